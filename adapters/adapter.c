@@ -1,0 +1,317 @@
+#include "adapter.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../server/common/strutil.h"
+
+extern const struct acc_adapter_ops acc_sim_batch_ops;
+extern const struct acc_adapter_ops acc_sim_network_ops;
+
+const struct acc_adapter_ops *const acc_adapter_kinds[] = {
+    &acc_sim_batch_ops,
+    &acc_sim_network_ops,
+    NULL,
+};
+
+const struct acc_adapter_ops *acc_adapter_kind_find(const char *kind)
+{
+    for (size_t i = 0; acc_adapter_kinds[i]; i++) {
+        if (strcmp(acc_adapter_kinds[i]->kind, kind) == 0)
+            return acc_adapter_kinds[i];
+    }
+    return NULL;
+}
+
+struct acc_adapter {
+    const struct acc_adapter_ops *ops;
+    char *name;
+    bool serial;          /* not thread-safe: one call at a time */
+    pthread_mutex_t lock; /* held around calls when serial */
+    atomic_uint_least64_t calls, failures;
+    atomic_int_least64_t busy_us;
+    void *state;
+};
+
+/* ------------------------------------------------------------------ frames */
+
+void acc_frames_init(struct acc_frames *f)
+{
+    memset(f, 0, sizeof *f);
+}
+
+void acc_frames_release(struct acc_frames *f)
+{
+    free(f->v);
+    acc_frames_init(f);
+}
+
+void acc_frames_reset(struct acc_frames *f)
+{
+    f->n = 0;
+    f->truncated = false;
+}
+
+acc_err acc_frames_push(struct acc_frames *f, acc_time start, acc_time end)
+{
+    if (f->n == f->cap) {
+        size_t cap = f->cap ? f->cap * 2 : 16;
+        struct acc_frame *v = realloc(f->v, cap * sizeof *v);
+        if (!v)
+            return ACC_ERR_NOMEM;
+        f->v = v;
+        f->cap = cap;
+    }
+    f->v[f->n].start = start;
+    f->v[f->n].end = end;
+    f->n++;
+    return ACC_OK;
+}
+
+void acc_reservation_release(struct acc_reservation *r)
+{
+    if (!r)
+        return;
+    free(r->nodes);
+    memset(r, 0, sizeof *r);
+}
+
+static int frame_cmp(const void *a, const void *b)
+{
+    const struct acc_frame *x = a, *y = b;
+    return (x->start > y->start) - (x->start < y->start);
+}
+
+/* Sorts, clips to [from, until), merges overlapping or touching frames and
+ * drops those shorter than duration, so the engine can trust any adapter. */
+static void frames_normalise(struct acc_frames *f, acc_time from, acc_time until, int64_t duration)
+{
+    bool sorted = true;
+    for (size_t i = 1; i < f->n && sorted; i++)
+        sorted = f->v[i - 1].start <= f->v[i].start;
+    if (!sorted)
+        qsort(f->v, f->n, sizeof *f->v, frame_cmp);
+    size_t out = 0;
+    for (size_t i = 0; i < f->n; i++) {
+        acc_time s = f->v[i].start < from ? from : f->v[i].start;
+        acc_time e = f->v[i].end > until ? until : f->v[i].end;
+        if (e <= s)
+            continue;
+        if (out > 0 && s <= f->v[out - 1].end) {
+            if (e > f->v[out - 1].end)
+                f->v[out - 1].end = e;
+            continue;
+        }
+        f->v[out].start = s;
+        f->v[out].end = e;
+        out++;
+    }
+    size_t kept = 0;
+    for (size_t i = 0; i < out; i++) {
+        if (f->v[i].end - f->v[i].start >= duration)
+            f->v[kept++] = f->v[i];
+    }
+    f->n = kept;
+}
+
+/* --------------------------------------------------------------- instances */
+
+acc_err acc_adapter_open(const struct acc_adapter_ops *ops, const struct acc_adapter_env *env,
+                         struct acc_adapter **out, struct acc_error *err)
+{
+    if (!ops || ops->version < 1 || !ops->open || !ops->preview || !ops->reserve || !ops->query ||
+        !ops->cancel || !ops->health)
+        return acc_error_set(err, ACC_ERR_INTERNAL, "%s: adapter kind is incomplete", env->section);
+    if (ops->version > ACC_ADAPTER_OPS_VERSION)
+        return acc_error_set(err, ACC_ERR_CONFIG, "%s: adapter '%s' needs interface version %u",
+                             env->section, ops->kind, ops->version);
+    struct acc_adapter *ad = calloc(1, sizeof *ad);
+    if (!ad)
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    ad->ops = ops;
+    ad->name = acc_strdup(env->name);
+    ad->state = calloc(1, ops->state_size ? ops->state_size : 1);
+    if (!ad->name || !ad->state) {
+        free(ad->name);
+        free(ad->state);
+        free(ad);
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    }
+    ad->serial = !(ops->caps & ACC_CAP_THREADSAFE);
+    pthread_mutex_init(&ad->lock, NULL);
+    acc_err rc = ops->open(ad->state, env, err);
+    if (rc) {
+        acc_error_prefix(err, "%s (adapter %s)", env->section, ops->kind);
+        if (ops->close)
+            ops->close(ad->state);
+        pthread_mutex_destroy(&ad->lock);
+        free(ad->state);
+        free(ad->name);
+        free(ad);
+        return rc;
+    }
+    *out = ad;
+    return ACC_OK;
+}
+
+void acc_adapter_close(struct acc_adapter *ad)
+{
+    if (!ad)
+        return;
+    if (ad->ops->close)
+        ad->ops->close(ad->state);
+    pthread_mutex_destroy(&ad->lock);
+    free(ad->state);
+    free(ad->name);
+    free(ad);
+}
+
+const char *acc_adapter_name(const struct acc_adapter *ad)
+{
+    return ad->name;
+}
+
+const char *acc_adapter_kind(const struct acc_adapter *ad)
+{
+    return ad->ops->kind;
+}
+
+bool acc_adapter_has(const struct acc_adapter *ad, unsigned cap)
+{
+    if (cap == ACC_CAP_SUBMIT && !ad->ops->submit)
+        return false;
+    return (ad->ops->caps & cap) == cap;
+}
+
+static int64_t call_begin(struct acc_adapter *ad)
+{
+    if (ad->serial)
+        pthread_mutex_lock(&ad->lock);
+    return acc_mono_us();
+}
+
+static acc_err call_end(struct acc_adapter *ad, int64_t t0, acc_err rc, struct acc_error *err)
+{
+    int64_t us = acc_mono_us() - t0;
+    if (ad->serial)
+        pthread_mutex_unlock(&ad->lock);
+    atomic_fetch_add(&ad->calls, 1);
+    atomic_fetch_add(&ad->busy_us, us);
+    if (rc && rc != ACC_ERR_BUSY && rc != ACC_ERR_NOT_FOUND)
+        atomic_fetch_add(&ad->failures, 1);
+    if (rc && err && err->code != rc)
+        acc_error_set(err, rc, "%s", acc_err_text(rc));
+    return rc;
+}
+
+static bool resource_ok(const struct acc_adapter *ad, const struct acc_resource *res)
+{
+    unsigned need = res->kind == ACC_RES_NODES ? ACC_CAP_NODES : ACC_CAP_BANDWIDTH;
+    return (ad->ops->caps & need) && res->amount > 0;
+}
+
+acc_err acc_adapter_preview(struct acc_adapter *ad, const struct acc_resource *res, acc_time from,
+                            acc_time until, int64_t duration, struct acc_frames *out,
+                            struct acc_error *err)
+{
+    if (!resource_ok(ad, res))
+        return acc_error_set(err, ACC_ERR_INVALID, "adapter %s cannot provide %s", ad->name,
+                             res->kind == ACC_RES_NODES ? "nodes" : "bandwidth");
+    acc_frames_reset(out);
+    if (until <= from || duration <= 0 || until - from < duration)
+        return ACC_OK; /* nothing can fit: an empty preview, not an error */
+    int64_t t0 = call_begin(ad);
+    acc_err rc = ad->ops->preview(ad->state, res, from, until, duration, out, err);
+    rc = call_end(ad, t0, rc, err);
+    if (rc == ACC_OK)
+        frames_normalise(out, from, until, duration);
+    return rc;
+}
+
+acc_err acc_adapter_reserve(struct acc_adapter *ad, const char *key, const struct acc_resource *res,
+                            acc_time start, int64_t duration, struct acc_reservation *out,
+                            struct acc_error *err)
+{
+    if (!resource_ok(ad, res) || duration <= 0 || !key || strlen(key) >= ACC_KEY_MAX)
+        return acc_error_set(err, ACC_ERR_INVALID, "bad reservation request for adapter %s",
+                             ad->name);
+    memset(out, 0, sizeof *out);
+    int64_t t0 = call_begin(ad);
+    acc_err rc = ad->ops->reserve(ad->state, key, res, start, duration, out, err);
+    rc = call_end(ad, t0, rc, err);
+    if (rc)
+        acc_reservation_release(out);
+    return rc;
+}
+
+acc_err acc_adapter_query(struct acc_adapter *ad, const char *key, const char *local_id,
+                          struct acc_reservation *out, struct acc_error *err)
+{
+    memset(out, 0, sizeof *out);
+    int64_t t0 = call_begin(ad);
+    acc_err rc = ad->ops->query(ad->state, key, local_id, out, err);
+    rc = call_end(ad, t0, rc, err);
+    if (rc)
+        acc_reservation_release(out);
+    return rc;
+}
+
+acc_err acc_adapter_cancel(struct acc_adapter *ad, const char *key, const char *local_id,
+                           struct acc_error *err)
+{
+    int64_t t0 = call_begin(ad);
+    acc_err rc = ad->ops->cancel(ad->state, key, local_id, err);
+    return call_end(ad, t0, rc, err);
+}
+
+acc_err acc_adapter_submit(struct acc_adapter *ad, const struct acc_job *job, char *job_id,
+                           size_t job_id_len, struct acc_error *err)
+{
+    if (!acc_adapter_has(ad, ACC_CAP_SUBMIT))
+        return acc_error_set(err, ACC_ERR_UNSUPPORTED, "adapter %s (%s) cannot submit jobs",
+                             ad->name, ad->ops->kind);
+    int64_t t0 = call_begin(ad);
+    acc_err rc = ad->ops->submit(ad->state, job, job_id, job_id_len, err);
+    return call_end(ad, t0, rc, err);
+}
+
+acc_err acc_adapter_health(struct acc_adapter *ad, struct acc_health *out)
+{
+    memset(out, 0, sizeof *out);
+    int64_t t0 = call_begin(ad);
+    acc_err rc = ad->ops->health(ad->state, out);
+    if (rc)
+        out->up = false;
+    return call_end(ad, t0, rc, NULL);
+}
+
+acc_err acc_adapter_control(struct acc_adapter *ad, const char *op, const struct acc_kv *args,
+                            size_t n_args, struct acc_buf *reply, struct acc_error *err)
+{
+    if (!ad->ops->control)
+        return acc_error_set(err, ACC_ERR_UNSUPPORTED, "adapter %s (%s) takes no controls",
+                             ad->name, ad->ops->kind);
+    /* Controls are not counted as calls: they are not the resource manager's work. */
+    if (ad->serial)
+        pthread_mutex_lock(&ad->lock);
+    acc_err rc = ad->ops->control(ad->state, op, args, n_args, reply, err);
+    if (ad->serial)
+        pthread_mutex_unlock(&ad->lock);
+    return rc;
+}
+
+void acc_adapter_interrupt(struct acc_adapter *ad)
+{
+    /* Deliberately without the serialising lock: a hung call holds it. */
+    if (ad->ops->interrupt)
+        ad->ops->interrupt(ad->state);
+}
+
+void acc_adapter_stats(const struct acc_adapter *ad, struct acc_adapter_stats *out)
+{
+    out->calls = atomic_load(&ad->calls);
+    out->failures = atomic_load(&ad->failures);
+    out->busy_us = atomic_load(&ad->busy_us);
+}

@@ -1,0 +1,201 @@
+/* adapter.h - the one interface behind which every resource manager sits.
+ *
+ * A batch system (sim-batch, slurm), a network reservation system
+ * (sim-network) or a remote site daemon (remote) is reached through a table of
+ * function pointers over opaque state, in the manner of SQLite's VFS: the
+ * table starts with a version, new methods are only ever appended, the core
+ * allocates the adapter's state from the declared size, and `control` is the
+ * escape hatch that answers ACC_ERR_UNSUPPORTED for operations it does not
+ * know.  Each adapter kind exports exactly one `const struct acc_adapter_ops`.
+ *
+ * Callers never call the table directly: they use the acc_adapter_* wrappers
+ * below, which check capabilities, serialise adapters that are not
+ * thread-safe, normalise what comes back (frames sorted, clipped, long
+ * enough) and keep per-adapter statistics.
+ *
+ * Reservations are named by a key that Accord chooses (unique per attempt,
+ * derived from the agreement id), so that a reservation whose outcome was
+ * lost (time-out, crash) can still be found and cancelled by key alone.
+ */
+#ifndef ACC_ADAPTER_H
+#define ACC_ADAPTER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../server/common/buf.h"
+#include "../server/common/error.h"
+#include "../server/common/kv.h"
+#include "../server/common/timefmt.h"
+#include "../server/model/model.h"
+
+#define ACC_ADAPTER_OPS_VERSION 1
+
+/* Capabilities: ask "can it do X?", never "which adapter is it?". */
+enum {
+    ACC_CAP_NODES = 1u << 0,      /* reserves nodes on a cluster (batch adapter) */
+    ACC_CAP_BANDWIDTH = 1u << 1,  /* reserves bandwidth on links (network adapter) */
+    ACC_CAP_SUBMIT = 1u << 2,     /* can start a job inside a reservation */
+    ACC_CAP_NODE_NAMES = 1u << 3, /* reports the node names of a reservation */
+    ACC_CAP_THREADSAFE = 1u << 4, /* calls may run concurrently */
+    ACC_CAP_FAULTS = 1u << 5,     /* takes fault-injection controls (simulators) */
+};
+
+/* What is asked of an adapter: `amount` nodes of site `name`, or `amount`
+ * Mbit/s on link `name`. */
+struct acc_resource {
+    enum acc_resource_kind kind;
+    const char *name;
+    int64_t amount;
+};
+
+/* A free time frame [start, end). */
+struct acc_frame {
+    acc_time start, end;
+};
+
+struct acc_frames {
+    struct acc_frame *v;
+    size_t n, cap;
+    bool truncated; /* the adapter stopped early: nothing is known after the last frame */
+};
+
+void acc_frames_init(struct acc_frames *f);
+void acc_frames_release(struct acc_frames *f);
+void acc_frames_reset(struct acc_frames *f);
+acc_err acc_frames_push(struct acc_frames *f, acc_time start, acc_time end);
+
+/* A reservation as the adapter sees it. */
+struct acc_reservation {
+    char local_id[ACC_LOCAL_ID_MAX];
+    acc_time start, end;
+    int64_t amount;
+    char *nodes; /* comma-separated node names (malloc'd) or NULL */
+};
+
+void acc_reservation_release(struct acc_reservation *r);
+
+/* A link as configured, for network adapters. */
+struct acc_link_def {
+    const char *name;
+    const char *site_a, *site_b;
+    int64_t capacity; /* Mbit/s */
+};
+
+struct acc_store;
+
+/* What the core hands an adapter when it opens. */
+struct acc_adapter_env {
+    const char *name;        /* instance name: the site or network name */
+    const char *section;     /* config section, for messages ("site caesar") */
+    struct acc_store *store; /* for adapters that keep their own state in SQLite */
+    const struct acc_kv *settings;
+    size_t n_settings;
+    int64_t nodes;                    /* batch adapters: the configured node count */
+    const struct acc_link_def *links; /* network adapters: the links they serve */
+    size_t n_links;
+};
+
+/* A component's job, to start inside its reservation (ACC_CAP_SUBMIT). */
+struct acc_job {
+    const char *key;      /* reservation key */
+    const char *local_id; /* the adapter's reservation id */
+    int64_t nodes, ppn;
+    const char *executable;
+    const char *const *args;
+    size_t n_args;
+    const char *directory;
+    const char *output; /* file for the job's standard output, or NULL */
+};
+
+struct acc_health {
+    bool up;
+    char detail[256];
+};
+
+struct acc_adapter_ops {
+    unsigned version; /* ACC_ADAPTER_OPS_VERSION */
+    const char *kind; /* "sim-batch" */
+    unsigned caps;
+    size_t state_size;
+
+    /* Opens the adapter in zeroed state of state_size bytes.  Unknown
+     * settings are an error that names them. */
+    acc_err (*open)(void *state, const struct acc_adapter_env *env, struct acc_error *err);
+    /* Frees what open made; called once, after every call has returned, and
+     * also after a failed open, on whatever that open left behind. */
+    void (*close)(void *state);
+
+    /* Free frames of at least `duration` for res within [from, until). */
+    acc_err (*preview)(void *state, const struct acc_resource *res, acc_time from, acc_time until,
+                       int64_t duration, struct acc_frames *out, struct acc_error *err);
+    /* Books res for [start, start + duration) under `key`.  The adapter may
+     * book later than asked (its effective start goes into *out) or answer
+     * ACC_ERR_BUSY when the resource is taken. */
+    acc_err (*reserve)(void *state, const char *key, const struct acc_resource *res, acc_time start,
+                       int64_t duration, struct acc_reservation *out, struct acc_error *err);
+    /* Reads a reservation back (verify).  ACC_ERR_NOT_FOUND when it is gone. */
+    acc_err (*query)(void *state, const char *key, const char *local_id,
+                     struct acc_reservation *out, struct acc_error *err);
+    /* Removes a reservation.  Idempotent: an unknown key is success.
+     * local_id may be NULL when only the key is known. */
+    acc_err (*cancel)(void *state, const char *key, const char *local_id, struct acc_error *err);
+    /* Starts a job inside a reservation (ACC_CAP_SUBMIT); may be NULL. */
+    acc_err (*submit)(void *state, const struct acc_job *job, char *job_id, size_t job_id_len,
+                      struct acc_error *err);
+    /* Is the resource manager reachable? */
+    acc_err (*health)(void *state, struct acc_health *out);
+    /* Adapter-specific operations (fault injection for simulators...).
+     * Unknown operations: ACC_ERR_UNSUPPORTED.  May be NULL. */
+    acc_err (*control)(void *state, const char *op, const struct acc_kv *args, size_t n_args,
+                       struct acc_buf *reply, struct acc_error *err);
+    /* Makes blocked calls return promptly (shutdown).  May be NULL. */
+    void (*interrupt)(void *state);
+};
+
+/* The compiled-in kinds, NULL-terminated. */
+extern const struct acc_adapter_ops *const acc_adapter_kinds[];
+
+const struct acc_adapter_ops *acc_adapter_kind_find(const char *kind);
+
+/* ------------------------------------------------------ instances and calls */
+
+struct acc_adapter;
+
+/* Opens an instance of `ops` (see open above). */
+acc_err acc_adapter_open(const struct acc_adapter_ops *ops, const struct acc_adapter_env *env,
+                         struct acc_adapter **out, struct acc_error *err);
+void acc_adapter_close(struct acc_adapter *ad);
+
+const char *acc_adapter_name(const struct acc_adapter *ad);
+const char *acc_adapter_kind(const struct acc_adapter *ad);
+bool acc_adapter_has(const struct acc_adapter *ad, unsigned cap);
+
+/* The wrappers below translate and check; on failure err names the adapter. */
+acc_err acc_adapter_preview(struct acc_adapter *ad, const struct acc_resource *res, acc_time from,
+                            acc_time until, int64_t duration, struct acc_frames *out,
+                            struct acc_error *err);
+acc_err acc_adapter_reserve(struct acc_adapter *ad, const char *key, const struct acc_resource *res,
+                            acc_time start, int64_t duration, struct acc_reservation *out,
+                            struct acc_error *err);
+acc_err acc_adapter_query(struct acc_adapter *ad, const char *key, const char *local_id,
+                          struct acc_reservation *out, struct acc_error *err);
+acc_err acc_adapter_cancel(struct acc_adapter *ad, const char *key, const char *local_id,
+                           struct acc_error *err);
+acc_err acc_adapter_submit(struct acc_adapter *ad, const struct acc_job *job, char *job_id,
+                           size_t job_id_len, struct acc_error *err);
+acc_err acc_adapter_health(struct acc_adapter *ad, struct acc_health *out);
+acc_err acc_adapter_control(struct acc_adapter *ad, const char *op, const struct acc_kv *args,
+                            size_t n_args, struct acc_buf *reply, struct acc_error *err);
+void acc_adapter_interrupt(struct acc_adapter *ad);
+
+/* Counters since open, for /metrics and /sites. */
+struct acc_adapter_stats {
+    uint64_t calls, failures;
+    int64_t busy_us; /* total time spent inside the adapter */
+};
+
+void acc_adapter_stats(const struct acc_adapter *ad, struct acc_adapter_stats *out);
+
+#endif

@@ -1,0 +1,810 @@
+#include "sim_core.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../../db/store.h"
+#include "../../server/common/log.h"
+#include "../../server/common/strutil.h"
+
+#define MAX_FRAMES       4096
+#define DAY              86400
+#define LOAD_AHEAD_LIMIT 366 /* days: previews further out get no generated load */
+
+struct sim_booking {
+    size_t res;
+    acc_time start, end;
+    int64_t amount;
+    char *owner;
+};
+
+/* ------------------------------------------------------------------ helpers */
+
+static uint64_t fnv(const char *s, uint64_t h)
+{
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+static uint64_t splitmix(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+static void local_id_of(const struct sim *s, const char *key, char *out, size_t size)
+{
+    snprintf(out, size, "%s-%08" PRIx64, s->name, fnv(key, 1469598103934665603ULL) & 0xffffffff);
+}
+
+static struct sim_resource *find_res(struct sim *s, const char *name, size_t *idx)
+{
+    for (size_t i = 0; i < s->n_res; i++) {
+        if (strcmp(s->res[i].name, name) == 0) {
+            if (idx)
+                *idx = i;
+            return &s->res[i];
+        }
+    }
+    return NULL;
+}
+
+static void booking_free(struct sim_booking *b)
+{
+    if (b) {
+        free(b->owner);
+        free(b);
+    }
+}
+
+static void fill_reservation(const struct sim *s, const char *key, const struct sim_booking *b,
+                             struct acc_reservation *out)
+{
+    memset(out, 0, sizeof *out);
+    local_id_of(s, key, out->local_id, sizeof out->local_id);
+    out->start = b->start;
+    out->end = b->end;
+    out->amount = b->amount;
+}
+
+/* Adds a booking to memory (calendar and map); the caller holds the lock. */
+static acc_err book_locked(struct sim *s, const char *key, size_t res, acc_time start, acc_time end,
+                           int64_t amount, const char *owner)
+{
+    struct sim_booking *b = calloc(1, sizeof *b);
+    if (!b)
+        return ACC_ERR_NOMEM;
+    b->res = res;
+    b->start = start;
+    b->end = end;
+    b->amount = amount;
+    b->owner = strdup(owner ? owner : "");
+    if (!b->owner) {
+        free(b);
+        return ACC_ERR_NOMEM;
+    }
+    struct acc_calendar *cal = &s->res[res].cal;
+    acc_err rc = acc_calendar_add(cal, start, end, amount);
+    if (!rc) {
+        rc = acc_map_put(&s->bookings, key, b);
+        if (rc)
+            acc_calendar_remove(cal, start, end, amount);
+    }
+    if (rc)
+        booking_free(b);
+    return rc;
+}
+
+static void unbook_locked(struct sim *s, const char *key)
+{
+    struct sim_booking *b = acc_map_take(&s->bookings, key);
+    if (!b)
+        return;
+    acc_calendar_remove(&s->res[b->res].cal, b->start, b->end, b->amount);
+    booking_free(b);
+}
+
+static acc_err persist(struct sim *s, const char *key, const struct sim_booking *b,
+                       struct acc_error *err)
+{
+    struct acc_sim_booking sb = {key, s->res[b->res].name, b->start, b->end, b->amount, b->owner};
+    return acc_store_sim_put(s->store, s->name, &sb, 1, -1, err);
+}
+
+/* ----------------------------------------------------------------- faults */
+
+/* Takes the first armed fault for this call and resource, if any. */
+static bool take_fault(struct sim *s, enum sim_call call, const char *resource,
+                       struct sim_fault *out)
+{
+    for (size_t i = 0; i < s->n_faults; i++) {
+        struct sim_fault *f = &s->faults[i];
+        if (f->call != SIM_CALL_ANY && f->call != call)
+            continue;
+        if (f->resource[0] && (!resource || strcmp(f->resource, resource) != 0))
+            continue;
+        *out = *f;
+        if (f->count > 0 && --f->count == 0) {
+            memmove(f, f + 1, (s->n_faults - i - 1) * sizeof *f);
+            s->n_faults--;
+        }
+        return true;
+    }
+    return false;
+}
+
+/* Blocks for `seconds` or until interrupted; the caller holds the lock. */
+static acc_err hang_locked(struct sim *s, int64_t seconds, struct acc_error *err)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += seconds > 0 ? seconds : 3600;
+    while (!s->interrupted) {
+        if (pthread_cond_timedwait(&s->wake, &s->lock, &ts) == ETIMEDOUT)
+            break;
+    }
+    return acc_error_set(err, ACC_ERR_TIMEOUT, "%s: injected hang ended", s->name);
+}
+
+/* Applies the faults that make a call fail; the caller holds the lock. */
+static acc_err failing_fault(struct sim *s, const struct sim_fault *f, struct acc_error *err)
+{
+    switch (f->action) {
+    case SIM_FAULT_FAIL:
+        return acc_error_set(err, ACC_ERR_ADAPTER, "%s: injected failure", s->name);
+    case SIM_FAULT_UNAVAILABLE:
+        return acc_error_set(err, ACC_ERR_UNAVAILABLE, "%s: injected outage", s->name);
+    case SIM_FAULT_HANG:
+        return hang_locked(s, f->seconds, err);
+    default:
+        return ACC_OK;
+    }
+}
+
+/* ---------------------------------------------------------- background load */
+
+/* Generates (deterministically from seed, resource and day) and persists the
+ * background bookings of one day; the caller holds the lock. */
+static acc_err load_day_locked(struct sim *s, int64_t day, struct acc_error *err)
+{
+    bool marked = false;
+    acc_err rc = acc_store_sim_day_marked(s->store, s->name, day, &marked, err);
+    if (rc || marked)
+        return rc;
+
+    struct acc_sim_booking made[64];
+    char keys[64][48];
+    size_t n = 0;
+    for (size_t r = 0; r < s->n_res; r++) {
+        struct sim_resource *res = &s->res[r];
+        uint64_t x = s->seed ^ fnv(res->name, 1469598103934665603ULL) ^
+                     ((uint64_t)day * 0xD1B54A32D192ED03ULL);
+        int jobs = 3 + (int)(splitmix(&x) % 4);
+        for (int j = 0; j < jobs && n < 64; j++) {
+            acc_time start = day * DAY + (acc_time)(splitmix(&x) % 96) * 900;
+            acc_time dur = (acc_time)(2 + splitmix(&x) % 32) * 900; /* 30 min to 8 h */
+            int pct = 10 + (int)(splitmix(&x) % (uint64_t)(2 * s->load_percent));
+            int64_t amount = res->cal.capacity * pct / 100;
+            if (amount < 1)
+                amount = 1;
+            snprintf(keys[n], sizeof keys[n], "load-%" PRId64 "-%zu-%d", day, r, j);
+            if (book_locked(s, keys[n], r, start, start + dur, amount, "background"))
+                continue; /* does not fit beside earlier bookings: skip it */
+            made[n] = (struct acc_sim_booking){keys[n],     res->name, start,
+                                               start + dur, amount,    "background"};
+            n++;
+        }
+    }
+    rc = acc_store_sim_put(s->store, s->name, made, n, day, err);
+    if (rc) {
+        for (size_t i = 0; i < n; i++)
+            unbook_locked(s, keys[i]);
+    }
+    return rc;
+}
+
+static acc_err ensure_load_locked(struct sim *s, acc_time until, struct acc_error *err)
+{
+    if (!s->load)
+        return ACC_OK;
+    int64_t last = (until - 1) / DAY;
+    int64_t limit = acc_now() / DAY + LOAD_AHEAD_LIMIT;
+    if (last > limit)
+        last = limit;
+    while (s->loaded_until_day <= last) {
+        acc_err rc = load_day_locked(s, s->loaded_until_day, err);
+        if (rc)
+            return rc;
+        s->loaded_until_day++;
+    }
+    return ACC_OK;
+}
+
+/* ------------------------------------------------------------- open, close */
+
+static const char *const common_keys[] = {"load",        "seed",      "load_days", "load_percent",
+                                          "on_conflict", "max_later", NULL};
+
+static bool key_known(const char *key, const char *const *a, const char *const *b)
+{
+    for (size_t i = 0; a && a[i]; i++) {
+        if (strcmp(a[i], key) == 0)
+            return true;
+    }
+    for (size_t i = 0; b && b[i]; i++) {
+        if (strcmp(b[i], key) == 0)
+            return true;
+    }
+    return false;
+}
+
+acc_err sim_open(struct sim *s, const char *kind, const struct acc_adapter_env *env,
+                 const char *const *own_keys, struct acc_error *err)
+{
+    s->kind = kind;
+    s->store = env->store;
+    s->later = true;
+    s->max_later = 30 * DAY;
+    s->load = false;
+    s->load_days = 14;
+    s->load_percent = 30;
+    s->seed = fnv(env->name, 1469598103934665603ULL);
+    pthread_mutex_init(&s->lock, NULL);
+    pthread_cond_init(&s->wake, NULL);
+    acc_map_init(&s->bookings);
+    s->name = strdup(env->name);
+    if (!s->name)
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    if (!s->store)
+        return acc_error_set(err, ACC_ERR_CONFIG, "%s needs the database", kind);
+
+    for (size_t i = 0; i < env->n_settings; i++) {
+        const char *k = env->settings[i].key, *v = env->settings[i].value;
+        int64_t n;
+        acc_err rc = ACC_OK;
+        if (!key_known(k, common_keys, own_keys))
+            return acc_error_set(err, ACC_ERR_CONFIG, "unknown setting '%s'", k);
+        if (strcmp(k, "load") == 0) {
+            rc = acc_parse_bool(v, &s->load, err);
+        } else if (strcmp(k, "seed") == 0) {
+            rc = acc_parse_i64(v, 0, INT64_MAX, &n, err);
+            s->seed = (uint64_t)n;
+        } else if (strcmp(k, "load_days") == 0) {
+            rc = acc_parse_i64(v, 0, LOAD_AHEAD_LIMIT, &n, err);
+            s->load_days = (int)n;
+        } else if (strcmp(k, "load_percent") == 0) {
+            rc = acc_parse_i64(v, 1, 60, &n, err);
+            s->load_percent = (int)n;
+        } else if (strcmp(k, "on_conflict") == 0) {
+            if (strcmp(v, "later") == 0)
+                s->later = true;
+            else if (strcmp(v, "refuse") == 0)
+                s->later = false;
+            else
+                rc = acc_error_set(err, ACC_ERR_CONFIG, "on_conflict is later or refuse");
+        } else if (strcmp(k, "max_later") == 0) {
+            rc = acc_duration_parse(v, &s->max_later, err);
+            if (!rc && s->max_later < 0)
+                rc = acc_error_set(err, ACC_ERR_CONFIG, "max_later must not be negative");
+        }
+        if (rc) {
+            acc_error_prefix(err, "setting '%s'", k);
+            return ACC_ERR_CONFIG;
+        }
+    }
+    return ACC_OK;
+}
+
+acc_err sim_add_resource(struct sim *s, const char *name, int64_t capacity, struct acc_error *err)
+{
+    if (capacity <= 0)
+        return acc_error_set(err, ACC_ERR_CONFIG, "%s: capacity of %s must be positive", s->name,
+                             name);
+    void *v = realloc(s->res, (s->n_res + 1) * sizeof *s->res);
+    if (!v)
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    s->res = v;
+    struct sim_resource *r = &s->res[s->n_res];
+    r->name = strdup(name);
+    if (!r->name)
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    acc_calendar_init(&r->cal, capacity);
+    s->n_res++;
+    return ACC_OK;
+}
+
+struct load_ctx {
+    struct sim *s;
+    acc_time horizon; /* bookings that ended before are not loaded */
+    struct acc_cal_booking **per_res;
+    size_t *n_per_res, *cap_per_res;
+    size_t dropped;
+};
+
+static acc_err load_one(void *arg, const struct acc_sim_booking *b)
+{
+    struct load_ctx *l = arg;
+    size_t r;
+    if (!find_res(l->s, b->resource, &r) || b->end <= l->horizon) {
+        l->dropped++; /* a resource no longer configured, or long past */
+        return ACC_OK;
+    }
+    struct sim_booking *sb = calloc(1, sizeof *sb);
+    if (!sb)
+        return ACC_ERR_NOMEM;
+    sb->res = r;
+    sb->start = b->start;
+    sb->end = b->end;
+    sb->amount = b->amount;
+    sb->owner = strdup(b->owner ? b->owner : "");
+    if (!sb->owner || acc_map_put(&l->s->bookings, b->key, sb)) {
+        booking_free(sb);
+        return ACC_ERR_NOMEM;
+    }
+    if (l->n_per_res[r] == l->cap_per_res[r]) {
+        size_t cap = l->cap_per_res[r] ? l->cap_per_res[r] * 2 : 64;
+        void *v = realloc(l->per_res[r], cap * sizeof *l->per_res[r]);
+        if (!v)
+            return ACC_ERR_NOMEM;
+        l->per_res[r] = v;
+        l->cap_per_res[r] = cap;
+    }
+    l->per_res[r][l->n_per_res[r]++] = (struct acc_cal_booking){b->start, b->end, b->amount};
+    return ACC_OK;
+}
+
+acc_err sim_start(struct sim *s, struct acc_error *err)
+{
+    struct load_ctx l = {.s = s, .horizon = acc_now() - DAY};
+    l.per_res = calloc(s->n_res ? s->n_res : 1, sizeof *l.per_res);
+    l.n_per_res = calloc(s->n_res ? s->n_res : 1, sizeof *l.n_per_res);
+    l.cap_per_res = calloc(s->n_res ? s->n_res : 1, sizeof *l.cap_per_res);
+    acc_err rc = ACC_OK;
+    if (!l.per_res || !l.n_per_res || !l.cap_per_res)
+        rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    if (!rc)
+        rc = acc_store_sim_load(s->store, s->name, load_one, &l, err);
+    for (size_t r = 0; !rc && r < s->n_res; r++) {
+        if (acc_calendar_load(&s->res[r].cal, l.per_res[r], l.n_per_res[r]))
+            rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    }
+    for (size_t r = 0; l.per_res && r < s->n_res; r++)
+        free(l.per_res[r]);
+    free(l.per_res);
+    free(l.n_per_res);
+    free(l.cap_per_res);
+    if (rc)
+        return rc;
+    if (l.dropped)
+        acc_log_debug("%s: %zu stored bookings ended or belong to removed resources", s->name,
+                      l.dropped);
+    s->loaded_until_day = acc_now() / DAY - 1;
+    pthread_mutex_lock(&s->lock);
+    rc = ensure_load_locked(s, (acc_now() / DAY + s->load_days + 1) * DAY, err);
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+static void free_booking_entry(const char *key, void *value, void *ctx)
+{
+    (void)key;
+    (void)ctx;
+    booking_free(value);
+}
+
+void sim_close(void *state)
+{
+    struct sim *s = state;
+    acc_map_each(&s->bookings, free_booking_entry, NULL);
+    acc_map_release(&s->bookings);
+    for (size_t i = 0; i < s->n_res; i++) {
+        free(s->res[i].name);
+        acc_calendar_release(&s->res[i].cal);
+    }
+    free(s->res);
+    free(s->name);
+    pthread_mutex_destroy(&s->lock);
+    pthread_cond_destroy(&s->wake);
+}
+
+/* -------------------------------------------------------------- operations */
+
+static acc_err resolve(struct sim *s, const struct acc_resource *res, size_t *idx,
+                       struct acc_error *err)
+{
+    if (!find_res(s, res->name, idx))
+        return acc_error_set(err, ACC_ERR_INVALID, "%s has no resource '%s'", s->name, res->name);
+    return ACC_OK;
+}
+
+acc_err sim_preview(void *state, const struct acc_resource *res, acc_time from, acc_time until,
+                    int64_t duration, struct acc_frames *out, struct acc_error *err)
+{
+    struct sim *s = state;
+    size_t r;
+    acc_err rc = resolve(s, res, &r, err);
+    if (rc)
+        return rc;
+    pthread_mutex_lock(&s->lock);
+    struct sim_fault f;
+    if (take_fault(s, SIM_CALL_PREVIEW, res->name, &f))
+        rc = failing_fault(s, &f, err);
+    if (!rc)
+        rc = ensure_load_locked(s, until, err);
+    if (!rc &&
+        acc_calendar_preview(&s->res[r].cal, from, until, duration, res->amount, MAX_FRAMES, out))
+        rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+acc_err sim_reserve(void *state, const char *key, const struct acc_resource *res, acc_time start,
+                    int64_t duration, struct acc_reservation *out, struct acc_error *err)
+{
+    struct sim *s = state;
+    size_t r;
+    acc_err rc = resolve(s, res, &r, err);
+    if (rc)
+        return rc;
+    if (start < acc_now() - 60)
+        return acc_error_set(err, ACC_ERR_INVALID, "%s: start time lies in the past", s->name);
+
+    char compete_key[ACC_KEY_MAX + 16] = "";
+    pthread_mutex_lock(&s->lock);
+    struct acc_calendar *cal = &s->res[r].cal;
+    struct sim_booking *have = acc_map_get(&s->bookings, key);
+    if (have) { /* the same key again: the booking it already has */
+        fill_reservation(s, key, have, out);
+        pthread_mutex_unlock(&s->lock);
+        return ACC_OK;
+    }
+    struct sim_fault f;
+    int64_t amount = res->amount;
+    acc_time at = start;
+    if (take_fault(s, SIM_CALL_RESERVE, res->name, &f)) {
+        rc = failing_fault(s, &f, err);
+        if (f.action == SIM_FAULT_LATE)
+            at = start + (f.seconds > 0 ? f.seconds : 3600);
+        if (f.action == SIM_FAULT_SHRINK)
+            amount = res->amount - (f.amount > 0 ? f.amount : 1);
+        if (amount < 1)
+            amount = 1;
+        if (f.action == SIM_FAULT_COMPETE) {
+            /* Another user books first what this reservation wants. */
+            int64_t free_now = cal->capacity - acc_calendar_peak(cal, start, start + duration);
+            int64_t take = f.amount > 0 ? f.amount : cal->capacity;
+            if (take > free_now)
+                take = free_now;
+            snprintf(compete_key, sizeof compete_key, "other-%s", key);
+            if (take <= 0 ||
+                book_locked(s, compete_key, r, start, start + duration, take, "other-user"))
+                compete_key[0] = '\0';
+        }
+    }
+    if (!rc) {
+        if (!acc_calendar_fits(cal, at, at + duration, amount)) {
+            acc_time later = s->later ? acc_calendar_earliest(cal, at, at + s->max_later + duration,
+                                                              duration, amount)
+                                      : -1;
+            if (later < 0)
+                rc = acc_error_set(err, ACC_ERR_BUSY,
+                                   "%s: %" PRId64 " of %s not free for the asked time", s->name,
+                                   amount, res->name);
+            at = later;
+        }
+    }
+    if (!rc)
+        rc = book_locked(s, key, r, at, at + duration, amount, "accord");
+    struct sim_booking copy = {0};
+    if (!rc) {
+        struct sim_booking *b = acc_map_get(&s->bookings, key);
+        copy = *b;
+        copy.owner = "accord";
+        fill_reservation(s, key, b, out);
+    } else if (rc == ACC_ERR_NOMEM) {
+        acc_error_set(err, rc, "out of memory");
+    }
+    pthread_mutex_unlock(&s->lock);
+
+    /* Write through outside the lock: memory already decides, and other
+     * calls need not wait for the disk. */
+    if (compete_key[0]) {
+        pthread_mutex_lock(&s->lock);
+        struct sim_booking *cb = acc_map_get(&s->bookings, compete_key);
+        struct sim_booking ccopy = cb ? *cb : (struct sim_booking){0};
+        pthread_mutex_unlock(&s->lock);
+        if (cb)
+            persist(s, compete_key, &ccopy, NULL);
+    }
+    if (!rc && persist(s, key, &copy, err)) {
+        pthread_mutex_lock(&s->lock);
+        unbook_locked(s, key);
+        pthread_mutex_unlock(&s->lock);
+        acc_reservation_release(out);
+        return acc_error_set(err, ACC_ERR_ADAPTER, "%s: calendar not written: %s", s->name,
+                             err ? err->msg : "storage error");
+    }
+    return rc;
+}
+
+acc_err sim_query(void *state, const char *key, const char *local_id, struct acc_reservation *out,
+                  struct acc_error *err)
+{
+    struct sim *s = state;
+    (void)local_id; /* keys are unique here: the local id adds nothing */
+    acc_err rc = ACC_OK;
+    pthread_mutex_lock(&s->lock);
+    struct sim_fault f;
+    if (take_fault(s, SIM_CALL_QUERY, NULL, &f))
+        rc = failing_fault(s, &f, err);
+    if (!rc) {
+        struct sim_booking *b = acc_map_get(&s->bookings, key);
+        if (b)
+            fill_reservation(s, key, b, out);
+        else
+            rc = acc_error_set(err, ACC_ERR_NOT_FOUND, "%s: no reservation %s", s->name, key);
+    }
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+acc_err sim_cancel(void *state, const char *key, const char *local_id, struct acc_error *err)
+{
+    struct sim *s = state;
+    (void)local_id;
+    acc_err rc = ACC_OK;
+    pthread_mutex_lock(&s->lock);
+    struct sim_fault f;
+    if (take_fault(s, SIM_CALL_CANCEL, NULL, &f))
+        rc = failing_fault(s, &f, err);
+    bool had = false;
+    if (!rc) {
+        had = acc_map_get(&s->bookings, key) != NULL;
+        unbook_locked(s, key);
+    }
+    pthread_mutex_unlock(&s->lock);
+    if (!rc && had)
+        rc = acc_store_sim_delete(s->store, s->name, key, err);
+    return rc;
+}
+
+acc_err sim_health(void *state, struct acc_health *out)
+{
+    struct sim *s = state;
+    pthread_mutex_lock(&s->lock);
+    out->up = true;
+    snprintf(out->detail, sizeof out->detail, "simulated; %zu bookings", s->bookings.n);
+    for (size_t i = 0; i < s->n_faults; i++) {
+        if (s->faults[i].action == SIM_FAULT_UNAVAILABLE && s->faults[i].call == SIM_CALL_ANY)
+            out->up = false;
+    }
+    pthread_mutex_unlock(&s->lock);
+    return ACC_OK;
+}
+
+void sim_interrupt(void *state)
+{
+    struct sim *s = state;
+    pthread_mutex_lock(&s->lock);
+    s->interrupted = true;
+    pthread_cond_broadcast(&s->wake);
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* ---------------------------------------------------------------- controls */
+
+static acc_err arg_time(const struct acc_kv *a, size_t n, const char *key, acc_time dflt,
+                        acc_time *out, struct acc_error *err)
+{
+    const char *v = acc_kv_get(a, n, key);
+    if (!v) {
+        *out = dflt;
+        return ACC_OK;
+    }
+    acc_err rc = acc_time_parse(v, out, err);
+    if (rc)
+        acc_error_prefix(err, "%s", key);
+    return rc;
+}
+
+static acc_err arg_i64(const struct acc_kv *a, size_t n, const char *key, int64_t dflt,
+                       int64_t *out, struct acc_error *err)
+{
+    const char *v = acc_kv_get(a, n, key);
+    if (!v) {
+        *out = dflt;
+        return ACC_OK;
+    }
+    acc_err rc = acc_parse_i64(v, 0, INT64_MAX / 4, out, err);
+    if (rc)
+        acc_error_prefix(err, "%s", key);
+    return rc;
+}
+
+static acc_err control_fault(struct sim *s, const struct acc_kv *a, size_t n, struct acc_buf *reply,
+                             struct acc_error *err)
+{
+    static const char *const calls[] = {"any", "preview", "reserve", "query", "cancel"};
+    static const char *const actions[] = {"fail", "unavailable", "hang",
+                                          "late", "compete",     "shrink"};
+    struct sim_fault f = {.count = 1};
+    const char *call = acc_kv_get(a, n, "call"), *action = acc_kv_get(a, n, "action");
+    const char *res = acc_kv_get(a, n, "resource");
+    bool ok_call = false, ok_action = false;
+    for (int i = 0; call && i < 5; i++) {
+        if (strcmp(call, calls[i]) == 0) {
+            f.call = (enum sim_call)i;
+            ok_call = true;
+        }
+    }
+    for (int i = 0; action && i < 6; i++) {
+        if (strcmp(action, actions[i]) == 0) {
+            f.action = (enum sim_action)i;
+            ok_action = true;
+        }
+    }
+    if (!ok_call)
+        return acc_error_set(err, ACC_ERR_INVALID,
+                             "call= must be preview, reserve, query, cancel or any");
+    if (!ok_action)
+        return acc_error_set(err, ACC_ERR_INVALID,
+                             "action= must be fail, unavailable, hang, late, compete or shrink");
+    int64_t count;
+    acc_err rc = arg_i64(a, n, "seconds", 0, &f.seconds, err);
+    if (!rc)
+        rc = arg_i64(a, n, "amount", 0, &f.amount, err);
+    if (!rc)
+        rc = arg_i64(a, n, "count", 1, &count, err);
+    if (rc)
+        return rc;
+    f.count = count > 1000000 ? 1000000 : (int)count;
+    if (res) {
+        if (!find_res(s, res, NULL))
+            return acc_error_set(err, ACC_ERR_INVALID, "%s has no resource '%s'", s->name, res);
+        acc_strlcpy(f.resource, res, sizeof f.resource);
+    }
+    pthread_mutex_lock(&s->lock);
+    if (s->n_faults == SIM_MAX_FAULTS)
+        rc = acc_error_set(err, ACC_ERR_INVALID, "too many armed faults; clear them first");
+    else
+        s->faults[s->n_faults++] = f;
+    pthread_mutex_unlock(&s->lock);
+    if (!rc)
+        acc_buf_printf(reply, "armed %s on %s for %d call(s)\n", actions[f.action], calls[f.call],
+                       f.count);
+    return rc;
+}
+
+static acc_err control_book(struct sim *s, const struct acc_kv *a, size_t n, struct acc_buf *reply,
+                            struct acc_error *err)
+{
+    const char *resname = acc_kv_get(a, n, "resource");
+    size_t r = 0;
+    if (resname ? !find_res(s, resname, &r) : s->n_res == 0)
+        return acc_error_set(err, ACC_ERR_INVALID, "%s has no resource '%s'", s->name,
+                             resname ? resname : "");
+    acc_time start, end;
+    int64_t amount, dur;
+    acc_err rc = arg_time(a, n, "start", acc_now(), &start, err);
+    if (!rc)
+        rc = arg_i64(a, n, "amount", 1, &amount, err);
+    const char *d = acc_kv_get(a, n, "duration");
+    if (!rc && d) {
+        rc = acc_duration_parse(d, &dur, err);
+        end = start + dur;
+    } else if (!rc) {
+        rc = arg_time(a, n, "end", start + 3600, &end, err);
+    }
+    if (rc)
+        return rc;
+    if (end <= start || amount < 1)
+        return acc_error_set(err, ACC_ERR_INVALID, "a booking needs end > start and amount > 0");
+    char key[ACC_KEY_MAX];
+    const char *k = acc_kv_get(a, n, "key");
+    if (k)
+        acc_strlcpy(key, k, sizeof key);
+    else
+        snprintf(key, sizeof key, "manual-%" PRId64 "-%" PRId64, start, acc_mono_us());
+    const char *owner = acc_kv_get(a, n, "owner");
+    pthread_mutex_lock(&s->lock);
+    rc = acc_map_get(&s->bookings, key)
+             ? ACC_ERR_INVALID
+             : book_locked(s, key, r, start, end, amount, owner ? owner : "other-user");
+    struct sim_booking copy = {0};
+    if (!rc) {
+        copy = *(struct sim_booking *)acc_map_get(&s->bookings, key);
+        copy.owner = (char *)(owner ? owner : "other-user");
+    }
+    pthread_mutex_unlock(&s->lock);
+    if (rc == ACC_ERR_BUSY)
+        return acc_error_set(err, ACC_ERR_BUSY, "%s: %" PRId64 " of %s not free then", s->name,
+                             amount, s->res[r].name);
+    if (rc)
+        return acc_error_set(err, rc, "%s: cannot book '%s'", s->name, key);
+    rc = persist(s, key, &copy, err);
+    if (!rc)
+        acc_buf_printf(reply, "booked %s\n", key);
+    return rc;
+}
+
+struct list_ctx {
+    struct sim *s;
+    const char *resource;
+    acc_time from, until;
+    struct acc_buf *reply;
+};
+
+static void list_one(const char *key, void *value, void *arg)
+{
+    struct list_ctx *l = arg;
+    struct sim_booking *b = value;
+    const char *res = l->s->res[b->res].name;
+    if (l->resource && strcmp(l->resource, res) != 0)
+        return;
+    if (b->end <= l->from || b->start >= l->until)
+        return;
+    char s1[ACC_TIME_STRLEN], s2[ACC_TIME_STRLEN];
+    acc_time_format(b->start, s1);
+    acc_time_format(b->end, s2);
+    acc_buf_printf(l->reply, "%s %s %s %s %" PRId64 " %s\n", key, res, s1, s2, b->amount, b->owner);
+}
+
+acc_err sim_control(void *state, const char *op, const struct acc_kv *a, size_t n,
+                    struct acc_buf *reply, struct acc_error *err)
+{
+    struct sim *s = state;
+    if (strcmp(op, "fault") == 0)
+        return control_fault(s, a, n, reply, err);
+    if (strcmp(op, "clear") == 0) {
+        pthread_mutex_lock(&s->lock);
+        s->n_faults = 0;
+        pthread_mutex_unlock(&s->lock);
+        acc_buf_puts(reply, "cleared\n");
+        return ACC_OK;
+    }
+    if (strcmp(op, "book") == 0)
+        return control_book(s, a, n, reply, err);
+    if (strcmp(op, "unbook") == 0) {
+        const char *k = acc_kv_get(a, n, "key");
+        if (!k)
+            return acc_error_set(err, ACC_ERR_INVALID, "unbook needs key=");
+        acc_err rc = sim_cancel(s, k, NULL, err);
+        if (!rc)
+            acc_buf_printf(reply, "removed %s\n", k);
+        return rc;
+    }
+    if (strcmp(op, "bookings") == 0 || strcmp(op, "peak") == 0) {
+        struct list_ctx l = {s, acc_kv_get(a, n, "resource"), 0, INT64_MAX, reply};
+        acc_err rc = arg_time(a, n, "from", 0, &l.from, err);
+        if (!rc)
+            rc = arg_time(a, n, "until", INT64_MAX, &l.until, err);
+        if (rc)
+            return rc;
+        pthread_mutex_lock(&s->lock);
+        if (op[0] == 'b') {
+            acc_map_each(&s->bookings, list_one, &l);
+        } else {
+            for (size_t i = 0; i < s->n_res; i++) {
+                if (l.resource && strcmp(l.resource, s->res[i].name) != 0)
+                    continue;
+                acc_buf_printf(reply, "%s peak %" PRId64 " capacity %" PRId64 "\n", s->res[i].name,
+                               acc_calendar_peak(&s->res[i].cal, l.from, l.until),
+                               s->res[i].cal.capacity);
+            }
+        }
+        pthread_mutex_unlock(&s->lock);
+        return ACC_OK;
+    }
+    return acc_error_set(err, ACC_ERR_UNSUPPORTED,
+                         "%s: unknown control '%s' (fault, clear, book, unbook, bookings, peak)",
+                         s->name, op);
+}

@@ -1,0 +1,100 @@
+/* sim_core.h - what sim-batch and sim-network share: capacity calendars per
+ * resource, bookings by key, persistence in the store, deterministic
+ * background load, and fault injection.
+ *
+ * sim-batch serves one resource (the site's nodes); sim-network one per link
+ * (Mbit/s).  The calendars in memory decide; every booking is written through
+ * to SQLite (sim_booking) and loaded back at open, so they survive restarts.
+ *
+ * Faults (for tests and demos), armed with the "fault" control:
+ *   call=preview|reserve|query|cancel|any  action=fail|unavailable|hang|late|compete|shrink
+ *   seconds=N (hang: how long; late: how much later)  amount=N (compete, shrink)
+ *   count=N (how many calls; 0 = until cleared)  resource=NAME (only this one)
+ */
+#ifndef ACC_SIM_CORE_H
+#define ACC_SIM_CORE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../../server/common/map.h"
+#include "../adapter.h"
+#include "calendar.h"
+
+enum sim_call { SIM_CALL_ANY, SIM_CALL_PREVIEW, SIM_CALL_RESERVE, SIM_CALL_QUERY, SIM_CALL_CANCEL };
+
+enum sim_action {
+    SIM_FAULT_FAIL,
+    SIM_FAULT_UNAVAILABLE,
+    SIM_FAULT_HANG,
+    SIM_FAULT_LATE,
+    SIM_FAULT_COMPETE,
+    SIM_FAULT_SHRINK,
+};
+
+struct sim_fault {
+    enum sim_call call;
+    enum sim_action action;
+    int64_t seconds;
+    int64_t amount;
+    int count; /* remaining; 0 = unlimited */
+    char resource[64];
+};
+
+#define SIM_MAX_FAULTS 16
+
+struct sim_resource {
+    char *name;
+    struct acc_calendar cal;
+};
+
+struct sim {
+    const char *kind;
+    char *name;
+    struct acc_store *store;
+    pthread_mutex_t lock;
+    pthread_cond_t wake; /* hangs wait here */
+    bool interrupted;
+
+    struct sim_resource *res;
+    size_t n_res;
+    struct acc_map bookings; /* key -> struct sim_booking */
+
+    bool later;        /* book later when the asked start is taken (else refuse) */
+    int64_t max_later; /* how far later, seconds */
+    bool load;         /* generate background load */
+    uint64_t seed;
+    int load_days;            /* days ahead to generate */
+    int load_percent;         /* how busy the load makes a resource, roughly */
+    int64_t loaded_until_day; /* days before this have their load */
+
+    struct sim_fault faults[SIM_MAX_FAULTS];
+    size_t n_faults;
+};
+
+/* Settings every simulator takes: load, seed, load_days, load_percent,
+ * on_conflict (later|refuse), max_later (a duration). */
+acc_err sim_open(struct sim *s, const char *kind, const struct acc_adapter_env *env,
+                 const char *const *own_keys, struct acc_error *err);
+acc_err sim_add_resource(struct sim *s, const char *name, int64_t capacity, struct acc_error *err);
+/* Loads persisted bookings and generates the background load; call after
+ * every resource was added. */
+acc_err sim_start(struct sim *s, struct acc_error *err);
+
+/* The operations, with the signatures of struct acc_adapter_ops so that both
+ * simulators' tables point at them directly; state is a struct sim. */
+void sim_close(void *state);
+acc_err sim_preview(void *state, const struct acc_resource *res, acc_time from, acc_time until,
+                    int64_t duration, struct acc_frames *out, struct acc_error *err);
+acc_err sim_reserve(void *state, const char *key, const struct acc_resource *res, acc_time start,
+                    int64_t duration, struct acc_reservation *out, struct acc_error *err);
+acc_err sim_query(void *state, const char *key, const char *local_id, struct acc_reservation *out,
+                  struct acc_error *err);
+acc_err sim_cancel(void *state, const char *key, const char *local_id, struct acc_error *err);
+acc_err sim_health(void *state, struct acc_health *out);
+acc_err sim_control(void *state, const char *op, const struct acc_kv *args, size_t n_args,
+                    struct acc_buf *reply, struct acc_error *err);
+void sim_interrupt(void *state);
+
+#endif

@@ -1,0 +1,11 @@
+/* migrations.h - the files db/migrations/NNNN_name.sql in name order, compiled in;
+ * migration i brings the schema (PRAGMA user_version) from i to i + 1. */
+#ifndef ACC_MIGRATIONS_H
+#define ACC_MIGRATIONS_H
+
+#include "../server/common/embed.h"
+
+extern const struct acc_embedded acc_migrations[];
+extern const size_t acc_migrations_count;
+
+#endif

@@ -1,0 +1,132 @@
+/* store.h - Accord's SQLite database: agreements, allocations, the
+ * reservation journal, negotiation traces, and the simulators' calendars.
+ *
+ * One file, WAL mode, migrations from db/migrations applied at open.  Writes
+ * go through one writer thread that groups the writes queued by concurrent
+ * requests into one transaction (group commit), so durable commits (fsync)
+ * are shared instead of paid per request.  Each write still succeeds or fails
+ * on its own (a savepoint each).  Reads use a pool of connections, one per
+ * thread at a time.  Prepared statements never leave this module.
+ */
+#ifndef ACC_STORE_H
+#define ACC_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../server/common/error.h"
+#include "../server/model/model.h"
+
+struct acc_store;
+
+struct acc_store_options {
+    const char *path;
+    bool durable;     /* synchronous=FULL (fsync at every commit) vs NORMAL */
+    unsigned readers; /* most read connections at once (0: a default) */
+};
+
+acc_err acc_store_open(const struct acc_store_options *opt, struct acc_store **out,
+                       struct acc_error *err);
+void acc_store_close(struct acc_store *st);
+
+/* ------------------------------------------------------------- agreements */
+
+/* Inserts a new agreement (state, offer, window).  With an idempotency key
+ * that was seen before nothing is written, *duplicate is set and existing
+ * receives the first agreement's id. */
+acc_err acc_store_agreement_create(struct acc_store *st, const struct acc_agreement *a,
+                                   const char *idem_key, bool *duplicate,
+                                   char existing[ACC_ID_LEN + 1], struct acc_error *err);
+
+/* Reads one agreement with its allocation; the offer document only when
+ * with_offer.  ACC_ERR_NOT_FOUND for an unknown id. */
+acc_err acc_store_agreement_get(struct acc_store *st, const char *id, bool with_offer,
+                                struct acc_agreement *out, struct acc_error *err);
+
+/* Writes the outcome of a negotiation in one transaction: state, times,
+ * counters, reason, the allocation rows, the trace events, and the journal
+ * entries given (typically their final states).  Only applies while the
+ * stored state is one of `from` (a bit per enum acc_state); otherwise
+ * ACC_ERR_STATE and nothing changes. */
+acc_err acc_store_agreement_settle(struct acc_store *st, const struct acc_agreement *a,
+                                   unsigned from, const struct acc_trace *trace,
+                                   const struct acc_booking *bookings, size_t n_bookings,
+                                   struct acc_error *err);
+
+/* Moves an agreement to state `to` if its state is one of `from`; *was
+ * receives the state found.  ACC_ERR_STATE when it is not in `from`.
+ * reason may be NULL (kept as it is). */
+acc_err acc_store_agreement_transition(struct acc_store *st, const char *id, unsigned from,
+                                       enum acc_state to, const char *reason, enum acc_state *was,
+                                       struct acc_error *err);
+
+#define ACC_STATE_BIT(s) (1u << (s))
+
+struct acc_store_filter {
+    const char *state;     /* NULL: any */
+    const char *initiator; /* NULL: any */
+    const char *site;      /* NULL: any */
+    acc_time from, until;  /* overlap with [start, end); 0: open */
+    unsigned limit, offset;
+};
+
+/* Newest first, with allocations, without offers. */
+acc_err acc_store_agreement_list(struct acc_store *st, const struct acc_store_filter *f,
+                                 struct acc_agreement_list *out, struct acc_error *err);
+
+/* Ids of the agreements in any of the states (a bit per state). */
+acc_err acc_store_agreement_ids(struct acc_store *st, unsigned states, char (**ids)[ACC_ID_LEN + 1],
+                                size_t *n, struct acc_error *err);
+
+/* Observed agreements whose end passed become Complete; *count of them. */
+acc_err acc_store_agreement_complete_ended(struct acc_store *st, acc_time now, unsigned *count,
+                                           struct acc_error *err);
+
+/* Count of agreements per state, for metrics (counts[ACC_STATE__COUNT]). */
+acc_err acc_store_agreement_counts(struct acc_store *st, uint64_t *counts, struct acc_error *err);
+
+acc_err acc_store_trace_get(struct acc_store *st, const char *id, struct acc_trace *out,
+                            struct acc_error *err);
+
+/* ---------------------------------------------------------------- journal */
+
+/* Inserts or updates journal entries (by key), all in one transaction. */
+acc_err acc_store_journal_put(struct acc_store *st, const struct acc_booking *b, size_t n,
+                              struct acc_error *err);
+
+/* Entries of one agreement (agreement != NULL), or every open entry
+ * (intent, reserved, unknown, cancel-failed) of any agreement.  Free *out. */
+acc_err acc_store_journal_get(struct acc_store *st, const char *agreement, struct acc_booking **out,
+                              size_t *n, struct acc_error *err);
+
+/* ------------------------------------------------------ simulator calendars */
+
+struct acc_sim_booking {
+    const char *key;
+    const char *resource;
+    acc_time start, end;
+    int64_t amount;
+    const char *owner;
+};
+
+/* Writes bookings in one transaction; with day >= 0 also marks that day
+ * (since the epoch) as having its generated background load. */
+acc_err acc_store_sim_put(struct acc_store *st, const char *adapter,
+                          const struct acc_sim_booking *b, size_t n, int64_t day,
+                          struct acc_error *err);
+acc_err acc_store_sim_delete(struct acc_store *st, const char *adapter, const char *key,
+                             struct acc_error *err);
+/* Calls fn for every booking of the adapter. */
+acc_err acc_store_sim_load(struct acc_store *st, const char *adapter,
+                           acc_err (*fn)(void *ctx, const struct acc_sim_booking *b), void *ctx,
+                           struct acc_error *err);
+acc_err acc_store_sim_day_marked(struct acc_store *st, const char *adapter, int64_t day,
+                                 bool *marked, struct acc_error *err);
+
+/* ------------------------------------------------------------------ health */
+
+/* A cheap read, for /healthz. */
+acc_err acc_store_ping(struct acc_store *st, struct acc_error *err);
+
+#endif

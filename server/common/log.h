@@ -1,0 +1,24 @@
+/* log.h - one line per event on standard error, with a UTC timestamp.
+ *
+ * The level is the one process-wide setting besides the server context:
+ * it is set once at start-up from the configuration.
+ */
+#ifndef ACC_LOG_H
+#define ACC_LOG_H
+
+#include <stdbool.h>
+
+enum acc_log_level { ACC_LOG_ERROR, ACC_LOG_WARN, ACC_LOG_INFO, ACC_LOG_DEBUG };
+
+void acc_log_set_level(enum acc_log_level level);
+bool acc_log_enabled(enum acc_log_level level);
+/* "error", "warn", "info", "debug"; false for anything else. */
+bool acc_log_parse_level(const char *s, enum acc_log_level *out);
+void acc_log(enum acc_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#define acc_log_error(...) acc_log(ACC_LOG_ERROR, __VA_ARGS__)
+#define acc_log_warn(...)  acc_log(ACC_LOG_WARN, __VA_ARGS__)
+#define acc_log_info(...)  acc_log(ACC_LOG_INFO, __VA_ARGS__)
+#define acc_log_debug(...) acc_log(ACC_LOG_DEBUG, __VA_ARGS__)
+
+#endif

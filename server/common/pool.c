@@ -1,0 +1,248 @@
+#include "pool.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "log.h"
+
+#define IDLE_EXIT_SECONDS 30
+
+struct task {
+    struct task *next; /* queue link */
+    struct acc_batch *batch;
+    acc_task_fn run;
+    acc_abandon_fn abandoned;
+    void *arg;
+    bool started;
+    bool done;
+};
+
+struct acc_batch {
+    struct acc_pool *pool;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    size_t cap, n, done;
+    bool freed;  /* the caller let go */
+    size_t refs; /* tasks still to finish after the caller let go */
+    struct task *tasks;
+};
+
+struct acc_pool {
+    pthread_mutex_t lock;
+    pthread_cond_t work;  /* a task was queued, or stopping */
+    pthread_cond_t empty; /* a worker ended */
+    struct task *head, *tail;
+    unsigned threads, idle, max_threads;
+    bool stopping;
+};
+
+static void cond_init_monotonic(pthread_cond_t *c)
+{
+    pthread_condattr_t attr;
+    pthread_condattr_init(&attr);
+    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+    pthread_cond_init(c, &attr);
+    pthread_condattr_destroy(&attr);
+}
+
+static struct timespec deadline_after_us(int64_t us)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    ts.tv_sec += us / 1000000;
+    ts.tv_nsec += (us % 1000000) * 1000;
+    if (ts.tv_nsec >= 1000000000) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000;
+    }
+    return ts;
+}
+
+static void batch_destroy(struct acc_batch *b)
+{
+    pthread_mutex_destroy(&b->lock);
+    pthread_cond_destroy(&b->cond);
+    free(b->tasks);
+    free(b);
+}
+
+/* Runs one task (or skips it if its batch was let go first) and settles it. */
+static void task_execute(struct task *t)
+{
+    struct acc_batch *b = t->batch;
+
+    pthread_mutex_lock(&b->lock);
+    bool skip = b->freed;
+    t->started = !skip;
+    pthread_mutex_unlock(&b->lock);
+
+    if (!skip)
+        t->run(t->arg);
+
+    pthread_mutex_lock(&b->lock);
+    t->done = true;
+    b->done++;
+    bool abandoned = b->freed;
+    bool last = false;
+    if (abandoned)
+        last = --b->refs == 0;
+    pthread_cond_broadcast(&b->cond);
+    pthread_mutex_unlock(&b->lock);
+
+    if (abandoned) {
+        if (t->abandoned)
+            t->abandoned(t->arg, !skip);
+        if (last)
+            batch_destroy(b);
+    }
+}
+
+static void *worker_main(void *arg)
+{
+    struct acc_pool *p = arg;
+
+    pthread_mutex_lock(&p->lock);
+    for (;;) {
+        while (!p->head && !p->stopping) {
+            p->idle++;
+            struct timespec ts = deadline_after_us((int64_t)IDLE_EXIT_SECONDS * 1000000);
+            int rc = pthread_cond_timedwait(&p->work, &p->lock, &ts);
+            p->idle--;
+            if (rc == ETIMEDOUT && !p->head)
+                goto out;
+        }
+        if (!p->head)
+            break; /* stopping and nothing left */
+        struct task *t = p->head;
+        p->head = t->next;
+        if (!p->head)
+            p->tail = NULL;
+        pthread_mutex_unlock(&p->lock);
+        task_execute(t);
+        pthread_mutex_lock(&p->lock);
+    }
+out:
+    p->threads--;
+    pthread_cond_broadcast(&p->empty);
+    pthread_mutex_unlock(&p->lock);
+    return NULL;
+}
+
+acc_err acc_pool_new(unsigned max_threads, struct acc_pool **out, struct acc_error *err)
+{
+    struct acc_pool *p = calloc(1, sizeof *p);
+    if (!p)
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory for the thread pool");
+    pthread_mutex_init(&p->lock, NULL);
+    cond_init_monotonic(&p->work);
+    pthread_cond_init(&p->empty, NULL);
+    p->max_threads = max_threads ? max_threads : 1;
+    *out = p;
+    return ACC_OK;
+}
+
+void acc_pool_free(struct acc_pool *p)
+{
+    if (!p)
+        return;
+    pthread_mutex_lock(&p->lock);
+    p->stopping = true;
+    pthread_cond_broadcast(&p->work);
+    while (p->threads > 0)
+        pthread_cond_wait(&p->empty, &p->lock);
+    pthread_mutex_unlock(&p->lock);
+    pthread_mutex_destroy(&p->lock);
+    pthread_cond_destroy(&p->work);
+    pthread_cond_destroy(&p->empty);
+    free(p);
+}
+
+struct acc_batch *acc_batch_new(struct acc_pool *pool, size_t n)
+{
+    struct acc_batch *b = calloc(1, sizeof *b);
+    if (!b)
+        return NULL;
+    b->tasks = calloc(n ? n : 1, sizeof *b->tasks);
+    if (!b->tasks) {
+        free(b);
+        return NULL;
+    }
+    b->pool = pool;
+    b->cap = n;
+    pthread_mutex_init(&b->lock, NULL);
+    cond_init_monotonic(&b->cond);
+    return b;
+}
+
+acc_err acc_batch_submit(struct acc_batch *b, acc_task_fn run, acc_abandon_fn abandoned, void *arg)
+{
+    if (b->n >= b->cap)
+        return ACC_ERR_INTERNAL;
+    struct task *t = &b->tasks[b->n++];
+    t->batch = b;
+    t->run = run;
+    t->abandoned = abandoned;
+    t->arg = arg;
+
+    struct acc_pool *p = b->pool;
+    pthread_mutex_lock(&p->lock);
+    /* Start a worker when none is idle; a hung adapter call keeps its worker. */
+    if (p->idle == 0 && p->threads < p->max_threads && !p->stopping) {
+        pthread_t tid;
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        if (pthread_create(&tid, &attr, worker_main, p) == 0)
+            p->threads++;
+        else
+            acc_log_warn("could not start a worker thread; the task waits for a free one");
+        pthread_attr_destroy(&attr);
+    }
+    if (p->threads == 0) {
+        /* No worker at all: run the task here rather than never. */
+        pthread_mutex_unlock(&p->lock);
+        task_execute(t);
+        return ACC_OK;
+    }
+    if (p->tail)
+        p->tail->next = t;
+    else
+        p->head = t;
+    p->tail = t;
+    pthread_cond_signal(&p->work);
+    pthread_mutex_unlock(&p->lock);
+    return ACC_OK;
+}
+
+bool acc_batch_wait(struct acc_batch *b, int64_t timeout_us)
+{
+    struct timespec ts = deadline_after_us(timeout_us < 0 ? 0 : timeout_us);
+    pthread_mutex_lock(&b->lock);
+    while (b->done < b->n) {
+        if (timeout_us < 0) {
+            pthread_cond_wait(&b->cond, &b->lock);
+        } else if (pthread_cond_timedwait(&b->cond, &b->lock, &ts) == ETIMEDOUT) {
+            break;
+        }
+    }
+    bool all = b->done == b->n;
+    pthread_mutex_unlock(&b->lock);
+    return all;
+}
+
+void acc_batch_free(struct acc_batch *b, bool *abandoned)
+{
+    if (!b)
+        return;
+    pthread_mutex_lock(&b->lock);
+    b->freed = true;
+    for (size_t i = 0; abandoned && i < b->n; i++)
+        abandoned[i] = !b->tasks[i].done;
+    b->refs = b->n - b->done;
+    bool now = b->refs == 0;
+    pthread_mutex_unlock(&b->lock);
+    if (now)
+        batch_destroy(b);
+}

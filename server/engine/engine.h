@@ -1,0 +1,117 @@
+/* engine.h - the common-timeslot negotiation (SPEC section 5).
+ *
+ * Given items (a resource at an adapter: N nodes of a site, M Mbit/s of a
+ * link), a window and a duration, the engine finds the earliest start T at
+ * which every item is free for the duration, books all of them at T, verifies
+ * each booking, and rolls everything back and retries when one is not at T.
+ *
+ *   1. T := earliest.  Preview every item over [T, deadline), concurrently.
+ *   2. intersect: intersect the frames of all items and jump to the earliest
+ *      common start (usually one round).  iterative (VIOLA): each item gives
+ *      only its earliest start; when they differ T := the latest and repeat.
+ *   3. Journal the intents, reserve every item at T concurrently, journal the
+ *      outcomes, then verify each reservation by reading it back.
+ *   4. Any reservation not at T (another user was faster, the resource manager
+ *      placed it later, it shrank): cancel all, T := the latest effective
+ *      start, repeat.  A refusal or failure of an adapter: cancel all and stop.
+ *
+ * The engine knows nothing of HTTP, XML or SQL: durability and the trace are
+ * hooks that the caller implements.  Rounds are bounded; every adapter call
+ * has a time limit, and a reservation whose answer came too late is handed to
+ * the orphan hook to be cancelled.
+ */
+#ifndef ACC_ENGINE_H
+#define ACC_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../../adapters/adapter.h"
+#include "../common/error.h"
+#include "../model/model.h"
+
+struct acc_engine;
+
+struct acc_engine_options {
+    unsigned max_threads; /* most concurrent adapter calls (0: a default) */
+    /* A reservation that succeeded after its negotiation stopped waiting for
+     * it: the callee cancels it (b carries its key and local id). */
+    void (*orphan)(void *ctx, struct acc_adapter *ad, const struct acc_booking *b);
+    void *orphan_ctx;
+};
+
+acc_err acc_engine_new(const struct acc_engine_options *opt, struct acc_engine **out,
+                       struct acc_error *err);
+/* Waits for every adapter call still running (abandoned ones included). */
+void acc_engine_free(struct acc_engine *e);
+
+/* One thing to book. */
+struct acc_engine_item {
+    struct acc_adapter *adapter; /* borrowed */
+    struct acc_resource res;     /* res.name is borrowed */
+    const char *label;           /* "site caesar": for the trace and reasons */
+    /* After AGREED: the booking (key, local id, times) and node names. */
+    struct acc_booking booking;
+    char *nodes; /* malloc'd or NULL; freed by acc_engine_items_release */
+};
+
+void acc_engine_items_release(struct acc_engine_item *items, size_t n);
+
+struct acc_engine_hooks {
+    /* Durably records the bookings' current states; called with the intents
+     * before any reservation of a round is requested and with the outcomes
+     * after.  A failure stops the negotiation (after rollback). */
+    acc_err (*journal)(void *ctx, const struct acc_booking *b, size_t n, struct acc_error *err);
+    /* One trace event; the callee copies what it keeps.  May be NULL. */
+    void (*trace)(void *ctx, const struct acc_trace_event *ev);
+    /* True when the negotiation should stop (terminate, shutdown).  May be NULL. */
+    bool (*stopped)(void *ctx);
+    void *ctx;
+};
+
+struct acc_engine_request {
+    const char *agreement;       /* its id: reservation keys derive from it */
+    acc_time earliest, deadline; /* start >= earliest, start + duration <= deadline */
+    int64_t duration;
+    enum acc_strategy strategy; /* ACC_STRATEGY_INTERSECT or ACC_STRATEGY_ITERATIVE */
+    unsigned max_rounds;
+    int64_t call_timeout_us; /* per adapter call */
+    struct acc_engine_item *items;
+    size_t n_items;
+    struct acc_engine_hooks hooks;
+};
+
+enum acc_engine_outcome {
+    ACC_ENGINE_AGREED,  /* every item booked at the common start */
+    ACC_ENGINE_NO_SLOT, /* no common slot in the window (or rounds exhausted) */
+    ACC_ENGINE_FAILED,  /* an adapter or the journal failed; all rolled back */
+    ACC_ENGINE_STOPPED, /* stopped by the hook; all rolled back */
+};
+
+struct acc_engine_result {
+    enum acc_engine_outcome outcome;
+    acc_time start, end;
+    unsigned rounds;    /* preview rounds */
+    unsigned rollbacks; /* reservation rounds undone */
+    /* For NO_SLOT and FAILED: the code and one line per cause. */
+    struct acc_error err;
+};
+
+/* Runs the negotiation.  Returns ACC_OK whatever the outcome (see res);
+ * an error only for a bad request. */
+acc_err acc_engine_negotiate(struct acc_engine *e, struct acc_engine_request *req,
+                             struct acc_engine_result *res);
+
+/* One preview round only: the earliest common start of the items from
+ * req->earliest (-1 if none), booking nothing.  The planner uses it to choose
+ * sites.  Fails when an adapter fails. */
+acc_err acc_engine_probe(struct acc_engine *e, const struct acc_engine_request *req,
+                         acc_time *start, struct acc_error *err);
+
+/* The earliest t >= from such that [t, t + duration) lies within a frame of
+ * every one of the n previews (sorted, disjoint frames); -1 if none. */
+acc_time acc_engine_common_start(const struct acc_frames *previews, size_t n, acc_time from,
+                                 int64_t duration);
+
+#endif

@@ -1,0 +1,227 @@
+/* model.h - what Accord talks about: offers, agreements, allocations and the
+ * negotiation trace, as plain C data.
+ *
+ * No module's library types appear here, so the XML module fills these,
+ * the store persists them, the engine reports into them and the HTTP layer
+ * renders them without any of those knowing each other.  Every string is
+ * owned by its struct (malloc'd) and freed by the _release functions.
+ */
+#ifndef ACC_MODEL_H
+#define ACC_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/error.h"
+#include "../common/id.h"
+#include "../common/timefmt.h"
+
+/* ------------------------------------------------------------ enumerations */
+
+#define ACC_KEY_MAX      96  /* reservation keys, chosen by Accord */
+#define ACC_LOCAL_ID_MAX 128 /* reservation ids, chosen by adapters */
+
+enum acc_resource_kind { ACC_RES_NODES, ACC_RES_BANDWIDTH };
+const char *acc_resource_kind_name(enum acc_resource_kind k);
+
+/* WS-Agreement agreement states. */
+enum acc_state {
+    ACC_STATE_PENDING,
+    ACC_STATE_OBSERVED,
+    ACC_STATE_REJECTED,
+    ACC_STATE_COMPLETE,
+    ACC_STATE_TERMINATED,
+    ACC_STATE_PENDING_AND_TERMINATING,
+    ACC_STATE_OBSERVED_AND_TERMINATING,
+    ACC_STATE__COUNT
+};
+
+const char *acc_state_name(enum acc_state s);
+bool acc_state_parse(const char *s, enum acc_state *out);
+/* Rejected, Complete and Terminated never change again. */
+bool acc_state_is_final(enum acc_state s);
+
+/* WS-Agreement service term states. */
+enum acc_term_state { ACC_TERM_NOT_READY, ACC_TERM_READY, ACC_TERM_PROCESSING, ACC_TERM_COMPLETED };
+const char *acc_term_state_name(enum acc_term_state s);
+
+enum acc_strategy { ACC_STRATEGY_DEFAULT, ACC_STRATEGY_INTERSECT, ACC_STRATEGY_ITERATIVE };
+const char *acc_strategy_name(enum acc_strategy s);
+bool acc_strategy_parse(const char *s, enum acc_strategy *out);
+
+enum acc_launch { ACC_LAUNCH_NONE, ACC_LAUNCH_METAMPICH, ACC_LAUNCH_MPICH_G2 };
+const char *acc_launch_name(enum acc_launch l);
+bool acc_launch_parse(const char *s, enum acc_launch *out);
+
+/* ------------------------------------------------------------------- offer */
+
+struct acc_component {
+    char *name;       /* the ServiceDescriptionTerm's wsag:Name */
+    char *site;       /* NULL: Accord chooses */
+    int64_t nodes;    /* >= 1 */
+    int64_t ppn;      /* processes per node, >= 1 */
+    char *executable; /* may be NULL */
+    char **args;
+    size_t n_args;
+};
+
+struct acc_link_req {
+    char *name;        /* the term's wsag:Name */
+    size_t a, b;       /* component indices, a != b */
+    int64_t bandwidth; /* Mbit/s, >= 1 */
+};
+
+struct acc_offer {
+    char *name;
+    char *initiator;
+    char *template_name;
+    acc_time expiration; /* 0: none */
+    acc_time earliest;   /* 0: as soon as possible */
+    acc_time deadline;   /* 0: the preview horizon */
+    int64_t duration;    /* seconds, >= 1 */
+    enum acc_strategy strategy;
+    enum acc_launch launch;
+    struct acc_component *components;
+    size_t n_components;
+    struct acc_link_req *links;
+    size_t n_links;
+    char **guarantees; /* names of the offer's GuaranteeTerms */
+    size_t n_guarantees;
+};
+
+void acc_offer_release(struct acc_offer *o);
+
+/* -------------------------------------------------------------- agreement */
+
+struct acc_alloc_component {
+    char *name;
+    char *site;
+    int64_t nodes;
+    int64_t ppn;
+    char *reservation; /* Accord's reservation key at the site's adapter */
+    char *local_id;    /* the adapter's own id */
+    char *node_names;  /* comma-separated, NULL where the adapter reports none */
+};
+
+struct acc_alloc_link {
+    char *name;
+    char *from, *to; /* component names */
+    char *site_a, *site_b;
+    char *link;        /* configured link name, NULL when both ends share a site */
+    int64_t bandwidth; /* Mbit/s */
+    char *reservation;
+    char *local_id;
+};
+
+struct acc_agreement {
+    char id[ACC_ID_LEN + 1];
+    char *name;
+    char *initiator;
+    enum acc_state state;
+    acc_time created, updated;
+    acc_time start, end; /* 0 until allocated */
+    acc_time earliest, deadline;
+    int64_t duration;
+    enum acc_strategy strategy;
+    enum acc_launch launch;
+    unsigned rounds, rollbacks;
+    char *offer_xml; /* the offer as received */
+    size_t offer_len;
+    char *fault_code; /* why it is Rejected or failed: a symbol from error.h */
+    char *reason;     /* and in words, one line per cause */
+    struct acc_alloc_component *comps;
+    size_t n_comps;
+    struct acc_alloc_link *links;
+    size_t n_links;
+};
+
+void acc_agreement_release(struct acc_agreement *a);
+
+struct acc_agreement_list {
+    struct acc_agreement *v;
+    size_t n;
+};
+
+void acc_agreement_list_release(struct acc_agreement_list *l);
+
+/* ---------------------------------------------------------------- journal */
+
+/* Where one reservation attempt stands.  Written before the request
+ * (intent) and after each outcome, so recovery knows what to undo. */
+enum acc_booking_state {
+    ACC_BOOKING_INTENT,        /* about to be requested */
+    ACC_BOOKING_RESERVED,      /* the adapter booked it */
+    ACC_BOOKING_FAILED,        /* the adapter refused: nothing is booked */
+    ACC_BOOKING_UNKNOWN,       /* no answer (time-out): may or may not exist */
+    ACC_BOOKING_CANCELLED,     /* undone at the adapter */
+    ACC_BOOKING_CANCEL_FAILED, /* undoing failed: retried by housekeeping */
+    ACC_BOOKING_COMMITTED,     /* part of an Observed agreement */
+    ACC_BOOKING__COUNT
+};
+
+const char *acc_booking_state_name(enum acc_booking_state s);
+bool acc_booking_state_parse(const char *s, enum acc_booking_state *out);
+/* Intent, reserved, unknown and cancel-failed may hold a booking that
+ * nobody will use: recovery cancels them. */
+bool acc_booking_state_is_open(enum acc_booking_state s);
+
+struct acc_booking {
+    char key[ACC_KEY_MAX];
+    char agreement[ACC_ID_LEN + 1];
+    unsigned round;
+    char adapter[64];
+    enum acc_resource_kind kind;
+    char resource[128];
+    int64_t amount;
+    acc_time start, end; /* as asked */
+    enum acc_booking_state state;
+    char local_id[ACC_LOCAL_ID_MAX];
+    acc_time eff_start, eff_end; /* as the adapter reports it */
+    char error[256];
+};
+
+/* ------------------------------------------------------------------ trace */
+
+enum acc_trace_kind {
+    ACC_TRACE_PLAN,     /* site choice for components without a site */
+    ACC_TRACE_PREVIEW,  /* one adapter's preview */
+    ACC_TRACE_PROPOSE,  /* the round's candidate start */
+    ACC_TRACE_RESERVE,  /* one reservation request */
+    ACC_TRACE_VERIFY,   /* one read-back */
+    ACC_TRACE_CANCEL,   /* one cancellation */
+    ACC_TRACE_ROLLBACK, /* the round's reservations are being undone */
+    ACC_TRACE_AGREE,    /* every reservation is at the common start */
+    ACC_TRACE_REJECT,   /* no common slot */
+    ACC_TRACE_FAIL,     /* an adapter or the store failed */
+    ACC_TRACE__COUNT
+};
+
+const char *acc_trace_kind_name(enum acc_trace_kind k);
+bool acc_trace_kind_parse(const char *s, enum acc_trace_kind *out);
+
+struct acc_trace_event {
+    unsigned seq;
+    unsigned round;
+    enum acc_trace_kind kind;
+    char *target;  /* "site caesar", "link caesar~fzj-xd1"; NULL for a whole round */
+    char *adapter; /* adapter instance name */
+    int64_t amount;
+    acc_time t_from, t_until; /* window asked, or reservation start and end */
+    acc_time t_result;        /* earliest start seen, or effective start; 0: none */
+    acc_err status;
+    int64_t elapsed_us;
+    char *detail;
+};
+
+struct acc_trace {
+    struct acc_trace_event *v;
+    size_t n, cap;
+};
+
+void acc_trace_init(struct acc_trace *t);
+void acc_trace_release(struct acc_trace *t);
+/* Appends a copy of ev (its strings are duplicated); seq is assigned. */
+acc_err acc_trace_add(struct acc_trace *t, const struct acc_trace_event *ev);
+
+#endif

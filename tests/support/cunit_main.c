@@ -1,0 +1,69 @@
+#define _XOPEN_SOURCE 700 /* nftw */
+/* cunit_main.c - the one main() of the CUnit test programs: runs every suite
+ * the program lists in acc_test_suites[] and fails when any test failed. */
+#include <CUnit/Basic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+
+int main(int argc, char **argv)
+{
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return 2;
+    for (const struct acc_test_suite *s = acc_test_suites; s->name; s++) {
+        CU_pSuite suite = CU_add_suite(s->name, s->init, s->cleanup);
+        if (!suite)
+            return 2;
+        for (const struct acc_test_case *t = s->tests; t->name; t++) {
+            /* An argument selects tests by name, for running one at a time. */
+            if (argc > 1 && !strstr(t->name, argv[1]) && !strstr(s->name, argv[1]))
+                continue;
+            if (!CU_add_test(suite, t->name, t->fn))
+                return 2;
+        }
+    }
+    CU_basic_set_mode(CU_BRM_VERBOSE);
+    CU_basic_run_tests();
+    unsigned failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
+    unsigned run = CU_get_number_of_tests_run();
+    CU_cleanup_registry();
+    if (run == 0) {
+        fprintf(stderr, "no test ran\n");
+        return 1;
+    }
+    return failed ? 1 : 0;
+}
+
+#include <ftw.h>
+#include <unistd.h>
+
+static char tmpdir[64];
+
+static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+static void rm_tmpdir(void)
+{
+    if (tmpdir[0] && !getenv("ACCORD_KEEP_TMP"))
+        nftw(tmpdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+const char *acc_test_tmpdir(void)
+{
+    if (!tmpdir[0]) {
+        snprintf(tmpdir, sizeof tmpdir, "/tmp/accord-test-XXXXXX");
+        if (!mkdtemp(tmpdir)) {
+            perror("mkdtemp");
+            exit(2);
+        }
+        atexit(rm_tmpdir);
+    }
+    return tmpdir;
+}

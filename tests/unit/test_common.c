@@ -1,0 +1,202 @@
+/* test_common.c - times, durations, ids, buffers, maps, numbers. */
+#include <stdlib.h>
+
+#include "buf.h"
+#include "id.h"
+#include "map.h"
+#include "strutil.h"
+#include "testutil.h"
+#include "timefmt.h"
+
+static void test_time_roundtrip(void)
+{
+    acc_time t;
+    char s[ACC_TIME_STRLEN];
+    ACC_ASSERT_OK(acc_time_parse("2026-11-22T08:00:00Z", &t, NULL));
+    CU_ASSERT_EQUAL(t, 1795334400);
+    acc_time_format(t, s);
+    CU_ASSERT_STRING_EQUAL(s, "2026-11-22T08:00:00Z");
+    ACC_ASSERT_OK(acc_time_parse("1970-01-01T00:00:00Z", &t, NULL));
+    CU_ASSERT_EQUAL(t, 0);
+    ACC_ASSERT_OK(acc_time_parse("2024-02-29T23:59:59Z", &t, NULL));
+    acc_time_format(t, s);
+    CU_ASSERT_STRING_EQUAL(s, "2024-02-29T23:59:59Z");
+}
+
+static void test_time_offsets_and_fractions(void)
+{
+    acc_time a, b, c;
+    ACC_ASSERT_OK(acc_time_parse("2026-11-22T09:30:00+01:30", &a, NULL));
+    ACC_ASSERT_OK(acc_time_parse("2026-11-22T08:00:00.999Z", &b, NULL));
+    ACC_ASSERT_OK(acc_time_parse("2026-11-22T08:00:00", &c, NULL)); /* no zone: UTC */
+    CU_ASSERT_EQUAL(a, b);
+    CU_ASSERT_EQUAL(b, c);
+}
+
+static void test_time_rejects(void)
+{
+    static const char *const bad[] = {
+        "",
+        "2026-11-22",
+        "2026-13-01T00:00:00Z",
+        "2026-02-30T00:00:00Z",
+        "tomorrow",
+        "2026-11-22T25:00:00Z",
+        "2026-11-22T08:00:00Zjunk",
+        "1969-12-31T23:59:59Z",
+        "2023-02-29T00:00:00Z",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        struct acc_error err;
+        acc_time t;
+        CU_ASSERT_EQUAL(acc_time_parse(bad[i], &t, &err), ACC_ERR_INVALID);
+        CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "RFC 3339"));
+    }
+}
+
+static void test_duration(void)
+{
+    int64_t s;
+    char out[ACC_DURATION_STRLEN];
+    ACC_ASSERT_OK(acc_duration_parse("PT2H", &s, NULL));
+    CU_ASSERT_EQUAL(s, 7200);
+    ACC_ASSERT_OK(acc_duration_parse("P1DT2H30M15S", &s, NULL));
+    CU_ASSERT_EQUAL(s, 86400 + 2 * 3600 + 30 * 60 + 15);
+    ACC_ASSERT_OK(acc_duration_parse("PT90M", &s, NULL));
+    CU_ASSERT_EQUAL(s, 5400);
+    ACC_ASSERT_OK(acc_duration_parse("-PT1H", &s, NULL));
+    CU_ASSERT_EQUAL(s, -3600);
+    ACC_ASSERT_OK(acc_duration_parse("PT0S", &s, NULL));
+    CU_ASSERT_EQUAL(s, 0);
+    acc_duration_format(5400, out);
+    CU_ASSERT_STRING_EQUAL(out, "PT1H30M");
+    acc_duration_format(86400, out);
+    CU_ASSERT_STRING_EQUAL(out, "P1D");
+    acc_duration_format(0, out);
+    CU_ASSERT_STRING_EQUAL(out, "PT0S");
+    acc_duration_format(90061, out);
+    CU_ASSERT_STRING_EQUAL(out, "P1DT1H1M1S");
+
+    struct acc_error err;
+    CU_ASSERT_EQUAL(acc_duration_parse("P1M", &s, &err), ACC_ERR_INVALID);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "months"));
+    static const char *const bad[] = {"",       "P",      "PT",     "2H", "PT2",
+                                      "PT1.5H", "PT1H2H", "PT1M1H", "P1H"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        CU_ASSERT_EQUAL(acc_duration_parse(bad[i], &s, NULL), ACC_ERR_INVALID);
+}
+
+static void test_ids(void)
+{
+    char a[ACC_ID_LEN + 1], b[ACC_ID_LEN + 1];
+    ACC_ASSERT_OK(acc_id_new(a, NULL));
+    ACC_ASSERT_OK(acc_id_new(b, NULL));
+    CU_ASSERT_EQUAL(strlen(a), ACC_ID_LEN);
+    CU_ASSERT_STRING_NOT_EQUAL(a, b);
+    CU_ASSERT_TRUE(acc_id_valid(a));
+    CU_ASSERT_FALSE(acc_id_valid("short"));
+    CU_ASSERT_FALSE(acc_id_valid("ABCDEFGHIJKLMNOP"));
+    CU_ASSERT_FALSE(acc_id_valid("abcdefgh'; drop "));
+    CU_ASSERT_FALSE(acc_id_valid(NULL));
+}
+
+static void test_buf(void)
+{
+    struct acc_buf b = ACC_BUF_INIT;
+    CU_ASSERT_STRING_EQUAL(acc_buf_str(&b), "");
+    acc_buf_puts(&b, "abc");
+    acc_buf_printf(&b, "-%d-", 42);
+    for (int i = 0; i < 1000; i++)
+        acc_buf_putc(&b, 'x');
+    CU_ASSERT_TRUE(acc_buf_ok(&b));
+    CU_ASSERT_EQUAL(b.len, 3 + 4 + 1000);
+    CU_ASSERT_EQUAL(strncmp(acc_buf_str(&b), "abc-42-xxx", 10), 0);
+    size_t len;
+    char *p = acc_buf_detach(&b, &len);
+    CU_ASSERT_EQUAL(len, 1007);
+    CU_ASSERT_PTR_NULL(b.data);
+    free(p);
+    acc_buf_release(&b);
+}
+
+static void test_map(void)
+{
+    struct acc_map m;
+    acc_map_init(&m);
+    char keys[2000][16];
+    for (int i = 0; i < 2000; i++) {
+        snprintf(keys[i], sizeof keys[i], "k%d", i);
+        ACC_ASSERT_OK(acc_map_put(&m, keys[i], keys[i]));
+    }
+    CU_ASSERT_EQUAL(m.n, 2000);
+    for (int i = 0; i < 2000; i += 2)
+        CU_ASSERT_PTR_EQUAL(acc_map_take(&m, keys[i]), keys[i]);
+    CU_ASSERT_EQUAL(m.n, 1000);
+    for (int i = 0; i < 2000; i++)
+        CU_ASSERT_PTR_EQUAL(acc_map_get(&m, keys[i]), i % 2 ? keys[i] : NULL);
+    /* Churn through tombstones without growing without bound. */
+    for (int round = 0; round < 50; round++) {
+        for (int i = 0; i < 2000; i += 2)
+            acc_map_put(&m, keys[i], keys[i]);
+        for (int i = 0; i < 2000; i += 2)
+            acc_map_take(&m, keys[i]);
+    }
+    CU_ASSERT_EQUAL(m.n, 1000);
+    CU_ASSERT_TRUE(m.cap <= 8192);
+    CU_ASSERT_PTR_NULL(acc_map_take(&m, "absent"));
+    acc_map_release(&m);
+}
+
+static void test_numbers(void)
+{
+    int64_t v;
+    ACC_ASSERT_OK(acc_parse_i64(" 42 ", 0, 100, &v, NULL));
+    CU_ASSERT_EQUAL(v, 42);
+    CU_ASSERT_EQUAL(acc_parse_i64("101", 0, 100, &v, NULL), ACC_ERR_INVALID);
+    CU_ASSERT_EQUAL(acc_parse_i64("99999999999999999999", 0, INT64_MAX, &v, NULL), ACC_ERR_INVALID);
+    CU_ASSERT_EQUAL(acc_parse_i64("12x", 0, 100, &v, NULL), ACC_ERR_INVALID);
+    CU_ASSERT_EQUAL(acc_parse_i64("", 0, 100, &v, NULL), ACC_ERR_INVALID);
+    CU_ASSERT_TRUE(acc_name_valid("fzj-xd1", 64));
+    CU_ASSERT_FALSE(acc_name_valid("a b", 64));
+    CU_ASSERT_FALSE(acc_name_valid("../etc", 64));
+    CU_ASSERT_FALSE(acc_name_valid("a/b", 64));
+    CU_ASSERT_FALSE(acc_name_valid("", 64));
+}
+
+static void test_errors(void)
+{
+    struct acc_error err;
+    CU_ASSERT_EQUAL(acc_error_set(&err, ACC_ERR_NO_SLOT, "first %d", 1), ACC_ERR_NO_SLOT);
+    acc_error_append(&err, "second");
+    CU_ASSERT_STRING_EQUAL(err.msg, "first 1\nsecond");
+    acc_error_prefix(&err, "site %s", "x");
+    CU_ASSERT_STRING_EQUAL(err.msg, "site x: first 1\nsecond");
+    CU_ASSERT_EQUAL(acc_err_http_status(ACC_ERR_NO_SLOT), 409);
+    CU_ASSERT_EQUAL(acc_err_http_status(ACC_ERR_TOO_LARGE), 413);
+    CU_ASSERT_EQUAL(acc_err_http_status(ACC_ERR_UNAVAILABLE), 503);
+    CU_ASSERT_EQUAL(acc_err_http_status((acc_err)999), 500);
+    /* Every code has a distinct symbol. */
+    for (int i = 0; i < ACC_ERR__COUNT; i++) {
+        CU_ASSERT_PTR_NOT_NULL(acc_err_symbol((acc_err)i));
+        for (int j = 0; j < i; j++)
+            CU_ASSERT_STRING_NOT_EQUAL(acc_err_symbol((acc_err)i), acc_err_symbol((acc_err)j));
+    }
+}
+
+static const struct acc_test_case tests[] = {
+    {"time round trip", test_time_roundtrip},
+    {"time offsets and fractions", test_time_offsets_and_fractions},
+    {"time rejects", test_time_rejects},
+    {"durations", test_duration},
+    {"ids", test_ids},
+    {"buffers", test_buf},
+    {"map", test_map},
+    {"numbers and names", test_numbers},
+    {"errors", test_errors},
+    {NULL, NULL},
+};
+
+const struct acc_test_suite acc_test_suites[] = {
+    {"common", NULL, NULL, tests},
+    {NULL, NULL, NULL, NULL},
+};
