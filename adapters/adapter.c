@@ -37,39 +37,6 @@ struct acc_adapter {
 
 /* ------------------------------------------------------------------ frames */
 
-void acc_frames_init(struct acc_frames *f)
-{
-    memset(f, 0, sizeof *f);
-}
-
-void acc_frames_release(struct acc_frames *f)
-{
-    free(f->v);
-    acc_frames_init(f);
-}
-
-void acc_frames_reset(struct acc_frames *f)
-{
-    f->n = 0;
-    f->truncated = false;
-}
-
-acc_err acc_frames_push(struct acc_frames *f, acc_time start, acc_time end)
-{
-    if (f->n == f->cap) {
-        size_t cap = f->cap ? f->cap * 2 : 16;
-        struct acc_frame *v = realloc(f->v, cap * sizeof *v);
-        if (!v)
-            return ACC_ERR_NOMEM;
-        f->v = v;
-        f->cap = cap;
-    }
-    f->v[f->n].start = start;
-    f->v[f->n].end = end;
-    f->n++;
-    return ACC_OK;
-}
-
 void acc_reservation_release(struct acc_reservation *r)
 {
     if (!r)

@@ -50,22 +50,6 @@ struct acc_resource {
     int64_t amount;
 };
 
-/* A free time frame [start, end). */
-struct acc_frame {
-    acc_time start, end;
-};
-
-struct acc_frames {
-    struct acc_frame *v;
-    size_t n, cap;
-    bool truncated; /* the adapter stopped early: nothing is known after the last frame */
-};
-
-void acc_frames_init(struct acc_frames *f);
-void acc_frames_release(struct acc_frames *f);
-void acc_frames_reset(struct acc_frames *f);
-acc_err acc_frames_push(struct acc_frames *f, acc_time start, acc_time end);
-
 /* A reservation as the adapter sees it. */
 struct acc_reservation {
     char local_id[ACC_LOCAL_ID_MAX];

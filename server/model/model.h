@@ -145,6 +145,24 @@ struct acc_agreement_list {
 
 void acc_agreement_list_release(struct acc_agreement_list *l);
 
+/* ----------------------------------------------------------------- frames */
+
+/* A free time frame [start, end). */
+struct acc_frame {
+    acc_time start, end;
+};
+
+struct acc_frames {
+    struct acc_frame *v;
+    size_t n, cap;
+    bool truncated; /* the adapter stopped early: nothing is known after the last frame */
+};
+
+void acc_frames_init(struct acc_frames *f);
+void acc_frames_release(struct acc_frames *f);
+void acc_frames_reset(struct acc_frames *f);
+acc_err acc_frames_push(struct acc_frames *f, acc_time start, acc_time end);
+
 /* ---------------------------------------------------------------- journal */
 
 /* Where one reservation attempt stands.  Written before the request
@@ -223,5 +241,65 @@ void acc_trace_init(struct acc_trace *t);
 void acc_trace_release(struct acc_trace *t);
 /* Appends a copy of ev (its strings are duplicated); seq is assigned. */
 acc_err acc_trace_add(struct acc_trace *t, const struct acc_trace_event *ev);
+
+/* ------------------------------------------------------------------ state */
+
+/* What GET /agreements/{id}/state shows. */
+struct acc_term_view {
+    const char *name; /* the term's wsag:Name */
+    enum acc_term_state state;
+};
+
+struct acc_guarantee_view {
+    const char *name;
+    const char *state; /* "Fulfilled", "Violated" or "NotDetermined" */
+};
+
+struct acc_state_view {
+    const struct acc_agreement *agreement;
+    const struct acc_term_view *terms;
+    size_t n_terms;
+    const struct acc_guarantee_view *guarantees;
+    size_t n_guarantees;
+};
+
+/* ------------------------------------------------------- sites and links */
+
+/* What GET /sites shows of a site (batch adapter) or network. */
+struct acc_site_info {
+    const char *name;
+    const char *adapter; /* kind: "sim-batch", "slurm", ... */
+    int64_t nodes;       /* 0 for networks */
+    bool up;
+    const char *health; /* the adapter's words */
+    uint64_t calls, failures;
+};
+
+struct acc_link_info {
+    const char *name;
+    const char *site_a, *site_b;
+    const char *network; /* the network adapter instance */
+    const char *adapter; /* its kind */
+    int64_t capacity;    /* Mbit/s */
+    bool up;
+};
+
+struct acc_sites_view {
+    const struct acc_site_info *sites;
+    size_t n_sites;
+    const struct acc_site_info *networks;
+    size_t n_networks;
+    const struct acc_link_info *links;
+    size_t n_links;
+};
+
+/* A site's preview as asked over GET /sites/{site}/preview. */
+struct acc_preview_view {
+    const char *site;
+    int64_t nodes;
+    int64_t duration;
+    acc_time from, until;
+    const struct acc_frames *frames;
+};
 
 #endif
