@@ -46,12 +46,12 @@ enum stmt_id {
 
 #define AGR_COLUMNS                                                                            \
     "id, name, initiator, state, created, updated, start_time, end_time, earliest, deadline, " \
-    "duration, strategy, launch, rounds, rollbacks, fault_code, reason"
+    "duration, strategy, launch, rounds, rollbacks, fault_code, reason, terms, guarantees"
 
 static const char *const sql[S__COUNT] = {
     [S_AGR_INSERT] = "INSERT INTO agreement (id, name, initiator, state, created, updated, "
-                     "earliest, deadline, duration, strategy, launch, idem_key, offer) "
-                     "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                     "earliest, deadline, duration, strategy, launch, idem_key, offer, terms, "
+                     "guarantees) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     [S_AGR_BY_IDEM] = "SELECT id FROM agreement WHERE idem_key = ?",
     [S_AGR_GET] = "SELECT " AGR_COLUMNS " FROM agreement WHERE id = ?",
     [S_AGR_GET_OFFER] = "SELECT offer FROM agreement WHERE id = ?",
@@ -541,6 +541,8 @@ static acc_err create_job(struct conn *c, void *arg, struct acc_error *err)
     bind_text(s, 11, acc_launch_name(a->launch));
     bind_text(s, 12, x->idem_key);
     sqlite3_bind_blob(s, 13, a->offer_xml, (int)a->offer_len, SQLITE_STATIC);
+    bind_text(s, 14, a->terms);
+    bind_text(s, 15, a->guarantees);
     return step_done(c, s, err, "insert agreement");
 }
 
@@ -585,6 +587,8 @@ static acc_err read_agreement_row(sqlite3_stmt *s, struct acc_agreement *a)
     a->rollbacks = (unsigned)sqlite3_column_int(s, 14);
     a->fault_code = col_dup(s, 15);
     a->reason = col_dup(s, 16);
+    a->terms = col_dup(s, 17);
+    a->guarantees = col_dup(s, 18);
     if ((sqlite3_column_type(s, 1) != SQLITE_NULL && !a->name) || !a->initiator)
         return ACC_ERR_NOMEM;
     return ACC_OK;
@@ -924,7 +928,7 @@ acc_err acc_store_agreement_transition(struct acc_store *st, const char *id, uns
     return rc;
 }
 
-acc_err acc_store_agreement_list(struct acc_store *st, const struct acc_store_filter *f,
+acc_err acc_store_agreement_list(struct acc_store *st, const struct acc_list_filter *f,
                                  struct acc_agreement_list *out, struct acc_error *err)
 {
     char q[1024];

@@ -63,16 +63,8 @@ acc_err acc_store_agreement_transition(struct acc_store *st, const char *id, uns
 
 #define ACC_STATE_BIT(s) (1u << (s))
 
-struct acc_store_filter {
-    const char *state;     /* NULL: any */
-    const char *initiator; /* NULL: any */
-    const char *site;      /* NULL: any */
-    acc_time from, until;  /* overlap with [start, end); 0: open */
-    unsigned limit, offset;
-};
-
 /* Newest first, with allocations, without offers. */
-acc_err acc_store_agreement_list(struct acc_store *st, const struct acc_store_filter *f,
+acc_err acc_store_agreement_list(struct acc_store *st, const struct acc_list_filter *f,
                                  struct acc_agreement_list *out, struct acc_error *err);
 
 /* Ids of the agreements in any of the states (a bit per state). */

@@ -20,6 +20,8 @@ CREATE TABLE agreement (
     rollbacks   INTEGER NOT NULL DEFAULT 0,
     fault_code  TEXT,
     reason      TEXT,
+    terms       TEXT,
+    guarantees  TEXT,
     idem_key    TEXT UNIQUE,
     offer       BLOB NOT NULL
 );

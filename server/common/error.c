@@ -31,6 +31,7 @@ static const struct {
     [ACC_ERR_UNAVAILABLE] = {"AdapterUnavailable", 503, "an adapter is unreachable"},
     [ACC_ERR_TIMEOUT] = {"AdapterTimeout", 503, "an adapter did not answer in time"},
     [ACC_ERR_CANCELLED] = {"Cancelled", 409, "the operation was cancelled"},
+    [ACC_ERR_INTERRUPTED] = {"Interrupted", 503, "interrupted by a restart of accordd"},
     [ACC_ERR_UNSUPPORTED] = {"NotSupported", 501, "not supported"},
     [ACC_ERR_STORAGE] = {"StorageFailed", 500, "the database failed"},
     [ACC_ERR_CONFIG] = {"ConfigError", 500, "configuration error"},

@@ -35,6 +35,7 @@ typedef enum acc_err {
     ACC_ERR_UNAVAILABLE,       /* adapter unreachable or down */
     ACC_ERR_TIMEOUT,           /* adapter did not answer in time */
     ACC_ERR_CANCELLED,         /* the operation was stopped (terminate, shutdown) */
+    ACC_ERR_INTERRUPTED,       /* a negotiation was cut short by a restart */
     ACC_ERR_UNSUPPORTED,       /* the adapter or server does not do this */
     ACC_ERR_STORAGE,           /* the database failed */
     ACC_ERR_CONFIG,            /* configuration error */

@@ -442,6 +442,76 @@ static acc_err journal(struct nego *g, struct acc_error *err)
     return rc;
 }
 
+/* Cancels the bookings concurrently; elapsed[i] (may be NULL) gets each
+ * call's time.  Returns how many could not be cancelled. */
+static size_t cancel_many(struct acc_engine *e, struct acc_adapter *const *ads,
+                          struct acc_booking *b, size_t n, int64_t timeout_us, int64_t *elapsed)
+{
+    struct call **calls = calloc(n ? n : 1, sizeof *calls);
+    bool *late = calloc(n ? n : 1, sizeof *late);
+    size_t failed = 0;
+    if (!calls || !late) {
+        free(calls);
+        free(late);
+        for (size_t i = 0; i < n; i++) {
+            b[i].state = ACC_BOOKING_CANCEL_FAILED;
+            acc_strlcpy(b[i].error, "out of memory", sizeof b[i].error);
+        }
+        return n;
+    }
+    for (size_t i = 0; i < n; i++) {
+        calls[i] = calloc(1, sizeof **calls);
+        if (calls[i]) {
+            calls[i]->op = OP_CANCEL;
+            calls[i]->eng = e;
+            calls[i]->ad = ads[i];
+            calls[i]->booking = b[i];
+            acc_frames_init(&calls[i]->frames);
+        }
+    }
+    /* A call that could not even be made counts as failed; run the others. */
+    size_t k = 0;
+    size_t *which = malloc((n ? n : 1) * sizeof *which);
+    struct call **run = calloc(n ? n : 1, sizeof *run);
+    for (size_t i = 0; which && run && i < n; i++) {
+        if (calls[i]) {
+            which[k] = i;
+            run[k++] = calls[i];
+        }
+    }
+    if (which && run)
+        run_calls(e, run, k, timeout_us, late);
+    for (size_t i = 0; i < n; i++)
+        calls[i] = NULL;
+    for (size_t j = 0; which && run && j < k; j++)
+        calls[which[j]] = run[j];
+    for (size_t i = 0; i < n; i++) {
+        struct call *c = calls[i];
+        acc_err rc = c ? c->rc : ACC_ERR_TIMEOUT;
+        b[i].state = rc ? ACC_BOOKING_CANCEL_FAILED : ACC_BOOKING_CANCELLED;
+        b[i].error[0] = '\0';
+        if (rc) {
+            failed++;
+            acc_strlcpy(b[i].error, c ? c->err.msg : "no answer within the time limit",
+                        sizeof b[i].error);
+        }
+        if (elapsed)
+            elapsed[i] = c ? c->elapsed_us : timeout_us;
+        call_free(c);
+    }
+    free(which);
+    free(run);
+    free(calls);
+    free(late);
+    return failed;
+}
+
+size_t acc_engine_cancel_all(struct acc_engine *e, struct acc_adapter *const *ads,
+                             struct acc_booking *b, size_t n, int64_t timeout_us)
+{
+    return cancel_many(e, ads, b, n, timeout_us, NULL);
+}
+
 /* Cancels every booking that may exist (reserved or unknown); returns false
  * if one could not be cancelled (it stays cancel-failed for housekeeping). */
 static bool rollback(struct nego *g, const char *why)
@@ -449,51 +519,42 @@ static bool rollback(struct nego *g, const char *why)
     struct acc_engine_request *r = g->req;
     size_t n = r->n_items, k = 0;
     size_t *which = malloc(n * sizeof *which);
-    struct call **calls = calloc(n, sizeof *calls);
-    bool *late = calloc(n, sizeof *late);
-    bool all = true;
+    struct acc_adapter **ads = malloc(n * sizeof *ads);
+    struct acc_booking *b = malloc(n * sizeof *b);
+    int64_t *elapsed = malloc(n * sizeof *elapsed);
     trace(g, ACC_TRACE_ROLLBACK, NULL, 0, 0, 0, ACC_OK, 0, "%s", why);
-    if (!which || !calls || !late) {
+    if (!which || !ads || !b || !elapsed) {
         /* Without memory, leave the bookings open: recovery cancels them. */
         free(which);
-        free(calls);
-        free(late);
+        free(ads);
+        free(b);
+        free(elapsed);
         return false;
     }
     for (size_t i = 0; i < n; i++) {
-        struct acc_booking *b = &r->items[i].booking;
-        if (b->state != ACC_BOOKING_RESERVED && b->state != ACC_BOOKING_UNKNOWN)
+        enum acc_booking_state st = r->items[i].booking.state;
+        if (st != ACC_BOOKING_RESERVED && st != ACC_BOOKING_UNKNOWN)
             continue;
-        calls[k] = call_new(g, OP_CANCEL, &r->items[i]);
-        if (!calls[k]) {
-            all = false;
-            continue;
-        }
-        which[k++] = i;
+        which[k] = i;
+        ads[k] = r->items[i].adapter;
+        b[k++] = r->items[i].booking;
     }
-    run_calls(g->e, calls, k, r->call_timeout_us, late);
+    size_t failed = cancel_many(g->e, ads, b, k, r->call_timeout_us, elapsed);
     for (size_t j = 0; j < k; j++) {
         struct acc_engine_item *it = &r->items[which[j]];
-        struct call *c = calls[j];
-        acc_err rc = c ? c->rc : ACC_ERR_TIMEOUT;
-        it->booking.state = rc ? ACC_BOOKING_CANCEL_FAILED : ACC_BOOKING_CANCELLED;
-        if (rc) {
-            all = false;
-            acc_strlcpy(it->booking.error, c ? c->err.msg : "cancel timed out",
-                        sizeof it->booking.error);
-        }
-        trace(g, ACC_TRACE_CANCEL, it, it->booking.start, it->booking.end, 0, rc,
-              c ? c->elapsed_us : r->call_timeout_us, "%s %s", it->booking.key,
-              rc ? (c ? c->err.msg : "no answer within the time limit") : "cancelled");
-        call_free(c);
+        it->booking = b[j];
+        bool ok = b[j].state == ACC_BOOKING_CANCELLED;
+        trace(g, ACC_TRACE_CANCEL, it, b[j].start, b[j].end, 0, ok ? ACC_OK : ACC_ERR_ADAPTER,
+              elapsed[j], "%s %s", b[j].key, ok ? "cancelled" : b[j].error);
     }
     struct acc_error jerr;
     if (k && journal(g, &jerr))
         acc_log_error("journal after rollback: %s", jerr.msg);
     free(which);
-    free(calls);
-    free(late);
-    return all;
+    free(ads);
+    free(b);
+    free(elapsed);
+    return failed == 0;
 }
 
 /* Books every item at t and reads each booking back.  Returns 1 when all
@@ -791,6 +852,42 @@ acc_err acc_engine_negotiate(struct acc_engine *e, struct acc_engine_request *re
     free(g.calls);
     free(g.timed_out);
     return ACC_OK;
+}
+
+acc_err acc_engine_preview(struct acc_engine *e, struct acc_adapter *ad,
+                           const struct acc_resource *res, acc_time from, acc_time until,
+                           int64_t duration, int64_t timeout_us, struct acc_frames *out,
+                           struct acc_error *err)
+{
+    struct call *c = calloc(1, sizeof *c);
+    if (!c)
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    c->op = OP_PREVIEW;
+    c->eng = e;
+    c->ad = ad;
+    c->res = *res;
+    acc_strlcpy(c->res_name, res->name, sizeof c->res_name);
+    c->res.name = c->res_name;
+    c->from = from;
+    c->until = until;
+    c->duration = duration;
+    acc_frames_init(&c->frames);
+    bool late;
+    run_calls(e, &c, 1, timeout_us, &late);
+    if (!c)
+        return acc_error_set(err, ACC_ERR_TIMEOUT,
+                             "adapter %s did not answer within %" PRId64 " ms",
+                             acc_adapter_name(ad), timeout_us / 1000);
+    acc_err rc = c->rc;
+    if (rc) {
+        acc_error_copy(err, &c->err);
+    } else {
+        acc_frames_release(out);
+        *out = c->frames;
+        acc_frames_init(&c->frames);
+    }
+    call_free(c);
+    return rc;
 }
 
 acc_err acc_engine_probe(struct acc_engine *e, const struct acc_engine_request *req,

@@ -109,6 +109,19 @@ acc_err acc_engine_negotiate(struct acc_engine *e, struct acc_engine_request *re
 acc_err acc_engine_probe(struct acc_engine *e, const struct acc_engine_request *req,
                          acc_time *start, struct acc_error *err);
 
+/* One adapter's preview under the time limit (for GET /sites/{site}/preview). */
+acc_err acc_engine_preview(struct acc_engine *e, struct acc_adapter *ad,
+                           const struct acc_resource *res, acc_time from, acc_time until,
+                           int64_t duration, int64_t timeout_us, struct acc_frames *out,
+                           struct acc_error *err);
+
+/* Cancels bookings concurrently, each at its adapter (ads[i]) by key and local
+ * id, under the time limit.  Each booking's state becomes CANCELLED or
+ * CANCEL_FAILED (with the reason in its error).  Returns the number that
+ * could not be cancelled. */
+size_t acc_engine_cancel_all(struct acc_engine *e, struct acc_adapter *const *ads,
+                             struct acc_booking *b, size_t n, int64_t timeout_us);
+
 /* The earliest t >= from such that [t, t + duration) lies within a frame of
  * every one of the n previews (sorted, disjoint frames); -1 if none. */
 acc_time acc_engine_common_start(const struct acc_frames *previews, size_t n, acc_time from,

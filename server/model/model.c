@@ -149,6 +149,8 @@ void acc_agreement_release(struct acc_agreement *a)
     free(a->offer_xml);
     free(a->fault_code);
     free(a->reason);
+    free(a->terms);
+    free(a->guarantees);
     for (size_t i = 0; i < a->n_comps; i++) {
         struct acc_alloc_component *c = &a->comps[i];
         free(c->name);

@@ -130,6 +130,8 @@ struct acc_agreement {
     size_t offer_len;
     char *fault_code; /* why it is Rejected or failed: a symbol from error.h */
     char *reason;     /* and in words, one line per cause */
+    char *terms;      /* the offer's component and link term names, one per line */
+    char *guarantees; /* the offer's guarantee term names, one per line */
     struct acc_alloc_component *comps;
     size_t n_comps;
     struct acc_alloc_link *links;
@@ -144,6 +146,15 @@ struct acc_agreement_list {
 };
 
 void acc_agreement_list_release(struct acc_agreement_list *l);
+
+/* GET /agreements filters. */
+struct acc_list_filter {
+    const char *state;     /* NULL: any */
+    const char *initiator; /* NULL: any */
+    const char *site;      /* NULL: any */
+    acc_time from, until;  /* overlap with [start, end); 0: open */
+    unsigned limit, offset;
+};
 
 /* ----------------------------------------------------------------- frames */
 

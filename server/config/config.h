@@ -1,0 +1,106 @@
+/* config.h - accordd's configuration: an INI file (read with inih), or the
+ * embedded simulated testbed when none is given.
+ *
+ *   [server]       listen, max_body, max_depth, connection_limit, timeout,
+ *                  allow_control, log_level
+ *   [database]     path, durable
+ *   [negotiation]  strategy, max_rounds, horizon, lead_time, adapter_timeout
+ *   [site NAME]    adapter, nodes, then the adapter's own settings
+ *   [network NAME] adapter, then the adapter's own settings
+ *   [link NAME]    sites = A B, capacity (Mbit/s), network
+ *
+ * docs/configuration.md describes every key. */
+#ifndef ACC_CONFIG_H
+#define ACC_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/error.h"
+#include "../common/kv.h"
+#include "../common/log.h"
+#include "../model/model.h"
+
+struct acc_site_cfg {
+    char *name;
+    char *adapter; /* kind */
+    int64_t nodes;
+    struct acc_kv *settings; /* everything else in the section, for the adapter */
+    size_t n_settings;
+};
+
+struct acc_network_cfg {
+    char *name;
+    char *adapter;
+    struct acc_kv *settings;
+    size_t n_settings;
+};
+
+struct acc_link_cfg {
+    char *name;
+    char *site_a, *site_b;
+    char *network;
+    int64_t capacity; /* Mbit/s */
+};
+
+struct acc_config {
+    char *origin; /* file name, or "embedded testbed" */
+    bool embedded;
+
+    /* [server] */
+    char *listen_host;
+    unsigned listen_port;
+    size_t max_body;
+    unsigned max_depth;
+    unsigned connection_limit;
+    unsigned timeout;   /* seconds a connection may idle */
+    bool allow_control; /* POST /adapters/{name}/control/{op} (simulators' faults) */
+    enum acc_log_level log_level;
+
+    /* [database] */
+    char *db_path;
+    bool durable;
+
+    /* [negotiation] */
+    enum acc_strategy strategy; /* the default when an offer names none */
+    unsigned max_rounds;
+    int64_t horizon;         /* how far previews look without a deadline */
+    int64_t lead_time;       /* earliest start no sooner than now + this */
+    int64_t adapter_timeout; /* per adapter call, seconds */
+
+    struct acc_site_cfg *sites;
+    size_t n_sites;
+    struct acc_network_cfg *networks;
+    size_t n_networks;
+    struct acc_link_cfg *links;
+    size_t n_links;
+};
+
+/* Reads a file.  Errors name the file, the line and the key. */
+acc_err acc_config_load_file(const char *path, struct acc_config *out, struct acc_error *err);
+
+/* Reads INI text (origin names it in messages). */
+acc_err acc_config_load_string(const char *text, const char *origin, struct acc_config *out,
+                               struct acc_error *err);
+
+/* The embedded testbed: three simulated sites shaped like VIOLA's (fzj-xd1
+ * 64 nodes, caesar 128, fh-brs 32), a full mesh of 10 Gbit/s links, and a
+ * deterministic background load. */
+acc_err acc_config_embedded(struct acc_config *out, struct acc_error *err);
+
+/* The embedded testbed's INI text, for `accordd --print-config`. */
+const char *acc_config_embedded_text(void);
+
+/* Overrides from the command line. */
+acc_err acc_config_set_listen(struct acc_config *c, const char *hostport, struct acc_error *err);
+acc_err acc_config_set_db(struct acc_config *c, const char *path, struct acc_error *err);
+
+void acc_config_release(struct acc_config *c);
+
+const struct acc_site_cfg *acc_config_site(const struct acc_config *c, const char *name);
+/* The link between two sites (either order), or NULL. */
+const struct acc_link_cfg *acc_config_link_between(const struct acc_config *c, const char *a,
+                                                   const char *b);
+
+#endif

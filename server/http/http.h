@@ -1,0 +1,117 @@
+/* http.h - the HTTP API (SPEC section 3) over libmicrohttpd.
+ *
+ * A route table {method, path pattern, handler} in the manner of GNU Taler's
+ * exchange: the router does the shared work (body size cap, 404 vs 405,
+ * content negotiation) before a handler runs; handlers take a parsed
+ * request and fill a response, and never call libmicrohttpd, so tests call
+ * them directly through acc_http_dispatch.  Every error goes through
+ * acc_reply_error: an XML co:Fault, or JSON when the client asks for it.
+ */
+#ifndef ACC_HTTP_H
+#define ACC_HTTP_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/buf.h"
+#include "../common/error.h"
+#include "../common/kv.h"
+#include "../service/service.h"
+#include "../xml/xml.h"
+
+/* What handlers share: the one server context. */
+struct acc_http_ctx {
+    struct acc_service *svc;
+    struct acc_xml_limits limits;
+    atomic_uint_least64_t status_class[6]; /* requests answered, by status / 100 */
+};
+
+#define ACC_HTTP_MAX_PARAMS 3
+
+struct acc_request {
+    const char *method;
+    const char *path;
+    const char *params[ACC_HTTP_MAX_PARAMS]; /* {captures} of the route, in order */
+    const char *body;
+    size_t body_len;
+    const struct acc_kv *query;
+    size_t n_query;
+    const char *content_type;
+    const char *idempotency_key;
+    bool json;           /* the client accepts application/json rather than XML */
+    char param_buf[512]; /* storage for params */
+};
+
+struct acc_response {
+    int status;
+    const char *content_type;
+    struct acc_buf body;
+    char location[128];
+    char allow[64];
+    bool replayed;
+};
+
+void acc_response_init(struct acc_response *rs);
+void acc_response_release(struct acc_response *rs);
+
+typedef void (*acc_handler)(struct acc_http_ctx *ctx, const struct acc_request *rq,
+                            struct acc_response *rs);
+
+/* Routes the request (filling rq->params) and runs its handler; 404 or 405
+ * when none fits. */
+void acc_http_dispatch(struct acc_http_ctx *ctx, struct acc_request *rq, struct acc_response *rs);
+
+/* The shared replies. */
+void acc_reply_error(const struct acc_request *rq, struct acc_response *rs, acc_err code,
+                     const char *msg, const char *agreement_id);
+void acc_reply_err(const struct acc_request *rq, struct acc_response *rs,
+                   const struct acc_error *err, const char *agreement_id);
+/* A document the handler rendered into rs->body. */
+void acc_reply_doc(const struct acc_request *rq, struct acc_response *rs, int status);
+void acc_reply_text(struct acc_response *rs, int status, const char *content_type);
+
+/* A query parameter, or NULL. */
+const char *acc_query(const struct acc_request *rq, const char *key);
+
+/* The handlers, one file per resource. */
+void acc_h_agreement_create(struct acc_http_ctx *, const struct acc_request *,
+                            struct acc_response *);
+void acc_h_agreement_list(struct acc_http_ctx *, const struct acc_request *, struct acc_response *);
+void acc_h_agreement_get(struct acc_http_ctx *, const struct acc_request *, struct acc_response *);
+void acc_h_agreement_state(struct acc_http_ctx *, const struct acc_request *,
+                           struct acc_response *);
+void acc_h_agreement_trace(struct acc_http_ctx *, const struct acc_request *,
+                           struct acc_response *);
+void acc_h_agreement_terminate(struct acc_http_ctx *, const struct acc_request *,
+                               struct acc_response *);
+void acc_h_sites(struct acc_http_ctx *, const struct acc_request *, struct acc_response *);
+void acc_h_site(struct acc_http_ctx *, const struct acc_request *, struct acc_response *);
+void acc_h_site_preview(struct acc_http_ctx *, const struct acc_request *, struct acc_response *);
+void acc_h_adapter_control(struct acc_http_ctx *, const struct acc_request *,
+                           struct acc_response *);
+void acc_h_templates(struct acc_http_ctx *, const struct acc_request *, struct acc_response *);
+void acc_h_template(struct acc_http_ctx *, const struct acc_request *, struct acc_response *);
+void acc_h_healthz(struct acc_http_ctx *, const struct acc_request *, struct acc_response *);
+void acc_h_metrics(struct acc_http_ctx *, const struct acc_request *, struct acc_response *);
+
+/* ------------------------------------------------------------ the server */
+
+struct acc_http_server;
+
+struct acc_http_options {
+    const char *host;
+    unsigned port; /* 0: any free port */
+    unsigned connection_limit;
+    unsigned timeout; /* seconds idle */
+    size_t max_body;
+};
+
+acc_err acc_http_start(struct acc_http_ctx *ctx, const struct acc_http_options *opt,
+                       struct acc_http_server **out, struct acc_error *err);
+/* The port actually bound (useful with port 0). */
+unsigned acc_http_port(const struct acc_http_server *srv);
+void acc_http_stop(struct acc_http_server *srv);
+
+#endif

@@ -1,0 +1,154 @@
+/* router.c - the route table, dispatch, and the shared replies. */
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "../json/json.h"
+#include "http.h"
+
+struct route {
+    const char *method;
+    const char *pattern; /* segments; "{}" captures one */
+    acc_handler handler;
+};
+
+static const struct route routes[] = {
+    {"POST", "/agreements", acc_h_agreement_create},
+    {"GET", "/agreements", acc_h_agreement_list},
+    {"GET", "/agreements/{}", acc_h_agreement_get},
+    {"DELETE", "/agreements/{}", acc_h_agreement_terminate},
+    {"GET", "/agreements/{}/state", acc_h_agreement_state},
+    {"GET", "/agreements/{}/negotiation", acc_h_agreement_trace},
+    {"POST", "/agreements/{}/terminate", acc_h_agreement_terminate},
+    {"GET", "/sites", acc_h_sites},
+    {"GET", "/sites/{}", acc_h_site},
+    {"GET", "/sites/{}/preview", acc_h_site_preview},
+    {"POST", "/adapters/{}/control/{}", acc_h_adapter_control},
+    {"GET", "/templates", acc_h_templates},
+    {"GET", "/templates/{}", acc_h_template},
+    {"GET", "/healthz", acc_h_healthz},
+    {"GET", "/metrics", acc_h_metrics},
+};
+
+#define N_ROUTES (sizeof routes / sizeof routes[0])
+
+/* Matches path against pattern; captures go into buf (NUL-separated) and
+ * params.  Captures must be non-empty segments. */
+static bool match(const char *pattern, const char *path, char *buf, size_t size,
+                  const char **params)
+{
+    size_t np = 0, used = 0;
+    const char *p = pattern, *s = path;
+    while (*p && *s) {
+        if (*p != '/' || *s != '/')
+            return false;
+        p++;
+        s++;
+        const char *pe = strchr(p, '/'), *se = strchr(s, '/');
+        size_t pl = pe ? (size_t)(pe - p) : strlen(p);
+        size_t sl = se ? (size_t)(se - s) : strlen(s);
+        if (pl == 2 && p[0] == '{' && p[1] == '}') {
+            if (sl == 0 || np == ACC_HTTP_MAX_PARAMS || used + sl + 1 > size)
+                return false;
+            memcpy(buf + used, s, sl);
+            buf[used + sl] = '\0';
+            params[np++] = buf + used;
+            used += sl + 1;
+        } else if (pl != sl || strncmp(p, s, pl) != 0) {
+            return false;
+        }
+        p += pl;
+        s += sl;
+    }
+    /* A trailing slash is the same resource. */
+    if (*s == '/' && s[1] == '\0')
+        s++;
+    return *p == '\0' && *s == '\0';
+}
+
+void acc_http_dispatch(struct acc_http_ctx *ctx, struct acc_request *rq, struct acc_response *rs)
+{
+    bool path_known = false;
+    size_t allow_len = 0;
+    rs->allow[0] = '\0';
+    for (size_t i = 0; i < N_ROUTES; i++) {
+        const char *params[ACC_HTTP_MAX_PARAMS] = {0};
+        if (!match(routes[i].pattern, rq->path, rq->param_buf, sizeof rq->param_buf, params))
+            continue;
+        path_known = true;
+        if (strcmp(routes[i].method, rq->method) != 0) {
+            if (!strstr(rs->allow, routes[i].method) && allow_len + 10 < sizeof rs->allow)
+                allow_len += (size_t)snprintf(rs->allow + allow_len, sizeof rs->allow - allow_len,
+                                              "%s%s", allow_len ? ", " : "", routes[i].method);
+            continue;
+        }
+        memcpy(rq->params, params, sizeof params);
+        rs->allow[0] = '\0';
+        routes[i].handler(ctx, rq, rs);
+        return;
+    }
+    if (path_known) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "%s is not allowed on %.64s (allowed: %s)", rq->method, rq->path,
+                 rs->allow);
+        acc_reply_error(rq, rs, ACC_ERR_METHOD, msg, NULL);
+        return;
+    }
+    char msg[160];
+    snprintf(msg, sizeof msg, "no resource %.100s", rq->path);
+    acc_reply_error(rq, rs, ACC_ERR_NOT_FOUND, msg, NULL);
+}
+
+void acc_response_init(struct acc_response *rs)
+{
+    memset(rs, 0, sizeof *rs);
+    acc_buf_init(&rs->body);
+    rs->status = 500;
+}
+
+void acc_response_release(struct acc_response *rs)
+{
+    acc_buf_release(&rs->body);
+}
+
+void acc_reply_error(const struct acc_request *rq, struct acc_response *rs, acc_err code,
+                     const char *msg, const char *agreement_id)
+{
+    acc_buf_reset(&rs->body);
+    rs->status = acc_err_http_status(code);
+    if (rq->json) {
+        acc_json_fault(code, msg, agreement_id, &rs->body);
+        rs->content_type = "application/json";
+    } else {
+        acc_xml_fault(code, msg, agreement_id, &rs->body);
+        rs->content_type = "application/xml";
+    }
+}
+
+void acc_reply_err(const struct acc_request *rq, struct acc_response *rs,
+                   const struct acc_error *err, const char *agreement_id)
+{
+    acc_reply_error(rq, rs, err->code, err->msg[0] ? err->msg : acc_err_text(err->code),
+                    agreement_id);
+}
+
+void acc_reply_doc(const struct acc_request *rq, struct acc_response *rs, int status)
+{
+    if (!acc_buf_ok(&rs->body)) {
+        acc_reply_error(rq, rs, ACC_ERR_NOMEM, "out of memory while rendering the reply", NULL);
+        return;
+    }
+    rs->status = status;
+    rs->content_type = rq->json ? "application/json" : "application/xml";
+}
+
+void acc_reply_text(struct acc_response *rs, int status, const char *content_type)
+{
+    rs->status = status;
+    rs->content_type = content_type;
+}
+
+const char *acc_query(const struct acc_request *rq, const char *key)
+{
+    return acc_kv_get(rq->query, rq->n_query, key);
+}

@@ -1,0 +1,136 @@
+/* main.c - accordd: the co-allocation service.
+ *
+ *   accordd [--config FILE] [--listen HOST:PORT] [--db PATH] [--log-level L]
+ *   accordd --print-config | --help | --version
+ *
+ * Without --config it serves the embedded simulated testbed. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "config/config.h"
+#include "http/http.h"
+#include "service/service.h"
+#include "xml/xml.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: accordd [--config FILE] [--listen HOST:PORT] [--db PATH]\n"
+               "               [--log-level error|warn|info|debug]\n"
+               "       accordd --print-config | --help | --version\n"
+               "\n"
+               "Accord negotiates co-allocations (nodes on several clusters plus network\n"
+               "bandwidth, all at the same time) from WS-Agreement offers over HTTP/XML.\n"
+               "Without --config it serves an embedded simulated testbed of three sites on\n"
+               "127.0.0.1:8080 with its database in ./accord.db.\n"
+               "\n"
+               "  --config FILE      an INI configuration (see docs/configuration.md)\n"
+               "  --listen HOST:PORT where to listen (port 0: any free port)\n"
+               "  --db PATH          the SQLite database file\n"
+               "  --log-level L      how much to log on standard error\n"
+               "  --print-config     print the embedded testbed's configuration and exit\n");
+}
+
+int main(int argc, char **argv)
+{
+    const char *config = NULL, *listen = NULL, *db = NULL, *level = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        bool has_value = i + 1 < argc;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            usage(stdout);
+            return 0;
+        } else if (strcmp(a, "--version") == 0) {
+            printf("accordd %s\n", ACCORD_VERSION);
+            return 0;
+        } else if (strcmp(a, "--print-config") == 0) {
+            fputs(acc_config_embedded_text(), stdout);
+            return 0;
+        } else if (strcmp(a, "--config") == 0 && has_value) {
+            config = argv[++i];
+        } else if (strcmp(a, "--listen") == 0 && has_value) {
+            listen = argv[++i];
+        } else if (strcmp(a, "--db") == 0 && has_value) {
+            db = argv[++i];
+        } else if (strcmp(a, "--log-level") == 0 && has_value) {
+            level = argv[++i];
+        } else {
+            fprintf(stderr, "accordd: unknown or incomplete option '%s'\n", a);
+            usage(stderr);
+            return 2;
+        }
+    }
+
+    struct acc_config cfg;
+    struct acc_error err;
+    acc_err rc =
+        config ? acc_config_load_file(config, &cfg, &err) : acc_config_embedded(&cfg, &err);
+    if (rc) {
+        fprintf(stderr, "accordd: %s\n", err.msg);
+        return 1;
+    }
+    if ((listen && acc_config_set_listen(&cfg, listen, &err)) ||
+        (db && acc_config_set_db(&cfg, db, &err))) {
+        fprintf(stderr, "accordd: %s\n", err.msg);
+        acc_config_release(&cfg);
+        return 2;
+    }
+    if (level && !acc_log_parse_level(level, &cfg.log_level)) {
+        fprintf(stderr, "accordd: --log-level is error, warn, info or debug\n");
+        acc_config_release(&cfg);
+        return 2;
+    }
+    acc_log_set_level(cfg.log_level);
+
+    /* Signals are taken by sigwait below, in this thread only. */
+    sigset_t sigs;
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGINT);
+    sigaddset(&sigs, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    struct acc_service *svc = NULL;
+    struct acc_http_server *srv = NULL;
+    struct acc_http_ctx ctx = {0};
+    int status = 1;
+    rc = acc_xml_init(&err);
+    if (!rc)
+        rc = acc_service_open(&cfg, &svc, &err);
+    if (!rc) {
+        ctx.svc = svc;
+        ctx.limits = (struct acc_xml_limits){cfg.max_body, cfg.max_depth, 20000};
+        struct acc_http_options ho = {cfg.listen_host, cfg.listen_port, cfg.connection_limit,
+                                      cfg.timeout, cfg.max_body};
+        rc = acc_http_start(&ctx, &ho, &srv, &err);
+    }
+    if (rc) {
+        fprintf(stderr, "accordd: %s\n", err.msg);
+        goto out;
+    }
+
+    const char *host = cfg.listen_host;
+    bool v6 = strchr(host, ':') != NULL;
+    acc_log_info("serving %s (%zu sites, %zu links) with database %s", cfg.origin, cfg.n_sites,
+                 cfg.n_links, cfg.db_path);
+    printf("accordd %s listening on http://%s%s%s:%u\n", ACCORD_VERSION, v6 ? "[" : "", host,
+           v6 ? "]" : "", acc_http_port(srv));
+    if (cfg.embedded)
+        printf("try:  curl -s -X POST --data-binary @docs/examples/offer.xml "
+               "-H 'Content-Type: application/xml' http://%s%s%s:%u/agreements\n",
+               v6 ? "[" : "", host, v6 ? "]" : "", acc_http_port(srv));
+    fflush(stdout);
+
+    int sig = 0;
+    sigwait(&sigs, &sig);
+    acc_log_info("signal %d: shutting down", sig);
+    status = 0;
+out:
+    acc_http_stop(srv);
+    acc_service_close(svc);
+    acc_xml_cleanup();
+    acc_config_release(&cfg);
+    return status;
+}

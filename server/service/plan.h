@@ -1,0 +1,55 @@
+/* plan.h - from an offer to engine items: which site runs each component,
+ * which reservation serves each link.
+ *
+ * Components on the same site share one node reservation (their nodes add
+ * up); links between the same two sites share one bandwidth reservation
+ * (their bandwidths add up); a link whose components share a site needs no
+ * network reservation.  Components that name no site get one chosen: every
+ * assignment that fits (up to a bound) is probed with one preview round and
+ * the one with the earliest common start wins.
+ */
+#ifndef ACC_PLAN_H
+#define ACC_PLAN_H
+
+#include <stddef.h>
+
+#include "../config/config.h"
+#include "../engine/engine.h"
+#include "../model/model.h"
+
+#define ACC_PLAN_NO_ITEM     ((size_t)-1)
+#define ACC_PLAN_MAX_CHOICES 32
+
+struct acc_plan_env {
+    const struct acc_config *cfg;
+    struct acc_adapter *(*site_adapter)(void *ctx, const char *site);
+    struct acc_adapter *(*network_adapter)(void *ctx, const char *network);
+    void *ctx;
+};
+
+struct acc_plan {
+    const char **site_of; /* per component: its site (borrowed from the config) */
+    size_t *item_of_comp; /* per component: index of its node reservation */
+    size_t *item_of_link; /* per link: index of its bandwidth reservation, or NO_ITEM */
+    const struct acc_link_cfg **link_of; /* per link: the configured link, or NULL */
+    struct acc_engine_item *items;
+    size_t n_items;
+    char **labels; /* the items' labels, owned */
+};
+
+void acc_plan_release(struct acc_plan *p);
+
+/* Checks an offer against the configuration: unknown sites, more nodes or
+ * bandwidth than exists, links between sites that no link joins.  Bad
+ * input gets a 4xx code and a message naming the component or link. */
+acc_err acc_plan_check(const struct acc_plan_env *env, const struct acc_offer *o,
+                       struct acc_error *err);
+
+/* Builds the items for the offer, choosing sites for components without one.
+ * `probe` is the window to probe candidate assignments in (its items are
+ * ignored); choices are reported through probe->hooks.trace as PLAN events. */
+acc_err acc_plan_make(const struct acc_plan_env *env, struct acc_engine *eng,
+                      const struct acc_offer *o, const struct acc_engine_request *probe,
+                      struct acc_plan *out, struct acc_error *err);
+
+#endif

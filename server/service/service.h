@@ -1,0 +1,124 @@
+/* service.h - what accordd does, independent of how it is asked.
+ *
+ * The service owns the store, the adapters (one per configured site and
+ * network), and the engine.  It turns a parsed offer into engine items
+ * (choosing sites for components that name none), records every step in the
+ * store, answers the questions of the API, and keeps things tidy in the
+ * background: agreements whose reservation ended become Complete, and
+ * reservations that could not be cancelled are retried.  At start-up it
+ * recovers from a crash: every reservation that a negotiation left open is
+ * cancelled at its adapter, and interrupted negotiations end.
+ *
+ * The HTTP layer calls these functions with parsed input; nothing here knows
+ * HTTP or XML.
+ */
+#ifndef ACC_SERVICE_H
+#define ACC_SERVICE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "../common/buf.h"
+#include "../common/error.h"
+#include "../common/kv.h"
+#include "../config/config.h"
+#include "../model/model.h"
+
+struct acc_service;
+
+/* Opens the store and the adapters, runs recovery and starts housekeeping.
+ * The configuration must outlive the service. */
+acc_err acc_service_open(const struct acc_config *cfg, struct acc_service **out,
+                         struct acc_error *err);
+/* Stops background work, interrupts adapter calls, closes everything. */
+void acc_service_close(struct acc_service *svc);
+
+const struct acc_config *acc_service_config(const struct acc_service *svc);
+
+struct acc_submit {
+    const struct acc_offer *offer; /* parsed and schema-valid */
+    const char *document;          /* the offer as received, kept with the agreement */
+    size_t len;
+    const char *idempotency_key; /* NULL: none */
+    bool pending;                /* answer at once and negotiate in the background */
+};
+
+/* Negotiates an offer.  On return *stored says whether an agreement was
+ * recorded (then *out holds it, with its allocation):
+ *   ACC_OK        Observed (or Pending in pending mode)
+ *   ACC_ERR_NO_SLOT, ACC_ERR_ADAPTER, ACC_ERR_UNAVAILABLE, ACC_ERR_TIMEOUT
+ *                 Rejected and kept, with the reasons
+ *   other codes   bad input (unknown site, over capacity, window...): nothing
+ *                 stored, nothing booked
+ * *replayed is set when an earlier request with the same idempotency key
+ * (and initiator) is being answered again. */
+acc_err acc_service_submit(struct acc_service *svc, const struct acc_submit *rq,
+                           struct acc_agreement *out, bool *stored, bool *replayed,
+                           struct acc_error *err);
+
+/* The agreement with its allocation; with its offer document if asked. */
+acc_err acc_service_get(struct acc_service *svc, const char *id, bool with_offer,
+                        struct acc_agreement *out, struct acc_error *err);
+
+acc_err acc_service_list(struct acc_service *svc, const struct acc_list_filter *f,
+                         struct acc_agreement_list *out, struct acc_error *err);
+
+/* The agreement's state with its service and guarantee term states.
+ * Release with acc_service_state_release. */
+struct acc_service_state {
+    struct acc_agreement agreement;
+    struct acc_term_view *terms;
+    size_t n_terms;
+    struct acc_guarantee_view *guarantees;
+    size_t n_guarantees;
+    struct acc_state_view view;
+};
+
+acc_err acc_service_state(struct acc_service *svc, const char *id, struct acc_service_state *out,
+                          struct acc_error *err);
+void acc_service_state_release(struct acc_service_state *s);
+
+acc_err acc_service_trace(struct acc_service *svc, const char *id, struct acc_agreement *a,
+                          struct acc_trace *out, struct acc_error *err);
+
+/* Cancels every reservation of the agreement; *out is its state afterwards
+ * (Terminated, or ...AndTerminating while cancellations are retried). */
+acc_err acc_service_terminate(struct acc_service *svc, const char *id, struct acc_agreement *out,
+                              struct acc_error *err);
+
+/* Sites, networks and links with their adapters' health.  Release with
+ * acc_service_sites_release. */
+struct acc_service_sites {
+    struct acc_site_info *sites;
+    size_t n_sites;
+    struct acc_site_info *networks;
+    size_t n_networks;
+    struct acc_link_info *links;
+    size_t n_links;
+    char (*health)[256]; /* storage for the health texts */
+    struct acc_sites_view view;
+};
+
+acc_err acc_service_sites(struct acc_service *svc, struct acc_service_sites *out,
+                          struct acc_error *err);
+void acc_service_sites_release(struct acc_service_sites *s);
+
+/* A site's free frames for `nodes` nodes of at least `duration`, within
+ * [from, until); from 0 means now, until 0 means from + the horizon. */
+acc_err acc_service_preview(struct acc_service *svc, const char *site, int64_t nodes,
+                            int64_t duration, acc_time from, acc_time until, struct acc_frames *out,
+                            acc_time *from_used, acc_time *until_used, struct acc_error *err);
+
+/* An adapter-specific operation (the simulators' fault injection) on the
+ * adapter of a site or network; only with [server] allow_control. */
+acc_err acc_service_control(struct acc_service *svc, const char *adapter, const char *op,
+                            const struct acc_kv *args, size_t n_args, struct acc_buf *reply,
+                            struct acc_error *err);
+
+/* Liveness: the store answers and how many adapters are up. */
+acc_err acc_service_health(struct acc_service *svc, struct acc_buf *text, struct acc_error *err);
+
+/* Prometheus text metrics of the service (the HTTP layer adds its own). */
+void acc_service_metrics(struct acc_service *svc, struct acc_buf *out);
+
+#endif

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# check-format.sh - fails when clang-format would change a C file of the tree.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bad=$(git ls-files '*.c' '*.h' 2>/dev/null | while read -r f; do
+    [ -f "$f" ] && ! clang-format --dry-run --Werror "$f" >/dev/null 2>&1 && echo "$f"
+done)
+if [ -n "$bad" ]; then
+    echo "not formatted (run clang-format -i on them):"
+    echo "$bad"
+    exit 1
+fi
+echo "all C files formatted"

@@ -1,0 +1,194 @@
+/* test_crash.c - the real accordd binary killed with SIGKILL in the middle of
+ * a negotiation: after a restart no agreement is lost and no reservation is
+ * left behind. */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "http_client.h"
+#include "testutil.h"
+
+static char base[64];
+static char db[256], ini[256];
+
+static const char config[] = "[server]\n"
+                             "allow_control = yes\n"
+                             "[negotiation]\n"
+                             "adapter_timeout = PT120S\n"
+                             "[site alpha]\n"
+                             "adapter = sim-batch\n"
+                             "nodes = 16\n"
+                             "[site beta]\n"
+                             "adapter = sim-batch\n"
+                             "nodes = 16\n"
+                             "[network net]\n"
+                             "adapter = sim-network\n"
+                             "[link alpha_beta]\n"
+                             "sites = alpha beta\n"
+                             "capacity = 1000\n"
+                             "network = net\n";
+
+static const char offer[] =
+    "<wsag:AgreementOffer xmlns:wsag=\"http://schemas.ggf.org/graap/2007/03/ws-agreement\" "
+    "xmlns:co=\"urn:accord:coalloc:1\"><wsag:Name>crash</wsag:Name><wsag:Context>"
+    "<wsag:AgreementInitiator>tester</wsag:AgreementInitiator>"
+    "<wsag:ServiceProvider>AgreementResponder</wsag:ServiceProvider></wsag:Context>"
+    "<wsag:Terms><wsag:All>"
+    "<wsag:ServiceDescriptionTerm wsag:Name=\"schedule\" wsag:ServiceName=\"metajob\">"
+    "<co:Schedule><co:Duration>PT1H</co:Duration></co:Schedule></wsag:ServiceDescriptionTerm>"
+    "<wsag:ServiceDescriptionTerm wsag:Name=\"a\" wsag:ServiceName=\"metajob\"><co:Component>"
+    "<co:Site>alpha</co:Site><co:Nodes>4</co:Nodes></co:Component>"
+    "</wsag:ServiceDescriptionTerm>"
+    "<wsag:ServiceDescriptionTerm wsag:Name=\"b\" wsag:ServiceName=\"metajob\"><co:Component>"
+    "<co:Site>beta</co:Site><co:Nodes>4</co:Nodes></co:Component>"
+    "</wsag:ServiceDescriptionTerm>"
+    "<wsag:ServiceDescriptionTerm wsag:Name=\"ab\" wsag:ServiceName=\"metajob\"><co:Link>"
+    "<co:Between>a</co:Between><co:And>b</co:And><co:Bandwidth>100</co:Bandwidth></co:Link>"
+    "</wsag:ServiceDescriptionTerm>"
+    "</wsag:All></wsag:Terms></wsag:AgreementOffer>";
+
+/* Starts accordd and reads the port it prints. */
+static pid_t start(void)
+{
+    int fd[2];
+    if (pipe(fd) != 0)
+        return -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(fd[1], STDOUT_FILENO);
+        close(fd[0]);
+        close(fd[1]);
+        execl(ACCORDD_PATH, "accordd", "--config", ini, "--db", db, "--listen", "127.0.0.1:0",
+              "--log-level", "error", (char *)NULL);
+        _exit(127);
+    }
+    close(fd[1]);
+    char buf[1024] = "";
+    size_t used = 0;
+    base[0] = '\0';
+    while (used + 1 < sizeof buf) {
+        struct pollfd p = {fd[0], POLLIN, 0};
+        if (poll(&p, 1, 20000) <= 0)
+            break;
+        ssize_t n = read(fd[0], buf + used, sizeof buf - used - 1);
+        if (n <= 0)
+            break;
+        used += (size_t)n;
+        buf[used] = '\0';
+        const char *at = strstr(buf, "listening on ");
+        if (at && strchr(at, '\n')) {
+            sscanf(at, "listening on %63s", base);
+            break;
+        }
+    }
+    close(fd[0]);
+    return base[0] ? pid : -1;
+}
+
+static char *call(const char *method, const char *path, const char *body, long *status)
+{
+    char u[512];
+    snprintf(u, sizeof u, "%s%s", base, path);
+    struct http_reply r;
+    const char *hdr[] = {"Content-Type: application/xml", NULL};
+    if (http_do(method, u, body, body ? strlen(body) : 0, hdr, &r) != 0) {
+        *status = -1;
+        return NULL;
+    }
+    *status = r.status;
+    char *b = r.body;
+    r.body = NULL;
+    http_reply_free(&r);
+    return b;
+}
+
+static int setup(void)
+{
+    snprintf(db, sizeof db, "%s/crash.db", acc_test_tmpdir());
+    snprintf(ini, sizeof ini, "%s/crash.ini", acc_test_tmpdir());
+    FILE *f = fopen(ini, "w");
+    if (!f)
+        return 1;
+    fputs(config, f);
+    fclose(f);
+    return 0;
+}
+
+static void test_kill_mid_negotiation(void)
+{
+    pid_t pid = start();
+    CU_ASSERT_TRUE_FATAL(pid > 0);
+    long st;
+    /* beta's reservation hangs: the negotiation stops half way. */
+    free(
+        call("POST", "/adapters/beta/control/fault?call=reserve&action=hang&seconds=300", "", &st));
+    CU_ASSERT_EQUAL(st, 200);
+    char *reply = call("POST", "/agreements?mode=pending", offer, &st);
+    CU_ASSERT_EQUAL(st, 202);
+    char *id = reply ? xml_get(reply, "/wsag:Agreement/@wsag:AgreementId") : NULL;
+    free(reply);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(id);
+
+    /* Wait until alpha holds its part. */
+    bool booked = false;
+    for (int i = 0; i < 200 && !booked; i++) {
+        char *b = call("POST", "/adapters/alpha/control/bookings", "", &st);
+        booked = b && strstr(b, id);
+        free(b);
+        if (!booked)
+            usleep(25000);
+    }
+    CU_ASSERT_TRUE_FATAL(booked);
+
+    kill(pid, SIGKILL);
+    int status;
+    waitpid(pid, &status, 0);
+    CU_ASSERT_TRUE(WIFSIGNALED(status));
+
+    pid = start();
+    CU_ASSERT_TRUE_FATAL(pid > 0);
+    char path[128];
+    snprintf(path, sizeof path, "/agreements/%s", id);
+    char *doc = call("GET", path, NULL, &st);
+    CU_ASSERT_EQUAL(st, 200);
+    char *state = doc ? xml_get(doc, "//co:Allocation/co:State") : NULL;
+    char *code = doc ? xml_get(doc, "//co:Allocation/co:FaultCode") : NULL;
+    CU_ASSERT_STRING_EQUAL(state ? state : "", "Rejected");
+    CU_ASSERT_STRING_EQUAL(code ? code : "", "Interrupted");
+    free(state);
+    free(code);
+    free(doc);
+    static const char *const adapters[] = {"alpha", "beta", "net"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "/adapters/%s/control/bookings", adapters[i]);
+        char *b = call("POST", path, "", &st);
+        CU_ASSERT_EQUAL(st, 200);
+        CU_ASSERT_PTR_NULL(b ? strstr(b, id) : "no reply");
+        free(b);
+    }
+    /* The service negotiates again as usual. */
+    reply = call("POST", "/agreements", offer, &st);
+    CU_ASSERT_EQUAL(st, 201);
+    free(reply);
+
+    /* SIGTERM is an orderly stop. */
+    kill(pid, SIGTERM);
+    waitpid(pid, &status, 0);
+    CU_ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    free(id);
+}
+
+static const struct acc_test_case tests[] = {
+    {"kill -9 mid-negotiation: nothing lost, nothing left booked", test_kill_mid_negotiation},
+    {NULL, NULL},
+};
+
+const struct acc_test_suite acc_test_suites[] = {
+    {"crash", setup, NULL, tests},
+    {NULL, NULL, NULL, NULL},
+};

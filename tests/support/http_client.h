@@ -1,0 +1,32 @@
+/* http_client.h - a small libcurl client for the integration tests. */
+#ifndef ACC_HTTP_CLIENT_H
+#define ACC_HTTP_CLIENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct http_reply {
+    long status;
+    char *body; /* NUL-terminated */
+    size_t len;
+    char location[256];
+    char content_type[128];
+    bool replayed;
+};
+
+/* One request; headers is a NULL-terminated list of "Name: value" (or NULL).
+ * Returns 0 on a completed exchange (any status), -1 on a transport error. */
+int http_do(const char *method, const char *url, const char *body, size_t len,
+            const char *const *headers, struct http_reply *out);
+void http_reply_free(struct http_reply *r);
+
+/* The text of the first node matching an XPath (prefixes wsag and co are
+ * bound), or NULL; free() it. */
+char *xml_get(const char *doc, const char *xpath);
+/* How many nodes match. */
+int xml_count(const char *doc, const char *xpath);
+
+/* Reads a whole file; NULL on failure; free() it. */
+char *read_file(const char *path, size_t *len);
+
+#endif

@@ -1,0 +1,325 @@
+/* test_adapters.c - the conformance suite: the same behaviour asked of every
+ * adapter kind that can run here, through the public wrappers. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "adapter.h"
+#include "store.h"
+#include "testutil.h"
+
+#define H 3600
+
+static struct acc_store *st;
+
+struct kind {
+    const char *kind;
+    struct acc_adapter *(*open)(void);
+    struct acc_resource res; /* what to ask of it: 4 of 16 */
+};
+
+static struct acc_adapter *open_kind(const char *kind, const char *name)
+{
+    static const struct acc_link_def links[] = {{"l1", "a", "b", 16}};
+    struct acc_kv settings[] = {{"load", "no"}};
+    struct acc_adapter_env env = {
+        .name = name,
+        .section = name,
+        .store = st,
+        .settings = settings,
+        .n_settings = 1,
+        .nodes = 16,
+        .links = links,
+        .n_links = 1,
+    };
+    struct acc_adapter *ad = NULL;
+    struct acc_error err;
+    if (acc_adapter_open(acc_adapter_kind_find(kind), &env, &ad, &err))
+        fprintf(stderr, "open %s: %s\n", kind, err.msg);
+    return ad;
+}
+
+static struct acc_adapter *open_batch(void)
+{
+    return open_kind("sim-batch", "site16");
+}
+
+static struct acc_adapter *open_network(void)
+{
+    return open_kind("sim-network", "net16");
+}
+
+static const struct kind kinds[] = {
+    {"sim-batch", open_batch, {ACC_RES_NODES, "site16", 4}},
+    {"sim-network", open_network, {ACC_RES_BANDWIDTH, "l1", 4}},
+};
+
+static int setup(void)
+{
+    char db[256];
+    snprintf(db, sizeof db, "%s/adapters.db", acc_test_tmpdir());
+    struct acc_store_options o = {db, false, 4};
+    return acc_store_open(&o, &st, NULL) ? 1 : 0;
+}
+
+static int teardown(void)
+{
+    acc_store_close(st);
+    return 0;
+}
+
+static void each_kind(void (*fn)(const struct kind *k, struct acc_adapter *ad))
+{
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        struct acc_adapter *ad = kinds[i].open();
+        CU_ASSERT_PTR_NOT_NULL_FATAL(ad);
+        fn(&kinds[i], ad);
+        acc_adapter_close(ad);
+    }
+}
+
+static acc_time future(void)
+{
+    return (acc_now() / H + 24 * 30) * H; /* a month ahead, on the hour */
+}
+
+static void reserve_query_cancel(const struct kind *k, struct acc_adapter *ad)
+{
+    struct acc_reservation r;
+    struct acc_error err;
+    acc_time t = future();
+    char key[64];
+    snprintf(key, sizeof key, "conf-%s-1", k->kind);
+    ACC_ASSERT_OK(acc_adapter_reserve(ad, key, &k->res, t, 2 * H, &r, &err));
+    CU_ASSERT_EQUAL(r.start, t);
+    CU_ASSERT_EQUAL(r.end, t + 2 * H);
+    CU_ASSERT_EQUAL(r.amount, 4);
+    CU_ASSERT_NOT_EQUAL(r.local_id[0], '\0');
+    acc_reservation_release(&r);
+    /* The same key again is the same reservation, not a second one. */
+    ACC_ASSERT_OK(acc_adapter_reserve(ad, key, &k->res, t, 2 * H, &r, &err));
+    acc_reservation_release(&r);
+    ACC_ASSERT_OK(acc_adapter_query(ad, key, NULL, &r, &err));
+    CU_ASSERT_EQUAL(r.start, t);
+    CU_ASSERT_EQUAL(r.amount, 4);
+    acc_reservation_release(&r);
+    /* Previews see it: 13 units are not free during it. */
+    struct acc_frames f;
+    acc_frames_init(&f);
+    struct acc_resource big = k->res;
+    big.amount = 13;
+    ACC_ASSERT_OK(acc_adapter_preview(ad, &big, t - 4 * H, t + 6 * H, H, &f, &err));
+    CU_ASSERT_EQUAL(f.n, 2);
+    CU_ASSERT_EQUAL(f.v[0].end, t);
+    CU_ASSERT_EQUAL(f.v[1].start, t + 2 * H);
+    acc_frames_release(&f);
+    ACC_ASSERT_OK(acc_adapter_cancel(ad, key, NULL, &err));
+    ACC_ASSERT_OK(acc_adapter_cancel(ad, key, NULL, &err)); /* idempotent */
+    CU_ASSERT_EQUAL(acc_adapter_query(ad, key, NULL, &r, &err), ACC_ERR_NOT_FOUND);
+}
+
+static void full_is_busy_or_later(const struct kind *k, struct acc_adapter *ad)
+{
+    struct acc_reservation r;
+    struct acc_error err;
+    acc_time t = future() + 10 * H;
+    struct acc_resource all = k->res;
+    all.amount = 16;
+    ACC_ASSERT_OK(acc_adapter_reserve(ad, "fill", &all, t, H, &r, &err));
+    acc_reservation_release(&r);
+    /* Asked for a taken time: placed later (the default), never overlapping. */
+    ACC_ASSERT_OK(acc_adapter_reserve(ad, "second", &k->res, t, H, &r, &err));
+    CU_ASSERT_TRUE(r.start >= t + H);
+    acc_reservation_release(&r);
+    struct acc_resource over = k->res;
+    over.amount = 17;
+    struct acc_frames f;
+    acc_frames_init(&f);
+    ACC_ASSERT_OK(acc_adapter_preview(ad, &over, t, t + 10 * H, H, &f, &err));
+    CU_ASSERT_EQUAL(f.n, 0);
+    acc_frames_release(&f);
+    CU_ASSERT_EQUAL(acc_adapter_reserve(ad, "too-big", &over, t, H, &r, &err), ACC_ERR_BUSY);
+    acc_adapter_cancel(ad, "fill", NULL, NULL);
+    acc_adapter_cancel(ad, "second", NULL, NULL);
+}
+
+static void unknown_and_past(const struct kind *k, struct acc_adapter *ad)
+{
+    struct acc_reservation r;
+    struct acc_error err;
+    CU_ASSERT_EQUAL(acc_adapter_query(ad, "never", NULL, &r, &err), ACC_ERR_NOT_FOUND);
+    ACC_ASSERT_OK(acc_adapter_cancel(ad, "never", NULL, &err));
+    CU_ASSERT_EQUAL(acc_adapter_reserve(ad, "past", &k->res, acc_now() - 7200, H, &r, &err),
+                    ACC_ERR_INVALID);
+    struct acc_resource wrong = k->res;
+    wrong.name = "nonexistent";
+    struct acc_frames f;
+    acc_frames_init(&f);
+    CU_ASSERT_EQUAL(acc_adapter_preview(ad, &wrong, future(), future() + H, H, &f, &err),
+                    ACC_ERR_INVALID);
+    acc_frames_release(&f);
+    struct acc_health h;
+    ACC_ASSERT_OK(acc_adapter_health(ad, &h));
+    CU_ASSERT_TRUE(h.up);
+}
+
+static void survives_reopen(const struct kind *k, struct acc_adapter *ad)
+{
+    struct acc_reservation r;
+    struct acc_error err;
+    acc_time t = future() + 20 * H;
+    ACC_ASSERT_OK(acc_adapter_reserve(ad, "durable", &k->res, t, H, &r, &err));
+    acc_reservation_release(&r);
+    struct acc_adapter *again = k->open(); /* a second instance reads the same calendar */
+    CU_ASSERT_PTR_NOT_NULL_FATAL(again);
+    ACC_ASSERT_OK(acc_adapter_query(again, "durable", NULL, &r, &err));
+    CU_ASSERT_EQUAL(r.start, t);
+    acc_reservation_release(&r);
+    acc_adapter_cancel(again, "durable", NULL, NULL);
+    acc_adapter_close(again);
+    acc_adapter_cancel(ad, "durable", NULL, NULL);
+}
+
+static void faults(const struct kind *k, struct acc_adapter *ad)
+{
+    struct acc_reservation r;
+    struct acc_error err;
+    struct acc_buf reply = ACC_BUF_INIT;
+    acc_time t = future() + 30 * H;
+    struct acc_kv late[] = {{"call", "reserve"}, {"action", "late"}, {"seconds", "600"}};
+    ACC_ASSERT_OK(acc_adapter_control(ad, "fault", late, 3, &reply, &err));
+    ACC_ASSERT_OK(acc_adapter_reserve(ad, "late", &k->res, t, H, &r, &err));
+    CU_ASSERT_EQUAL(r.start, t + 600);
+    acc_reservation_release(&r);
+    struct acc_kv fail[] = {{"call", "reserve"}, {"action", "fail"}};
+    ACC_ASSERT_OK(acc_adapter_control(ad, "fault", fail, 2, &reply, &err));
+    CU_ASSERT_EQUAL(acc_adapter_reserve(ad, "fails", &k->res, t, H, &r, &err), ACC_ERR_ADAPTER);
+    /* Faults are used up: the next call is normal. */
+    ACC_ASSERT_OK(acc_adapter_reserve(ad, "fine", &k->res, t, H, &r, &err));
+    acc_reservation_release(&r);
+    struct acc_kv compete[] = {{"call", "reserve"}, {"action", "compete"}};
+    ACC_ASSERT_OK(acc_adapter_control(ad, "fault", compete, 2, &reply, &err));
+    ACC_ASSERT_OK(acc_adapter_reserve(ad, "beaten", &k->res, t + 5 * H, H, &r, &err));
+    CU_ASSERT_TRUE(r.start > t + 5 * H); /* the other user was first */
+    acc_reservation_release(&r);
+    struct acc_kv bad[] = {{"call", "reserve"}, {"action", "explode"}};
+    CU_ASSERT_EQUAL(acc_adapter_control(ad, "fault", bad, 2, &reply, &err), ACC_ERR_INVALID);
+    CU_ASSERT_EQUAL(acc_adapter_control(ad, "dance", NULL, 0, &reply, &err), ACC_ERR_UNSUPPORTED);
+    acc_buf_release(&reply);
+    acc_adapter_cancel(ad, "late", NULL, NULL);
+    acc_adapter_cancel(ad, "fine", NULL, NULL);
+    acc_adapter_cancel(ad, "beaten", NULL, NULL);
+    acc_adapter_cancel(ad, "other-beaten", NULL, NULL);
+}
+
+static void test_reserve_query_cancel(void)
+{
+    each_kind(reserve_query_cancel);
+}
+
+static void test_full(void)
+{
+    each_kind(full_is_busy_or_later);
+}
+
+static void test_unknown(void)
+{
+    each_kind(unknown_and_past);
+}
+
+static void test_reopen(void)
+{
+    each_kind(survives_reopen);
+}
+
+static void test_faults(void)
+{
+    each_kind(faults);
+}
+
+static void test_bad_settings(void)
+{
+    struct acc_kv settings[] = {{"colour", "blue"}};
+    struct acc_adapter_env env = {.name = "x",
+                                  .section = "[site x]",
+                                  .store = st,
+                                  .settings = settings,
+                                  .n_settings = 1,
+                                  .nodes = 4};
+    struct acc_adapter *ad = NULL;
+    struct acc_error err;
+    CU_ASSERT_EQUAL(acc_adapter_open(acc_adapter_kind_find("sim-batch"), &env, &ad, &err),
+                    ACC_ERR_CONFIG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "colour"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "[site x]"));
+    CU_ASSERT_PTR_NULL(acc_adapter_kind_find("teleporter"));
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void test_background_load_is_deterministic(void)
+{
+    /* Two fresh databases, same seed: the same bookings. */
+    char *lists[2];
+    for (int i = 0; i < 2; i++) {
+        char db[256];
+        snprintf(db, sizeof db, "%s/load%d.db", acc_test_tmpdir(), i);
+        struct acc_store *s;
+        struct acc_store_options o = {db, false, 2};
+        ACC_ASSERT_OK(acc_store_open(&o, &s, NULL));
+        struct acc_kv settings[] = {{"load", "yes"}, {"seed", "42"}, {"load_days", "3"}};
+        struct acc_adapter_env env = {.name = "loaded",
+                                      .section = "loaded",
+                                      .store = s,
+                                      .settings = settings,
+                                      .n_settings = 3,
+                                      .nodes = 64};
+        struct acc_adapter *ad;
+        ACC_ASSERT_OK(acc_adapter_open(acc_adapter_kind_find("sim-batch"), &env, &ad, NULL));
+        struct acc_buf b = ACC_BUF_INIT;
+        struct acc_kv none[] = {{"resource", "loaded"}};
+        ACC_ASSERT_OK(acc_adapter_control(ad, "bookings", none, 1, &b, NULL));
+        /* Order of the listing follows the hash table: compare sorted lines. */
+        size_t n = 0;
+        char **lines = NULL;
+        for (char *p = b.data; p && *p;) {
+            char *nl = strchr(p, '\n');
+            if (nl)
+                *nl = '\0';
+            lines = realloc(lines, (n + 1) * sizeof *lines);
+            lines[n++] = p;
+            p = nl ? nl + 1 : NULL;
+        }
+        CU_ASSERT_TRUE(n >= 6);
+        qsort(lines, n, sizeof *lines, cmp_str);
+        struct acc_buf joined = ACC_BUF_INIT;
+        for (size_t k = 0; k < n; k++)
+            acc_buf_printf(&joined, "%s\n", lines[k]);
+        lists[i] = acc_buf_detach(&joined, NULL);
+        free(lines);
+        acc_buf_release(&b);
+        acc_adapter_close(ad);
+        acc_store_close(s);
+    }
+    CU_ASSERT_STRING_EQUAL(lists[0], lists[1]);
+    free(lists[0]);
+    free(lists[1]);
+}
+
+static const struct acc_test_case tests[] = {
+    {"reserve, query, cancel", test_reserve_query_cancel},
+    {"a full resource is refused or booked later", test_full},
+    {"unknown keys, past starts, unknown resources", test_unknown},
+    {"bookings survive a reopen", test_reopen},
+    {"fault injection", test_faults},
+    {"unknown settings are named", test_bad_settings},
+    {"background load is deterministic", test_background_load_is_deterministic},
+    {NULL, NULL},
+};
+
+const struct acc_test_suite acc_test_suites[] = {
+    {"adapters", setup, teardown, tests},
+    {NULL, NULL, NULL, NULL},
+};

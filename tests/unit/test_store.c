@@ -1,0 +1,273 @@
+/* test_store.c - the SQLite store: agreements, journal, trace, idempotency. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "store.h"
+#include "strutil.h"
+#include "testutil.h"
+
+static struct acc_store *st;
+static char db[256];
+
+static int setup(void)
+{
+    snprintf(db, sizeof db, "%s/store.db", acc_test_tmpdir());
+    struct acc_store_options o = {db, true, 4};
+    return acc_store_open(&o, &st, NULL) ? 1 : 0;
+}
+
+static int teardown(void)
+{
+    acc_store_close(st);
+    return 0;
+}
+
+static void fill(struct acc_agreement *a, const char *id, const char *initiator)
+{
+    memset(a, 0, sizeof *a);
+    acc_strlcpy(a->id, id, sizeof a->id);
+    a->name = strdup("run");
+    a->initiator = strdup(initiator);
+    a->state = ACC_STATE_PENDING;
+    a->created = a->updated = 1000;
+    a->earliest = 2000;
+    a->deadline = 90000;
+    a->duration = 3600;
+    a->strategy = ACC_STRATEGY_INTERSECT;
+    a->offer_xml = strdup("<offer/>");
+    a->offer_len = 8;
+    a->terms = strdup("a\nb");
+}
+
+static void test_create_get(void)
+{
+    struct acc_agreement a, b;
+    struct acc_error err;
+    bool dup;
+    char first[ACC_ID_LEN + 1];
+    fill(&a, "aaaaaaaaaaaaaaaa", "alice");
+    ACC_ASSERT_OK(acc_store_agreement_create(st, &a, "alice\nk1", &dup, first, &err));
+    CU_ASSERT_FALSE(dup);
+    ACC_ASSERT_OK(acc_store_agreement_get(st, "aaaaaaaaaaaaaaaa", true, &b, &err));
+    CU_ASSERT_STRING_EQUAL(b.initiator, "alice");
+    CU_ASSERT_EQUAL(b.state, ACC_STATE_PENDING);
+    CU_ASSERT_EQUAL(b.duration, 3600);
+    CU_ASSERT_STRING_EQUAL(b.offer_xml, "<offer/>");
+    CU_ASSERT_STRING_EQUAL(b.terms, "a\nb");
+    acc_agreement_release(&b);
+    /* The same idempotency key: nothing new, the first id back. */
+    acc_strlcpy(a.id, "bbbbbbbbbbbbbbbb", sizeof a.id);
+    ACC_ASSERT_OK(acc_store_agreement_create(st, &a, "alice\nk1", &dup, first, &err));
+    CU_ASSERT_TRUE(dup);
+    CU_ASSERT_STRING_EQUAL(first, "aaaaaaaaaaaaaaaa");
+    CU_ASSERT_EQUAL(acc_store_agreement_get(st, "bbbbbbbbbbbbbbbb", false, &b, &err),
+                    ACC_ERR_NOT_FOUND);
+    acc_agreement_release(&a);
+}
+
+static void test_settle_and_transitions(void)
+{
+    struct acc_agreement a, b;
+    struct acc_error err;
+    fill(&a, "cccccccccccccccc", "bob");
+    ACC_ASSERT_OK(acc_store_agreement_create(st, &a, NULL, NULL, NULL, &err));
+    a.state = ACC_STATE_OBSERVED;
+    a.start = 5000;
+    a.end = 8600;
+    a.rounds = 2;
+    a.n_comps = 1;
+    a.comps = calloc(1, sizeof *a.comps);
+    a.comps[0] = (struct acc_alloc_component){strdup("a"),  strdup("site1"), 4, 2, strdup("key1"),
+                                              strdup("L1"), strdup("n1,n2")};
+    struct acc_trace t;
+    acc_trace_init(&t);
+    struct acc_trace_event ev = {.round = 1,
+                                 .kind = ACC_TRACE_PREVIEW,
+                                 .target = "site site1",
+                                 .status = ACC_ERR_TIMEOUT,
+                                 .detail = "slow"};
+    ACC_ASSERT_OK(acc_trace_add(&t, &ev));
+    ev.kind = ACC_TRACE_AGREE;
+    ev.status = ACC_OK;
+    ACC_ASSERT_OK(acc_trace_add(&t, &ev));
+    ACC_ASSERT_OK(
+        acc_store_agreement_settle(st, &a, ACC_STATE_BIT(ACC_STATE_PENDING), &t, NULL, 0, &err));
+    /* Settling again from Pending fails: it is Observed now. */
+    CU_ASSERT_EQUAL(
+        acc_store_agreement_settle(st, &a, ACC_STATE_BIT(ACC_STATE_PENDING), &t, NULL, 0, &err),
+        ACC_ERR_STATE);
+    ACC_ASSERT_OK(acc_store_agreement_get(st, a.id, false, &b, &err));
+    CU_ASSERT_EQUAL(b.state, ACC_STATE_OBSERVED);
+    CU_ASSERT_EQUAL(b.start, 5000);
+    CU_ASSERT_EQUAL(b.n_comps, 1);
+    CU_ASSERT_STRING_EQUAL(b.comps[0].node_names, "n1,n2");
+    acc_agreement_release(&b);
+    struct acc_trace back;
+    ACC_ASSERT_OK(acc_store_trace_get(st, a.id, &back, &err));
+    CU_ASSERT_EQUAL(back.n, 2);
+    CU_ASSERT_EQUAL(back.v[0].status, ACC_ERR_TIMEOUT);
+    CU_ASSERT_STRING_EQUAL(back.v[0].detail, "slow");
+    CU_ASSERT_EQUAL(back.v[1].kind, ACC_TRACE_AGREE);
+    acc_trace_release(&back);
+    acc_trace_release(&t);
+
+    enum acc_state was;
+    CU_ASSERT_EQUAL(acc_store_agreement_transition(st, a.id, ACC_STATE_BIT(ACC_STATE_PENDING),
+                                                   ACC_STATE_TERMINATED, NULL, &was, &err),
+                    ACC_ERR_STATE);
+    CU_ASSERT_EQUAL(was, ACC_STATE_OBSERVED);
+    ACC_ASSERT_OK(acc_store_agreement_transition(st, a.id, ACC_STATE_BIT(ACC_STATE_OBSERVED),
+                                                 ACC_STATE_OBSERVED_AND_TERMINATING, NULL, &was,
+                                                 &err));
+    unsigned done;
+    ACC_ASSERT_OK(acc_store_agreement_complete_ended(st, 100000, &done, &err));
+    CU_ASSERT_EQUAL(done, 0); /* terminating ones are not completed */
+    acc_agreement_release(&a);
+}
+
+static void test_list_filters(void)
+{
+    struct acc_agreement_list l;
+    struct acc_error err;
+    struct acc_list_filter f = {.initiator = "bob"};
+    ACC_ASSERT_OK(acc_store_agreement_list(st, &f, &l, &err));
+    CU_ASSERT_EQUAL(l.n, 1);
+    acc_agreement_list_release(&l);
+    f = (struct acc_list_filter){.site = "site1"};
+    ACC_ASSERT_OK(acc_store_agreement_list(st, &f, &l, &err));
+    CU_ASSERT_EQUAL(l.n, 1);
+    CU_ASSERT_EQUAL(l.n ? l.v[0].n_comps : 0, 1);
+    acc_agreement_list_release(&l);
+    f = (struct acc_list_filter){.state = "Pending"};
+    ACC_ASSERT_OK(acc_store_agreement_list(st, &f, &l, &err));
+    CU_ASSERT_EQUAL(l.n, 1); /* alice's */
+    acc_agreement_list_release(&l);
+    f = (struct acc_list_filter){.from = 9000}; /* bob's ends at 8600 */
+    ACC_ASSERT_OK(acc_store_agreement_list(st, &f, &l, &err));
+    CU_ASSERT_EQUAL(l.n, 0);
+    acc_agreement_list_release(&l);
+    f = (struct acc_list_filter){.limit = 1, .offset = 1};
+    ACC_ASSERT_OK(acc_store_agreement_list(st, &f, &l, &err));
+    CU_ASSERT_EQUAL(l.n, 1);
+    acc_agreement_list_release(&l);
+    uint64_t counts[ACC_STATE__COUNT];
+    ACC_ASSERT_OK(acc_store_agreement_counts(st, counts, &err));
+    CU_ASSERT_EQUAL(counts[ACC_STATE_PENDING], 1);
+    CU_ASSERT_EQUAL(counts[ACC_STATE_OBSERVED_AND_TERMINATING], 1);
+}
+
+static void test_journal(void)
+{
+    struct acc_booking b[2];
+    memset(b, 0, sizeof b);
+    for (int i = 0; i < 2; i++) {
+        snprintf(b[i].key, sizeof b[i].key, "k-%d", i);
+        acc_strlcpy(b[i].agreement, "dddddddddddddddd", sizeof b[i].agreement);
+        acc_strlcpy(b[i].adapter, "site1", sizeof b[i].adapter);
+        acc_strlcpy(b[i].resource, "site1", sizeof b[i].resource);
+        b[i].amount = 2;
+        b[i].state = ACC_BOOKING_INTENT;
+    }
+    struct acc_error err;
+    ACC_ASSERT_OK(acc_store_journal_put(st, b, 2, &err));
+    b[0].state = ACC_BOOKING_CANCELLED;
+    b[1].state = ACC_BOOKING_RESERVED;
+    acc_strlcpy(b[1].local_id, "L7", sizeof b[1].local_id);
+    ACC_ASSERT_OK(acc_store_journal_put(st, b, 2, &err));
+    struct acc_booking *got;
+    size_t n;
+    ACC_ASSERT_OK(acc_store_journal_get(st, NULL, &got, &n, &err));
+    CU_ASSERT_EQUAL(n, 1); /* only the reserved one is open */
+    CU_ASSERT_STRING_EQUAL(n ? got[0].local_id : "", "L7");
+    free(got);
+    ACC_ASSERT_OK(acc_store_journal_get(st, "dddddddddddddddd", &got, &n, &err));
+    CU_ASSERT_EQUAL(n, 2);
+    free(got);
+}
+
+struct writer {
+    pthread_t tid;
+    int base;
+    int failures;
+};
+
+static void *write_many(void *arg)
+{
+    struct writer *w = arg;
+    for (int i = 0; i < 50; i++) {
+        struct acc_agreement a;
+        char id[ACC_ID_LEN + 1];
+        snprintf(id, sizeof id, "w%02d%012d", w->base, i);
+        fill(&a, id, "many");
+        struct acc_error err;
+        if (acc_store_agreement_create(st, &a, NULL, NULL, NULL, &err))
+            w->failures++;
+        acc_agreement_release(&a);
+    }
+    return NULL;
+}
+
+static void test_concurrent_writers_group_commit(void)
+{
+    struct writer w[8];
+    for (int i = 0; i < 8; i++) {
+        w[i] = (struct writer){.base = i};
+        pthread_create(&w[i].tid, NULL, write_many, &w[i]);
+    }
+    int failures = 0;
+    for (int i = 0; i < 8; i++) {
+        pthread_join(w[i].tid, NULL);
+        failures += w[i].failures;
+    }
+    CU_ASSERT_EQUAL(failures, 0);
+    struct acc_list_filter f = {.initiator = "many", .limit = 1000};
+    struct acc_agreement_list l;
+    ACC_ASSERT_OK(acc_store_agreement_list(st, &f, &l, NULL));
+    CU_ASSERT_EQUAL(l.n, 400);
+    acc_agreement_list_release(&l);
+}
+
+static void test_reopen_keeps_everything(void)
+{
+    acc_store_close(st);
+    struct acc_store_options o = {db, true, 4};
+    ACC_ASSERT_OK(acc_store_open(&o, &st, NULL));
+    struct acc_agreement b;
+    ACC_ASSERT_OK(acc_store_agreement_get(st, "cccccccccccccccc", false, &b, NULL));
+    CU_ASSERT_EQUAL(b.state, ACC_STATE_OBSERVED_AND_TERMINATING);
+    acc_agreement_release(&b);
+}
+
+static void test_not_a_database(void)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/garbage.db", acc_test_tmpdir());
+    FILE *f = fopen(path, "w");
+    fputs("this is not a database, but it is long enough to look like a header....", f);
+    fclose(f);
+    struct acc_store *s = NULL;
+    struct acc_error err;
+    struct acc_store_options o = {path, true, 2};
+    CU_ASSERT_EQUAL(acc_store_open(&o, &s, &err), ACC_ERR_STORAGE);
+    CU_ASSERT_PTR_NULL(s);
+    o.path = "/nonexistent-dir/x.db";
+    CU_ASSERT_EQUAL(acc_store_open(&o, &s, &err), ACC_ERR_STORAGE);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "/nonexistent-dir/x.db"));
+}
+
+static const struct acc_test_case tests[] = {
+    {"create, get, idempotency key", test_create_get},
+    {"settle, trace, transitions", test_settle_and_transitions},
+    {"list filters and counts", test_list_filters},
+    {"journal", test_journal},
+    {"concurrent writers share commits", test_concurrent_writers_group_commit},
+    {"reopen keeps everything", test_reopen_keeps_everything},
+    {"not a database", test_not_a_database},
+    {NULL, NULL},
+};
+
+const struct acc_test_suite acc_test_suites[] = {
+    {"store", setup, teardown, tests},
+    {NULL, NULL, NULL, NULL},
+};
