@@ -3,7 +3,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bad=$(git ls-files '*.c' '*.h' 2>/dev/null | while read -r f; do
-    [ -f "$f" ] && ! clang-format --dry-run --Werror "$f" >/dev/null 2>&1 && echo "$f"
+    if [ -f "$f" ] && ! clang-format --dry-run --Werror "$f" >/dev/null 2>&1; then
+        echo "$f"
+    fi
 done)
 if [ -n "$bad" ]; then
     echo "not formatted (run clang-format -i on them):"

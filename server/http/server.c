@@ -231,11 +231,12 @@ acc_err acc_http_start(struct acc_http_ctx *ctx, const struct acc_http_options *
                      MHD_USE_POLL | MHD_USE_ERROR_LOG;
     if (ai->ai_family == AF_INET6)
         flags |= MHD_USE_IPv6;
+    /* The logger must be the first option, or MHD logs the others itself. */
     srv->daemon = MHD_start_daemon(
-        flags, (uint16_t)opt->port, NULL, NULL, access_handler, srv, MHD_OPTION_SOCK_ADDR,
-        ai->ai_addr, MHD_OPTION_NOTIFY_COMPLETED, completed, srv, MHD_OPTION_CONNECTION_LIMIT,
-        opt->connection_limit ? opt->connection_limit : 512, MHD_OPTION_CONNECTION_TIMEOUT,
-        opt->timeout ? opt->timeout : 60, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+        flags, (uint16_t)opt->port, NULL, NULL, access_handler, srv, MHD_OPTION_EXTERNAL_LOGGER,
+        mhd_log, NULL, MHD_OPTION_SOCK_ADDR, ai->ai_addr, MHD_OPTION_NOTIFY_COMPLETED, completed,
+        srv, MHD_OPTION_CONNECTION_LIMIT, opt->connection_limit ? opt->connection_limit : 512,
+        MHD_OPTION_CONNECTION_TIMEOUT, opt->timeout ? opt->timeout : 60,
         MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, MHD_OPTION_END);
     freeaddrinfo(ai);
     if (!srv->daemon) {

@@ -3,7 +3,7 @@
  *
  * Field names are camelCase; times are RFC 3339 strings; absent values are
  * left out rather than null.  Each renderer appends one JSON object to out.
- * The shapes are documented in docs/api.md. */
+ * The shapes are documented in docs/documents.md. */
 #ifndef ACC_JSON_H
 #define ACC_JSON_H
 

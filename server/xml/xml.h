@@ -9,7 +9,7 @@
  *
  * Output documents are written with libxml2's text writer (escaping is never
  * hand-made).  Every renderer appends one whole document to `out`.  The
- * shapes are documented in docs/api.md and validate against the schemas.
+ * shapes are documented in docs/documents.md and validate against the schemas.
  *
  * Namespaces: wsag = http://schemas.ggf.org/graap/2007/03/ws-agreement,
  *             co   = urn:accord:coalloc:1.
@@ -37,7 +37,10 @@ struct acc_xml_limits {
     unsigned max_elements; /* more elements: ACC_ERR_TOO_LARGE */
 };
 
-#define ACC_XML_LIMITS_DEFAULT {1024 * 1024, 32, 20000}
+#define ACC_XML_LIMITS_DEFAULT \
+    {                          \
+        1024 * 1024, 32, 20000 \
+    }
 
 /* Parses, validates and interprets an offer.
  *   ACC_ERR_MALFORMED  not well-formed ("line 3: ...")
@@ -69,8 +72,8 @@ acc_err acc_xml_list(const struct acc_agreement_list *l, struct acc_buf *out,
                      struct acc_error *err);
 
 /* co:NegotiationTrace: every event in order. */
-acc_err acc_xml_trace(const struct acc_agreement *a, const struct acc_trace *t,
-                      struct acc_buf *out, struct acc_error *err);
+acc_err acc_xml_trace(const struct acc_agreement *a, const struct acc_trace *t, struct acc_buf *out,
+                      struct acc_error *err);
 
 /* co:Sites (all), or co:Site for one site with the links that touch it
  * (only_site != NULL). */
@@ -91,7 +94,6 @@ acc_err acc_xml_template(const char *name, const struct acc_sites_view *v, struc
 
 /* co:Fault code="Symbol" status="409": the first line of msg as
  * co:Message, the others as co:Detail; co:AgreementId when id != NULL. */
-void acc_xml_fault(acc_err code, const char *msg, const char *agreement_id,
-                   struct acc_buf *out);
+void acc_xml_fault(acc_err code, const char *msg, const char *agreement_id, struct acc_buf *out);
 
 #endif

@@ -1,0 +1,35 @@
+/* xml_internal.h - shared by schema.c, offer.c and render.c (and the unit
+ * tests); no other module includes it, so libxml2 types stay in here.
+ *
+ * schema.c owns the safe way in: acc_xml_read() parses with no DTD, no
+ * entity, no network and under the limits, and acc_xml_validate() checks a
+ * document against the compiled schemas.  Both collect libxml2's messages
+ * per call, never through libxml2's global error handlers.
+ */
+#ifndef ACC_XML_INTERNAL_H
+#define ACC_XML_INTERNAL_H
+
+#include <libxml/tree.h>
+
+#include "xml.h"
+
+/* At most this many libxml2 messages are kept per document. */
+#define ACC_XML_MAX_ERRORS 10
+
+/* Parses data into *doc (xmlFreeDoc() it) or fails with ACC_ERR_MALFORMED,
+ * ACC_ERR_DTD, ACC_ERR_TOO_LARGE or ACC_ERR_TOO_DEEP. */
+acc_err acc_xml_read(const char *data, size_t len, const struct acc_xml_limits *lim, xmlDocPtr *doc,
+                     struct acc_error *err);
+
+/* Validates doc, whatever its root, against ws-agreement.xsd and
+ * coalloc.xsd: ACC_ERR_SCHEMA with one "line N: ..." per error. */
+acc_err acc_xml_validate(xmlDocPtr doc, struct acc_error *err);
+
+/* acc_xml_read() with roomy limits, then acc_xml_validate(): for checking
+ * Accord's own documents (tests). */
+acc_err acc_xml_validate_mem(const char *data, size_t len, struct acc_error *err);
+
+/* True for an element named name in namespace ns. */
+bool acc_xml_is(const xmlNode *n, const char *ns, const char *name);
+
+#endif
