@@ -252,12 +252,30 @@ static struct call *call_new(struct nego *g, enum call_op op, struct acc_engine_
     return c;
 }
 
+/* Makes one call of `op` per item over [from, until); false (nothing left
+ * allocated) when out of memory. */
+static bool calls_new(struct nego *g, enum call_op op, acc_time from, acc_time until);
+
 static void calls_free(struct nego *g)
 {
     for (size_t i = 0; i < g->req->n_items; i++) {
         call_free(g->calls[i]);
         g->calls[i] = NULL;
     }
+}
+
+static bool calls_new(struct nego *g, enum call_op op, acc_time from, acc_time until)
+{
+    for (size_t i = 0; i < g->req->n_items; i++) {
+        g->calls[i] = call_new(g, op, &g->req->items[i]);
+        if (!g->calls[i]) {
+            calls_free(g);
+            return false;
+        }
+        g->calls[i]->from = from;
+        g->calls[i]->until = until;
+    }
+    return true;
 }
 
 static void fmt_time(acc_time t, char *out)
@@ -287,15 +305,9 @@ static acc_err fail(struct nego *g, enum acc_engine_outcome outcome, acc_err cod
 static bool preview_all(struct nego *g, acc_time t)
 {
     struct acc_engine_request *r = g->req;
-    for (size_t i = 0; i < r->n_items; i++) {
-        g->calls[i] = call_new(g, OP_PREVIEW, &r->items[i]);
-        if (!g->calls[i]) {
-            calls_free(g);
-            fail(g, ACC_ENGINE_FAILED, ACC_ERR_NOMEM, "out of memory");
-            return false;
-        }
-        g->calls[i]->from = t;
-        g->calls[i]->until = r->deadline;
+    if (!calls_new(g, OP_PREVIEW, t, r->deadline)) {
+        fail(g, ACC_ENGINE_FAILED, ACC_ERR_NOMEM, "out of memory");
+        return false;
     }
     run_calls(g->e, g->calls, r->n_items, r->call_timeout_us, g->timed_out);
     bool ok = true;
@@ -587,18 +599,11 @@ static int reserve_all(struct nego *g, acc_time t, acc_time *next)
         return -1;
     }
 
-    for (size_t i = 0; i < n; i++) {
-        g->calls[i] = call_new(g, OP_RESERVE, &r->items[i]);
-        if (g->calls[i])
-            g->calls[i]->from = t;
-    }
-    for (size_t i = 0; i < n; i++) {
-        if (!g->calls[i]) {
-            calls_free(g);
-            rollback(g, "out of memory");
-            fail(g, ACC_ENGINE_FAILED, ACC_ERR_NOMEM, "out of memory");
-            return -1;
-        }
+    if (!calls_new(g, OP_RESERVE, t, 0)) {
+        /* Nothing was requested; housekeeping closes the journaled intents. */
+        rollback(g, "out of memory");
+        fail(g, ACC_ENGINE_FAILED, ACC_ERR_NOMEM, "out of memory");
+        return -1;
     }
     run_calls(g->e, g->calls, n, r->call_timeout_us, g->timed_out);
 
@@ -687,14 +692,10 @@ static int reserve_all(struct nego *g, acc_time t, acc_time *next)
     }
 
     /* Verify: read every reservation back. */
-    for (size_t i = 0; i < n; i++) {
-        g->calls[i] = call_new(g, OP_QUERY, &r->items[i]);
-        if (!g->calls[i]) {
-            calls_free(g);
-            rollback(g, "out of memory");
-            fail(g, ACC_ENGINE_FAILED, ACC_ERR_NOMEM, "out of memory");
-            return -1;
-        }
+    if (!calls_new(g, OP_QUERY, t, 0)) {
+        rollback(g, "out of memory");
+        fail(g, ACC_ENGINE_FAILED, ACC_ERR_NOMEM, "out of memory");
+        return -1;
     }
     run_calls(g->e, g->calls, n, r->call_timeout_us, g->timed_out);
     for (size_t i = 0; i < n; i++) {

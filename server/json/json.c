@@ -14,31 +14,18 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../common/utf8.h"
+
 /* ------------------------------------------------------------- strings */
 
-/* Length of the valid UTF-8 character at s (2 to 4 bytes), 0 if invalid. */
+/* Length of the valid multi-byte UTF-8 character at s, 0 if invalid or one
+ * JSON should not carry raw. */
 static size_t utf8_len(const unsigned char *s)
 {
-    size_t n;
-    uint32_t c, min;
-    if ((s[0] & 0xe0) == 0xc0) {
-        n = 2, c = s[0] & 0x1f, min = 0x80;
-    } else if ((s[0] & 0xf0) == 0xe0) {
-        n = 3, c = s[0] & 0x0f, min = 0x800;
-    } else if ((s[0] & 0xf8) == 0xf0) {
-        n = 4, c = s[0] & 0x07, min = 0x10000;
-    } else {
-        return 0;
-    }
-    for (size_t i = 1; i < n; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        c = (c << 6) | (s[i] & 0x3f);
-    }
-    if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
-        return 0;
+    uint32_t c;
+    size_t n = acc_utf8_decode(s, &c);
     /* U+2028 and U+2029 are valid JSON but end lines in JavaScript. */
-    if (c == 0x2028 || c == 0x2029)
+    if (n < 2 || c == 0x2028 || c == 0x2029)
         return 0;
     return n;
 }

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "../common/strutil.h"
+#include "../common/utf8.h"
 #include "xml_internal.h"
 
 #define NS_XS "http://www.w3.org/2001/XMLSchema"
@@ -25,36 +26,7 @@
 
 /* ------------------------------------------------------------ characters */
 
-/* Decodes one UTF-8 character at s; returns its length, or 0 when the bytes
- * there are not valid UTF-8 (overlong, surrogate, beyond U+10FFFF). */
-static size_t utf8_char(const unsigned char *s, uint32_t *cp)
-{
-    if (s[0] < 0x80) {
-        *cp = s[0];
-        return 1;
-    }
-    size_t n;
-    uint32_t c, min;
-    if ((s[0] & 0xe0) == 0xc0) {
-        n = 2, c = s[0] & 0x1f, min = 0x80;
-    } else if ((s[0] & 0xf0) == 0xe0) {
-        n = 3, c = s[0] & 0x0f, min = 0x800;
-    } else if ((s[0] & 0xf8) == 0xf0) {
-        n = 4, c = s[0] & 0x07, min = 0x10000;
-    } else {
-        return 0;
-    }
-    for (size_t i = 1; i < n; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        c = (c << 6) | (s[i] & 0x3f);
-    }
-    if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
-        return 0;
-    *cp = c;
-    return n;
-}
-
+/* Whether XML 1.0 allows the character. */
 static bool xml_char(uint32_t c)
 {
     return c == 0x9 || c == 0xa || c == 0xd || (c >= 0x20 && c <= 0xd7ff) ||
@@ -72,7 +44,7 @@ static const char *clean(const char *s, char **tmp)
 
     *tmp = NULL;
     for (size_t n; i < len; i += n)
-        if (!(n = utf8_char(p + i, &c)) || !xml_char(c))
+        if (!(n = acc_utf8_decode(p + i, &c)) || !xml_char(c))
             break;
     if (i == len)
         return s;
@@ -80,7 +52,7 @@ static const char *clean(const char *s, char **tmp)
     if (!d)
         return NULL;
     for (i = 0; i < len;) {
-        size_t n = utf8_char(p + i, &c);
+        size_t n = acc_utf8_decode(p + i, &c);
         if (n && xml_char(c)) {
             memcpy(q, p + i, n);
             q += n;

@@ -1,0 +1,14 @@
+/* utf8.h - decoding UTF-8, for the renderers that must not pass on bytes
+ * their format forbids. */
+#ifndef ACC_UTF8_H
+#define ACC_UTF8_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Decodes the character at s into *cp and returns its length (1 to 4), or
+ * 0 for an invalid sequence (overlong, surrogate, beyond U+10FFFF, cut
+ * short).  s must be NUL-terminated. */
+size_t acc_utf8_decode(const unsigned char *s, uint32_t *cp);
+
+#endif
