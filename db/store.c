@@ -1,7 +1,9 @@
 #include "store.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <sqlite3.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +11,11 @@
 #include "../server/common/log.h"
 #include "../server/common/strutil.h"
 #include "migrations.h"
+
+/* How long writes nobody waits for may wait for company. */
+#define LINGER_US 2000
+/* How often the WAL is checkpointed into the database file. */
+#define CHECKPOINT_MS 500
 
 /* ------------------------------------------------------------- statements */
 
@@ -64,25 +71,33 @@ static const char *const sql[S__COUNT] = {
     [S_AGR_COMPLETE_ENDED] = "UPDATE agreement SET state = 'Complete', updated = ? "
                              "WHERE state = 'Observed' AND end_time <= ?",
     [S_AGR_COUNTS] = "SELECT state, count(*) FROM agreement GROUP BY state",
-    [S_COMP_DELETE] = "DELETE FROM allocation_component WHERE agreement_id = ?",
-    [S_COMP_INSERT] = "INSERT INTO allocation_component (agreement_id, idx, name, site, nodes, "
-                      "ppn, reservation, local_id, node_names) VALUES (?,?,?,?,?,?,?,?,?)",
-    [S_COMP_GET] = "SELECT name, site, nodes, ppn, reservation, local_id, node_names "
-                   "FROM allocation_component WHERE agreement_id = ? ORDER BY idx",
-    [S_LINK_DELETE] = "DELETE FROM allocation_link WHERE agreement_id = ?",
-    [S_LINK_INSERT] = "INSERT INTO allocation_link (agreement_id, idx, name, from_comp, to_comp, "
+    [S_COMP_DELETE] = "DELETE FROM allocation_component WHERE agreement = "
+                      "(SELECT seq FROM agreement WHERE id = ?)",
+    [S_COMP_INSERT] =
+        "INSERT INTO allocation_component (agreement, idx, name, site, nodes, ppn, "
+        "reservation, local_id, node_names) VALUES ((SELECT seq FROM agreement WHERE id = ?), "
+        "?,?,?,?,?,?,?,?)",
+    [S_COMP_GET] =
+        "SELECT name, site, nodes, ppn, reservation, local_id, node_names "
+        "FROM allocation_component WHERE agreement = (SELECT seq FROM agreement WHERE id = ?) "
+        "ORDER BY idx",
+    [S_LINK_DELETE] = "DELETE FROM allocation_link WHERE agreement = "
+                      "(SELECT seq FROM agreement WHERE id = ?)",
+    [S_LINK_INSERT] = "INSERT INTO allocation_link (agreement, idx, name, from_comp, to_comp, "
                       "site_a, site_b, link, bandwidth, reservation, local_id) "
-                      "VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                      "VALUES ((SELECT seq FROM agreement WHERE id = ?), ?,?,?,?,?,?,?,?,?,?)",
     [S_LINK_GET] = "SELECT name, from_comp, to_comp, site_a, site_b, link, bandwidth, "
-                   "reservation, local_id FROM allocation_link WHERE agreement_id = ? "
+                   "reservation, local_id FROM allocation_link WHERE agreement = (SELECT seq FROM "
+                   "agreement WHERE id = ?) "
                    "ORDER BY idx",
-    [S_TRACE_MAXSEQ] = "SELECT coalesce(max(seq), 0) FROM trace_event WHERE agreement_id = ?",
-    [S_TRACE_INSERT] = "INSERT INTO trace_event (agreement_id, seq, round, kind, target, "
+    [S_TRACE_MAXSEQ] = "SELECT coalesce(max(seq), 0) FROM trace_event WHERE agreement = "
+                       "(SELECT seq FROM agreement WHERE id = ?)",
+    [S_TRACE_INSERT] = "INSERT INTO trace_event (agreement, seq, round, kind, target, "
                        "adapter, amount, t_from, t_until, t_result, status, elapsed_us, detail) "
-                       "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                       "VALUES ((SELECT seq FROM agreement WHERE id = ?), ?,?,?,?,?,?,?,?,?,?,?,?)",
     [S_TRACE_GET] = "SELECT seq, round, kind, target, adapter, amount, t_from, t_until, "
                     "t_result, status, elapsed_us, detail FROM trace_event "
-                    "WHERE agreement_id = ? ORDER BY seq",
+                    "WHERE agreement = (SELECT seq FROM agreement WHERE id = ?) ORDER BY seq",
     [S_JOURNAL_PUT] =
         "INSERT INTO reservation (key, agreement_id, round, adapter, kind, resource, amount, "
         "start_time, end_time, state, local_id, effective_start, effective_end, error, updated) "
@@ -122,6 +137,7 @@ struct job {
     struct job *next;
     job_fn fn;
     void *arg;
+    void (*release)(void *arg); /* queued jobs: frees arg; the writer frees the job */
     acc_err rc;
     struct acc_error err;
     bool done;
@@ -139,7 +155,13 @@ struct acc_store {
     pthread_cond_t wwork; /* jobs queued or stopping */
     pthread_cond_t wdone; /* a batch finished */
     struct job *head, *tail;
+    unsigned awaited; /* jobs in the queue that someone waits for */
     bool stopping;
+
+    /* checkpoints, off the writer's path */
+    pthread_t checkpointer;
+    bool checkpointer_started;
+    pthread_cond_t ckwake;
 
     /* readers */
     pthread_mutex_t rlock;
@@ -286,6 +308,16 @@ static void run_batch(struct acc_store *st, struct job *jobs)
     }
 }
 
+static struct timespec monotonic_after_us(int64_t us)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    ts.tv_nsec += (long)(us * 1000);
+    ts.tv_sec += ts.tv_nsec / 1000000000;
+    ts.tv_nsec %= 1000000000;
+    return ts;
+}
+
 static void *writer_main(void *arg)
 {
     struct acc_store *st = arg;
@@ -295,20 +327,73 @@ static void *writer_main(void *arg)
             pthread_cond_wait(&st->wwork, &st->wlock);
         if (!st->head)
             break;
+        /* Nobody waits for queued writes: let them linger a moment so that
+         * they share the commit (and the fsync) of the next awaited write. */
+        if (st->awaited == 0 && !st->stopping) {
+            struct timespec until = monotonic_after_us(LINGER_US);
+            while (st->awaited == 0 && !st->stopping &&
+                   pthread_cond_timedwait(&st->wwork, &st->wlock, &until) != ETIMEDOUT)
+                ;
+        }
         struct job *jobs = st->head;
         st->head = st->tail = NULL;
+        st->awaited = 0;
         pthread_mutex_unlock(&st->wlock);
 
         run_batch(st, jobs);
 
+        /* Queued jobs are nobody's to wait for: settle them here. */
+        struct job *queued = NULL;
         pthread_mutex_lock(&st->wlock);
         for (struct job *j = jobs, *next; j; j = next) {
             next = j->next;
-            j->done = true;
+            if (j->release) {
+                j->next = queued;
+                queued = j;
+            } else {
+                j->done = true;
+            }
         }
         pthread_cond_broadcast(&st->wdone);
+        pthread_mutex_unlock(&st->wlock);
+        for (struct job *j = queued, *next; j; j = next) {
+            next = j->next;
+            if (j->rc)
+                acc_log_error("queued write failed: %s", j->err.msg);
+            j->release(j->arg);
+            free(j);
+        }
+        pthread_mutex_lock(&st->wlock);
     }
     pthread_mutex_unlock(&st->wlock);
+    return NULL;
+}
+
+/* Moves the WAL into the database file now and then, from its own
+ * connection, so that the writer never pays for a checkpoint. */
+static void *checkpointer_main(void *arg)
+{
+    struct acc_store *st = arg;
+    struct conn *c = NULL;
+    if (conn_open(st, &c, NULL)) {
+        acc_log_error("database: the checkpointer cannot open a connection; the WAL will grow");
+        return NULL;
+    }
+    pthread_mutex_lock(&st->wlock);
+    while (!st->stopping) {
+        struct timespec until = monotonic_after_us((int64_t)CHECKPOINT_MS * 1000);
+        pthread_cond_timedwait(&st->ckwake, &st->wlock, &until);
+        if (st->stopping)
+            break;
+        pthread_mutex_unlock(&st->wlock);
+        int log = 0, done = 0;
+        int rc = sqlite3_wal_checkpoint_v2(c->db, NULL, SQLITE_CHECKPOINT_PASSIVE, &log, &done);
+        if (rc != SQLITE_OK && rc != SQLITE_BUSY)
+            acc_log_warn("database: checkpoint: %s", sqlite3_errmsg(c->db));
+        pthread_mutex_lock(&st->wlock);
+    }
+    pthread_mutex_unlock(&st->wlock);
+    conn_close(c);
     return NULL;
 }
 
@@ -327,6 +412,7 @@ static acc_err write_job(struct acc_store *st, job_fn fn, void *arg, struct acc_
     else
         st->head = &j;
     st->tail = &j;
+    st->awaited++;
     pthread_cond_signal(&st->wwork);
     while (!j.done)
         pthread_cond_wait(&st->wdone, &st->wlock);
@@ -334,6 +420,39 @@ static acc_err write_job(struct acc_store *st, job_fn fn, void *arg, struct acc_
     if (j.rc)
         acc_error_copy(err, &j.err);
     return j.rc;
+}
+
+/* Queues fn for the writer without waiting.  Writes are committed in queue
+ * order, so a write queued now is durable no later than any write awaited
+ * after it.  arg belongs to the store from here on (release frees it). */
+static acc_err queue_job(struct acc_store *st, job_fn fn, void *arg, void (*release)(void *),
+                         struct acc_error *err)
+{
+    struct job *j = calloc(1, sizeof *j);
+    if (!j) {
+        release(arg);
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    }
+    j->fn = fn;
+    j->arg = arg;
+    j->release = release;
+    pthread_mutex_lock(&st->wlock);
+    if (st->stopping) {
+        pthread_mutex_unlock(&st->wlock);
+        release(arg);
+        free(j);
+        return acc_error_set(err, ACC_ERR_STORAGE, "database: closing");
+    }
+    /* Only the first job wakes the writer: it lingers for the others. */
+    if (!st->head)
+        pthread_cond_signal(&st->wwork);
+    if (st->tail)
+        st->tail->next = j;
+    else
+        st->head = j;
+    st->tail = j;
+    pthread_mutex_unlock(&st->wlock);
+    return ACC_OK;
 }
 
 /* ---------------------------------------------------------------- readers */
@@ -429,14 +548,28 @@ static acc_err migrate(struct conn *c, struct acc_error *err)
 
 /* ------------------------------------------------------------ open, close */
 
+static void sqlite_setup(void)
+{
+    /* SQLite's memory statistics take a global mutex on every allocation:
+     * with a writer, readers and a checkpointer that is pure contention. */
+    sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+}
+
 acc_err acc_store_open(const struct acc_store_options *opt, struct acc_store **out,
                        struct acc_error *err)
 {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, sqlite_setup);
     struct acc_store *st = calloc(1, sizeof *st);
     if (!st)
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     pthread_mutex_init(&st->wlock, NULL);
-    pthread_cond_init(&st->wwork, NULL);
+    pthread_condattr_t mono;
+    pthread_condattr_init(&mono);
+    pthread_condattr_setclock(&mono, CLOCK_MONOTONIC);
+    pthread_cond_init(&st->wwork, &mono);
+    pthread_cond_init(&st->ckwake, &mono);
+    pthread_condattr_destroy(&mono);
     pthread_cond_init(&st->wdone, NULL);
     pthread_mutex_init(&st->rlock, NULL);
     pthread_cond_init(&st->rfree, NULL);
@@ -465,6 +598,14 @@ acc_err acc_store_open(const struct acc_store_options *opt, struct acc_store **o
         else
             st->writer_started = true;
     }
+    if (!rc) {
+        /* Checkpoints are the checkpointer's job, not the committing writer's. */
+        rc = exec(st->writer, "PRAGMA wal_autocheckpoint=0", err);
+        if (!rc && pthread_create(&st->checkpointer, NULL, checkpointer_main, st) != 0)
+            rc = acc_error_set(err, ACC_ERR_INTERNAL, "cannot start the database checkpointer");
+        else if (!rc)
+            st->checkpointer_started = true;
+    }
     if (rc) {
         acc_store_close(st);
         return rc;
@@ -481,8 +622,11 @@ void acc_store_close(struct acc_store *st)
         pthread_mutex_lock(&st->wlock);
         st->stopping = true;
         pthread_cond_signal(&st->wwork);
+        pthread_cond_signal(&st->ckwake);
         pthread_mutex_unlock(&st->wlock);
         pthread_join(st->writer_thread, NULL);
+        if (st->checkpointer_started)
+            pthread_join(st->checkpointer, NULL);
     }
     while (st->free_readers) {
         struct conn *c = st->free_readers;
@@ -493,6 +637,7 @@ void acc_store_close(struct acc_store *st)
     pthread_mutex_destroy(&st->wlock);
     pthread_cond_destroy(&st->wwork);
     pthread_cond_destroy(&st->wdone);
+    pthread_cond_destroy(&st->ckwake);
     pthread_mutex_destroy(&st->rlock);
     pthread_cond_destroy(&st->rfree);
     free(st->path);
@@ -559,6 +704,54 @@ acc_err acc_store_agreement_create(struct acc_store *st, const struct acc_agreem
     if (existing)
         memcpy(existing, x.existing, sizeof x.existing);
     return ACC_OK;
+}
+
+struct create_queued {
+    struct create_arg x;
+    struct acc_agreement a;
+};
+
+static acc_err create_queued_job(struct conn *c, void *arg, struct acc_error *err)
+{
+    return create_job(c, &((struct create_queued *)arg)->x, err);
+}
+
+static void free_create_queued(void *arg)
+{
+    struct create_queued *q = arg;
+    acc_agreement_release(&q->a);
+    free(q);
+}
+
+acc_err acc_store_agreement_queue_create(struct acc_store *st, const struct acc_agreement *a,
+                                         struct acc_error *err)
+{
+    struct create_queued *q = calloc(1, sizeof *q);
+    if (!q)
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    struct acc_agreement *c = &q->a;
+    memcpy(c->id, a->id, sizeof c->id);
+    c->state = a->state;
+    c->created = a->created;
+    c->updated = a->updated;
+    c->earliest = a->earliest;
+    c->deadline = a->deadline;
+    c->duration = a->duration;
+    c->strategy = a->strategy;
+    c->launch = a->launch;
+    c->name = acc_strdup(a->name);
+    c->initiator = acc_strdup(a->initiator);
+    c->terms = acc_strdup(a->terms);
+    c->guarantees = acc_strdup(a->guarantees);
+    c->offer_xml = acc_strndup(a->offer_xml, a->offer_len);
+    c->offer_len = a->offer_len;
+    q->x.a = c;
+    if ((a->name && !c->name) || (a->initiator && !c->initiator) || (a->terms && !c->terms) ||
+        (a->guarantees && !c->guarantees) || !c->offer_xml) {
+        free_create_queued(q);
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    }
+    return queue_job(st, create_queued_job, q, free_create_queued, err);
 }
 
 static acc_err read_agreement_row(sqlite3_stmt *s, struct acc_agreement *a)
@@ -937,7 +1130,7 @@ acc_err acc_store_agreement_list(struct acc_store *st, const struct acc_list_fil
         "SELECT " AGR_COLUMNS " FROM agreement WHERE 1=1%s%s%s%s%s "
         "ORDER BY created DESC, rowid DESC LIMIT ? OFFSET ?",
         f->state ? " AND state = :state" : "", f->initiator ? " AND initiator = :initiator" : "",
-        f->site ? " AND id IN (SELECT agreement_id FROM allocation_component "
+        f->site ? " AND seq IN (SELECT agreement FROM allocation_component "
                   "WHERE site = :site)"
                 : "",
         f->from ? " AND end_time > :from" : "", f->until ? " AND start_time < :until" : "");
@@ -1175,6 +1368,31 @@ acc_err acc_store_journal_put(struct acc_store *st, const struct acc_booking *b,
     return write_job(st, journal_job, &x, err);
 }
 
+static void free_journal_arg(void *arg)
+{
+    struct journal_arg *x = arg;
+    free((void *)x->b);
+    free(x);
+}
+
+acc_err acc_store_journal_queue(struct acc_store *st, const struct acc_booking *b, size_t n,
+                                struct acc_error *err)
+{
+    if (n == 0)
+        return ACC_OK;
+    struct journal_arg *x = malloc(sizeof *x);
+    struct acc_booking *copy = malloc(n * sizeof *copy);
+    if (!x || !copy) {
+        free(x);
+        free(copy);
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    }
+    memcpy(copy, b, n * sizeof *copy);
+    x->b = copy;
+    x->n = n;
+    return queue_job(st, journal_job, x, free_journal_arg, err);
+}
+
 acc_err acc_store_journal_get(struct acc_store *st, const char *agreement, struct acc_booking **out,
                               size_t *n, struct acc_error *err)
 {
@@ -1301,6 +1519,72 @@ acc_err acc_store_sim_delete(struct acc_store *st, const char *adapter, const ch
     return write_job(st, sim_delete_job, &x, err);
 }
 
+/* A queued calendar write owns its strings. */
+struct sim_queued {
+    struct sim_put_arg put;
+    struct acc_sim_booking b;
+    struct sim_delete_arg del;
+    char *adapter, *key, *resource, *owner;
+};
+
+static void free_sim_queued(void *arg)
+{
+    struct sim_queued *q = arg;
+    free(q->adapter);
+    free(q->key);
+    free(q->resource);
+    free(q->owner);
+    free(q);
+}
+
+static struct sim_queued *sim_queued_new(const char *adapter, const char *key, const char *resource,
+                                         const char *owner)
+{
+    struct sim_queued *q = calloc(1, sizeof *q);
+    if (!q)
+        return NULL;
+    q->adapter = acc_strdup(adapter);
+    q->key = acc_strdup(key);
+    q->resource = acc_strdup(resource);
+    q->owner = acc_strdup(owner);
+    if (!q->adapter || !q->key || (resource && !q->resource) || (owner && !q->owner)) {
+        free_sim_queued(q);
+        return NULL;
+    }
+    return q;
+}
+
+static acc_err sim_queued_put_job(struct conn *c, void *arg, struct acc_error *err)
+{
+    return sim_put_job(c, &((struct sim_queued *)arg)->put, err);
+}
+
+static acc_err sim_queued_delete_job(struct conn *c, void *arg, struct acc_error *err)
+{
+    return sim_delete_job(c, &((struct sim_queued *)arg)->del, err);
+}
+
+acc_err acc_store_sim_queue_put(struct acc_store *st, const char *adapter,
+                                const struct acc_sim_booking *b, struct acc_error *err)
+{
+    struct sim_queued *q = sim_queued_new(adapter, b->key, b->resource, b->owner);
+    if (!q)
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    q->b = (struct acc_sim_booking){q->key, q->resource, b->start, b->end, b->amount, q->owner};
+    q->put = (struct sim_put_arg){q->adapter, &q->b, 1, -1};
+    return queue_job(st, sim_queued_put_job, q, free_sim_queued, err);
+}
+
+acc_err acc_store_sim_queue_delete(struct acc_store *st, const char *adapter, const char *key,
+                                   struct acc_error *err)
+{
+    struct sim_queued *q = sim_queued_new(adapter, key, NULL, NULL);
+    if (!q)
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    q->del = (struct sim_delete_arg){q->adapter, q->key};
+    return queue_job(st, sim_queued_delete_job, q, free_sim_queued, err);
+}
+
 acc_err acc_store_sim_load(struct acc_store *st, const char *adapter,
                            acc_err (*fn)(void *ctx, const struct acc_sim_booking *b), void *ctx,
                            struct acc_error *err)
@@ -1360,6 +1644,20 @@ acc_err acc_store_sim_day_marked(struct acc_store *st, const char *adapter, int6
     done(s);
     reader_give(st, c);
     return rc;
+}
+
+static acc_err flush_job(struct conn *c, void *arg, struct acc_error *err)
+{
+    (void)c;
+    (void)arg;
+    (void)err;
+    return ACC_OK;
+}
+
+acc_err acc_store_flush(struct acc_store *st, struct acc_error *err)
+{
+    /* An awaited write commits every write queued before it. */
+    return write_job(st, flush_job, NULL, err);
 }
 
 acc_err acc_store_ping(struct acc_store *st, struct acc_error *err)

@@ -39,6 +39,12 @@ acc_err acc_store_agreement_create(struct acc_store *st, const struct acc_agreem
                                    const char *idem_key, bool *duplicate,
                                    char existing[ACC_ID_LEN + 1], struct acc_error *err);
 
+/* The same without an idempotency key and without waiting for the commit
+ * (see acc_store_journal_queue): for a negotiation that follows at once,
+ * whose first awaited write makes this one durable too. */
+acc_err acc_store_agreement_queue_create(struct acc_store *st, const struct acc_agreement *a,
+                                         struct acc_error *err);
+
 /* Reads one agreement with its allocation; the offer document only when
  * with_offer.  ACC_ERR_NOT_FOUND for an unknown id. */
 acc_err acc_store_agreement_get(struct acc_store *st, const char *id, bool with_offer,
@@ -87,6 +93,16 @@ acc_err acc_store_trace_get(struct acc_store *st, const char *id, struct acc_tra
 acc_err acc_store_journal_put(struct acc_store *st, const struct acc_booking *b, size_t n,
                               struct acc_error *err);
 
+/* The same without waiting for the commit: the write is queued behind every
+ * earlier one and committed no later than any write awaited after it.  For
+ * states whose loss in a crash recovery tolerates (outcomes: cancelling by
+ * key works without the local id). */
+acc_err acc_store_journal_queue(struct acc_store *st, const struct acc_booking *b, size_t n,
+                                struct acc_error *err);
+
+/* Waits until every write queued so far is committed. */
+acc_err acc_store_flush(struct acc_store *st, struct acc_error *err);
+
 /* Entries of one agreement (agreement != NULL), or every open entry
  * (intent, reserved, unknown, cancel-failed) of any agreement.  Free *out. */
 acc_err acc_store_journal_get(struct acc_store *st, const char *agreement, struct acc_booking **out,
@@ -107,6 +123,13 @@ struct acc_sim_booking {
 acc_err acc_store_sim_put(struct acc_store *st, const char *adapter,
                           const struct acc_sim_booking *b, size_t n, int64_t day,
                           struct acc_error *err);
+/* Queued (not awaited) variants for the simulators' write-through: the
+ * calendar in memory already decides, and the writer's order guarantees the
+ * booking is on disk no later than the agreement that uses it. */
+acc_err acc_store_sim_queue_put(struct acc_store *st, const char *adapter,
+                                const struct acc_sim_booking *b, struct acc_error *err);
+acc_err acc_store_sim_queue_delete(struct acc_store *st, const char *adapter, const char *key,
+                                   struct acc_error *err);
 acc_err acc_store_sim_delete(struct acc_store *st, const char *adapter, const char *key,
                              struct acc_error *err);
 /* Calls fn for every booking of the adapter. */

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/tuning.h"
 #include "config/config.h"
 #include "http/http.h"
 #include "service/service.h"
@@ -83,6 +84,7 @@ int main(int argc, char **argv)
         return 2;
     }
     acc_log_set_level(cfg.log_level);
+    acc_tune_process();
 
     /* Signals are taken by sigwait below, in this thread only. */
     sigset_t sigs;

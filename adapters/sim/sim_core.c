@@ -113,11 +113,14 @@ static void unbook_locked(struct sim *s, const char *key)
     booking_free(b);
 }
 
+/* Writes a booking through to SQLite.  Queued, not awaited: memory decides,
+ * and the store commits in order, so the booking is on disk no later than
+ * the agreement that uses it. */
 static acc_err persist(struct sim *s, const char *key, const struct sim_booking *b,
                        struct acc_error *err)
 {
     struct acc_sim_booking sb = {key, s->res[b->res].name, b->start, b->end, b->amount, b->owner};
-    return acc_store_sim_put(s->store, s->name, &sb, 1, -1, err);
+    return acc_store_sim_queue_put(s->store, s->name, &sb, err);
 }
 
 /* ----------------------------------------------------------------- faults */
@@ -333,7 +336,7 @@ struct load_ctx {
 static acc_err load_one(void *arg, const struct acc_sim_booking *b)
 {
     struct load_ctx *l = arg;
-    size_t r;
+    size_t r = 0;
     if (!find_res(l->s, b->resource, &r) || b->end <= l->horizon) {
         l->dropped++; /* a resource no longer configured, or long past */
         return ACC_OK;
@@ -430,7 +433,7 @@ acc_err sim_preview(void *state, const struct acc_resource *res, acc_time from, 
                     int64_t duration, struct acc_frames *out, struct acc_error *err)
 {
     struct sim *s = state;
-    size_t r;
+    size_t r = 0;
     acc_err rc = resolve(s, res, &r, err);
     if (rc)
         return rc;
@@ -451,7 +454,7 @@ acc_err sim_reserve(void *state, const char *key, const struct acc_resource *res
                     int64_t duration, struct acc_reservation *out, struct acc_error *err)
 {
     struct sim *s = state;
-    size_t r;
+    size_t r = 0;
     acc_err rc = resolve(s, res, &r, err);
     if (rc)
         return rc;
@@ -573,7 +576,7 @@ acc_err sim_cancel(void *state, const char *key, const char *local_id, struct ac
     }
     pthread_mutex_unlock(&s->lock);
     if (!rc && had)
-        rc = acc_store_sim_delete(s->store, s->name, key, err);
+        rc = acc_store_sim_queue_delete(s->store, s->name, key, err);
     return rc;
 }
 

@@ -1,9 +1,14 @@
 -- 0001: agreements, their allocation, the reservation journal, the
 -- negotiation trace, and the simulators' calendars.
 -- Times are seconds since the Unix epoch (UTC).
+--
+-- Agreement ids are random, so rows are stored by an increasing integer
+-- (seq) and found by id through an index: inserts append to the end of each
+-- table instead of dirtying a random page of every B-tree.
 
 CREATE TABLE agreement (
-    id          TEXT PRIMARY KEY,
+    seq         INTEGER PRIMARY KEY,
+    id          TEXT NOT NULL UNIQUE,
     name        TEXT,
     initiator   TEXT NOT NULL,
     state       TEXT NOT NULL,
@@ -31,7 +36,7 @@ CREATE INDEX agreement_created ON agreement(created);
 
 -- Per component: where it runs and under which reservation.
 CREATE TABLE allocation_component (
-    agreement_id TEXT NOT NULL REFERENCES agreement(id) ON DELETE CASCADE,
+    agreement    INTEGER NOT NULL REFERENCES agreement(seq) ON DELETE CASCADE,
     idx          INTEGER NOT NULL,
     name         TEXT NOT NULL,
     site         TEXT NOT NULL,
@@ -40,13 +45,13 @@ CREATE TABLE allocation_component (
     reservation  TEXT,
     local_id     TEXT,
     node_names   TEXT,
-    PRIMARY KEY (agreement_id, idx)
+    PRIMARY KEY (agreement, idx)
 ) WITHOUT ROWID;
-CREATE INDEX allocation_component_site ON allocation_component(site, agreement_id);
+CREATE INDEX allocation_component_site ON allocation_component(site, agreement);
 
 -- Per link: the bandwidth and its reservation (none when both ends share a site).
 CREATE TABLE allocation_link (
-    agreement_id TEXT NOT NULL REFERENCES agreement(id) ON DELETE CASCADE,
+    agreement    INTEGER NOT NULL REFERENCES agreement(seq) ON DELETE CASCADE,
     idx          INTEGER NOT NULL,
     name         TEXT NOT NULL,
     from_comp    TEXT NOT NULL,
@@ -57,13 +62,13 @@ CREATE TABLE allocation_link (
     bandwidth    INTEGER NOT NULL,
     reservation  TEXT,
     local_id     TEXT,
-    PRIMARY KEY (agreement_id, idx)
+    PRIMARY KEY (agreement, idx)
 ) WITHOUT ROWID;
 
 -- The journal: every reservation is written here before it is requested and
 -- its outcome after, so that a crash at any point can be rolled back.
 CREATE TABLE reservation (
-    key             TEXT PRIMARY KEY,
+    key             TEXT NOT NULL UNIQUE,
     agreement_id    TEXT NOT NULL,
     round           INTEGER NOT NULL,
     adapter         TEXT NOT NULL,
@@ -84,7 +89,7 @@ CREATE INDEX reservation_open ON reservation(state)
     WHERE state IN ('intent', 'reserved', 'unknown', 'cancel-failed');
 
 CREATE TABLE trace_event (
-    agreement_id TEXT NOT NULL,
+    agreement    INTEGER NOT NULL REFERENCES agreement(seq) ON DELETE CASCADE,
     seq          INTEGER NOT NULL,
     round        INTEGER NOT NULL,
     kind         TEXT NOT NULL,
@@ -97,7 +102,7 @@ CREATE TABLE trace_event (
     status       TEXT NOT NULL,
     elapsed_us   INTEGER,
     detail       TEXT,
-    PRIMARY KEY (agreement_id, seq)
+    PRIMARY KEY (agreement, seq)
 ) WITHOUT ROWID;
 
 -- The simulated adapters' own calendars.
@@ -109,8 +114,8 @@ CREATE TABLE sim_booking (
     end_time   INTEGER NOT NULL,
     amount     INTEGER NOT NULL,
     owner      TEXT NOT NULL,
-    PRIMARY KEY (adapter, key)
-) WITHOUT ROWID;
+    UNIQUE (adapter, key)
+);
 
 -- Days for which a simulator has generated its background load.
 CREATE TABLE sim_load_day (

@@ -88,7 +88,9 @@ static void task_execute(struct task *t)
     bool last = false;
     if (abandoned)
         last = --b->refs == 0;
-    pthread_cond_broadcast(&b->cond);
+    /* The waiter only cares when all are done: one wake-up, not n. */
+    else if (b->done == b->n)
+        pthread_cond_signal(&b->cond);
     pthread_mutex_unlock(&b->lock);
 
     if (abandoned) {
@@ -178,13 +180,17 @@ struct acc_batch *acc_batch_new(struct acc_pool *pool, size_t n)
 
 acc_err acc_batch_submit(struct acc_batch *b, acc_task_fn run, acc_abandon_fn abandoned, void *arg)
 {
-    if (b->n >= b->cap)
+    pthread_mutex_lock(&b->lock); /* workers read n while earlier tasks finish */
+    if (b->n >= b->cap) {
+        pthread_mutex_unlock(&b->lock);
         return ACC_ERR_INTERNAL;
+    }
     struct task *t = &b->tasks[b->n++];
     t->batch = b;
     t->run = run;
     t->abandoned = abandoned;
     t->arg = arg;
+    pthread_mutex_unlock(&b->lock);
 
     struct acc_pool *p = b->pool;
     pthread_mutex_lock(&p->lock);

@@ -441,7 +441,7 @@ static int decide(struct nego *g, acc_time t, acc_time *at)
     return -1;
 }
 
-static acc_err journal(struct nego *g, struct acc_error *err)
+static acc_err journal(struct nego *g, bool durable, struct acc_error *err)
 {
     struct acc_engine_request *r = g->req;
     struct acc_booking *b = malloc(r->n_items * sizeof *b);
@@ -449,31 +449,25 @@ static acc_err journal(struct nego *g, struct acc_error *err)
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < r->n_items; i++)
         b[i] = r->items[i].booking;
-    acc_err rc = r->hooks.journal ? r->hooks.journal(r->hooks.ctx, b, r->n_items, err) : ACC_OK;
+    acc_err rc =
+        r->hooks.journal ? r->hooks.journal(r->hooks.ctx, b, r->n_items, durable, err) : ACC_OK;
     free(b);
     return rc;
 }
 
 /* Cancels the bookings concurrently; elapsed[i] (may be NULL) gets each
- * call's time.  Returns how many could not be cancelled. */
+ * call's time.  Returns how many could not be cancelled; without memory
+ * that is all of them (housekeeping retries). */
 static size_t cancel_many(struct acc_engine *e, struct acc_adapter *const *ads,
                           struct acc_booking *b, size_t n, int64_t timeout_us, int64_t *elapsed)
 {
     struct call **calls = calloc(n ? n : 1, sizeof *calls);
     bool *late = calloc(n ? n : 1, sizeof *late);
-    size_t failed = 0;
-    if (!calls || !late) {
-        free(calls);
-        free(late);
-        for (size_t i = 0; i < n; i++) {
-            b[i].state = ACC_BOOKING_CANCEL_FAILED;
-            acc_strlcpy(b[i].error, "out of memory", sizeof b[i].error);
-        }
-        return n;
-    }
-    for (size_t i = 0; i < n; i++) {
+    bool oom = !calls || !late;
+    for (size_t i = 0; !oom && i < n; i++) {
         calls[i] = calloc(1, sizeof **calls);
-        if (calls[i]) {
+        oom = !calls[i];
+        if (!oom) {
             calls[i]->op = OP_CANCEL;
             calls[i]->eng = e;
             calls[i]->ad = ads[i];
@@ -481,38 +475,27 @@ static size_t cancel_many(struct acc_engine *e, struct acc_adapter *const *ads,
             acc_frames_init(&calls[i]->frames);
         }
     }
-    /* A call that could not even be made counts as failed; run the others. */
-    size_t k = 0;
-    size_t *which = malloc((n ? n : 1) * sizeof *which);
-    struct call **run = calloc(n ? n : 1, sizeof *run);
-    for (size_t i = 0; which && run && i < n; i++) {
-        if (calls[i]) {
-            which[k] = i;
-            run[k++] = calls[i];
-        }
-    }
-    if (which && run)
-        run_calls(e, run, k, timeout_us, late);
-    for (size_t i = 0; i < n; i++)
-        calls[i] = NULL;
-    for (size_t j = 0; which && run && j < k; j++)
-        calls[which[j]] = run[j];
+    if (!oom)
+        run_calls(e, calls, n, timeout_us, late);
+    size_t failed = 0;
     for (size_t i = 0; i < n; i++) {
-        struct call *c = calls[i];
+        struct call *c = oom ? NULL : calls[i];
         acc_err rc = c ? c->rc : ACC_ERR_TIMEOUT;
         b[i].state = rc ? ACC_BOOKING_CANCEL_FAILED : ACC_BOOKING_CANCELLED;
         b[i].error[0] = '\0';
         if (rc) {
             failed++;
-            acc_strlcpy(b[i].error, c ? c->err.msg : "no answer within the time limit",
+            acc_strlcpy(b[i].error,
+                        oom ? "out of memory"
+                        : c ? c->err.msg
+                            : "no answer within the time limit",
                         sizeof b[i].error);
         }
         if (elapsed)
             elapsed[i] = c ? c->elapsed_us : timeout_us;
-        call_free(c);
     }
-    free(which);
-    free(run);
+    for (size_t i = 0; calls && i < n; i++)
+        call_free(calls[i]);
     free(calls);
     free(late);
     return failed;
@@ -530,10 +513,10 @@ static bool rollback(struct nego *g, const char *why)
 {
     struct acc_engine_request *r = g->req;
     size_t n = r->n_items, k = 0;
-    size_t *which = malloc(n * sizeof *which);
-    struct acc_adapter **ads = malloc(n * sizeof *ads);
-    struct acc_booking *b = malloc(n * sizeof *b);
-    int64_t *elapsed = malloc(n * sizeof *elapsed);
+    size_t *which = calloc(n, sizeof *which);
+    struct acc_adapter **ads = calloc(n, sizeof *ads);
+    struct acc_booking *b = calloc(n, sizeof *b);
+    int64_t *elapsed = calloc(n, sizeof *elapsed);
     trace(g, ACC_TRACE_ROLLBACK, NULL, 0, 0, 0, ACC_OK, 0, "%s", why);
     if (!which || !ads || !b || !elapsed) {
         /* Without memory, leave the bookings open: recovery cancels them. */
@@ -560,7 +543,7 @@ static bool rollback(struct nego *g, const char *why)
               elapsed[j], "%s %s", b[j].key, ok ? "cancelled" : b[j].error);
     }
     struct acc_error jerr;
-    if (k && journal(g, &jerr))
+    if (k && journal(g, false, &jerr))
         acc_log_error("journal after rollback: %s", jerr.msg);
     free(which);
     free(ads);
@@ -594,7 +577,7 @@ static int reserve_all(struct nego *g, acc_time t, acc_time *next)
         b->state = ACC_BOOKING_INTENT;
     }
     /* The intents are durable before any adapter hears of them. */
-    if (journal(g, &jerr)) {
+    if (journal(g, true, &jerr)) {
         fail(g, ACC_ENGINE_FAILED, jerr.code, "cannot record the reservations: %s", jerr.msg);
         return -1;
     }
@@ -664,8 +647,8 @@ static int reserve_all(struct nego *g, acc_time t, acc_time *next)
         }
     }
     calls_free(g);
-    /* The outcomes are durable before anything else happens. */
-    if (journal(g, &jerr)) {
+    /* The outcomes are recorded before anything else happens. */
+    if (journal(g, false, &jerr)) {
         rollback(g, "the journal could not be written");
         fail(g, ACC_ENGINE_FAILED, jerr.code, "cannot record the reservations: %s", jerr.msg);
         return -1;

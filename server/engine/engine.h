@@ -59,10 +59,14 @@ struct acc_engine_item {
 void acc_engine_items_release(struct acc_engine_item *items, size_t n);
 
 struct acc_engine_hooks {
-    /* Durably records the bookings' current states; called with the intents
-     * before any reservation of a round is requested and with the outcomes
-     * after.  A failure stops the negotiation (after rollback). */
-    acc_err (*journal)(void *ctx, const struct acc_booking *b, size_t n, struct acc_error *err);
+    /* Records the bookings' current states.  The intents are recorded with
+     * durable set, before any reservation of a round is requested: the call
+     * must not return before they are on disk.  Outcomes and cancellations
+     * follow without durable: they must be recorded in order, but need not
+     * be waited for (a lost outcome still leaves the intent, and recovery
+     * cancels by key).  A failure stops the negotiation (after rollback). */
+    acc_err (*journal)(void *ctx, const struct acc_booking *b, size_t n, bool durable,
+                       struct acc_error *err);
     /* One trace event; the callee copies what it keeps.  May be NULL. */
     void (*trace)(void *ctx, const struct acc_trace_event *ev);
     /* True when the negotiation should stop (terminate, shutdown).  May be NULL. */

@@ -220,10 +220,13 @@ struct nego_ctx {
     struct acc_trace trace;
 };
 
-static acc_err hook_journal(void *ctx, const struct acc_booking *b, size_t n, struct acc_error *err)
+static acc_err hook_journal(void *ctx, const struct acc_booking *b, size_t n, bool durable,
+                            struct acc_error *err)
 {
     struct nego_ctx *c = ctx;
-    return acc_store_journal_put(c->svc->store, b, n, err);
+    if (durable)
+        return acc_store_journal_put(c->svc->store, b, n, err);
+    return acc_store_journal_queue(c->svc->store, b, n, err);
 }
 
 static void hook_trace(void *ctx, const struct acc_trace_event *ev)
@@ -665,7 +668,7 @@ acc_err acc_service_submit(struct acc_service *svc, const struct acc_submit *rq,
     memset(out, 0, sizeof *out);
     atomic_fetch_add(&svc->submitted, 1);
 
-    acc_time now = acc_now(), earliest, deadline;
+    acc_time now = acc_now(), earliest = 0, deadline = 0;
     acc_err rc = acc_plan_check(&env, o, err);
     if (!rc)
         rc = window(svc, o, now, &earliest, &deadline, err);
@@ -712,7 +715,13 @@ acc_err acc_service_submit(struct acc_service *svc, const struct acc_submit *rq,
     }
     bool dup = false;
     char first[ACC_ID_LEN + 1];
-    rc = acc_store_agreement_create(svc->store, a, key, &dup, first, err);
+    /* A synchronous negotiation without a key need not wait for the row: its
+     * first journal write, which is awaited, commits it too.  A key must be
+     * checked, and a pending agreement's id must be durable before the reply. */
+    if (!key && !rq->pending)
+        rc = acc_store_agreement_queue_create(svc->store, a, err);
+    else
+        rc = acc_store_agreement_create(svc->store, a, key, &dup, first, err);
     free(key);
     if (rc || dup) {
         active_remove(svc, act);

@@ -26,6 +26,7 @@
 #include "service.h"
 #include "store.h"
 #include "timefmt.h"
+#include "tuning.h"
 #include "xml.h"
 
 #include <curl/curl.h>
@@ -50,6 +51,7 @@ static const char testbed[] = "[database]\n"
                               "durable = %s\n"
                               "[negotiation]\n"
                               "strategy = %s\n"
+                              "max_rounds = 500\n"
                               "[site fzj-xd1]\nadapter = sim-batch\nnodes = 64\nload = %s\n"
                               "[site caesar]\nadapter = sim-batch\nnodes = 128\nload = %s\n"
                               "[site fh-brs]\nadapter = sim-batch\nnodes = 32\nload = %s\n"
@@ -152,11 +154,13 @@ static void bench_latency(bool durable)
 }
 
 /* The engine alone, against the simulators, journal in memory. */
-static acc_err no_journal(void *ctx, const struct acc_booking *b, size_t n, struct acc_error *e)
+static acc_err no_journal(void *ctx, const struct acc_booking *b, size_t n, bool durable,
+                          struct acc_error *e)
 {
     (void)ctx;
     (void)b;
     (void)n;
+    (void)durable;
     (void)e;
     return ACC_OK;
 }
@@ -343,12 +347,13 @@ static void bench_rounds(void)
             return;
         /* Big components, so that agreements crowd each other and the
          * background load. */
-        char *doc = offer_doc(24, "PT3H", 3000);
+        char *doc = offer_doc(8, "PT2H", 2000);
         struct acc_offer o;
         struct acc_xml_limits lim = ACC_XML_LIMITS_DEFAULT;
         struct acc_error err;
         acc_xml_parse_offer(doc, strlen(doc), &lim, &o, &err);
         struct contender c[8];
+        int64_t t0 = acc_mono_us();
         for (int i = 0; i < 8; i++) {
             c[i] = (struct contender){.svc = svc, .o = &o, .doc = doc, .n = 25};
             pthread_create(&c[i].tid, NULL, contend, &c[i]);
@@ -366,8 +371,9 @@ static void bench_rounds(void)
         }
         mean[k] = l.n ? (double)rounds / (double)l.n : 0;
         printf("contention, %-9s: %zu negotiations by 8 threads, %u agreed, mean %.2f preview "
-               "rounds, mean %.2f rollbacks\n",
-               strategies[k], l.n, agreed, mean[k], l.n ? (double)rollbacks / (double)l.n : 0);
+               "rounds, mean %.2f rollbacks, %.1f ms each\n",
+               strategies[k], l.n, agreed, mean[k], l.n ? (double)rollbacks / (double)l.n : 0,
+               l.n ? (double)(acc_mono_us() - t0) / 1000.0 / (double)l.n * 8 : 0);
         acc_agreement_list_release(&l);
         acc_offer_release(&o);
         free(doc);
@@ -392,7 +398,7 @@ static void bench_preview(void)
         x = x * 6364136223846793005ULL + 1442695040888963407ULL;
         acc_time s = t0 + (acc_time)((x >> 20) % (365 * 86400));
         acc_time d = 900 + (acc_time)((x >> 8) % (8 * 3600));
-        b[i] = (struct acc_cal_booking){s, s + d, 1 + (int64_t)((x >> 40) % 64)};
+        b[i] = (struct acc_cal_booking){s, s + d, 1 + (int64_t)((x >> 40) % 16)};
     }
     int64_t t = acc_mono_us();
     acc_calendar_load(&cal, b, N);
@@ -404,14 +410,14 @@ static void bench_preview(void)
         acc_frames_init(&f);
         acc_time from = t0 + (acc_time)(r % 300) * 86400;
         int64_t s = acc_mono_us();
-        acc_calendar_preview(&cal, from, from + 14 * 86400, 7200, 512, 4096, &f);
+        acc_calendar_preview(&cal, from, from + 14 * 86400, 7200, 640, 4096, &f);
         us[r] = acc_mono_us() - s;
         frames += f.n;
         acc_frames_release(&f);
     }
     double med, p99;
     percentiles(us, REPS, &med, &p99);
-    printf("preview over %d bookings (%zu change points), 14-day window, 512 of 1024 units: "
+    printf("preview over %d bookings (%zu change points), 14-day window, 640 of 1024 units: "
            "median %.1f us, p99 %.1f us, %.0f frames each (calendar built in %.0f ms; target "
            "<= 1000 us)\n",
            N, cal.n, med, p99, (double)frames / REPS, (double)load_us / 1000);
@@ -419,7 +425,7 @@ static void bench_preview(void)
         struct acc_frames f;
         acc_frames_init(&f);
         int64_t s = acc_mono_us();
-        acc_calendar_preview(&cal, t0, t0 + 365 * 86400, 7200, 512, 1 << 20, &f);
+        acc_calendar_preview(&cal, t0, t0 + 365 * 86400, 7200, 640, 1 << 20, &f);
         us[r] = acc_mono_us() - s;
         acc_frames_release(&f);
     }
@@ -438,6 +444,7 @@ int main(int argc, char **argv)
     if (!mkdtemp(dir))
         return 1;
     acc_log_set_level(ACC_LOG_ERROR);
+    acc_tune_process(); /* as accordd does */
     struct acc_error err;
     if (acc_xml_init(&err)) {
         fprintf(stderr, "bench: %s\n", err.msg);

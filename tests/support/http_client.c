@@ -9,6 +9,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "strutil.h"
+
 static size_t on_body(char *data, size_t size, size_t n, void *arg)
 {
     struct http_reply *r = arg;
@@ -34,9 +36,9 @@ static size_t on_header(char *data, size_t size, size_t n, void *arg)
     while (k && (line[k - 1] == '\r' || line[k - 1] == '\n'))
         line[--k] = '\0';
     if (strncasecmp(line, "Location: ", 10) == 0)
-        snprintf(r->location, sizeof r->location, "%s", line + 10);
+        acc_strlcpy(r->location, line + 10, sizeof r->location);
     else if (strncasecmp(line, "Content-Type: ", 14) == 0)
-        snprintf(r->content_type, sizeof r->content_type, "%s", line + 14);
+        acc_strlcpy(r->content_type, line + 14, sizeof r->content_type);
     else if (strncasecmp(line, "Idempotent-Replayed: true", 25) == 0)
         r->replayed = true;
     return len;

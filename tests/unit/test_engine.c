@@ -16,6 +16,7 @@ static struct acc_engine *eng;
 struct record {
     pthread_mutex_t lock;
     struct acc_booking log[256]; /* every journal write, in order */
+    bool durable[256];           /* whether each was asked to be on disk before returning */
     size_t n_log;
     struct acc_trace trace;
     bool stop;
@@ -24,13 +25,16 @@ struct record {
 
 static struct record rec;
 
-static acc_err journal(void *ctx, const struct acc_booking *b, size_t n, struct acc_error *err)
+static acc_err journal(void *ctx, const struct acc_booking *b, size_t n, bool durable,
+                       struct acc_error *err)
 {
     (void)err;
     struct record *r = ctx;
     pthread_mutex_lock(&r->lock);
-    for (size_t i = 0; i < n && r->n_log < 256; i++)
+    for (size_t i = 0; i < n && r->n_log < 256; i++) {
+        r->durable[r->n_log] = durable;
         r->log[r->n_log++] = b[i];
+    }
     pthread_mutex_unlock(&r->lock);
     return ACC_OK;
 }
@@ -153,6 +157,7 @@ static void test_agree_at_once(void)
     CU_ASSERT_EQUAL(rec.n_log, 6);
     for (int i = 0; i < 3; i++) {
         CU_ASSERT_EQUAL(rec.log[i].state, ACC_BOOKING_INTENT);
+        CU_ASSERT_TRUE(rec.durable[i]); /* on disk before any reservation is asked for */
         CU_ASSERT_EQUAL(rec.log[3 + i].state, ACC_BOOKING_RESERVED);
     }
     CU_ASSERT_EQUAL(count_trace(ACC_TRACE_PREVIEW), 3);
