@@ -18,7 +18,7 @@ static const char *const JSON_ACCEPT[] = {"Accept: application/json", NULL};
 
 static char *url(const char *path)
 {
-    static char buf[512];
+    static char buf[1024]; /* base (64) + the longest path a test builds (512) */
     snprintf(buf, sizeof buf, "%s%s", fx.base, path);
     return buf;
 }
