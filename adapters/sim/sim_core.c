@@ -145,7 +145,9 @@ static bool take_fault(struct sim *s, enum sim_call call, const char *resource,
     return false;
 }
 
-/* Blocks for `seconds` or until interrupted; the caller holds the lock. */
+/* Blocks for `seconds` (a slow resource manager), then lets the call go on
+ * as usual; only a shutdown (interrupt) makes it fail.  The caller holds
+ * the lock; others may use the simulator meanwhile. */
 static acc_err hang_locked(struct sim *s, int64_t seconds, struct acc_error *err)
 {
     struct timespec ts;
@@ -153,12 +155,12 @@ static acc_err hang_locked(struct sim *s, int64_t seconds, struct acc_error *err
     ts.tv_sec += seconds > 0 ? seconds : 3600;
     while (!s->interrupted) {
         if (pthread_cond_timedwait(&s->wake, &s->lock, &ts) == ETIMEDOUT)
-            break;
+            return ACC_OK;
     }
-    return acc_error_set(err, ACC_ERR_TIMEOUT, "%s: injected hang ended", s->name);
+    return acc_error_set(err, ACC_ERR_UNAVAILABLE, "%s: shutting down", s->name);
 }
 
-/* Applies the faults that make a call fail; the caller holds the lock. */
+/* Applies the faults that make a call fail or wait; the caller holds the lock. */
 static acc_err failing_fault(struct sim *s, const struct sim_fault *f, struct acc_error *err)
 {
     switch (f->action) {

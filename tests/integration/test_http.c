@@ -652,6 +652,100 @@ static void test_bad_input(void)
     free(huge);
 }
 
+static void test_site_chosen_and_iterative(void)
+{
+    /* A component without a site, negotiated the VIOLA way. */
+    const char *doc =
+        "<wsag:AgreementOffer xmlns:wsag=\"http://schemas.ggf.org/graap/2007/03/ws-agreement\" "
+        "xmlns:co=\"urn:accord:coalloc:1\"><wsag:Context>"
+        "<wsag:AgreementInitiator>tester</wsag:AgreementInitiator>"
+        "<wsag:ServiceProvider>AgreementResponder</wsag:ServiceProvider></wsag:Context>"
+        "<wsag:Terms><wsag:All>"
+        "<wsag:ServiceDescriptionTerm wsag:Name=\"s\" wsag:ServiceName=\"m\"><co:Schedule>"
+        "<co:Duration>PT1H</co:Duration></co:Schedule></wsag:ServiceDescriptionTerm>"
+        "<wsag:ServiceDescriptionTerm wsag:Name=\"fixed\" wsag:ServiceName=\"m\"><co:Component>"
+        "<co:Site>caesar</co:Site><co:Nodes>4</co:Nodes></co:Component>"
+        "</wsag:ServiceDescriptionTerm>"
+        "<wsag:ServiceDescriptionTerm wsag:Name=\"free\" wsag:ServiceName=\"m\"><co:Component>"
+        "<co:Nodes>40</co:Nodes></co:Component></wsag:ServiceDescriptionTerm>"
+        "<wsag:ServiceDescriptionTerm wsag:Name=\"n\" wsag:ServiceName=\"m\"><co:Negotiation>"
+        "<co:Strategy>iterative</co:Strategy></co:Negotiation></wsag:ServiceDescriptionTerm>"
+        "</wsag:All></wsag:Terms></wsag:AgreementOffer>";
+    struct http_reply r;
+    CU_ASSERT_EQUAL(post("/agreements", doc, &r), 201);
+    char *site = xml_get(r.body, "//co:ComponentAllocation[@co:name='free']/co:Site");
+    char *strategy = xml_get(r.body, "//co:Allocation/co:Strategy");
+    /* 40 nodes fit on fzj-xd1 (64) or caesar (128), not on fh-brs (32). */
+    CU_ASSERT_TRUE(site && (strcmp(site, "fzj-xd1") == 0 || strcmp(site, "caesar") == 0));
+    CU_ASSERT_STRING_EQUAL(strategy ? strategy : "", "iterative");
+    char *id = id_of(&r);
+    http_reply_free(&r);
+    char path[128];
+    snprintf(path, sizeof path, "/agreements/%s/negotiation", id);
+    get(path, &r);
+    CU_ASSERT_EQUAL(xml_count(r.body, "//co:Event[@co:kind='plan']"), 2); /* two candidates */
+    http_reply_free(&r);
+    free(site);
+    free(strategy);
+    free(id);
+}
+
+/* ------------------------------------------- an adapter that hangs too long */
+
+static const char hang_ini[] = "[server]\n"
+                               "allow_control = yes\n"
+                               "[negotiation]\n"
+                               "adapter_timeout = PT1S\n"
+                               "[site a]\nadapter = sim-batch\nnodes = 8\n"
+                               "[site b]\nadapter = sim-batch\nnodes = 8\n";
+
+static void test_hang_times_out_and_late_booking_released(void)
+{
+    struct fixture hang;
+    char db[256], u[256];
+    snprintf(db, sizeof db, "%s/hang.db", acc_test_tmpdir());
+    CU_ASSERT_EQUAL_FATAL(fixture_start(&hang, hang_ini, db), 0);
+    struct http_reply r;
+    snprintf(u, sizeof u, "%s/adapters/b/control/fault?call=reserve&action=hang&seconds=2",
+             hang.base);
+    CU_ASSERT_EQUAL(http_do("POST", u, "", 0, NULL, &r), 0);
+    http_reply_free(&r);
+    const char *sites[] = {"a:2", "b:2"};
+    const char *doc = offer("hang", "<co:Duration>PT1H</co:Duration>", sites, 2, 0);
+    snprintf(u, sizeof u, "%s/agreements", hang.base);
+    int64_t t0 = acc_mono_us();
+    CU_ASSERT_EQUAL(http_do("POST", u, doc, strlen(doc), XML_HDR, &r), 0);
+    int64_t took = acc_mono_us() - t0;
+    CU_ASSERT_EQUAL(r.status, 503);
+    char *code = xml_get(r.body, "/co:Fault/@co:code");
+    CU_ASSERT_STRING_EQUAL(code ? code : "", "AdapterTimeout");
+    char *id = xml_get(r.body, "/co:Fault/co:AgreementId");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(id);
+    CU_ASSERT_TRUE(took < 1900000); /* it did not wait for the hang to end */
+    free(code);
+    http_reply_free(&r);
+    /* b answers after 2 s and books: that late booking must be cancelled at
+     * once (a's was rolled back at the time limit). */
+    while (acc_mono_us() - t0 < 2500000)
+        usleep(50000);
+    bool clean = false;
+    for (int i = 0; i < 100 && !clean; i++) {
+        clean = true;
+        static const char *const ads[] = {"a", "b"};
+        for (int k = 0; k < 2; k++) {
+            snprintf(u, sizeof u, "%s/adapters/%s/control/bookings", hang.base, ads[k]);
+            CU_ASSERT_EQUAL(http_do("POST", u, "", 0, NULL, &r), 0);
+            clean &= r.body && !strstr(r.body, id);
+            http_reply_free(&r);
+        }
+        if (!clean)
+            usleep(50000);
+    }
+    CU_ASSERT_TRUE(clean);
+    free(id);
+    fixture_stop(&hang);
+}
+
 /* ------------------------------------------------ concurrency: one site */
 
 static struct fixture solo;
@@ -738,6 +832,9 @@ static const struct acc_test_case tests[] = {
     {"competing booking -> rollback, lands beside it", test_competing_booking_rollback},
     {"late reservation -> verify, retry", test_late_reservation_retried},
     {"bad input: clear 4xx, nothing stored or booked", test_bad_input},
+    {"a site chosen by Accord, iterative strategy", test_site_chosen_and_iterative},
+    {"hung adapter -> 503 after its time limit, late booking released",
+     test_hang_times_out_and_late_booking_released},
     {"32 concurrent POSTs for one site never overbook", test_concurrent_posts_never_overbook},
     {NULL, NULL},
 };
