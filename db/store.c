@@ -108,11 +108,16 @@ static const char *const sql[S__COUNT] = {
     [S_JOURNAL_BY_AGR] = "SELECT key, agreement_id, round, adapter, kind, resource, amount, "
                          "start_time, end_time, state, local_id, effective_start, effective_end, "
                          "error FROM reservation WHERE agreement_id = ? ORDER BY rowid",
-    [S_JOURNAL_OPEN] = "SELECT key, agreement_id, round, adapter, kind, resource, amount, "
-                       "start_time, end_time, state, local_id, effective_start, effective_end, "
-                       "error FROM reservation "
-                       "WHERE state IN ('intent', 'reserved', 'unknown', 'cancel-failed') "
-                       "ORDER BY rowid",
+    /* Open entries of negotiations that are over: their agreement is no longer
+     * Pending.  One query, so the agreement's state and its entries come from
+     * the same snapshot (a negotiation settles both in one transaction). */
+    [S_JOURNAL_OPEN] =
+        "SELECT r.key, r.agreement_id, r.round, r.adapter, r.kind, r.resource, r.amount, "
+        "r.start_time, r.end_time, r.state, r.local_id, r.effective_start, r.effective_end, "
+        "r.error FROM reservation r LEFT JOIN agreement a ON a.id = r.agreement_id "
+        "WHERE r.state IN ('intent', 'reserved', 'unknown', 'cancel-failed') "
+        "AND (a.state IS NULL OR a.state NOT IN ('Pending', 'PendingAndTerminating')) "
+        "ORDER BY r.rowid",
     [S_SIM_PUT] = "INSERT OR REPLACE INTO sim_booking (adapter, key, resource, start_time, "
                   "end_time, amount, owner) VALUES (?,?,?,?,?,?,?)",
     [S_SIM_DELETE] = "DELETE FROM sim_booking WHERE adapter = ? AND key = ?",

@@ -104,7 +104,9 @@ acc_err acc_store_journal_queue(struct acc_store *st, const struct acc_booking *
 acc_err acc_store_flush(struct acc_store *st, struct acc_error *err);
 
 /* Entries of one agreement (agreement != NULL), or every open entry
- * (intent, reserved, unknown, cancel-failed) of any agreement.  Free *out. */
+ * (intent, reserved, unknown, cancel-failed) of the agreements that are not
+ * being negotiated (not Pending): what is left over and must be cancelled.
+ * Free *out. */
 acc_err acc_store_journal_get(struct acc_store *st, const char *agreement, struct acc_booking **out,
                               size_t *n, struct acc_error *err);
 

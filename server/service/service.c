@@ -706,8 +706,8 @@ acc_err acc_service_submit(struct acc_service *svc, const struct acc_submit *rq,
             return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
         snprintf(key, n, "%s\n%s", a->initiator, rq->idempotency_key);
     }
-    /* Registered before the row exists, so housekeeping never mistakes the
-     * first journal entries for leftovers. */
+    /* Registered before the row exists, so that terminate can always reach
+     * the negotiation. */
     struct active *act = active_add(svc, a->id);
     if (!act) {
         free(key);
@@ -892,9 +892,12 @@ static acc_err release_reservations(struct acc_service *svc, const char *id, str
                            failed, k, todo[i].adapter, todo[i].error);
         goto out;
     }
+    enum acc_state was;
     rc = acc_store_agreement_transition(svc->store, id,
                                         ACC_STATE_BIT(ACC_STATE_OBSERVED_AND_TERMINATING),
-                                        ACC_STATE_TERMINATED, NULL, NULL, err);
+                                        ACC_STATE_TERMINATED, NULL, &was, err);
+    if (rc == ACC_ERR_STATE && was == ACC_STATE_TERMINATED)
+        rc = ACC_OK; /* housekeeping (or another request) finished it first */
 out:
     free(b);
     free(todo);
@@ -1130,7 +1133,8 @@ void acc_service_metrics(struct acc_service *svc, struct acc_buf *out)
 /* ---------------------------------------------------------- housekeeping */
 
 /* Cancels the reservations that negotiations left open (a crash, a time-out,
- * a failed cancel), skipping negotiations running now. */
+ * a failed cancel).  The store leaves out the entries of agreements still
+ * Pending, so a negotiation running now is never touched. */
 static void sweep_open_reservations(struct acc_service *svc)
 {
     struct acc_booking *b = NULL;
@@ -1144,8 +1148,6 @@ static void sweep_open_reservations(struct acc_service *svc)
     struct acc_booking *todo = calloc(n ? n : 1, sizeof *todo);
     size_t k = 0;
     for (size_t i = 0; ads && todo && i < n; i++) {
-        if (active_has(svc, b[i].agreement))
-            continue;
         ads[k] = adapter_named(svc, b[i].adapter);
         if (!ads[k])
             continue;
@@ -1193,11 +1195,10 @@ static void housekeeping_pass(struct acc_service *svc)
     finish_terminations(svc);
 }
 
-/* At start-up: nothing negotiates yet, so every open reservation is a
- * leftover, and every Pending agreement was cut short. */
+/* At start-up nothing negotiates yet: every Pending agreement was cut short,
+ * and once they are ended every open reservation is a leftover. */
 static acc_err recover(struct acc_service *svc, struct acc_error *err)
 {
-    sweep_open_reservations(svc);
     char(*ids)[ACC_ID_LEN + 1] = NULL;
     size_t n = 0;
     acc_err rc = acc_store_agreement_ids(svc->store,
@@ -1230,6 +1231,8 @@ static acc_err recover(struct acc_service *svc, struct acc_error *err)
         acc_agreement_release(&a);
     }
     free(ids);
+    /* Now that none is Pending, every open reservation is a leftover. */
+    sweep_open_reservations(svc);
     finish_terminations(svc);
     return ACC_OK;
 }
