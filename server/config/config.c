@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../common/strutil.h"
 #include "../common/timefmt.h"
@@ -308,11 +309,81 @@ static int link_key(struct parse *p, const char *section, const char *name, cons
     return bad(p, section, "unknown key '%s'", k);
 }
 
+/* Reads "user token [admin]" lines ('#' starts a comment). */
+static acc_err read_tokens(struct acc_config *c, const char *path, struct acc_error *err)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return acc_error_set(err, ACC_ERR_CONFIG, "tokens file %s: cannot open it", path);
+    struct stat sb;
+    if (fstat(fileno(f), &sb) == 0 && (sb.st_mode & 077))
+        acc_log_warn("tokens file %s can be read by others than its owner (chmod 600 it)", path);
+    char line[1024];
+    unsigned no = 0;
+    acc_err rc = ACC_OK;
+    while (!rc && fgets(line, sizeof line, f)) {
+        no++;
+        char *hash = strchr(line, '#');
+        if (hash)
+            *hash = '\0';
+        char name[128], token[512], role[16], extra[2];
+        int n = sscanf(line, "%127s %511s %15s %1s", name, token, role, extra);
+        if (n <= 0)
+            continue;
+        if (n < 2 || n > 3 || (n == 3 && strcmp(role, "admin") != 0)) {
+            rc = acc_error_set(err, ACC_ERR_CONFIG,
+                               "tokens file %s line %u: expected 'user token [admin]'", path, no);
+            break;
+        }
+        if (strlen(token) < 16) {
+            rc = acc_error_set(err, ACC_ERR_CONFIG,
+                               "tokens file %s line %u: tokens must be at least 16 characters",
+                               path, no);
+            break;
+        }
+        void *v = realloc(c->users, (c->n_users + 1) * sizeof *c->users);
+        if (!v) {
+            rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+            break;
+        }
+        c->users = v;
+        struct acc_user *u = &c->users[c->n_users];
+        u->name = strdup(name);
+        u->token = strdup(token);
+        u->admin = n == 3;
+        if (!u->name || !u->token) {
+            free(u->name);
+            free(u->token);
+            rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+            break;
+        }
+        c->n_users++;
+    }
+    fclose(f);
+    if (!rc && c->n_users == 0)
+        rc = acc_error_set(err, ACC_ERR_CONFIG, "tokens file %s names no user", path);
+    return rc;
+}
+
+static int auth_key(struct parse *p, const char *k, const char *v)
+{
+    if (strcmp(k, "tokens") != 0)
+        return bad(p, "auth", "unknown key '%s'", k);
+    struct acc_error e;
+    if (p->c->n_users)
+        return bad(p, "auth", "tokens is given twice");
+    if (read_tokens(p->c, v, &e))
+        return bad(p, "auth", "%s", e.msg);
+    return 1;
+}
+
 static int handler(void *user, const char *section, const char *k, const char *v)
 {
     struct parse *p = user;
     if (p->failed)
         return 1; /* report only the first error */
+    if (strcmp(section, "auth") == 0)
+        return auth_key(p, k, v);
     if (strcmp(section, "server") == 0)
         return server_key(p, k, v);
     if (strcmp(section, "database") == 0)
@@ -336,7 +407,7 @@ static int handler(void *user, const char *section, const char *k, const char *v
         return link_key(p, section, name, k, v);
     }
     return bad(p, section,
-               "unknown section (server, database, negotiation, site NAME, "
+               "unknown section (server, database, negotiation, auth, site NAME, "
                "network NAME or link NAME)");
 }
 
@@ -507,10 +578,33 @@ void acc_config_release(struct acc_config *c)
         free(c->links[i].network);
     }
     free(c->links);
+    for (size_t i = 0; i < c->n_users; i++) {
+        free(c->users[i].name);
+        free(c->users[i].token);
+    }
+    free(c->users);
     free(c->listen_host);
     free(c->db_path);
     free(c->origin);
     memset(c, 0, sizeof *c);
+}
+
+const struct acc_user *acc_config_user_by_token(const struct acc_config *c, const char *token)
+{
+    const struct acc_user *found = NULL;
+    size_t len = strlen(token);
+    /* Every token is compared in full, so timing says nothing about which
+     * or how much matched. */
+    for (size_t i = 0; i < c->n_users; i++) {
+        const char *t = c->users[i].token;
+        size_t tl = strlen(t);
+        unsigned char diff = (unsigned char)(tl != len);
+        for (size_t k = 0; k < tl; k++)
+            diff |= (unsigned char)(t[k] ^ (k < len ? token[k] : 0));
+        if (!diff)
+            found = &c->users[i];
+    }
+    return found;
 }
 
 const struct acc_site_cfg *acc_config_site(const struct acc_config *c, const char *name)

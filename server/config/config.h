@@ -5,6 +5,7 @@
  *                  allow_control, log_level
  *   [database]     path, durable
  *   [negotiation]  strategy, max_rounds, horizon, lead_time, adapter_timeout
+ *   [auth]         tokens (a file of "user token [admin]" lines)
  *   [site NAME]    adapter, nodes, then the adapter's own settings
  *   [network NAME] adapter, then the adapter's own settings
  *   [link NAME]    sites = A B, capacity (Mbit/s), network
@@ -44,6 +45,13 @@ struct acc_link_cfg {
     int64_t capacity; /* Mbit/s */
 };
 
+/* A user who may call the API, from the [auth] tokens file. */
+struct acc_user {
+    char *name;
+    char *token;
+    bool admin; /* sees and terminates every agreement, uses adapter controls */
+};
+
 struct acc_config {
     char *origin; /* file name, or "embedded testbed" */
     bool embedded;
@@ -61,6 +69,10 @@ struct acc_config {
     /* [database] */
     char *db_path;
     bool durable;
+
+    /* [auth]: with no users, every request is served without credentials. */
+    struct acc_user *users;
+    size_t n_users;
 
     /* [negotiation] */
     enum acc_strategy strategy; /* the default when an offer names none */
@@ -97,6 +109,9 @@ acc_err acc_config_set_listen(struct acc_config *c, const char *hostport, struct
 acc_err acc_config_set_db(struct acc_config *c, const char *path, struct acc_error *err);
 
 void acc_config_release(struct acc_config *c);
+
+/* The user whose token this is, or NULL (compared in constant time). */
+const struct acc_user *acc_config_user_by_token(const struct acc_config *c, const char *token);
 
 const struct acc_site_cfg *acc_config_site(const struct acc_config *c, const char *name);
 /* The link between two sites (either order), or NULL. */

@@ -79,6 +79,11 @@ void acc_h_agreement_create(struct acc_http_ctx *ctx, const struct acc_request *
         acc_reply_err(rq, rs, &err, NULL);
         return;
     }
+    /* One may only ask in one's own name (an admin in anyone's). */
+    if (!acc_http_owner_ok(rq, rs, offer.initiator)) {
+        acc_offer_release(&offer);
+        return;
+    }
     struct acc_submit sub = {
         .offer = &offer,
         .document = rq->body,
@@ -135,6 +140,12 @@ void acc_h_agreement_list(struct acc_http_ctx *ctx, const struct acc_request *rq
         .site = acc_query(rq, "site"),
         .limit = 100,
     };
+    if (rq->user && !rq->user->admin) {
+        /* Users see their own agreements. */
+        if (!acc_http_owner_ok(rq, rs, f.initiator ? f.initiator : rq->user->name))
+            return;
+        f.initiator = rq->user->name;
+    }
     enum acc_state st;
     if (f.state && !acc_state_parse(f.state, &st)) {
         acc_reply_error(rq, rs, ACC_ERR_INVALID,
@@ -189,7 +200,8 @@ void acc_h_agreement_get(struct acc_http_ctx *ctx, const struct acc_request *rq,
         acc_reply_err(rq, rs, &err, NULL);
         return;
     }
-    render_agreement(rq, rs, &a, 200);
+    if (acc_http_owner_ok(rq, rs, a.initiator))
+        render_agreement(rq, rs, &a, 200);
     acc_agreement_release(&a);
 }
 
@@ -202,7 +214,9 @@ void acc_h_agreement_state(struct acc_http_ctx *ctx, const struct acc_request *r
         acc_reply_err(rq, rs, &err, NULL);
         return;
     }
-    if (rq->json) {
+    if (!acc_http_owner_ok(rq, rs, s.agreement.initiator)) {
+        /* the reply says why */
+    } else if (rq->json) {
         acc_json_state(&s.view, &rs->body);
         acc_reply_doc(rq, rs, 200);
     } else if (acc_xml_state(&s.view, &rs->body, &err)) {
@@ -223,7 +237,9 @@ void acc_h_agreement_trace(struct acc_http_ctx *ctx, const struct acc_request *r
         acc_reply_err(rq, rs, &err, NULL);
         return;
     }
-    if (rq->json) {
+    if (!acc_http_owner_ok(rq, rs, a.initiator)) {
+        /* the reply says why */
+    } else if (rq->json) {
         acc_json_trace(&a, &t, &rs->body);
         acc_reply_doc(rq, rs, 200);
     } else if (acc_xml_trace(&a, &t, &rs->body, &err)) {
@@ -240,6 +256,16 @@ void acc_h_agreement_terminate(struct acc_http_ctx *ctx, const struct acc_reques
 {
     struct acc_agreement a;
     struct acc_error err;
+    if (rq->user && !rq->user->admin) {
+        if (acc_service_get(ctx->svc, rq->params[0], false, &a, &err)) {
+            acc_reply_err(rq, rs, &err, NULL);
+            return;
+        }
+        bool mine = acc_http_owner_ok(rq, rs, a.initiator);
+        acc_agreement_release(&a);
+        if (!mine)
+            return;
+    }
     acc_err rc = acc_service_terminate(ctx->svc, rq->params[0], &a, &err);
     if (rc) {
         acc_reply_err(rq, rs, &err, a.id[0] ? a.id : NULL);

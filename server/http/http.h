@@ -40,6 +40,9 @@ struct acc_request {
     size_t n_query;
     const char *content_type;
     const char *idempotency_key;
+    const char *authorization; /* the Authorization header */
+    /* Who asks, when [auth] is configured (set by the router); NULL without. */
+    const struct acc_user *user;
     bool json;           /* the client accepts application/json rather than XML */
     char param_buf[512]; /* storage for params */
 };
@@ -51,6 +54,7 @@ struct acc_response {
     char location[128];
     char allow[64];
     bool replayed;
+    bool challenge; /* add WWW-Authenticate (401) */
 };
 
 void acc_response_init(struct acc_response *rs);
@@ -71,6 +75,12 @@ void acc_reply_err(const struct acc_request *rq, struct acc_response *rs,
 /* A document the handler rendered into rs->body. */
 void acc_reply_doc(const struct acc_request *rq, struct acc_response *rs, int status);
 void acc_reply_text(struct acc_response *rs, int status, const char *content_type);
+
+/* Whether the requester may see and act on an agreement of this initiator:
+ * always without [auth], otherwise its owner or an admin.  When not, the
+ * reply is set to 403. */
+bool acc_http_owner_ok(const struct acc_request *rq, struct acc_response *rs,
+                       const char *initiator);
 
 /* A query parameter, or NULL. */
 const char *acc_query(const struct acc_request *rq, const char *key);

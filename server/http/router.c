@@ -6,29 +6,76 @@
 #include "../json/json.h"
 #include "http.h"
 
+/* Who may call a route when [auth] is configured. */
+enum access { USER, ADMIN, ANYONE };
+
 struct route {
     const char *method;
     const char *pattern; /* segments; "{}" captures one */
     acc_handler handler;
+    enum access access;
 };
 
 static const struct route routes[] = {
-    {"POST", "/agreements", acc_h_agreement_create},
-    {"GET", "/agreements", acc_h_agreement_list},
-    {"GET", "/agreements/{}", acc_h_agreement_get},
-    {"DELETE", "/agreements/{}", acc_h_agreement_terminate},
-    {"GET", "/agreements/{}/state", acc_h_agreement_state},
-    {"GET", "/agreements/{}/negotiation", acc_h_agreement_trace},
-    {"POST", "/agreements/{}/terminate", acc_h_agreement_terminate},
-    {"GET", "/sites", acc_h_sites},
-    {"GET", "/sites/{}", acc_h_site},
-    {"GET", "/sites/{}/preview", acc_h_site_preview},
-    {"POST", "/adapters/{}/control/{}", acc_h_adapter_control},
-    {"GET", "/templates", acc_h_templates},
-    {"GET", "/templates/{}", acc_h_template},
-    {"GET", "/healthz", acc_h_healthz},
-    {"GET", "/metrics", acc_h_metrics},
+    {"POST", "/agreements", acc_h_agreement_create, USER},
+    {"GET", "/agreements", acc_h_agreement_list, USER},
+    {"GET", "/agreements/{}", acc_h_agreement_get, USER},
+    {"DELETE", "/agreements/{}", acc_h_agreement_terminate, USER},
+    {"GET", "/agreements/{}/state", acc_h_agreement_state, USER},
+    {"GET", "/agreements/{}/negotiation", acc_h_agreement_trace, USER},
+    {"POST", "/agreements/{}/terminate", acc_h_agreement_terminate, USER},
+    {"GET", "/sites", acc_h_sites, USER},
+    {"GET", "/sites/{}", acc_h_site, USER},
+    {"GET", "/sites/{}/preview", acc_h_site_preview, USER},
+    {"POST", "/adapters/{}/control/{}", acc_h_adapter_control, ADMIN},
+    {"GET", "/templates", acc_h_templates, USER},
+    {"GET", "/templates/{}", acc_h_template, USER},
+    {"GET", "/healthz", acc_h_healthz, ANYONE},
+    {"GET", "/metrics", acc_h_metrics, USER},
 };
+
+/* Checks the credentials a route needs; false with the reply set. */
+static bool authorised(struct acc_http_ctx *ctx, struct acc_request *rq, struct acc_response *rs,
+                       enum access access)
+{
+    const struct acc_config *cfg = acc_service_config(ctx->svc);
+    if (cfg->n_users == 0 || access == ANYONE)
+        return true;
+    const char *h = rq->authorization;
+    if (!h || strncasecmp(h, "Bearer ", 7) != 0) {
+        acc_reply_error(rq, rs, ACC_ERR_UNAUTHORIZED,
+                        "this server needs a token: Authorization: Bearer TOKEN", NULL);
+        rs->challenge = true;
+        return false;
+    }
+    h += 7;
+    while (*h == ' ')
+        h++;
+    rq->user = acc_config_user_by_token(cfg, h);
+    if (!rq->user) {
+        acc_reply_error(rq, rs, ACC_ERR_UNAUTHORIZED, "the token is not valid", NULL);
+        rs->challenge = true;
+        return false;
+    }
+    if (access == ADMIN && !rq->user->admin) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "%s is not an administrator of this server", rq->user->name);
+        acc_reply_error(rq, rs, ACC_ERR_FORBIDDEN, msg, NULL);
+        return false;
+    }
+    return true;
+}
+
+bool acc_http_owner_ok(const struct acc_request *rq, struct acc_response *rs, const char *initiator)
+{
+    if (!rq->user || rq->user->admin || (initiator && strcmp(initiator, rq->user->name) == 0))
+        return true;
+    char msg[256];
+    snprintf(msg, sizeof msg, "the agreement belongs to %.100s, not to %.100s",
+             initiator ? initiator : "someone else", rq->user->name);
+    acc_reply_error(rq, rs, ACC_ERR_FORBIDDEN, msg, NULL);
+    return false;
+}
 
 #define N_ROUTES (sizeof routes / sizeof routes[0])
 
@@ -84,7 +131,8 @@ void acc_http_dispatch(struct acc_http_ctx *ctx, struct acc_request *rq, struct 
         }
         memcpy(rq->params, params, sizeof params);
         rs->allow[0] = '\0';
-        routes[i].handler(ctx, rq, rs);
+        if (authorised(ctx, rq, rs, routes[i].access))
+            routes[i].handler(ctx, rq, rs);
         return;
     }
     if (path_known) {

@@ -79,6 +79,8 @@ static enum MHD_Result send_response(struct MHD_Connection *con, struct acc_http
         MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, rs->allow);
     if (rs->replayed)
         MHD_add_response_header(r, "Idempotent-Replayed", "true");
+    if (rs->challenge)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"accord\"");
     MHD_add_response_header(r, "Cache-Control", "no-store");
     unsigned cls = (unsigned)rs->status / 100;
     if (cls < 6)
@@ -168,6 +170,8 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *con, con
         .content_type =
             MHD_lookup_connection_value(con, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE),
         .idempotency_key = MHD_lookup_connection_value(con, MHD_HEADER_KIND, "Idempotency-Key"),
+        .authorization =
+            MHD_lookup_connection_value(con, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION),
         .json = wants_json(MHD_lookup_connection_value(con, MHD_HEADER_KIND, "Accept")),
     };
     struct acc_response rs;
