@@ -95,7 +95,48 @@ static void test_errors_name_the_problem(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "/nonexistent/accord.ini"));
 }
 
+static void test_tokens(void)
+{
+    static const struct {
+        const char *file, *says; /* says NULL: accepted */
+    } cases[] = {
+        {"alice 0123456789abcdef\nroot fedcba9876543210 admin # the admin\n", NULL},
+        {"alice short\n", "at least 16"},
+        {"alice 0123456789abcdef boss\n", "user token [admin]"},
+        {"# nobody\n", "names no user"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char path[256], ini[512];
+        snprintf(path, sizeof path, "%s/tokens%zu", acc_test_tmpdir(), i);
+        FILE *f = fopen(path, "w");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+        fputs(cases[i].file, f);
+        fclose(f);
+        snprintf(ini, sizeof ini, "[auth]\ntokens = %s\n[site a]\nadapter=sim-batch\nnodes=1\n",
+                 path);
+        struct acc_config c;
+        struct acc_error err;
+        acc_err rc = acc_config_load_string(ini, "t.ini", &c, &err);
+        if (!cases[i].says) {
+            CU_ASSERT_EQUAL_FATAL(rc, ACC_OK);
+            CU_ASSERT_EQUAL(c.n_users, 2);
+            const struct acc_user *u = acc_config_user_by_token(&c, "fedcba9876543210");
+            CU_ASSERT_TRUE(u && strcmp(u->name, "root") == 0 && u->admin);
+            u = acc_config_user_by_token(&c, "0123456789abcdef");
+            CU_ASSERT_TRUE(u && !u->admin);
+            CU_ASSERT_PTR_NULL(acc_config_user_by_token(&c, "0123456789abcde"));
+            CU_ASSERT_PTR_NULL(acc_config_user_by_token(&c, "0123456789abcdefX"));
+            CU_ASSERT_PTR_NULL(acc_config_user_by_token(&c, ""));
+            acc_config_release(&c);
+        } else {
+            CU_ASSERT_EQUAL(rc, ACC_ERR_CONFIG);
+            CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, cases[i].says));
+        }
+    }
+}
+
 static const struct acc_test_case tests[] = {
+    {"tokens file", test_tokens},
     {"embedded testbed", test_embedded},
     {"file and overrides", test_file_and_overrides},
     {"errors name the problem", test_errors_name_the_problem},
