@@ -1,0 +1,79 @@
+/* cmd_sites.c - accordctl sites: sites, networks, links and their adapters. */
+#include "ctl.h"
+
+static void help(FILE *f)
+{
+    fputs("usage: accordctl sites [--json|--xml]\n"
+          "\n"
+          "Lists the sites (clusters) with their size and batch adapter, the networks\n"
+          "with their adapter, and the links between sites with their capacity; each\n"
+          "adapter with its health and how many calls it has served and failed.\n",
+          f);
+}
+
+static void adapters(const struct ctl *c, const struct jv *list, const char *title, bool nodes)
+{
+    int health_w = (int)c->width - (14 + 13 + 7 + 6 + 8 + 8);
+    if (health_w < 12)
+        health_w = 12;
+    printf("%-14s%-13s%7s %-5s%8s%8s  %s\n", title, "ADAPTER", nodes ? "NODES" : "", "UP", "CALLS",
+           "FAILED", "HEALTH");
+    for (size_t i = 0; i < jv_len(list); i++) {
+        const struct jv *s = jv_at(list, i);
+        ctl_cell(jv_str(s, "name", "?"), 13, true);
+        printf(" ");
+        ctl_cell(jv_str(s, "adapter", "?"), 12, true);
+        if (nodes)
+            printf(" %6lld", (long long)jv_int(s, "nodes", 0));
+        else
+            printf(" %6s", "");
+        printf(" %-5s%8lld%8lld  ", jv_bool(s, "up", false) ? "yes" : "NO",
+               (long long)jv_int(s, "calls", 0), (long long)jv_int(s, "failures", 0));
+        ctl_cell(jv_str(s, "health", ""), health_w, false);
+        printf("\n");
+    }
+}
+
+static void show(const struct ctl *c, const struct jv *doc)
+{
+    adapters(c, jv_get(doc, "sites"), "SITE", true);
+    const struct jv *nets = jv_get(doc, "networks");
+    if (jv_len(nets)) {
+        printf("\n");
+        adapters(c, nets, "NETWORK", false);
+    }
+    const struct jv *links = jv_get(doc, "links");
+    if (jv_len(links)) {
+        printf("\n%-20s %-26s %12s  %-10s %s\n", "LINK", "SITES", "MBIT/S", "NETWORK", "UP");
+        for (size_t i = 0; i < jv_len(links); i++) {
+            const struct jv *l = jv_at(links, i);
+            char sites[80];
+            snprintf(sites, sizeof sites, "%s - %s", jv_str(l, "siteA", "?"),
+                     jv_str(l, "siteB", "?"));
+            ctl_cell(jv_str(l, "name", "?"), 20, true);
+            printf(" ");
+            ctl_cell(sites, 26, true);
+            printf(" %12lld  ", (long long)jv_int(l, "capacity", 0));
+            ctl_cell(jv_str(l, "network", "?"), 10, true);
+            printf(" %s\n", jv_bool(l, "up", false) ? "yes" : "NO");
+        }
+    }
+}
+
+static int run(struct ctl *c, int argc, char **argv)
+{
+    static const struct option opts[] = {CTL_COMMON_OPTIONS, {NULL, 0, NULL, 0}};
+    int opt;
+    while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        int rc = ctl_common_option(c, opt, optarg, help);
+        if (rc >= 0)
+            return rc;
+    }
+    if (optind != argc) {
+        fprintf(stderr, "accordctl sites: unexpected argument '%s'\n", argv[optind]);
+        return CTL_USAGE;
+    }
+    return ctl_run(c, "GET", "/sites", NULL, 0, NULL, show);
+}
+
+const struct ctl_command ctl_cmd_sites = {"sites", "sites, links and adapters", run, help};

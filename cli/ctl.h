@@ -1,0 +1,119 @@
+/* ctl.h - what accordctl's commands share.
+ *
+ * accordctl speaks only the HTTP API (libcurl), like any other client: it asks
+ * for JSON and shows it in tables, or passes the server's JSON (--json) or
+ * XML (--xml) through for scripts.  Each command is one file with a
+ * `const struct ctl_command`; main.c lists them. */
+#ifndef ACC_CTL_H
+#define ACC_CTL_H
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "jsonv.h"
+
+/* Exit codes: stable, documented in docs/accordctl.1. */
+enum {
+    CTL_OK = 0,        /* done */
+    CTL_ERROR = 1,     /* the server refused the request as wrong (400, 413, 415) */
+    CTL_USAGE = 2,     /* the command line is wrong */
+    CTL_NOT_FOUND = 3, /* no such agreement, site or template (404) */
+    CTL_REJECTED = 4,  /* no common slot, or not possible in the agreement's state (409) */
+    CTL_SERVER = 5,    /* the server or an adapter failed (5xx) */
+    CTL_NETWORK = 6,   /* no answer from the server */
+    CTL_DENIED = 7,    /* authentication or ownership (401, 403) */
+};
+
+struct ctl {
+    const char *server; /* base URL, no trailing slash needed */
+    const char *token;  /* bearer token, or NULL */
+    long timeout;       /* seconds for the whole exchange */
+    bool json, xml;     /* pass the server's document through */
+    unsigned width;     /* of the terminal; 80 when not a terminal */
+};
+
+struct ctl_reply {
+    long status;
+    char *body;
+    size_t len;
+    char location[256];
+};
+
+/* One request.  Returns CTL_OK when the server answered (any status) and
+ * CTL_NETWORK (with a message on stderr) when it did not.  The body is
+ * JSON unless c->xml (then XML).  headers: extra, NULL-terminated. */
+int ctl_request(const struct ctl *c, const char *method, const char *path, const char *body,
+                size_t len, const char *const *headers, struct ctl_reply *out);
+void ctl_reply_free(struct ctl_reply *r);
+
+/* The exit code for a status. */
+int ctl_exit_for(long status);
+
+/* Prints a failed reply as "accordctl: CODE: message" plus its details, and
+ * returns the exit code for its status. */
+int ctl_fault(const struct ctl_reply *r);
+
+/* Parses a JSON reply; NULL (with a message) when the server sent no JSON. */
+struct jv *ctl_parse(const struct ctl_reply *r);
+
+/* Writes the reply's body as it came (--json, --xml). */
+int ctl_pass_through(const struct ctl_reply *r);
+
+/* The usual course of a command: the request, then the server's document
+ * passed through (--json, --xml), or shown by show() on success, or the
+ * fault on failure.  Returns the exit code. */
+int ctl_run(const struct ctl *c, const char *method, const char *path, const char *body, size_t len,
+            const char *const *headers, void (*show)(const struct ctl *c, const struct jv *doc));
+
+/* Escapes s for a URL query (into out, of size bytes). */
+void ctl_url_escape(const char *s, char *out, size_t size);
+
+/* ------------------------------------------------------------- options */
+
+/* The options every command takes. */
+#define CTL_COMMON_OPTIONS                                                             \
+    {"server", required_argument, NULL, 'S'}, {"token", required_argument, NULL, 'T'}, \
+        {"json", no_argument, NULL, 'J'}, {"xml", no_argument, NULL, 'X'},             \
+        {"timeout", required_argument, NULL, 'W'},                                     \
+    {                                                                                  \
+        "help", no_argument, NULL, 'h'                                                 \
+    }
+
+/* Handles a common option; returns -1 when opt is not one, else an exit
+ * code to stop with (CTL_OK for --help after printing it) or -2 to go on. */
+int ctl_common_option(struct ctl *c, int opt, const char *arg, void (*help)(FILE *));
+
+/* For commands that take only the common options and one argument (what:
+ * "ID", "SITE"): parses them and sets *arg.  Returns -2 to go on, or an
+ * exit code. */
+int ctl_one_argument(struct ctl *c, int argc, char **argv, const char *cmd, const char *what,
+                     void (*help)(FILE *), const char **arg);
+
+/* A path with an escaped segment: fmt has one %s. */
+void ctl_path(char *out, size_t size, const char *fmt, const char *segment);
+
+/* ------------------------------------------------------------ printing */
+
+/* "2026-11-22T02:45:00Z" -> "11-22 02:45" (out: 12 bytes); "-" for NULL. */
+void ctl_short_time(const char *t, char *out);
+/* Prints s cut to width, with '+' marking a cut, padded to width unless
+ * it is the last column. */
+void ctl_cell(const char *s, int width, bool pad);
+/* An agreement document (JSON), as accordctl show prints it. */
+void ctl_print_agreement(const struct ctl *c, const struct jv *a);
+
+/* ------------------------------------------------------------ commands */
+
+struct ctl_command {
+    const char *name;
+    const char *summary;
+    int (*run)(struct ctl *c, int argc, char **argv);
+    void (*help)(FILE *f);
+};
+
+extern const struct ctl_command ctl_cmd_submit, ctl_cmd_list, ctl_cmd_show, ctl_cmd_state,
+    ctl_cmd_trace, ctl_cmd_terminate, ctl_cmd_sites, ctl_cmd_preview;
+
+#endif
