@@ -21,9 +21,7 @@ static void show(const struct ctl *c, const struct jv *doc)
     const struct jv *ev = jv_get(doc, "events");
     /* The detail follows on the line when it fits, else on its own line:
      * it is what a reader of a trace wants, so it is never cut. */
-    enum {
-        FIXED = 4 + 9 + 22 + 8 + 1
-    };
+    enum { FIXED = 4 + 9 + 22 + 8 + 1 };
     printf("%-4s%-9s%-22s%8s %s\n", "RND", "KIND", "TARGET", "MS", "WHAT HAPPENED");
     for (size_t i = 0; i < jv_len(ev); i++) {
         const struct jv *e = jv_at(ev, i);
