@@ -9,10 +9,12 @@
 
 extern const struct acc_adapter_ops acc_sim_batch_ops;
 extern const struct acc_adapter_ops acc_sim_network_ops;
+extern const struct acc_adapter_ops acc_slurm_ops;
 
 const struct acc_adapter_ops *const acc_adapter_kinds[] = {
     &acc_sim_batch_ops,
     &acc_sim_network_ops,
+    &acc_slurm_ops,
     NULL,
 };
 

@@ -91,6 +91,7 @@ struct acc_job {
     size_t n_args;
     const char *directory;
     const char *output; /* file for the job's standard output, or NULL */
+    acc_time end;       /* the reservation's end: the job must be done by then */
 };
 
 struct acc_health {

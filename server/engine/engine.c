@@ -552,6 +552,13 @@ static bool rollback(struct nego *g, const char *why)
     return failed == 0;
 }
 
+/* Whether a reservation is what was asked: from t, for the amount, until
+ * end or later (Slurm, for one, reserves whole minutes). */
+static bool covers(const struct acc_reservation *r, acc_time t, acc_time end, int64_t amount)
+{
+    return r->start == t && r->end >= end && r->amount == amount;
+}
+
 /* Books every item at t and reads each booking back.  Returns 1 when all
  * are at t, 0 when the round must be repeated from *next, -1 when the
  * negotiation ends (result set). */
@@ -634,7 +641,7 @@ static int reserve_all(struct nego *g, acc_time t, acc_time *next)
         free(it->nodes);
         it->nodes = c->rsv.nodes;
         c->rsv.nodes = NULL;
-        bool at = c->rsv.start == t && c->rsv.end == end && c->rsv.amount == it->res.amount;
+        bool at = covers(&c->rsv, t, end, it->res.amount);
         char s[ACC_TIME_STRLEN];
         acc_time_format(c->rsv.start, s);
         trace(g, ACC_TRACE_RESERVE, it, t, end, c->rsv.start, ACC_OK, c->elapsed_us,
@@ -702,7 +709,7 @@ static int reserve_all(struct nego *g, acc_time t, acc_time *next)
             }
             continue;
         }
-        bool at = c->rsv.start == t && c->rsv.end == end && c->rsv.amount == it->res.amount;
+        bool at = covers(&c->rsv, t, end, it->res.amount);
         char s[ACC_TIME_STRLEN], e[ACC_TIME_STRLEN];
         acc_time_format(c->rsv.start, s);
         acc_time_format(c->rsv.end, e);

@@ -110,7 +110,7 @@ static acc_err reserve(void *state, const char *key, const struct acc_resource *
     struct held *h = &f->held[f->n_held++];
     acc_strlcpy(h->key, key, sizeof h->key);
     h->start = start + (a == FAKE_LATER ? delta : 0);
-    h->end = h->start + duration;
+    h->end = h->start + duration + (a == FAKE_LONGER ? delta : 0);
     h->amount = res->amount - (a == FAKE_SHRINK ? delta : 0);
     snprintf(out->local_id, sizeof out->local_id, "%s.%u", f->name, f->calls[FAKE_RESERVE]);
     out->start = h->start;

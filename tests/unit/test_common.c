@@ -4,6 +4,7 @@
 #include "buf.h"
 #include "id.h"
 #include "map.h"
+#include "proc.h"
 #include "strutil.h"
 #include "testutil.h"
 #include "timefmt.h"
@@ -183,7 +184,53 @@ static void test_errors(void)
     }
 }
 
+static void test_proc(void)
+{
+    struct acc_proc_result r;
+    struct acc_error err;
+    const char *echo[] = {"echo", "hi there", NULL};
+    ACC_ASSERT_OK(acc_proc_run(echo, NULL, NULL, 5000, 1024, &r, &err));
+    CU_ASSERT_EQUAL(r.status, 0);
+    CU_ASSERT_STRING_EQUAL(r.out, "hi there\n");
+    acc_proc_result_release(&r);
+
+    const char *sh[] = {"/bin/sh", "-c", "echo $ACC_X; echo oops >&2; exit 3", NULL};
+    const char *env[] = {"ACC_X=from-env", NULL};
+    ACC_ASSERT_OK(acc_proc_run(sh, env, NULL, 5000, 1024, &r, &err));
+    CU_ASSERT_EQUAL(r.status, 3);
+    CU_ASSERT_STRING_EQUAL(r.out, "from-env\n");
+    CU_ASSERT_STRING_EQUAL(r.err, "oops\n");
+    acc_proc_result_release(&r);
+
+    const char *cat[] = {"cat", NULL};
+    ACC_ASSERT_OK(acc_proc_run(cat, NULL, "fed through stdin", 5000, 1024, &r, &err));
+    CU_ASSERT_STRING_EQUAL(r.out, "fed through stdin");
+    acc_proc_result_release(&r);
+
+    /* Output is bounded; the program still runs to its end. */
+    const char *yes[] = {"/bin/sh", "-c", "head -c 100000 /dev/zero | tr '\\0' x", NULL};
+    ACC_ASSERT_OK(acc_proc_run(yes, NULL, NULL, 5000, 1000, &r, &err));
+    CU_ASSERT_EQUAL(r.out_len, 1000);
+    CU_ASSERT_EQUAL(r.status, 0);
+    acc_proc_result_release(&r);
+
+    /* Past the limit the whole process group dies, grandchildren too. */
+    const char *slow[] = {"/bin/sh", "-c", "sleep 30 & sleep 30", NULL};
+    int64_t t0 = acc_mono_us();
+    CU_ASSERT_EQUAL(acc_proc_run(slow, NULL, NULL, 200, 1024, &r, &err), ACC_ERR_TIMEOUT);
+    CU_ASSERT_TRUE(r.timed_out);
+    CU_ASSERT_TRUE(acc_mono_us() - t0 < 3000000);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "200 ms"));
+    acc_proc_result_release(&r);
+
+    const char *none[] = {"/nonexistent/program", NULL};
+    CU_ASSERT_EQUAL(acc_proc_run(none, NULL, NULL, 1000, 1024, &r, &err), ACC_ERR_IO);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "/nonexistent/program"));
+    acc_proc_result_release(&r);
+}
+
 static const struct acc_test_case tests[] = {
+    {"child processes", test_proc},
     {"time round trip", test_time_roundtrip},
     {"time offsets and fractions", test_time_offsets_and_fractions},
     {"time rejects", test_time_rejects},

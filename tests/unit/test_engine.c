@@ -252,6 +252,20 @@ static void test_verify_catches_shrink(void)
     world_close(&w);
 }
 
+static void test_longer_reservation_is_fine(void)
+{
+    struct world w;
+    world_open(&w, abc);
+    fake_script(w.f[1], FAKE_LONGER, 59); /* rounded up to the minute */
+    struct acc_engine_request r = request(&w, ACC_STRATEGY_INTERSECT);
+    struct acc_engine_result res;
+    ACC_ASSERT_OK(acc_engine_negotiate(eng, &r, &res));
+    CU_ASSERT_EQUAL(res.outcome, ACC_ENGINE_AGREED);
+    CU_ASSERT_EQUAL(res.rollbacks, 0);
+    CU_ASSERT_EQUAL(res.end, T0 + 2 * H);
+    world_close(&w);
+}
+
 static void test_busy_retries(void)
 {
     struct world w;
@@ -434,6 +448,7 @@ static const struct acc_test_case tests[] = {
     {"verify mismatch -> rollback -> retry", test_verify_mismatch_rollback_retry},
     {"verify catches a shrunk reservation", test_verify_catches_shrink},
     {"busy resource -> rollback -> retry", test_busy_retries},
+    {"a reservation that ends later than asked is accepted", test_longer_reservation_is_fine},
     {"no slot -> rejected with reasons", test_no_slot},
     {"reserve failure at the third adapter cancels the first two",
      test_reserve_failure_third_cancels_first_two},

@@ -1,0 +1,237 @@
+#define _GNU_SOURCE  /* pipe2: descriptors born close-on-exec, no race with other threads forking \
+                      */
+#include "proc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "timefmt.h"
+
+extern char **environ;
+
+/* environ with the given entries added or replacing those of the same name. */
+static char **merged_env(const char *const *extra)
+{
+    size_t n = 0, k = 0;
+    while (environ[n])
+        n++;
+    while (extra && extra[k])
+        k++;
+    char **env = calloc(n + k + 1, sizeof *env);
+    if (!env)
+        return NULL;
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *eq = strchr(environ[i], '=');
+        size_t nl = eq ? (size_t)(eq - environ[i]) : strlen(environ[i]);
+        bool replaced = false;
+        for (size_t j = 0; j < k && !replaced; j++)
+            replaced = strncmp(extra[j], environ[i], nl) == 0 && extra[j][nl] == '=';
+        if (!replaced)
+            env[m++] = environ[i];
+    }
+    for (size_t j = 0; j < k; j++)
+        env[m++] = (char *)extra[j];
+    return env;
+}
+
+struct sink {
+    char *data;
+    size_t len, max;
+};
+
+static void sink_read(int fd, struct sink *s, bool *open_)
+{
+    char buf[8192];
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n <= 0) {
+        if (n == 0 || (errno != EINTR && errno != EAGAIN))
+            *open_ = false;
+        return;
+    }
+    size_t take = (size_t)n;
+    if (s->len + take > s->max)
+        take = s->max - s->len; /* keep the start, drop the rest */
+    if (take) {
+        char *p = realloc(s->data, s->len + take + 1);
+        if (!p)
+            return;
+        s->data = p;
+        memcpy(s->data + s->len, buf, take);
+        s->len += take;
+        s->data[s->len] = '\0';
+    }
+}
+
+acc_err acc_proc_run(const char *const *argv, const char *const *env, const char *input,
+                     int64_t timeout_ms, size_t max_output, struct acc_proc_result *out,
+                     struct acc_error *err)
+{
+    memset(out, 0, sizeof *out);
+    out->status = -1;
+    int pin[2] = {-1, -1}, pout[2] = {-1, -1}, perr[2] = {-1, -1};
+    char **envp = NULL;
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t attr;
+    bool fa_ok = false, attr_ok = false;
+    pid_t pid = -1;
+    acc_err rc = ACC_OK;
+    struct sink so = {NULL, 0, max_output}, se = {NULL, 0, max_output};
+
+    if (pipe2(pin, O_CLOEXEC) || pipe2(pout, O_CLOEXEC) || pipe2(perr, O_CLOEXEC)) {
+        rc = acc_error_set(err, ACC_ERR_IO, "cannot make pipes for %s: %s", argv[0],
+                           strerror(errno));
+        goto out;
+    }
+    envp = merged_env(env);
+    if (!envp) {
+        rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    fa_ok = posix_spawn_file_actions_init(&fa) == 0;
+    attr_ok = posix_spawnattr_init(&attr) == 0;
+    if (!fa_ok || !attr_ok) {
+        rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    posix_spawn_file_actions_adddup2(&fa, pin[0], 0);
+    posix_spawn_file_actions_adddup2(&fa, pout[1], 1);
+    posix_spawn_file_actions_adddup2(&fa, perr[1], 2);
+    /* Its own process group, default signals, nothing blocked: a clean child
+     * whose whole family can be killed at the time limit. */
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    posix_spawnattr_setsigmask(&attr, &none);
+    posix_spawnattr_setsigdefault(&attr, &all);
+    posix_spawnattr_setpgroup(&attr, 0);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
+                                        POSIX_SPAWN_SETSIGDEF);
+    int e = strchr(argv[0], '/')
+                ? posix_spawn(&pid, argv[0], &fa, &attr, (char *const *)argv, envp)
+                : posix_spawnp(&pid, argv[0], &fa, &attr, (char *const *)argv, envp);
+    if (e != 0) {
+        pid = -1;
+        rc = acc_error_set(err, ACC_ERR_IO, "cannot run %s: %s", argv[0], strerror(e));
+        goto out;
+    }
+    close(pin[0]);
+    close(pout[1]);
+    close(perr[1]);
+    pin[0] = pout[1] = perr[1] = -1;
+    if (!input || !*input) {
+        close(pin[1]);
+        pin[1] = -1;
+    } else {
+        fcntl(pin[1], F_SETFL, O_NONBLOCK);
+    }
+
+    int64_t deadline = acc_mono_us() + timeout_ms * 1000;
+    size_t written = 0, in_len = input ? strlen(input) : 0;
+    bool out_open = true, err_open = true;
+    while (out_open || err_open || pin[1] >= 0) {
+        int64_t left_us = deadline - acc_mono_us();
+        if (left_us <= 0) {
+            out->timed_out = true;
+            break;
+        }
+        struct pollfd fds[3];
+        int nf = 0, io = -1, ie = -1, ii = -1;
+        if (out_open) {
+            fds[nf] = (struct pollfd){pout[0], POLLIN, 0};
+            io = nf++;
+        }
+        if (err_open) {
+            fds[nf] = (struct pollfd){perr[0], POLLIN, 0};
+            ie = nf++;
+        }
+        if (pin[1] >= 0) {
+            fds[nf] = (struct pollfd){pin[1], POLLOUT, 0};
+            ii = nf++;
+        }
+        int r = poll(fds, (nfds_t)nf, (int)(left_us / 1000 + 1));
+        if (r < 0 && errno != EINTR)
+            break;
+        if (r <= 0)
+            continue;
+        if (io >= 0 && fds[io].revents)
+            sink_read(pout[0], &so, &out_open);
+        if (ie >= 0 && fds[ie].revents)
+            sink_read(perr[0], &se, &err_open);
+        if (ii >= 0 && fds[ii].revents) {
+            ssize_t w =
+                (fds[ii].revents & POLLOUT) ? write(pin[1], input + written, in_len - written) : -1;
+            if (w > 0)
+                written += (size_t)w;
+            if (w < 0 || written == in_len) {
+                close(pin[1]);
+                pin[1] = -1;
+            }
+        }
+    }
+    if (out->timed_out)
+        kill(-pid, SIGKILL);
+    int st = 0;
+    for (;;) {
+        pid_t w = waitpid(pid, &st, out->timed_out ? 0 : WNOHANG);
+        if (w == pid)
+            break;
+        if (w < 0 && errno != EINTR)
+            break;
+        if (w == 0) {
+            /* Output closed but the child lingers: give it the rest of its time. */
+            if (acc_mono_us() >= deadline) {
+                out->timed_out = true;
+                kill(-pid, SIGKILL);
+            } else {
+                struct timespec ts = {0, 2 * 1000000};
+                nanosleep(&ts, NULL);
+            }
+        }
+    }
+    if (out->timed_out) {
+        rc = acc_error_set(err, ACC_ERR_TIMEOUT, "%s did not finish within %lld ms", argv[0],
+                           (long long)timeout_ms);
+    } else if (WIFEXITED(st)) {
+        out->status = WEXITSTATUS(st);
+        if (out->status == 127 && se.len == 0)
+            rc = acc_error_set(err, ACC_ERR_IO, "cannot run %s", argv[0]);
+    }
+out:
+    for (int i = 0; i < 2; i++) {
+        if (pin[i] >= 0)
+            close(pin[i]);
+        if (pout[i] >= 0)
+            close(pout[i]);
+        if (perr[i] >= 0)
+            close(perr[i]);
+    }
+    if (fa_ok)
+        posix_spawn_file_actions_destroy(&fa);
+    if (attr_ok)
+        posix_spawnattr_destroy(&attr);
+    free(envp);
+    out->out = so.data ? so.data : strdup("");
+    out->out_len = so.len;
+    out->err = se.data ? se.data : strdup("");
+    out->err_len = se.len;
+    return rc;
+}
+
+void acc_proc_result_release(struct acc_proc_result *r)
+{
+    if (!r)
+        return;
+    free(r->out);
+    free(r->err);
+    memset(r, 0, sizeof *r);
+}

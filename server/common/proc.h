@@ -1,0 +1,38 @@
+/* proc.h - running a program to its end, under a time limit.
+ *
+ * For adapters that drive a resource manager through its commands (Slurm's
+ * scontrol, squeue, sinfo, sbatch).  The child runs in its own process group
+ * with the caller's environment plus the given variables; its standard output
+ * and error are collected (bounded); past the time limit the whole group is
+ * killed.  Safe to call from many threads at once (posix_spawn, descriptors
+ * opened close-on-exec). */
+#ifndef ACC_PROC_H
+#define ACC_PROC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+
+struct acc_proc_result {
+    int status;     /* exit code; -1 when killed by a signal */
+    bool timed_out; /* killed at the time limit */
+    char *out;      /* standard output, NUL-terminated */
+    size_t out_len;
+    char *err; /* standard error, NUL-terminated */
+    size_t err_len;
+};
+
+/* Runs argv[0] (looked up in PATH when it has no '/') with argv.  env holds
+ * "NAME=value" entries that are added to (or replace in) the environment;
+ * input, when not NULL, is written to the child's standard input.  Returns
+ * ACC_OK when the program ran (whatever its exit code), ACC_ERR_TIMEOUT when
+ * it was killed at the limit, ACC_ERR_IO when it could not be started. */
+acc_err acc_proc_run(const char *const *argv, const char *const *env, const char *input,
+                     int64_t timeout_ms, size_t max_output, struct acc_proc_result *out,
+                     struct acc_error *err);
+
+void acc_proc_result_release(struct acc_proc_result *r);
+
+#endif
