@@ -12,13 +12,15 @@ cd "$(dirname "$0")"
 
 PACKAGES=(build-essential cmake pkg-config libmicrohttpd-dev libxml2-dev libsqlite3-dev
           libssl-dev libcurl4-openssl-dev libcunit1-dev libinih-dev clang-format valgrind curl)
+# The tests also run real Slurm clusters (tests/slurm/start-testbed.sh).
+TEST_PACKAGES=(slurm-wlm munge)
 JOBS=${JOBS:-$(nproc)}
 
 log() { printf '[quickstart] %s\n' "$*" >&2; }
 
-install_missing() {
+install_missing() { # install_missing [extra packages...]
     local missing=()
-    for p in "${PACKAGES[@]}"; do
+    for p in "${PACKAGES[@]}" "$@"; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' \
             || missing+=("$p")
     done
@@ -50,7 +52,7 @@ run)
     exec build/accordd "${@:2}"
     ;;
 test)
-    install_missing
+    install_missing "${TEST_PACKAGES[@]}"
     build build
     build build-asan -DACCORD_SANITIZE=ON
     log "tests (plain build, with valgrind on the server tests)"
