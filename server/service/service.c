@@ -342,25 +342,55 @@ static struct acc_booking *plan_bookings(const struct acc_plan *p, enum acc_book
     return b;
 }
 
+/* Cancels bookings at their adapters (found by name), concurrently, and
+ * records each outcome in the journal; afterwards b[i].state says how it
+ * went.  A booking whose adapter is no longer configured is left as it is
+ * (and logged).  Returns how many were not cancelled, those included. */
+static size_t cancel_bookings(struct acc_service *svc, struct acc_booking *b, size_t n)
+{
+    struct acc_adapter **ads = calloc(n ? n : 1, sizeof *ads);
+    struct acc_booking *todo = calloc(n ? n : 1, sizeof *todo);
+    size_t *from = calloc(n ? n : 1, sizeof *from);
+    if (!ads || !todo || !from) {
+        free(ads);
+        free(todo);
+        free(from);
+        return n; /* the journal still says open: housekeeping tries again */
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        ads[k] = adapter_named(svc, b[i].adapter);
+        if (!ads[k]) {
+            acc_log_warn("reservation %s names adapter %s, which is no longer configured; "
+                         "left alone",
+                         b[i].key, b[i].adapter);
+            continue;
+        }
+        from[k] = i;
+        todo[k++] = b[i];
+    }
+    size_t failed =
+        acc_engine_cancel_all(svc->engine, ads, todo, k, svc->cfg->adapter_timeout * 1000000);
+    struct acc_error err;
+    if (k && acc_store_journal_put(svc->store, todo, k, &err))
+        acc_log_error("journal: %s", err.msg);
+    for (size_t j = 0; j < k; j++)
+        b[from[j]] = todo[j];
+    free(ads);
+    free(todo);
+    free(from);
+    return failed + (n - k);
+}
+
 /* Cancels booked items after the agreement could not be recorded. */
 static void undo_items(struct acc_service *svc, struct acc_plan *p)
 {
-    struct acc_adapter **ads = calloc(p->n_items ? p->n_items : 1, sizeof *ads);
     struct acc_booking *b = plan_bookings(p, ACC_BOOKING_RESERVED);
-    if (!ads || !b) {
-        free(ads);
-        free(b);
+    if (!b)
         return; /* the journal still says reserved: housekeeping cancels them */
-    }
-    for (size_t i = 0; i < p->n_items; i++)
-        ads[i] = p->items[i].adapter;
-    acc_engine_cancel_all(svc->engine, ads, b, p->n_items, svc->cfg->adapter_timeout * 1000000);
-    struct acc_error err;
-    if (acc_store_journal_put(svc->store, b, p->n_items, &err))
-        acc_log_error("journal: %s", err.msg);
+    cancel_bookings(svc, b, p->n_items);
     for (size_t i = 0; i < p->n_items; i++)
         p->items[i].booking = b[i];
-    free(ads);
     free(b);
 }
 
@@ -854,54 +884,34 @@ void acc_service_state_release(struct acc_service_state *s)
 static acc_err release_reservations(struct acc_service *svc, const char *id, struct acc_error *err)
 {
     struct acc_booking *b = NULL;
-    size_t n = 0;
+    size_t n = 0, k = 0;
     acc_err rc = acc_store_journal_get(svc->store, id, &b, &n, err);
     if (rc)
         return rc;
-    struct acc_booking *todo = calloc(n ? n : 1, sizeof *todo);
-    struct acc_adapter **ads = calloc(n ? n : 1, sizeof *ads);
-    size_t k = 0;
-    if (!todo || !ads) {
-        rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
-        goto out;
-    }
+    /* Its reservations: those committed, and those a cancel already failed on. */
     for (size_t i = 0; i < n; i++) {
-        if (b[i].state != ACC_BOOKING_COMMITTED && b[i].state != ACC_BOOKING_CANCEL_FAILED)
-            continue;
-        ads[k] = adapter_named(svc, b[i].adapter);
-        if (!ads[k]) {
-            acc_log_warn("agreement %s: reservation %s names adapter %s, which is no longer "
-                         "configured; left alone",
-                         id, b[i].key, b[i].adapter);
-            continue;
+        if (b[i].state == ACC_BOOKING_COMMITTED || b[i].state == ACC_BOOKING_CANCEL_FAILED)
+            b[k++] = b[i];
+    }
+    size_t failed = cancel_bookings(svc, b, k);
+    for (size_t i = 0; failed && i < k; i++) {
+        if (b[i].state != ACC_BOOKING_CANCELLED) {
+            rc = acc_error_set(err, ACC_ERR_UNAVAILABLE,
+                               "%zu of %zu reservations could not be cancelled yet (%s: %s); "
+                               "accordd keeps retrying",
+                               failed, k, b[i].adapter, b[i].error[0] ? b[i].error : "unknown");
+            break;
         }
-        todo[k++] = b[i];
     }
-    size_t failed =
-        acc_engine_cancel_all(svc->engine, ads, todo, k, svc->cfg->adapter_timeout * 1000000);
-    rc = acc_store_journal_put(svc->store, todo, k, err);
-    if (rc)
-        goto out;
-    if (failed) {
-        size_t i = 0;
-        while (todo[i].state != ACC_BOOKING_CANCEL_FAILED)
-            i++;
-        rc = acc_error_set(err, ACC_ERR_UNAVAILABLE,
-                           "%zu of %zu reservations could not be cancelled yet (%s: %s); "
-                           "accordd keeps retrying",
-                           failed, k, todo[i].adapter, todo[i].error);
-        goto out;
+    if (!rc) {
+        enum acc_state was;
+        rc = acc_store_agreement_transition(svc->store, id,
+                                            ACC_STATE_BIT(ACC_STATE_OBSERVED_AND_TERMINATING),
+                                            ACC_STATE_TERMINATED, NULL, &was, err);
+        if (rc == ACC_ERR_STATE && was == ACC_STATE_TERMINATED)
+            rc = ACC_OK; /* housekeeping (or another request) finished it first */
     }
-    enum acc_state was;
-    rc = acc_store_agreement_transition(svc->store, id,
-                                        ACC_STATE_BIT(ACC_STATE_OBSERVED_AND_TERMINATING),
-                                        ACC_STATE_TERMINATED, NULL, &was, err);
-    if (rc == ACC_ERR_STATE && was == ACC_STATE_TERMINATED)
-        rc = ACC_OK; /* housekeeping (or another request) finished it first */
-out:
     free(b);
-    free(todo);
-    free(ads);
     return rc;
 }
 
@@ -1144,25 +1154,11 @@ static void sweep_open_reservations(struct acc_service *svc)
         acc_log_error("housekeeping: %s", err.msg);
         return;
     }
-    struct acc_adapter **ads = calloc(n ? n : 1, sizeof *ads);
-    struct acc_booking *todo = calloc(n ? n : 1, sizeof *todo);
-    size_t k = 0;
-    for (size_t i = 0; ads && todo && i < n; i++) {
-        ads[k] = adapter_named(svc, b[i].adapter);
-        if (!ads[k])
-            continue;
-        todo[k++] = b[i];
-    }
-    if (k) {
-        size_t failed =
-            acc_engine_cancel_all(svc->engine, ads, todo, k, svc->cfg->adapter_timeout * 1000000);
-        if (acc_store_journal_put(svc->store, todo, k, &err))
-            acc_log_error("housekeeping: %s", err.msg);
-        acc_log_info("housekeeping: released %zu reservation(s) left open%s", k - failed,
+    if (n) {
+        size_t failed = cancel_bookings(svc, b, n);
+        acc_log_info("housekeeping: released %zu reservation(s) left open%s", n - failed,
                      failed ? "; some could not be cancelled yet" : "");
     }
-    free(ads);
-    free(todo);
     free(b);
 }
 
