@@ -62,17 +62,10 @@ static void show(const struct ctl *c, const struct jv *doc)
 
 static int run(struct ctl *c, int argc, char **argv)
 {
-    static const struct option opts[] = {CTL_COMMON_OPTIONS, {NULL, 0, NULL, 0}};
-    int opt;
-    while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        int rc = ctl_common_option(c, opt, optarg, help);
-        if (rc >= 0)
-            return rc;
-    }
-    if (optind != argc) {
-        fprintf(stderr, "accordctl sites: unexpected argument '%s'\n", argv[optind]);
-        return CTL_USAGE;
-    }
+    const char *none;
+    int rc = ctl_one_argument(c, argc, argv, "sites", NULL, help, &none);
+    if (rc != -2)
+        return rc;
     return ctl_run(c, "GET", "/sites", NULL, 0, NULL, show);
 }
 

@@ -86,8 +86,8 @@ void ctl_url_escape(const char *s, char *out, size_t size);
 int ctl_common_option(struct ctl *c, int opt, const char *arg, void (*help)(FILE *));
 
 /* For commands that take only the common options and one argument (what:
- * "ID", "SITE"): parses them and sets *arg.  Returns -2 to go on, or an
- * exit code. */
+ * "agreement ID"), or none (what NULL): parses them and sets *arg.  Returns
+ * -2 to go on, or an exit code. */
 int ctl_one_argument(struct ctl *c, int argc, char **argv, const char *cmd, const char *what,
                      void (*help)(FILE *), const char **arg);
 

@@ -49,12 +49,16 @@ int ctl_one_argument(struct ctl *c, int argc, char **argv, const char *cmd, cons
         if (rc >= 0)
             return rc;
     }
-    if (optind != argc - 1) {
+    if (!what && optind != argc) {
+        fprintf(stderr, "accordctl %s: unexpected argument '%s'\n", cmd, argv[optind]);
+        return CTL_USAGE;
+    }
+    if (what && optind != argc - 1) {
         fprintf(stderr, "accordctl %s: give one %s\n", cmd, what);
         help(stderr);
         return CTL_USAGE;
     }
-    *arg = argv[optind];
+    *arg = what ? argv[optind] : NULL;
     return -2;
 }
 
