@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../server/common/buf.h"
 #include "../server/common/log.h"
 #include "../server/common/strutil.h"
 #include "migrations.h"
@@ -47,6 +48,10 @@ enum stmt_id {
     S_SIM_LOAD,
     S_SIM_DAY_MARK,
     S_SIM_DAY_GET,
+    S_RUN_INSERT,
+    S_RUN_GET,
+    S_RUN_UPDATE,
+    S_RUN_OPEN,
     S_PING,
     S__COUNT
 };
@@ -66,19 +71,20 @@ static const char *const sql[S__COUNT] = {
     [S_AGR_SETTLE] = "UPDATE agreement SET state = ?, updated = ?, start_time = ?, end_time = ?, "
                      "rounds = ?, rollbacks = ?, fault_code = ?, reason = ? WHERE id = ?",
     [S_AGR_SET_STATE] = "UPDATE agreement SET state = ?, updated = ? WHERE id = ?",
-    [S_AGR_SET_STATE_REASON] =
-        "UPDATE agreement SET state = ?, updated = ?, reason = ? WHERE id = ?",
+    [S_AGR_SET_STATE_REASON] = "UPDATE agreement SET state = ?, updated = ?, reason = ? WHERE id = "
+                               "?", /* A launched job moves its own agreement (the launcher stops it
+                                     * at the end first and records why). */
     [S_AGR_COMPLETE_ENDED] = "UPDATE agreement SET state = 'Complete', updated = ? "
-                             "WHERE state = 'Observed' AND end_time <= ?",
+                             "WHERE state = 'Observed' AND end_time <= ? AND seq NOT IN "
+                             "(SELECT agreement FROM run WHERE state IN ('waiting', 'running'))",
     [S_AGR_COUNTS] = "SELECT state, count(*) FROM agreement GROUP BY state",
     [S_COMP_DELETE] = "DELETE FROM allocation_component WHERE agreement = "
                       "(SELECT seq FROM agreement WHERE id = ?)",
-    [S_COMP_INSERT] =
-        "INSERT INTO allocation_component (agreement, idx, name, site, nodes, ppn, "
-        "reservation, local_id, node_names) VALUES ((SELECT seq FROM agreement WHERE id = ?), "
-        "?,?,?,?,?,?,?,?)",
+    [S_COMP_INSERT] = "INSERT INTO allocation_component (agreement, idx, name, site, nodes, ppn, "
+                      "reservation, local_id, node_names, executable, args) "
+                      "VALUES ((SELECT seq FROM agreement WHERE id = ?), ?,?,?,?,?,?,?,?,?,?)",
     [S_COMP_GET] =
-        "SELECT name, site, nodes, ppn, reservation, local_id, node_names "
+        "SELECT name, site, nodes, ppn, reservation, local_id, node_names, executable, args "
         "FROM allocation_component WHERE agreement = (SELECT seq FROM agreement WHERE id = ?) "
         "ORDER BY idx",
     [S_LINK_DELETE] = "DELETE FROM allocation_link WHERE agreement = "
@@ -125,6 +131,18 @@ static const char *const sql[S__COUNT] = {
                    "WHERE adapter = ?",
     [S_SIM_DAY_MARK] = "INSERT OR IGNORE INTO sim_load_day (adapter, day) VALUES (?, ?)",
     [S_SIM_DAY_GET] = "SELECT 1 FROM sim_load_day WHERE adapter = ? AND day = ?",
+    [S_RUN_INSERT] = "INSERT OR REPLACE INTO run (agreement, style, state, directory, metampich, "
+                     "rsl) VALUES ((SELECT seq FROM agreement WHERE id = ?), ?,?,?,?,?)",
+    [S_RUN_GET] = "SELECT style, state, started, ended, exit_status, signal, pid, pid_start, "
+                  "directory, command, reason, CASE WHEN ? THEN output END, output_total, "
+                  "metampich, rsl FROM run "
+                  "WHERE agreement = (SELECT seq FROM agreement WHERE id = ?)",
+    [S_RUN_UPDATE] = "UPDATE run SET state = ?, started = ?, ended = ?, exit_status = ?, "
+                     "signal = ?, pid = ?, pid_start = ?, directory = ?, command = ?, reason = ?, "
+                     "output = ?, output_total = ? "
+                     "WHERE agreement = (SELECT seq FROM agreement WHERE id = ?)",
+    [S_RUN_OPEN] = "SELECT a.id FROM run r JOIN agreement a ON a.seq = r.agreement "
+                   "WHERE r.state IN ('waiting', 'running') ORDER BY a.start_time",
     [S_PING] = "SELECT count(*) FROM sqlite_master",
 };
 
@@ -268,6 +286,35 @@ static void col_copy(sqlite3_stmt *s, int i, char *dst, size_t size)
 {
     const unsigned char *v = sqlite3_column_text(s, i);
     acc_strlcpy(dst, v ? (const char *)v : "", size);
+}
+
+/* Reads a blob of NUL-terminated strings (the arguments of a component). */
+static acc_err args_decode(sqlite3_stmt *s, int i, char ***out, size_t *n)
+{
+    const char *p = sqlite3_column_blob(s, i);
+    size_t len = (size_t)sqlite3_column_bytes(s, i), count = 0;
+    *out = NULL;
+    *n = 0;
+    for (size_t k = 0; p && k < len; k++)
+        count += p[k] == '\0';
+    if (!count)
+        return ACC_OK;
+    char **v = calloc(count, sizeof *v);
+    if (!v)
+        return ACC_ERR_NOMEM;
+    for (size_t k = 0, j = 0; j < count; j++) {
+        v[j] = strdup(p + k);
+        if (!v[j]) {
+            for (size_t m = 0; m < j; m++)
+                free(v[m]);
+            free(v);
+            return ACC_ERR_NOMEM;
+        }
+        k += strlen(p + k) + 1;
+    }
+    *out = v;
+    *n = count;
+    return ACC_OK;
 }
 
 /* Runs a statement that returns no rows. */
@@ -815,6 +862,11 @@ static acc_err read_allocation(struct conn *c, struct acc_agreement *a, struct a
         x->reservation = col_dup(s, 4);
         x->local_id = col_dup(s, 5);
         x->node_names = col_dup(s, 6);
+        x->executable = col_dup(s, 7);
+        if (args_decode(s, 8, &x->args, &x->n_args)) {
+            done(s);
+            return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+        }
     }
     done(s);
     if (rc != SQLITE_DONE)
@@ -1040,6 +1092,17 @@ static acc_err settle_job(struct conn *c, void *arg, struct acc_error *err)
         bind_text(s, 7, x2->reservation);
         bind_text(s, 8, x2->local_id);
         bind_text(s, 9, x2->node_names);
+        bind_text(s, 10, x2->executable);
+        struct acc_buf args = ACC_BUF_INIT;
+        for (size_t j = 0; j < x2->n_args; j++)
+            acc_buf_append(&args, x2->args[j], strlen(x2->args[j]) + 1);
+        if (!acc_buf_ok(&args))
+            return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+        if (x2->n_args)
+            sqlite3_bind_blob(s, 11, args.data, (int)args.len, SQLITE_TRANSIENT);
+        else
+            sqlite3_bind_null(s, 11);
+        acc_buf_release(&args);
         if ((rc = step_done(c, s, err, "write allocation")))
             return rc;
     }
@@ -1068,6 +1131,18 @@ static acc_err settle_job(struct conn *c, void *arg, struct acc_error *err)
     }
     if ((rc = trace_put(c, a->id, x->trace, err)))
         return rc;
+    if (a->run) {
+        if (!(s = stmt(c, S_RUN_INSERT, err)))
+            return ACC_ERR_STORAGE;
+        bind_text(s, 1, a->id);
+        bind_text(s, 2, acc_launch_name(a->run->style));
+        bind_text(s, 3, acc_run_state_name(a->run->state));
+        bind_text(s, 4, a->run->directory);
+        bind_text(s, 5, a->run->metampich ? a->run->metampich : "");
+        bind_text(s, 6, a->run->rsl ? a->run->rsl : "");
+        if ((rc = step_done(c, s, err, "write launch descriptions")))
+            return rc;
+    }
     for (size_t i = 0; i < x->n_bookings; i++) {
         if ((rc = journal_put_one(c, &x->bookings[i], a->updated, err)))
             return rc;
@@ -1680,5 +1755,174 @@ acc_err acc_store_ping(struct acc_store *st, struct acc_error *err)
         rc = db_error(c->db, err, "ping");
     done(s);
     reader_give(st, c);
+    return rc;
+}
+
+/* -------------------------------------------------------------------- runs */
+
+static acc_err run_read(struct conn *c, const char *id, bool with_output, struct acc_run *r,
+                        struct acc_error *err)
+{
+    sqlite3_stmt *s = stmt(c, S_RUN_GET, err);
+    if (!s)
+        return ACC_ERR_STORAGE;
+    sqlite3_bind_int(s, 1, with_output);
+    bind_text(s, 2, id);
+    int step = sqlite3_step(s);
+    if (step == SQLITE_DONE) {
+        done(s);
+        return acc_error_set(err, ACC_ERR_NOT_FOUND, "agreement %.40s has no launch", id);
+    }
+    if (step != SQLITE_ROW) {
+        done(s);
+        return db_error(c->db, err, "read launch");
+    }
+    acc_strlcpy(r->agreement, id, sizeof r->agreement);
+    const char *v = (const char *)sqlite3_column_text(s, 0);
+    if (!v || !acc_launch_parse(v, &r->style))
+        r->style = ACC_LAUNCH_NONE;
+    v = (const char *)sqlite3_column_text(s, 1);
+    if (!v || !acc_run_state_parse(v, &r->state))
+        r->state = ACC_RUN_LOST;
+    r->started = sqlite3_column_int64(s, 2);
+    r->ended = sqlite3_column_int64(s, 3);
+    r->exit_status = sqlite3_column_type(s, 4) == SQLITE_NULL ? -1 : sqlite3_column_int(s, 4);
+    r->signal = sqlite3_column_int(s, 5);
+    r->pid = sqlite3_column_int64(s, 6);
+    r->pid_start = sqlite3_column_int64(s, 7);
+    r->directory = col_dup(s, 8);
+    r->command = col_dup(s, 9);
+    r->reason = col_dup(s, 10);
+    bool oom = false;
+    if (sqlite3_column_type(s, 11) != SQLITE_NULL) {
+        int len = sqlite3_column_bytes(s, 11);
+        const void *blob = sqlite3_column_blob(s, 11);
+        r->output = malloc((size_t)len + 1);
+        if (r->output) {
+            if (len)
+                memcpy(r->output, blob, (size_t)len);
+            r->output[len] = '\0';
+            r->output_len = (size_t)len;
+        }
+        oom |= !r->output;
+    }
+    r->output_total = sqlite3_column_type(s, 12) == SQLITE_NULL ? -1 : sqlite3_column_int64(s, 12);
+    r->metampich = col_dup(s, 13);
+    r->rsl = col_dup(s, 14);
+    oom |= !r->metampich || !r->rsl;
+    done(s);
+    return oom ? acc_error_set(err, ACC_ERR_NOMEM, "out of memory") : ACC_OK;
+}
+
+acc_err acc_store_run_get(struct acc_store *st, const char *id, bool with_output,
+                          struct acc_run *out, struct acc_error *err)
+{
+    struct conn *c;
+    memset(out, 0, sizeof *out);
+    acc_err rc = read_begin(st, &c, err);
+    if (rc)
+        return rc;
+    rc = run_read(c, id, with_output, out, err);
+    read_end(st, c);
+    if (rc)
+        acc_run_release(out);
+    return rc;
+}
+
+struct run_arg {
+    const struct acc_run *r;
+    unsigned from; /* 0: leave the agreement alone */
+    enum acc_state to;
+    const char *reason;
+    enum acc_state was;
+};
+
+static acc_err run_update_job(struct conn *c, void *arg, struct acc_error *err)
+{
+    struct run_arg *x = arg;
+    const struct acc_run *r = x->r;
+    acc_err rc;
+    if (x->from) {
+        struct transition_arg t = {r->agreement, x->from, x->to, x->reason, ACC_STATE_PENDING};
+        rc = transition_job(c, &t, err);
+        x->was = t.was;
+        if (rc)
+            return rc;
+    }
+    sqlite3_stmt *s = stmt(c, S_RUN_UPDATE, err);
+    if (!s)
+        return ACC_ERR_STORAGE;
+    bind_text(s, 1, acc_run_state_name(r->state));
+    bind_time(s, 2, r->started);
+    bind_time(s, 3, r->ended);
+    if (r->exit_status >= 0)
+        sqlite3_bind_int(s, 4, r->exit_status);
+    sqlite3_bind_int(s, 5, r->signal);
+    sqlite3_bind_int64(s, 6, r->pid);
+    sqlite3_bind_int64(s, 7, r->pid_start);
+    bind_text(s, 8, r->directory);
+    bind_text(s, 9, r->command);
+    bind_text(s, 10, r->reason);
+    if (r->output)
+        sqlite3_bind_blob(s, 11, r->output, (int)r->output_len, SQLITE_STATIC);
+    if (r->output_total >= 0)
+        sqlite3_bind_int64(s, 12, r->output_total);
+    bind_text(s, 13, r->agreement);
+    if ((rc = step_done(c, s, err, "update launch")))
+        return rc;
+    if (sqlite3_changes(c->db) != 1)
+        return acc_error_set(err, ACC_ERR_NOT_FOUND, "agreement %s has no launch", r->agreement);
+    return ACC_OK;
+}
+
+acc_err acc_store_run_update(struct acc_store *st, const struct acc_run *r, struct acc_error *err)
+{
+    struct run_arg x = {r, 0, ACC_STATE_COMPLETE, NULL, ACC_STATE_PENDING};
+    return write_job(st, run_update_job, &x, err);
+}
+
+acc_err acc_store_run_finish(struct acc_store *st, const struct acc_run *r, unsigned from,
+                             enum acc_state to, const char *reason, enum acc_state *was,
+                             struct acc_error *err)
+{
+    struct run_arg x = {r, from, to, reason, ACC_STATE_PENDING};
+    acc_err rc = write_job(st, run_update_job, &x, err);
+    if (was && (rc == ACC_OK || rc == ACC_ERR_STATE))
+        *was = x.was;
+    return rc;
+}
+
+acc_err acc_store_run_open(struct acc_store *st, char (**ids)[ACC_ID_LEN + 1], size_t *n,
+                           struct acc_error *err)
+{
+    *ids = NULL;
+    *n = 0;
+    struct conn *c;
+    acc_err rc = read_begin(st, &c, err);
+    if (rc)
+        return rc;
+    sqlite3_stmt *s = stmt(c, S_RUN_OPEN, err);
+    int step = SQLITE_DONE;
+    while (s && (step = sqlite3_step(s)) == SQLITE_ROW) {
+        void *p = realloc(*ids, (*n + 1) * sizeof **ids);
+        if (!p) {
+            rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+            break;
+        }
+        *ids = p;
+        col_copy(s, 0, (*ids)[*n], ACC_ID_LEN + 1);
+        (*n)++;
+    }
+    if (!s)
+        rc = ACC_ERR_STORAGE;
+    else if (!rc && step != SQLITE_DONE)
+        rc = db_error(c->db, err, "list launches");
+    done(s);
+    read_end(st, c);
+    if (rc) {
+        free(*ids);
+        *ids = NULL;
+        *n = 0;
+    }
     return rc;
 }

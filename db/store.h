@@ -110,6 +110,29 @@ acc_err acc_store_flush(struct acc_store *st, struct acc_error *err);
 acc_err acc_store_journal_get(struct acc_store *st, const char *agreement, struct acc_booking **out,
                               size_t *n, struct acc_error *err);
 
+/* -------------------------------------------------------------------- runs */
+
+/* The launch of an agreement (written by acc_store_agreement_settle with
+ * a->run); the output only when with_output.  ACC_ERR_NOT_FOUND when the
+ * agreement has none. */
+acc_err acc_store_run_get(struct acc_store *st, const char *id, bool with_output,
+                          struct acc_run *out, struct acc_error *err);
+
+/* Records where the run stands (everything but style and descriptions). */
+acc_err acc_store_run_update(struct acc_store *st, const struct acc_run *r, struct acc_error *err);
+
+/* The same, and in the same transaction moves the agreement to `to` if its
+ * state is one of `from` (as acc_store_agreement_transition); when it is
+ * not, ACC_ERR_STATE and nothing changes. */
+acc_err acc_store_run_finish(struct acc_store *st, const struct acc_run *r, unsigned from,
+                             enum acc_state to, const char *reason, enum acc_state *was,
+                             struct acc_error *err);
+
+/* Ids of the agreements whose run is waiting or running, earliest start
+ * first.  Free *ids. */
+acc_err acc_store_run_open(struct acc_store *st, char (**ids)[ACC_ID_LEN + 1], size_t *n,
+                           struct acc_error *err);
+
 /* ------------------------------------------------------ simulator calendars */
 
 struct acc_sim_booking {

@@ -27,7 +27,7 @@
 #include "../../server/common/strutil.h"
 #include "../adapter.h"
 #include "avail.h"
-#include "hostlist.h"
+#include "../../server/common/hostlist.h"
 
 #define MAX_OUTPUT   (4u << 20)
 #define FOREVER      ((acc_time)1 << 40) /* a job without a time limit */
@@ -183,14 +183,14 @@ static acc_err show_reservation(struct slurm *s, const char *key, struct acc_res
     }
     if (!rc) {
         acc_strlcpy(out->local_id, key, sizeof out->local_id);
-        struct hostlist h = {0};
-        if (hostlist_expand(nodes, &h) == ACC_OK && h.n) {
+        struct acc_hostlist h = {0};
+        if (acc_hostlist_expand(nodes, &h) == ACC_OK && h.n) {
             struct acc_buf b = ACC_BUF_INIT;
             for (size_t i = 0; i < h.n; i++)
                 acc_buf_printf(&b, "%s%s", i ? "," : "", h.names[i]);
             out->nodes = acc_buf_detach(&b, NULL);
         }
-        hostlist_release(&h);
+        acc_hostlist_release(&h);
     }
     free(start);
     free(end);
@@ -351,11 +351,11 @@ static acc_err node_line(char *line, void *ctx)
 
 static acc_err add_busy_list(struct avail *a, const char *nodes, acc_time start, acc_time end)
 {
-    struct hostlist h = {0};
-    acc_err rc = hostlist_expand(nodes, &h);
+    struct acc_hostlist h = {0};
+    acc_err rc = acc_hostlist_expand(nodes, &h);
     for (size_t i = 0; !rc && i < h.n; i++)
         rc = avail_add_busy(a, h.names[i], start, end);
-    hostlist_release(&h);
+    acc_hostlist_release(&h);
     return rc;
 }
 

@@ -158,6 +158,8 @@ void acc_agreement_release(struct acc_agreement *a)
         free(c->reservation);
         free(c->local_id);
         free(c->node_names);
+        free(c->executable);
+        free_strv(c->args, c->n_args);
     }
     free(a->comps);
     for (size_t i = 0; i < a->n_links; i++) {
@@ -172,6 +174,10 @@ void acc_agreement_release(struct acc_agreement *a)
         free(l->local_id);
     }
     free(a->links);
+    if (a->run) {
+        acc_run_release(a->run);
+        free(a->run);
+    }
     memset(a, 0, sizeof *a);
 }
 
@@ -286,4 +292,45 @@ acc_err acc_trace_add(struct acc_trace *t, const struct acc_trace_event *ev)
     }
     t->n++;
     return ACC_OK;
+}
+
+static const char *const run_names[ACC_RUN__COUNT] = {
+    [ACC_RUN_WAITING] = "waiting",       [ACC_RUN_RUNNING] = "running",
+    [ACC_RUN_EXITED] = "exited",         [ACC_RUN_STOPPED] = "stopped",
+    [ACC_RUN_TERMINATED] = "terminated", [ACC_RUN_FAILED] = "failed",
+    [ACC_RUN_MISSED] = "missed",         [ACC_RUN_LOST] = "lost",
+};
+
+const char *acc_run_state_name(enum acc_run_state s)
+{
+    return (unsigned)s < ACC_RUN__COUNT ? run_names[s] : "unknown";
+}
+
+bool acc_run_state_parse(const char *s, enum acc_run_state *out)
+{
+    for (unsigned i = 0; s && i < ACC_RUN__COUNT; i++) {
+        if (strcmp(s, run_names[i]) == 0) {
+            *out = (enum acc_run_state)i;
+            return true;
+        }
+    }
+    return false;
+}
+
+bool acc_run_state_is_final(enum acc_run_state s)
+{
+    return s != ACC_RUN_WAITING && s != ACC_RUN_RUNNING;
+}
+
+void acc_run_release(struct acc_run *r)
+{
+    if (!r)
+        return;
+    free(r->directory);
+    free(r->command);
+    free(r->reason);
+    free(r->output);
+    free(r->metampich);
+    free(r->rsl);
+    memset(r, 0, sizeof *r);
 }

@@ -94,6 +94,8 @@ void acc_offer_release(struct acc_offer *o);
 
 /* -------------------------------------------------------------- agreement */
 
+struct acc_run;
+
 struct acc_alloc_component {
     char *name;
     char *site;
@@ -102,6 +104,9 @@ struct acc_alloc_component {
     char *reservation; /* Accord's reservation key at the site's adapter */
     char *local_id;    /* the adapter's own id */
     char *node_names;  /* comma-separated, NULL where the adapter reports none */
+    char *executable;  /* from the offer; NULL when it names none */
+    char **args;
+    size_t n_args;
 };
 
 struct acc_alloc_link {
@@ -136,10 +141,54 @@ struct acc_agreement {
     size_t n_comps;
     struct acc_alloc_link *links;
     size_t n_links;
+    struct acc_run *run; /* the launch descriptions written with a committed allocation;
+                          * acc_store_agreement_settle stores it, _get never fills it */
 };
 
 void acc_agreement_release(struct acc_agreement *a);
 
+/* ------------------------------------------------------------------- run */
+
+/* Where the launched meta-job of an agreement stands. */
+enum acc_run_state {
+    ACC_RUN_WAITING,    /* its start is not reached yet */
+    ACC_RUN_RUNNING,    /* started; mpiexec runs */
+    ACC_RUN_EXITED,     /* ended by itself: see exit_status and signal */
+    ACC_RUN_STOPPED,    /* still running at the end of its reservation: stopped */
+    ACC_RUN_TERMINATED, /* stopped (or never started) because the agreement was terminated */
+    ACC_RUN_FAILED,     /* could not be started at all */
+    ACC_RUN_MISSED,     /* accordd was down for the whole reservation */
+    ACC_RUN_LOST,       /* accordd lost track of it (its status could not be read back) */
+    ACC_RUN__COUNT
+};
+
+const char *acc_run_state_name(enum acc_run_state s);
+bool acc_run_state_parse(const char *s, enum acc_run_state *out);
+/* Waiting and running are the only states that change again. */
+bool acc_run_state_is_final(enum acc_run_state s);
+
+/* The launch of one agreement: its two launch descriptions (generated when
+ * the agreement is committed) and what became of the job. */
+struct acc_run {
+    char agreement[ACC_ID_LEN + 1];
+    enum acc_launch style; /* ACC_LAUNCH_NONE: described, never started */
+    enum acc_run_state state;
+    acc_time started, ended; /* 0: not yet */
+    int exit_status;         /* -1: none (not ended, or killed by a signal) */
+    int signal;              /* 0: none */
+    int64_t pid;             /* the job's process group while it runs; 0: none */
+    int64_t pid_start;       /* that process's start (clock ticks after boot) */
+    char *directory;         /* where it runs and its files are kept */
+    char *command;           /* the mpiexec command line, shell-quoted */
+    char *reason;            /* in words: why it is in its state */
+    char *output;            /* the first bytes of its output (stdout and stderr) */
+    size_t output_len;
+    int64_t output_total; /* bytes the job wrote in all; -1: unknown */
+    char *metampich;      /* the MetaMPICH meta-configuration */
+    char *rsl;            /* the MPICH-G2 multi-request RSL */
+};
+
+void acc_run_release(struct acc_run *r);
 struct acc_agreement_list {
     struct acc_agreement *v;
     size_t n;

@@ -273,10 +273,14 @@ static void sample_agreement(struct acc_agreement *a)
     a->reason = strdup("first \"reason\"\n\n second\\reason \n");
     a->n_comps = 2;
     a->comps = calloc(2, sizeof *a->comps);
-    a->comps[0] = (struct acc_alloc_component){
-        strdup("trace"),   strdup("caesar"),         16, 2, strdup("acc-1-trace"),
-        strdup("resv.17"), strdup("c001, c002,c003")};
-    a->comps[1] = (struct acc_alloc_component){strdup("partrace"), NULL, 8, 1, NULL, NULL, NULL};
+    a->comps[0] = (struct acc_alloc_component){.name = strdup("trace"),
+                                               .site = strdup("caesar"),
+                                               .nodes = 16,
+                                               .ppn = 2,
+                                               .reservation = strdup("acc-1-trace"),
+                                               .local_id = strdup("resv.17"),
+                                               .node_names = strdup("c001, c002,c003")};
+    a->comps[1] = (struct acc_alloc_component){.name = strdup("partrace"), .nodes = 8, .ppn = 1};
     a->n_links = 1;
     a->links = calloc(1, sizeof *a->links);
     a->links[0] = (struct acc_alloc_link){strdup("wan"),

@@ -85,30 +85,30 @@ static int setup(void)
 
 static void test_hostlist(void)
 {
-    struct hostlist h = {0};
-    ACC_ASSERT_OK(hostlist_expand("sitea-n[01-03,05],siteb-n07", &h));
+    struct acc_hostlist h = {0};
+    ACC_ASSERT_OK(acc_hostlist_expand("sitea-n[01-03,05],siteb-n07", &h));
     CU_ASSERT_EQUAL_FATAL(h.n, 5);
     CU_ASSERT_STRING_EQUAL(h.names[0], "sitea-n01");
     CU_ASSERT_STRING_EQUAL(h.names[2], "sitea-n03");
     CU_ASSERT_STRING_EQUAL(h.names[3], "sitea-n05");
     CU_ASSERT_STRING_EQUAL(h.names[4], "siteb-n07");
-    hostlist_release(&h);
-    ACC_ASSERT_OK(hostlist_expand("rack[1-2]-node[8-10]", &h));
+    acc_hostlist_release(&h);
+    ACC_ASSERT_OK(acc_hostlist_expand("rack[1-2]-node[8-10]", &h));
     CU_ASSERT_EQUAL_FATAL(h.n, 6);
     CU_ASSERT_STRING_EQUAL(h.names[0], "rack1-node8");
     CU_ASSERT_STRING_EQUAL(h.names[5], "rack2-node10");
-    hostlist_release(&h);
-    ACC_ASSERT_OK(hostlist_expand("(null)", &h));
+    acc_hostlist_release(&h);
+    ACC_ASSERT_OK(acc_hostlist_expand("(null)", &h));
     CU_ASSERT_EQUAL(h.n, 0);
-    ACC_ASSERT_OK(hostlist_expand("n[098-101]", &h));
+    ACC_ASSERT_OK(acc_hostlist_expand("n[098-101]", &h));
     CU_ASSERT_EQUAL_FATAL(h.n, 4);
     CU_ASSERT_STRING_EQUAL(h.names[0], "n098");
     CU_ASSERT_STRING_EQUAL(h.names[3], "n101");
-    hostlist_release(&h);
+    acc_hostlist_release(&h);
     static const char *const bad[] = {"n[1-", "n[3-1]", "n[a-b]", "n]1[", "n[1-9999999]"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        CU_ASSERT_EQUAL(hostlist_expand(bad[i], &h), ACC_ERR_INVALID);
-        hostlist_release(&h);
+        CU_ASSERT_EQUAL(acc_hostlist_expand(bad[i], &h), ACC_ERR_INVALID);
+        acc_hostlist_release(&h);
     }
 }
 

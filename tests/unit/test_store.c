@@ -78,8 +78,13 @@ static void test_settle_and_transitions(void)
     a.rounds = 2;
     a.n_comps = 1;
     a.comps = calloc(1, sizeof *a.comps);
-    a.comps[0] = (struct acc_alloc_component){strdup("a"),  strdup("site1"), 4, 2, strdup("key1"),
-                                              strdup("L1"), strdup("n1,n2")};
+    a.comps[0] = (struct acc_alloc_component){.name = strdup("a"),
+                                              .site = strdup("site1"),
+                                              .nodes = 4,
+                                              .ppn = 2,
+                                              .reservation = strdup("key1"),
+                                              .local_id = strdup("L1"),
+                                              .node_names = strdup("n1,n2")};
     struct acc_trace t;
     acc_trace_init(&t);
     struct acc_trace_event ev = {.round = 1,

@@ -563,16 +563,21 @@ static void sample_agreement(struct acc_agreement *a, const char *offer_file)
     }
     a->n_comps = 2;
     a->comps = calloc(2, sizeof *a->comps);
-    a->comps[0] = (struct acc_alloc_component){
-        strdup("trace"),   strdup("caesar"),         16, 2, strdup("acc-abcdefghijklmnop-1-trace"),
-        strdup("resv.17"), strdup("c001, c002,c003")};
-    a->comps[1] = (struct acc_alloc_component){strdup("partrace"),
-                                               strdup("fzj-xd1"),
-                                               8,
-                                               1,
-                                               strdup("acc-abcdefghijklmnop-1-partrace"),
-                                               strdup("4711"),
-                                               NULL};
+    a->comps[0] =
+        (struct acc_alloc_component){.name = strdup("trace"),
+                                     .site = strdup("caesar"),
+                                     .nodes = 16,
+                                     .ppn = 2,
+                                     .reservation = strdup("acc-abcdefghijklmnop-1-trace"),
+                                     .local_id = strdup("resv.17"),
+                                     .node_names = strdup("c001, c002,c003")};
+    a->comps[1] =
+        (struct acc_alloc_component){.name = strdup("partrace"),
+                                     .site = strdup("fzj-xd1"),
+                                     .nodes = 8,
+                                     .ppn = 1,
+                                     .reservation = strdup("acc-abcdefghijklmnop-1-partrace"),
+                                     .local_id = strdup("4711")};
     a->n_links = 1;
     a->links = calloc(1, sizeof *a->links);
     a->links[0] = (struct acc_alloc_link){strdup("trace-partrace"),

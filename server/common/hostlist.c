@@ -7,7 +7,7 @@
 
 #define MAX_RANGE 100000 /* names one range may make */
 
-static acc_err push(struct hostlist *h, const char *name, size_t len)
+static acc_err push(struct acc_hostlist *h, const char *name, size_t len)
 {
     char **v = realloc(h->names, (h->n + 1) * sizeof *v);
     if (!v)
@@ -24,7 +24,7 @@ static acc_err push(struct hostlist *h, const char *name, size_t len)
 
 /* Expands one item (no top-level comma): prefix[ranges]rest, where rest may
  * hold further brackets; each expansion is appended with `head` in front. */
-static acc_err item(const char *head, const char *s, size_t len, struct hostlist *out)
+static acc_err item(const char *head, const char *s, size_t len, struct acc_hostlist *out)
 {
     const char *open = memchr(s, '[', len);
     if (!open) {
@@ -69,7 +69,7 @@ static acc_err item(const char *head, const char *s, size_t len, struct hostlist
     return ACC_OK;
 }
 
-acc_err hostlist_expand(const char *expr, struct hostlist *out)
+acc_err acc_hostlist_expand(const char *expr, struct acc_hostlist *out)
 {
     if (!expr || !*expr || strcmp(expr, "(null)") == 0 || strcmp(expr, "None") == 0)
         return ACC_OK;
@@ -96,7 +96,7 @@ acc_err hostlist_expand(const char *expr, struct hostlist *out)
     return ACC_OK;
 }
 
-void hostlist_release(struct hostlist *h)
+void acc_hostlist_release(struct acc_hostlist *h)
 {
     for (size_t i = 0; i < h->n; i++)
         free(h->names[i]);
