@@ -235,3 +235,72 @@ void acc_proc_result_release(struct acc_proc_result *r)
     free(r->err);
     memset(r, 0, sizeof *r);
 }
+
+acc_err acc_proc_start(const char *const *argv, const char *const *env, const char *cwd, pid_t *pid,
+                       struct acc_error *err)
+{
+    char **envp = merged_env(env);
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t attr;
+    bool fa_ok = posix_spawn_file_actions_init(&fa) == 0;
+    bool attr_ok = posix_spawnattr_init(&attr) == 0;
+    acc_err rc = ACC_OK;
+    if (!envp || !fa_ok || !attr_ok) {
+        rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    if (cwd)
+        posix_spawn_file_actions_addchdir_np(&fa, cwd);
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    posix_spawnattr_setsigmask(&attr, &none);
+    posix_spawnattr_setsigdefault(&attr, &all);
+    posix_spawnattr_setpgroup(&attr, 0);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
+                                        POSIX_SPAWN_SETSIGDEF);
+    int e = strchr(argv[0], '/')
+                ? posix_spawn(pid, argv[0], &fa, &attr, (char *const *)argv, envp)
+                : posix_spawnp(pid, argv[0], &fa, &attr, (char *const *)argv, envp);
+    if (e != 0)
+        rc = acc_error_set(err, ACC_ERR_IO, "cannot run %s%s%s: %s", argv[0], cwd ? " in " : "",
+                           cwd ? cwd : "", strerror(e));
+out:
+    if (fa_ok)
+        posix_spawn_file_actions_destroy(&fa);
+    if (attr_ok)
+        posix_spawnattr_destroy(&attr);
+    free(envp);
+    return rc;
+}
+
+int64_t acc_proc_start_time(pid_t pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    /* After the command name in parentheses (which may hold spaces and
+     * parentheses itself) come the fields from the 3rd on; starttime is 22nd. */
+    char *p = strrchr(buf, ')');
+    if (!p)
+        return 0;
+    p++;
+    for (int field = 3; field < 22 && p; field++)
+        p = strchr(p + 1, ' ');
+    if (!p)
+        return 0;
+    long long v = strtoll(p + 1, NULL, 10);
+    /* A zombie still has its stat; it is as good as gone. */
+    char *state = strrchr(buf, ')');
+    if (state && state[1] == ' ' && state[2] == 'Z')
+        return 0;
+    return v;
+}

@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <sys/types.h>
+
 #include "error.h"
 
 struct acc_proc_result {
@@ -35,4 +37,16 @@ acc_err acc_proc_run(const char *const *argv, const char *const *env, const char
 
 void acc_proc_result_release(struct acc_proc_result *r);
 
+/* Starts argv and returns at once: for a meta-job that outlives the call
+ * (and may outlive accordd).  The child runs in directory cwd (NULL: ours),
+ * in its own process group (*pid is also its group id), with default signal
+ * handling, the environment merged as for acc_proc_run, and /dev/null as its
+ * standard input, output and error.  The caller reaps it. */
+acc_err acc_proc_start(const char *const *argv, const char *const *env, const char *cwd, pid_t *pid,
+                       struct acc_error *err);
+
+/* When process pid started, in clock ticks after boot (from /proc), so that
+ * a recorded pid can be recognised after a restart; 0 when there is no such
+ * process (or only its zombie). */
+int64_t acc_proc_start_time(pid_t pid);
 #endif

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../common/hostlist.h"
 #include "../common/strutil.h"
 #include "../common/timefmt.h"
 
@@ -273,6 +274,22 @@ static int site_key(struct parse *p, const char *section, const char *name, cons
             return bad(p, section, "nodes: %s", e.msg);
         return 1;
     }
+    if (strcmp(k, "hosts") == 0) {
+        struct acc_hostlist h = {0};
+        acc_err rc = acc_hostlist_expand(v, &h);
+        size_t n = h.n;
+        acc_hostlist_release(&h);
+        if (rc || n == 0)
+            return bad(p, section, "hosts: '%s' is not a host list such as c-n[001-064]", v);
+        return set_str(&s->hosts, v);
+    }
+    if (strcmp(k, "contact") == 0) {
+        if (!*v || strchr(v, '"'))
+            return bad(p, section,
+                       "contact: a resource manager contact such as "
+                       "host:2119/jobmanager-slurm (no quotes)");
+        return set_str(&s->contact, v);
+    }
     return add_setting(&s->settings, &s->n_settings, k, v);
 }
 
@@ -377,6 +394,66 @@ static int auth_key(struct parse *p, const char *k, const char *v)
     return 1;
 }
 
+static int launch_key(struct parse *p, const char *k, const char *v)
+{
+    struct acc_launch_cfg *l = &p->c->launch;
+    int64_t n;
+    bool b;
+    struct acc_error e;
+    char **str = NULL;
+    if (strcmp(k, "enabled") == 0) {
+        if (acc_parse_bool(v, &b, &e))
+            return bad(p, "launch", "enabled: %s", e.msg);
+        l->enabled = b;
+    } else if (strcmp(k, "mpiexec") == 0) {
+        str = &l->mpiexec;
+    } else if (strcmp(k, "launcher") == 0) {
+        if (!acc_name_valid(v, 31))
+            return bad(p, "launch", "launcher: Hydra's launcher name, such as fork or ssh");
+        str = &l->launcher;
+    } else if (strcmp(k, "launcher_exec") == 0) {
+        str = &l->launcher_exec;
+    } else if (strcmp(k, "localhost") == 0) {
+        str = &l->localhost;
+    } else if (strcmp(k, "directory") == 0) {
+        str = &l->directory;
+    } else if (strcmp(k, "path") == 0) {
+        str = &l->path;
+    } else if (strcmp(k, "env") == 0) {
+        const char *eq = strchr(v, '=');
+        char name[128];
+        if (!eq || eq == v || (size_t)(eq - v) >= sizeof name)
+            return bad(p, "launch", "env: NAME=VALUE, got '%s'", v);
+        memcpy(name, v, (size_t)(eq - v));
+        name[eq - v] = '\0';
+        for (const char *c = name; *c; c++) {
+            if (!(*c == '_' || (*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') ||
+                  (c > name && *c >= '0' && *c <= '9')))
+                return bad(p, "launch", "env: '%s' is not a variable name", name);
+        }
+        return add_setting(&l->env, &l->n_env, name, eq + 1);
+    } else if (strcmp(k, "output_limit") == 0) {
+        if (acc_parse_i64(v, 0, 64 << 20, &n, &e))
+            return bad(p, "launch", "output_limit (bytes): %s", e.msg);
+        l->output_limit = (size_t)n;
+    } else if (strcmp(k, "grace") == 0) {
+        if (!duration_ok(v, 0, &l->grace))
+            return bad(p, "launch", "grace: '%s' is not a duration such as PT10S", v);
+    } else if (strcmp(k, "router_port") == 0) {
+        if (acc_parse_i64(v, 1024, 60000, &n, &e))
+            return bad(p, "launch", "router_port: %s", e.msg);
+        l->router_port = (unsigned)n;
+    } else {
+        return bad(p, "launch", "unknown key '%s'", k);
+    }
+    if (str) {
+        if (!*v)
+            return bad(p, "launch", "%s is empty", k);
+        return set_str(str, v);
+    }
+    return 1;
+}
+
 static int handler(void *user, const char *section, const char *k, const char *v)
 {
     struct parse *p = user;
@@ -390,6 +467,8 @@ static int handler(void *user, const char *section, const char *k, const char *v
         return database_key(p, k, v);
     if (strcmp(section, "negotiation") == 0)
         return negotiation_key(p, k, v);
+    if (strcmp(section, "launch") == 0)
+        return launch_key(p, k, v);
     static const char *const kinds[] = {"site ", "network ", "link "};
     for (int i = 0; i < 3; i++) {
         size_t kl = strlen(kinds[i]);
@@ -407,7 +486,7 @@ static int handler(void *user, const char *section, const char *k, const char *v
         return link_key(p, section, name, k, v);
     }
     return bad(p, section,
-               "unknown section (server, database, negotiation, auth, site NAME, "
+               "unknown section (server, database, negotiation, launch, auth, site NAME, "
                "network NAME or link NAME)");
 }
 
@@ -477,6 +556,10 @@ static void defaults(struct acc_config *c)
     c->horizon = 14 * 86400;
     c->lead_time = 5;
     c->adapter_timeout = 15;
+    c->launch.enabled = true;
+    c->launch.output_limit = 1024 * 1024;
+    c->launch.grace = 10;
+    c->launch.router_port = 33000;
 }
 
 static acc_err finish(struct acc_config *c, struct parse *p, int line, const char *origin,
@@ -494,7 +577,9 @@ static acc_err finish(struct acc_config *c, struct parse *p, int line, const cha
     }
     if (!rc &&
         ((!c->listen_host && !(c->listen_host = strdup("127.0.0.1"))) ||
-         (!c->db_path && !(c->db_path = strdup("accord.db"))) || !(c->origin = strdup(origin))))
+         (!c->db_path && !(c->db_path = strdup("accord.db"))) || !(c->origin = strdup(origin)) ||
+         (!c->launch.mpiexec && !(c->launch.mpiexec = strdup("mpiexec.hydra"))) ||
+         (!c->launch.launcher && !(c->launch.launcher = strdup("fork")))))
         rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     if (!rc)
         rc = check(c, err);
@@ -562,6 +647,8 @@ void acc_config_release(struct acc_config *c)
     for (size_t i = 0; i < c->n_sites; i++) {
         free(c->sites[i].name);
         free(c->sites[i].adapter);
+        free(c->sites[i].hosts);
+        free(c->sites[i].contact);
         free_settings(c->sites[i].settings, c->sites[i].n_settings);
     }
     free(c->sites);
@@ -583,6 +670,13 @@ void acc_config_release(struct acc_config *c)
         free(c->users[i].token);
     }
     free(c->users);
+    free(c->launch.mpiexec);
+    free(c->launch.launcher);
+    free(c->launch.launcher_exec);
+    free(c->launch.localhost);
+    free(c->launch.directory);
+    free(c->launch.path);
+    free_settings(c->launch.env, c->launch.n_env);
     free(c->listen_host);
     free(c->db_path);
     free(c->origin);

@@ -5,8 +5,9 @@
  *                  allow_control, log_level
  *   [database]     path, durable
  *   [negotiation]  strategy, max_rounds, horizon, lead_time, adapter_timeout
- *   [auth]         tokens (a file of "user token [admin]" lines)
- *   [site NAME]    adapter, nodes, then the adapter's own settings
+ *   [auth]         tokens (a file of "user token [admin]" lines) *   [launch]       enabled,
+ * mpiexec, launcher, launcher_exec, localhost, directory, path, env, output_limit, grace,
+ * router_port [site NAME]    adapter, nodes, hosts, contact, then the adapter's own settings
  *   [network NAME] adapter, then the adapter's own settings
  *   [link NAME]    sites = A B, capacity (Mbit/s), network
  *
@@ -27,6 +28,8 @@ struct acc_site_cfg {
     char *name;
     char *adapter; /* kind */
     int64_t nodes;
+    char *hosts;             /* launch hosts as a host list ("c-n[1-64]"); NULL: NAME-n[1-nodes] */
+    char *contact;           /* MPICH-G2 resourceManagerContact; NULL: the site's name */
     struct acc_kv *settings; /* everything else in the section, for the adapter */
     size_t n_settings;
 };
@@ -43,6 +46,23 @@ struct acc_link_cfg {
     char *site_a, *site_b;
     char *network;
     int64_t capacity; /* Mbit/s */
+};
+
+/* [launch]: how the meta-jobs of agreements are started on this machine
+ * (docs/launch.md). */
+struct acc_launch_cfg {
+    bool enabled;        /* no: agreements get launch descriptions, nothing is started */
+    char *mpiexec;       /* the Hydra mpiexec to run (default mpiexec.hydra) */
+    char *launcher;      /* Hydra's -launcher: fork (default), ssh, rsh, ... */
+    char *launcher_exec; /* -launcher-exec (an ssh agent or stand-in); NULL: none */
+    char *localhost;     /* -localhost: where the ranks reach mpiexec; NULL: Hydra's choice */
+    char *directory; /* a directory per agreement is made in it; NULL: accord-jobs beside the db */
+    char *path;      /* prepended to the job's PATH; NULL: accordd's own directory */
+    struct acc_kv *env; /* env = NAME=VALUE lines, given to every rank (-genv) */
+    size_t n_env;
+    size_t output_limit;  /* bytes of a job's output kept (default 1 MiB) */
+    int64_t grace;        /* seconds from SIGTERM to SIGKILL when a job is stopped */
+    unsigned router_port; /* MetaMPICH: the first router port */
 };
 
 /* A user who may call the API, from the [auth] tokens file. */
@@ -81,6 +101,7 @@ struct acc_config {
     int64_t lead_time;       /* earliest start no sooner than now + this */
     int64_t adapter_timeout; /* per adapter call, seconds */
 
+    struct acc_launch_cfg launch;
     struct acc_site_cfg *sites;
     size_t n_sites;
     struct acc_network_cfg *networks;

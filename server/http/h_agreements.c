@@ -280,3 +280,58 @@ void acc_h_agreement_terminate(struct acc_http_ctx *ctx, const struct acc_reques
     }
     acc_agreement_release(&a);
 }
+
+void acc_h_agreement_launch(struct acc_http_ctx *ctx, const struct acc_request *rq,
+                            struct acc_response *rs)
+{
+    struct acc_agreement a;
+    struct acc_run r;
+    struct acc_error err;
+    if (acc_service_run(ctx->svc, rq->params[0], false, &a, &r, &err)) {
+        acc_reply_err(rq, rs, &err, NULL);
+        return;
+    }
+    if (!acc_http_owner_ok(rq, rs, a.initiator)) {
+        /* the reply says why */
+    } else if (rq->json) {
+        acc_json_run(&r, &rs->body);
+        acc_reply_doc(rq, rs, 200);
+    } else if (acc_xml_run(&r, &rs->body, &err)) {
+        acc_reply_err(rq, rs, &err, NULL);
+    } else {
+        acc_reply_doc(rq, rs, 200);
+    }
+    acc_run_release(&r);
+    acc_agreement_release(&a);
+}
+
+/* The launch descriptions and the job's output, as plain text. */
+void acc_h_agreement_launch_file(struct acc_http_ctx *ctx, const struct acc_request *rq,
+                                 struct acc_response *rs)
+{
+    const char *what = rq->params[1];
+    bool output = strcmp(what, "output") == 0;
+    if (!output && strcmp(what, "metampich") != 0 && strcmp(what, "rsl") != 0) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "no launch file '%.40s' (there are metampich, rsl and output)",
+                 what);
+        acc_reply_error(rq, rs, ACC_ERR_NOT_FOUND, msg, NULL);
+        return;
+    }
+    struct acc_agreement a;
+    struct acc_run r;
+    struct acc_error err;
+    if (acc_service_run(ctx->svc, rq->params[0], output, &a, &r, &err)) {
+        acc_reply_err(rq, rs, &err, NULL);
+        return;
+    }
+    if (acc_http_owner_ok(rq, rs, a.initiator)) {
+        if (output)
+            acc_buf_append(&rs->body, r.output ? r.output : "", r.output ? r.output_len : 0);
+        else
+            acc_buf_puts(&rs->body, strcmp(what, "rsl") == 0 ? r.rsl : r.metampich);
+        acc_reply_text(rs, 200, "text/plain; charset=utf-8");
+    }
+    acc_run_release(&r);
+    acc_agreement_release(&a);
+}

@@ -96,6 +96,10 @@ void acc_h_agreement_trace(struct acc_http_ctx *, const struct acc_request *,
                            struct acc_response *);
 void acc_h_agreement_terminate(struct acc_http_ctx *, const struct acc_request *,
                                struct acc_response *);
+void acc_h_agreement_launch(struct acc_http_ctx *, const struct acc_request *,
+                            struct acc_response *);
+void acc_h_agreement_launch_file(struct acc_http_ctx *, const struct acc_request *,
+                                 struct acc_response *);
 void acc_h_sites(struct acc_http_ctx *, const struct acc_request *, struct acc_response *);
 void acc_h_site(struct acc_http_ctx *, const struct acc_request *, struct acc_response *);
 void acc_h_site_preview(struct acc_http_ctx *, const struct acc_request *, struct acc_response *);

@@ -24,6 +24,8 @@ static const struct route routes[] = {
     {"GET", "/agreements/{}/state", acc_h_agreement_state, USER},
     {"GET", "/agreements/{}/negotiation", acc_h_agreement_trace, USER},
     {"POST", "/agreements/{}/terminate", acc_h_agreement_terminate, USER},
+    {"GET", "/agreements/{}/launch", acc_h_agreement_launch, USER},
+    {"GET", "/agreements/{}/launch/{}", acc_h_agreement_launch_file, USER},
     {"GET", "/sites", acc_h_sites, USER},
     {"GET", "/sites/{}", acc_h_site, USER},
     {"GET", "/sites/{}/preview", acc_h_site_preview, USER},

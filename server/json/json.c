@@ -137,6 +137,13 @@ static void close_arr(struct jw *j)
     j->comma = true;
 }
 
+/* An object as the value of member k. */
+static void open_member_obj(struct jw *j, const char *k)
+{
+    key(j, k);
+    open_obj(j);
+}
+
 /* An object as an array element. */
 static void elem_obj(struct jw *j)
 {
@@ -296,6 +303,38 @@ static const char *guarantee_state(const char *s)
     return "NotDetermined";
 }
 
+static void job(struct jw *j, const struct acc_run *r)
+{
+    m_str(j, "agreementId", r->agreement);
+    m_str(j, "style", acc_launch_name(r->style));
+    m_str(j, "state", acc_run_state_name(r->state));
+    if (r->started)
+        m_time(j, "started", r->started);
+    if (r->ended)
+        m_time(j, "ended", r->ended);
+    if (r->exit_status >= 0)
+        m_i64(j, "exitStatus", r->exit_status);
+    if (r->signal)
+        m_i64(j, "signal", r->signal);
+    if (r->reason)
+        m_str(j, "reason", r->reason);
+    if (r->directory)
+        m_str(j, "directory", r->directory);
+    if (r->command)
+        m_str(j, "command", r->command);
+    if (r->output_total >= 0)
+        m_i64(j, "outputBytes", r->output_total);
+}
+
+void acc_json_run(const struct acc_run *r, struct acc_buf *out)
+{
+    struct jw j = {.out = out};
+    open_obj(&j);
+    job(&j, r);
+    close_obj(&j);
+    end_doc(&j);
+}
+
 void acc_json_state(const struct acc_state_view *v, struct acc_buf *out)
 {
     struct jw j = {.out = out};
@@ -321,6 +360,11 @@ void acc_json_state(const struct acc_state_view *v, struct acc_buf *out)
         close_obj(&j);
     }
     close_arr(&j);
+    if (v->run) {
+        open_member_obj(&j, "job");
+        job(&j, v->run);
+        close_obj(&j);
+    }
     close_obj(&j);
     end_doc(&j);
 }

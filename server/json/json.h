@@ -13,6 +13,7 @@
 
 void acc_json_agreement(const struct acc_agreement *a, struct acc_buf *out);
 void acc_json_state(const struct acc_state_view *v, struct acc_buf *out);
+void acc_json_run(const struct acc_run *r, struct acc_buf *out);
 void acc_json_list(const struct acc_agreement_list *l, struct acc_buf *out);
 void acc_json_trace(const struct acc_agreement *a, const struct acc_trace *t, struct acc_buf *out);
 void acc_json_sites(const struct acc_sites_view *v, const char *only_site, struct acc_buf *out);

@@ -299,6 +299,7 @@ static const char *const run_names[ACC_RUN__COUNT] = {
     [ACC_RUN_EXITED] = "exited",         [ACC_RUN_STOPPED] = "stopped",
     [ACC_RUN_TERMINATED] = "terminated", [ACC_RUN_FAILED] = "failed",
     [ACC_RUN_MISSED] = "missed",         [ACC_RUN_LOST] = "lost",
+    [ACC_RUN_DESCRIBED] = "described",
 };
 
 const char *acc_run_state_name(enum acc_run_state s)

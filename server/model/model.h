@@ -157,8 +157,11 @@ enum acc_run_state {
     ACC_RUN_STOPPED,    /* still running at the end of its reservation: stopped */
     ACC_RUN_TERMINATED, /* stopped (or never started) because the agreement was terminated */
     ACC_RUN_FAILED,     /* could not be started at all */
-    ACC_RUN_MISSED,     /* accordd was down for the whole reservation */
-    ACC_RUN_LOST,       /* accordd lost track of it (its status could not be read back) */
+    ACC_RUN_MISSED,
+    /* accordd was down for the whole reservation */ ACC_RUN_LOST, /* accordd lost track of it (its
+                                                                      status could not be read back)
+                                                                    */
+    ACC_RUN_DESCRIBED, /* launch style none (or launching off): described, never started */
     ACC_RUN__COUNT
 };
 
@@ -321,6 +324,7 @@ struct acc_state_view {
     size_t n_terms;
     const struct acc_guarantee_view *guarantees;
     size_t n_guarantees;
+    const struct acc_run *run; /* the launch, NULL when there is none */
 };
 
 /* ------------------------------------------------------- sites and links */

@@ -39,9 +39,22 @@ acc_err acc_plan_check(const struct acc_plan_env *env, const struct acc_offer *o
     int64_t largest = 0;
     for (size_t i = 0; i < cfg->n_sites; i++)
         largest = cfg->sites[i].nodes > largest ? cfg->sites[i].nodes : largest;
-
     for (size_t i = 0; i < o->n_components; i++) {
         const struct acc_component *c = &o->components[i];
+        /* A meta-job that Accord starts needs a program in every component,
+         * and mpiexec reads a lone ':' as the end of a component. */
+        if (o->launch != ACC_LAUNCH_NONE && (!c->executable || !*c->executable))
+            return acc_error_set(err, ACC_ERR_INVALID,
+                                 "component %s has no co:Executable, but launch style %s "
+                                 "starts every component",
+                                 c->name, acc_launch_name(o->launch));
+        for (size_t k = 0; o->launch != ACC_LAUNCH_NONE && k < c->n_args; k++) {
+            if (strcmp(c->args[k], ":") == 0)
+                return acc_error_set(err, ACC_ERR_INVALID,
+                                     "component %s: an argument ':' cannot be passed through "
+                                     "mpiexec (it separates components)",
+                                     c->name);
+        }
         if (!c->site) {
             if (c->nodes > largest)
                 return acc_error_set(err, ACC_ERR_CAPACITY,

@@ -16,6 +16,7 @@
 #include "../common/log.h"
 #include "../common/strutil.h"
 #include "../engine/engine.h"
+#include "launcher.h"
 #include "plan.h"
 
 #define HOUSEKEEPING_SECONDS 5
@@ -37,7 +38,7 @@ struct acc_service {
     struct acc_engine *engine;
     struct acc_adapter **site_ad; /* by config index */
     struct acc_adapter **net_ad;
-
+    struct acc_launcher *launcher;
     pthread_mutex_t lock;
     struct active *active;
     pthread_cond_t wake; /* housekeeping and close */
@@ -299,6 +300,19 @@ static acc_err fill_allocation(struct acc_agreement *a, const struct acc_offer *
         c->site = acc_strdup(p->site_of[i]);
         c->nodes = o->components[i].nodes;
         c->ppn = o->components[i].ppn;
+        if (o->components[i].executable) {
+            c->executable = acc_strdup(o->components[i].executable);
+            oom |= !c->executable;
+        }
+        if (o->components[i].n_args) {
+            c->args = calloc(o->components[i].n_args, sizeof *c->args);
+            oom |= !c->args;
+            for (size_t k = 0; c->args && k < o->components[i].n_args; k++) {
+                c->args[c->n_args] = acc_strdup(o->components[i].args[k]);
+                oom |= !c->args[c->n_args];
+                c->n_args += c->args[c->n_args] != NULL;
+            }
+        }
         if (booked) {
             c->reservation = acc_strdup(it->booking.key);
             c->local_id = acc_strdup(it->booking.local_id);
@@ -461,9 +475,14 @@ static acc_err negotiate(struct acc_service *svc, const struct acc_offer *o,
         break;
     }
     acc_err frc = planned ? fill_allocation(a, o, &plan, res.outcome == ACC_ENGINE_AGREED) : ACC_OK;
+    if (!frc && res.outcome == ACC_ENGINE_AGREED)
+        frc = acc_launcher_describe(svc->launcher, a, &res.err);
     if (frc)
         rc = frc;
     struct acc_error serr;
+    if (frc)
+        acc_error_set(&serr, frc, "the agreement could not be prepared: %s",
+                      frc == ACC_ERR_NOMEM ? "out of memory" : acc_err_symbol(frc));
     acc_err src = frc ? frc
                       : acc_store_agreement_settle(svc->store, a, from, &ctx.trace, bookings,
                                                    n_bookings, &serr);
@@ -475,6 +494,11 @@ static acc_err negotiate(struct acc_service *svc, const struct acc_offer *o,
                                                 : "the agreement could not be recorded");
         a->state = ACC_STATE_TERMINATED;
         a->start = a->end = 0;
+        if (a->run) {
+            acc_run_release(a->run);
+            free(a->run);
+            a->run = NULL;
+        }
         if (src == ACC_ERR_STATE)
             src = acc_store_agreement_settle(svc->store, a,
                                              ACC_STATE_BIT(ACC_STATE_PENDING_AND_TERMINATING), NULL,
@@ -511,6 +535,8 @@ static acc_err negotiate(struct acc_service *svc, const struct acc_offer *o,
     atomic_fetch_add(&svc->rounds, res.rounds);
     atomic_fetch_add(&svc->rollbacks, res.rollbacks);
     atomic_fetch_add(&svc->negotiation_us, (uint64_t)(acc_mono_us() - t0));
+    if (rc == ACC_OK && a->run && a->run->state == ACC_RUN_WAITING)
+        acc_launcher_schedule(svc->launcher, a->id, a->start, a->end);
     if (rc == ACC_OK)
         acc_log_debug("agreement %s: Observed from %" PRId64 " (%u rounds)", a->id, a->start,
                       res.rounds);
@@ -807,8 +833,15 @@ acc_err acc_service_trace(struct acc_service *svc, const char *id, struct acc_ag
     return rc;
 }
 
-static enum acc_term_state term_state(const struct acc_agreement *a, acc_time now)
+static enum acc_term_state term_state(const struct acc_agreement *a, const struct acc_run *run,
+                                      acc_time now)
 {
+    /* A launched job decides: Processing while it runs, Completed after. */
+    if (run && run->state == ACC_RUN_RUNNING)
+        return ACC_TERM_PROCESSING;
+    if (run && run->state != ACC_RUN_DESCRIBED && acc_run_state_is_final(run->state) &&
+        run->started)
+        return ACC_TERM_COMPLETED;
     switch (a->state) {
     case ACC_STATE_OBSERVED:
     case ACC_STATE_OBSERVED_AND_TERMINATING:
@@ -844,9 +877,9 @@ acc_err acc_service_state(struct acc_service *svc, const char *id, struct acc_se
     if (!out->terms || !out->guarantees) {
         acc_service_state_release(out);
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
-    }
-    /* The term names are lines of a->terms: cut them in place. */
-    enum acc_term_state ts = term_state(a, acc_now());
+    } /* The term names are lines of a->terms: cut them in place. */
+    out->has_run = acc_store_run_get(svc->store, id, false, &out->run, NULL) == ACC_OK;
+    enum acc_term_state ts = term_state(a, out->has_run ? &out->run : NULL, acc_now());
     for (char *p = a->terms; p && *p;) {
         char *nl = strchr(p, '\n');
         if (nl)
@@ -862,8 +895,12 @@ acc_err acc_service_state(struct acc_service *svc, const char *id, struct acc_se
         out->guarantees[out->n_guarantees++] = (struct acc_guarantee_view){p, gs};
         p = nl ? nl + 1 : p + strlen(p);
     }
-    out->view =
-        (struct acc_state_view){a, out->terms, out->n_terms, out->guarantees, out->n_guarantees};
+    out->view = (struct acc_state_view){a,
+                                        out->terms,
+                                        out->n_terms,
+                                        out->guarantees,
+                                        out->n_guarantees,
+                                        out->has_run ? &out->run : NULL};
     return ACC_OK;
 }
 
@@ -872,6 +909,8 @@ void acc_service_state_release(struct acc_service_state *s)
     if (!s)
         return;
     acc_agreement_release(&s->agreement);
+    if (s->has_run)
+        acc_run_release(&s->run);
     free(s->terms);
     free(s->guarantees);
     memset(s, 0, sizeof *s);
@@ -879,9 +918,10 @@ void acc_service_state_release(struct acc_service_state *s)
 
 /* ------------------------------------------------------------- terminate */
 
-/* Cancels the committed reservations of an agreement that is
- * ObservedAndTerminating; Terminated when all are gone. */
-static acc_err release_reservations(struct acc_service *svc, const char *id, struct acc_error *err)
+/* Cancels the committed reservations of an agreement (and those whose
+ * cancel failed before); ACC_ERR_UNAVAILABLE when some are still there
+ * (the journal keeps them for housekeeping to retry). */
+static acc_err cancel_committed(struct acc_service *svc, const char *id, struct acc_error *err)
 {
     struct acc_booking *b = NULL;
     size_t n = 0, k = 0;
@@ -903,6 +943,16 @@ static acc_err release_reservations(struct acc_service *svc, const char *id, str
             break;
         }
     }
+    free(b);
+    return rc;
+}
+
+/* Ends an agreement that is ObservedAndTerminating: its job is stopped, its
+ * reservations cancelled; Terminated when all are gone. */
+static acc_err release_reservations(struct acc_service *svc, const char *id, struct acc_error *err)
+{
+    acc_launcher_stop(svc->launcher, id);
+    acc_err rc = cancel_committed(svc, id, err);
     if (!rc) {
         enum acc_state was;
         rc = acc_store_agreement_transition(svc->store, id,
@@ -911,7 +961,48 @@ static acc_err release_reservations(struct acc_service *svc, const char *id, str
         if (rc == ACC_ERR_STATE && was == ACC_STATE_TERMINATED)
             rc = ACC_OK; /* housekeeping (or another request) finished it first */
     }
-    free(b);
+    return rc;
+}
+
+/* The launcher's word that a job ended: the run is recorded, and an
+ * Observed agreement is Complete; what is left of its reservations goes
+ * back at once. */
+static void hook_run_ended(void *ctx, const struct acc_run *run, const char *reason)
+{
+    struct acc_service *svc = ctx;
+    struct acc_error err;
+    enum acc_state was;
+    acc_err rc = acc_store_run_finish(svc->store, run, ACC_STATE_BIT(ACC_STATE_OBSERVED),
+                                      ACC_STATE_COMPLETE, reason, &was, &err);
+    if (rc == ACC_ERR_STATE) {
+        rc = acc_store_run_update(svc->store, run, &err); /* terminated meanwhile */
+    } else if (rc == ACC_OK) {
+        struct acc_agreement a;
+        if (acc_store_agreement_get(svc->store, run->agreement, false, &a, &err) == ACC_OK) {
+            if (acc_now() < a.end && cancel_committed(svc, run->agreement, &err))
+                acc_log_warn("agreement %s: %s", run->agreement, err.msg);
+            acc_agreement_release(&a);
+        }
+    }
+    if (rc)
+        acc_log_error("agreement %s: recording its job: %s", run->agreement, err.msg);
+}
+
+acc_err acc_service_run(struct acc_service *svc, const char *id, bool with_output,
+                        struct acc_agreement *a, struct acc_run *out, struct acc_error *err)
+{
+    memset(out, 0, sizeof *out);
+    acc_err rc = acc_service_get(svc, id, false, a, err);
+    if (rc)
+        return rc;
+    rc = acc_store_run_get(svc->store, id, with_output, out, err);
+    if (rc == ACC_ERR_NOT_FOUND)
+        acc_error_set(err, rc,
+                      "agreement %s is %s and has no launch (only committed "
+                      "agreements have one)",
+                      id, acc_state_name(a->state));
+    if (rc)
+        acc_agreement_release(a);
     return rc;
 }
 
@@ -1122,6 +1213,11 @@ void acc_service_metrics(struct acc_service *svc, struct acc_buf *out)
             acc_buf_printf(out, "accord_agreements{state=\"%s\"} %" PRIu64 "\n",
                            acc_state_name((enum acc_state)i), counts[i]);
     }
+    unsigned waiting = 0, running = 0;
+    acc_launcher_counts(svc->launcher, &waiting, &running);
+    metric(out, "accord_jobs", "gauge", "Meta-jobs waiting for their start, and running.");
+    acc_buf_printf(out, "accord_jobs{state=\"waiting\"} %u\naccord_jobs{state=\"running\"} %u\n",
+                   waiting, running);
     metric(out, "accord_adapter_calls_total", "counter", "Calls into each adapter.");
     metric(out, "accord_adapter_failures_total", "counter", "Failed calls into each adapter.");
     metric(out, "accord_adapter_seconds_total", "counter", "Time spent inside each adapter.");
@@ -1272,6 +1368,12 @@ acc_err acc_service_open(const struct acc_config *cfg, struct acc_service **out,
     }
     if (!rc)
         rc = open_adapters(svc, err);
+    if (!rc) {
+        struct acc_launcher_hooks lh = {svc, hook_run_ended};
+        rc = acc_launcher_new(cfg, svc->store, &lh, &svc->launcher, err);
+    }
+    if (!rc)
+        rc = acc_launcher_resume(svc->launcher, err);
     if (!rc)
         rc = recover(svc, err);
     if (!rc) {
@@ -1298,6 +1400,8 @@ void acc_service_close(struct acc_service *svc)
     pthread_mutex_unlock(&svc->lock);
     if (svc->housekeeper_started)
         pthread_join(svc->housekeeper, NULL);
+    acc_launcher_free(svc->launcher); /* jobs keep running; the next start watches them */
+    svc->launcher = NULL;
     /* Unblock adapter calls, then wait for background negotiations (they
      * see `stopping` and roll back) and for every adapter call. */
     for (size_t i = 0; svc->site_ad && i < svc->cfg->n_sites; i++) {

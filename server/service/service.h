@@ -71,6 +71,8 @@ struct acc_service_state {
     size_t n_terms;
     struct acc_guarantee_view *guarantees;
     size_t n_guarantees;
+    struct acc_run run; /* the launch, when has_run */
+    bool has_run;
     struct acc_state_view view;
 };
 
@@ -80,6 +82,13 @@ void acc_service_state_release(struct acc_service_state *s);
 
 acc_err acc_service_trace(struct acc_service *svc, const char *id, struct acc_agreement *a,
                           struct acc_trace *out, struct acc_error *err);
+
+/* The launch of a committed agreement: its MetaMPICH and MPICH-G2
+ * descriptions and its job (the output only when with_output); *a receives
+ * the agreement (for ownership checks).  ACC_ERR_NOT_FOUND for an unknown
+ * id or an agreement that was never committed. */
+acc_err acc_service_run(struct acc_service *svc, const char *id, bool with_output,
+                        struct acc_agreement *a, struct acc_run *out, struct acc_error *err);
 
 /* Cancels every reservation of the agreement; *out is its state afterwards
  * (Terminated, or ...AndTerminating while cancellations are retried). */

@@ -545,6 +545,32 @@ static const char *guarantee_state(const char *s)
     return "NotDetermined";
 }
 
+/* co:Job: what became of the meta-job. */
+static void job(struct wr *w, const struct acc_run *r, bool root)
+{
+    if (root)
+        start_root(w, "co", "Job");
+    else
+        start(w, "co", "Job");
+    attr(w, "co", "agreementId", r->agreement);
+    el(w, "co", "Style", acc_launch_name(r->style));
+    el(w, "co", "State", acc_run_state_name(r->state));
+    if (r->started)
+        el_time(w, "co", "Started", r->started);
+    if (r->ended)
+        el_time(w, "co", "Ended", r->ended);
+    if (r->exit_status >= 0)
+        el_i64(w, "co", "ExitStatus", r->exit_status);
+    if (r->signal)
+        el_i64(w, "co", "Signal", r->signal);
+    el(w, "co", "Reason", r->reason);
+    el(w, "co", "Directory", r->directory);
+    el(w, "co", "Command", r->command);
+    if (r->output_total >= 0)
+        el_i64(w, "co", "OutputBytes", r->output_total);
+    end(w);
+}
+
 acc_err acc_xml_state(const struct acc_state_view *v, struct acc_buf *out, struct acc_error *err)
 {
     struct wr w;
@@ -569,7 +595,17 @@ acc_err acc_xml_state(const struct acc_state_view *v, struct acc_buf *out, struc
         el(&w, "wsag", "State", guarantee_state(v->guarantees[i].state));
         end(&w);
     }
+    if (v->run)
+        job(&w, v->run, false);
     end(&w);
+    return wr_close(&w, out, err);
+}
+
+acc_err acc_xml_run(const struct acc_run *r, struct acc_buf *out, struct acc_error *err)
+{
+    struct wr w;
+    wr_open(&w);
+    job(&w, r, true);
     return wr_close(&w, out, err);
 }
 

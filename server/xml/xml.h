@@ -67,6 +67,9 @@ acc_err acc_xml_agreement(const struct acc_agreement *a, struct acc_buf *out,
  * term, one wsag:GuaranteeTermState per guarantee term. */
 acc_err acc_xml_state(const struct acc_state_view *v, struct acc_buf *out, struct acc_error *err);
 
+/* co:Job: the launch of an agreement and what became of its job. */
+acc_err acc_xml_run(const struct acc_run *r, struct acc_buf *out, struct acc_error *err);
+
 /* co:AgreementList: one co:AgreementRef per agreement (no offers). */
 acc_err acc_xml_list(const struct acc_agreement_list *l, struct acc_buf *out,
                      struct acc_error *err);

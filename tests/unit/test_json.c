@@ -354,7 +354,7 @@ static void test_state(void)
     sample_agreement(&a);
     struct acc_term_view terms[] = {{"trace", ACC_TERM_PROCESSING}, {"x\"y", ACC_TERM_READY}};
     struct acc_guarantee_view g[] = {{"on-time", "Violated"}, {"wan", NULL}};
-    struct acc_state_view v = {&a, terms, 2, g, 2};
+    struct acc_state_view v = {&a, terms, 2, g, 2, NULL};
     struct acc_buf b = ACC_BUF_INIT;
     acc_json_state(&v, &b);
     CU_ASSERT(valid(&b));
@@ -363,6 +363,26 @@ static void test_state(void)
                       "{\"name\":\"x\\\"y\",\"state\":\"Ready\"}],\"guaranteeTerms\":["
                       "{\"name\":\"on-time\",\"state\":\"Violated\"},"
                       "{\"name\":\"wan\",\"state\":\"NotDetermined\"}]}"));
+    acc_buf_release(&b);
+
+    /* A running job closes the state as "job". */
+    struct acc_run r = {.style = ACC_LAUNCH_METAMPICH,
+                        .state = ACC_RUN_RUNNING,
+                        .started = 1900000000,
+                        .exit_status = -1,
+                        .command = "mpiexec.hydra 'a \"b'",
+                        .output_total = -1};
+    strcpy(r.agreement, "abcdefghijklmnop");
+    v.run = &r;
+    acc_json_state(&v, &b);
+    CU_ASSERT(valid(&b));
+    CU_ASSERT(has(&b, ",\"job\":{\"agreementId\":\"abcdefghijklmnop\",\"style\":\"metampich\","
+                      "\"state\":\"running\",\"started\":\"2030-03-17T17:46:40Z\","
+                      "\"command\":\"mpiexec.hydra 'a \\\"b'\"}}"));
+    acc_buf_release(&b);
+    acc_json_run(&r, &b);
+    CU_ASSERT(valid(&b));
+    CU_ASSERT(has(&b, "{\"agreementId\":\"abcdefghijklmnop\",\"style\":\"metampich\""));
     acc_buf_release(&b);
     acc_agreement_release(&a);
 }

@@ -740,7 +740,7 @@ static void test_state(void)
     sample_agreement(&a, NULL);
     struct acc_term_view terms[] = {{"trace", ACC_TERM_READY}, {SPECIAL, ACC_TERM_PROCESSING}};
     struct acc_guarantee_view g[] = {{"on-time", "Fulfilled"}, {"wan", "bogus"}};
-    struct acc_state_view v = {&a, terms, 2, g, 2};
+    struct acc_state_view v = {&a, terms, 2, g, 2, NULL};
     struct acc_buf b = ACC_BUF_INIT;
     ACC_ASSERT_OK(acc_xml_state(&v, &b, NULL));
     CU_ASSERT(valid(&b));
@@ -765,9 +765,42 @@ static void test_state(void)
     xmlFreeDoc(d);
     acc_buf_release(&b);
 
-    struct acc_state_view none = {&a, NULL, 0, NULL, 0};
+    struct acc_state_view none = {&a, NULL, 0, NULL, 0, NULL};
     ACC_ASSERT_OK(acc_xml_state(&none, &b, NULL));
     CU_ASSERT(valid(&b));
+    acc_buf_release(&b);
+
+    /* With a job that ended: co:Job closes the status, and stands alone. */
+    struct acc_run r = {.style = ACC_LAUNCH_MPICH_G2,
+                        .state = ACC_RUN_EXITED,
+                        .started = 1900000000,
+                        .ended = 1900000060,
+                        .exit_status = 3,
+                        .reason = "the job exited with status 3",
+                        .command = "mpiexec.hydra -n 2 'a <b>'",
+                        .output_total = 120};
+    strcpy(r.agreement, "abcdefghijklmnop");
+    struct acc_state_view with_job = {&a, terms, 2, NULL, 0, &r};
+    ACC_ASSERT_OK(acc_xml_state(&with_job, &b, NULL));
+    CU_ASSERT(valid(&b));
+    d = read_doc(&b);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+    xmlNode *job = find(xmlDocGetRootElement(d), ACC_NS_CO, "Job");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(job);
+    CU_ASSERT(content_is(find(job->children, ACC_NS_CO, "State"), "exited"));
+    CU_ASSERT(content_is(find(job->children, ACC_NS_CO, "ExitStatus"), "3"));
+    CU_ASSERT(content_is(find(job->children, ACC_NS_CO, "Style"), "mpich-g2"));
+    CU_ASSERT(content_is(find(job->children, ACC_NS_CO, "Command"), "mpiexec.hydra -n 2 'a <b>'"));
+    CU_ASSERT_PTR_NULL(find(job->children, ACC_NS_CO, "Signal"));
+    xmlFreeDoc(d);
+    acc_buf_release(&b);
+    ACC_ASSERT_OK(acc_xml_run(&r, &b, NULL));
+    CU_ASSERT(valid(&b));
+    d = read_doc(&b);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+    CU_ASSERT(acc_xml_is(xmlDocGetRootElement(d), ACC_NS_CO, "Job"));
+    CU_ASSERT(content_is(find(xmlDocGetRootElement(d)->children, ACC_NS_CO, "OutputBytes"), "120"));
+    xmlFreeDoc(d);
     acc_buf_release(&b);
     acc_agreement_release(&a);
 }

@@ -1,0 +1,86 @@
+/* launch.h - from a committed agreement to the command that starts its
+ * meta-job.
+ *
+ *   plan         per component: the hosts (the node names its reservation
+ *                reports, or the first free names of the site's configured
+ *                host list) and the site's resource manager contact
+ *   descriptions the MetaMPICH meta-configuration and the MPICH-G2
+ *                multi-request RSL, as text (docs/launch.md shows both)
+ *   command      the mpiexec.hydra command line that runs it here: one MPMD
+ *                segment per component, every host in one global -hosts list
+ *
+ * Pure functions of their inputs: nothing here starts a process, reads the
+ * clock or touches the store (the service's launcher does that).
+ */
+#ifndef ACC_LAUNCH_H
+#define ACC_LAUNCH_H
+
+#include <stddef.h>
+
+#include "../common/buf.h"
+#include "../common/error.h"
+#include "../config/config.h"
+#include "../model/model.h"
+
+/* One component as it will be started. */
+struct acc_launch_comp {
+    const struct acc_alloc_component *comp; /* name, site, nodes, ppn, executable, args */
+    char **hosts;                           /* comp->nodes host names, in order */
+    size_t n_hosts;
+    char *contact; /* the site's resourceManagerContact (MPICH-G2) */
+};
+
+struct acc_launch_plan {
+    const struct acc_agreement *agreement; /* borrowed: outlives the plan */
+    struct acc_launch_comp *comps;         /* one per agreement->comps[i] */
+    size_t n_comps;
+    char *directory;      /* where the job runs and its files are kept */
+    unsigned router_port; /* MetaMPICH: component i's router listens on router_port + i */
+};
+
+/* Resolves the hosts and contacts of every component of a committed
+ * agreement.  Hosts come from the component's node_names when its adapter
+ * reported them; otherwise from the site's `hosts` list (default
+ * SITE-n[1-NODES]), skipping names that earlier components of the same
+ * agreement on the same site already use.  ACC_ERR_INVALID (with the site
+ * named) when a site's list is too short or unreadable. */
+acc_err acc_launch_plan_build(const struct acc_agreement *a, const struct acc_config *cfg,
+                              const char *directory, struct acc_launch_plan *out,
+                              struct acc_error *err);
+void acc_launch_plan_release(struct acc_launch_plan *p);
+
+/* The MetaMPICH meta-configuration: NUMHOSTS, one METAHOST block per
+ * component (site, nodes, nprocs, ppn, executable, args, router, port), and
+ * CONNECTIONS between every pair of components (with the reserved bandwidth
+ * where a link of the agreement joins them).  Appends to out. */
+acc_err acc_launch_metampich(const struct acc_launch_plan *p, struct acc_buf *out);
+
+/* The MPICH-G2 multi-request RSL: "+" and one subjob per component with
+ * resourceManagerContact, count, jobtype=mpi, label, environment
+ * (GLOBUS_DUROC_SUBJOB_INDEX i), directory, executable and arguments.
+ * Appends to out. */
+acc_err acc_launch_rsl(const struct acc_launch_plan *p, struct acc_buf *out);
+
+/* A NULL-terminated argument vector. */
+struct acc_argv {
+    char **v;
+    size_t n, cap;
+};
+
+void acc_argv_release(struct acc_argv *a);
+
+/* The mpiexec.hydra command for the plan in the given style: the launcher
+ * options of lc, -genv for lc's environment, every host in one -hosts list
+ * (HOST:PPN per node), then per component ": -n NODES*PPN [-env ...]
+ * EXECUTABLE ARGS...".  MetaMPICH runs get METAMPICH_CONFIG=description
+ * and METAMPICH_METAHOST per segment; MPICH-G2 runs get
+ * GLOBUS_DUROC_SUBJOB_INDEX per segment.  description is the path of the
+ * written description file (may be NULL). */
+acc_err acc_launch_command(const struct acc_launch_plan *p, const struct acc_launch_cfg *lc,
+                           enum acc_launch style, const char *description, struct acc_argv *out,
+                           struct acc_error *err);
+
+/* Appends argv as one shell-quoted line (for people and logs). */
+void acc_launch_quote_argv(const struct acc_argv *argv, struct acc_buf *out);
+
+#endif

@@ -1,0 +1,139 @@
+/* plan.c - which hosts each component of a committed agreement runs on. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/hostlist.h"
+#include "../common/strutil.h"
+#include "launch.h"
+
+void acc_launch_plan_release(struct acc_launch_plan *p)
+{
+    if (!p)
+        return;
+    for (size_t i = 0; p->comps && i < p->n_comps; i++) {
+        struct acc_launch_comp *c = &p->comps[i];
+        for (size_t k = 0; k < c->n_hosts; k++)
+            free(c->hosts[k]);
+        free(c->hosts);
+        free(c->contact);
+    }
+    free(p->comps);
+    free(p->directory);
+    memset(p, 0, sizeof *p);
+}
+
+/* The node names an adapter reported ("n1,n2" or "n1, n2"). */
+static acc_err hosts_reported(const char *names, struct acc_hostlist *out)
+{
+    char *copy = strdup(names);
+    if (!copy)
+        return ACC_ERR_NOMEM;
+    acc_err rc = ACC_OK;
+    char *save = NULL;
+    for (char *t = strtok_r(copy, ", ", &save); t && !rc; t = strtok_r(NULL, ", ", &save)) {
+        void *v = realloc(out->names, (out->n + 1) * sizeof *out->names);
+        char *d = strdup(t);
+        if (!v || !d) {
+            free(d);
+            if (v)
+                out->names = v;
+            rc = ACC_ERR_NOMEM;
+            break;
+        }
+        out->names = v;
+        out->names[out->n++] = d;
+    }
+    free(copy);
+    return rc;
+}
+
+/* Is name among the hosts of components [0, upto) on the same site? */
+static bool taken(const struct acc_launch_plan *p, size_t upto, const char *site, const char *name)
+{
+    for (size_t i = 0; i < upto; i++) {
+        const struct acc_launch_comp *c = &p->comps[i];
+        if (strcmp(c->comp->site, site) != 0)
+            continue;
+        for (size_t k = 0; k < c->n_hosts; k++) {
+            if (strcmp(c->hosts[k], name) == 0)
+                return true;
+        }
+    }
+    return false;
+}
+
+static acc_err resolve(struct acc_launch_plan *p, size_t i, const struct acc_config *cfg,
+                       struct acc_error *err)
+{
+    struct acc_launch_comp *c = &p->comps[i];
+    const struct acc_alloc_component *ac = c->comp;
+    const struct acc_site_cfg *site = acc_config_site(cfg, ac->site);
+    struct acc_hostlist all = {0};
+    acc_err rc;
+    bool reported = ac->node_names && *ac->node_names;
+    if (reported) {
+        rc = hosts_reported(ac->node_names, &all);
+    } else if (site && site->hosts) {
+        rc = acc_hostlist_expand(site->hosts, &all);
+    } else {
+        char expr[128];
+        snprintf(expr, sizeof expr, "%s-n[1-%lld]", ac->site,
+                 (long long)(site ? site->nodes : ac->nodes));
+        rc = acc_hostlist_expand(expr, &all);
+    }
+    if (rc) {
+        acc_hostlist_release(&all);
+        return rc == ACC_ERR_NOMEM ? acc_error_set(err, rc, "out of memory")
+                                   : acc_error_set(err, ACC_ERR_INVALID,
+                                                   "site %s: its hosts cannot be read", ac->site);
+    }
+    c->hosts = calloc((size_t)ac->nodes, sizeof *c->hosts);
+    if (!c->hosts) {
+        acc_hostlist_release(&all);
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    }
+    /* Reported names are the reservation's own; configured ones are shared
+     * by every component on the site, so each takes the next free ones. */
+    for (size_t k = 0; k < all.n && c->n_hosts < (size_t)ac->nodes; k++) {
+        if (!reported && taken(p, i, ac->site, all.names[k]))
+            continue;
+        c->hosts[c->n_hosts++] = all.names[k];
+        all.names[k] = NULL;
+    }
+    acc_hostlist_release(&all);
+    if (c->n_hosts < (size_t)ac->nodes)
+        return acc_error_set(err, ACC_ERR_INVALID,
+                             "site %s: component %s needs %lld hosts, its %s names only %zu",
+                             ac->site, ac->name, (long long)ac->nodes,
+                             reported ? "reservation" : "host list", c->n_hosts);
+    const char *contact = site && site->contact ? site->contact : ac->site;
+    if (!(c->contact = strdup(contact)))
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    return ACC_OK;
+}
+
+acc_err acc_launch_plan_build(const struct acc_agreement *a, const struct acc_config *cfg,
+                              const char *directory, struct acc_launch_plan *out,
+                              struct acc_error *err)
+{
+    memset(out, 0, sizeof *out);
+    out->agreement = a;
+    out->router_port = cfg->launch.router_port;
+    out->comps = calloc(a->n_comps ? a->n_comps : 1, sizeof *out->comps);
+    out->directory = strdup(directory ? directory : ".");
+    if (!out->comps || !out->directory) {
+        acc_launch_plan_release(out);
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    }
+    out->n_comps = a->n_comps;
+    for (size_t i = 0; i < a->n_comps; i++) {
+        out->comps[i].comp = &a->comps[i];
+        acc_err rc = resolve(out, i, cfg, err);
+        if (rc) {
+            acc_launch_plan_release(out);
+            return rc;
+        }
+    }
+    return ACC_OK;
+}
