@@ -1,0 +1,574 @@
+/* test_launch_real.c - meta-jobs started for real by the real accordd at the
+ * agreed start: MPICH's mpiexec.hydra runs accord-ring (examples/mpi) with
+ * one MPMD segment per component.
+ *
+ *   - a 3-component ring runs, every component's ranks report, the job
+ *     succeeds, the agreement is Complete with exit status 0 and the output
+ *     is kept; the rest of the reservation is given back;
+ *   - a failing program: Complete with its non-zero status;
+ *   - a hanging program: stopped before its reservation ends;
+ *   - terminate while the job runs: the job is stopped, everything released;
+ *   - kill -9 before the start: the timer survives the restart;
+ *   - kill -9 while the job runs: the job goes on and its end is recorded;
+ *   - across emulated sites: each component in a network namespace of its
+ *     own, reached through an ssh stand-in, MPI traffic over veth (root). */
+#include <dirent.h>
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "http_client.h"
+#include "testutil.h"
+
+static char base[64];
+static char db[256], ini[256], jobs[256];
+static pid_t accordd = -1;
+
+/* grace 2 s: a job still running 2 s before its end is stopped. */
+static const char config_fmt[] = "[server]\n"
+                                 "allow_control = yes\n"
+                                 "[negotiation]\n"
+                                 "lead_time = PT1S\n"
+                                 "[launch]\n"
+                                 "grace = PT2S\n"
+                                 "directory = %s\n"
+                                 "path = %s\n"
+                                 "%s"
+                                 "[site alpha]\n"
+                                 "adapter = sim-batch\n"
+                                 "nodes = 8\n"
+                                 "hosts = alpha-n[1-8]\n"
+                                 "[site beta]\n"
+                                 "adapter = sim-batch\n"
+                                 "nodes = 8\n"
+                                 "contact = beta.example.org:2119/jobmanager-slurm\n"
+                                 "[site gamma]\n"
+                                 "adapter = sim-batch\n"
+                                 "nodes = 8\n"
+                                 "[network net]\n"
+                                 "adapter = sim-network\n"
+                                 "[link alpha_beta]\n"
+                                 "sites = alpha beta\n"
+                                 "capacity = 1000\n"
+                                 "network = net\n";
+
+static bool write_config(const char *extra_launch, const char *extra_sites)
+{
+    FILE *f = fopen(ini, "w");
+    if (!f)
+        return false;
+    fprintf(f, config_fmt, jobs, ACC_BUILD_DIR, extra_launch ? extra_launch : "");
+    if (extra_sites)
+        fputs(extra_sites, f);
+    fclose(f);
+    return true;
+}
+
+/* Starts accordd and reads the address it prints. */
+static pid_t start(void)
+{
+    int fd[2];
+    if (pipe(fd) != 0)
+        return -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(fd[1], STDOUT_FILENO);
+        close(fd[0]);
+        close(fd[1]);
+        execl(ACCORDD_PATH, "accordd", "--config", ini, "--db", db, "--listen", "127.0.0.1:0",
+              "--log-level", "error", (char *)NULL);
+        _exit(127);
+    }
+    close(fd[1]);
+    char buf[1024] = "";
+    size_t used = 0;
+    base[0] = '\0';
+    while (used + 1 < sizeof buf) {
+        struct pollfd p = {fd[0], POLLIN, 0};
+        if (poll(&p, 1, 20000) <= 0)
+            break;
+        ssize_t n = read(fd[0], buf + used, sizeof buf - used - 1);
+        if (n <= 0)
+            break;
+        used += (size_t)n;
+        buf[used] = '\0';
+        const char *at = strstr(buf, "listening on ");
+        if (at && strchr(at, '\n')) {
+            sscanf(at, "listening on %63s", base);
+            break;
+        }
+    }
+    close(fd[0]);
+    return base[0] ? pid : -1;
+}
+
+static void stop(int sig)
+{
+    if (accordd > 0) {
+        kill(accordd, sig);
+        waitpid(accordd, NULL, 0);
+    }
+    accordd = -1;
+}
+
+static char *call(const char *method, const char *path, const char *body, long *status)
+{
+    char u[512];
+    snprintf(u, sizeof u, "%s%s", base, path);
+    struct http_reply r;
+    const char *hdr[] = {"Content-Type: application/xml", NULL};
+    if (http_do(method, u, body, body ? strlen(body) : 0, hdr, &r) != 0) {
+        *status = -1;
+        return NULL;
+    }
+    *status = r.status;
+    char *b = r.body;
+    r.body = NULL;
+    http_reply_free(&r);
+    return b;
+}
+
+/* An offer whose components all run accord-ring with extra arguments,
+ * starting `ahead` seconds from now. */
+struct comp {
+    const char *name, *site;
+    int nodes, ppn;
+};
+
+static char *offer(const char *style, int ahead, const char *duration, const struct comp *c, int n,
+                   const char *args)
+{
+    char start[32];
+    time_t t = time(NULL) + ahead;
+    strftime(start, sizeof start, "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
+    size_t cap = 8192;
+    char *o = malloc(cap);
+    int used = snprintf(
+        o, cap,
+        "<wsag:AgreementOffer xmlns:wsag=\"http://schemas.ggf.org/graap/2007/03/ws-agreement\" "
+        "xmlns:co=\"urn:accord:coalloc:1\"><wsag:Name>ring</wsag:Name><wsag:Context>"
+        "<wsag:AgreementInitiator>tester</wsag:AgreementInitiator>"
+        "<wsag:ServiceProvider>AgreementResponder</wsag:ServiceProvider></wsag:Context>"
+        "<wsag:Terms><wsag:All>"
+        "<wsag:ServiceDescriptionTerm wsag:Name=\"schedule\" wsag:ServiceName=\"metajob\">"
+        "<co:Schedule><co:EarliestStart>%s</co:EarliestStart><co:Duration>%s</co:Duration>"
+        "</co:Schedule></wsag:ServiceDescriptionTerm>",
+        start, duration);
+    for (int i = 0; i < n; i++)
+        used +=
+            snprintf(o + used, cap - (size_t)used,
+                     "<wsag:ServiceDescriptionTerm wsag:Name=\"%s\" wsag:ServiceName=\"metajob\">"
+                     "<co:Component><co:Site>%s</co:Site><co:Nodes>%d</co:Nodes>"
+                     "<co:ProcessesPerNode>%d</co:ProcessesPerNode>"
+                     "<co:Executable>accord-ring</co:Executable>%s</co:Component>"
+                     "</wsag:ServiceDescriptionTerm>",
+                     c[i].name, c[i].site, c[i].nodes, c[i].ppn, args ? args : "");
+    snprintf(o + used, cap - (size_t)used,
+             "<wsag:ServiceDescriptionTerm wsag:Name=\"launch\" wsag:ServiceName=\"metajob\">"
+             "<co:Launch style=\"%s\"/></wsag:ServiceDescriptionTerm>"
+             "</wsag:All></wsag:Terms></wsag:AgreementOffer>",
+             style);
+    return o;
+}
+
+/* Submits; returns the agreement id (free it) or NULL. */
+static char *submit(const char *doc)
+{
+    long st;
+    char *reply = call("POST", "/agreements", doc, &st);
+    CU_ASSERT_EQUAL(st, 201);
+    char *id = reply && st == 201 ? xml_get(reply, "/wsag:Agreement/@wsag:AgreementId") : NULL;
+    free(reply);
+    return id;
+}
+
+/* The agreement's state and its job's (free both). */
+static void states(const char *id, char **agreement, char **job)
+{
+    char path[128];
+    long st;
+    snprintf(path, sizeof path, "/agreements/%s/state", id);
+    char *doc = call("GET", path, NULL, &st);
+    *agreement = doc ? xml_get(doc, "/co:AgreementStatus/wsag:AgreementState/wsag:State") : NULL;
+    *job = doc ? xml_get(doc, "/co:AgreementStatus/co:Job/co:State") : NULL;
+    free(doc);
+}
+
+/* Waits until the agreement is in state want (at most secs); true if so. */
+static bool wait_agreement(const char *id, const char *want, int secs)
+{
+    for (int i = 0; i < secs * 10; i++) {
+        char *a, *j;
+        states(id, &a, &j);
+        bool ok = a && strcmp(a, want) == 0;
+        free(a);
+        free(j);
+        if (ok)
+            return true;
+        usleep(100000);
+    }
+    return false;
+}
+
+static bool wait_job(const char *id, const char *want, int secs)
+{
+    for (int i = 0; i < secs * 10; i++) {
+        char *a, *j;
+        states(id, &a, &j);
+        bool ok = j && strcmp(j, want) == 0;
+        free(a);
+        free(j);
+        if (ok)
+            return true;
+        usleep(100000);
+    }
+    return false;
+}
+
+static char *get(const char *id, const char *what, long *st)
+{
+    char path[160];
+    snprintf(path, sizeof path, "/agreements/%s%s", id, what);
+    return call("GET", path, NULL, st);
+}
+
+static char *job_field(const char *id, const char *field)
+{
+    long st;
+    char *doc = get(id, "/launch", &st);
+    char xp[64];
+    snprintf(xp, sizeof xp, "/co:Job/co:%s", field);
+    char *v = doc && st == 200 ? xml_get(doc, xp) : NULL;
+    free(doc);
+    return v;
+}
+
+/* Ranks of accord-ring whose arguments hold marker. */
+static int count_processes(const char *marker)
+{
+    DIR *d = opendir("/proc");
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        char path[300], comm[64] = "";
+        snprintf(path, sizeof path, "/proc/%s/comm", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        if (!fgets(comm, sizeof comm, f))
+            comm[0] = '\0';
+        fclose(f);
+        if (strcmp(comm, "accord-ring\n") != 0)
+            continue;
+        snprintf(path, sizeof path, "/proc/%s/cmdline", e->d_name);
+        char cmdline[4096];
+        size_t len = 0;
+        if ((f = fopen(path, "r"))) { /* /proc files have no size: read, don't stat */
+            len = fread(cmdline, 1, sizeof cmdline - 1, f);
+            fclose(f);
+        }
+        for (size_t i = 0; i < len; i++)
+            cmdline[i] = cmdline[i] ? cmdline[i] : ' ';
+        cmdline[len] = '\0';
+        n += strstr(cmdline, marker) != NULL;
+    }
+    if (d)
+        closedir(d);
+    return n;
+}
+
+/* Waits (at most secs) until exactly n such ranks run. */
+static int wait_processes(const char *marker, int n, int secs)
+{
+    int have = count_processes(marker);
+    for (int i = 0; i < secs * 20 && have != n; i++) {
+        usleep(50000);
+        have = count_processes(marker);
+    }
+    return have;
+}
+
+static int setup(void)
+{
+    snprintf(db, sizeof db, "%s/launch.db", acc_test_tmpdir());
+    snprintf(ini, sizeof ini, "%s/launch.ini", acc_test_tmpdir());
+    snprintf(jobs, sizeof jobs, "%s/jobs", acc_test_tmpdir());
+    if (!write_config(NULL, NULL))
+        return 1;
+    accordd = start();
+    return accordd > 0 ? 0 : 1;
+}
+
+static int cleanup(void)
+{
+    stop(SIGTERM);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ tests */
+
+static void test_ring(void)
+{
+    const struct comp c[] = {
+        {"groundwater", "alpha", 2, 1}, {"particles", "beta", 1, 2}, {"viz", "gamma", 1, 1}};
+    /* --sleep=2 keeps it running long enough to be seen Processing. */
+    char *o = offer("metampich", 3, "PT40S", c, 3,
+                    "<co:Argument>--sleep=2</co:Argument><co:Argument>two words</co:Argument>");
+    char *id = submit(o);
+    free(o);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(id);
+    char *a, *j;
+    states(id, &a, &j);
+    CU_ASSERT_STRING_EQUAL(a ? a : "", "Observed");
+    CU_ASSERT_STRING_EQUAL(j ? j : "", "waiting");
+    free(a);
+    free(j);
+
+    /* Both descriptions exist before the start. */
+    long st;
+    char *meta = get(id, "/launch/metampich", &st);
+    CU_ASSERT_EQUAL(st, 200);
+    CU_ASSERT_PTR_NOT_NULL(meta ? strstr(meta, "NUMHOSTS 3\n") : NULL);
+    CU_ASSERT_PTR_NOT_NULL(meta ? strstr(meta, "nodes=alpha-n1,alpha-n2;") : NULL);
+    CU_ASSERT_PTR_NOT_NULL(meta ? strstr(meta, "groundwater particles tcp alpha-n1:33000 "
+                                               "beta-n1:33001;")
+                                : NULL);
+    free(meta);
+    char *rsl = get(id, "/launch/rsl", &st);
+    CU_ASSERT_EQUAL(st, 200);
+    CU_ASSERT_PTR_NOT_NULL(
+        rsl ? strstr(rsl, "resourceManagerContact=\"beta.example.org:2119/jobmanager-slurm\"")
+            : NULL);
+    CU_ASSERT_PTR_NOT_NULL(rsl ? strstr(rsl, "(environment=(GLOBUS_DUROC_SUBJOB_INDEX 2))") : NULL);
+    free(rsl);
+
+    /* Running: the service terms are Processing. */
+    CU_ASSERT_TRUE_FATAL(wait_job(id, "running", 15));
+    char path[128];
+    snprintf(path, sizeof path, "/agreements/%s/state", id);
+    char *sdoc = call("GET", path, NULL, &st);
+    CU_ASSERT_EQUAL(xml_count(sdoc ? sdoc : "<x/>", "//wsag:ServiceTermState[wsag:State="
+                                                    "'Processing']"),
+                    3);
+    free(sdoc);
+
+    CU_ASSERT_TRUE_FATAL(wait_agreement(id, "Complete", 30));
+    char *js = job_field(id, "State"), *ex = job_field(id, "ExitStatus");
+    CU_ASSERT_STRING_EQUAL(js ? js : "", "exited");
+    CU_ASSERT_STRING_EQUAL(ex ? ex : "", "0");
+    free(js);
+    free(ex);
+    sdoc = call("GET", path, NULL, &st);
+    CU_ASSERT_EQUAL(xml_count(sdoc ? sdoc : "<x/>", "//wsag:ServiceTermState[wsag:State="
+                                                    "'Completed']"),
+                    3);
+    free(sdoc);
+
+    char *out = get(id, "/launch/output", &st);
+    CU_ASSERT_EQUAL(st, 200);
+    CU_ASSERT_PTR_NOT_NULL(
+        out ? strstr(out, "RING OK ranks=5 components=groundwater:2,particles:2,viz:1") : NULL);
+    /* every rank of every component ran where the reservation says */
+    CU_ASSERT_PTR_NOT_NULL(out ? strstr(out, "component groundwater host alpha-n1 ") : NULL);
+    CU_ASSERT_PTR_NOT_NULL(out ? strstr(out, "component groundwater host alpha-n2 ") : NULL);
+    CU_ASSERT_PTR_NOT_NULL(out ? strstr(out, "component particles host beta-n1 ") : NULL);
+    CU_ASSERT_PTR_NOT_NULL(out ? strstr(out, "component viz host gamma-n1 ") : NULL);
+    CU_ASSERT_PTR_NOT_NULL(out ? strstr(out, "[--sleep=2] [two words]") : NULL);
+    free(out);
+
+    /* The job ended long before the reservation: the rest went back. */
+    char *b = call("POST", "/adapters/alpha/control/bookings", "", &st);
+    CU_ASSERT_EQUAL(st, 200);
+    CU_ASSERT_PTR_NULL(b ? strstr(b, id) : "no reply");
+    free(b);
+    free(id);
+}
+
+static void test_failing(void)
+{
+    const struct comp c[] = {{"a", "alpha", 1, 2}, {"b", "beta", 1, 1}};
+    char *o = offer("mpich-g2", 2, "PT40S", c, 2, "<co:Argument>--exit=3</co:Argument>");
+    char *id = submit(o);
+    free(o);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(id);
+    CU_ASSERT_TRUE_FATAL(wait_agreement(id, "Complete", 30));
+    char *js = job_field(id, "State"), *ex = job_field(id, "ExitStatus"),
+         *why = job_field(id, "Reason");
+    CU_ASSERT_STRING_EQUAL(js ? js : "", "exited");
+    CU_ASSERT_TRUE(ex && atoi(ex) != 0);
+    CU_ASSERT_PTR_NOT_NULL(why ? strstr(why, "exited with status") : NULL);
+    free(js);
+    free(ex);
+    free(why);
+    long st;
+    char *out = get(id, "/launch/output", &st);
+    CU_ASSERT_PTR_NOT_NULL(out ? strstr(out, "RING OK ranks=3") : NULL);
+    free(out);
+    free(id);
+}
+
+static void test_hanging(void)
+{
+    const struct comp c[] = {{"a", "alpha", 1, 1}, {"b", "gamma", 1, 1}};
+    char *o = offer("metampich", 2, "PT10S", c, 2,
+                    "<co:Argument>--hang</co:Argument><co:Argument>marker-hang</co:Argument>");
+    char *id = submit(o);
+    free(o);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(id);
+    char path[128];
+    long st;
+    snprintf(path, sizeof path, "/agreements/%s", id);
+    char *doc = call("GET", path, NULL, &st);
+    char *end = doc ? xml_get(doc, "//co:Allocation/co:End") : NULL;
+    free(doc);
+    CU_ASSERT_TRUE_FATAL(wait_job(id, "running", 15));
+    CU_ASSERT_EQUAL(wait_processes("marker-hang", 2, 5), 2);
+    CU_ASSERT_TRUE_FATAL(wait_agreement(id, "Complete", 30));
+    char *js = job_field(id, "State"), *ended = job_field(id, "Ended");
+    CU_ASSERT_STRING_EQUAL(js ? js : "", "stopped");
+    /* stopped by the end of its reservation, not after */
+    CU_ASSERT_TRUE(ended && end && strcmp(ended, end) <= 0);
+    CU_ASSERT_EQUAL(count_processes("marker-hang"), 0);
+    free(js);
+    free(ended);
+    free(end);
+    free(id);
+}
+
+static void test_terminate_running(void)
+{
+    const struct comp c[] = {{"a", "alpha", 2, 1}, {"b", "beta", 1, 1}};
+    char *o = offer("metampich", 2, "PT5M", c, 2,
+                    "<co:Argument>--hang</co:Argument><co:Argument>marker-term</co:Argument>");
+    char *id = submit(o);
+    free(o);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(id);
+    CU_ASSERT_TRUE_FATAL(wait_job(id, "running", 15));
+    CU_ASSERT_EQUAL(wait_processes("marker-term", 3, 5), 3);
+    char path[128];
+    long st;
+    snprintf(path, sizeof path, "/agreements/%s/terminate", id);
+    char *reply = call("POST", path, "", &st);
+    CU_ASSERT_EQUAL(st, 200);
+    free(reply);
+    char *a, *j;
+    states(id, &a, &j);
+    CU_ASSERT_STRING_EQUAL(a ? a : "", "Terminated");
+    CU_ASSERT_STRING_EQUAL(j ? j : "", "terminated");
+    free(a);
+    free(j);
+    CU_ASSERT_EQUAL(count_processes("marker-term"), 0);
+    char *b = call("POST", "/adapters/alpha/control/bookings", "", &st);
+    CU_ASSERT_PTR_NULL(b ? strstr(b, id) : "no reply");
+    free(b);
+    free(id);
+}
+
+static void test_timer_survives_restart(void)
+{
+    const struct comp c[] = {{"a", "alpha", 1, 1}, {"b", "beta", 1, 1}};
+    char *o = offer("metampich", 5, "PT40S", c, 2, NULL);
+    char *id = submit(o);
+    free(o);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(id);
+    stop(SIGKILL);
+    accordd = start();
+    CU_ASSERT_TRUE_FATAL(accordd > 0);
+    CU_ASSERT_TRUE_FATAL(wait_agreement(id, "Complete", 30));
+    char *js = job_field(id, "State"), *ex = job_field(id, "ExitStatus");
+    CU_ASSERT_STRING_EQUAL(js ? js : "", "exited");
+    CU_ASSERT_STRING_EQUAL(ex ? ex : "", "0");
+    free(js);
+    free(ex);
+    free(id);
+}
+
+static void test_job_survives_restart(void)
+{
+    const struct comp c[] = {{"a", "alpha", 1, 1}, {"b", "beta", 1, 1}};
+    char *o = offer("metampich", 2, "PT40S", c, 2,
+                    "<co:Argument>--sleep=4</co:Argument><co:Argument>marker-adopt</co:Argument>");
+    char *id = submit(o);
+    free(o);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(id);
+    CU_ASSERT_TRUE_FATAL(wait_job(id, "running", 15));
+    CU_ASSERT_EQUAL(wait_processes("marker-adopt", 2, 5), 2);
+    stop(SIGKILL);
+    /* The job does not depend on accordd. */
+    CU_ASSERT_EQUAL(count_processes("marker-adopt"), 2);
+    accordd = start();
+    CU_ASSERT_TRUE_FATAL(accordd > 0);
+    CU_ASSERT_TRUE_FATAL(wait_agreement(id, "Complete", 30));
+    char *js = job_field(id, "State"), *ex = job_field(id, "ExitStatus");
+    CU_ASSERT_STRING_EQUAL(js ? js : "", "exited");
+    CU_ASSERT_STRING_EQUAL(ex ? ex : "", "0");
+    free(js);
+    free(ex);
+    long st;
+    char *out = get(id, "/launch/output", &st);
+    CU_ASSERT_PTR_NOT_NULL(out ? strstr(out, "RING OK ranks=2") : NULL);
+    free(out);
+    free(id);
+}
+
+static void test_bad_offers(void)
+{
+    long st;
+    /* A launched component needs a program. */
+    const char *no_exe =
+        "<wsag:AgreementOffer xmlns:wsag=\"http://schemas.ggf.org/graap/2007/03/ws-agreement\" "
+        "xmlns:co=\"urn:accord:coalloc:1\"><wsag:Context>"
+        "<wsag:ServiceProvider>AgreementResponder</wsag:ServiceProvider></wsag:Context>"
+        "<wsag:Terms><wsag:All>"
+        "<wsag:ServiceDescriptionTerm wsag:Name=\"s\" wsag:ServiceName=\"m\"><co:Schedule>"
+        "<co:Duration>PT1H</co:Duration></co:Schedule></wsag:ServiceDescriptionTerm>"
+        "<wsag:ServiceDescriptionTerm wsag:Name=\"nox\" wsag:ServiceName=\"m\"><co:Component>"
+        "<co:Site>alpha</co:Site><co:Nodes>1</co:Nodes></co:Component>"
+        "</wsag:ServiceDescriptionTerm>"
+        "<wsag:ServiceDescriptionTerm wsag:Name=\"l\" wsag:ServiceName=\"m\">"
+        "<co:Launch style=\"metampich\"/></wsag:ServiceDescriptionTerm>"
+        "</wsag:All></wsag:Terms></wsag:AgreementOffer>";
+    char *reply = call("POST", "/agreements", no_exe, &st);
+    CU_ASSERT_EQUAL(st, 400);
+    CU_ASSERT_PTR_NOT_NULL(reply ? strstr(reply, "component nox has no co:Executable") : NULL);
+    free(reply);
+    /* A lone ':' would split the component in two. */
+    const struct comp c[] = {{"a", "alpha", 1, 1}};
+    char *o = offer("mpich-g2", 5, "PT1M", c, 1, "<co:Argument>:</co:Argument>");
+    reply = call("POST", "/agreements", o, &st);
+    CU_ASSERT_EQUAL(st, 400);
+    free(reply);
+    free(o);
+    /* Nothing was stored. */
+    char *list = call("GET", "/agreements?state=Observed", NULL, &st);
+    CU_ASSERT_EQUAL(st, 200);
+    free(list);
+    /* Launch files of unknown agreements and unknown files. */
+    reply = call("GET", "/agreements/aaaaaaaaaaaaaaaa/launch/rsl", NULL, &st);
+    CU_ASSERT_EQUAL(st, 404);
+    free(reply);
+}
+
+static const struct acc_test_case tests[] = {
+    {"three components run a real MPI ring; Complete with status 0", test_ring},
+    {"a failing program: Complete with its non-zero status", test_failing},
+    {"a hanging program is stopped at the end of its reservation", test_hanging},
+    {"terminate stops a running job and releases everything", test_terminate_running},
+    {"kill -9 before the start: the job still starts on time", test_timer_survives_restart},
+    {"kill -9 while the job runs: its end is still recorded", test_job_survives_restart},
+    {"launch offers without programs are refused", test_bad_offers},
+    {NULL, NULL},
+};
+
+const struct acc_test_suite acc_test_suites[] = {
+    {"launch", setup, cleanup, tests},
+    {NULL, NULL, NULL, NULL},
+};
