@@ -24,6 +24,13 @@ static void show(const struct ctl *c, const struct jv *doc)
     printf("Agreement %s: %s\n", jv_str(doc, "id", "?"), jv_str(doc, "state", "?"));
     terms(jv_get(doc, "serviceTerms"), "service term");
     terms(jv_get(doc, "guaranteeTerms"), "guarantee term");
+    const struct jv *job = jv_get(doc, "job");
+    if (job) {
+        printf("  %-16s %-24s %s", "job", jv_str(job, "style", "?"), jv_str(job, "state", "?"));
+        if (jv_get(job, "exitStatus"))
+            printf(" (exit status %lld)", (long long)jv_int(job, "exitStatus", 0));
+        printf("\n");
+    }
 }
 
 static int run(struct ctl *c, int argc, char **argv)

@@ -268,6 +268,16 @@ static int count_processes(const char *marker)
         fclose(f);
         if (strcmp(comm, "accord-ring\n") != 0)
             continue;
+        char stat[512] = "";
+        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+        if ((f = fopen(path, "r"))) {
+            if (!fgets(stat, sizeof stat, f))
+                stat[0] = '\0';
+            fclose(f);
+        }
+        const char *st = strrchr(stat, ')');
+        if (st && st[1] == ' ' && (st[2] == 'Z' || st[2] == 'X'))
+            continue; /* killed, not yet reaped */
         snprintf(path, sizeof path, "/proc/%s/cmdline", e->d_name);
         char cmdline[4096];
         size_t len = 0;
@@ -294,6 +304,27 @@ static int wait_processes(const char *marker, int n, int secs)
         have = count_processes(marker);
     }
     return have;
+}
+
+/* Runs accordctl against the server; returns its exit code, *out its
+ * standard output (free it). */
+static int ctl(char **out, const char *fmt, const char *id)
+{
+    char args[256], cmd[1024];
+    snprintf(args, sizeof args, fmt, id);
+    snprintf(cmd, sizeof cmd, "%s --server %s %s", ACCORDCTL_PATH, base, args);
+    FILE *p = popen(cmd, "r");
+    size_t cap = 1 << 16, len = 0;
+    char *buf = calloc(1, cap);
+    while (p && buf && len + 1 < cap) {
+        size_t n = fread(buf + len, 1, cap - len - 1, p);
+        if (n == 0)
+            break;
+        len += n;
+    }
+    int status = p ? pclose(p) : -1;
+    *out = buf;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 static int setup(void)
@@ -384,6 +415,31 @@ static void test_ring(void)
     CU_ASSERT_PTR_NOT_NULL(out ? strstr(out, "[--sleep=2] [two words]") : NULL);
     free(out);
 
+    /* accordctl shows it all. */
+    char *text = NULL;
+    CU_ASSERT_EQUAL(ctl(&text, "launch %s", id), 0);
+    CU_ASSERT_PTR_NOT_NULL(text ? strstr(text, ": exited\n") : NULL);
+    CU_ASSERT_PTR_NOT_NULL(text ? strstr(text, "exit status  0\n") : NULL);
+    CU_ASSERT_PTR_NOT_NULL(text ? strstr(text, "mpiexec.hydra -launcher fork") : NULL);
+    free(text);
+    CU_ASSERT_EQUAL(ctl(&text, "launch %s --output", id), 0);
+    CU_ASSERT_PTR_NOT_NULL(text ? strstr(text, "RING OK ranks=5") : NULL);
+    free(text);
+    CU_ASSERT_EQUAL(ctl(&text, "launch %s --metampich", id), 0);
+    CU_ASSERT_PTR_NOT_NULL(text ? strstr(text, "METAHOST particles {") : NULL);
+    free(text);
+    CU_ASSERT_EQUAL(ctl(&text, "launch %s --rsl", id), 0);
+    CU_ASSERT_PTR_NOT_NULL(text ? strstr(text, "(label=\"subjob 1\")") : NULL);
+    free(text);
+    CU_ASSERT_EQUAL(ctl(&text, "state %s", id), 0);
+    CU_ASSERT_PTR_NOT_NULL(text ? strstr(text, "metampich") : NULL);
+    CU_ASSERT_PTR_NOT_NULL(text ? strstr(text, "exited (exit status 0)") : NULL);
+    free(text);
+    CU_ASSERT_EQUAL(ctl(&text, "launch %s --rsl --output", id), 2);
+    free(text);
+    CU_ASSERT_EQUAL(ctl(&text, "launch %s", "aaaaaaaaaaaaaaaa"), 3);
+    free(text);
+
     /* The job ended long before the reservation: the rest went back. */
     char *b = call("POST", "/adapters/alpha/control/bookings", "", &st);
     CU_ASSERT_EQUAL(st, 200);
@@ -436,7 +492,7 @@ static void test_hanging(void)
     CU_ASSERT_STRING_EQUAL(js ? js : "", "stopped");
     /* stopped by the end of its reservation, not after */
     CU_ASSERT_TRUE(ended && end && strcmp(ended, end) <= 0);
-    CU_ASSERT_EQUAL(count_processes("marker-hang"), 0);
+    CU_ASSERT_EQUAL(wait_processes("marker-hang", 0, 5), 0);
     free(js);
     free(ended);
     free(end);
@@ -465,7 +521,7 @@ static void test_terminate_running(void)
     CU_ASSERT_STRING_EQUAL(j ? j : "", "terminated");
     free(a);
     free(j);
-    CU_ASSERT_EQUAL(count_processes("marker-term"), 0);
+    CU_ASSERT_EQUAL(wait_processes("marker-term", 0, 5), 0);
     char *b = call("POST", "/adapters/alpha/control/bookings", "", &st);
     CU_ASSERT_PTR_NULL(b ? strstr(b, id) : "no reply");
     free(b);
