@@ -21,6 +21,7 @@
 #               recorded BEFORE it is created, so "down DIR" also removes the
 #               leftovers of a run that crashed half-way, and never touches a
 #               namespace it did not create.
+#   bridge      present while this DIR owns the bridge (recorded the same way).
 # The bridge and every veth carry the alias "accord-netns-sites:DIR" (ip -d link
 # shows it), so a second run can tell whose they are.
 #
@@ -52,9 +53,11 @@ absdir() {
     esac
 }
 
+alias_of() { cat "/sys/class/net/$1/ifalias" 2>/dev/null || true; }
+
 owner_of() { # owner_of LINK: the DIR named in the link's alias, empty if none / not ours
     local alias
-    alias=$(cat "/sys/class/net/$1/ifalias" 2>/dev/null) || return 0
+    alias=$(alias_of "$1")
     case "$alias" in
     accord-netns-sites:*) printf '%s\n' "${alias#accord-netns-sites:}" ;;
     esac
@@ -62,51 +65,84 @@ owner_of() { # owner_of LINK: the DIR named in the link's alias, empty if none /
 
 ns_exists() { [ -e "/run/netns/$1" ]; }
 
-# TERM every process left in namespace $1, wait up to 2 s, then KILL the rest.
+pids_in() { # pids_in NS...: the PIDs of all processes in those namespaces
+    local ns
+    for ns in "$@"; do
+        ns_exists "$ns" && ip netns pids "$ns" 2>/dev/null
+    done
+    return 0
+}
+
+# TERM every process left in the namespaces, wait up to 2 s, then KILL the rest.
 # "ip netns del" only unmounts the name: a namespace still used by a process
-# (an orphaned MPI rank, say) would live on, keep its veth and hold its address.
+# (an orphaned MPI rank or hydra_pmi_proxy, which spins at 100 % CPU once its
+# mpiexec is gone) would live on, keep its veth and hold its address.
+# All namespaces at once, so the grace period is paid once, not per site.
 kill_ns_pids() {
-    local ns=$1 pids
-    pids=$(ip netns pids "$ns" 2>/dev/null || true)
+    local pids
+    pids=$(pids_in "$@")
     [ -n "$pids" ] || return 0
-    echo "$PROG: killing processes left in $ns: ${pids//$'\n'/ }" >&2
+    echo "$PROG: killing processes left in $*: ${pids//$'\n'/ }" >&2
     # shellcheck disable=SC2086 # split the PID list on purpose
     kill -TERM $pids 2>/dev/null || true
     for _ in $(seq 20); do
-        pids=$(ip netns pids "$ns" 2>/dev/null || true)
+        pids=$(pids_in "$@")
         [ -n "$pids" ] || return 0
         sleep 0.1
     done
+    echo "$PROG: still alive after SIGTERM, sending SIGKILL: ${pids//$'\n'/ }" >&2
     # shellcheck disable=SC2086
     kill -KILL $pids 2>/dev/null || true
     for _ in $(seq 20); do
-        [ -n "$(ip netns pids "$ns" 2>/dev/null || true)" ] || return 0
+        [ -n "$(pids_in "$@")" ] || return 0
         sleep 0.1
     done
-    echo "$PROG: warning: processes still alive in $ns after SIGKILL" >&2
+    echo "$PROG: warning: processes still alive after SIGKILL in $*" >&2
 }
 
 down() {
     local dir=$1 ns veth
+    local -a mine=()
     if [ -f "$dir/namespaces" ]; then
         while read -r ns; do
-            [ -n "$ns" ] || continue
-            case "$ns" in acc-*) ;; *) echo "$PROG: skipping odd entry '$ns'" >&2; continue ;; esac
-            veth=acv-${ns#acc-}
-            if ns_exists "$ns"; then
-                kill_ns_pids "$ns"
-                ip netns del "$ns"
-            fi
-            # Normally gone with its namespace; not if a crash came between the two.
-            if [ -e "/sys/class/net/$veth" ] && [ "$(owner_of "$veth")" = "$dir" ]; then
-                ip link del "$veth"
-            fi
+            case "$ns" in
+            "") ;;
+            acc-*) mine+=("$ns") ;;
+            *) echo "$PROG: skipping odd entry '$ns' in $dir/namespaces" >&2 ;;
+            esac
         done <"$dir/namespaces"
     fi
-    if [ -e "/sys/class/net/$BR" ] && [ "$(owner_of "$BR")" = "$dir" ]; then
-        ip link del "$BR"
+    if [ ${#mine[@]} -gt 0 ]; then
+        kill_ns_pids "${mine[@]}"
+        for ns in "${mine[@]}"; do
+            if ns_exists "$ns"; then
+                ip netns del "$ns"
+            fi
+        done
+        # The kernel dismantles a deleted namespace asynchronously: its veth pair
+        # disappears some milliseconds after "ip netns del".  Wait for that, or an
+        # "up" right after this could find acv-<site> still there (seen in crash tests).
+        for ns in "${mine[@]}"; do
+            veth=acv-${ns#acc-}
+            for _ in $(seq 50); do
+                [ -e "/sys/class/net/$veth" ] || break
+                sleep 0.05
+            done
+            if [ -e "/sys/class/net/$veth" ] && [ "$(owner_of "$veth")" = "$dir" ]; then
+                ip link del "$veth" 2>/dev/null || [ ! -e "/sys/class/net/$veth" ]
+            fi
+        done
     fi
-    rm -f "$dir/ns-map" "$dir/ns-map.tmp" "$dir/namespaces"
+    # Ours: it carries our alias, or it has none and we had recorded it (a crash
+    # between "ip link add" and "ip link set alias": the kernel ignores an alias
+    # given to "ip link add").
+    if [ -e "/sys/class/net/$BR" ]; then
+        if [ "$(owner_of "$BR")" = "$dir" ] ||
+            { [ -z "$(alias_of "$BR")" ] && [ -f "$dir/bridge" ]; }; then
+            ip link del "$BR"
+        fi
+    fi
+    rm -f "$dir/ns-map" "$dir/ns-map.tmp" "$dir/namespaces" "$dir/bridge"
 }
 
 check_site() {
@@ -140,6 +176,7 @@ up() {
     # From here on a failure leaves a partial setup that "down DIR" removes.
     trap 'echo "$PROG: up failed, cleaning up" >&2; down "$dir"' ERR
 
+    echo "$BR" >"$dir/bridge" # recorded first, like the namespaces
     ip link add "$BR" type bridge
     ip link set "$BR" alias "accord-netns-sites:$dir"
     ip addr add "$PREFIX.1/24" dev "$BR"
