@@ -26,7 +26,9 @@ int main(int argc, char **argv)
     }
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
-    unsigned failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
+    /* A suite whose set-up failed ran none of its tests: that fails too. */
+    unsigned failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed() +
+                      CU_get_number_of_suites_failed();
     unsigned run = CU_get_number_of_tests_run();
     CU_cleanup_registry();
     if (run == 0) {
