@@ -149,7 +149,7 @@ const char *acc_adapter_kind(const struct acc_adapter *ad)
 
 bool acc_adapter_has(const struct acc_adapter *ad, unsigned cap)
 {
-    if (cap == ACC_CAP_SUBMIT && !ad->ops->submit)
+    if (cap == ACC_CAP_SUBMIT && (!ad->ops->submit || !ad->ops->job_status || !ad->ops->job_cancel))
         return false;
     return (ad->ops->caps & cap) == cap;
 }
@@ -243,6 +243,29 @@ acc_err acc_adapter_submit(struct acc_adapter *ad, const struct acc_job *job, ch
                              ad->name, ad->ops->kind);
     int64_t t0 = call_begin(ad);
     acc_err rc = ad->ops->submit(ad->state, job, job_id, job_id_len, err);
+    return call_end(ad, t0, rc, err);
+}
+
+acc_err acc_adapter_job_status(struct acc_adapter *ad, const char *job_id,
+                               struct acc_job_status *out, struct acc_error *err)
+{
+    memset(out, 0, sizeof *out);
+    out->exit_status = -1;
+    if (!acc_adapter_has(ad, ACC_CAP_SUBMIT))
+        return acc_error_set(err, ACC_ERR_UNSUPPORTED, "adapter %s (%s) cannot submit jobs",
+                             ad->name, ad->ops->kind);
+    int64_t t0 = call_begin(ad);
+    acc_err rc = ad->ops->job_status(ad->state, job_id, out, err);
+    return call_end(ad, t0, rc, err);
+}
+
+acc_err acc_adapter_job_cancel(struct acc_adapter *ad, const char *job_id, struct acc_error *err)
+{
+    if (!acc_adapter_has(ad, ACC_CAP_SUBMIT))
+        return acc_error_set(err, ACC_ERR_UNSUPPORTED, "adapter %s (%s) cannot submit jobs",
+                             ad->name, ad->ops->kind);
+    int64_t t0 = call_begin(ad);
+    acc_err rc = ad->ops->job_cancel(ad->state, job_id, err);
     return call_end(ad, t0, rc, err);
 }
 

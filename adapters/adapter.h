@@ -90,8 +90,17 @@ struct acc_job {
     const char *const *args;
     size_t n_args;
     const char *directory;
-    const char *output; /* file for the job's standard output, or NULL */
-    acc_time end;       /* the reservation's end: the job must be done by then */
+    const char *output;     /* file for the job's standard output, or NULL */
+    acc_time end;           /* the reservation's end: the job must be done by then */
+    const char *const *env; /* "NAME=value" entries set for the job; NULL-terminated, or NULL */
+};
+
+/* Where a submitted job stands. */
+struct acc_job_status {
+    bool done;       /* it ended: exit_status and signal say how */
+    int exit_status; /* -1: unknown */
+    int signal;      /* 0: none */
+    char state[32];  /* the resource manager's own word (RUNNING, COMPLETED...) */
 };
 
 struct acc_health {
@@ -129,6 +138,12 @@ struct acc_adapter_ops {
     /* Starts a job inside a reservation (ACC_CAP_SUBMIT); may be NULL. */
     acc_err (*submit)(void *state, const struct acc_job *job, char *job_id, size_t job_id_len,
                       struct acc_error *err);
+    /* Where a submitted job stands; a job the resource manager has forgotten
+     * is done with an unknown status.  With submit. */
+    acc_err (*job_status)(void *state, const char *job_id, struct acc_job_status *out,
+                          struct acc_error *err);
+    /* Stops a submitted job; idempotent.  With submit. */
+    acc_err (*job_cancel)(void *state, const char *job_id, struct acc_error *err);
     /* Is the resource manager reachable? */
     acc_err (*health)(void *state, struct acc_health *out);
     /* Adapter-specific operations (fault injection for simulators...).
@@ -170,6 +185,9 @@ acc_err acc_adapter_cancel(struct acc_adapter *ad, const char *key, const char *
                            struct acc_error *err);
 acc_err acc_adapter_submit(struct acc_adapter *ad, const struct acc_job *job, char *job_id,
                            size_t job_id_len, struct acc_error *err);
+acc_err acc_adapter_job_status(struct acc_adapter *ad, const char *job_id,
+                               struct acc_job_status *out, struct acc_error *err);
+acc_err acc_adapter_job_cancel(struct acc_adapter *ad, const char *job_id, struct acc_error *err);
 acc_err acc_adapter_health(struct acc_adapter *ad, struct acc_health *out);
 acc_err acc_adapter_control(struct acc_adapter *ad, const char *op, const struct acc_kv *args,
                             size_t n_args, struct acc_buf *reply, struct acc_error *err);

@@ -132,14 +132,14 @@ static const char *const sql[S__COUNT] = {
     [S_SIM_DAY_MARK] = "INSERT OR IGNORE INTO sim_load_day (adapter, day) VALUES (?, ?)",
     [S_SIM_DAY_GET] = "SELECT 1 FROM sim_load_day WHERE adapter = ? AND day = ?",
     [S_RUN_INSERT] = "INSERT OR REPLACE INTO run (agreement, style, state, directory, metampich, "
-                     "rsl) VALUES ((SELECT seq FROM agreement WHERE id = ?), ?,?,?,?,?)",
+                     "rsl, reason) VALUES ((SELECT seq FROM agreement WHERE id = ?), ?,?,?,?,?,?)",
     [S_RUN_GET] = "SELECT style, state, started, ended, exit_status, signal, pid, pid_start, "
                   "directory, command, reason, CASE WHEN ? THEN output END, output_total, "
-                  "metampich, rsl FROM run "
+                  "metampich, rsl, batch FROM run "
                   "WHERE agreement = (SELECT seq FROM agreement WHERE id = ?)",
     [S_RUN_UPDATE] = "UPDATE run SET state = ?, started = ?, ended = ?, exit_status = ?, "
                      "signal = ?, pid = ?, pid_start = ?, directory = ?, command = ?, reason = ?, "
-                     "output = ?, output_total = ? "
+                     "output = ?, output_total = ?, batch = ? "
                      "WHERE agreement = (SELECT seq FROM agreement WHERE id = ?)",
     [S_RUN_OPEN] = "SELECT a.id FROM run r JOIN agreement a ON a.seq = r.agreement "
                    "WHERE r.state IN ('waiting', 'running') ORDER BY a.start_time",
@@ -1140,6 +1140,7 @@ static acc_err settle_job(struct conn *c, void *arg, struct acc_error *err)
         bind_text(s, 4, a->run->directory);
         bind_text(s, 5, a->run->metampich ? a->run->metampich : "");
         bind_text(s, 6, a->run->rsl ? a->run->rsl : "");
+        bind_text(s, 7, a->run->reason);
         if ((rc = step_done(c, s, err, "write launch descriptions")))
             return rc;
     }
@@ -1809,6 +1810,7 @@ static acc_err run_read(struct conn *c, const char *id, bool with_output, struct
     r->output_total = sqlite3_column_type(s, 12) == SQLITE_NULL ? -1 : sqlite3_column_int64(s, 12);
     r->metampich = col_dup(s, 13);
     r->rsl = col_dup(s, 14);
+    r->batch = col_dup(s, 15);
     oom |= !r->metampich || !r->rsl;
     done(s);
     return oom ? acc_error_set(err, ACC_ERR_NOMEM, "out of memory") : ACC_OK;
@@ -1867,7 +1869,8 @@ static acc_err run_update_job(struct conn *c, void *arg, struct acc_error *err)
         sqlite3_bind_blob(s, 11, r->output, (int)r->output_len, SQLITE_STATIC);
     if (r->output_total >= 0)
         sqlite3_bind_int64(s, 12, r->output_total);
-    bind_text(s, 13, r->agreement);
+    bind_text(s, 13, r->batch);
+    bind_text(s, 14, r->agreement);
     if ((rc = step_done(c, s, err, "update launch")))
         return rc;
     if (sqlite3_changes(c->db) != 1)

@@ -227,8 +227,10 @@ static acc_err cancel(void *state, const char *key, const char *local_id, struct
     const char *del[] = {"delete", name, NULL};
     for (int attempt = 0; attempt < DELETE_TRIES; attempt++) {
         rc = run(s, "scontrol", del, false, NULL, &r, err);
-        if (rc)
+        if (rc) {
+            acc_proc_result_release(&r);
             return rc;
+        }
         bool in_use = r.status != 0 && says(&r, "in use");
         if (r.status != 0 && !in_use)
             rc = classify(s, "scontrol delete reservation", &r, err);
@@ -273,8 +275,10 @@ static acc_err reserve(void *state, const char *key, const struct acc_resource *
     }
     struct acc_proc_result r;
     acc_err rc = run(s, "scontrol", args, false, NULL, &r, err);
-    if (rc)
+    if (rc) {
+        acc_proc_result_release(&r);
         return rc;
+    }
     if (r.status != 0) {
         bool dup = says(&r, "Duplicate reservation name");
         rc = dup ? ACC_OK : classify(s, "scontrol create reservation", &r, err);
@@ -491,7 +495,16 @@ static acc_err submit(void *state, const struct acc_job *job, char *job_id, size
     struct acc_buf script = ACC_BUF_INIT;
     acc_buf_puts(&script, "#!/bin/sh\n# submitted by accord for reservation ");
     acc_buf_puts(&script, job->key);
-    acc_buf_puts(&script, "\nexec ");
+    acc_buf_putc(&script, '\n');
+    for (size_t i = 0; job->env && job->env[i]; i++) {
+        const char *eq = strchr(job->env[i], '=');
+        if (!eq || eq == job->env[i])
+            continue;
+        acc_buf_printf(&script, "export %.*s=", (int)(eq - job->env[i]), job->env[i]);
+        shell_quote(&script, eq + 1);
+        acc_buf_putc(&script, '\n');
+    }
+    acc_buf_puts(&script, "exec ");
     shell_quote(&script, job->executable);
     for (size_t i = 0; i < job->n_args; i++) {
         acc_buf_putc(&script, ' ');
@@ -518,6 +531,65 @@ static acc_err submit(void *state, const struct acc_job *job, char *job_id, size
     return rc;
 }
 
+static acc_err job_status(void *state, const char *job_id, struct acc_job_status *out,
+                          struct acc_error *err)
+{
+    struct slurm *s = state;
+    const char *args[] = {"show", "job", "-o", job_id, NULL};
+    struct acc_proc_result r;
+    acc_err rc = run(s, "scontrol", args, false, NULL, &r, err);
+    if (rc) {
+        acc_proc_result_release(&r);
+        return rc;
+    }
+    if (r.status != 0) {
+        if (strstr(said(&r), "Invalid job id")) {
+            /* Slurm forgets finished jobs after MinJobAge. */
+            out->done = true;
+            acc_strlcpy(out->state, "PURGED", sizeof out->state);
+        } else {
+            rc = classify(s, "scontrol show job", &r, err);
+        }
+        acc_proc_result_release(&r);
+        return rc;
+    }
+    char *word = field(r.out, "JobState"), *code = field(r.out, "ExitCode");
+    if (word)
+        acc_strlcpy(out->state, word, sizeof out->state);
+    else
+        rc = acc_error_set(err, ACC_ERR_ADAPTER, "site %s: scontrol show job %s: no JobState",
+                           s->name, job_id);
+    static const char *const running[] = {"PENDING",    "CONFIGURING", "RUNNING",     "SUSPENDED",
+                                          "COMPLETING", "REQUEUED",    "RESIZING",    "SIGNALING",
+                                          "STAGE_OUT",  "REQUEUE_FED", "REQUEUE_HOLD"};
+    out->done = !rc;
+    for (size_t i = 0; i < sizeof running / sizeof *running && out->done; i++)
+        out->done = strcmp(out->state, running[i]) != 0;
+    if (out->done && code) {
+        /* "status:signal" */
+        out->exit_status = atoi(code);
+        const char *colon = strchr(code, ':');
+        out->signal = colon ? atoi(colon + 1) : 0;
+    }
+    free(word);
+    free(code);
+    acc_proc_result_release(&r);
+    return rc;
+}
+
+static acc_err job_cancel(void *state, const char *job_id, struct acc_error *err)
+{
+    struct slurm *s = state;
+    const char *args[] = {job_id, NULL};
+    struct acc_proc_result r;
+    acc_err rc = run(s, "scancel", args, false, NULL, &r, err);
+    if (!rc && r.status != 0 && !strstr(said(&r), "Invalid job id") &&
+        !strstr(said(&r), "already completing or completed"))
+        rc = classify(s, "scancel", &r, err);
+    acc_proc_result_release(&r);
+    return rc;
+}
+
 /* ----------------------------------------------------------------- health */
 
 static acc_err health(void *state, struct acc_health *out)
@@ -527,6 +599,7 @@ static acc_err health(void *state, struct acc_health *out)
     struct acc_proc_result r;
     struct acc_error err;
     if (run(s, "scontrol", args, false, NULL, &r, &err)) {
+        acc_proc_result_release(&r);
         out->up = false;
         acc_strlcpy(out->detail, err.msg, sizeof out->detail);
         return ACC_OK;
@@ -612,5 +685,7 @@ const struct acc_adapter_ops acc_slurm_ops = {
     .query = query,
     .cancel = cancel,
     .submit = submit,
+    .job_status = job_status,
+    .job_cancel = job_cancel,
     .health = health,
 };

@@ -31,6 +31,13 @@ static const char embedded_text[] =
     "lead_time = PT5S\n"
     "adapter_timeout = PT15S\n"
     "\n"
+    "# Meta-jobs start here at their agreed time, with MPICH's mpiexec.hydra and\n"
+    "# the fork launcher: every site's hosts (SITE-n1, SITE-n2, ...) are this\n"
+    "# machine.  Off unless a configuration turns it on: it runs the offers'\n"
+    "# programs as accordd's user.\n"
+    "[launch]\n"
+    "enabled = yes\n"
+    "\n"
     "[site fzj-xd1]\n"
     "adapter = sim-batch\n"
     "nodes = 64\n"
@@ -283,6 +290,12 @@ static int site_key(struct parse *p, const char *section, const char *name, cons
             return bad(p, section, "hosts: '%s' is not a host list such as c-n[001-064]", v);
         return set_str(&s->hosts, v);
     }
+    if (strcmp(k, "launch") == 0) {
+        if (strcmp(v, "mpiexec") != 0 && strcmp(v, "sbatch") != 0)
+            return bad(p, section, "launch is mpiexec (the default) or sbatch");
+        s->sbatch = strcmp(v, "sbatch") == 0;
+        return 1;
+    }
     if (strcmp(k, "contact") == 0) {
         if (!*v || strchr(v, '"'))
             return bad(p, section,
@@ -503,6 +516,17 @@ static acc_err check(struct acc_config *c, struct acc_error *err)
         if (s->nodes <= 0)
             return acc_error_set(err, ACC_ERR_CONFIG, "[site %s] needs nodes = (its size)",
                                  s->name);
+        if (s->hosts) {
+            /* every node may be launched on: each needs a host name */
+            struct acc_hostlist h = {0};
+            acc_err rc = acc_hostlist_expand(s->hosts, &h);
+            size_t n = h.n;
+            acc_hostlist_release(&h);
+            if (rc == ACC_OK && n < (size_t)s->nodes)
+                return acc_error_set(err, ACC_ERR_CONFIG,
+                                     "[site %s] hosts names %zu hosts for its %lld nodes", s->name,
+                                     n, (long long)s->nodes);
+        }
     }
     for (size_t i = 0; i < c->n_networks; i++) {
         if (!c->networks[i].adapter)
@@ -556,7 +580,7 @@ static void defaults(struct acc_config *c)
     c->horizon = 14 * 86400;
     c->lead_time = 5;
     c->adapter_timeout = 15;
-    c->launch.enabled = true;
+    c->launch.enabled = false; /* it runs what offers name: an operator's choice */
     c->launch.output_limit = 1024 * 1024;
     c->launch.grace = 10;
     c->launch.router_port = 33000;

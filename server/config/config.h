@@ -5,9 +5,11 @@
  *                  allow_control, log_level
  *   [database]     path, durable
  *   [negotiation]  strategy, max_rounds, horizon, lead_time, adapter_timeout
- *   [auth]         tokens (a file of "user token [admin]" lines) *   [launch]       enabled,
- * mpiexec, launcher, launcher_exec, localhost, directory, path, env, output_limit, grace,
- * router_port [site NAME]    adapter, nodes, hosts, contact, then the adapter's own settings
+ *   [auth]         tokens (a file of "user token [admin]" lines)
+ *   [launch]       enabled, mpiexec, launcher, launcher_exec, localhost,
+ *                  directory, path, env, output_limit, grace, router_port
+ *   [site NAME]    adapter, nodes, hosts, contact, launch, then the
+ *                  adapter's own settings
  *   [network NAME] adapter, then the adapter's own settings
  *   [link NAME]    sites = A B, capacity (Mbit/s), network
  *
@@ -30,6 +32,8 @@ struct acc_site_cfg {
     int64_t nodes;
     char *hosts;             /* launch hosts as a host list ("c-n[1-64]"); NULL: NAME-n[1-nodes] */
     char *contact;           /* MPICH-G2 resourceManagerContact; NULL: the site's name */
+    bool sbatch;             /* launch = sbatch: its components go into the reservation through the
+                              * adapter's batch system, not mpiexec */
     struct acc_kv *settings; /* everything else in the section, for the adapter */
     size_t n_settings;
 };

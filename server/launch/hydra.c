@@ -92,7 +92,7 @@ acc_err acc_launch_command(const struct acc_launch_plan *p, const struct acc_lau
         const struct acc_alloc_component *c = p->comps[i].comp;
         char n[32], idx[32];
         snprintf(n, sizeof n, "%" PRId64, c->nodes * c->ppn);
-        snprintf(idx, sizeof idx, "%zu", i);
+        snprintf(idx, sizeof idx, "%zu", p->comps[i].index);
         if (i > 0)
             ok = push(out, ":");
         ok = ok && push2(out, "-n", n) && push3(out, "-env", "ACCORD_COMPONENT", c->name);

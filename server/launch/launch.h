@@ -28,6 +28,7 @@ struct acc_launch_comp {
     char **hosts;                           /* comp->nodes host names, in order */
     size_t n_hosts;
     char *contact; /* the site's resourceManagerContact (MPICH-G2) */
+    size_t index;  /* of the component in the agreement */
 };
 
 struct acc_launch_plan {
@@ -69,7 +70,8 @@ struct acc_argv {
 
 void acc_argv_release(struct acc_argv *a);
 
-/* The mpiexec.hydra command for the plan in the given style: the launcher
+/* The mpiexec.hydra command for the plan (or a part of it: comps may be a
+ * subset, each keeping its index) in the given style: the launcher
  * options of lc, -genv for lc's environment, every host in one -hosts list
  * (HOST:PPN per node), then per component ": -n NODES*PPN [-env ...]
  * EXECUTABLE ARGS...".  MetaMPICH runs get METAMPICH_CONFIG=description

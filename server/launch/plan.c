@@ -93,10 +93,10 @@ static acc_err resolve(struct acc_launch_plan *p, size_t i, const struct acc_con
         acc_hostlist_release(&all);
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     }
-    /* Reported names are the reservation's own; configured ones are shared
-     * by every component on the site, so each takes the next free ones. */
+    /* Components on one site share its names (configured ones, or those of
+     * the one reservation they share): each takes the next free ones. */
     for (size_t k = 0; k < all.n && c->n_hosts < (size_t)ac->nodes; k++) {
-        if (!reported && taken(p, i, ac->site, all.names[k]))
+        if (taken(p, i, ac->site, all.names[k]))
             continue;
         c->hosts[c->n_hosts++] = all.names[k];
         all.names[k] = NULL;
@@ -129,6 +129,7 @@ acc_err acc_launch_plan_build(const struct acc_agreement *a, const struct acc_co
     out->n_comps = a->n_comps;
     for (size_t i = 0; i < a->n_comps; i++) {
         out->comps[i].comp = &a->comps[i];
+        out->comps[i].index = i;
         acc_err rc = resolve(out, i, cfg, err);
         if (rc) {
             acc_launch_plan_release(out);

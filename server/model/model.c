@@ -329,6 +329,7 @@ void acc_run_release(struct acc_run *r)
         return;
     free(r->directory);
     free(r->command);
+    free(r->batch);
     free(r->reason);
     free(r->output);
     free(r->metampich);

@@ -157,11 +157,9 @@ enum acc_run_state {
     ACC_RUN_STOPPED,    /* still running at the end of its reservation: stopped */
     ACC_RUN_TERMINATED, /* stopped (or never started) because the agreement was terminated */
     ACC_RUN_FAILED,     /* could not be started at all */
-    ACC_RUN_MISSED,
-    /* accordd was down for the whole reservation */ ACC_RUN_LOST, /* accordd lost track of it (its
-                                                                      status could not be read back)
-                                                                    */
-    ACC_RUN_DESCRIBED, /* launch style none (or launching off): described, never started */
+    ACC_RUN_MISSED,     /* accordd was down for the whole reservation */
+    ACC_RUN_LOST,       /* accordd lost track of it (its status could not be read back) */
+    ACC_RUN_DESCRIBED,  /* launch style none (or launching off): described, never started */
     ACC_RUN__COUNT
 };
 
@@ -182,7 +180,9 @@ struct acc_run {
     int64_t pid;             /* the job's process group while it runs; 0: none */
     int64_t pid_start;       /* that process's start (clock ticks after boot) */
     char *directory;         /* where it runs and its files are kept */
-    char *command;           /* the mpiexec command line, shell-quoted */
+    char *command;           /* the mpiexec command line, shell-quoted; NULL: none */
+    char *batch;             /* components submitted to their site's batch system: "COMPONENT SITE
+                              * JOBID" lines; NULL: none */
     char *reason;            /* in words: why it is in its state */
     char *output;            /* the first bytes of its output (stdout and stderr) */
     size_t output_len;

@@ -20,8 +20,10 @@
 #include "../common/strutil.h"
 #include "../launch/launch.h"
 
-/* How often a running job is looked at. */
-#define WATCH_MS 200
+/* How often a running job is looked at, and every how many looks its batch
+ * parts are asked about. */
+#define WATCH_MS   200
+#define BATCH_POLL 10
 
 /* The wrapper that runs mpiexec: its output (stdout and stderr) goes to
  * `output` up to $1 bytes, the rest is only counted, and its exit status is
@@ -33,14 +35,23 @@ static const char wrapper[] = "limit=$1; shift\n"
 
 enum phase { WAITING, RUNNING };
 
+/* A component submitted to its site's batch system. */
+struct part {
+    char comp[64], site[64], job_id[64];
+    bool done;
+    struct acc_job_status status;
+};
+
 struct entry {
     char id[ACC_ID_LEN + 1];
     acc_time start, end;
     enum phase phase;
     bool stop;  /* terminate asked for it */
     bool adopt; /* running before a restart: watch pid, do not start */
-    pid_t pid;  /* the wrapper: the job's process group */
+    pid_t pid;  /* the wrapper: the job's process group; 0: no mpiexec part */
     int64_t pid_start;
+    struct part *parts; /* batch jobs */
+    size_t n_parts;
     struct acc_launcher *l;
     struct entry *next;
 };
@@ -63,17 +74,27 @@ struct acc_launcher {
 
 /* ------------------------------------------------------------------ setup */
 
-/* Jobs' directories default to accord-jobs beside the database. */
-static char *default_root(const char *db_path)
+/* The directory of the jobs' directories, as an absolute path (it is
+ * stored with each run and must mean the same after a restart from another
+ * working directory): the configured one, or accord-jobs beside the
+ * database. */
+static char *absolute(const char *configured, const char *db_path)
 {
+    struct acc_buf b = ACC_BUF_INIT;
+    char cwd[PATH_MAX];
     const char *slash = strrchr(db_path, '/');
-    if (strcmp(db_path, ":memory:") == 0 || !slash)
-        return strdup("accord-jobs");
-    size_t n = (size_t)(slash - db_path);
-    char *s = malloc(n + sizeof "/accord-jobs");
-    if (s)
-        sprintf(s, "%.*s/accord-jobs", (int)n, db_path);
-    return s;
+    if (configured) {
+        if (configured[0] != '/' && getcwd(cwd, sizeof cwd))
+            acc_buf_printf(&b, "%s/", cwd);
+        acc_buf_puts(&b, configured);
+    } else if (slash && strcmp(db_path, ":memory:") != 0) {
+        if (db_path[0] != '/' && getcwd(cwd, sizeof cwd))
+            acc_buf_printf(&b, "%s/", cwd);
+        acc_buf_printf(&b, "%.*s/accord-jobs", (int)(slash - db_path), db_path);
+    } else {
+        acc_buf_printf(&b, "%s/accord-jobs", getcwd(cwd, sizeof cwd) ? cwd : ".");
+    }
+    return acc_buf_detach(&b, NULL);
 }
 
 /* PATH for jobs: the configured prefix (default: accordd's own directory,
@@ -214,30 +235,126 @@ static char *read_file(const char *dir, const char *name, size_t max, size_t *le
     return buf;
 }
 
-/* Starts the job of e.  On failure the run says why (failed). */
-static acc_err start_job(struct acc_launcher *l, struct entry *e, struct acc_agreement *a,
-                         struct acc_run *r, struct acc_error *err)
+/* Records the batch parts as "COMPONENT SITE JOBID" lines in r->batch. */
+static void batch_text(const struct entry *e, struct acc_run *r)
+{
+    struct acc_buf b = ACC_BUF_INIT;
+    for (size_t i = 0; i < e->n_parts; i++)
+        acc_buf_printf(&b, "%s %s %s\n", e->parts[i].comp, e->parts[i].site, e->parts[i].job_id);
+    free(r->batch);
+    r->batch = e->n_parts ? acc_buf_detach(&b, NULL) : NULL;
+    acc_buf_release(&b);
+}
+
+/* Reads r->batch back into e->parts (after a restart). */
+static void batch_parse(struct entry *e, const char *text)
+{
+    for (const char *p = text; p && *p;) {
+        struct part x = {0};
+        if (sscanf(p, "%63s %63s %63s", x.comp, x.site, x.job_id) == 3) {
+            struct part *v = realloc(e->parts, (e->n_parts + 1) * sizeof *v);
+            if (!v)
+                break;
+            e->parts = v;
+            e->parts[e->n_parts++] = x;
+        }
+        const char *nl = strchr(p, '\n');
+        p = nl ? nl + 1 : NULL;
+    }
+}
+
+/* Stops the batch parts that still run. */
+static void cancel_parts(struct acc_launcher *l, struct entry *e)
+{
+    for (size_t i = 0; i < e->n_parts; i++) {
+        struct acc_error err;
+        if (!e->parts[i].done &&
+            l->hooks.job_cancel(l->hooks.ctx, e->parts[i].site, e->parts[i].job_id, &err))
+            acc_log_warn("agreement %s: %s", e->id, err.msg);
+    }
+}
+
+/* Submits the components of sites with launch = sbatch into their
+ * reservations, each with the environment its mpiexec segment would get. */
+static acc_err submit_parts(struct acc_launcher *l, struct entry *e, const struct acc_agreement *a,
+                            const struct acc_run *r, const char *description, struct acc_error *err)
+{
+    for (size_t i = 0; i < a->n_comps; i++) {
+        const struct acc_alloc_component *c = &a->comps[i];
+        const struct acc_site_cfg *site = acc_config_site(l->cfg, c->site);
+        if (!site || !site->sbatch)
+            continue;
+        char v[5][PATH_MAX + 64], output[PATH_MAX];
+        snprintf(v[0], sizeof v[0], "ACCORD_AGREEMENT=%s", a->id);
+        snprintf(v[1], sizeof v[1], "ACCORD_COMPONENT=%s", c->name);
+        snprintf(v[2], sizeof v[2], "ACCORD_LAUNCH_DESCRIPTION=%s", description);
+        if (r->style == ACC_LAUNCH_MPICH_G2) {
+            snprintf(v[3], sizeof v[3], "GLOBUS_DUROC_SUBJOB_INDEX=%zu", i);
+            v[4][0] = '\0';
+        } else {
+            snprintf(v[3], sizeof v[3], "METAMPICH_CONFIG=%s", description);
+            snprintf(v[4], sizeof v[4], "METAMPICH_METAHOST=%s", c->name);
+        }
+        const char *env[] = {l->path, v[0], v[1], v[2], v[3], v[4][0] ? v[4] : NULL, NULL};
+        snprintf(output, sizeof output, "%s/%s.out", r->directory, c->name);
+        struct acc_job job = {.key = c->reservation,
+                              .local_id = c->local_id,
+                              .nodes = c->nodes,
+                              .ppn = c->ppn,
+                              .executable = c->executable,
+                              .args = (const char *const *)c->args,
+                              .n_args = c->n_args,
+                              .directory = r->directory,
+                              .output = output,
+                              .end = a->end,
+                              .env = env};
+        struct part x = {0};
+        acc_strlcpy(x.comp, c->name, sizeof x.comp);
+        acc_strlcpy(x.site, c->site, sizeof x.site);
+        acc_err rc = l->hooks.submit(l->hooks.ctx, c->site, &job, x.job_id, sizeof x.job_id, err);
+        struct part *pv = rc ? NULL : realloc(e->parts, (e->n_parts + 1) * sizeof *pv);
+        if (!rc && !pv)
+            rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+        if (rc) {
+            acc_error_prefix(err, "component %s", c->name);
+            cancel_parts(l, e);
+            return rc;
+        }
+        e->parts = pv;
+        e->parts[e->n_parts++] = x;
+        acc_log_info("agreement %s: component %s is batch job %s on site %s", a->id, c->name,
+                     x.job_id, c->site);
+    }
+    return ACC_OK;
+}
+
+/* Starts mpiexec for the components that are not batch jobs. */
+static acc_err start_mpiexec(struct acc_launcher *l, struct entry *e,
+                             const struct acc_launch_plan *plan, struct acc_run *r,
+                             const char *description, struct acc_error *err)
 {
     const struct acc_launch_cfg *lc = &l->cfg->launch;
-    struct acc_launch_plan plan;
+    struct acc_launch_comp *mine = calloc(plan->n_comps ? plan->n_comps : 1, sizeof *mine);
+    if (!mine)
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    struct acc_launch_plan part = *plan;
+    part.comps = mine;
+    part.n_comps = 0;
+    for (size_t i = 0; i < plan->n_comps; i++) {
+        const struct acc_site_cfg *site = acc_config_site(l->cfg, plan->comps[i].comp->site);
+        if (!site || !site->sbatch)
+            mine[part.n_comps++] = plan->comps[i];
+    }
+    if (part.n_comps == 0) {
+        free(mine);
+        return ACC_OK; /* every component is a batch job */
+    }
     struct acc_argv argv = {0};
+    acc_err rc = acc_launch_command(&part, lc, r->style, description, &argv, err);
+    free(mine);
+    if (rc)
+        return rc;
     struct acc_buf cmd = ACC_BUF_INIT;
-    acc_err rc = mkdirs(r->directory, err);
-    if (!rc)
-        rc = acc_launch_plan_build(a, l->cfg, r->directory, &plan, err);
-    if (rc)
-        return rc;
-    const char *dfile = r->style == ACC_LAUNCH_MPICH_G2 ? "job.rsl" : "metampich.conf";
-    char dpath[PATH_MAX];
-    snprintf(dpath, sizeof dpath, "%s/%s", r->directory, dfile);
-    if (!write_file(r->directory, "metampich.conf", r->metampich, err) ||
-        !write_file(r->directory, "job.rsl", r->rsl, err))
-        rc = ACC_ERR_IO;
-    if (!rc)
-        rc = acc_launch_command(&plan, lc, r->style, dpath, &argv, err);
-    acc_launch_plan_release(&plan);
-    if (rc)
-        return rc;
     acc_launch_quote_argv(&argv, &cmd);
     free(r->command);
     r->command = acc_buf_detach(&cmd, NULL);
@@ -245,15 +362,14 @@ static acc_err start_job(struct acc_launcher *l, struct entry *e, struct acc_agr
         acc_argv_release(&argv);
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     }
-    char cpath[PATH_MAX];
-    snprintf(cpath, sizeof cpath, "%s/command", r->directory);
-    FILE *cf = fopen(cpath, "w");
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/command", r->directory);
+    FILE *cf = fopen(path, "w");
     if (cf) {
         fprintf(cf, "%s\n", r->command);
         fclose(cf);
     }
     /* status and output are the job's: old ones would lie */
-    char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/status", r->directory);
     unlink(path);
 
@@ -284,6 +400,37 @@ static acc_err start_job(struct acc_launcher *l, struct entry *e, struct acc_agr
     e->pid_start = acc_proc_start_time(pid);
     r->pid = pid;
     r->pid_start = e->pid_start;
+    return ACC_OK;
+}
+
+/* Starts the job of e: its batch parts, then its mpiexec part.  On failure
+ * nothing of it runs. */
+static acc_err start_job(struct acc_launcher *l, struct entry *e, struct acc_agreement *a,
+                         struct acc_run *r, struct acc_error *err)
+{
+    struct acc_launch_plan plan;
+    acc_err rc = mkdirs(r->directory, err);
+    if (!rc)
+        rc = acc_launch_plan_build(a, l->cfg, r->directory, &plan, err);
+    if (rc)
+        return rc;
+    char description[PATH_MAX];
+    snprintf(description, sizeof description, "%s/%s", r->directory,
+             r->style == ACC_LAUNCH_MPICH_G2 ? "job.rsl" : "metampich.conf");
+    if (!write_file(r->directory, "metampich.conf", r->metampich, err) ||
+        !write_file(r->directory, "job.rsl", r->rsl, err))
+        rc = ACC_ERR_IO;
+    if (!rc)
+        rc = submit_parts(l, e, a, r, description, err);
+    if (!rc) {
+        rc = start_mpiexec(l, e, &plan, r, description, err);
+        if (rc)
+            cancel_parts(l, e);
+    }
+    acc_launch_plan_release(&plan);
+    if (rc)
+        return rc;
+    batch_text(e, r);
     r->started = acc_now();
     r->state = ACC_RUN_RUNNING;
     return ACC_OK;
@@ -292,6 +439,8 @@ static acc_err start_job(struct acc_launcher *l, struct entry *e, struct acc_agr
 /* Is the job's wrapper still there?  Reaps it when it is our child. */
 static bool job_alive(struct entry *e, int *wstatus, bool *reaped)
 {
+    if (e->pid <= 0)
+        return false; /* no mpiexec part */
     if (!e->adopt) {
         pid_t w = waitpid(e->pid, wstatus, WNOHANG);
         if (w == e->pid) {
@@ -322,6 +471,9 @@ static bool wait_gone(struct entry *e, int64_t ms, int *wstatus, bool *reaped)
 /* SIGTERM to the whole group, SIGKILL after the grace period. */
 static int stop_group(struct acc_launcher *l, struct entry *e, int *wstatus, bool *reaped)
 {
+    cancel_parts(l, e);
+    if (e->pid <= 0)
+        return SIGTERM; /* scancel sends SIGTERM, and SIGKILL after KillWait */
     kill(-e->pid, SIGTERM);
     if (wait_gone(e, l->cfg->launch.grace * 1000, wstatus, reaped)) {
         kill(-e->pid, SIGKILL); /* stragglers that outlived the wrapper */
@@ -332,21 +484,74 @@ static int stop_group(struct acc_launcher *l, struct entry *e, int *wstatus, boo
     return SIGKILL;
 }
 
-/* Collects what a job left in its directory. */
-static void collect(struct acc_launcher *l, struct acc_run *r)
+/* Polls the batch parts that still run (when poll); true when every part
+ * has ended. */
+static bool parts_done(struct acc_launcher *l, struct entry *e, bool poll)
 {
-    size_t len = 0;
-    char *status = read_file(r->directory, "status", 64, NULL);
-    if (status) {
-        r->exit_status = atoi(status);
-        free(status);
+    bool all = true;
+    for (size_t i = 0; i < e->n_parts; i++) {
+        struct part *x = &e->parts[i];
+        if (!x->done && poll) {
+            struct acc_error err;
+            struct acc_job_status st;
+            if (l->hooks.job_status(l->hooks.ctx, x->site, x->job_id, &st, &err))
+                acc_log_warn("agreement %s: %s", e->id, err.msg); /* asked again later */
+            else if (st.done) {
+                x->done = true;
+                x->status = st;
+            }
+        }
+        all &= x->done;
+    }
+    return all;
+}
+
+/* Collects what a job left: the mpiexec part's status and output in its
+ * directory, then each batch part's status and output file. */
+static void collect(struct acc_launcher *l, struct entry *e, struct acc_run *r)
+{
+    size_t limit = l->cfg->launch.output_limit, len = 0;
+    struct acc_buf out = ACC_BUF_INIT;
+    int64_t total = 0;
+    if (e->pid > 0) {
+        char *status = read_file(r->directory, "status", 64, NULL);
+        if (status) {
+            r->exit_status = atoi(status);
+            free(status);
+        }
+        char *text = read_file(r->directory, "output", limit, &len);
+        if (text)
+            acc_buf_append(&out, text, len);
+        free(text);
+        char *dropped = read_file(r->directory, "output.dropped", 64, NULL);
+        total += (int64_t)len + (dropped ? strtoll(dropped, NULL, 10) : 0);
+        free(dropped);
+    } else if (e->n_parts) {
+        r->exit_status = 0; /* from the parts below */
+    }
+    for (size_t i = 0; i < e->n_parts; i++) {
+        const struct part *x = &e->parts[i];
+        int st = x->done ? x->status.exit_status : -1;
+        if (r->exit_status == 0 && st != 0)
+            r->exit_status = st; /* the first failure (or an unknown status) tells */
+        if (!r->signal && x->done && x->status.signal)
+            r->signal = x->status.signal;
+        char name[128 + 8];
+        snprintf(name, sizeof name, "%s.out", x->comp);
+        len = 0;
+        size_t room = out.len < limit ? limit - out.len : 0;
+        char *text = read_file(r->directory, name, room, &len);
+        acc_buf_printf(&out, "== component %s: batch job %s on site %s, %s, exit status %d ==\n",
+                       x->comp, x->job_id, x->site, x->done ? x->status.state : "stopped", st);
+        if (text)
+            acc_buf_append(&out, text, len);
+        free(text);
+        total += (int64_t)len;
     }
     free(r->output);
-    r->output = read_file(r->directory, "output", l->cfg->launch.output_limit, &len);
-    r->output_len = r->output ? len : 0;
-    char *dropped = read_file(r->directory, "output.dropped", 64, NULL);
-    r->output_total = (int64_t)r->output_len + (dropped ? strtoll(dropped, NULL, 10) : 0);
-    free(dropped);
+    r->output_len = 0;
+    r->output = acc_buf_detach(&out, &r->output_len);
+    r->output_total = total;
 }
 
 static void finish(struct acc_launcher *l, struct acc_run *r, enum acc_run_state st,
@@ -408,10 +613,13 @@ static void run_entry(struct acc_launcher *l, struct entry *e)
         }
         if (r.state != ACC_RUN_RUNNING)
             goto out;
-    } else if (a.state != ACC_STATE_OBSERVED) {
-        pthread_mutex_lock(&l->lock);
-        e->stop = true; /* terminated while accordd was away */
-        pthread_mutex_unlock(&l->lock);
+    } else {
+        batch_parse(e, r.batch);
+        if (a.state != ACC_STATE_OBSERVED) {
+            pthread_mutex_lock(&l->lock);
+            e->stop = true; /* terminated while accordd was away */
+            pthread_mutex_unlock(&l->lock);
+        }
     }
 
     /* Stopped `grace` before the end, so that the nodes are free at the end. */
@@ -419,6 +627,7 @@ static void run_entry(struct acc_launcher *l, struct entry *e)
     if (deadline <= a.start)
         deadline = a.end;
     int wstatus = 0, sig = 0;
+    unsigned tick = 0;
     bool reaped = false, ended = false, terminated = false, detached = false;
     pthread_mutex_lock(&l->lock);
     for (;;) {
@@ -431,7 +640,8 @@ static void run_entry(struct acc_launcher *l, struct entry *e)
             break;
         }
         pthread_mutex_unlock(&l->lock);
-        ended = !job_alive(e, &wstatus, &reaped);
+        /* Batch systems are asked every few seconds, not at every look. */
+        ended = !job_alive(e, &wstatus, &reaped) && parts_done(l, e, tick++ % BATCH_POLL == 0);
         bool due = acc_now() >= deadline;
         pthread_mutex_lock(&l->lock);
         if (ended || due)
@@ -451,10 +661,11 @@ static void run_entry(struct acc_launcher *l, struct entry *e)
     if (!ended) {
         sig = stop_group(l, e, &wstatus, &reaped);
     } else {
-        kill(-e->pid, SIGKILL); /* anything of the group that outlived the wrapper */
+        if (e->pid > 0)
+            kill(-e->pid, SIGKILL); /* anything of the group that outlived the wrapper */
     }
     r.ended = acc_now();
-    collect(l, &r);
+    collect(l, e, &r);
     if (terminated) {
         r.signal = sig;
         finish(l, &r, ACC_RUN_TERMINATED,
@@ -494,6 +705,7 @@ static void *watcher_main(void *arg)
             break;
         }
     }
+    free(e->parts);
     free(e);
     l->watchers--;
     pthread_cond_broadcast(&l->cond);
@@ -673,7 +885,7 @@ acc_err acc_launcher_new(const struct acc_config *cfg, struct acc_store *st,
     l->cfg = cfg;
     l->store = st;
     l->hooks = *hooks;
-    l->root = cfg->launch.directory ? strdup(cfg->launch.directory) : default_root(cfg->db_path);
+    l->root = absolute(cfg->launch.directory ? cfg->launch.directory : NULL, cfg->db_path);
     l->path = job_path(&cfg->launch);
     pthread_mutex_init(&l->lock, NULL);
     pthread_cond_init(&l->cond, NULL);
@@ -706,6 +918,7 @@ void acc_launcher_free(struct acc_launcher *l)
     while (l->entries) {
         struct entry *e = l->entries;
         l->entries = e->next;
+        free(e->parts);
         free(e);
     }
     pthread_mutex_unlock(&l->lock);

@@ -2,11 +2,12 @@
  * and watches it to its end (part of the service).
  *
  * Every committed agreement gets its launch descriptions (describe).  Those
- * with a launch style get a timer; at the start the job is run with
- * mpiexec.hydra under a small sh wrapper, in its own process group, in a
- * directory of its own that keeps the descriptions, the output (bounded) and
- * the exit status.  The job is stopped when its reservation ends (SIGTERM
- * `grace` before the end, then SIGKILL) or when the agreement is terminated.
+ * with a launch style get a timer; at the start the job is run with * mpiexec.hydra under a small
+ * sh wrapper, in its own process group, in a directory of its own that keeps the descriptions, the
+ * output (bounded) and the exit status.  Components on sites with launch = sbatch go into their
+ * reservation through the site's batch system instead (one batch job each),
+ * and the job ends when every part has ended.  The job is stopped when its reservation ends
+ * (SIGTERM `grace` before the end, then SIGKILL) or when the agreement is terminated.
  *
  * Everything the launcher knows is in the store, so a restart loses
  * nothing: waiting runs get their timers again, and jobs that were running
@@ -18,6 +19,7 @@
 
 #include <stdbool.h>
 
+#include "../../adapters/adapter.h"
 #include "../../db/store.h"
 #include "../common/error.h"
 #include "../config/config.h"
@@ -31,6 +33,13 @@ struct acc_launcher_hooks {
      * everything to record.  reason says it in words for the agreement.
      * Called from the launcher's own threads. */
     void (*ended)(void *ctx, const struct acc_run *run, const char *reason);
+    /* The batch system of a site (launch = sbatch): submit a component into
+     * its reservation, ask where a job stands, stop it. */
+    acc_err (*submit)(void *ctx, const char *site, const struct acc_job *job, char *job_id,
+                      size_t job_id_len, struct acc_error *err);
+    acc_err (*job_status)(void *ctx, const char *site, const char *job_id,
+                          struct acc_job_status *out, struct acc_error *err);
+    acc_err (*job_cancel)(void *ctx, const char *site, const char *job_id, struct acc_error *err);
 };
 
 acc_err acc_launcher_new(const struct acc_config *cfg, struct acc_store *st,

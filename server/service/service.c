@@ -110,6 +110,11 @@ static acc_err open_adapters(struct acc_service *svc, struct acc_error *err)
         if (!(ops->caps & ACC_CAP_NODES))
             return acc_error_set(err, ACC_ERR_CONFIG, "%s: adapter %s does not reserve nodes",
                                  section, s->adapter);
+        if (s->sbatch && !(ops->caps & ACC_CAP_SUBMIT))
+            return acc_error_set(err, ACC_ERR_CONFIG,
+                                 "%s: launch = sbatch needs an adapter that submits jobs into "
+                                 "reservations (slurm); %s does not",
+                                 section, s->adapter);
         struct acc_adapter_env env = {
             .name = s->name,
             .section = section,
@@ -964,6 +969,34 @@ static acc_err release_reservations(struct acc_service *svc, const char *id, str
     return rc;
 }
 
+/* The launcher's way to a site's batch system (launch = sbatch). */
+static acc_err hook_submit(void *ctx, const char *site, const struct acc_job *job, char *job_id,
+                           size_t job_id_len, struct acc_error *err)
+{
+    struct acc_adapter *ad = site_adapter(ctx, site);
+    if (!ad)
+        return acc_error_set(err, ACC_ERR_UNKNOWN_SITE, "site %s is no longer configured", site);
+    return acc_adapter_submit(ad, job, job_id, job_id_len, err);
+}
+
+static acc_err hook_job_status(void *ctx, const char *site, const char *job_id,
+                               struct acc_job_status *out, struct acc_error *err)
+{
+    struct acc_adapter *ad = site_adapter(ctx, site);
+    if (!ad)
+        return acc_error_set(err, ACC_ERR_UNKNOWN_SITE, "site %s is no longer configured", site);
+    return acc_adapter_job_status(ad, job_id, out, err);
+}
+
+static acc_err hook_job_cancel(void *ctx, const char *site, const char *job_id,
+                               struct acc_error *err)
+{
+    struct acc_adapter *ad = site_adapter(ctx, site);
+    if (!ad)
+        return acc_error_set(err, ACC_ERR_UNKNOWN_SITE, "site %s is no longer configured", site);
+    return acc_adapter_job_cancel(ad, job_id, err);
+}
+
 /* The launcher's word that a job ended: the run is recorded, and an
  * Observed agreement is Complete; what is left of its reservations goes
  * back at once. */
@@ -1369,7 +1402,8 @@ acc_err acc_service_open(const struct acc_config *cfg, struct acc_service **out,
     if (!rc)
         rc = open_adapters(svc, err);
     if (!rc) {
-        struct acc_launcher_hooks lh = {svc, hook_run_ended};
+        struct acc_launcher_hooks lh = {svc, hook_run_ended, hook_submit, hook_job_status,
+                                        hook_job_cancel};
         rc = acc_launcher_new(cfg, svc->store, &lh, &svc->launcher, err);
     }
     if (!rc)

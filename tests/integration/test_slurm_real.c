@@ -13,6 +13,7 @@
 #include "engine.h"
 #include "fixture.h"
 #include "hook_adapter.h"
+#include "hostlist.h"
 #include "http_client.h"
 #include "proc.h"
 #include "store.h"
@@ -104,15 +105,18 @@ static int setup(void)
     snprintf(dir, sizeof dir, "%s", d);
     snprintf(conf_a, sizeof conf_a, "%s/sitea/slurm.conf", dir);
     snprintf(conf_b, sizeof conf_b, "%s/siteb/slurm.conf", dir);
-    char ini[2048], db[256];
+    char ini[4096], db[256];
+    /* sitea's components go into their reservation with sbatch, siteb's
+     * with mpiexec (only agreements with a launch style start anything). */
     snprintf(ini, sizeof ini,
              "[server]\nallow_control = yes\n"
              "[negotiation]\nadapter_timeout = PT20S\nlead_time = PT10S\n"
-             "[site sitea]\nadapter = slurm\nnodes = 8\nslurm_conf = %s\n"
+             "[launch]\nenabled = yes\ngrace = PT5S\npath = %s\ndirectory = %s/jobs\n"
+             "[site sitea]\nadapter = slurm\nnodes = 8\nslurm_conf = %s\nlaunch = sbatch\n"
              "[site siteb]\nadapter = slurm\nnodes = 16\nslurm_conf = %s\n"
              "[network wan]\nadapter = sim-network\n"
              "[link sitea_siteb]\nsites = sitea siteb\ncapacity = 10000\nnetwork = wan\n",
-             conf_a, conf_b);
+             ACC_BUILD_DIR, acc_test_tmpdir(), conf_a, conf_b);
     snprintf(db, sizeof db, "%s/slurm-real.db", acc_test_tmpdir());
     if (fixture_start(&fx, ini, db))
         return 1;
@@ -437,6 +441,107 @@ static void test_job_starts_inside_reservation(void)
     reset();
 }
 
+/* A meta-job over both clusters: sitea's component is a batch job in its
+ * reservation (sbatch), siteb's runs under mpiexec; the job ends when both
+ * have, and what each wrote is kept. */
+static void test_launch_sbatch_and_mpiexec(void)
+{
+    reset();
+    static const char offer[] =
+        "<wsag:AgreementOffer xmlns:wsag=\"http://schemas.ggf.org/graap/2007/03/ws-agreement\" "
+        "xmlns:co=\"urn:accord:coalloc:1\"><wsag:Name>mixed</wsag:Name><wsag:Context>"
+        "<wsag:AgreementInitiator>tester</wsag:AgreementInitiator>"
+        "<wsag:ServiceProvider>AgreementResponder</wsag:ServiceProvider></wsag:Context>"
+        "<wsag:Terms><wsag:All>"
+        "<wsag:ServiceDescriptionTerm wsag:Name=\"s\" wsag:ServiceName=\"m\"><co:Schedule>"
+        "<co:Duration>PT2M</co:Duration></co:Schedule></wsag:ServiceDescriptionTerm>"
+        "<wsag:ServiceDescriptionTerm wsag:Name=\"batch\" wsag:ServiceName=\"m\"><co:Component>"
+        "<co:Site>sitea</co:Site><co:Nodes>2</co:Nodes><co:Executable>accord-ring</co:Executable>"
+        "<co:Argument>--sleep=2</co:Argument><co:Argument>in batch</co:Argument></co:Component>"
+        "</wsag:ServiceDescriptionTerm>"
+        "<wsag:ServiceDescriptionTerm wsag:Name=\"hydra\" wsag:ServiceName=\"m\"><co:Component>"
+        "<co:Site>siteb</co:Site><co:Nodes>1</co:Nodes><co:ProcessesPerNode>2</co:ProcessesPerNode>"
+        "<co:Executable>accord-ring</co:Executable></co:Component>"
+        "</wsag:ServiceDescriptionTerm>"
+        "<wsag:ServiceDescriptionTerm wsag:Name=\"l\" wsag:ServiceName=\"m\">"
+        "<co:Launch style=\"mpich-g2\"/></wsag:ServiceDescriptionTerm>"
+        "</wsag:All></wsag:Terms></wsag:AgreementOffer>";
+    char u[256];
+    snprintf(u, sizeof u, "%s/agreements", fx.base);
+    const char *hdr[] = {"Content-Type: application/xml", NULL};
+    struct http_reply r;
+    CU_ASSERT_EQUAL_FATAL(http_do("POST", u, offer, strlen(offer), hdr, &r), 0);
+    if (r.status != 201)
+        fprintf(stderr, "\n  %.500s\n", r.body);
+    CU_ASSERT_EQUAL_FATAL(r.status, 201);
+    char *id = xml_get(r.body, "/wsag:Agreement/@wsag:AgreementId");
+    char *n1 = xml_get(r.body, "//co:ComponentAllocation[@co:name='batch']/co:NodeName[1]");
+    char *n2 = xml_get(r.body, "//co:ComponentAllocation[@co:name='batch']/co:NodeName[2]");
+    char *start_s = xml_get(r.body, "//co:Allocation/co:Start");
+    http_reply_free(&r);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(id);
+    /* Complete once both parts ended (the start is about 10 s ahead). */
+    char *state = NULL, *job_id = NULL;
+    snprintf(u, sizeof u, "%s/agreements/%s/launch", fx.base, id);
+    for (int i = 0; i < 900; i++) {
+        free(state);
+        state = NULL;
+        if (http_do("GET", u, NULL, 0, NULL, &r) == 0 && r.status == 200)
+            state = xml_get(r.body, "/co:Job/co:State");
+        http_reply_free(&r);
+        if (state && strcmp(state, "waiting") != 0 && strcmp(state, "running") != 0)
+            break;
+        usleep(100000);
+    }
+    CU_ASSERT_STRING_EQUAL(state ? state : "", "exited");
+    CU_ASSERT_EQUAL_FATAL(http_do("GET", u, NULL, 0, NULL, &r), 0);
+    char *ex = xml_get(r.body, "/co:Job/co:ExitStatus");
+    CU_ASSERT_STRING_EQUAL(ex ? ex : "", "0");
+    http_reply_free(&r);
+    snprintf(u, sizeof u, "%s/agreements/%s/launch/output", fx.base, id);
+    CU_ASSERT_EQUAL_FATAL(http_do("GET", u, NULL, 0, NULL, &r), 0);
+    /* mpiexec ran siteb's two ranks; sitea's part ran as a batch job */
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "RING OK ranks=2 components=hydra:2"));
+    const char *head = strstr(r.body, "== component batch: batch job ");
+    CU_ASSERT_PTR_NOT_NULL(head);
+    if (head) {
+        job_id = strndup(head + 30, strcspn(head + 30, " "));
+        CU_ASSERT_PTR_NOT_NULL(strstr(head, "on site sitea, COMPLETED, exit status 0 =="));
+    }
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "component batch host"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "[--sleep=2] [in batch]"));
+    http_reply_free(&r);
+    /* Slurm ran that job on the reservation's nodes, from its start (the
+     * reservation itself is gone: released when the job ended early). */
+    if (job_id && n1 && n2 && start_s) {
+        char *show = slurm("sitea", NULL, "scontrol", "show", "job", "-o", job_id, NULL);
+        const char *nl = strstr(show, " NodeList=");
+        struct acc_hostlist h = {0};
+        if (nl) {
+            char *list = strndup(nl + 10, strcspn(nl + 10, " \n"));
+            CU_ASSERT_EQUAL(acc_hostlist_expand(list, &h), ACC_OK);
+            free(list);
+        }
+        CU_ASSERT_EQUAL(h.n, 2);
+        CU_ASSERT_TRUE(h.n == 2 && ((strcmp(h.names[0], n1) == 0 && strcmp(h.names[1], n2) == 0) ||
+                                    (strcmp(h.names[0], n2) == 0 && strcmp(h.names[1], n1) == 0)));
+        acc_hostlist_release(&h);
+        const char *st = strstr(show, " StartTime="); /* epoch seconds (see slurm()) */
+        acc_time began = st ? strtoll(st + 11, NULL, 10) : 0, start = 0;
+        acc_time_parse(start_s, &start, NULL);
+        CU_ASSERT_TRUE(start > 0 && began >= start && began <= start + 15);
+        free(show);
+    }
+    free(job_id);
+    free(n1);
+    free(n2);
+    free(start_s);
+    free(ex);
+    free(state);
+    free(id);
+    reset();
+}
+
 static pid_t pid_of(const char *file)
 {
     char *p = read_file(file, NULL);
@@ -505,6 +610,7 @@ static const struct acc_test_case tests[] = {
     {"a competing reservation between preview and reserve: rollback, after it",
      test_competing_reservation},
     {"a job submitted into a reservation starts inside it", test_job_starts_inside_reservation},
+    {"a meta-job: sbatch on one cluster, mpiexec for the other", test_launch_sbatch_and_mpiexec},
     {"a controller down: 503, nothing booked", test_controller_down},
     {NULL, NULL},
 };

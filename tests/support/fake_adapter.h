@@ -14,11 +14,9 @@ enum fake_action {
     FAKE_BUSY,        /* refuse: taken */
     FAKE_FAIL,        /* adapter error */
     FAKE_UNAVAILABLE, /* resource manager down */
-    FAKE_HANG,
-    /* block `delta` milliseconds, then book as asked */ FAKE_SHRINK, /* book `delta` less than
-                                                                         asked (seen only by verify)
-                                                                       */
-    FAKE_LONGER, /* book `delta` seconds longer than asked (whole minutes, say) */
+    FAKE_HANG,        /* block `delta` milliseconds, then book as asked */
+    FAKE_SHRINK,      /* book `delta` less than asked (seen only by verify) */
+    FAKE_LONGER,      /* book `delta` seconds longer than asked (whole minutes, say) */
 };
 
 struct fake;

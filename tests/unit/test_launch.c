@@ -480,6 +480,15 @@ static void test_plan_hosts(void)
     CU_ASSERT_STRING_EQUAL(p.comps[2].hosts[2], "node12");
     acc_launch_plan_release(&p);
 
+    /* Two components on one site share its one reservation's names. */
+    c[0].node_names = c[1].node_names = "r1,r2,r3,r4";
+    ACC_ASSERT_OK(acc_launch_plan_build(&a, &cfg, NULL, &p, NULL));
+    CU_ASSERT_STRING_EQUAL(p.comps[0].hosts[1], "r2");
+    CU_ASSERT_STRING_EQUAL(p.comps[1].hosts[0], "r3");
+    CU_ASSERT_STRING_EQUAL(p.comps[1].hosts[1], "r4");
+    acc_launch_plan_release(&p);
+    c[0].node_names = c[1].node_names = NULL;
+
     /* Too few names: refused, with the site and component named. */
     c[2].node_names = "node7";
     struct acc_error err;
@@ -602,13 +611,28 @@ static void test_config_launch(void)
     struct acc_config cfg;
     ACC_ASSERT_OK(
         acc_config_load_string("[site alpha]\nadapter = sim-batch\nnodes = 4\n", "t", &cfg, NULL));
-    CU_ASSERT_TRUE(cfg.launch.enabled);
+    CU_ASSERT_FALSE(cfg.launch.enabled); /* on only where the operator says so */
     CU_ASSERT_STRING_EQUAL(cfg.launch.mpiexec, "mpiexec.hydra");
     CU_ASSERT_STRING_EQUAL(cfg.launch.launcher, "fork");
     CU_ASSERT_EQUAL(cfg.launch.grace, 10);
     CU_ASSERT_EQUAL(cfg.launch.output_limit, 1024 * 1024);
     CU_ASSERT_PTR_NULL(cfg.launch.directory);
     acc_config_release(&cfg);
+    /* The embedded testbed launches on this machine. */
+    ACC_ASSERT_OK(acc_config_embedded(&cfg, NULL));
+    CU_ASSERT_TRUE(cfg.launch.enabled);
+    acc_config_release(&cfg);
+    /* A host list must name every node of its site. */
+    struct acc_error err;
+    CU_ASSERT_EQUAL(acc_config_load_string("[site a]\nadapter = sim-batch\nnodes = 4\n"
+                                           "hosts = a[1-3]\n",
+                                           "t", &cfg, &err),
+                    ACC_ERR_CONFIG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "[site a] hosts names 3 hosts for its 4 nodes"));
+    CU_ASSERT_EQUAL(acc_config_load_string("[site a]\nadapter = sim-batch\nnodes = 4\n"
+                                           "launch = srun\n",
+                                           "t", &cfg, &err),
+                    ACC_ERR_CONFIG);
 }
 
 static const struct acc_test_case tests[] = {
