@@ -438,6 +438,80 @@ static void test_submit(void)
     acc_adapter_close(ad);
 }
 
+/* The job's variables are exported by the script, quoted. */
+static void test_submit_env(void)
+{
+    scene("submit-env");
+    put("sbatch.out", "77;sitea\n");
+    struct acc_adapter *ad = open_slurm(NULL);
+    const char *env[] = {"ACCORD_COMPONENT=a b", "PATH=/opt/x:/usr/bin", "bad", NULL};
+    struct acc_job job = {.key = "acc-e",
+                          .nodes = 1,
+                          .ppn = 1,
+                          .executable = "prog",
+                          .end = acc_now() + 60,
+                          .env = env};
+    char id[64];
+    ACC_ASSERT_OK(acc_adapter_submit(ad, &job, id, sizeof id, NULL));
+    CU_ASSERT_STRING_EQUAL(id, "77");
+    char path[512];
+    snprintf(path, sizeof path, "%s/sbatch.stdin", scenario);
+    char *script = read_file(path, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(script);
+    CU_ASSERT_PTR_NOT_NULL(strstr(script, "export ACCORD_COMPONENT='a b'\n"
+                                          "export PATH='/opt/x:/usr/bin'\nexec 'prog'\n"));
+    CU_ASSERT_PTR_NULL(strstr(script, "bad"));
+    free(script);
+    acc_adapter_close(ad);
+}
+
+/* Where a job stands, from scontrol show job; scancel. */
+static void test_job_status_and_cancel(void)
+{
+    scene("job-status");
+    struct acc_adapter *ad = open_slurm(NULL);
+    struct acc_job_status st;
+    struct acc_error err;
+    put("scontrol-show.1.out", "JobId=5 JobName=sbatch JobState=RUNNING Reason=None "
+                               "ExitCode=0:0 RunTime=00:00:03\n");
+    put("scontrol-show.2.out", "JobId=5 JobName=sbatch JobState=FAILED Reason=NonZeroExitCode "
+                               "ExitCode=3:0 RunTime=00:00:04\n");
+    put("scontrol-show.3.out", "JobId=5 JobState=CANCELLED ExitCode=0:15\n");
+    put("scontrol-show.4.err", "slurm_load_jobs error: Invalid job id specified\n");
+    put("scontrol-show.4.rc", "1\n");
+    put("scontrol-show.5.err", "slurm_load_jobs error: Unable to contact slurm controller "
+                               "(connect failure)\n");
+    put("scontrol-show.5.rc", "1\n");
+    put("scontrol-show.6.out", "JobId=5 JobName=x\n");
+    ACC_ASSERT_OK(acc_adapter_job_status(ad, "5", &st, &err));
+    CU_ASSERT_FALSE(st.done);
+    CU_ASSERT_STRING_EQUAL(st.state, "RUNNING");
+    ACC_ASSERT_OK(acc_adapter_job_status(ad, "5", &st, &err));
+    CU_ASSERT_TRUE(st.done);
+    CU_ASSERT_EQUAL(st.exit_status, 3);
+    CU_ASSERT_EQUAL(st.signal, 0);
+    ACC_ASSERT_OK(acc_adapter_job_status(ad, "5", &st, &err));
+    CU_ASSERT_TRUE(st.done);
+    CU_ASSERT_EQUAL(st.signal, 15);
+    ACC_ASSERT_OK(acc_adapter_job_status(ad, "5", &st, &err)); /* forgotten: ended, unknown */
+    CU_ASSERT_TRUE(st.done);
+    CU_ASSERT_EQUAL(st.exit_status, -1);
+    CU_ASSERT_EQUAL(acc_adapter_job_status(ad, "5", &st, &err), ACC_ERR_UNAVAILABLE);
+    CU_ASSERT_EQUAL(acc_adapter_job_status(ad, "5", &st, &err), ACC_ERR_ADAPTER);
+    char *c = calls();
+    CU_ASSERT_PTR_NOT_NULL(strstr(c, "scontrol show job -o 5"));
+    free(c);
+
+    put("scancel.1.err", "scancel: error: Kill job error on job id 5: Invalid job id specified\n");
+    put("scancel.1.rc", "1\n");
+    put("scancel.2.err", "scancel: error: Kill job error on job id 5: Unable to contact slurm "
+                         "controller (connect failure)\n");
+    put("scancel.2.rc", "1\n");
+    ACC_ASSERT_OK(acc_adapter_job_cancel(ad, "5", &err));
+    CU_ASSERT_EQUAL(acc_adapter_job_cancel(ad, "5", &err), ACC_ERR_UNAVAILABLE);
+    acc_adapter_close(ad);
+}
+
 static void test_health_and_settings(void)
 {
     scene("health");
@@ -476,6 +550,8 @@ static const struct acc_test_case tests[] = {
     {"error texts", test_error_texts},
     {"cancel: jobs first, in use, unknown, controller down", test_cancel},
     {"every command has a time limit", test_timeout},
+    {"submit: exported variables", test_submit_env},
+    {"job status and cancel", test_job_status_and_cancel},
     {"submit into the reservation", test_submit},
     {"health and settings", test_health_and_settings},
     {NULL, NULL},
