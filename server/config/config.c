@@ -517,15 +517,19 @@ static acc_err check(struct acc_config *c, struct acc_error *err)
             return acc_error_set(err, ACC_ERR_CONFIG, "[site %s] needs nodes = (its size)",
                                  s->name);
         if (s->hosts) {
-            /* every node may be launched on: each needs a host name */
+            /* Expanded once, for every launch; every node may be launched on,
+             * so each needs a name. */
             struct acc_hostlist h = {0};
             acc_err rc = acc_hostlist_expand(s->hosts, &h);
-            size_t n = h.n;
-            acc_hostlist_release(&h);
-            if (rc == ACC_OK && n < (size_t)s->nodes)
+            c->sites[i].host_names = h.names;
+            c->sites[i].n_host_names = h.n;
+            if (rc)
+                return acc_error_set(err, ACC_ERR_CONFIG, "[site %s] hosts: cannot read '%s'",
+                                     s->name, s->hosts);
+            if (h.n < (size_t)s->nodes)
                 return acc_error_set(err, ACC_ERR_CONFIG,
                                      "[site %s] hosts names %zu hosts for its %lld nodes", s->name,
-                                     n, (long long)s->nodes);
+                                     h.n, (long long)s->nodes);
         }
     }
     for (size_t i = 0; i < c->n_networks; i++) {
@@ -672,6 +676,8 @@ void acc_config_release(struct acc_config *c)
         free(c->sites[i].name);
         free(c->sites[i].adapter);
         free(c->sites[i].hosts);
+        struct acc_hostlist h = {c->sites[i].host_names, c->sites[i].n_host_names};
+        acc_hostlist_release(&h);
         free(c->sites[i].contact);
         free_settings(c->sites[i].settings, c->sites[i].n_settings);
     }

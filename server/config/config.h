@@ -30,7 +30,9 @@ struct acc_site_cfg {
     char *name;
     char *adapter; /* kind */
     int64_t nodes;
-    char *hosts;             /* launch hosts as a host list ("c-n[1-64]"); NULL: NAME-n[1-nodes] */
+    char *hosts;       /* launch hosts as a host list ("c-n[1-64]"); NULL: NAME-n[1-nodes] */
+    char **host_names; /* hosts expanded (at least `nodes` names), NULL without hosts */
+    size_t n_host_names;
     char *contact;           /* MPICH-G2 resourceManagerContact; NULL: the site's name */
     bool sbatch;             /* launch = sbatch: its components go into the reservation through the
                               * adapter's batch system, not mpiexec */

@@ -69,44 +69,52 @@ static acc_err resolve(struct acc_launch_plan *p, size_t i, const struct acc_con
     struct acc_launch_comp *c = &p->comps[i];
     const struct acc_alloc_component *ac = c->comp;
     const struct acc_site_cfg *site = acc_config_site(cfg, ac->site);
-    struct acc_hostlist all = {0};
-    acc_err rc;
-    bool reported = ac->node_names && *ac->node_names;
-    if (reported) {
-        rc = hosts_reported(ac->node_names, &all);
-    } else if (site && site->hosts) {
-        rc = acc_hostlist_expand(site->hosts, &all);
+    /* The candidates, in order: the names the reservation reports, or the
+     * site's configured list (expanded once, with the configuration), or
+     * SITE-n1, SITE-n2, ... made as needed. */
+    struct acc_hostlist reported = {0};
+    const char *const *names = NULL;
+    size_t total;
+    bool is_reported = ac->node_names && *ac->node_names;
+    if (is_reported) {
+        if (hosts_reported(ac->node_names, &reported)) {
+            acc_hostlist_release(&reported);
+            return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+        }
+        names = (const char *const *)reported.names;
+        total = reported.n;
+    } else if (site && site->host_names) {
+        names = (const char *const *)site->host_names;
+        total = site->n_host_names;
     } else {
-        char expr[128];
-        snprintf(expr, sizeof expr, "%s-n[1-%lld]", ac->site,
-                 (long long)(site ? site->nodes : ac->nodes));
-        rc = acc_hostlist_expand(expr, &all);
-    }
-    if (rc) {
-        acc_hostlist_release(&all);
-        return rc == ACC_ERR_NOMEM ? acc_error_set(err, rc, "out of memory")
-                                   : acc_error_set(err, ACC_ERR_INVALID,
-                                                   "site %s: its hosts cannot be read", ac->site);
+        total = (size_t)(site ? site->nodes : ac->nodes);
     }
     c->hosts = calloc((size_t)ac->nodes, sizeof *c->hosts);
     if (!c->hosts) {
-        acc_hostlist_release(&all);
+        acc_hostlist_release(&reported);
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     }
     /* Components on one site share its names (configured ones, or those of
      * the one reservation they share): each takes the next free ones. */
-    for (size_t k = 0; k < all.n && c->n_hosts < (size_t)ac->nodes; k++) {
-        if (taken(p, i, ac->site, all.names[k]))
+    char made[160];
+    for (size_t k = 0; k < total && c->n_hosts < (size_t)ac->nodes; k++) {
+        const char *name = names ? names[k] : made;
+        if (!names)
+            snprintf(made, sizeof made, "%s-n%zu", ac->site, k + 1);
+        if (taken(p, i, ac->site, name))
             continue;
-        c->hosts[c->n_hosts++] = all.names[k];
-        all.names[k] = NULL;
+        if (!(c->hosts[c->n_hosts] = strdup(name))) {
+            acc_hostlist_release(&reported);
+            return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+        }
+        c->n_hosts++;
     }
-    acc_hostlist_release(&all);
+    acc_hostlist_release(&reported);
     if (c->n_hosts < (size_t)ac->nodes)
         return acc_error_set(err, ACC_ERR_INVALID,
                              "site %s: component %s needs %lld hosts, its %s names only %zu",
                              ac->site, ac->name, (long long)ac->nodes,
-                             reported ? "reservation" : "host list", c->n_hosts);
+                             is_reported ? "reservation" : "host list", c->n_hosts);
     const char *contact = site && site->contact ? site->contact : ac->site;
     if (!(c->contact = strdup(contact)))
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
