@@ -26,12 +26,14 @@
 #define BATCH_POLL 10
 
 /* The wrapper that runs mpiexec: its output (stdout and stderr) goes to
- * `output` up to $1 bytes, the rest is only counted, and its exit status is
+ * `output` as it comes (head unbuffered, so that it can be followed while the
+ * job runs) up to $1 bytes, the rest is only counted, and its exit status is
  * written to `status` when it ends by itself.  It lives in the job's process
  * group, so one kill reaches mpiexec, its proxies and the wrapper. */
-static const char wrapper[] = "limit=$1; shift\n"
-                              "{ \"$@\"; echo $? > status.tmp && mv status.tmp status; } 2>&1 |\n"
-                              "    { head -c \"$limit\"; wc -c > output.dropped; } > output\n";
+static const char wrapper[] =
+    "limit=$1; shift\n"
+    "{ \"$@\"; echo $? > status.tmp && mv status.tmp status; } 2>&1 |\n"
+    "    { stdbuf -o0 head -c \"$limit\"; wc -c > output.dropped; } > output\n";
 
 enum phase { WAITING, RUNNING };
 
@@ -827,6 +829,14 @@ bool acc_launcher_stop(struct acc_launcher *l, const char *id)
     }
     pthread_mutex_unlock(&l->lock);
     return true;
+}
+
+char *acc_launcher_output_so_far(struct acc_launcher *l, const struct acc_run *r, size_t *len)
+{
+    *len = 0;
+    if (!r->directory)
+        return NULL;
+    return read_file(r->directory, "output", l->cfg->launch.output_limit, len);
 }
 
 void acc_launcher_counts(struct acc_launcher *l, unsigned *waiting, unsigned *running)

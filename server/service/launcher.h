@@ -67,6 +67,10 @@ void acc_launcher_schedule(struct acc_launcher *l, const char *id, acc_time star
  * when the launcher had nothing for id. */
 bool acc_launcher_stop(struct acc_launcher *l, const char *id);
 
+/* What a running job has written so far (its mpiexec part's output file,
+ * at most output_limit bytes); NULL when there is none yet.  free() it. */
+char *acc_launcher_output_so_far(struct acc_launcher *l, const struct acc_run *r, size_t *len);
+
 /* Runs waiting and running, for metrics. */
 void acc_launcher_counts(struct acc_launcher *l, unsigned *waiting, unsigned *running);
 

@@ -1029,6 +1029,8 @@ acc_err acc_service_run(struct acc_service *svc, const char *id, bool with_outpu
     if (rc)
         return rc;
     rc = acc_store_run_get(svc->store, id, with_output, out, err);
+    if (rc == ACC_OK && with_output && out->state == ACC_RUN_RUNNING && !out->output)
+        out->output = acc_launcher_output_so_far(svc->launcher, out, &out->output_len);
     if (rc == ACC_ERR_NOT_FOUND)
         acc_error_set(err, rc,
                       "agreement %s is %s and has no launch (only committed "

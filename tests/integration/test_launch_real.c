@@ -513,6 +513,15 @@ static void test_terminate_running(void)
     CU_ASSERT_EQUAL(wait_processes("marker-term", 3, 5), 3);
     char path[128];
     long st;
+    /* What it wrote so far can be read while it runs. */
+    char *out = NULL;
+    for (int i = 0; i < 50 && !(out && strstr(out, "RING OK ranks=3")); i++) {
+        free(out);
+        usleep(100000);
+        out = get(id, "/launch/output", &st);
+    }
+    CU_ASSERT_PTR_NOT_NULL(out ? strstr(out, "RING OK ranks=3") : NULL);
+    free(out);
     snprintf(path, sizeof path, "/agreements/%s/terminate", id);
     char *reply = call("POST", path, "", &st);
     CU_ASSERT_EQUAL(st, 200);
@@ -623,6 +632,44 @@ static const struct acc_test_case tests[] = {
     {"kill -9 before the start: the job still starts on time", test_timer_survives_restart},
     {"kill -9 while the job runs: its end is still recorded", test_job_survives_restart},
     {"launch offers without programs are refused", test_bad_offers},
+    {NULL, NULL},
+};
+
+/* ------------------------------------------------------- output bounds */
+
+static int bounded_setup(void)
+{
+    snprintf(db, sizeof db, "%s/bounded.db", acc_test_tmpdir());
+    snprintf(ini, sizeof ini, "%s/bounded.ini", acc_test_tmpdir());
+    if (!write_config("output_limit = 200\n", NULL))
+        return 1;
+    accordd = start();
+    return accordd > 0 ? 0 : 1;
+}
+
+static void test_output_bounded(void)
+{
+    const struct comp c[] = {{"a", "alpha", 2, 2}, {"b", "beta", 1, 2}};
+    char *o = offer("metampich", 2, "PT40S", c, 2, NULL);
+    char *id = submit(o);
+    free(o);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(id);
+    CU_ASSERT_TRUE_FATAL(wait_agreement(id, "Complete", 30));
+    long st;
+    char *out = get(id, "/launch/output", &st);
+    CU_ASSERT_EQUAL(st, 200);
+    CU_ASSERT_TRUE(out && strlen(out) == 200); /* six ranks write more than that */
+    char *bytes = job_field(id, "OutputBytes"), *ex = job_field(id, "ExitStatus");
+    CU_ASSERT_TRUE(bytes && atoi(bytes) > 300);
+    CU_ASSERT_STRING_EQUAL(ex ? ex : "", "0"); /* cutting the output does not hurt the job */
+    free(bytes);
+    free(ex);
+    free(out);
+    free(id);
+}
+
+static const struct acc_test_case bounded_tests[] = {
+    {"the output kept is bounded, the rest only counted", test_output_bounded},
     {NULL, NULL},
 };
 
@@ -766,6 +813,7 @@ static const struct acc_test_case netns_tests[] = {
 
 const struct acc_test_suite acc_test_suites[] = {
     {"launch", setup, cleanup, tests},
+    {"launch with a small output limit", bounded_setup, cleanup, bounded_tests},
     {"launch across emulated sites", netns_setup, netns_cleanup, netns_tests},
     {NULL, NULL, NULL, NULL},
 };
