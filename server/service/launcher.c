@@ -1,11 +1,11 @@
 #include "launcher.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
