@@ -85,8 +85,9 @@ int main(int argc, char **argv)
     if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
         fprintf(stderr, "accordctl: cannot initialise libcurl\n");
         return CTL_NETWORK;
-    } /* The command parses the rest, its name standing as argv[0].  optind 0
-       * makes glibc's getopt start afresh (1 would keep the "+" of above). */
+    }
+    /* The command parses the rest, its name standing as argv[0].  optind 0
+     * makes glibc's getopt start afresh (1 would keep the "+" of above). */
     int cargc = argc - optind;
     char **cargv = argv + optind;
     optind = 0;

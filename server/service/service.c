@@ -882,7 +882,8 @@ acc_err acc_service_state(struct acc_service *svc, const char *id, struct acc_se
     if (!out->terms || !out->guarantees) {
         acc_service_state_release(out);
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
-    } /* The term names are lines of a->terms: cut them in place. */
+    }
+    /* The term names are lines of a->terms: cut them in place. */
     out->has_run = acc_store_run_get(svc->store, id, false, &out->run, NULL) == ACC_OK;
     enum acc_term_state ts = term_state(a, out->has_run ? &out->run : NULL, acc_now());
     for (char *p = a->terms; p && *p;) {
