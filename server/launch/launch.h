@@ -53,7 +53,9 @@ void acc_launch_plan_release(struct acc_launch_plan *p);
 /* The MetaMPICH meta-configuration: NUMHOSTS, one METAHOST block per
  * component (site, nodes, nprocs, ppn, executable, args, router, port), and
  * CONNECTIONS between every pair of components (with the reserved bandwidth
- * where a link of the agreement joins them).  Appends to out. */
+ * where a link of the agreement joins them).  Appends to out; ACC_ERR_INVALID
+ * (nothing appended) for a plan with a component without hosts (no router),
+ * which acc_launch_plan_build never makes. */
 acc_err acc_launch_metampich(const struct acc_launch_plan *p, struct acc_buf *out);
 
 /* The MPICH-G2 multi-request RSL: "+" and one subjob per component with
