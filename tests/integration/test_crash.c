@@ -2,7 +2,6 @@
  * a negotiation: after a restart no agreement is lost and no reservation is
  * left behind. */
 #include <errno.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "daemon.h"
 #include "http_client.h"
 #include "testutil.h"
 
@@ -52,59 +52,14 @@ static const char offer[] =
     "</wsag:ServiceDescriptionTerm>"
     "</wsag:All></wsag:Terms></wsag:AgreementOffer>";
 
-/* Starts accordd and reads the port it prints. */
 static pid_t start(void)
 {
-    int fd[2];
-    if (pipe(fd) != 0)
-        return -1;
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(fd[1], STDOUT_FILENO);
-        close(fd[0]);
-        close(fd[1]);
-        execl(ACCORDD_PATH, "accordd", "--config", ini, "--db", db, "--listen", "127.0.0.1:0",
-              "--log-level", "error", (char *)NULL);
-        _exit(127);
-    }
-    close(fd[1]);
-    char buf[1024] = "";
-    size_t used = 0;
-    base[0] = '\0';
-    while (used + 1 < sizeof buf) {
-        struct pollfd p = {fd[0], POLLIN, 0};
-        if (poll(&p, 1, 20000) <= 0)
-            break;
-        ssize_t n = read(fd[0], buf + used, sizeof buf - used - 1);
-        if (n <= 0)
-            break;
-        used += (size_t)n;
-        buf[used] = '\0';
-        const char *at = strstr(buf, "listening on ");
-        if (at && strchr(at, '\n')) {
-            sscanf(at, "listening on %63s", base);
-            break;
-        }
-    }
-    close(fd[0]);
-    return base[0] ? pid : -1;
+    return daemon_start(ACCORDD_PATH, ini, db, base, sizeof base);
 }
 
 static char *call(const char *method, const char *path, const char *body, long *status)
 {
-    char u[512];
-    snprintf(u, sizeof u, "%s%s", base, path);
-    struct http_reply r;
-    const char *hdr[] = {"Content-Type: application/xml", NULL};
-    if (http_do(method, u, body, body ? strlen(body) : 0, hdr, &r) != 0) {
-        *status = -1;
-        return NULL;
-    }
-    *status = r.status;
-    char *b = r.body;
-    r.body = NULL;
-    http_reply_free(&r);
-    return b;
+    return daemon_call(base, method, path, body, status);
 }
 
 static int setup(void)

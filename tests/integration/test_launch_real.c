@@ -14,7 +14,6 @@
  *     own, reached through an ssh stand-in, MPI traffic over veth (root). */
 #include <dirent.h>
 #include <errno.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -25,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "daemon.h"
 #include "http_client.h"
 #include "testutil.h"
 
@@ -73,42 +73,9 @@ static bool write_config(const char *extra_launch, const char *extra_sites)
     return true;
 }
 
-/* Starts accordd and reads the address it prints. */
 static pid_t start(void)
 {
-    int fd[2];
-    if (pipe(fd) != 0)
-        return -1;
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(fd[1], STDOUT_FILENO);
-        close(fd[0]);
-        close(fd[1]);
-        execl(ACCORDD_PATH, "accordd", "--config", ini, "--db", db, "--listen", "127.0.0.1:0",
-              "--log-level", "error", (char *)NULL);
-        _exit(127);
-    }
-    close(fd[1]);
-    char buf[1024] = "";
-    size_t used = 0;
-    base[0] = '\0';
-    while (used + 1 < sizeof buf) {
-        struct pollfd p = {fd[0], POLLIN, 0};
-        if (poll(&p, 1, 20000) <= 0)
-            break;
-        ssize_t n = read(fd[0], buf + used, sizeof buf - used - 1);
-        if (n <= 0)
-            break;
-        used += (size_t)n;
-        buf[used] = '\0';
-        const char *at = strstr(buf, "listening on ");
-        if (at && strchr(at, '\n')) {
-            sscanf(at, "listening on %63s", base);
-            break;
-        }
-    }
-    close(fd[0]);
-    return base[0] ? pid : -1;
+    return daemon_start(ACCORDD_PATH, ini, db, base, sizeof base);
 }
 
 static void stop(int sig)
@@ -122,19 +89,7 @@ static void stop(int sig)
 
 static char *call(const char *method, const char *path, const char *body, long *status)
 {
-    char u[512];
-    snprintf(u, sizeof u, "%s%s", base, path);
-    struct http_reply r;
-    const char *hdr[] = {"Content-Type: application/xml", NULL};
-    if (http_do(method, u, body, body ? strlen(body) : 0, hdr, &r) != 0) {
-        *status = -1;
-        return NULL;
-    }
-    *status = r.status;
-    char *b = r.body;
-    r.body = NULL;
-    http_reply_free(&r);
-    return b;
+    return daemon_call(base, method, path, body, status);
 }
 
 /* An offer whose components all run accord-ring with extra arguments,
@@ -203,13 +158,15 @@ static void states(const char *id, char **agreement, char **job)
     free(doc);
 }
 
-/* Waits until the agreement is in state want (at most secs); true if so. */
-static bool wait_agreement(const char *id, const char *want, int secs)
+/* Waits (at most secs) until the agreement's state, or with job its job's,
+ * is want; true if so. */
+static bool wait_state(const char *id, bool job, const char *want, int secs)
 {
     for (int i = 0; i < secs * 10; i++) {
         char *a, *j;
         states(id, &a, &j);
-        bool ok = a && strcmp(a, want) == 0;
+        const char *have = job ? j : a;
+        bool ok = have && strcmp(have, want) == 0;
         free(a);
         free(j);
         if (ok)
@@ -219,19 +176,14 @@ static bool wait_agreement(const char *id, const char *want, int secs)
     return false;
 }
 
+static bool wait_agreement(const char *id, const char *want, int secs)
+{
+    return wait_state(id, false, want, secs);
+}
+
 static bool wait_job(const char *id, const char *want, int secs)
 {
-    for (int i = 0; i < secs * 10; i++) {
-        char *a, *j;
-        states(id, &a, &j);
-        bool ok = j && strcmp(j, want) == 0;
-        free(a);
-        free(j);
-        if (ok)
-            return true;
-        usleep(100000);
-    }
-    return false;
+    return wait_state(id, true, want, secs);
 }
 
 static char *get(const char *id, const char *what, long *st)
@@ -250,6 +202,16 @@ static char *job_field(const char *id, const char *field)
     char *v = doc && st == 200 ? xml_get(doc, xp) : NULL;
     free(doc);
     return v;
+}
+
+/* The job ended by itself with exit status 0. */
+static void assert_exited_ok(const char *id)
+{
+    char *js = job_field(id, "State"), *ex = job_field(id, "ExitStatus");
+    CU_ASSERT_STRING_EQUAL(js ? js : "", "exited");
+    CU_ASSERT_STRING_EQUAL(ex ? ex : "", "0");
+    free(js);
+    free(ex);
 }
 
 /* Ranks of accord-ring whose arguments hold marker. */
@@ -394,11 +356,7 @@ static void test_ring(void)
     free(sdoc);
 
     CU_ASSERT_TRUE_FATAL(wait_agreement(id, "Complete", 30));
-    char *js = job_field(id, "State"), *ex = job_field(id, "ExitStatus");
-    CU_ASSERT_STRING_EQUAL(js ? js : "", "exited");
-    CU_ASSERT_STRING_EQUAL(ex ? ex : "", "0");
-    free(js);
-    free(ex);
+    assert_exited_ok(id);
     sdoc = call("GET", path, NULL, &st);
     CU_ASSERT_EQUAL(xml_count(sdoc ? sdoc : "<x/>", "//wsag:ServiceTermState[wsag:State="
                                                     "'Completed']"),
@@ -550,11 +508,7 @@ static void test_timer_survives_restart(void)
     accordd = start();
     CU_ASSERT_TRUE_FATAL(accordd > 0);
     CU_ASSERT_TRUE_FATAL(wait_agreement(id, "Complete", 30));
-    char *js = job_field(id, "State"), *ex = job_field(id, "ExitStatus");
-    CU_ASSERT_STRING_EQUAL(js ? js : "", "exited");
-    CU_ASSERT_STRING_EQUAL(ex ? ex : "", "0");
-    free(js);
-    free(ex);
+    assert_exited_ok(id);
     free(id);
 }
 
@@ -574,11 +528,7 @@ static void test_job_survives_restart(void)
     accordd = start();
     CU_ASSERT_TRUE_FATAL(accordd > 0);
     CU_ASSERT_TRUE_FATAL(wait_agreement(id, "Complete", 30));
-    char *js = job_field(id, "State"), *ex = job_field(id, "ExitStatus");
-    CU_ASSERT_STRING_EQUAL(js ? js : "", "exited");
-    CU_ASSERT_STRING_EQUAL(ex ? ex : "", "0");
-    free(js);
-    free(ex);
+    assert_exited_ok(id);
     long st;
     char *out = get(id, "/launch/output", &st);
     CU_ASSERT_PTR_NOT_NULL(out ? strstr(out, "RING OK ranks=2") : NULL);
@@ -765,11 +715,7 @@ static void test_across_namespaces(void)
     free(o);
     CU_ASSERT_PTR_NOT_NULL_FATAL(id);
     CU_ASSERT_TRUE_FATAL(wait_agreement(id, "Complete", 60));
-    char *js = job_field(id, "State"), *ex = job_field(id, "ExitStatus");
-    CU_ASSERT_STRING_EQUAL(js ? js : "", "exited");
-    CU_ASSERT_STRING_EQUAL(ex ? ex : "", "0");
-    free(js);
-    free(ex);
+    assert_exited_ok(id);
     long st;
     char *out = get(id, "/launch/output", &st);
     CU_ASSERT_PTR_NOT_NULL_FATAL(out);

@@ -1,0 +1,66 @@
+#include "daemon.h"
+
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "http_client.h"
+
+pid_t daemon_start(const char *accordd, const char *ini, const char *db, char *base,
+                   size_t base_size)
+{
+    int fd[2];
+    if (pipe(fd) != 0)
+        return -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(fd[1], STDOUT_FILENO);
+        close(fd[0]);
+        close(fd[1]);
+        execl(accordd, "accordd", "--config", ini, "--db", db, "--listen", "127.0.0.1:0",
+              "--log-level", "error", (char *)NULL);
+        _exit(127);
+    }
+    close(fd[1]);
+    char buf[1024] = "";
+    size_t used = 0;
+    base[0] = '\0';
+    while (used + 1 < sizeof buf) {
+        struct pollfd p = {fd[0], POLLIN, 0};
+        if (poll(&p, 1, 20000) <= 0)
+            break;
+        ssize_t n = read(fd[0], buf + used, sizeof buf - used - 1);
+        if (n <= 0)
+            break;
+        used += (size_t)n;
+        buf[used] = '\0';
+        const char *at = strstr(buf, "listening on ");
+        const char *nl = at ? strchr(at, '\n') : NULL;
+        if (nl) {
+            at += strlen("listening on ");
+            snprintf(base, base_size, "%.*s", (int)(nl - at), at);
+            break;
+        }
+    }
+    close(fd[0]);
+    return base[0] ? pid : -1;
+}
+
+char *daemon_call(const char *base, const char *method, const char *path, const char *body,
+                  long *status)
+{
+    char u[512];
+    snprintf(u, sizeof u, "%s%s", base, path);
+    struct http_reply r;
+    const char *hdr[] = {"Content-Type: application/xml", NULL};
+    if (http_do(method, u, body, body ? strlen(body) : 0, hdr, &r) != 0) {
+        *status = -1;
+        return NULL;
+    }
+    *status = r.status;
+    char *b = r.body;
+    r.body = NULL;
+    http_reply_free(&r);
+    return b;
+}

@@ -1,0 +1,20 @@
+/* daemon.h - the real accordd binary as a child process, for integration
+ * tests that kill and restart it (test_crash, test_launch_real). */
+#ifndef ACC_DAEMON_H
+#define ACC_DAEMON_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Starts accordd with --config ini --db db on a free port and waits (at most
+ * 20 s) for its "listening on URL" line; URL goes into base.  Returns the
+ * pid, or -1 when it did not come up. */
+pid_t daemon_start(const char *accordd, const char *ini, const char *db, char *base,
+                   size_t base_size);
+
+/* One request to base + path with an XML body (or none); the reply's body
+ * (free it) and *status (-1 when there was no answer). */
+char *daemon_call(const char *base, const char *method, const char *path, const char *body,
+                  long *status);
+
+#endif
