@@ -451,19 +451,6 @@ static acc_err preview(void *state, const struct acc_resource *res, acc_time fro
 
 /* ----------------------------------------------------------------- submit */
 
-/* Appends s to b as one shell word. */
-static void shell_quote(struct acc_buf *b, const char *s)
-{
-    acc_buf_putc(b, '\'');
-    for (; *s; s++) {
-        if (*s == '\'')
-            acc_buf_puts(b, "'\\''");
-        else
-            acc_buf_putc(b, *s);
-    }
-    acc_buf_putc(b, '\'');
-}
-
 static acc_err submit(void *state, const struct acc_job *job, char *job_id, size_t job_id_len,
                       struct acc_error *err)
 {
@@ -501,14 +488,14 @@ static acc_err submit(void *state, const struct acc_job *job, char *job_id, size
         if (!eq || eq == job->env[i])
             continue;
         acc_buf_printf(&script, "export %.*s=", (int)(eq - job->env[i]), job->env[i]);
-        shell_quote(&script, eq + 1);
+        acc_buf_shell_quote(&script, eq + 1);
         acc_buf_putc(&script, '\n');
     }
     acc_buf_puts(&script, "exec ");
-    shell_quote(&script, job->executable);
+    acc_buf_shell_quote(&script, job->executable);
     for (size_t i = 0; i < job->n_args; i++) {
         acc_buf_putc(&script, ' ');
-        shell_quote(&script, job->args[i]);
+        acc_buf_shell_quote(&script, job->args[i]);
     }
     acc_buf_putc(&script, '\n');
     if (!acc_buf_ok(&script)) {

@@ -122,3 +122,15 @@ char *acc_buf_detach(struct acc_buf *b, size_t *len)
     acc_buf_init(b);
     return p;
 }
+
+void acc_buf_shell_quote(struct acc_buf *b, const char *s)
+{
+    acc_buf_putc(b, '\'');
+    for (; *s; s++) {
+        if (*s == '\'')
+            acc_buf_puts(b, "'\\''");
+        else
+            acc_buf_putc(b, *s);
+    }
+    acc_buf_putc(b, '\'');
+}

@@ -30,6 +30,8 @@ void acc_buf_append(struct acc_buf *b, const void *data, size_t len);
 void acc_buf_puts(struct acc_buf *b, const char *s);
 void acc_buf_putc(struct acc_buf *b, char c);
 void acc_buf_printf(struct acc_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Appends s as one single-quoted shell word (' inside as '\''). */
+void acc_buf_shell_quote(struct acc_buf *b, const char *s);
 /* Makes room for n more bytes; false when that failed. */
 bool acc_buf_reserve(struct acc_buf *b, size_t n);
 /* Returns the NUL-terminated data ("" for an empty buffer); NULL if failed. */

@@ -120,18 +120,10 @@ static void quote(const char *s, struct acc_buf *out)
         plain = strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
                        "_-+=/.,:@%",
                        *c) != NULL;
-    if (plain) {
+    if (plain)
         acc_buf_puts(out, s);
-        return;
-    }
-    acc_buf_putc(out, '\'');
-    for (const char *c = s; *c; c++) {
-        if (*c == '\'')
-            acc_buf_puts(out, "'\\''");
-        else
-            acc_buf_putc(out, *c);
-    }
-    acc_buf_putc(out, '\'');
+    else
+        acc_buf_shell_quote(out, s);
 }
 
 void acc_launch_quote_argv(const struct acc_argv *argv, struct acc_buf *out)
