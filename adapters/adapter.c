@@ -235,12 +235,17 @@ acc_err acc_adapter_cancel(struct acc_adapter *ad, const char *key, const char *
     return call_end(ad, t0, rc, err);
 }
 
+static acc_err cannot_submit(const struct acc_adapter *ad, struct acc_error *err)
+{
+    return acc_error_set(err, ACC_ERR_UNSUPPORTED, "adapter %s (%s) cannot submit jobs", ad->name,
+                         ad->ops->kind);
+}
+
 acc_err acc_adapter_submit(struct acc_adapter *ad, const struct acc_job *job, char *job_id,
                            size_t job_id_len, struct acc_error *err)
 {
     if (!acc_adapter_has(ad, ACC_CAP_SUBMIT))
-        return acc_error_set(err, ACC_ERR_UNSUPPORTED, "adapter %s (%s) cannot submit jobs",
-                             ad->name, ad->ops->kind);
+        return cannot_submit(ad, err);
     int64_t t0 = call_begin(ad);
     acc_err rc = ad->ops->submit(ad->state, job, job_id, job_id_len, err);
     return call_end(ad, t0, rc, err);
@@ -252,8 +257,7 @@ acc_err acc_adapter_job_status(struct acc_adapter *ad, const char *job_id,
     memset(out, 0, sizeof *out);
     out->exit_status = -1;
     if (!acc_adapter_has(ad, ACC_CAP_SUBMIT))
-        return acc_error_set(err, ACC_ERR_UNSUPPORTED, "adapter %s (%s) cannot submit jobs",
-                             ad->name, ad->ops->kind);
+        return cannot_submit(ad, err);
     int64_t t0 = call_begin(ad);
     acc_err rc = ad->ops->job_status(ad->state, job_id, out, err);
     return call_end(ad, t0, rc, err);
@@ -262,8 +266,7 @@ acc_err acc_adapter_job_status(struct acc_adapter *ad, const char *job_id,
 acc_err acc_adapter_job_cancel(struct acc_adapter *ad, const char *job_id, struct acc_error *err)
 {
     if (!acc_adapter_has(ad, ACC_CAP_SUBMIT))
-        return acc_error_set(err, ACC_ERR_UNSUPPORTED, "adapter %s (%s) cannot submit jobs",
-                             ad->name, ad->ops->kind);
+        return cannot_submit(ad, err);
     int64_t t0 = call_begin(ad);
     acc_err rc = ad->ops->job_cancel(ad->state, job_id, err);
     return call_end(ad, t0, rc, err);

@@ -282,12 +282,17 @@ static int site_key(struct parse *p, const char *section, const char *name, cons
         return 1;
     }
     if (strcmp(k, "hosts") == 0) {
+        /* Expanded once, here, for every launch. */
         struct acc_hostlist h = {0};
         acc_err rc = acc_hostlist_expand(v, &h);
-        size_t n = h.n;
-        acc_hostlist_release(&h);
-        if (rc || n == 0)
+        if (rc || h.n == 0) {
+            acc_hostlist_release(&h);
             return bad(p, section, "hosts: '%s' is not a host list such as c-n[001-064]", v);
+        }
+        struct acc_hostlist old = {s->host_names, s->n_host_names};
+        acc_hostlist_release(&old);
+        s->host_names = h.names;
+        s->n_host_names = h.n;
         return set_str(&s->hosts, v);
     }
     if (strcmp(k, "launch") == 0) {
@@ -516,21 +521,11 @@ static acc_err check(struct acc_config *c, struct acc_error *err)
         if (s->nodes <= 0)
             return acc_error_set(err, ACC_ERR_CONFIG, "[site %s] needs nodes = (its size)",
                                  s->name);
-        if (s->hosts) {
-            /* Expanded once, for every launch; every node may be launched on,
-             * so each needs a name. */
-            struct acc_hostlist h = {0};
-            acc_err rc = acc_hostlist_expand(s->hosts, &h);
-            c->sites[i].host_names = h.names;
-            c->sites[i].n_host_names = h.n;
-            if (rc)
-                return acc_error_set(err, ACC_ERR_CONFIG, "[site %s] hosts: cannot read '%s'",
-                                     s->name, s->hosts);
-            if (h.n < (size_t)s->nodes)
-                return acc_error_set(err, ACC_ERR_CONFIG,
-                                     "[site %s] hosts names %zu hosts for its %lld nodes", s->name,
-                                     h.n, (long long)s->nodes);
-        }
+        /* Every node may be launched on, so each needs a name. */
+        if (s->hosts && s->n_host_names < (size_t)s->nodes)
+            return acc_error_set(err, ACC_ERR_CONFIG,
+                                 "[site %s] hosts names %zu hosts for its %lld nodes", s->name,
+                                 s->n_host_names, (long long)s->nodes);
     }
     for (size_t i = 0; i < c->n_networks; i++) {
         if (!c->networks[i].adapter)

@@ -358,20 +358,19 @@ static acc_err start_mpiexec(struct acc_launcher *l, struct entry *e,
         return rc;
     struct acc_buf cmd = ACC_BUF_INIT;
     acc_launch_quote_argv(&argv, &cmd);
+    acc_buf_putc(&cmd, '\n');
+    struct acc_error ignored; /* the file is for people; the run keeps the command */
+    if (acc_buf_ok(&cmd))
+        write_file(r->directory, "command", acc_buf_str(&cmd), &ignored);
     free(r->command);
     r->command = acc_buf_detach(&cmd, NULL);
     if (!r->command) {
         acc_argv_release(&argv);
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     }
-    char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/command", r->directory);
-    FILE *cf = fopen(path, "w");
-    if (cf) {
-        fprintf(cf, "%s\n", r->command);
-        fclose(cf);
-    }
+    r->command[strlen(r->command) - 1] = '\0'; /* the file's line end; arguments may hold more */
     /* status and output are the job's: old ones would lie */
+    char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/status", r->directory);
     unlink(path);
 

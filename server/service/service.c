@@ -971,30 +971,38 @@ static acc_err release_reservations(struct acc_service *svc, const char *id, str
 }
 
 /* The launcher's way to a site's batch system (launch = sbatch). */
-static acc_err hook_submit(void *ctx, const char *site, const struct acc_job *job, char *job_id,
-                           size_t job_id_len, struct acc_error *err)
+static struct acc_adapter *batch_site(void *ctx, const char *site, struct acc_error *err)
 {
     struct acc_adapter *ad = site_adapter(ctx, site);
     if (!ad)
-        return acc_error_set(err, ACC_ERR_UNKNOWN_SITE, "site %s is no longer configured", site);
+        acc_error_set(err, ACC_ERR_UNKNOWN_SITE, "site %s is no longer configured", site);
+    return ad;
+}
+
+static acc_err hook_submit(void *ctx, const char *site, const struct acc_job *job, char *job_id,
+                           size_t job_id_len, struct acc_error *err)
+{
+    struct acc_adapter *ad = batch_site(ctx, site, err);
+    if (!ad)
+        return ACC_ERR_UNKNOWN_SITE;
     return acc_adapter_submit(ad, job, job_id, job_id_len, err);
 }
 
 static acc_err hook_job_status(void *ctx, const char *site, const char *job_id,
                                struct acc_job_status *out, struct acc_error *err)
 {
-    struct acc_adapter *ad = site_adapter(ctx, site);
+    struct acc_adapter *ad = batch_site(ctx, site, err);
     if (!ad)
-        return acc_error_set(err, ACC_ERR_UNKNOWN_SITE, "site %s is no longer configured", site);
+        return ACC_ERR_UNKNOWN_SITE;
     return acc_adapter_job_status(ad, job_id, out, err);
 }
 
 static acc_err hook_job_cancel(void *ctx, const char *site, const char *job_id,
                                struct acc_error *err)
 {
-    struct acc_adapter *ad = site_adapter(ctx, site);
+    struct acc_adapter *ad = batch_site(ctx, site, err);
     if (!ad)
-        return acc_error_set(err, ACC_ERR_UNKNOWN_SITE, "site %s is no longer configured", site);
+        return ACC_ERR_UNKNOWN_SITE;
     return acc_adapter_job_cancel(ad, job_id, err);
 }
 
