@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -27,6 +28,7 @@ struct acc_batch {
     bool freed;  /* the caller let go */
     size_t refs; /* tasks still to finish after the caller let go */
     struct task *tasks;
+    struct acc_batch *prev, *next; /* the pool's live batches (for interrupt) */
 };
 
 struct acc_pool {
@@ -35,7 +37,10 @@ struct acc_pool {
     pthread_cond_t empty; /* a worker ended */
     struct task *head, *tail;
     unsigned threads, idle, max_threads;
+    unsigned queued; /* tasks waiting for a worker */
     bool stopping;
+    atomic_bool interrupted;   /* waits return at once (shutdown) */
+    struct acc_batch *batches; /* batches not yet freed */
 };
 
 static void cond_init_monotonic(pthread_cond_t *c)
@@ -121,6 +126,7 @@ static void *worker_main(void *arg)
         p->head = t->next;
         if (!p->head)
             p->tail = NULL;
+        p->queued--;
         pthread_mutex_unlock(&p->lock);
         task_execute(t);
         pthread_mutex_lock(&p->lock);
@@ -175,6 +181,12 @@ struct acc_batch *acc_batch_new(struct acc_pool *pool, size_t n)
     b->cap = n;
     pthread_mutex_init(&b->lock, NULL);
     cond_init_monotonic(&b->cond);
+    pthread_mutex_lock(&pool->lock);
+    b->next = pool->batches;
+    if (pool->batches)
+        pool->batches->prev = b;
+    pool->batches = b;
+    pthread_mutex_unlock(&pool->lock);
     return b;
 }
 
@@ -194,8 +206,10 @@ acc_err acc_batch_submit(struct acc_batch *b, acc_task_fn run, acc_abandon_fn ab
 
     struct acc_pool *p = b->pool;
     pthread_mutex_lock(&p->lock);
-    /* Start a worker when none is idle; a hung adapter call keeps its worker. */
-    if (p->idle == 0 && p->threads < p->max_threads && !p->stopping) {
+    /* Start a worker unless an idle one is left for this task: tasks
+     * submitted together must not all count on the same idle worker, or they
+     * run one after another and a hung call delays the rest. */
+    if (p->idle <= p->queued && p->threads < p->max_threads && !p->stopping) {
         pthread_t tid;
         pthread_attr_t attr;
         pthread_attr_init(&attr);
@@ -217,6 +231,7 @@ acc_err acc_batch_submit(struct acc_batch *b, acc_task_fn run, acc_abandon_fn ab
     else
         p->head = t;
     p->tail = t;
+    p->queued++;
     pthread_cond_signal(&p->work);
     pthread_mutex_unlock(&p->lock);
     return ACC_OK;
@@ -226,7 +241,7 @@ bool acc_batch_wait(struct acc_batch *b, int64_t timeout_us)
 {
     struct timespec ts = deadline_after_us(timeout_us < 0 ? 0 : timeout_us);
     pthread_mutex_lock(&b->lock);
-    while (b->done < b->n) {
+    while (b->done < b->n && !atomic_load(&b->pool->interrupted)) {
         if (timeout_us < 0) {
             pthread_cond_wait(&b->cond, &b->lock);
         } else if (pthread_cond_timedwait(&b->cond, &b->lock, &ts) == ETIMEDOUT) {
@@ -242,6 +257,15 @@ void acc_batch_free(struct acc_batch *b, bool *abandoned)
 {
     if (!b)
         return;
+    struct acc_pool *p = b->pool;
+    pthread_mutex_lock(&p->lock);
+    if (b->prev)
+        b->prev->next = b->next;
+    else
+        p->batches = b->next;
+    if (b->next)
+        b->next->prev = b->prev;
+    pthread_mutex_unlock(&p->lock);
     pthread_mutex_lock(&b->lock);
     b->freed = true;
     for (size_t i = 0; abandoned && i < b->n; i++)
@@ -251,4 +275,23 @@ void acc_batch_free(struct acc_batch *b, bool *abandoned)
     pthread_mutex_unlock(&b->lock);
     if (now)
         batch_destroy(b);
+}
+
+void acc_pool_interrupt(struct acc_pool *p)
+{
+    pthread_mutex_lock(&p->lock);
+    atomic_store(&p->interrupted, true);
+    /* Under each batch's lock, so a waiter between its check and its wait
+     * cannot miss the wake-up. */
+    for (struct acc_batch *b = p->batches; b; b = b->next) {
+        pthread_mutex_lock(&b->lock);
+        pthread_cond_broadcast(&b->cond);
+        pthread_mutex_unlock(&b->lock);
+    }
+    pthread_mutex_unlock(&p->lock);
+}
+
+bool acc_pool_interrupted(struct acc_pool *p)
+{
+    return atomic_load(&p->interrupted);
 }

@@ -30,6 +30,12 @@ acc_err acc_pool_new(unsigned max_threads, struct acc_pool **out, struct acc_err
 /* Waits for every queued and running task, abandoned ones included. */
 void acc_pool_free(struct acc_pool *pool);
 
+/* Makes every wait of this pool's batches, current and later, return at
+ * once (shutdown): the callers treat their unfinished tasks as timed out.
+ * Tasks still run (the adapters are interrupted separately). */
+void acc_pool_interrupt(struct acc_pool *pool);
+bool acc_pool_interrupted(struct acc_pool *pool);
+
 /* A batch for up to n tasks; NULL when out of memory. */
 struct acc_batch *acc_batch_new(struct acc_pool *pool, size_t n);
 acc_err acc_batch_submit(struct acc_batch *b, acc_task_fn run, acc_abandon_fn abandoned, void *arg);
