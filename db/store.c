@@ -23,6 +23,7 @@
 enum stmt_id {
     S_AGR_INSERT,
     S_AGR_BY_IDEM,
+    S_AGR_FREE_IDEM,
     S_AGR_GET,
     S_AGR_GET_OFFER,
     S_AGR_STATE,
@@ -65,6 +66,9 @@ static const char *const sql[S__COUNT] = {
                      "earliest, deadline, duration, strategy, launch, idem_key, offer, terms, "
                      "guarantees) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
     [S_AGR_BY_IDEM] = "SELECT id FROM agreement WHERE idem_key = ?",
+    /* A key whose negotiation a stop cut short may be negotiated again. */
+    [S_AGR_FREE_IDEM] = "UPDATE agreement SET idem_key = NULL WHERE idem_key = ? "
+                        "AND state = 'Rejected' AND fault_code = 'Interrupted'",
     [S_AGR_GET] = "SELECT " AGR_COLUMNS " FROM agreement WHERE id = ?",
     [S_AGR_GET_OFFER] = "SELECT offer FROM agreement WHERE id = ?",
     [S_AGR_STATE] = "SELECT state FROM agreement WHERE id = ?",
@@ -712,6 +716,12 @@ static acc_err create_job(struct conn *c, void *arg, struct acc_error *err)
     sqlite3_stmt *s;
 
     if (x->idem_key) {
+        if (!(s = stmt(c, S_AGR_FREE_IDEM, err)))
+            return ACC_ERR_STORAGE;
+        bind_text(s, 1, x->idem_key);
+        acc_err rc = step_done(c, s, err, "free an interrupted idempotency key");
+        if (rc)
+            return rc;
         if (!(s = stmt(c, S_AGR_BY_IDEM, err)))
             return ACC_ERR_STORAGE;
         bind_text(s, 1, x->idem_key);

@@ -104,8 +104,7 @@ int main(int argc, char **argv)
     if (!rc) {
         ctx.svc = svc;
         ctx.limits = (struct acc_xml_limits){cfg.max_body, cfg.max_depth, 20000};
-        struct acc_http_options ho = {cfg.listen_host, cfg.listen_port, cfg.connection_limit,
-                                      cfg.timeout, cfg.max_body};
+        struct acc_http_options ho = acc_http_options_of(&cfg);
         rc = acc_http_start(&ctx, &ho, &srv, &err);
     }
     if (rc) {
@@ -130,6 +129,11 @@ int main(int argc, char **argv)
     acc_log_info("signal %d: shutting down", sig);
     status = 0;
 out:
+    /* In order: no new connections; negotiations end (rolled back, their
+     * clients answered 503 Interrupted); the answers go out; then the
+     * launcher, the adapters and the store. */
+    acc_http_quiesce(srv);
+    acc_service_shutdown(svc);
     acc_http_stop(srv);
     acc_service_close(svc);
     acc_xml_cleanup();

@@ -31,12 +31,20 @@ static const struct {
     [ACC_ERR_UNAVAILABLE] = {"AdapterUnavailable", 503, "an adapter is unreachable"},
     [ACC_ERR_TIMEOUT] = {"AdapterTimeout", 503, "an adapter did not answer in time"},
     [ACC_ERR_CANCELLED] = {"Cancelled", 409, "the operation was cancelled"},
-    [ACC_ERR_INTERRUPTED] = {"Interrupted", 503, "interrupted by a restart of accordd"},
+    [ACC_ERR_INTERRUPTED] = {"Interrupted", 503, "interrupted by a stop or restart of accordd"},
     [ACC_ERR_UNSUPPORTED] = {"NotSupported", 501, "not supported"},
     [ACC_ERR_STORAGE] = {"StorageFailed", 500, "the database failed"},
     [ACC_ERR_CONFIG] = {"ConfigError", 500, "configuration error"},
     [ACC_ERR_IO] = {"IoError", 500, "input/output error"},
     [ACC_ERR_INTERNAL] = {"InternalError", 500, "internal error"},
+    [ACC_ERR_OVERLOADED] = {"Overloaded", 503, "too many negotiations at once; retry later"},
+    [ACC_ERR_KEY_REUSED] = {"IdempotencyKeyReused", 422,
+                            "the idempotency key was used with another offer"},
+    [ACC_ERR_TOO_MANY] = {"TooManyConnections", 429, "too many connections from this client"},
+    [ACC_ERR_REQUEST_TIMEOUT] = {"RequestTimeout", 408, "the request did not arrive in time"},
+    [ACC_ERR_HEADERS] = {"RequestHeaderFieldsTooLarge", 431,
+                         "too many header fields or query parameters"},
+    [ACC_ERR_BAD_REQUEST] = {"InvalidRequest", 400, "the request is malformed"},
 };
 
 static acc_err clamp(acc_err code)

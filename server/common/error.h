@@ -41,6 +41,12 @@ typedef enum acc_err {
     ACC_ERR_CONFIG,            /* configuration error */
     ACC_ERR_IO,                /* operating system I/O error */
     ACC_ERR_INTERNAL,          /* a bug */
+    ACC_ERR_OVERLOADED,        /* the negotiation queue is full: retry later */
+    ACC_ERR_KEY_REUSED,        /* an idempotency key sent again with another offer */
+    ACC_ERR_TOO_MANY,          /* a client over its connection limit */
+    ACC_ERR_REQUEST_TIMEOUT,   /* the request took longer than allowed to arrive */
+    ACC_ERR_HEADERS,           /* too many header fields or query parameters */
+    ACC_ERR_BAD_REQUEST,       /* a request (not an offer) is malformed */
     ACC_ERR__COUNT
 } acc_err;
 

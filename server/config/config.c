@@ -144,6 +144,18 @@ static bool duration_ok(const char *v, int64_t min, int64_t *out)
     return true;
 }
 
+/* A whole number within [min, max] for *dst; 0 with the error recorded. */
+static int set_uint(struct parse *p, const char *section, const char *k, const char *v, int64_t min,
+                    int64_t max, unsigned *dst)
+{
+    int64_t n;
+    struct acc_error e;
+    if (acc_parse_i64(v, min, max, &n, &e))
+        return bad(p, section, "%s: %s", k, e.msg);
+    *dst = (unsigned)n;
+    return 1;
+}
+
 static int server_key(struct parse *p, const char *k, const char *v)
 {
     struct acc_config *c = p->c;
@@ -169,6 +181,17 @@ static int server_key(struct parse *p, const char *k, const char *v)
         if (!duration_ok(v, 1, &n))
             return bad(p, "server", "timeout: '%s' is not a positive duration such as PT60S", v);
         c->timeout = (unsigned)n;
+    } else if (strcmp(k, "threads") == 0) {
+        return set_uint(p, "server", k, v, 1, 64, &c->threads);
+    } else if (strcmp(k, "client_connections") == 0) {
+        return set_uint(p, "server", k, v, 1, 100000, &c->client_connections);
+    } else if (strcmp(k, "max_query") == 0) {
+        return set_uint(p, "server", k, v, 1, 256, &c->max_query);
+    } else if (strcmp(k, "request_timeout") == 0) {
+        if (!duration_ok(v, 1, &n))
+            return bad(p, "server",
+                       "request_timeout: '%s' is not a positive duration such as PT30S", v);
+        c->request_timeout = (unsigned)n;
     } else if (strcmp(k, "allow_control") == 0) {
         if (acc_parse_bool(v, &b, &e))
             return bad(p, "server", "allow_control: %s", e.msg);
@@ -222,6 +245,12 @@ static int negotiation_key(struct parse *p, const char *k, const char *v)
         if (!duration_ok(v, 1, &c->adapter_timeout))
             return bad(p, "negotiation", "adapter_timeout: '%s' is not a duration such as PT15S",
                        v);
+    } else if (strcmp(k, "workers") == 0) {
+        return set_uint(p, "negotiation", k, v, 1, 1024, &c->workers);
+    } else if (strcmp(k, "queue_length") == 0) {
+        return set_uint(p, "negotiation", k, v, 1, 1000000, &c->queue_length);
+    } else if (strcmp(k, "max_pending") == 0) {
+        return set_uint(p, "negotiation", k, v, 0, 1000000, &c->max_pending);
     } else {
         return bad(p, "negotiation", "unknown key '%s'", k);
     }
@@ -570,8 +599,12 @@ static void defaults(struct acc_config *c)
     c->listen_port = 8080;
     c->max_body = 1024 * 1024;
     c->max_depth = 32;
-    c->connection_limit = 512;
+    c->threads = 4;
+    c->connection_limit = 4096;
+    c->client_connections = 64;
     c->timeout = 60;
+    c->request_timeout = 30;
+    c->max_query = 32;
     c->log_level = ACC_LOG_INFO;
     c->durable = true;
     c->strategy = ACC_STRATEGY_INTERSECT;
@@ -579,6 +612,9 @@ static void defaults(struct acc_config *c)
     c->horizon = 14 * 86400;
     c->lead_time = 5;
     c->adapter_timeout = 15;
+    c->workers = 32;
+    c->queue_length = 1024;
+    c->max_pending = 256;
     c->launch.enabled = false; /* it runs what offers name: an operator's choice */
     c->launch.output_limit = 1024 * 1024;
     c->launch.grace = 10;

@@ -1,10 +1,12 @@
 /* config.h - accordd's configuration: an INI file (read with inih), or the
  * embedded simulated testbed when none is given.
  *
- *   [server]       listen, max_body, max_depth, connection_limit, timeout,
+ *   [server]       listen, max_body, max_depth, threads, connection_limit,
+ *                  client_connections, timeout, request_timeout, max_query,
  *                  allow_control, log_level
  *   [database]     path, durable
- *   [negotiation]  strategy, max_rounds, horizon, lead_time, adapter_timeout
+ *   [negotiation]  strategy, max_rounds, horizon, lead_time, adapter_timeout,
+ *                  workers, queue_length, max_pending
  *   [auth]         tokens (a file of "user token [admin]" lines)
  *   [launch]       enabled, mpiexec, launcher, launcher_exec, localhost,
  *                  directory, path, env, output_limit, grace, router_port
@@ -87,9 +89,13 @@ struct acc_config {
     unsigned listen_port;
     size_t max_body;
     unsigned max_depth;
+    unsigned threads; /* event threads serving connections */
     unsigned connection_limit;
-    unsigned timeout;   /* seconds a connection may idle */
-    bool allow_control; /* POST /adapters/{name}/control/{op} (simulators' faults) */
+    unsigned client_connections; /* open connections per client address */
+    unsigned timeout;            /* seconds a connection may idle */
+    unsigned request_timeout;    /* seconds a whole request may take to arrive */
+    unsigned max_query;          /* query parameters per request */
+    bool allow_control;          /* POST /adapters/{name}/control/{op} (simulators' faults) */
     enum acc_log_level log_level;
 
     /* [database] */
@@ -106,6 +112,9 @@ struct acc_config {
     int64_t horizon;         /* how far previews look without a deadline */
     int64_t lead_time;       /* earliest start no sooner than now + this */
     int64_t adapter_timeout; /* per adapter call, seconds */
+    unsigned workers;        /* negotiation worker threads */
+    unsigned queue_length;   /* negotiations queued or running at once */
+    unsigned max_pending;    /* of those, ?mode=pending ones */
 
     struct acc_launch_cfg launch;
     struct acc_site_cfg *sites;

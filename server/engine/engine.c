@@ -43,6 +43,11 @@ void acc_engine_free(struct acc_engine *e)
     free(e);
 }
 
+void acc_engine_interrupt(struct acc_engine *e)
+{
+    acc_pool_interrupt(e->pool);
+}
+
 void acc_engine_items_release(struct acc_engine_item *items, size_t n)
 {
     for (size_t i = 0; i < n; i++) {

@@ -46,6 +46,10 @@ acc_err acc_engine_new(const struct acc_engine_options *opt, struct acc_engine *
 /* Waits for every adapter call still running (abandoned ones included). */
 void acc_engine_free(struct acc_engine *e);
 
+/* Shutdown: every wait for an adapter call, now and later, returns at once
+ * (the calls count as timed out). */
+void acc_engine_interrupt(struct acc_engine *e);
+
 /* One thing to book. */
 struct acc_engine_item {
     struct acc_adapter *adapter; /* borrowed */

@@ -49,6 +49,28 @@ static bool idempotency_key_ok(const char *k)
     return true;
 }
 
+/* The answer to a submission once its negotiation is done (or at once in
+ * pending mode): the agreement as it stands, or the fault with its id. */
+static void create_finish(struct acc_http_ctx *ctx, const struct acc_request *rq,
+                          struct acc_response *rs)
+{
+    struct acc_error err;
+    acc_err rc = rs->wait ? acc_nego_result(rs->wait, &err) : ACC_OK;
+    snprintf(rs->location, sizeof rs->location, "/agreements/%s", rs->id);
+    if (rc) {
+        acc_reply_err(rq, rs, &err, rs->id);
+        return;
+    }
+    /* The agreement document carries the offer it answers. */
+    struct acc_agreement full;
+    if (acc_service_get(ctx->svc, rs->id, true, &full, &err)) {
+        acc_reply_err(rq, rs, &err, rs->id);
+        return;
+    }
+    render_agreement(rq, rs, &full, full.state == ACC_STATE_PENDING ? 202 : 201);
+    acc_agreement_release(&full);
+}
+
 void acc_h_agreement_create(struct acc_http_ctx *ctx, const struct acc_request *rq,
                             struct acc_response *rs)
 {
@@ -62,11 +84,11 @@ void acc_h_agreement_create(struct acc_http_ctx *ctx, const struct acc_request *
     }
     const char *mode = acc_query(rq, "mode");
     if (mode && strcmp(mode, "pending") != 0 && strcmp(mode, "sync") != 0) {
-        acc_reply_error(rq, rs, ACC_ERR_INVALID, "mode is pending or sync", NULL);
+        acc_reply_error(rq, rs, ACC_ERR_BAD_REQUEST, "mode is pending or sync", NULL);
         return;
     }
     if (rq->idempotency_key && !idempotency_key_ok(rq->idempotency_key)) {
-        acc_reply_error(rq, rs, ACC_ERR_INVALID,
+        acc_reply_error(rq, rs, ACC_ERR_BAD_REQUEST,
                         "Idempotency-Key must be 1 to 200 visible ASCII characters", NULL);
         return;
     }
@@ -80,39 +102,37 @@ void acc_h_agreement_create(struct acc_http_ctx *ctx, const struct acc_request *
         return;
     }
     /* One may only ask in one's own name (an admin in anyone's). */
-    if (!acc_http_owner_ok(rq, rs, offer.initiator)) {
+    if (!acc_http_acts_for(rq, rs, offer.initiator)) {
         acc_offer_release(&offer);
         return;
     }
+    bool pending = mode && strcmp(mode, "pending") == 0;
     struct acc_submit sub = {
         .offer = &offer,
         .document = rq->body,
         .len = rq->body_len,
         .idempotency_key = rq->idempotency_key,
-        .pending = mode && strcmp(mode, "pending") == 0,
+        .pending = pending,
     };
-    struct acc_agreement a;
-    bool stored = false, replayed = false;
-    acc_err rc = acc_service_submit(ctx->svc, &sub, &a, &stored, &replayed, &err);
-    acc_offer_release(&offer);
-    rs->replayed = replayed;
-    if (stored)
-        snprintf(rs->location, sizeof rs->location, "/agreements/%s", a.id);
+    struct acc_submission out;
+    acc_err rc = acc_service_submit(ctx->svc, &sub, &out, &err);
+    acc_offer_release(&offer); /* what the service did not take */
     if (rc) {
-        acc_reply_err(rq, rs, &err, stored ? a.id : NULL);
-    } else if (a.state == ACC_STATE_PENDING) {
-        render_agreement(rq, rs, &a, 202);
-    } else {
-        /* The agreement document carries the offer it answers. */
-        struct acc_agreement full;
-        if (acc_service_get(ctx->svc, a.id, true, &full, &err) == ACC_OK) {
-            render_agreement(rq, rs, &full, 201);
-            acc_agreement_release(&full);
-        } else {
-            acc_reply_err(rq, rs, &err, a.id);
-        }
+        acc_reply_err(rq, rs, &err, NULL);
+        return;
     }
-    acc_agreement_release(&a);
+    rs->replayed = out.replayed;
+    memcpy(rs->id, out.id, sizeof rs->id);
+    rs->wait = out.job;
+    if (pending && !acc_nego_is_done(rs->wait)) {
+        /* Answered at once: the negotiation goes on without the client. */
+        acc_nego_release(rs->wait);
+        rs->wait = NULL;
+    }
+    if (pending || acc_nego_is_done(rs->wait))
+        create_finish(ctx, rq, rs);
+    else
+        rs->finish = create_finish;
 }
 
 static bool query_time(const struct acc_request *rq, struct acc_response *rs, const char *key,
@@ -142,7 +162,7 @@ void acc_h_agreement_list(struct acc_http_ctx *ctx, const struct acc_request *rq
     };
     if (rq->user && !rq->user->admin) {
         /* Users see their own agreements. */
-        if (!acc_http_owner_ok(rq, rs, f.initiator ? f.initiator : rq->user->name))
+        if (!acc_http_acts_for(rq, rs, f.initiator))
             return;
         f.initiator = rq->user->name;
     }
@@ -200,7 +220,7 @@ void acc_h_agreement_get(struct acc_http_ctx *ctx, const struct acc_request *rq,
         acc_reply_err(rq, rs, &err, NULL);
         return;
     }
-    if (acc_http_owner_ok(rq, rs, a.initiator))
+    if (acc_http_owner_ok(rq, rs, a.initiator, rq->params[0]))
         render_agreement(rq, rs, &a, 200);
     acc_agreement_release(&a);
 }
@@ -214,7 +234,7 @@ void acc_h_agreement_state(struct acc_http_ctx *ctx, const struct acc_request *r
         acc_reply_err(rq, rs, &err, NULL);
         return;
     }
-    if (!acc_http_owner_ok(rq, rs, s.agreement.initiator)) {
+    if (!acc_http_owner_ok(rq, rs, s.agreement.initiator, rq->params[0])) {
         /* the reply says why */
     } else if (rq->json) {
         acc_json_state(&s.view, &rs->body);
@@ -237,7 +257,7 @@ void acc_h_agreement_trace(struct acc_http_ctx *ctx, const struct acc_request *r
         acc_reply_err(rq, rs, &err, NULL);
         return;
     }
-    if (!acc_http_owner_ok(rq, rs, a.initiator)) {
+    if (!acc_http_owner_ok(rq, rs, a.initiator, rq->params[0])) {
         /* the reply says why */
     } else if (rq->json) {
         acc_json_trace(&a, &t, &rs->body);
@@ -251,6 +271,19 @@ void acc_h_agreement_trace(struct acc_http_ctx *ctx, const struct acc_request *r
     acc_agreement_release(&a);
 }
 
+static void terminate_finish(struct acc_http_ctx *ctx, const struct acc_request *rq,
+                             struct acc_response *rs)
+{
+    struct acc_agreement full;
+    struct acc_error err;
+    if (acc_service_get(ctx->svc, rs->id, true, &full, &err) == ACC_OK) {
+        render_agreement(rq, rs, &full, full.state == ACC_STATE_TERMINATED ? 200 : 202);
+        acc_agreement_release(&full);
+    } else {
+        acc_reply_err(rq, rs, &err, rs->id);
+    }
+}
+
 void acc_h_agreement_terminate(struct acc_http_ctx *ctx, const struct acc_request *rq,
                                struct acc_response *rs)
 {
@@ -261,24 +294,42 @@ void acc_h_agreement_terminate(struct acc_http_ctx *ctx, const struct acc_reques
             acc_reply_err(rq, rs, &err, NULL);
             return;
         }
-        bool mine = acc_http_owner_ok(rq, rs, a.initiator);
+        bool mine = acc_http_owner_ok(rq, rs, a.initiator, rq->params[0]);
         acc_agreement_release(&a);
         if (!mine)
             return;
     }
-    acc_err rc = acc_service_terminate(ctx->svc, rq->params[0], &a, &err);
+    struct acc_nego *wait = NULL;
+    acc_err rc = acc_service_terminate(ctx->svc, rq->params[0], &a, &wait, &err);
     if (rc) {
         acc_reply_err(rq, rs, &err, a.id[0] ? a.id : NULL);
     } else {
-        struct acc_agreement full;
-        if (acc_service_get(ctx->svc, a.id, true, &full, &err) == ACC_OK) {
-            render_agreement(rq, rs, &full, full.state == ACC_STATE_TERMINATED ? 200 : 202);
-            acc_agreement_release(&full);
-        } else {
-            acc_reply_err(rq, rs, &err, a.id);
-        }
+        memcpy(rs->id, a.id, sizeof rs->id);
+        /* A negotiation under way rolls back first; the answer waits for it. */
+        rs->wait = wait;
+        if (wait)
+            rs->finish = terminate_finish;
+        else
+            terminate_finish(ctx, rq, rs);
     }
     acc_agreement_release(&a);
+}
+
+/* Whether the agreement of the path exists and is the requester's; the
+ * reply says why not (404 either way). */
+static bool owned(struct acc_http_ctx *ctx, const struct acc_request *rq, struct acc_response *rs)
+{
+    if (!rq->user || rq->user->admin)
+        return true;
+    struct acc_agreement a;
+    struct acc_error err;
+    if (acc_service_get(ctx->svc, rq->params[0], false, &a, &err)) {
+        acc_reply_err(rq, rs, &err, NULL);
+        return false;
+    }
+    bool mine = acc_http_owner_ok(rq, rs, a.initiator, rq->params[0]);
+    acc_agreement_release(&a);
+    return mine;
 }
 
 void acc_h_agreement_launch(struct acc_http_ctx *ctx, const struct acc_request *rq,
@@ -287,11 +338,13 @@ void acc_h_agreement_launch(struct acc_http_ctx *ctx, const struct acc_request *
     struct acc_agreement a;
     struct acc_run r;
     struct acc_error err;
+    if (!owned(ctx, rq, rs))
+        return;
     if (acc_service_run(ctx->svc, rq->params[0], false, &a, &r, &err)) {
         acc_reply_err(rq, rs, &err, NULL);
         return;
     }
-    if (!acc_http_owner_ok(rq, rs, a.initiator)) {
+    if (!acc_http_owner_ok(rq, rs, a.initiator, rq->params[0])) {
         /* the reply says why */
     } else if (rq->json) {
         acc_json_run(&r, &rs->body);
@@ -321,11 +374,13 @@ void acc_h_agreement_launch_file(struct acc_http_ctx *ctx, const struct acc_requ
     struct acc_agreement a;
     struct acc_run r;
     struct acc_error err;
+    if (!owned(ctx, rq, rs))
+        return;
     if (acc_service_run(ctx->svc, rq->params[0], output, &a, &r, &err)) {
         acc_reply_err(rq, rs, &err, NULL);
         return;
     }
-    if (acc_http_owner_ok(rq, rs, a.initiator)) {
+    if (acc_http_owner_ok(rq, rs, a.initiator, rq->params[0])) {
         if (output)
             acc_buf_append(&rs->body, r.output ? r.output : "", r.output ? r.output_len : 0);
         else

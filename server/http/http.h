@@ -29,6 +29,12 @@ struct acc_http_ctx {
 };
 
 #define ACC_HTTP_MAX_PARAMS 3
+/* Most query parameters [server] max_query may allow. */
+#define ACC_HTTP_MAX_QUERY 256
+/* libmicrohttpd's memory per connection (request line, headers, query):
+ * room for ACC_HTTP_MAX_QUERY parameters, so that the count is answered by
+ * Accord's own fault rather than a dropped connection. */
+#define ACC_HTTP_CONNECTION_MEMORY (128 * 1024)
 
 struct acc_request {
     const char *method;
@@ -47,6 +53,12 @@ struct acc_request {
     char param_buf[512]; /* storage for params */
 };
 
+struct acc_http_ctx;
+struct acc_request;
+struct acc_response;
+typedef void (*acc_handler)(struct acc_http_ctx *ctx, const struct acc_request *rq,
+                            struct acc_response *rs);
+
 struct acc_response {
     int status;
     const char *content_type;
@@ -55,16 +67,26 @@ struct acc_response {
     char allow[64];
     bool replayed;
     bool challenge; /* add WWW-Authenticate (401) */
+    bool close;     /* end the connection after the answer */
+    /* A handler that must wait for a negotiation sets wait (a reference,
+     * released with the response) and finish: the server parks the
+     * request, holding no thread, and calls finish once the job is done. */
+    struct acc_nego *wait;
+    acc_handler finish;
+    char id[ACC_ID_LEN + 1]; /* for finish: the agreement concerned */
 };
 
 void acc_response_init(struct acc_response *rs);
 void acc_response_release(struct acc_response *rs);
 
-typedef void (*acc_handler)(struct acc_http_ctx *ctx, const struct acc_request *rq,
-                            struct acc_response *rs);
-
-/* Routes the request (filling rq->params) and runs its handler; 404 or 405
- * when none fits. */
+/* Authenticates, routes the request (filling rq->params) and runs its
+ * handler; 401, 404 or 405 when none fits.  The response may be left
+ * waiting (rs->wait): then acc_http_finish completes it once the job is
+ * done. */
+void acc_http_route(struct acc_http_ctx *ctx, struct acc_request *rq, struct acc_response *rs);
+void acc_http_finish(struct acc_http_ctx *ctx, const struct acc_request *rq,
+                     struct acc_response *rs);
+/* Both, blocking while the job runs (for tests and fuzzing). */
 void acc_http_dispatch(struct acc_http_ctx *ctx, struct acc_request *rq, struct acc_response *rs);
 
 /* The shared replies. */
@@ -78,8 +100,14 @@ void acc_reply_text(struct acc_response *rs, int status, const char *content_typ
 
 /* Whether the requester may see and act on an agreement of this initiator:
  * always without [auth], otherwise its owner or an admin.  When not, the
- * reply is set to 403. */
-bool acc_http_owner_ok(const struct acc_request *rq, struct acc_response *rs,
+ * reply is set to 404, as for an unknown id, so that ids and owners cannot
+ * be probed. */
+bool acc_http_owner_ok(const struct acc_request *rq, struct acc_response *rs, const char *initiator,
+                       const char *id);
+
+/* Whether the requester may act in the name of initiator (an offer's, a
+ * list filter's): the same user or an admin; 403 otherwise. */
+bool acc_http_acts_for(const struct acc_request *rq, struct acc_response *rs,
                        const char *initiator);
 
 /* A query parameter, or NULL. */
@@ -117,15 +145,26 @@ struct acc_http_server;
 struct acc_http_options {
     const char *host;
     unsigned port; /* 0: any free port */
+    unsigned threads;
     unsigned connection_limit;
-    unsigned timeout; /* seconds idle */
+    unsigned client_connections; /* per client address */
+    unsigned timeout;            /* seconds idle */
+    unsigned request_timeout;    /* seconds for a whole request to arrive */
+    unsigned max_query;          /* query parameters */
     size_t max_body;
 };
+
+/* The options of a configuration's [server] section. */
+struct acc_http_options acc_http_options_of(const struct acc_config *cfg);
 
 acc_err acc_http_start(struct acc_http_ctx *ctx, const struct acc_http_options *opt,
                        struct acc_http_server **out, struct acc_error *err);
 /* The port actually bound (useful with port 0). */
 unsigned acc_http_port(const struct acc_http_server *srv);
+/* Shutdown, first step: accept no new connections. */
+void acc_http_quiesce(struct acc_http_server *srv);
+/* Answers the requests that were parked (after acc_service_shutdown ended
+ * their jobs; waits at most a second for them), then stops. */
 void acc_http_stop(struct acc_http_server *srv);
 
 #endif

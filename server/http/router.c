@@ -33,15 +33,16 @@ static const struct route routes[] = {
     {"GET", "/templates", acc_h_templates, USER},
     {"GET", "/templates/{}", acc_h_template, USER},
     {"GET", "/healthz", acc_h_healthz, ANYONE},
-    {"GET", "/metrics", acc_h_metrics, USER},
+    {"GET", "/metrics", acc_h_metrics, ADMIN},
 };
 
-/* Checks the credentials a route needs; false with the reply set. */
-static bool authorised(struct acc_http_ctx *ctx, struct acc_request *rq, struct acc_response *rs,
-                       enum access access)
+/* Who asks: checked before routing, so that nothing about the server's
+ * resources (which paths exist, which methods) shows without credentials.
+ * False with the reply set. */
+static bool authenticated(struct acc_http_ctx *ctx, struct acc_request *rq, struct acc_response *rs)
 {
     const struct acc_config *cfg = acc_service_config(ctx->svc);
-    if (cfg->n_users == 0 || access == ANYONE)
+    if (cfg->n_users == 0 || strcmp(rq->path, "/healthz") == 0)
         return true;
     const char *h = rq->authorization;
     if (!h || strncasecmp(h, "Bearer ", 7) != 0) {
@@ -59,22 +60,37 @@ static bool authorised(struct acc_http_ctx *ctx, struct acc_request *rq, struct 
         rs->challenge = true;
         return false;
     }
-    if (access == ADMIN && !rq->user->admin) {
-        char msg[160];
-        snprintf(msg, sizeof msg, "%s is not an administrator of this server", rq->user->name);
-        acc_reply_error(rq, rs, ACC_ERR_FORBIDDEN, msg, NULL);
-        return false;
-    }
     return true;
 }
 
-bool acc_http_owner_ok(const struct acc_request *rq, struct acc_response *rs, const char *initiator)
+static bool permitted(const struct acc_request *rq, struct acc_response *rs, enum access access)
+{
+    if (access != ADMIN || !rq->user || rq->user->admin)
+        return true;
+    char msg[160];
+    snprintf(msg, sizeof msg, "%s is not an administrator of this server", rq->user->name);
+    acc_reply_error(rq, rs, ACC_ERR_FORBIDDEN, msg, NULL);
+    return false;
+}
+
+bool acc_http_owner_ok(const struct acc_request *rq, struct acc_response *rs, const char *initiator,
+                       const char *id)
 {
     if (!rq->user || rq->user->admin || (initiator && strcmp(initiator, rq->user->name) == 0))
         return true;
+    char msg[160];
+    snprintf(msg, sizeof msg, "no agreement with id '%.40s'", id ? id : "");
+    acc_reply_error(rq, rs, ACC_ERR_NOT_FOUND, msg, NULL);
+    return false;
+}
+
+bool acc_http_acts_for(const struct acc_request *rq, struct acc_response *rs, const char *initiator)
+{
+    if (!rq->user || rq->user->admin || !initiator || strcmp(initiator, rq->user->name) == 0)
+        return true;
     char msg[256];
-    snprintf(msg, sizeof msg, "the agreement belongs to %.100s, not to %.100s",
-             initiator ? initiator : "someone else", rq->user->name);
+    snprintf(msg, sizeof msg, "%.100s may not act in the name of %.100s", rq->user->name,
+             initiator);
     acc_reply_error(rq, rs, ACC_ERR_FORBIDDEN, msg, NULL);
     return false;
 }
@@ -115,8 +131,12 @@ static bool match(const char *pattern, const char *path, char *buf, size_t size,
     return *p == '\0' && *s == '\0';
 }
 
-void acc_http_dispatch(struct acc_http_ctx *ctx, struct acc_request *rq, struct acc_response *rs)
+void acc_http_route(struct acc_http_ctx *ctx, struct acc_request *rq, struct acc_response *rs)
 {
+    if (!authenticated(ctx, rq, rs))
+        return;
+    /* HEAD is GET without the body (libmicrohttpd leaves the body out). */
+    const char *method = strcmp(rq->method, "HEAD") == 0 ? "GET" : rq->method;
     bool path_known = false;
     size_t allow_len = 0;
     rs->allow[0] = '\0';
@@ -125,7 +145,7 @@ void acc_http_dispatch(struct acc_http_ctx *ctx, struct acc_request *rq, struct 
         if (!match(routes[i].pattern, rq->path, rq->param_buf, sizeof rq->param_buf, params))
             continue;
         path_known = true;
-        if (strcmp(routes[i].method, rq->method) != 0) {
+        if (strcmp(routes[i].method, method) != 0) {
             if (!strstr(rs->allow, routes[i].method) && allow_len + 10 < sizeof rs->allow)
                 allow_len += (size_t)snprintf(rs->allow + allow_len, sizeof rs->allow - allow_len,
                                               "%s%s", allow_len ? ", " : "", routes[i].method);
@@ -133,7 +153,7 @@ void acc_http_dispatch(struct acc_http_ctx *ctx, struct acc_request *rq, struct 
         }
         memcpy(rq->params, params, sizeof params);
         rs->allow[0] = '\0';
-        if (authorised(ctx, rq, rs, routes[i].access))
+        if (permitted(rq, rs, routes[i].access))
             routes[i].handler(ctx, rq, rs);
         return;
     }
@@ -149,6 +169,41 @@ void acc_http_dispatch(struct acc_http_ctx *ctx, struct acc_request *rq, struct 
     acc_reply_error(rq, rs, ACC_ERR_NOT_FOUND, msg, NULL);
 }
 
+void acc_http_finish(struct acc_http_ctx *ctx, const struct acc_request *rq,
+                     struct acc_response *rs)
+{
+    acc_handler finish = rs->finish;
+    rs->finish = NULL;
+    if (finish)
+        finish(ctx, rq, rs);
+    acc_nego_release(rs->wait);
+    rs->wait = NULL;
+}
+
+void acc_http_dispatch(struct acc_http_ctx *ctx, struct acc_request *rq, struct acc_response *rs)
+{
+    acc_http_route(ctx, rq, rs);
+    if (rs->wait) {
+        acc_nego_wait(rs->wait);
+        acc_http_finish(ctx, rq, rs);
+    }
+}
+
+struct acc_http_options acc_http_options_of(const struct acc_config *cfg)
+{
+    return (struct acc_http_options){
+        .host = cfg->listen_host,
+        .port = cfg->listen_port,
+        .threads = cfg->threads,
+        .connection_limit = cfg->connection_limit,
+        .client_connections = cfg->client_connections,
+        .timeout = cfg->timeout,
+        .request_timeout = cfg->request_timeout,
+        .max_query = cfg->max_query,
+        .max_body = cfg->max_body,
+    };
+}
+
 void acc_response_init(struct acc_response *rs)
 {
     memset(rs, 0, sizeof *rs);
@@ -159,6 +214,8 @@ void acc_response_init(struct acc_response *rs)
 void acc_response_release(struct acc_response *rs)
 {
     acc_buf_release(&rs->body);
+    acc_nego_release(rs->wait);
+    rs->wait = NULL;
 }
 
 void acc_reply_error(const struct acc_request *rq, struct acc_response *rs, acc_err code,

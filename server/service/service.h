@@ -30,31 +30,68 @@ struct acc_service;
  * The configuration must outlive the service. */
 acc_err acc_service_open(const struct acc_config *cfg, struct acc_service **out,
                          struct acc_error *err);
-/* Stops background work, interrupts adapter calls, closes everything. */
+/* Shutdown, first step: no new negotiations; adapter calls are
+ * interrupted; every unfinished negotiation rolls back and its waiters hear
+ * ACC_ERR_INTERRUPTED.  Returns when the negotiation workers have ended. */
+void acc_service_shutdown(struct acc_service *svc);
+/* Then the launcher, the adapters and the store (shuts down first if that
+ * was not done). */
 void acc_service_close(struct acc_service *svc);
 
 const struct acc_config *acc_service_config(const struct acc_service *svc);
 
 struct acc_submit {
-    const struct acc_offer *offer; /* parsed and schema-valid */
-    const char *document;          /* the offer as received, kept with the agreement */
+    struct acc_offer *offer; /* parsed and schema-valid; taken (emptied) */
+    const char *document;    /* the offer as received, kept with the agreement */
     size_t len;
     const char *idempotency_key; /* NULL: none */
     bool pending;                /* answer at once and negotiate in the background */
 };
 
-/* Negotiates an offer.  On return *stored says whether an agreement was
- * recorded (then *out holds it, with its allocation):
- *   ACC_OK        Observed (or Pending in pending mode)
+/* ---------------------------------------------------- negotiation jobs
+ *
+ * Every negotiation is a job on one bounded queue served by a fixed set of
+ * negotiation workers.  A job has a completion: whoever waits for it
+ * (a synchronous request, an idempotent replay, a terminate) registers a
+ * waiter or blocks in acc_nego_wait; nothing polls. */
+struct acc_nego;
+
+struct acc_nego_waiter {
+    void (*fn)(void *arg); /* called once, from the thread that ends the job */
+    void *arg;
+    struct acc_nego_waiter *next;
+};
+
+/* Calls w->fn when the job is done: false (and no call) when it already
+ * is.  w must stay valid until then. */
+bool acc_nego_when_done(struct acc_nego *job, struct acc_nego_waiter *w);
+bool acc_nego_is_done(struct acc_nego *job);
+void acc_nego_wait(struct acc_nego *job);
+/* The agreement's id, and once done its result code (see
+ * acc_service_submit) with the reason. */
+const char *acc_nego_id(const struct acc_nego *job);
+acc_err acc_nego_result(struct acc_nego *job, struct acc_error *err);
+void acc_nego_release(struct acc_nego *job);
+
+struct acc_submission {
+    char id[ACC_ID_LEN + 1]; /* the agreement */
+    bool replayed;           /* an earlier request with the same key is answered */
+    struct acc_nego *job;    /* its negotiation (release it); done for a replay of a
+                              * finished one */
+};
+
+/* Stores the offer as a Pending agreement and queues its negotiation.  When
+ * the job is done its result is:
+ *   ACC_OK        Observed
  *   ACC_ERR_NO_SLOT, ACC_ERR_ADAPTER, ACC_ERR_UNAVAILABLE, ACC_ERR_TIMEOUT
  *                 Rejected and kept, with the reasons
- *   other codes   bad input (unknown site, over capacity, window...): nothing
- *                 stored, nothing booked
- * *replayed is set when an earlier request with the same idempotency key
- * (and initiator) is being answered again. */
+ *   ACC_ERR_INTERRUPTED  accordd was stopped: Rejected, everything released
+ *   ACC_ERR_CANCELLED    terminated during the negotiation
+ * Returns an error when nothing was stored: bad input (unknown site, over
+ * capacity, window...), ACC_ERR_OVERLOADED (the queue is full: retry later),
+ * ACC_ERR_KEY_REUSED (the idempotency key was used with another offer). */
 acc_err acc_service_submit(struct acc_service *svc, const struct acc_submit *rq,
-                           struct acc_agreement *out, bool *stored, bool *replayed,
-                           struct acc_error *err);
+                           struct acc_submission *out, struct acc_error *err);
 
 /* The agreement with its allocation; with its offer document if asked. */
 acc_err acc_service_get(struct acc_service *svc, const char *id, bool with_offer,
@@ -91,9 +128,11 @@ acc_err acc_service_run(struct acc_service *svc, const char *id, bool with_outpu
                         struct acc_agreement *a, struct acc_run *out, struct acc_error *err);
 
 /* Cancels every reservation of the agreement; *out is its state afterwards
- * (Terminated, or ...AndTerminating while cancellations are retried). */
+ * (Terminated, or ...AndTerminating while cancellations are retried).  A
+ * negotiation still running is asked to stop: then *wait receives its job
+ * (release it) and *out is read again once it is done. */
 acc_err acc_service_terminate(struct acc_service *svc, const char *id, struct acc_agreement *out,
-                              struct acc_error *err);
+                              struct acc_nego **wait, struct acc_error *err);
 
 /* Sites, networks and links with their adapters' health.  Release with
  * acc_service_sites_release. */

@@ -122,32 +122,24 @@ static void bench_latency(bool durable)
                      &svc))
         return;
     char *doc = offer_doc(1, "PT15M", 10);
-    struct acc_offer o;
-    struct acc_xml_limits lim = ACC_XML_LIMITS_DEFAULT;
     struct acc_error err;
-    if (acc_xml_parse_offer(doc, strlen(doc), &lim, &o, &err)) {
-        fprintf(stderr, "bench: %s\n", err.msg);
-        exit(1);
-    }
     enum { N = 2000 };
     static int64_t us[N];
     size_t ok = 0;
     for (int i = 0; i < N; i++) {
-        struct acc_submit s = {&o, doc, strlen(doc), NULL, false};
-        struct acc_agreement a;
-        bool stored, replayed;
-        int64_t t0 = acc_mono_us();
-        acc_err rc = acc_service_submit(svc, &s, &a, &stored, &replayed, &err);
-        us[i] = acc_mono_us() - t0;
+        char id[ACC_ID_LEN + 1];
+        acc_err rc = svc_negotiate_doc(svc, doc, id, &us[i], &err);
+        if (rc == ACC_ERR_MALFORMED || rc == ACC_ERR_SCHEMA) {
+            fprintf(stderr, "bench: %s\n", err.msg);
+            exit(1);
+        }
         ok += rc == ACC_OK;
-        acc_agreement_release(&a);
     }
     double med, p99;
     percentiles(us, N, &med, &p99);
     printf("negotiation latency, service path, synchronous=%s: median %.0f us, p99 %.0f us "
            "(%zu/%d agreed; target median <= 1000 us)\n",
            durable ? "FULL" : "NORMAL", med, p99, ok, N);
-    acc_offer_release(&o);
     free(doc);
     acc_service_close(svc);
     acc_config_release(&cfg);
@@ -315,7 +307,6 @@ static void bench_http(int seconds, bool durable)
 struct contender {
     pthread_t tid;
     struct acc_service *svc;
-    const struct acc_offer *o;
     const char *doc;
     int n;
 };
@@ -324,12 +315,9 @@ static void *contend(void *arg)
 {
     struct contender *c = arg;
     for (int i = 0; i < c->n; i++) {
-        struct acc_submit s = {c->o, c->doc, strlen(c->doc), NULL, false};
-        struct acc_agreement a;
-        bool stored, replayed;
+        char id[ACC_ID_LEN + 1];
         struct acc_error err;
-        acc_service_submit(c->svc, &s, &a, &stored, &replayed, &err);
-        acc_agreement_release(&a);
+        svc_negotiate_doc(c->svc, c->doc, id, NULL, &err);
     }
     return NULL;
 }
@@ -348,14 +336,11 @@ static void bench_rounds(void)
         /* Big components, so that agreements crowd each other and the
          * background load. */
         char *doc = offer_doc(8, "PT2H", 2000);
-        struct acc_offer o;
-        struct acc_xml_limits lim = ACC_XML_LIMITS_DEFAULT;
         struct acc_error err;
-        acc_xml_parse_offer(doc, strlen(doc), &lim, &o, &err);
         struct contender c[8];
         int64_t t0 = acc_mono_us();
         for (int i = 0; i < 8; i++) {
-            c[i] = (struct contender){.svc = svc, .o = &o, .doc = doc, .n = 25};
+            c[i] = (struct contender){.svc = svc, .doc = doc, .n = 25};
             pthread_create(&c[i].tid, NULL, contend, &c[i]);
         }
         for (int i = 0; i < 8; i++)
@@ -375,7 +360,6 @@ static void bench_rounds(void)
                strategies[k], l.n, agreed, mean[k], l.n ? (double)rollbacks / (double)l.n : 0,
                l.n ? (double)(acc_mono_us() - t0) / 1000.0 / (double)l.n * 8 : 0);
         acc_agreement_list_release(&l);
-        acc_offer_release(&o);
         free(doc);
         acc_service_close(svc);
         acc_config_release(&cfg);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "fixture.h"
 #include "proc.h"
 #include "service.h"
 #include "store.h"
@@ -88,28 +89,19 @@ int main(int argc, char **argv)
         fprintf(stderr, "slurm_bench: %s\n", err.msg);
         return 1;
     }
-    struct acc_offer o;
-    struct acc_xml_limits lim = ACC_XML_LIMITS_DEFAULT;
-    if (acc_xml_parse_offer(offer, strlen(offer), &lim, &o, &err)) {
-        fprintf(stderr, "slurm_bench: %s\n", err.msg);
-        return 1;
-    }
 
     int64_t *total = calloc((size_t)n, sizeof *total), *slurm = calloc((size_t)n, sizeof *slurm);
     int agreed = 0;
     for (int i = 0; i < n; i++) {
-        struct acc_submit s = {&o, offer, strlen(offer), NULL, false};
-        struct acc_agreement a;
-        bool stored, replayed;
-        int64_t t0 = acc_mono_us();
-        acc_err rc = acc_service_submit(svc, &s, &a, &stored, &replayed, &err);
-        total[i] = acc_mono_us() - t0;
+        char id[ACC_ID_LEN + 1];
+        acc_err rc = svc_negotiate_doc(svc, offer, id, &total[i], &err);
+        bool stored = id[0] != '\0';
         agreed += rc == ACC_OK;
         if (rc)
             fprintf(stderr, "negotiation %d: %s\n", i, err.msg);
         struct acc_agreement ta;
         struct acc_trace t;
-        if (stored && acc_service_trace(svc, a.id, &ta, &t, &err) == ACC_OK) {
+        if (stored && acc_service_trace(svc, id, &ta, &t, &err) == ACC_OK) {
             /* The longest Slurm call of each step of each round. */
             int64_t step_max = 0;
             unsigned round = 0;
@@ -130,12 +122,8 @@ int main(int argc, char **argv)
             acc_trace_release(&t);
             acc_agreement_release(&ta);
         }
-        if (stored) {
-            struct acc_agreement done;
-            if (acc_service_terminate(svc, a.id, &done, &err) == ACC_OK)
-                acc_agreement_release(&done);
-        }
-        acc_agreement_release(&a);
+        if (stored)
+            svc_terminate_wait(svc, id, &err);
     }
     int64_t overhead[4096];
     int m = n < 4096 ? n : 4096;
@@ -168,7 +156,6 @@ int main(int argc, char **argv)
            raw(conf_a, ping, 20));
     free(total);
     free(slurm);
-    acc_offer_release(&o);
     acc_service_close(svc);
     acc_config_release(&cfg);
     acc_xml_cleanup();

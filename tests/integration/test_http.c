@@ -804,9 +804,34 @@ static void test_tokens_and_ownership(void)
     call(&au, "POST", "/agreements", doc, alice, 403, &r); /* in someone else's name */
     http_reply_free(&r);
 
+    /* Another user's agreement answers as an unknown one: ids and owners
+     * cannot be probed. */
     char path[128];
     snprintf(path, sizeof path, "/agreements/%s", id);
-    call(&au, "GET", path, NULL, bob, 403, &r);
+    call(&au, "GET", path, NULL, bob, 404, &r);
+    char *theirs = xml_get(r.body, "//co:Message");
+    http_reply_free(&r);
+    char unknown_path[128];
+    snprintf(unknown_path, sizeof unknown_path, "/agreements/%.*sX", (int)strlen(id) - 1, id);
+    call(&au, "GET", unknown_path, NULL, bob, 404, &r);
+    char *unknown = xml_get(r.body, "//co:Message");
+    CU_ASSERT_PTR_NOT_NULL(theirs);
+    CU_ASSERT_PTR_NOT_NULL(unknown);
+    if (theirs && unknown) /* the same words, but for the id itself */
+        CU_ASSERT_EQUAL(strlen(theirs), strlen(unknown));
+    CU_ASSERT_PTR_NULL(strstr(theirs ? theirs : "", "alice"));
+    free(theirs);
+    free(unknown);
+    http_reply_free(&r);
+    /* Without credentials nothing about the routes shows: no 404 or 405. */
+    call(&au, "GET", "/no/such/route", NULL, NULL, 401, &r);
+    http_reply_free(&r);
+    call(&au, "PUT", "/agreements", NULL, NULL, 401, &r);
+    http_reply_free(&r);
+    /* Metrics are for administrators. */
+    call(&au, "GET", "/metrics", NULL, bob, 403, &r);
+    http_reply_free(&r);
+    call(&au, "GET", "/metrics", NULL, root, 200, &r);
     http_reply_free(&r);
     call(&au, "GET", "/agreements", NULL, bob, 200, &r);
     CU_ASSERT_EQUAL(xml_count(r.body, "//co:AgreementRef"), 0);
@@ -814,7 +839,7 @@ static void test_tokens_and_ownership(void)
     call(&au, "GET", "/agreements?initiator=alice", NULL, bob, 403, &r);
     http_reply_free(&r);
     snprintf(path, sizeof path, "/agreements/%s/terminate", id);
-    call(&au, "POST", path, NULL, bob, 403, &r);
+    call(&au, "POST", path, NULL, bob, 404, &r);
     http_reply_free(&r);
     snprintf(path, sizeof path, "/agreements/%s/state", id);
     call(&au, "GET", path, NULL, root, 200, &r);

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "timefmt.h"
 #include "xml.h"
 
 int fixture_start(struct fixture *f, const char *ini, const char *db)
@@ -28,7 +29,7 @@ int fixture_start(struct fixture *f, const char *ini, const char *db)
     if (!rc) {
         f->ctx.svc = f->svc;
         f->ctx.limits = (struct acc_xml_limits){f->cfg.max_body, f->cfg.max_depth, 20000};
-        struct acc_http_options o = {f->cfg.listen_host, 0, 64, 30, f->cfg.max_body};
+        struct acc_http_options o = acc_http_options_of(&f->cfg);
         rc = acc_http_start(&f->ctx, &o, &f->srv, &err);
     }
     if (rc) {
@@ -42,8 +43,48 @@ int fixture_start(struct fixture *f, const char *ini, const char *db)
 
 void fixture_stop(struct fixture *f)
 {
+    acc_http_quiesce(f->srv);
+    acc_service_shutdown(f->svc);
     acc_http_stop(f->srv);
     acc_service_close(f->svc);
     acc_config_release(&f->cfg);
     memset(f, 0, sizeof *f);
+}
+
+acc_err svc_negotiate_doc(struct acc_service *svc, const char *doc, char id[ACC_ID_LEN + 1],
+                          int64_t *us, struct acc_error *err)
+{
+    struct acc_offer o;
+    struct acc_xml_limits lim = ACC_XML_LIMITS_DEFAULT;
+    id[0] = '\0';
+    acc_err rc = acc_xml_parse_offer(doc, strlen(doc), &lim, &o, err);
+    if (rc)
+        return rc;
+    int64_t t0 = acc_mono_us();
+    struct acc_submit s = {&o, doc, strlen(doc), NULL, false};
+    struct acc_submission sub;
+    rc = acc_service_submit(svc, &s, &sub, err);
+    if (!rc) {
+        memcpy(id, sub.id, ACC_ID_LEN + 1);
+        acc_nego_wait(sub.job);
+        rc = acc_nego_result(sub.job, err);
+        acc_nego_release(sub.job);
+    }
+    if (us)
+        *us = acc_mono_us() - t0;
+    acc_offer_release(&o);
+    return rc;
+}
+
+acc_err svc_terminate_wait(struct acc_service *svc, const char *id, struct acc_error *err)
+{
+    struct acc_agreement a;
+    struct acc_nego *wait = NULL;
+    acc_err rc = acc_service_terminate(svc, id, &a, &wait, err);
+    if (wait) {
+        acc_nego_wait(wait);
+        acc_nego_release(wait);
+    }
+    acc_agreement_release(&a);
+    return rc;
 }

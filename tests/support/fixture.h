@@ -18,4 +18,13 @@ struct fixture {
 int fixture_start(struct fixture *f, const char *ini, const char *db);
 void fixture_stop(struct fixture *f);
 
+/* Parses an offer document, submits it and waits for its negotiation: the
+ * result code (see acc_service_submit); *id receives the agreement's id
+ * when one was stored (else ""); *us, if given, the time of the submit and
+ * the wait (not the parse). */
+acc_err svc_negotiate_doc(struct acc_service *svc, const char *doc, char id[ACC_ID_LEN + 1],
+                          int64_t *us, struct acc_error *err);
+/* Terminates an agreement and waits for a negotiation under way. */
+acc_err svc_terminate_wait(struct acc_service *svc, const char *id, struct acc_error *err);
+
 #endif

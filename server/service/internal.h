@@ -1,0 +1,144 @@
+/* internal.h - what the files of the service share; not for other modules.
+ *
+ *   service.c       open and close (in order), sites, previews, health, metrics
+ *   registry.c      the adapters by name; cancelling bookings at them
+ *   submit.c        offer -> stored Pending agreement -> job on the queue
+ *   queue.c         the one bounded negotiation queue and its workers
+ *   negotiate.c     one negotiation: plan, engine, the recorded outcome
+ *   terminate.c     ending agreements on request
+ *   query.c         reading agreements, states, traces
+ *   runs.c          the launcher's hooks into the service
+ *   housekeeping.c  recovery at start-up and the periodic pass
+ */
+#ifndef ACC_SERVICE_INTERNAL_H
+#define ACC_SERVICE_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include "../../adapters/adapter.h"
+#include "../../db/store.h"
+#include "../engine/engine.h"
+#include "service.h"
+
+enum { OUT_AGREED, OUT_NO_SLOT, OUT_FAILED, OUT_STOPPED, OUT_INTERRUPTED, OUT__COUNT };
+
+/* A negotiation job (queue.c): owns its offer and its Pending agreement. */
+struct acc_nego {
+    atomic_uint refs;
+    struct acc_service *svc;
+    char id[ACC_ID_LEN + 1];
+    struct acc_offer offer;  /* taken from the request */
+    struct acc_agreement a;  /* as stored when Pending */
+    bool pending_mode;       /* ?mode=pending: counted against max_pending */
+    atomic_bool stop;        /* terminate asked for it */
+    bool queued;             /* on the waiting list (under the queue's lock) */
+    struct acc_nego *next;   /* waiting list */
+    struct acc_nego *active; /* every job not done (the registry) */
+
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    bool done;
+    acc_err result;
+    struct acc_error err;
+    struct acc_nego_waiter *waiters;
+};
+
+struct svc_queue {
+    pthread_mutex_t lock;
+    pthread_cond_t work;          /* a job was queued, or stopping */
+    pthread_cond_t idle;          /* length fell to 0 */
+    struct acc_nego *head, *tail; /* waiting for a worker */
+    struct acc_nego *active;      /* every job not done yet, queued or running */
+    size_t length;                /* jobs taken and not done (queued or running) */
+    size_t limit;                 /* most jobs at once */
+    size_t pending, max_pending;  /* of those, ?mode=pending ones */
+    pthread_t *workers;
+    unsigned n_workers;
+    bool stopping;
+};
+
+struct acc_service {
+    const struct acc_config *cfg;
+    struct acc_store *store;
+    struct acc_engine *engine;
+    struct acc_adapter **site_ad; /* by config index */
+    struct acc_adapter **net_ad;
+    struct acc_launcher *launcher;
+    struct svc_queue queue;
+    pthread_mutex_t lock;
+    pthread_cond_t wake; /* housekeeping and close */
+    atomic_bool stopping;
+    pthread_t housekeeper;
+    bool housekeeper_started;
+
+    /* metrics */
+    atomic_uint_least64_t outcomes[OUT__COUNT];
+    atomic_uint_least64_t rounds, rollbacks, negotiation_us;
+    atomic_uint_least64_t submitted, rejected_input, refused_busy;
+};
+
+/* registry.c */
+struct acc_adapter *svc_site_adapter(void *ctx, const char *site);
+struct acc_adapter *svc_network_adapter(void *ctx, const char *network);
+struct acc_adapter *svc_adapter_named(struct acc_service *svc, const char *name);
+acc_err svc_open_adapters(struct acc_service *svc, struct acc_error *err);
+void svc_interrupt_adapters(struct acc_service *svc);
+void svc_close_adapters(struct acc_service *svc);
+/* Cancels bookings at their adapters concurrently and journals each
+ * outcome; returns how many were not cancelled. */
+size_t svc_cancel_bookings(struct acc_service *svc, struct acc_booking *b, size_t n);
+
+/* queue.c */
+acc_err svc_queue_start(struct acc_service *svc, struct acc_error *err);
+/* Reserves a place for a job; ACC_ERR_OVERLOADED when the queue (or the
+ * pending-mode share) is full.  Undo with svc_queue_unreserve. */
+acc_err svc_queue_reserve(struct acc_service *svc, bool pending_mode, struct acc_error *err);
+void svc_queue_unreserve(struct acc_service *svc, bool pending_mode);
+/* A job for a stored Pending agreement; it takes the offer.  Registered at
+ * once (terminate and idempotent replays find it by id). */
+struct acc_nego *svc_nego_new(struct acc_service *svc, const struct acc_agreement *a,
+                              struct acc_offer *offer, bool pending_mode);
+/* A job that is already done, for an idempotent replay of a finished one. */
+struct acc_nego *svc_nego_done(struct acc_service *svc, const char *id, acc_err result,
+                               const struct acc_error *err);
+/* Puts a reserved, registered job on the queue (the queue holds a reference). */
+void svc_queue_push(struct acc_service *svc, struct acc_nego *job);
+/* Ends a registered job that never ran (its row could not be written). */
+void svc_nego_abort(struct acc_nego *job, acc_err rc, const struct acc_error *err);
+/* The job of a Pending agreement in this process, with a reference; NULL. */
+struct acc_nego *svc_queue_find(struct acc_service *svc, const char *id);
+/* Asks a job to stop; one still waiting ends at once (Terminated). */
+void svc_queue_stop_job(struct acc_service *svc, struct acc_nego *job);
+void svc_queue_init(struct svc_queue *q);
+void svc_queue_release(struct svc_queue *q);
+/* Shutdown: no more jobs; waiting ones end Interrupted at once; running
+ * ones see `stopping` and roll back. */
+void svc_queue_stop(struct acc_service *svc);
+/* Whether every job ended within the time. */
+bool svc_queue_wait_idle(struct acc_service *svc, int64_t timeout_us);
+void svc_queue_join(struct acc_service *svc);
+
+/* negotiate.c */
+acc_err svc_negotiate(struct acc_service *svc, struct acc_nego *job, struct acc_error *err);
+/* Records the end of a Pending agreement that never negotiated (shutdown or
+ * terminate while it waited). */
+acc_err svc_settle_unstarted(struct acc_service *svc, struct acc_agreement *a, bool terminated,
+                             struct acc_error *err);
+
+/* A reservation that answered after its time limit (the engine's orphan hook). */
+void svc_hook_orphan(void *ctx, struct acc_adapter *ad, const struct acc_booking *b);
+
+/* terminate.c */
+acc_err svc_cancel_committed(struct acc_service *svc, const char *id, struct acc_error *err);
+acc_err svc_release_reservations(struct acc_service *svc, const char *id, struct acc_error *err);
+
+/* housekeeping.c */
+acc_err svc_recover(struct acc_service *svc, struct acc_error *err);
+void *svc_housekeeping_main(void *arg);
+
+/* runs.c */
+acc_err svc_launcher_open(struct acc_service *svc, struct acc_error *err);
+
+#endif

@@ -1,0 +1,175 @@
+/* registry.c - the adapters of the configured sites and networks, found by
+ * name, and cancelling bookings at them (part of the service). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/log.h"
+#include "internal.h"
+
+struct acc_adapter *svc_site_adapter(void *ctx, const char *site)
+{
+    struct acc_service *svc = ctx;
+    for (size_t i = 0; i < svc->cfg->n_sites; i++) {
+        if (strcmp(svc->cfg->sites[i].name, site) == 0)
+            return svc->site_ad[i];
+    }
+    return NULL;
+}
+
+struct acc_adapter *svc_network_adapter(void *ctx, const char *network)
+{
+    struct acc_service *svc = ctx;
+    for (size_t i = 0; i < svc->cfg->n_networks; i++) {
+        if (strcmp(svc->cfg->networks[i].name, network) == 0)
+            return svc->net_ad[i];
+    }
+    return NULL;
+}
+
+/* The adapter instance of that name (sites and networks share names). */
+struct acc_adapter *svc_adapter_named(struct acc_service *svc, const char *name)
+{
+    struct acc_adapter *ad = svc_site_adapter(svc, name);
+    return ad ? ad : svc_network_adapter(svc, name);
+}
+
+acc_err svc_open_adapters(struct acc_service *svc, struct acc_error *err)
+{
+    const struct acc_config *cfg = svc->cfg;
+    svc->site_ad = calloc(cfg->n_sites, sizeof *svc->site_ad);
+    svc->net_ad = calloc(cfg->n_networks ? cfg->n_networks : 1, sizeof *svc->net_ad);
+    if (!svc->site_ad || !svc->net_ad)
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    char known[256] = "";
+    for (size_t i = 0; acc_adapter_kinds[i]; i++) {
+        size_t n = strlen(known);
+        snprintf(known + n, sizeof known - n, "%s%s", i ? ", " : "", acc_adapter_kinds[i]->kind);
+    }
+    for (size_t i = 0; i < cfg->n_sites; i++) {
+        const struct acc_site_cfg *s = &cfg->sites[i];
+        char section[128];
+        snprintf(section, sizeof section, "[site %s]", s->name);
+        const struct acc_adapter_ops *ops = acc_adapter_kind_find(s->adapter);
+        if (!ops)
+            return acc_error_set(err, ACC_ERR_CONFIG, "%s: unknown adapter '%s' (known: %s)",
+                                 section, s->adapter, known);
+        if (!(ops->caps & ACC_CAP_NODES))
+            return acc_error_set(err, ACC_ERR_CONFIG, "%s: adapter %s does not reserve nodes",
+                                 section, s->adapter);
+        if (s->sbatch && !(ops->caps & ACC_CAP_SUBMIT))
+            return acc_error_set(err, ACC_ERR_CONFIG,
+                                 "%s: launch = sbatch needs an adapter that submits jobs into "
+                                 "reservations (slurm); %s does not",
+                                 section, s->adapter);
+        struct acc_adapter_env env = {
+            .name = s->name,
+            .section = section,
+            .store = svc->store,
+            .settings = s->settings,
+            .n_settings = s->n_settings,
+            .nodes = s->nodes,
+        };
+        acc_err rc = acc_adapter_open(ops, &env, &svc->site_ad[i], err);
+        if (rc)
+            return rc;
+    }
+    for (size_t i = 0; i < cfg->n_networks; i++) {
+        const struct acc_network_cfg *n = &cfg->networks[i];
+        char section[128];
+        snprintf(section, sizeof section, "[network %s]", n->name);
+        const struct acc_adapter_ops *ops = acc_adapter_kind_find(n->adapter);
+        if (!ops)
+            return acc_error_set(err, ACC_ERR_CONFIG, "%s: unknown adapter '%s' (known: %s)",
+                                 section, n->adapter, known);
+        if (!(ops->caps & ACC_CAP_BANDWIDTH))
+            return acc_error_set(err, ACC_ERR_CONFIG, "%s: adapter %s does not reserve bandwidth",
+                                 section, n->adapter);
+        struct acc_link_def *links = calloc(cfg->n_links ? cfg->n_links : 1, sizeof *links);
+        if (!links)
+            return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+        size_t nl = 0;
+        for (size_t k = 0; k < cfg->n_links; k++) {
+            const struct acc_link_cfg *l = &cfg->links[k];
+            if (strcmp(l->network, n->name) == 0)
+                links[nl++] = (struct acc_link_def){l->name, l->site_a, l->site_b, l->capacity};
+        }
+        struct acc_adapter_env env = {
+            .name = n->name,
+            .section = section,
+            .store = svc->store,
+            .settings = n->settings,
+            .n_settings = n->n_settings,
+            .links = links,
+            .n_links = nl,
+        };
+        acc_err rc = acc_adapter_open(ops, &env, &svc->net_ad[i], err);
+        free(links);
+        if (rc)
+            return rc;
+    }
+    return ACC_OK;
+}
+
+/* Cancels bookings at their adapters (found by name), concurrently, and
+ * records each outcome in the journal; afterwards b[i].state says how it
+ * went.  A booking whose adapter is no longer configured is left as it is
+ * (and logged).  Returns how many were not cancelled, those included. */
+size_t svc_cancel_bookings(struct acc_service *svc, struct acc_booking *b, size_t n)
+{
+    struct acc_adapter **ads = calloc(n ? n : 1, sizeof *ads);
+    struct acc_booking *todo = calloc(n ? n : 1, sizeof *todo);
+    size_t *from = calloc(n ? n : 1, sizeof *from);
+    if (!ads || !todo || !from) {
+        free(ads);
+        free(todo);
+        free(from);
+        return n; /* the journal still says open: housekeeping tries again */
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        ads[k] = svc_adapter_named(svc, b[i].adapter);
+        if (!ads[k]) {
+            acc_log_warn("reservation %s names adapter %s, which is no longer configured; "
+                         "left alone",
+                         b[i].key, b[i].adapter);
+            continue;
+        }
+        from[k] = i;
+        todo[k++] = b[i];
+    }
+    size_t failed =
+        acc_engine_cancel_all(svc->engine, ads, todo, k, svc->cfg->adapter_timeout * 1000000);
+    struct acc_error err;
+    if (k && acc_store_journal_put(svc->store, todo, k, &err))
+        acc_log_error("journal: %s", err.msg);
+    for (size_t j = 0; j < k; j++)
+        b[from[j]] = todo[j];
+    free(ads);
+    free(todo);
+    free(from);
+    return failed + (n - k);
+}
+
+void svc_interrupt_adapters(struct acc_service *svc)
+{
+    for (size_t i = 0; svc->site_ad && i < svc->cfg->n_sites; i++) {
+        if (svc->site_ad[i])
+            acc_adapter_interrupt(svc->site_ad[i]);
+    }
+    for (size_t i = 0; svc->net_ad && i < svc->cfg->n_networks; i++) {
+        if (svc->net_ad[i])
+            acc_adapter_interrupt(svc->net_ad[i]);
+    }
+}
+
+void svc_close_adapters(struct acc_service *svc)
+{
+    for (size_t i = 0; svc->site_ad && i < svc->cfg->n_sites; i++)
+        acc_adapter_close(svc->site_ad[i]);
+    for (size_t i = 0; svc->net_ad && i < svc->cfg->n_networks; i++)
+        acc_adapter_close(svc->net_ad[i]);
+    free(svc->site_ad);
+    free(svc->net_ad);
+    svc->site_ad = svc->net_ad = NULL;
+}

@@ -1,0 +1,210 @@
+/* submit.c - an offer becomes a stored Pending agreement and a job on the
+ * negotiation queue: checks against the configuration, the window,
+ * idempotency keys (part of the service). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/id.h"
+#include "../common/strutil.h"
+#include "internal.h"
+#include "plan.h"
+
+/* ------------------------------------------------------------ negotiation */
+
+static char *join_lines(const struct acc_offer *o, bool guarantees)
+{
+    struct acc_buf b = ACC_BUF_INIT;
+    if (guarantees) {
+        for (size_t i = 0; i < o->n_guarantees; i++)
+            acc_buf_printf(&b, "%s%s", i ? "\n" : "", o->guarantees[i]);
+    } else {
+        for (size_t i = 0; i < o->n_components; i++)
+            acc_buf_printf(&b, "%s%s", b.len ? "\n" : "", o->components[i].name);
+        for (size_t i = 0; i < o->n_links; i++)
+            acc_buf_printf(&b, "%s%s", b.len ? "\n" : "", o->links[i].name);
+    }
+    if (b.len == 0) {
+        acc_buf_release(&b);
+        return NULL;
+    }
+    return acc_buf_detach(&b, NULL);
+}
+
+/* The window an offer asks for, or a 4xx error. */
+static acc_err window(const struct acc_service *svc, const struct acc_offer *o, acc_time now,
+                      acc_time *earliest, acc_time *deadline, struct acc_error *err)
+{
+    const struct acc_config *cfg = svc->cfg;
+    char t[ACC_TIME_STRLEN], d[ACC_DURATION_STRLEN];
+    if (o->expiration && o->expiration <= now) {
+        acc_time_format(o->expiration, t);
+        return acc_error_set(err, ACC_ERR_INVALID, "the offer expired at %s", t);
+    }
+    acc_time e = o->earliest > now + cfg->lead_time ? o->earliest : now + cfg->lead_time;
+    acc_duration_format(o->duration, d);
+    if (o->deadline) {
+        acc_time_format(o->deadline, t);
+        if (o->deadline <= now)
+            return acc_error_set(err, ACC_ERR_INVALID, "the deadline %s lies in the past", t);
+        if (o->deadline - e < o->duration)
+            return acc_error_set(err, ACC_ERR_INVALID,
+                                 "the duration %s does not fit between now and the deadline %s", d,
+                                 t);
+        *deadline = o->deadline;
+    } else {
+        if (o->duration > cfg->horizon) {
+            char h[ACC_DURATION_STRLEN];
+            acc_duration_format(cfg->horizon, h);
+            return acc_error_set(err, ACC_ERR_INVALID,
+                                 "the duration %s is longer than the preview horizon %s; give a "
+                                 "deadline",
+                                 d, h);
+        }
+        *deadline = e + cfg->horizon;
+    }
+    *earliest = e;
+    return ACC_OK;
+}
+
+/* The result code a stored agreement stands for, when a request is replayed. */
+static acc_err result_of(const struct acc_agreement *a, struct acc_error *err)
+{
+    if (a->state != ACC_STATE_REJECTED)
+        return ACC_OK;
+    acc_err code = ACC_ERR_NO_SLOT;
+    for (int k = 0; a->fault_code && k < ACC_ERR__COUNT; k++) {
+        if (strcmp(a->fault_code, acc_err_symbol((acc_err)k)) == 0)
+            code = (acc_err)k;
+    }
+    return acc_error_set(err, code, "%s", a->reason ? a->reason : acc_err_text(code));
+}
+
+/* The answer to a repeated idempotency key: the running job of the first
+ * request, or the outcome it already had.  The same key with another offer
+ * is refused. */
+static acc_err replay(struct acc_service *svc, const struct acc_submit *rq, const char *first,
+                      struct acc_submission *out, struct acc_error *err)
+{
+    /* The job first: once it is gone, the row holds its outcome. */
+    struct acc_nego *running = svc_queue_find(svc, first);
+    struct acc_agreement a;
+    acc_err rc = acc_store_agreement_get(svc->store, first, true, &a, err);
+    if (rc) {
+        acc_nego_release(running);
+        return rc;
+    }
+    if (a.offer_len != rq->len || memcmp(a.offer_xml, rq->document, rq->len) != 0) {
+        acc_agreement_release(&a);
+        acc_nego_release(running);
+        return acc_error_set(err, ACC_ERR_KEY_REUSED,
+                             "the Idempotency-Key was first sent with another offer (agreement "
+                             "%s); use a new key for a new offer",
+                             first);
+    }
+    memcpy(out->id, first, sizeof out->id);
+    out->replayed = true;
+    out->job = running;
+    if (!out->job) {
+        struct acc_error res;
+        acc_err code = a.state == ACC_STATE_PENDING && rq->pending ? ACC_OK : result_of(&a, &res);
+        out->job = svc_nego_done(svc, first, code, &res);
+    }
+    acc_agreement_release(&a);
+    return out->job ? ACC_OK : acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+}
+
+/* Fills a new Pending agreement from the offer. */
+static acc_err pending_agreement(struct acc_service *svc, const struct acc_submit *rq, acc_time now,
+                                 acc_time earliest, acc_time deadline, struct acc_agreement *a,
+                                 struct acc_error *err)
+{
+    const struct acc_offer *o = rq->offer;
+    memset(a, 0, sizeof *a);
+    acc_err rc = acc_id_new(a->id, err);
+    if (rc)
+        return rc;
+    a->name = acc_strdup(o->name);
+    a->initiator = acc_strdup(o->initiator ? o->initiator : "anonymous");
+    a->state = ACC_STATE_PENDING;
+    a->created = a->updated = now;
+    a->earliest = earliest;
+    a->deadline = deadline;
+    a->duration = o->duration;
+    a->strategy = o->strategy != ACC_STRATEGY_DEFAULT ? o->strategy : svc->cfg->strategy;
+    a->launch = o->launch;
+    a->offer_xml = acc_strndup(rq->document, rq->len);
+    a->offer_len = rq->len;
+    a->terms = join_lines(o, false);
+    a->guarantees = join_lines(o, true);
+    if ((o->name && !a->name) || !a->initiator || !a->offer_xml)
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    return ACC_OK;
+}
+
+acc_err acc_service_submit(struct acc_service *svc, const struct acc_submit *rq,
+                           struct acc_submission *out, struct acc_error *err)
+{
+    const struct acc_offer *o = rq->offer;
+    struct acc_plan_env env = {svc->cfg, svc_site_adapter, svc_network_adapter, svc};
+    memset(out, 0, sizeof *out);
+    atomic_fetch_add(&svc->submitted, 1);
+
+    acc_time now = acc_now(), earliest = 0, deadline = 0;
+    acc_err rc = acc_plan_check(&env, o, err);
+    if (!rc)
+        rc = window(svc, o, now, &earliest, &deadline, err);
+    if (rc) {
+        atomic_fetch_add(&svc->rejected_input, 1);
+        return rc;
+    }
+    rc = svc_queue_reserve(svc, rq->pending, err);
+    if (rc)
+        return rc;
+
+    struct acc_agreement a;
+    char *key = NULL;
+    struct acc_nego *job = NULL;
+    rc = pending_agreement(svc, rq, now, earliest, deadline, &a, err);
+    /* Idempotency keys are the initiator's own: scope them by initiator. */
+    if (!rc && rq->idempotency_key) {
+        size_t n = strlen(a.initiator) + strlen(rq->idempotency_key) + 2;
+        key = malloc(n);
+        if (!key)
+            rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+        else
+            snprintf(key, n, "%s\n%s", a.initiator, rq->idempotency_key);
+    }
+    /* Registered before the row exists, so that terminate can always reach
+     * the negotiation. */
+    if (!rc && !(job = svc_nego_new(svc, &a, rq->offer, rq->pending)))
+        rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    if (rc) {
+        svc_queue_unreserve(svc, rq->pending);
+        goto out;
+    }
+    bool dup = false;
+    char first[ACC_ID_LEN + 1];
+    /* A synchronous negotiation without a key need not wait for the row: its
+     * first journal write, which is awaited, commits it too.  A key must be
+     * checked, and a pending agreement's id must be durable before the reply. */
+    if (!key && !rq->pending)
+        rc = acc_store_agreement_queue_create(svc->store, &a, err);
+    else
+        rc = acc_store_agreement_create(svc->store, &a, key, &dup, first, err);
+    if (rc || dup) {
+        svc_nego_abort(job, rc ? rc : ACC_ERR_CANCELLED, err);
+        acc_nego_release(job);
+        job = NULL;
+        if (!rc)
+            rc = replay(svc, rq, first, out, err);
+        goto out;
+    }
+    memcpy(out->id, a.id, sizeof out->id);
+    out->job = job;
+    svc_queue_push(svc, job);
+out:
+    free(key);
+    acc_agreement_release(&a);
+    return rc;
+}
