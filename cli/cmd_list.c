@@ -11,7 +11,9 @@ static void help(FILE *f)
           "                      [--limit N] [--json|--xml]\n"
           "\n"
           "Lists agreements, newest first, one per line (times in UTC).  --from and --until\n"
-          "(RFC 3339) keep the agreements whose reserved time overlaps them.\n",
+          "(RFC 3339) keep the agreements whose reserved time overlaps them.  Names and\n"
+          "sites are cut (marked +) only where the table is wider than the terminal, or\n"
+          "than $COLUMNS when standard output is not a terminal (unset: never cut).\n",
           f);
 }
 
