@@ -11,8 +11,8 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 PACKAGES=(build-essential cmake pkg-config libmicrohttpd-dev libxml2-dev libsqlite3-dev
-          libssl-dev libcurl4-openssl-dev libcunit1-dev libinih-dev clang-format valgrind curl
-          mpich libmpich-dev)
+          libssl-dev libcurl4-openssl-dev libcunit1-dev libinih-dev libjansson-dev clang-format
+          valgrind curl mpich libmpich-dev)
 # MPICH starts the agreed meta-jobs (mpiexec.hydra) and builds accord-ring.
 # The tests also run real Slurm clusters (tests/slurm/start-testbed.sh) and
 # put emulated sites into network namespaces (ip, from iproute2).

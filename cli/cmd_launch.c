@@ -26,32 +26,35 @@ static void row(const char *label, const char *value)
         printf("  %-12s %s\n", label, value);
 }
 
-static void show(const struct ctl *c, const struct jv *doc)
+static void show(const struct ctl *c, const json_t *doc)
 {
     (void)c;
-    printf("Job of agreement %s: %s\n", jv_str(doc, "agreementId", "?"), jv_str(doc, "state", "?"));
-    row("style", jv_str(doc, "style", NULL));
-    row("started", jv_str(doc, "started", NULL));
-    row("ended", jv_str(doc, "ended", NULL));
-    if (jv_get(doc, "exitStatus"))
-        printf("  %-12s %lld\n", "exit status", (long long)jv_int(doc, "exitStatus", 0));
-    if (jv_get(doc, "signal"))
-        printf("  %-12s %lld\n", "signal", (long long)jv_int(doc, "signal", 0));
-    row("reason", jv_str(doc, "reason", NULL));
-    row("directory", jv_str(doc, "directory", NULL));
-    row("command", jv_str(doc, "command", NULL));
-    if (jv_get(doc, "outputBytes"))
+    printf("Job of agreement %s: %s\n", ctl_str(doc, "agreementId", "?"),
+           ctl_str(doc, "state", "?"));
+    row("style", ctl_str(doc, "style", NULL));
+    row("started", ctl_str(doc, "started", NULL));
+    row("ended", ctl_str(doc, "ended", NULL));
+    if (json_object_get(doc, "exitStatus"))
+        printf("  %-12s %lld\n", "exit status", ctl_int(doc, "exitStatus", 0));
+    if (json_object_get(doc, "signal"))
+        printf("  %-12s %lld\n", "signal", ctl_int(doc, "signal", 0));
+    row("reason", ctl_str(doc, "reason", NULL));
+    row("directory", ctl_str(doc, "directory", NULL));
+    row("command", ctl_str(doc, "command", NULL));
+    if (json_object_get(doc, "outputBytes"))
         printf("  %-12s %lld bytes (accordctl launch %s --output)\n", "output",
-               (long long)jv_int(doc, "outputBytes", 0), jv_str(doc, "agreementId", "ID"));
+               ctl_int(doc, "outputBytes", 0), ctl_str(doc, "agreementId", "ID"));
 }
 
 /* A plain-text file of the launch, written as it comes. */
 static int text(struct ctl *c, const char *path)
 {
-    struct ctl_reply r;
+    struct acc_client_reply r;
     int rc = ctl_request(c, "GET", path, NULL, 0, NULL, &r);
-    if (rc != CTL_OK)
+    if (rc != CTL_OK) {
+        acc_client_reply_free(&r);
         return rc;
+    }
     if (r.status == 200) {
         fwrite(r.body, 1, r.len, stdout);
         if (r.len && r.body[r.len - 1] != '\n')
@@ -59,7 +62,7 @@ static int text(struct ctl *c, const char *path)
     } else {
         rc = ctl_fault(&r);
     }
-    ctl_reply_free(&r);
+    acc_client_reply_free(&r);
     return rc;
 }
 

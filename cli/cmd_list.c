@@ -1,4 +1,6 @@
 /* cmd_list.c - accordctl list: one line per agreement. */
+#include <limits.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "ctl.h"
@@ -9,7 +11,9 @@ static void help(FILE *f)
           "                      [--limit N] [--json|--xml]\n"
           "\n"
           "Lists agreements, newest first, one per line (times in UTC).  --from and --until\n"
-          "(RFC 3339) keep the agreements whose reserved time overlaps them.\n",
+          "(RFC 3339) keep the agreements whose reserved time overlaps them.  Names and\n"
+          "sites are cut (marked +) only where the table is wider than the terminal, or\n"
+          "than $COLUMNS when standard output is not a terminal (unset: never cut).\n",
           f);
 }
 
@@ -20,41 +24,72 @@ static const char *short_state(const char *s)
     return s;
 }
 
-static void show(const struct ctl *c, const struct jv *doc)
+/* The sites of an agreement, comma-separated, into out ('+' ends a list
+ * that did not fit). */
+static void join_sites(const json_t *a, char *out, size_t size)
 {
-    const struct jv *list = jv_get(
-        doc, "agreements"); /* Fixed columns and one space between columns; the name and the sites
-                             * share what the terminal has left, keeping the last column free. */
-    int fixed = 16 + 11 + 11 + 11 + 5;
-    int rest = (int)c->width - 1 - fixed;
-    if (rest < 20)
-        rest = 20;
-    int name_w = rest / 2 < 24 ? rest / 2 : 24;
-    int sites_w = rest - name_w;
+    const json_t *s = json_object_get(a, "sites");
+    size_t used = 0;
+    out[0] = '\0';
+    for (size_t k = 0; k < json_array_size(s); k++) {
+        int n = snprintf(out + used, size - used, "%s%s", k ? "," : "", ctl_str_at(s, k, "?"));
+        if (n < 0 || (size_t)n >= size - used) {
+            memcpy(out + size - 2, "+", 2);
+            return;
+        }
+        used += (size_t)n;
+    }
+    if (!used)
+        memcpy(out, "-", 2);
+}
+
+static void show(const struct ctl *c, const json_t *doc)
+{
+    const json_t *list = json_object_get(doc, "agreements");
+    size_t n = json_array_size(list);
+    char sites[1024];
+    int name_max = 4, sites_max = 5; /* NAME, SITES */
+    for (size_t i = 0; i < n; i++) {
+        const json_t *a = json_array_get(list, i);
+        int w = ctl_columns(ctl_str(a, "name", "-"));
+        name_max = w > name_max ? w : name_max;
+        join_sites(a, sites, sizeof sites);
+        w = ctl_columns(sites);
+        sites_max = w > sites_max ? w : sites_max;
+    }
+    /* Fixed columns and one space between columns; the name and the sites
+     * are cut only when they do not fit in what the terminal has left,
+     * keeping its last column free.  Without a terminal (and COLUMNS) the
+     * width is unknown and nothing is cut. */
+    enum { FIXED = 16 + 11 + 11 + 11 + 5 };
+    int name_w = name_max, sites_w = INT_MAX;
+    int rest = (int)c->width - 1 - FIXED;
+    if (c->width && name_max + sites_max > rest) {
+        if (rest < 10) /* a narrower terminal wraps the lines: 4 characters and '+' each */
+            rest = 10;
+        /* Each gets what it needs when the other leaves it room, else half. */
+        int room = rest - sites_max > rest / 2 ? rest - sites_max : rest / 2;
+        name_w = name_max < room ? name_max : room;
+        sites_w = rest - name_w;
+    }
     printf("%-16s %-*s %-11s %-11s %-11s %s\n", "ID", name_w, "NAME", "STATE", "START (UTC)", "END",
            "SITES");
-    for (size_t i = 0; i < jv_len(list); i++) {
-        const struct jv *a = jv_at(list, i);
-        char start[12], end[12], sites[256] = "";
-        ctl_short_time(jv_str(a, "start", NULL), start);
-        ctl_short_time(jv_str(a, "end", NULL), end);
-        const struct jv *s = jv_get(a, "sites");
-        size_t used = 0;
-        for (size_t k = 0; k < jv_len(s) && used + 2 < sizeof sites; k++) {
-            const struct jv *x = jv_at(s, k);
-            used += (size_t)snprintf(sites + used, sizeof sites - used, "%s%s", k ? "," : "",
-                                     x && x->type == JV_STRING ? x->str : "?");
-        }
-        ctl_cell(jv_str(a, "id", "?"), 16, true);
+    for (size_t i = 0; i < n; i++) {
+        const json_t *a = json_array_get(list, i);
+        char start[12], end[12];
+        ctl_short_time(ctl_str(a, "start", NULL), start);
+        ctl_short_time(ctl_str(a, "end", NULL), end);
+        join_sites(a, sites, sizeof sites);
+        ctl_cell(ctl_str(a, "id", "?"), 16, true);
         printf(" ");
-        ctl_cell(jv_str(a, "name", "-"), name_w, true);
+        ctl_cell(ctl_str(a, "name", "-"), name_w, true);
         printf(" ");
-        ctl_cell(short_state(jv_str(a, "state", "?")), 11, true);
+        ctl_cell(short_state(ctl_str(a, "state", "?")), 11, true);
         printf(" %-11s %-11s ", start, end);
-        ctl_cell(used ? sites : "-", sites_w, false);
+        ctl_cell(sites, sites_w, false);
         printf("\n");
     }
-    if (jv_len(list) == 0)
+    if (n == 0)
         printf("(no agreements)\n");
 }
 

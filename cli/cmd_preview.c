@@ -14,23 +14,22 @@ static void help(FILE *f)
           f);
 }
 
-static void show(const struct ctl *c, const struct jv *doc)
+static void show(const struct ctl *c, const json_t *doc)
 {
     (void)c;
-    printf("%s: %lld nodes for %s, %s .. %s\n", jv_str(doc, "site", "?"),
-           (long long)jv_int(doc, "nodes", 0), jv_str(doc, "duration", "?"),
-           jv_str(doc, "from", "?"), jv_str(doc, "until", "?"));
-    const struct jv *frames = jv_get(doc, "frames");
-    if (jv_len(frames) == 0) {
+    printf("%s: %lld nodes for %s, %s .. %s\n", ctl_str(doc, "site", "?"), ctl_int(doc, "nodes", 0),
+           ctl_str(doc, "duration", "?"), ctl_str(doc, "from", "?"), ctl_str(doc, "until", "?"));
+    const json_t *frames = json_object_get(doc, "frames");
+    if (json_array_size(frames) == 0) {
         printf("no free frame\n");
         return;
     }
     printf("%-22s%s\n", "FREE FROM", "UNTIL");
-    for (size_t i = 0; i < jv_len(frames); i++) {
-        const struct jv *f = jv_at(frames, i);
-        printf("%-22s%s\n", jv_str(f, "start", "?"), jv_str(f, "end", "?"));
+    for (size_t i = 0; i < json_array_size(frames); i++) {
+        const json_t *f = json_array_get(frames, i);
+        printf("%-22s%s\n", ctl_str(f, "start", "?"), ctl_str(f, "end", "?"));
     }
-    if (jv_bool(doc, "truncated", false))
+    if (ctl_bool(doc, "truncated", false))
         printf("(more frames follow: narrow the window to see them)\n");
 }
 

@@ -11,7 +11,7 @@ static void help(FILE *f)
           f);
 }
 
-static void show(const struct ctl *c, const struct jv *doc)
+static void show(const struct ctl *c, const json_t *doc)
 {
     ctl_print_agreement(c, doc);
 }

@@ -1,4 +1,6 @@
 /* cmd_sites.c - accordctl sites: sites, networks, links and their adapters. */
+#include <limits.h>
+
 #include "ctl.h"
 
 static void help(FILE *f)
@@ -11,51 +13,53 @@ static void help(FILE *f)
           f);
 }
 
-static void adapters(const struct ctl *c, const struct jv *list, const char *title, bool nodes)
+static void adapters(const struct ctl *c, const json_t *list, const char *title, bool nodes)
 {
-    int health_w = (int)c->width - (14 + 13 + 7 + 6 + 8 + 8);
+    /* The health, last, takes what the terminal has left; without a
+     * terminal (and COLUMNS) it is not cut. */
+    int health_w = c->width ? (int)c->width - (14 + 13 + 7 + 6 + 8 + 8) : INT_MAX;
     if (health_w < 12)
         health_w = 12;
     printf("%-14s%-13s%7s %-5s%8s%8s  %s\n", title, "ADAPTER", nodes ? "NODES" : "", "UP", "CALLS",
            "FAILED", "HEALTH");
-    for (size_t i = 0; i < jv_len(list); i++) {
-        const struct jv *s = jv_at(list, i);
-        ctl_cell(jv_str(s, "name", "?"), 13, true);
+    for (size_t i = 0; i < json_array_size(list); i++) {
+        const json_t *s = json_array_get(list, i);
+        ctl_cell(ctl_str(s, "name", "?"), 13, true);
         printf(" ");
-        ctl_cell(jv_str(s, "adapter", "?"), 12, true);
+        ctl_cell(ctl_str(s, "adapter", "?"), 12, true);
         if (nodes)
-            printf(" %6lld", (long long)jv_int(s, "nodes", 0));
+            printf(" %6lld", ctl_int(s, "nodes", 0));
         else
             printf(" %6s", "");
-        printf(" %-5s%8lld%8lld  ", jv_bool(s, "up", false) ? "yes" : "NO",
-               (long long)jv_int(s, "calls", 0), (long long)jv_int(s, "failures", 0));
-        ctl_cell(jv_str(s, "health", ""), health_w, false);
+        printf(" %-5s%8lld%8lld  ", ctl_bool(s, "up", false) ? "yes" : "NO", ctl_int(s, "calls", 0),
+               ctl_int(s, "failures", 0));
+        ctl_cell(ctl_str(s, "health", ""), health_w, false);
         printf("\n");
     }
 }
 
-static void show(const struct ctl *c, const struct jv *doc)
+static void show(const struct ctl *c, const json_t *doc)
 {
-    adapters(c, jv_get(doc, "sites"), "SITE", true);
-    const struct jv *nets = jv_get(doc, "networks");
-    if (jv_len(nets)) {
+    adapters(c, json_object_get(doc, "sites"), "SITE", true);
+    const json_t *nets = json_object_get(doc, "networks");
+    if (json_array_size(nets)) {
         printf("\n");
         adapters(c, nets, "NETWORK", false);
     }
-    const struct jv *links = jv_get(doc, "links");
-    if (jv_len(links)) {
+    const json_t *links = json_object_get(doc, "links");
+    if (json_array_size(links)) {
         printf("\n%-20s %-26s %12s  %-10s %s\n", "LINK", "SITES", "MBIT/S", "NETWORK", "UP");
-        for (size_t i = 0; i < jv_len(links); i++) {
-            const struct jv *l = jv_at(links, i);
+        for (size_t i = 0; i < json_array_size(links); i++) {
+            const json_t *l = json_array_get(links, i);
             char sites[80];
-            snprintf(sites, sizeof sites, "%s - %s", jv_str(l, "siteA", "?"),
-                     jv_str(l, "siteB", "?"));
-            ctl_cell(jv_str(l, "name", "?"), 20, true);
+            snprintf(sites, sizeof sites, "%s - %s", ctl_str(l, "siteA", "?"),
+                     ctl_str(l, "siteB", "?"));
+            ctl_cell(ctl_str(l, "name", "?"), 20, true);
             printf(" ");
             ctl_cell(sites, 26, true);
-            printf(" %12lld  ", (long long)jv_int(l, "capacity", 0));
-            ctl_cell(jv_str(l, "network", "?"), 10, true);
-            printf(" %s\n", jv_bool(l, "up", false) ? "yes" : "NO");
+            printf(" %12lld  ", ctl_int(l, "capacity", 0));
+            ctl_cell(ctl_str(l, "network", "?"), 10, true);
+            printf(" %s\n", ctl_bool(l, "up", false) ? "yes" : "NO");
         }
     }
 }

@@ -10,25 +10,25 @@ static void help(FILE *f)
           f);
 }
 
-static void terms(const struct jv *list, const char *kind)
+static void terms(const json_t *list, const char *kind)
 {
-    for (size_t i = 0; i < jv_len(list); i++) {
-        const struct jv *t = jv_at(list, i);
-        printf("  %-16s %-24s %s\n", kind, jv_str(t, "name", "?"), jv_str(t, "state", "?"));
+    for (size_t i = 0; i < json_array_size(list); i++) {
+        const json_t *t = json_array_get(list, i);
+        printf("  %-16s %-24s %s\n", kind, ctl_str(t, "name", "?"), ctl_str(t, "state", "?"));
     }
 }
 
-static void show(const struct ctl *c, const struct jv *doc)
+static void show(const struct ctl *c, const json_t *doc)
 {
     (void)c;
-    printf("Agreement %s: %s\n", jv_str(doc, "id", "?"), jv_str(doc, "state", "?"));
-    terms(jv_get(doc, "serviceTerms"), "service term");
-    terms(jv_get(doc, "guaranteeTerms"), "guarantee term");
-    const struct jv *job = jv_get(doc, "job");
+    printf("Agreement %s: %s\n", ctl_str(doc, "id", "?"), ctl_str(doc, "state", "?"));
+    terms(json_object_get(doc, "serviceTerms"), "service term");
+    terms(json_object_get(doc, "guaranteeTerms"), "guarantee term");
+    const json_t *job = json_object_get(doc, "job");
     if (job) {
-        printf("  %-16s %-24s %s", "job", jv_str(job, "style", "?"), jv_str(job, "state", "?"));
-        if (jv_get(job, "exitStatus"))
-            printf(" (exit status %lld)", (long long)jv_int(job, "exitStatus", 0));
+        printf("  %-16s %-24s %s", "job", ctl_str(job, "style", "?"), ctl_str(job, "state", "?"));
+        if (json_object_get(job, "exitStatus"))
+            printf(" (exit status %lld)", ctl_int(job, "exitStatus", 0));
         printf("\n");
     }
 }

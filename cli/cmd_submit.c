@@ -49,7 +49,7 @@ static char *read_all(const char *path, size_t *len)
     return buf;
 }
 
-static void show(const struct ctl *c, const struct jv *doc)
+static void show(const struct ctl *c, const json_t *doc)
 {
     ctl_print_agreement(c, doc);
 }

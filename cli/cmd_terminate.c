@@ -11,10 +11,10 @@ static void help(FILE *f)
           f);
 }
 
-static void show(const struct ctl *c, const struct jv *doc)
+static void show(const struct ctl *c, const json_t *doc)
 {
     (void)c;
-    printf("Agreement %s: %s\n", jv_str(doc, "id", "?"), jv_str(doc, "state", "?"));
+    printf("Agreement %s: %s\n", ctl_str(doc, "id", "?"), ctl_str(doc, "state", "?"));
 }
 
 static int run(struct ctl *c, int argc, char **argv)

@@ -13,29 +13,30 @@ static void help(FILE *f)
           f);
 }
 
-static void show(const struct ctl *c, const struct jv *doc)
+static void show(const struct ctl *c, const json_t *doc)
 {
-    printf("Agreement %s: %s, %lld round(s), %lld rollback(s)\n", jv_str(doc, "id", "?"),
-           jv_str(doc, "strategy", "?"), (long long)jv_int(doc, "rounds", 0),
-           (long long)jv_int(doc, "rollbacks", 0));
-    const struct jv *ev = jv_get(doc, "events");
+    printf("Agreement %s: %s, %lld round(s), %lld rollback(s)\n", ctl_str(doc, "id", "?"),
+           ctl_str(doc, "strategy", "?"), ctl_int(doc, "rounds", 0), ctl_int(doc, "rollbacks", 0));
+    const json_t *ev = json_object_get(doc, "events");
     /* The detail follows on the line when it fits, else on its own line:
-     * it is what a reader of a trace wants, so it is never cut. */
+     * it is what a reader of a trace wants, so it is never cut.  Without a
+     * terminal (and COLUMNS) lines are kept to 80 columns where they can. */
     enum { FIXED = 4 + 9 + 22 + 8 + 1 };
+    unsigned width = c->width ? c->width : 80;
     printf("%-4s%-9s%-22s%8s %s\n", "RND", "KIND", "TARGET", "MS", "WHAT HAPPENED");
-    for (size_t i = 0; i < jv_len(ev); i++) {
-        const struct jv *e = jv_at(ev, i);
-        printf("%-4lld", (long long)jv_int(e, "round", 0));
-        ctl_cell(jv_str(e, "kind", "?"), 8, true);
+    for (size_t i = 0; i < json_array_size(ev); i++) {
+        const json_t *e = json_array_get(ev, i);
+        printf("%-4lld", ctl_int(e, "round", 0));
+        ctl_cell(ctl_str(e, "kind", "?"), 8, true);
         printf(" ");
-        ctl_cell(jv_str(e, "target", ""), 21, true);
-        printf(" %8.1f", (double)jv_int(e, "elapsedMicros", 0) / 1000.0);
+        ctl_cell(ctl_str(e, "target", ""), 21, true);
+        printf(" %8.1f", (double)ctl_int(e, "elapsedMicros", 0) / 1000.0);
         /* A failure says so first. */
-        const char *status = jv_str(e, "status", "Ok"), *detail = jv_str(e, "detail", "");
+        const char *status = ctl_str(e, "status", "Ok"), *detail = ctl_str(e, "detail", "");
         char what[1024];
         snprintf(what, sizeof what, "%s%s%s", strcmp(status, "Ok") ? status : "",
                  strcmp(status, "Ok") ? ": " : "", detail);
-        if (FIXED + strlen(what) < c->width)
+        if (FIXED + strlen(what) < width)
             printf(" %s\n", what);
         else
             printf("\n%8s%s\n", "", what);

@@ -12,7 +12,9 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "jsonv.h"
+#include <jansson.h>
+
+#include "client.h"
 
 /* Exit codes: stable, documented in docs/accordctl.1. */
 enum {
@@ -31,41 +33,39 @@ struct ctl {
     const char *token;  /* bearer token, or NULL */
     long timeout;       /* seconds for the whole exchange */
     bool json, xml;     /* pass the server's document through */
-    unsigned width;     /* of the terminal; 80 when not a terminal */
+    /* Columns of the terminal (else $COLUMNS); 0 when unknown, that is when
+     * standard output is not a terminal and COLUMNS is unset: tables are
+     * then never cut. */
+    unsigned width;
 };
 
-struct ctl_reply {
-    long status;
-    char *body;
-    size_t len;
-    char location[256];
-};
-
-/* One request.  Returns CTL_OK when the server answered (any status) and
- * CTL_NETWORK (with a message on stderr) when it did not.  The body is
- * JSON unless c->xml (then XML).  headers: extra, NULL-terminated. */
+/* One request (through the client library, client/client.h).  Returns
+ * CTL_OK when the server answered (any status) and CTL_NETWORK (with a
+ * message on stderr) when it did not; free *out with acc_client_reply_free
+ * either way.  The body is JSON unless c->xml (then XML).  headers: extra,
+ * NULL-terminated. */
 int ctl_request(const struct ctl *c, const char *method, const char *path, const char *body,
-                size_t len, const char *const *headers, struct ctl_reply *out);
-void ctl_reply_free(struct ctl_reply *r);
+                size_t len, const char *const *headers, struct acc_client_reply *out);
 
 /* The exit code for a status. */
 int ctl_exit_for(long status);
 
 /* Prints a failed reply as "accordctl: CODE: message" plus its details, and
  * returns the exit code for its status. */
-int ctl_fault(const struct ctl_reply *r);
+int ctl_fault(const struct acc_client_reply *r);
 
-/* Parses a JSON reply; NULL (with a message) when the server sent no JSON. */
-struct jv *ctl_parse(const struct ctl_reply *r);
+/* Parses a JSON reply (jansson); NULL (with a message) when the server sent
+ * no JSON.  Free with json_decref. */
+json_t *ctl_parse(const struct acc_client_reply *r);
 
 /* Writes the reply's body as it came (--json, --xml). */
-int ctl_pass_through(const struct ctl_reply *r);
+int ctl_pass_through(const struct acc_client_reply *r);
 
 /* The usual course of a command: the request, then the server's document
  * passed through (--json, --xml), or shown by show() on success, or the
  * fault on failure.  Returns the exit code. */
 int ctl_run(const struct ctl *c, const char *method, const char *path, const char *body, size_t len,
-            const char *const *headers, void (*show)(const struct ctl *c, const struct jv *doc));
+            const char *const *headers, void (*show)(const struct ctl *c, const json_t *doc));
 
 /* Escapes s for a URL query (into out, of size bytes). */
 void ctl_url_escape(const char *s, char *out, size_t size);
@@ -94,15 +94,27 @@ int ctl_one_argument(struct ctl *c, int argc, char **argv, const char *cmd, cons
 /* A path with an escaped segment: fmt has one %s. */
 void ctl_path(char *out, size_t size, const char *fmt, const char *segment);
 
+/* ---------------------------------------------------------------- JSON */
+
+/* A member of a JSON object, or dflt when o is not an object, the member is
+ * absent or of another type. */
+const char *ctl_str(const json_t *o, const char *key, const char *dflt);
+long long ctl_int(const json_t *o, const char *key, long long dflt);
+bool ctl_bool(const json_t *o, const char *key, bool dflt);
+/* An element of an array that is a string, or dflt. */
+const char *ctl_str_at(const json_t *a, size_t i, const char *dflt);
+
 /* ------------------------------------------------------------ printing */
 
 /* "2026-11-22T02:45:00Z" -> "11-22 02:45" (out: 12 bytes); "-" for NULL. */
 void ctl_short_time(const char *t, char *out);
-/* Prints s cut to width, with '+' marking a cut, padded to width unless
- * it is the last column. */
+/* Columns s takes on a terminal: one per character (UTF-8). */
+int ctl_columns(const char *s);
+/* Prints s cut to width columns, with '+' marking a cut (never inside a
+ * UTF-8 character), padded to width unless it is the last column. */
 void ctl_cell(const char *s, int width, bool pad);
 /* An agreement document (JSON), as accordctl show prints it. */
-void ctl_print_agreement(const struct ctl *c, const struct jv *a);
+void ctl_print_agreement(const struct ctl *c, const json_t *a);
 
 /* ------------------------------------------------------------ commands */
 

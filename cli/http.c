@@ -1,5 +1,5 @@
-/* http.c - accordctl's one way to talk to the server. */
-#include <curl/curl.h>
+/* http.c - accordctl's one way to talk to the server: requests through the
+ * client library, replies turned into output and exit codes. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,95 +7,50 @@
 
 #include "ctl.h"
 
-static size_t on_body(char *data, size_t size, size_t n, void *arg)
-{
-    struct ctl_reply *r = arg;
-    size_t add = size * n;
-    if (r->len + add > 64u << 20)
-        return 0; /* a reply that large is not from accordd */
-    char *p = realloc(r->body, r->len + add + 1);
-    if (!p)
-        return 0;
-    memcpy(p + r->len, data, add);
-    r->body = p;
-    r->len += add;
-    r->body[r->len] = '\0';
-    return add;
-}
-
-static size_t on_header(char *data, size_t size, size_t n, void *arg)
-{
-    struct ctl_reply *r = arg;
-    size_t len = size * n;
-    if (len > 10 && strncasecmp(data, "Location: ", 10) == 0) {
-        size_t k = len - 10;
-        while (k && (data[10 + k - 1] == '\r' || data[10 + k - 1] == '\n'))
-            k--;
-        if (k >= sizeof r->location)
-            k = sizeof r->location - 1;
-        memcpy(r->location, data + 10, k);
-        r->location[k] = '\0';
-    }
-    return len;
-}
-
 int ctl_request(const struct ctl *c, const char *method, const char *path, const char *body,
-                size_t len, const char *const *headers, struct ctl_reply *out)
+                size_t len, const char *const *headers, struct acc_client_reply *out)
 {
     memset(out, 0, sizeof *out);
-    out->body = calloc(1, 1);
-    char url[2048];
+    char url[2048], auth[1024], err[ACC_CLIENT_ERROR_SIZE];
     size_t sl = strlen(c->server);
-    snprintf(url, sizeof url, "%.*s%s", (int)(sl && c->server[sl - 1] == '/' ? sl - 1 : sl),
-             c->server, path);
-    CURL *h = curl_easy_init();
-    if (!h || !out->body) {
-        fprintf(stderr, "accordctl: out of memory\n");
-        curl_easy_cleanup(h);
-        return CTL_NETWORK;
+    int n = snprintf(url, sizeof url, "%.*s%s", (int)(sl && c->server[sl - 1] == '/' ? sl - 1 : sl),
+                     c->server, path);
+    if (n < 0 || (size_t)n >= sizeof url) {
+        fprintf(stderr, "accordctl: the URL is longer than %zu bytes\n", sizeof url - 1);
+        return CTL_USAGE;
     }
-    struct curl_slist *hl = NULL;
-    hl = curl_slist_append(hl, c->xml ? "Accept: application/xml" : "Accept: application/json");
-    char auth[1024];
+    /* Accept, Authorization, the caller's, NULL. */
+    const char *all[2 + 8 + 1] = {c->xml ? "Accept: application/xml" : "Accept: application/json"};
+    size_t k = 1;
     if (c->token) {
-        snprintf(auth, sizeof auth, "Authorization: Bearer %s", c->token);
-        hl = curl_slist_append(hl, auth);
+        n = snprintf(auth, sizeof auth, "Authorization: Bearer %s", c->token);
+        if (n < 0 || (size_t)n >= sizeof auth) {
+            fprintf(stderr, "accordctl: the token is longer than %zu bytes\n",
+                    sizeof auth - 1 - strlen("Authorization: Bearer "));
+            return CTL_USAGE;
+        }
+        all[k++] = auth;
     }
-    for (size_t i = 0; headers && headers[i]; i++)
-        hl = curl_slist_append(hl, headers[i]);
-    curl_easy_setopt(h, CURLOPT_URL, url);
-    curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
-    if (body) {
-        curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
-        curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
-    } else if (strcmp(method, "POST") == 0) {
-        curl_easy_setopt(h, CURLOPT_POSTFIELDS, "");
+    for (size_t i = 0; headers && headers[i]; i++) {
+        if (k + 1 >= sizeof all / sizeof all[0]) {
+            fprintf(stderr, "accordctl: more than 8 extra headers\n");
+            return CTL_USAGE;
+        }
+        all[k++] = headers[i];
     }
-    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hl);
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, out);
-    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(h, CURLOPT_HEADERDATA, out);
-    curl_easy_setopt(h, CURLOPT_TIMEOUT, c->timeout);
-    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 10L);
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-    CURLcode rc = curl_easy_perform(h);
-    if (rc == CURLE_OK)
-        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &out->status);
-    curl_slist_free_all(hl);
-    curl_easy_cleanup(h);
-    if (rc != CURLE_OK) {
-        fprintf(stderr, "accordctl: %s: %s\n", c->server, curl_easy_strerror(rc));
+    /* A POST without a body still says Content-Length: 0. */
+    const char *none = strcmp(method, "POST") == 0 ? "" : NULL;
+    struct acc_client_request rq = {.method = method,
+                                    .url = url,
+                                    .body = body ? body : none,
+                                    .len = body ? len : 0,
+                                    .headers = all,
+                                    .timeout = c->timeout};
+    if (acc_client_do(&rq, out, err, sizeof err) != 0) {
+        fprintf(stderr, "accordctl: %s: %s\n", c->server, err);
         return CTL_NETWORK;
     }
     return CTL_OK;
-}
-
-void ctl_reply_free(struct ctl_reply *r)
-{
-    free(r->body);
-    memset(r, 0, sizeof *r);
 }
 
 int ctl_exit_for(long status)
@@ -115,13 +70,13 @@ int ctl_exit_for(long status)
     }
 }
 
-struct jv *ctl_parse(const struct ctl_reply *r)
+json_t *ctl_parse(const struct acc_client_reply *r)
 {
-    char err[128];
-    struct jv *v = jv_parse(r->body ? r->body : "", err, sizeof err);
+    json_error_t err;
+    json_t *v = json_loadb(r->body ? r->body : "", r->len, JSON_DECODE_ANY, &err);
     if (!v)
         fprintf(stderr, "accordctl: the server's reply (HTTP %ld) is not JSON: %s\n", r->status,
-                err);
+                err.text);
     return v;
 }
 
@@ -164,7 +119,7 @@ static char *xml_text(const char *name, const char **at)
 }
 
 /* An XML fault (asked for with --xml). */
-static bool xml_fault(const struct ctl_reply *r)
+static bool xml_fault(const struct acc_client_reply *r)
 {
     const char *c = r->body ? strstr(r->body, "co:code=\"") : NULL;
     if (!c)
@@ -183,33 +138,33 @@ static bool xml_fault(const struct ctl_reply *r)
     return true;
 }
 
-int ctl_fault(const struct ctl_reply *r)
+int ctl_fault(const struct acc_client_reply *r)
 {
     if (xml_fault(r))
         return ctl_exit_for(r->status);
-    struct jv *f = jv_parse(r->body ? r->body : "", NULL, 0);
-    const char *code = jv_str(f, "code", NULL);
+    json_t *f = r->body ? json_loadb(r->body, r->len, JSON_DECODE_ANY, NULL) : NULL;
+    const char *code = ctl_str(f, "code", NULL);
     if (!code) {
         /* Not one of accordd's faults (a proxy, say): say what came. */
         fprintf(stderr, "accordctl: HTTP %ld from the server%s%.200s\n", r->status,
                 r->len ? ": " : "", r->len ? r->body : "");
     } else {
-        fprintf(stderr, "accordctl: %s: %s\n", code, jv_str(f, "message", ""));
-        const struct jv *d = jv_get(f, "details");
-        for (size_t i = 0; i < jv_len(d); i++) {
-            const struct jv *line = jv_at(d, i);
-            if (line && line->type == JV_STRING)
-                fprintf(stderr, "  %s\n", line->str);
+        fprintf(stderr, "accordctl: %s: %s\n", code, ctl_str(f, "message", ""));
+        const json_t *d = json_object_get(f, "details");
+        for (size_t i = 0; i < json_array_size(d); i++) {
+            const char *line = ctl_str_at(d, i, NULL);
+            if (line)
+                fprintf(stderr, "  %s\n", line);
         }
-        const char *id = jv_str(f, "agreementId", NULL);
+        const char *id = ctl_str(f, "agreementId", NULL);
         if (id)
             fprintf(stderr, "  agreement %s is kept; see: accordctl trace %s\n", id, id);
     }
-    jv_free(f);
+    json_decref(f);
     return ctl_exit_for(r->status);
 }
 
-int ctl_pass_through(const struct ctl_reply *r)
+int ctl_pass_through(const struct acc_client_reply *r)
 {
     if (r->len) {
         fwrite(r->body, 1, r->len, stdout);
@@ -220,9 +175,9 @@ int ctl_pass_through(const struct ctl_reply *r)
 }
 
 int ctl_run(const struct ctl *c, const char *method, const char *path, const char *body, size_t len,
-            const char *const *headers, void (*show)(const struct ctl *c, const struct jv *doc))
+            const char *const *headers, void (*show)(const struct ctl *c, const json_t *doc))
 {
-    struct ctl_reply r;
+    struct acc_client_reply r;
     int rc = ctl_request(c, method, path, body, len, headers, &r);
     if (rc == CTL_OK) {
         if (c->json || c->xml) {
@@ -230,14 +185,14 @@ int ctl_run(const struct ctl *c, const char *method, const char *path, const cha
         } else if (r.status >= 300) {
             rc = ctl_fault(&r);
         } else {
-            struct jv *doc = ctl_parse(&r);
+            json_t *doc = ctl_parse(&r);
             if (doc)
                 show(c, doc);
             rc = doc ? CTL_OK : CTL_SERVER;
-            jv_free(doc);
+            json_decref(doc);
         }
     }
-    ctl_reply_free(&r);
+    acc_client_reply_free(&r);
     return rc;
 }
 

@@ -3,7 +3,7 @@
  *   accordctl [--server URL] [--token T] COMMAND [ARGS] [--json|--xml]
  *
  * A table of commands, one file each (as git and scontrol do). */
-#include <curl/curl.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -37,12 +37,25 @@ static void usage(FILE *f)
           f);
 }
 
+/* The columns tables may take: the terminal's, else $COLUMNS, else 80 on a
+ * terminal that does not say and 0 (unknown: tables are not cut) when
+ * standard output is not a terminal. */
 static unsigned terminal_width(void)
 {
     struct winsize ws;
-    if (isatty(STDOUT_FILENO) && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40)
+    bool tty = isatty(STDOUT_FILENO);
+    if (tty && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
         return ws.ws_col;
-    return 80;
+    const char *env = getenv("COLUMNS");
+    if (env && *env) {
+        char *end;
+        errno = 0;
+        long n = strtol(env, &end, 10);
+        if (!errno && !*end && n > 0 && n <= 100000)
+            return (unsigned)n;
+        fprintf(stderr, "accordctl: ignoring COLUMNS=%s (not a number of columns)\n", env);
+    }
+    return tty ? 80 : 0;
 }
 
 int main(int argc, char **argv)
@@ -82,7 +95,7 @@ int main(int argc, char **argv)
         usage(stderr);
         return CTL_USAGE;
     }
-    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+    if (acc_client_init() != 0) {
         fprintf(stderr, "accordctl: cannot initialise libcurl\n");
         return CTL_NETWORK;
     }
@@ -94,6 +107,6 @@ int main(int argc, char **argv)
     int rc = cmd->run(&c, cargc, cargv);
     if (c.json && c.xml && rc == CTL_OK)
         fprintf(stderr, "accordctl: --json and --xml: the XML was printed\n");
-    curl_global_cleanup();
+    acc_client_cleanup();
     return rc;
 }

@@ -11,9 +11,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "fixture.h"
 #include "http_client.h"
-#include "jsonv.h"
 #include "testutil.h"
 #include "timefmt.h"
 
@@ -78,22 +79,40 @@ static struct run ctl(const char *server, const char *token, ...)
     return r;
 }
 
-static struct jv *json_of(const struct run *r)
+static json_t *json_of(const struct run *r)
 {
-    char err[128];
-    struct jv *v = jv_parse(r->out, err, sizeof err);
+    json_error_t err;
+    json_t *v = json_loads(r->out, JSON_DECODE_ANY, &err);
     if (!v)
-        fprintf(stderr, "\n  not JSON (%s): %.300s\n", err, r->out);
+        fprintf(stderr, "\n  not JSON (%s): %.300s\n", err.text, r->out);
     return v;
 }
 
+/* A string member of an object, or dflt. */
+static const char *jstr(const json_t *o, const char *key, const char *dflt)
+{
+    const char *s = json_string_value(json_object_get(o, key));
+    return s ? s : dflt;
+}
+
+/* An integer member of an object, or dflt. */
+static long long jint(const json_t *o, const char *key, long long dflt)
+{
+    const json_t *m = json_object_get(o, key);
+    return json_is_integer(m) ? json_integer_value(m) : dflt;
+}
+
+/* Whether every line of text takes at most width columns (one per
+ * character: UTF-8 continuation bytes take none). */
 static bool lines_fit(const char *text, size_t width)
 {
     for (const char *p = text; *p;) {
         const char *nl = strchr(p, '\n');
-        size_t len = nl ? (size_t)(nl - p) : strlen(p);
-        if (len > width) {
-            fprintf(stderr, "\n  line of %zu columns: %.*s\n", len, (int)len, p);
+        size_t len = nl ? (size_t)(nl - p) : strlen(p), cols = 0;
+        for (size_t i = 0; i < len; i++)
+            cols += ((unsigned char)p[i] & 0xc0) != 0x80;
+        if (cols > width) {
+            fprintf(stderr, "\n  line of %zu columns: %.*s\n", cols, (int)len, p);
             return false;
         }
         p = nl ? nl + 1 : p + len;
@@ -109,6 +128,7 @@ static int setup(void)
         return 1;
     setenv("ACCORD_URL", fx.base, 1); /* as a user would set it */
     unsetenv("ACCORD_TOKEN");
+    unsetenv("COLUMNS"); /* accordctl's output is a file: no width unless a test sets one */
     return 0;
 }
 
@@ -154,14 +174,14 @@ static void test_submit(void)
 
     r = ctl(NULL, NULL, "submit", "--json", ACC_SOURCE_DIR "/docs/examples/offer.xml", NULL);
     CU_ASSERT_EQUAL(r.status, 0);
-    struct jv *a = json_of(&r);
+    json_t *a = json_of(&r);
     CU_ASSERT_PTR_NOT_NULL_FATAL(a);
-    CU_ASSERT_STRING_EQUAL(jv_str(a, "state", ""), "Observed");
-    CU_ASSERT_EQUAL(jv_len(jv_get(a, "components")), 3);
-    CU_ASSERT_EQUAL(jv_len(jv_get(a, "links")), 2);
-    snprintf(id, sizeof id, "%s", jv_str(a, "id", ""));
+    CU_ASSERT_STRING_EQUAL(jstr(a, "state", ""), "Observed");
+    CU_ASSERT_EQUAL(json_array_size(json_object_get(a, "components")), 3);
+    CU_ASSERT_EQUAL(json_array_size(json_object_get(a, "links")), 2);
+    snprintf(id, sizeof id, "%s", jstr(a, "id", ""));
     CU_ASSERT_EQUAL(strlen(id), 16);
-    jv_free(a);
+    json_decref(a);
     run_free(&r);
 
     /* Idempotency through the CLI: one agreement, twice the same id. */
@@ -171,8 +191,8 @@ static void test_submit(void)
                 ACC_SOURCE_DIR "/docs/examples/offer.xml", NULL);
         CU_ASSERT_TRUE(r.status == 0);
         a = json_of(&r);
-        ids[i] = strdup(jv_str(a, "id", "?"));
-        jv_free(a);
+        ids[i] = strdup(jstr(a, "id", "?"));
+        json_decref(a);
         run_free(&r);
     }
     CU_ASSERT_STRING_EQUAL(ids[0], ids[1]);
@@ -182,7 +202,9 @@ static void test_submit(void)
 
 static void test_list(void)
 {
+    setenv("COLUMNS", "80", 1); /* an 80-column terminal */
     struct run r = ctl(NULL, NULL, "list", NULL);
+    unsetenv("COLUMNS");
     CU_ASSERT_EQUAL(r.status, 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, id));
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "STATE"));
@@ -191,18 +213,142 @@ static void test_list(void)
 
     r = ctl(NULL, NULL, "list", "--state", "Observed", "--site", "caesar", "--json", NULL);
     CU_ASSERT_EQUAL(r.status, 0);
-    struct jv *l = json_of(&r);
-    CU_ASSERT_TRUE(jv_int(l, "count", 0) >= 2);
-    const struct jv *all = jv_get(l, "agreements");
-    for (size_t i = 0; i < jv_len(all); i++)
-        CU_ASSERT_STRING_EQUAL(jv_str(jv_at(all, i), "state", ""), "Observed");
-    jv_free(l);
+    json_t *l = json_of(&r);
+    CU_ASSERT_TRUE(jint(l, "count", 0) >= 2);
+    const json_t *all = json_object_get(l, "agreements");
+    for (size_t i = 0; i < json_array_size(all); i++)
+        CU_ASSERT_STRING_EQUAL(jstr(json_array_get(all, i), "state", ""), "Observed");
+    json_decref(l);
     run_free(&r);
 
     r = ctl(NULL, NULL, "list", "--initiator", "nobody", "--json", NULL);
     l = json_of(&r);
-    CU_ASSERT_EQUAL(jv_int(l, "count", -1), 0);
-    jv_free(l);
+    CU_ASSERT_EQUAL(jint(l, "count", -1), 0);
+    json_decref(l);
+    run_free(&r);
+}
+
+/* Whether text is valid UTF-8 (no character cut in two). */
+static bool valid_utf8(const char *text)
+{
+    const unsigned char *p = (const unsigned char *)text;
+    while (*p) {
+        int more = *p < 0x80             ? 0
+                   : (*p & 0xe0) == 0xc0 ? 1
+                   : (*p & 0xf0) == 0xe0 ? 2
+                   : (*p & 0xf8) == 0xf0 ? 3
+                                         : -1;
+        if (more < 0)
+            return false;
+        p++;
+        for (int i = 0; i < more; i++, p++) {
+            if ((*p & 0xc0) != 0x80)
+                return false;
+        }
+    }
+    return true;
+}
+
+/* Characters (not bytes) from line to at. */
+static int chars_between(const char *line, const char *at)
+{
+    int n = 0;
+    for (const char *p = line; p < at; p++)
+        n += ((unsigned char)*p & 0xc0) != 0x80;
+    return n;
+}
+
+/* The start of the line of out that holds what, or NULL. */
+static const char *line_with(const char *out, const char *what)
+{
+    const char *at = strstr(out, what);
+    if (!at)
+        return NULL;
+    while (at > out && at[-1] != '\n')
+        at--;
+    return at;
+}
+
+static void test_list_width(void)
+{
+    /* An offer with a long name, not all ASCII, on three sites. */
+    static const char name[] = "Grüße-über-alle-Standorte-hinweg-und-zurück";
+    char *doc = read_file(ACC_SOURCE_DIR "/docs/examples/offer.xml", NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(doc);
+    char *p = strstr(doc, "metatrace-run</wsag:Name>");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    char path[256];
+    snprintf(path, sizeof path, "%s/long-name.xml", acc_test_tmpdir());
+    FILE *f = fopen(path, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fprintf(f, "%.*s%s%s", (int)(p - doc), doc, name, p + strlen("metatrace-run"));
+    fclose(f);
+    free(doc);
+    struct run r = ctl(NULL, NULL, "submit", "--json", path, NULL);
+    CU_ASSERT_EQUAL_FATAL(r.status, 0);
+    json_t *a = json_of(&r);
+    char long_id[32];
+    snprintf(long_id, sizeof long_id, "%s", jstr(a, "id", "?"));
+    json_decref(a);
+    run_free(&r);
+
+    /* Not a terminal and no COLUMNS: nothing is cut. */
+    r = ctl(NULL, NULL, "list", "--limit", "5", NULL);
+    CU_ASSERT_EQUAL(r.status, 0);
+    const char *line = line_with(r.out, long_id);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(line);
+    CU_ASSERT_PTR_NOT_NULL(strstr(line, name));
+    CU_ASSERT_PTR_NOT_NULL(strstr(line, "caesar,") ? line : strstr(line, ",caesar"));
+    CU_ASSERT_PTR_NULL(strchr(line, '+'));
+    run_free(&r);
+
+    /* A wide terminal: the same, and the table fits it. */
+    setenv("COLUMNS", "200", 1);
+    r = ctl(NULL, NULL, "list", "--limit", "5", NULL);
+    CU_ASSERT_EQUAL(r.status, 0);
+    line = line_with(r.out, long_id);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(line);
+    CU_ASSERT_PTR_NOT_NULL(strstr(line, name));
+    CU_ASSERT_PTR_NULL(strchr(line, '+'));
+    CU_ASSERT_TRUE(lines_fit(r.out, 200));
+    run_free(&r);
+
+    /* 80 columns: name and sites are cut, marked with '+', to fit. */
+    setenv("COLUMNS", "80", 1);
+    r = ctl(NULL, NULL, "list", "--limit", "5", NULL);
+    CU_ASSERT_EQUAL(r.status, 0);
+    line = line_with(r.out, long_id);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(line);
+    CU_ASSERT_PTR_NULL(strstr(line, name));
+    CU_ASSERT_PTR_NOT_NULL(strstr(line, "Grüße-über-+"));
+    CU_ASSERT_TRUE(lines_fit(r.out, 80));
+    run_free(&r);
+
+    /* 60 columns: the name is cut between characters, never inside one,
+     * and the columns after it stay aligned with the header's. */
+    setenv("COLUMNS", "60", 1);
+    r = ctl(NULL, NULL, "list", "--limit", "5", NULL);
+    CU_ASSERT_EQUAL(r.status, 0);
+    CU_ASSERT_TRUE(valid_utf8(r.out));
+    line = line_with(r.out, long_id);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(line);
+    CU_ASSERT_PTR_NOT_NULL(strstr(line, "Grüß+"));
+    const char *state = strstr(line, "Observed");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(state);
+    CU_ASSERT_EQUAL(chars_between(line, state), chars_between(r.out, strstr(r.out, "STATE")));
+    run_free(&r);
+
+    /* COLUMNS that is not a number: said, and not used. */
+    setenv("COLUMNS", "wide", 1);
+    r = ctl(NULL, NULL, "list", "--limit", "5", NULL);
+    CU_ASSERT_EQUAL(r.status, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.err, "ignoring COLUMNS=wide"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, name));
+    run_free(&r);
+    unsetenv("COLUMNS");
+
+    r = ctl(NULL, NULL, "terminate", long_id, NULL);
+    CU_ASSERT_EQUAL(r.status, 0);
     run_free(&r);
 }
 
@@ -225,10 +371,10 @@ static void test_show_state_trace(void)
 
     r = ctl(NULL, NULL, "state", id, "--json", NULL);
     CU_ASSERT_EQUAL(r.status, 0);
-    struct jv *s = json_of(&r);
-    CU_ASSERT_STRING_EQUAL(jv_str(s, "state", ""), "Observed");
-    CU_ASSERT_EQUAL(jv_len(jv_get(s, "serviceTerms")), 5);
-    jv_free(s);
+    json_t *s = json_of(&r);
+    CU_ASSERT_STRING_EQUAL(jstr(s, "state", ""), "Observed");
+    CU_ASSERT_EQUAL(json_array_size(json_object_get(s, "serviceTerms")), 5);
+    json_decref(s);
     run_free(&r);
     r = ctl(NULL, NULL, "state", id, NULL);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "service term"));
@@ -236,11 +382,11 @@ static void test_show_state_trace(void)
 
     r = ctl(NULL, NULL, "trace", id, "--json", NULL);
     CU_ASSERT_EQUAL(r.status, 0);
-    struct jv *t = json_of(&r);
-    const struct jv *ev = jv_get(t, "events");
-    CU_ASSERT_TRUE(jv_len(ev) >= 6);
-    CU_ASSERT_STRING_EQUAL(jv_str(jv_at(ev, jv_len(ev) - 1), "kind", ""), "agree");
-    jv_free(t);
+    json_t *t = json_of(&r);
+    const json_t *ev = json_object_get(t, "events");
+    CU_ASSERT_TRUE(json_array_size(ev) >= 6);
+    CU_ASSERT_STRING_EQUAL(jstr(json_array_get(ev, json_array_size(ev) - 1), "kind", ""), "agree");
+    json_decref(t);
     run_free(&r);
     r = ctl(NULL, NULL, "trace", id, NULL);
     CU_ASSERT_EQUAL(r.status, 0);
@@ -254,10 +400,10 @@ static void test_sites_and_preview(void)
 {
     struct run r = ctl(NULL, NULL, "sites", "--json", NULL);
     CU_ASSERT_EQUAL(r.status, 0);
-    struct jv *s = json_of(&r);
-    CU_ASSERT_EQUAL(jv_len(jv_get(s, "sites")), 3);
-    CU_ASSERT_EQUAL(jv_len(jv_get(s, "links")), 3);
-    jv_free(s);
+    json_t *s = json_of(&r);
+    CU_ASSERT_EQUAL(json_array_size(json_object_get(s, "sites")), 3);
+    CU_ASSERT_EQUAL(json_array_size(json_object_get(s, "links")), 3);
+    json_decref(s);
     run_free(&r);
     r = ctl(NULL, NULL, "sites", NULL);
     CU_ASSERT_EQUAL(r.status, 0);
@@ -269,9 +415,9 @@ static void test_sites_and_preview(void)
     r = ctl(NULL, NULL, "preview", "caesar", "--nodes", "16", "--duration", "PT2H", "--json", NULL);
     CU_ASSERT_EQUAL(r.status, 0);
     s = json_of(&r);
-    CU_ASSERT_EQUAL(jv_int(s, "nodes", 0), 16);
-    CU_ASSERT_TRUE(jv_len(jv_get(s, "frames")) >= 1);
-    jv_free(s);
+    CU_ASSERT_EQUAL(jint(s, "nodes", 0), 16);
+    CU_ASSERT_TRUE(json_array_size(json_object_get(s, "frames")) >= 1);
+    json_decref(s);
     run_free(&r);
     r = ctl(NULL, NULL, "preview", "caesar", "--nodes", "16", "--duration", "PT2H", NULL);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "FREE FROM"));
@@ -288,9 +434,9 @@ static void test_terminate(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "Terminated"));
     run_free(&r);
     r = ctl(NULL, NULL, "state", id, "--json", NULL);
-    struct jv *s = json_of(&r);
-    CU_ASSERT_STRING_EQUAL(jv_str(s, "state", ""), "Terminated");
-    jv_free(s);
+    json_t *s = json_of(&r);
+    CU_ASSERT_STRING_EQUAL(jstr(s, "state", ""), "Terminated");
+    json_decref(s);
     run_free(&r);
 }
 
@@ -392,9 +538,9 @@ static void test_rejected(void)
     /* --json gives the fault document to scripts, with the same exit code. */
     r = ctl(NULL, NULL, "submit", path, "--json", NULL);
     CU_ASSERT_EQUAL(r.status, 4);
-    struct jv *fault = json_of(&r);
-    CU_ASSERT_STRING_EQUAL(jv_str(fault, "code", ""), "NoCommonSlot");
-    jv_free(fault);
+    json_t *fault = json_of(&r);
+    CU_ASSERT_STRING_EQUAL(jstr(fault, "code", ""), "NoCommonSlot");
+    json_decref(fault);
     run_free(&r);
 }
 
@@ -430,6 +576,7 @@ static const struct acc_test_case tests[] = {
     {"--help, --version, help per command", test_help_and_version},
     {"submit, --json, --idempotency-key", test_submit},
     {"list fits 80 columns; filters; --json", test_list},
+    {"list cuts names and sites only when the terminal is too narrow", test_list_width},
     {"show, state, trace (tables, --json, --xml)", test_show_state_trace},
     {"sites and preview", test_sites_and_preview},
     {"terminate", test_terminate},

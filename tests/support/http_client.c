@@ -1,80 +1,29 @@
+/* http_client.c - the tests' requests go through the client library
+ * (client/client.h), as accordctl's do; the XML helpers are the tests' own. */
 #include "http_client.h"
 
-#include <curl/curl.h>
 #include <libxml/parser.h>
 #include <libxml/xpath.h>
 #include <libxml/xpathInternals.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
+#include "client.h"
 #include "strutil.h"
-
-static size_t on_body(char *data, size_t size, size_t n, void *arg)
-{
-    struct http_reply *r = arg;
-    size_t add = size * n;
-    char *p = realloc(r->body, r->len + add + 1);
-    if (!p)
-        return 0;
-    memcpy(p + r->len, data, add);
-    r->body = p;
-    r->len += add;
-    r->body[r->len] = '\0';
-    return add;
-}
-
-static size_t on_header(char *data, size_t size, size_t n, void *arg)
-{
-    struct http_reply *r = arg;
-    size_t len = size * n;
-    char line[512];
-    size_t k = len < sizeof line - 1 ? len : sizeof line - 1;
-    memcpy(line, data, k);
-    line[k] = '\0';
-    while (k && (line[k - 1] == '\r' || line[k - 1] == '\n'))
-        line[--k] = '\0';
-    if (strncasecmp(line, "Location: ", 10) == 0)
-        acc_strlcpy(r->location, line + 10, sizeof r->location);
-    else if (strncasecmp(line, "Content-Type: ", 14) == 0)
-        acc_strlcpy(r->content_type, line + 14, sizeof r->content_type);
-    else if (strncasecmp(line, "Idempotent-Replayed: true", 25) == 0)
-        r->replayed = true;
-    return len;
-}
 
 int http_do(const char *method, const char *url, const char *body, size_t len,
             const char *const *headers, struct http_reply *out)
 {
-    memset(out, 0, sizeof *out);
-    out->body = calloc(1, 1);
-    CURL *c = curl_easy_init();
-    if (!c || !out->body)
-        return -1;
-    struct curl_slist *h = NULL;
-    for (size_t i = 0; headers && headers[i]; i++)
-        h = curl_slist_append(h, headers[i]);
-    curl_easy_setopt(c, CURLOPT_URL, url);
-    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
-    if (body) {
-        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
-    }
-    if (h)
-        curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, out);
-    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(c, CURLOPT_HEADERDATA, out);
-    curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L);
-    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-    CURLcode rc = curl_easy_perform(c);
-    if (rc == CURLE_OK)
-        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &out->status);
-    curl_slist_free_all(h);
-    curl_easy_cleanup(c);
-    return rc == CURLE_OK ? 0 : -1;
+    struct acc_client_request rq = {
+        .method = method, .url = url, .body = body, .len = len, .headers = headers, .timeout = 60};
+    struct acc_client_reply r;
+    int rc = acc_client_do(&rq, &r, NULL, 0);
+    *out = (struct http_reply){
+        .status = r.status, .body = r.body, .len = r.len, .replayed = r.replayed};
+    acc_strlcpy(out->location, r.location, sizeof out->location);
+    acc_strlcpy(out->content_type, r.content_type, sizeof out->content_type);
+    return rc;
 }
 
 void http_reply_free(struct http_reply *r)

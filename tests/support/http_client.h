@@ -1,4 +1,6 @@
-/* http_client.h - a small libcurl client for the integration tests. */
+/* http_client.h - requests and XML helpers for the tests.  http_do is the
+ * client library's acc_client_do (client/client.h) with a URL, a 60 s time
+ * limit and the reply in the tests' struct. */
 #ifndef ACC_HTTP_CLIENT_H
 #define ACC_HTTP_CLIENT_H
 
