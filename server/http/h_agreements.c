@@ -21,19 +21,22 @@ static void render_agreement(const struct acc_request *rq, struct acc_response *
     acc_reply_doc(rq, rs, status);
 }
 
+/* Whether a Content-Type names an XML document: its media type (before any
+ * parameters) is exactly one of these, or ends in +xml. */
 static bool xml_content_type(const char *ct)
 {
     if (!ct || !*ct)
         return true;
+    size_t n = strcspn(ct, ";");
+    while (n && (ct[n - 1] == ' ' || ct[n - 1] == '\t'))
+        n--;
     /* curl -d sends form encoding by default; the body is the document all the same. */
     static const char *const ok[] = {"application/xml", "text/xml",
                                      "application/x-www-form-urlencoded"};
     for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
-        if (strncasecmp(ct, ok[i], strlen(ok[i])) == 0)
+        if (n == strlen(ok[i]) && strncasecmp(ct, ok[i], n) == 0)
             return true;
     }
-    const char *semi = strchr(ct, ';');
-    size_t n = semi ? (size_t)(semi - ct) : strlen(ct);
     return n > 4 && strncasecmp(ct + n - 4, "+xml", 4) == 0;
 }
 

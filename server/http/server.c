@@ -40,10 +40,13 @@ struct exchange {
     struct acc_http_server *srv;
     struct MHD_Connection *con;
     struct acc_buf body;
-    int64_t t0;      /* first seen, for the request deadline */
-    size_t n_query;  /* parameters in the raw query */
-    bool nul_in_uri; /* %00 somewhere in the raw target */
-    bool started;    /* the first access callback has run */
+    int64_t t0;         /* first seen, for the request deadline */
+    size_t n_query;     /* parameters in the raw query */
+    bool nul_in_uri;    /* %00 somewhere in the raw target */
+    bool started;       /* the first access callback has run */
+    bool too_large;     /* the body went over max_body: discarded */
+    long long declared; /* Content-Length, or -1 */
+    size_t received;    /* body bytes so far */
     bool answered;
     /* A request waiting for a negotiation. */
     pthread_mutex_t lock;
@@ -212,12 +215,10 @@ static enum MHD_Result first_look(struct MHD_Connection *con, struct exchange *e
                       "the request has several Content-Length headers that disagree");
     const char *cl =
         MHD_lookup_connection_value(con, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    ex->declared = cl ? (long long)strtoull(cl, NULL, 10) : -1;
     if (cl && strtoull(cl, NULL, 10) > srv->opt.max_body)
         return refuse(con, ex, ACC_ERR_TOO_LARGE, true, "the request body is larger than %zu bytes",
                       srv->opt.max_body);
-    /* libmicrohttpd drops a connection idle this long; the deadline of the
-     * whole request is checked as its body arrives. */
-    MHD_set_connection_option(con, MHD_CONNECTION_OPTION_TIMEOUT, srv->opt.request_timeout);
     return MHD_YES;
 }
 
@@ -292,22 +293,34 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *con, con
         *upload_data_size = 0; /* drain whatever still comes */
         return MHD_YES;
     }
-    if (acc_mono_us() - ex->t0 > (int64_t)srv->opt.request_timeout * 1000000) {
-        *upload_data_size = 0;
-        return refuse(con, ex, ACC_ERR_REQUEST_TIMEOUT, true,
-                      "the request took more than %u s to arrive ([server] request_timeout)",
-                      srv->opt.request_timeout);
-    }
+    bool late = acc_mono_us() - ex->t0 > (int64_t)srv->opt.request_timeout * 1000000;
     if (*upload_data_size) {
-        if (ex->body.len + *upload_data_size > srv->opt.max_body) {
-            *upload_data_size = 0;
-            return refuse(con, ex, ACC_ERR_TOO_LARGE, true,
-                          "the request body is larger than %zu bytes", srv->opt.max_body);
+        /* libmicrohttpd cannot answer in the middle of a body: one that is
+         * too large is read to its end and thrown away, then answered; one
+         * still arriving at the deadline is cut off. */
+        ex->received += *upload_data_size;
+        bool last = ex->declared >= 0 && ex->received >= (unsigned long long)ex->declared;
+        if (late && !last) {
+            acc_log_info("http: %s %s: the body was still arriving after %u s; closed", method, url,
+                         srv->opt.request_timeout);
+            return MHD_NO;
         }
-        acc_buf_append(&ex->body, upload_data, *upload_data_size);
+        if (!ex->too_large && ex->body.len + *upload_data_size > srv->opt.max_body) {
+            ex->too_large = true;
+            acc_buf_release(&ex->body);
+        }
+        if (!ex->too_large)
+            acc_buf_append(&ex->body, upload_data, *upload_data_size);
         *upload_data_size = 0;
         return MHD_YES;
     }
+    if (ex->too_large)
+        return refuse(con, ex, ACC_ERR_TOO_LARGE, true, "the request body is larger than %zu bytes",
+                      srv->opt.max_body);
+    if (late)
+        return refuse(con, ex, ACC_ERR_REQUEST_TIMEOUT, true,
+                      "the request took more than %u s to arrive ([server] request_timeout)",
+                      srv->opt.request_timeout);
     if (!acc_buf_ok(&ex->body))
         return refuse(con, ex, ACC_ERR_NOMEM, true, "out of memory reading the request");
 
