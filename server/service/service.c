@@ -16,7 +16,7 @@
 #include "../common/log.h"
 #include "../common/strutil.h"
 #include "../engine/engine.h"
-#include "launcher.h"
+#include "jobs.h"
 #include "plan.h"
 
 #define HOUSEKEEPING_SECONDS 5
@@ -39,6 +39,7 @@ struct acc_service {
     struct acc_adapter **site_ad; /* by config index */
     struct acc_adapter **net_ad;
     struct acc_launcher *launcher;
+    struct acc_jobs jobs; /* the launcher's hooks (jobs.c) */
     pthread_mutex_t lock;
     struct active *active;
     pthread_cond_t wake; /* housekeeping and close */
@@ -541,7 +542,7 @@ static acc_err negotiate(struct acc_service *svc, const struct acc_offer *o,
     atomic_fetch_add(&svc->rollbacks, res.rollbacks);
     atomic_fetch_add(&svc->negotiation_us, (uint64_t)(acc_mono_us() - t0));
     if (rc == ACC_OK && a->run && a->run->state == ACC_RUN_WAITING)
-        acc_launcher_schedule(svc->launcher, a->id, a->start, a->end);
+        acc_launcher_schedule(svc->launcher, a, a->run);
     if (rc == ACC_OK)
         acc_log_debug("agreement %s: Observed from %" PRId64 " (%u rounds)", a->id, a->start,
                       res.rounds);
@@ -970,64 +971,11 @@ static acc_err release_reservations(struct acc_service *svc, const char *id, str
     return rc;
 }
 
-/* The launcher's way to a site's batch system (launch = sbatch). */
-static struct acc_adapter *batch_site(void *ctx, const char *site, struct acc_error *err)
+/* The jobs' hooks' way to give back the rest of an agreement's reservations
+ * when its job ended early. */
+static acc_err jobs_release(void *ctx, const char *id, struct acc_error *err)
 {
-    struct acc_adapter *ad = site_adapter(ctx, site);
-    if (!ad)
-        acc_error_set(err, ACC_ERR_UNKNOWN_SITE, "site %s is no longer configured", site);
-    return ad;
-}
-
-static acc_err hook_submit(void *ctx, const char *site, const struct acc_job *job, char *job_id,
-                           size_t job_id_len, struct acc_error *err)
-{
-    struct acc_adapter *ad = batch_site(ctx, site, err);
-    if (!ad)
-        return ACC_ERR_UNKNOWN_SITE;
-    return acc_adapter_submit(ad, job, job_id, job_id_len, err);
-}
-
-static acc_err hook_job_status(void *ctx, const char *site, const char *job_id,
-                               struct acc_job_status *out, struct acc_error *err)
-{
-    struct acc_adapter *ad = batch_site(ctx, site, err);
-    if (!ad)
-        return ACC_ERR_UNKNOWN_SITE;
-    return acc_adapter_job_status(ad, job_id, out, err);
-}
-
-static acc_err hook_job_cancel(void *ctx, const char *site, const char *job_id,
-                               struct acc_error *err)
-{
-    struct acc_adapter *ad = batch_site(ctx, site, err);
-    if (!ad)
-        return ACC_ERR_UNKNOWN_SITE;
-    return acc_adapter_job_cancel(ad, job_id, err);
-}
-
-/* The launcher's word that a job ended: the run is recorded, and an
- * Observed agreement is Complete; what is left of its reservations goes
- * back at once. */
-static void hook_run_ended(void *ctx, const struct acc_run *run, const char *reason)
-{
-    struct acc_service *svc = ctx;
-    struct acc_error err;
-    enum acc_state was;
-    acc_err rc = acc_store_run_finish(svc->store, run, ACC_STATE_BIT(ACC_STATE_OBSERVED),
-                                      ACC_STATE_COMPLETE, reason, &was, &err);
-    if (rc == ACC_ERR_STATE) {
-        rc = acc_store_run_update(svc->store, run, &err); /* terminated meanwhile */
-    } else if (rc == ACC_OK) {
-        struct acc_agreement a;
-        if (acc_store_agreement_get(svc->store, run->agreement, false, &a, &err) == ACC_OK) {
-            if (acc_now() < a.end && cancel_committed(svc, run->agreement, &err))
-                acc_log_warn("agreement %s: %s", run->agreement, err.msg);
-            acc_agreement_release(&a);
-        }
-    }
-    if (rc)
-        acc_log_error("agreement %s: recording its job: %s", run->agreement, err.msg);
+    return cancel_committed(ctx, id, err);
 }
 
 acc_err acc_service_run(struct acc_service *svc, const char *id, bool with_output,
@@ -1413,12 +1361,13 @@ acc_err acc_service_open(const struct acc_config *cfg, struct acc_service **out,
     if (!rc)
         rc = open_adapters(svc, err);
     if (!rc) {
-        struct acc_launcher_hooks lh = {svc, hook_run_ended, hook_submit, hook_job_status,
-                                        hook_job_cancel};
-        rc = acc_launcher_new(cfg, svc->store, &lh, &svc->launcher, err);
+        svc->jobs = (struct acc_jobs){svc->store, site_adapter, jobs_release, svc};
+        struct acc_launcher_hooks lh;
+        acc_jobs_hooks(&svc->jobs, &lh);
+        rc = acc_launcher_new(cfg, &lh, &svc->launcher, err);
     }
     if (!rc)
-        rc = acc_launcher_resume(svc->launcher, err);
+        rc = acc_jobs_resume(&svc->jobs, svc->launcher, err);
     if (!rc)
         rc = recover(svc, err);
     if (!rc) {
