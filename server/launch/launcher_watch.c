@@ -3,6 +3,7 @@
  * its reservation or on terminate, collects what it left in its directory
  * and reports its end through the hooks. */
 #include <errno.h>
+#include <stdint.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -67,27 +68,58 @@ static int stop_group(struct acc_launcher *l, struct acc_launcher_entry *e, int 
     return SIGKILL;
 }
 
+/* Reads the one number in dir/name, in [0, max]: ACC_OK; ACC_ERR_NOT_FOUND
+ * when there is no such file; ACC_ERR_INVALID when it is empty, too long or
+ * holds anything but that number (why says so, with what it holds made
+ * printable). */
+static acc_err read_number(const char *dir, const char *name, int64_t max, int64_t *out, char *why,
+                           size_t why_len)
+{
+    size_t len = 0;
+    char *text = acc_launcher_read_file(dir, name, ACC_LAUNCHER_NUMBER_FILE_MAX, &len);
+    if (!text)
+        return ACC_ERR_NOT_FOUND;
+    struct acc_error ignored;
+    acc_err rc = ACC_OK;
+    if (len == 0) {
+        snprintf(why, why_len, "its %s file is empty", name);
+        rc = ACC_ERR_INVALID;
+    } else if (len >= ACC_LAUNCHER_NUMBER_FILE_MAX || strlen(text) != len ||
+               acc_parse_i64(text, 0, max, out, &ignored)) {
+        for (size_t i = 0; i < len; i++) {
+            if (text[i] < 0x20 || text[i] > 0x7e)
+                text[i] = text[i] == '\n' && i + 1 == len ? '\0' : '?';
+        }
+        snprintf(why, why_len, "its %s file holds no number in [0, %" PRId64 "] ('%.32s%s')", name,
+                 max, text, len > 32 ? "..." : "");
+        rc = ACC_ERR_INVALID;
+    }
+    free(text);
+    return rc;
+}
+
 /* Collects what a job left: the mpiexec part's status and output in its
- * directory, then each batch part's status and output file. */
-static void collect(struct acc_launcher *l, struct acc_launcher_entry *e)
+ * directory, then each batch part's status and output file.  A status file
+ * that cannot be read as one leaves the exit status unknown (-1), with why
+ * set. */
+static void collect(struct acc_launcher *l, struct acc_launcher_entry *e, char *why, size_t why_len)
 {
     struct acc_run *r = &e->run;
     size_t limit = l->cfg->launch.output_limit, len = 0;
     struct acc_buf out = ACC_BUF_INIT;
     int64_t total = 0;
     if (e->pid > 0) {
-        char *status = acc_launcher_read_file(r->directory, "status", 64, NULL);
-        if (status) {
-            r->exit_status = atoi(status);
-            free(status);
-        }
+        int64_t status = -1, dropped = 0;
+        if (read_number(r->directory, "status", 255, &status, why, why_len) == ACC_OK)
+            r->exit_status = (int)status;
         char *text = acc_launcher_read_file(r->directory, "output", limit, &len);
         if (text)
             acc_buf_append(&out, text, len);
         free(text);
-        char *dropped = acc_launcher_read_file(r->directory, "output.dropped", 64, NULL);
-        total += (int64_t)len + (dropped ? strtoll(dropped, NULL, 10) : 0);
-        free(dropped);
+        char ignored[160];
+        acc_err drc = read_number(r->directory, "output.dropped", INT64_MAX - (int64_t)limit,
+                                  &dropped, ignored, sizeof ignored);
+        total = drc == ACC_ERR_INVALID ? -1 : (int64_t)len + dropped; /* unknown when unreadable */
     } else if (e->n_parts) {
         r->exit_status = 0; /* from the parts below */
     }
@@ -108,7 +140,8 @@ static void collect(struct acc_launcher *l, struct acc_launcher_entry *e)
         if (text)
             acc_buf_append(&out, text, len);
         free(text);
-        total += (int64_t)len;
+        if (total >= 0)
+            total += (int64_t)len;
     }
     free(r->output);
     r->output_len = 0;
@@ -225,7 +258,8 @@ static void run_entry(struct acc_launcher *l, struct acc_launcher_entry *e)
             kill(-e->pid, SIGKILL); /* anything of the group that outlived the wrapper */
     }
     r->ended = acc_now();
-    collect(l, e);
+    char why[160] = "";
+    collect(l, e, why, sizeof why);
     if (terminated) {
         r->signal = sig;
         finish(l, r, ACC_RUN_TERMINATED,
@@ -244,6 +278,8 @@ static void run_entry(struct acc_launcher *l, struct acc_launcher_entry *e)
         r->signal = WTERMSIG(wstatus);
         finish(l, r, ACC_RUN_EXITED, "the job was killed by signal %d from outside accordd",
                r->signal);
+    } else if (why[0]) {
+        finish(l, r, ACC_RUN_LOST, "the job ended, but %s: its exit status is unknown", why);
     } else {
         finish(l, r, ACC_RUN_LOST,
                "the job ended without an exit status (killed from outside "
