@@ -10,7 +10,7 @@
  *                segment per component, every host in one global -hosts list
  *
  * Pure functions of their inputs: nothing here starts a process, reads the
- * clock or touches the store (the service's launcher does that).
+ * clock or touches the store (launcher.h starts and watches the jobs).
  */
 #ifndef ACC_LAUNCH_H
 #define ACC_LAUNCH_H

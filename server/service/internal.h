@@ -20,6 +20,7 @@
 #include "../../adapters/adapter.h"
 #include "../../db/store.h"
 #include "../engine/engine.h"
+#include "jobs.h"
 #include "service.h"
 
 enum { OUT_AGREED, OUT_NO_SLOT, OUT_FAILED, OUT_STOPPED, OUT_INTERRUPTED, OUT__COUNT };
@@ -66,6 +67,7 @@ struct acc_service {
     struct acc_adapter **site_ad; /* by config index */
     struct acc_adapter **net_ad;
     struct acc_launcher *launcher;
+    struct acc_jobs jobs; /* the launcher's hooks (jobs.c) */
     struct svc_queue queue;
     pthread_mutex_t lock;
     pthread_cond_t wake; /* housekeeping and close */

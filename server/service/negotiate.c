@@ -9,7 +9,6 @@
 #include "../common/log.h"
 #include "../common/strutil.h"
 #include "internal.h"
-#include "launcher.h"
 #include "plan.h"
 
 /* ---------------------------------------------------------------- hooks */
@@ -321,7 +320,7 @@ acc_err svc_negotiate(struct acc_service *svc, struct acc_nego *job, struct acc_
     atomic_fetch_add(&svc->rollbacks, res.rollbacks);
     atomic_fetch_add(&svc->negotiation_us, (uint64_t)(acc_mono_us() - t0));
     if (rc == ACC_OK && a->run && a->run->state == ACC_RUN_WAITING)
-        acc_launcher_schedule(svc->launcher, a->id, a->start, a->end);
+        acc_launcher_schedule(svc->launcher, a, a->run);
     if (rc == ACC_OK)
         acc_log_debug("agreement %s: Observed from %" PRId64 " (%u rounds)", a->id, a->start,
                       res.rounds);

@@ -4,7 +4,6 @@
 #include <string.h>
 
 #include "internal.h"
-#include "launcher.h"
 
 /* -------------------------------------------------------------- queries */
 

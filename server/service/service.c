@@ -13,7 +13,6 @@
 #include "../common/log.h"
 #include "../common/strutil.h"
 #include "internal.h"
-#include "launcher.h"
 
 /* How long running negotiations get to roll back at shutdown before every
  * wait for an adapter is cut short. */

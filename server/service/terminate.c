@@ -6,7 +6,6 @@
 #include "../common/id.h"
 #include "../common/log.h"
 #include "internal.h"
-#include "launcher.h"
 
 /* Cancels the committed reservations of an agreement (and those whose
  * cancel failed before); ACC_ERR_UNAVAILABLE when some are still there

@@ -652,7 +652,11 @@ static const struct acc_test_case tests[] = {
     {NULL, NULL},
 };
 
+/* tests/unit/test_launcher.c */
+extern const struct acc_test_case acc_launcher_tests[];
+
 const struct acc_test_suite acc_test_suites[] = {
     {"launch descriptions", NULL, NULL, tests},
+    {"launcher", NULL, NULL, acc_launcher_tests},
     {NULL, NULL, NULL, NULL},
 };

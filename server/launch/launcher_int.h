@@ -1,0 +1,112 @@
+/* launcher_int.h - shared by the launcher's files; nothing outside
+ * server/launch/launcher*.c includes it.
+ *
+ *   launcher.c        the public calls, the copies of what the service hands
+ *                     over, the timer that starts jobs at their start
+ *   launcher_start.c  a job's directory, its files, and the start of its
+ *                     mpiexec part under the sh wrapper
+ *   launcher_watch.c  one thread per job: starts it, watches it, stops it at
+ *                     the end of its reservation or on terminate, collects
+ *                     what it left and reports its end
+ *   launcher_batch.c  the components submitted to their site's batch system
+ */
+#ifndef ACC_LAUNCHER_INT_H
+#define ACC_LAUNCHER_INT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "launch.h"
+#include "launcher.h"
+
+/* How often a running job is looked at, and every how many looks its batch
+ * parts are asked about. */
+#define ACC_LAUNCHER_WATCH_MS   200
+#define ACC_LAUNCHER_BATCH_POLL 10
+
+/* The most bytes read from a file that holds one number (status,
+ * output.dropped). */
+#define ACC_LAUNCHER_NUMBER_FILE_MAX 64
+
+enum acc_launcher_phase { ACC_LAUNCHER_WAITING, ACC_LAUNCHER_RUNNING };
+
+/* A component submitted to its site's batch system. */
+struct acc_launcher_part {
+    char comp[64], site[64], job_id[64];
+    bool done;
+    struct acc_job_status status;
+};
+
+/* One job the launcher holds: waiting for its start, or watched by a thread
+ * of its own (which alone touches ag, run and the parts then). */
+struct acc_launcher_entry {
+    char id[ACC_ID_LEN + 1];
+    enum acc_launcher_phase phase;
+    bool stop;  /* terminate asked for it (or its agreement was no longer Observed) */
+    bool adopt; /* running before a restart: watch pid, do not start */
+    pid_t pid;  /* the wrapper: the job's process group; 0: no mpiexec part */
+    int64_t pid_start;
+    struct acc_launcher_part *parts; /* batch jobs */
+    size_t n_parts;
+    /* The launcher's own copies of what it was handed: the agreement's id,
+     * state, start, end and components, and the run without its output. */
+    struct acc_agreement ag;
+    struct acc_run run;
+    struct acc_launcher *l;
+    struct acc_launcher_entry *next;
+};
+
+struct acc_launcher {
+    const struct acc_config *cfg;
+    struct acc_launcher_hooks hooks;
+    char *root; /* directory of the jobs' directories */
+    char *path; /* "PATH=..." for jobs */
+
+    pthread_mutex_t lock;
+    pthread_cond_t cond; /* entries changed, a job ended, or stopping */
+    struct acc_launcher_entry *entries;
+    unsigned watchers; /* job threads alive */
+    bool stopping;
+    pthread_t timer;
+    bool timer_started;
+};
+
+void acc_launcher_entry_free(struct acc_launcher_entry *e);
+
+/* launcher_start.c */
+
+/* Writes text to dir/name; false (err set) when it cannot. */
+bool acc_launcher_write_file(const char *dir, const char *name, const char *text,
+                             struct acc_error *err);
+/* Reads at most max bytes of dir/name; NULL when it does not exist (or out
+ * of memory).  free() it. */
+char *acc_launcher_read_file(const char *dir, const char *name, size_t max, size_t *len);
+/* Starts the job of e: its directory and descriptions, its batch parts,
+ * then its mpiexec part; e->run is running then.  On failure nothing of it
+ * runs. */
+acc_err acc_launcher_start_job(struct acc_launcher *l, struct acc_launcher_entry *e,
+                               struct acc_error *err);
+
+/* launcher_watch.c */
+
+/* The thread of one entry (arg): starts it unless adopted, watches it to
+ * its end, reports, and frees the entry. */
+void *acc_launcher_watch_main(void *arg);
+
+/* launcher_batch.c */
+
+acc_err acc_launcher_submit_parts(struct acc_launcher *l, struct acc_launcher_entry *e,
+                                  const char *description, struct acc_error *err);
+/* Stops the batch parts that still run. */
+void acc_launcher_cancel_parts(struct acc_launcher *l, struct acc_launcher_entry *e);
+/* Asks about the parts that still run (when poll); true when every part
+ * has ended. */
+bool acc_launcher_parts_done(struct acc_launcher *l, struct acc_launcher_entry *e, bool poll);
+/* The parts as "COMPONENT SITE JOBID" lines in e->run.batch, and back
+ * (after a restart); false when out of memory. */
+bool acc_launcher_batch_text(struct acc_launcher_entry *e);
+bool acc_launcher_batch_parse(struct acc_launcher_entry *e, const char *text);
+
+#endif

@@ -1,0 +1,186 @@
+/* launcher_start.c - a job's directory and files, and the start of its
+ * mpiexec part under a small sh wrapper. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../common/buf.h"
+#include "../common/log.h"
+#include "../common/proc.h"
+#include "../common/strutil.h"
+#include "launcher_int.h"
+
+/* The wrapper that runs mpiexec: its output (stdout and stderr) goes to
+ * `output` as it comes (head unbuffered, so that it can be followed while the
+ * job runs) up to $1 bytes, the rest is only counted, and its exit status is
+ * written to `status` when it ends by itself.  It lives in the job's process
+ * group, so one kill reaches mpiexec, its proxies and the wrapper. */
+static const char wrapper[] =
+    "limit=$1; shift\n"
+    "{ \"$@\"; echo $? > status.tmp && mv status.tmp status; } 2>&1 |\n"
+    "    { stdbuf -o0 head -c \"$limit\"; wc -c > output.dropped; } > output\n";
+
+static acc_err mkdirs(const char *path, struct acc_error *err)
+{
+    char tmp[PATH_MAX];
+    if (acc_strlcpy(tmp, path, sizeof tmp) >= sizeof tmp)
+        return acc_error_set(err, ACC_ERR_IO, "directory name too long: %.80s", path);
+    for (char *p = tmp + 1;; p++) {
+        bool last = *p == '\0';
+        if (*p == '/' || last) {
+            *p = '\0';
+            if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
+                return acc_error_set(err, ACC_ERR_IO, "cannot make %s: %s", tmp, strerror(errno));
+            if (last)
+                break;
+            *p = '/';
+        }
+    }
+    return ACC_OK;
+}
+
+bool acc_launcher_write_file(const char *dir, const char *name, const char *text,
+                             struct acc_error *err)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    bool ok = f && fputs(text ? text : "", f) >= 0;
+    if (f && fclose(f) != 0)
+        ok = false;
+    if (!ok)
+        acc_error_set(err, ACC_ERR_IO, "cannot write %s: %s", path, strerror(errno));
+    return ok;
+}
+
+char *acc_launcher_read_file(const char *dir, const char *name, size_t max, size_t *len)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NULL;
+    char *buf = malloc(max + 1);
+    size_t n = buf ? fread(buf, 1, max, f) : 0;
+    fclose(f);
+    if (buf) {
+        buf[n] = '\0';
+        if (len)
+            *len = n;
+    }
+    return buf;
+}
+
+/* Starts mpiexec for the components that are not batch jobs. */
+static acc_err start_mpiexec(struct acc_launcher *l, struct acc_launcher_entry *e,
+                             const struct acc_launch_plan *plan, const char *description,
+                             struct acc_error *err)
+{
+    const struct acc_launch_cfg *lc = &l->cfg->launch;
+    struct acc_run *r = &e->run;
+    struct acc_launch_comp *mine = calloc(plan->n_comps ? plan->n_comps : 1, sizeof *mine);
+    if (!mine)
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    struct acc_launch_plan part = *plan;
+    part.comps = mine;
+    part.n_comps = 0;
+    for (size_t i = 0; i < plan->n_comps; i++) {
+        const struct acc_site_cfg *site = acc_config_site(l->cfg, plan->comps[i].comp->site);
+        if (!site || !site->sbatch)
+            mine[part.n_comps++] = plan->comps[i];
+    }
+    if (part.n_comps == 0) {
+        free(mine);
+        return ACC_OK; /* every component is a batch job */
+    }
+    struct acc_argv argv = {0};
+    acc_err rc = acc_launch_command(&part, lc, r->style, description, &argv, err);
+    free(mine);
+    if (rc)
+        return rc;
+    struct acc_buf cmd = ACC_BUF_INIT;
+    acc_launch_quote_argv(&argv, &cmd);
+    acc_buf_putc(&cmd, '\n');
+    struct acc_error ignored; /* the file is for people; the run keeps the command */
+    if (acc_buf_ok(&cmd))
+        acc_launcher_write_file(r->directory, "command", acc_buf_str(&cmd), &ignored);
+    free(r->command);
+    r->command = acc_buf_detach(&cmd, NULL);
+    if (!r->command) {
+        acc_argv_release(&argv);
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    }
+    r->command[strlen(r->command) - 1] = '\0'; /* the file's line end; arguments may hold more */
+    /* status and output are the job's: old ones would lie */
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/status", r->directory);
+    unlink(path);
+
+    char limit[32];
+    snprintf(limit, sizeof limit, "%zu", lc->output_limit);
+    const char **wargv = calloc(argv.n + 6, sizeof *wargv);
+    if (!wargv) {
+        acc_argv_release(&argv);
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    }
+    size_t k = 0;
+    wargv[k++] = "/bin/sh";
+    wargv[k++] = "-c";
+    wargv[k++] = wrapper;
+    wargv[k++] = "accord-job";
+    wargv[k++] = limit;
+    for (size_t i = 0; i < argv.n; i++)
+        wargv[k++] = argv.v[i];
+    wargv[k] = NULL;
+    const char *env[] = {l->path, NULL};
+    pid_t pid = 0;
+    rc = acc_proc_start(wargv, env, r->directory, &pid, err);
+    free(wargv);
+    acc_argv_release(&argv);
+    if (rc)
+        return rc;
+    e->pid = pid;
+    e->pid_start = acc_proc_start_time(pid);
+    r->pid = pid;
+    r->pid_start = e->pid_start;
+    return ACC_OK;
+}
+
+acc_err acc_launcher_start_job(struct acc_launcher *l, struct acc_launcher_entry *e,
+                               struct acc_error *err)
+{
+    struct acc_run *r = &e->run;
+    struct acc_launch_plan plan;
+    acc_err rc = mkdirs(r->directory, err);
+    if (!rc)
+        rc = acc_launch_plan_build(&e->ag, l->cfg, r->directory, &plan, err);
+    if (rc)
+        return rc;
+    char description[PATH_MAX];
+    snprintf(description, sizeof description, "%s/%s", r->directory,
+             r->style == ACC_LAUNCH_MPICH_G2 ? "job.rsl" : "metampich.conf");
+    if (!acc_launcher_write_file(r->directory, "metampich.conf", r->metampich, err) ||
+        !acc_launcher_write_file(r->directory, "job.rsl", r->rsl, err))
+        rc = ACC_ERR_IO;
+    if (!rc)
+        rc = acc_launcher_submit_parts(l, e, description, err);
+    if (!rc) {
+        rc = start_mpiexec(l, e, &plan, description, err);
+        if (rc)
+            acc_launcher_cancel_parts(l, e);
+    }
+    acc_launch_plan_release(&plan);
+    if (rc)
+        return rc;
+    if (!acc_launcher_batch_text(e))
+        acc_log_error("agreement %s: out of memory recording its batch jobs; they are not watched "
+                      "again after a restart",
+                      e->id);
+    r->started = acc_now();
+    r->state = ACC_RUN_RUNNING;
+    return ACC_OK;
+}

@@ -1,0 +1,307 @@
+/* launcher_watch.c - one thread per job: it starts the job (unless it was
+ * running before a restart), watches it, stops it `grace` before the end of
+ * its reservation or on terminate, collects what it left in its directory
+ * and reports its end through the hooks. */
+#include <errno.h>
+#include <stdint.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "../common/buf.h"
+#include "../common/log.h"
+#include "../common/proc.h"
+#include "../common/strutil.h"
+#include "launcher_int.h"
+
+/* Is the job's wrapper still there?  Reaps it when it is our child. */
+static bool job_alive(struct acc_launcher_entry *e, int *wstatus, bool *reaped)
+{
+    if (e->pid <= 0)
+        return false; /* no mpiexec part */
+    if (!e->adopt) {
+        pid_t w = waitpid(e->pid, wstatus, WNOHANG);
+        if (w == e->pid) {
+            *reaped = true;
+            return false;
+        }
+        if (w < 0 && errno == ECHILD)
+            return false;
+        return true;
+    }
+    int64_t st = acc_proc_start_time(e->pid);
+    return st != 0 && st == e->pid_start;
+}
+
+/* Waits up to ms for the job to end; true when it did. */
+static bool wait_gone(struct acc_launcher_entry *e, int64_t ms, int *wstatus, bool *reaped)
+{
+    int64_t until = acc_mono_us() + ms * 1000;
+    do {
+        if (!job_alive(e, wstatus, reaped))
+            return true;
+        struct timespec ts = {0, 20 * 1000000};
+        nanosleep(&ts, NULL);
+    } while (acc_mono_us() < until);
+    return !job_alive(e, wstatus, reaped);
+}
+
+/* SIGTERM to the whole group, SIGKILL after the grace period. */
+static int stop_group(struct acc_launcher *l, struct acc_launcher_entry *e, int *wstatus,
+                      bool *reaped)
+{
+    acc_launcher_cancel_parts(l, e);
+    if (e->pid <= 0)
+        return SIGTERM; /* scancel sends SIGTERM, and SIGKILL after KillWait */
+    kill(-e->pid, SIGTERM);
+    if (wait_gone(e, l->cfg->launch.grace * 1000, wstatus, reaped)) {
+        kill(-e->pid, SIGKILL); /* stragglers that outlived the wrapper */
+        return SIGTERM;
+    }
+    kill(-e->pid, SIGKILL);
+    wait_gone(e, 5000, wstatus, reaped);
+    return SIGKILL;
+}
+
+/* Reads the one number in dir/name, in [0, max]: ACC_OK; ACC_ERR_NOT_FOUND
+ * when there is no such file; ACC_ERR_INVALID when it is empty, too long or
+ * holds anything but that number (why says so, with what it holds made
+ * printable). */
+static acc_err read_number(const char *dir, const char *name, int64_t max, int64_t *out, char *why,
+                           size_t why_len)
+{
+    size_t len = 0;
+    char *text = acc_launcher_read_file(dir, name, ACC_LAUNCHER_NUMBER_FILE_MAX, &len);
+    if (!text)
+        return ACC_ERR_NOT_FOUND;
+    struct acc_error ignored;
+    acc_err rc = ACC_OK;
+    if (len == 0) {
+        snprintf(why, why_len, "its %s file is empty", name);
+        rc = ACC_ERR_INVALID;
+    } else if (len >= ACC_LAUNCHER_NUMBER_FILE_MAX || strlen(text) != len ||
+               acc_parse_i64(text, 0, max, out, &ignored)) {
+        for (size_t i = 0; i < len; i++) {
+            if (text[i] < 0x20 || text[i] > 0x7e)
+                text[i] = text[i] == '\n' && i + 1 == len ? '\0' : '?';
+        }
+        snprintf(why, why_len, "its %s file holds no number in [0, %" PRId64 "] ('%.32s%s')", name,
+                 max, text, len > 32 ? "..." : "");
+        rc = ACC_ERR_INVALID;
+    }
+    free(text);
+    return rc;
+}
+
+/* Collects what a job left: the mpiexec part's status and output in its
+ * directory, then each batch part's status and output file.  A status file
+ * that cannot be read as one leaves the exit status unknown (-1), with why
+ * set. */
+static void collect(struct acc_launcher *l, struct acc_launcher_entry *e, char *why, size_t why_len)
+{
+    struct acc_run *r = &e->run;
+    size_t limit = l->cfg->launch.output_limit, len = 0;
+    struct acc_buf out = ACC_BUF_INIT;
+    int64_t total = 0;
+    if (e->pid > 0) {
+        int64_t status = -1, dropped = 0;
+        if (read_number(r->directory, "status", 255, &status, why, why_len) == ACC_OK)
+            r->exit_status = (int)status;
+        char *text = acc_launcher_read_file(r->directory, "output", limit, &len);
+        if (text)
+            acc_buf_append(&out, text, len);
+        free(text);
+        char ignored[160];
+        acc_err drc = read_number(r->directory, "output.dropped", INT64_MAX - (int64_t)limit,
+                                  &dropped, ignored, sizeof ignored);
+        total = drc == ACC_ERR_INVALID ? -1 : (int64_t)len + dropped; /* unknown when unreadable */
+    } else if (e->n_parts) {
+        r->exit_status = 0; /* from the parts below */
+    }
+    for (size_t i = 0; i < e->n_parts; i++) {
+        const struct acc_launcher_part *x = &e->parts[i];
+        int st = x->done ? x->status.exit_status : -1;
+        if (r->exit_status == 0 && st != 0)
+            r->exit_status = st; /* the first failure (or an unknown status) tells */
+        if (!r->signal && x->done && x->status.signal)
+            r->signal = x->status.signal;
+        char name[128 + 8];
+        snprintf(name, sizeof name, "%s.out", x->comp);
+        len = 0;
+        size_t room = out.len < limit ? limit - out.len : 0;
+        char *text = acc_launcher_read_file(r->directory, name, room, &len);
+        acc_buf_printf(&out, "== component %s: batch job %s on site %s, %s, exit status %d ==\n",
+                       x->comp, x->job_id, x->site, x->done ? x->status.state : "stopped", st);
+        if (text)
+            acc_buf_append(&out, text, len);
+        free(text);
+        if (total >= 0)
+            total += (int64_t)len;
+    }
+    free(r->output);
+    r->output_len = 0;
+    r->output = acc_buf_detach(&out, &r->output_len);
+    r->output_total = total;
+}
+
+static void finish(struct acc_launcher *l, struct acc_run *r, enum acc_run_state st,
+                   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static void finish(struct acc_launcher *l, struct acc_run *r, enum acc_run_state st,
+                   const char *fmt, ...)
+{
+    char reason[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(reason, sizeof reason, fmt, ap);
+    va_end(ap);
+    r->state = st;
+    if (!r->ended)
+        r->ended = acc_now();
+    r->pid = 0;
+    r->pid_start = 0;
+    free(r->reason);
+    r->reason = acc_strdup(reason);
+    acc_log_info("agreement %s: job %s: %s", r->agreement, acc_run_state_name(st), reason);
+    l->hooks.ended(l->hooks.ctx, r, reason);
+}
+
+/* Starts the job of e unless it must not start; false when it does not run
+ * (its end is reported then, or it is left as it was handed over). */
+static bool start(struct acc_launcher *l, struct acc_launcher_entry *e)
+{
+    struct acc_run *r = &e->run;
+    struct acc_error err;
+    pthread_mutex_lock(&l->lock);
+    bool stop = e->stop;
+    pthread_mutex_unlock(&l->lock);
+    acc_err may = ACC_OK;
+    if (!stop && l->hooks.may_start)
+        may = l->hooks.may_start(l->hooks.ctx, e->id, &err);
+    if (stop) {
+        finish(l, r, ACC_RUN_TERMINATED, "the agreement was terminated before its start");
+    } else if (may == ACC_ERR_STATE) {
+        finish(l, r, ACC_RUN_TERMINATED, "%s", err.msg);
+    } else if (may) {
+        acc_log_error("launch %s: %s", e->id, err.msg); /* handed over again after a restart */
+        return false;
+    } else if (acc_now() >= e->ag.end) {
+        finish(l, r, ACC_RUN_MISSED,
+               "accordd was not running during the reservation; the job never started");
+    } else if (acc_launcher_start_job(l, e, &err)) {
+        finish(l, r, ACC_RUN_FAILED, "the job could not be started: %s", err.msg);
+    } else {
+        acc_log_info("agreement %s: job started (process group %d)", e->id, (int)e->pid);
+        l->hooks.started(l->hooks.ctx, r);
+    }
+    return r->state == ACC_RUN_RUNNING;
+}
+
+/* Starts (unless adopted) and watches one job to its end. */
+static void run_entry(struct acc_launcher *l, struct acc_launcher_entry *e)
+{
+    struct acc_run *r = &e->run;
+    const struct acc_agreement *a = &e->ag;
+    if (!e->adopt && !start(l, e))
+        return;
+    if (e->adopt && !acc_launcher_batch_parse(e, r->batch))
+        acc_log_error("agreement %s: out of memory reading its batch jobs back; only those read "
+                      "are watched",
+                      e->id);
+
+    /* Stopped `grace` before the end, so that the nodes are free at the end. */
+    acc_time deadline = a->end - l->cfg->launch.grace;
+    if (deadline <= a->start)
+        deadline = a->end;
+    int wstatus = 0, sig = 0;
+    unsigned tick = 0;
+    bool reaped = false, ended = false, terminated = false, detached = false;
+    pthread_mutex_lock(&l->lock);
+    for (;;) {
+        if (l->stopping) {
+            detached = true; /* leave it running: the next accordd watches it */
+            break;
+        }
+        if (e->stop) {
+            terminated = true;
+            break;
+        }
+        pthread_mutex_unlock(&l->lock);
+        /* Batch systems are asked every few seconds, not at every look. */
+        ended = !job_alive(e, &wstatus, &reaped) &&
+                acc_launcher_parts_done(l, e, tick++ % ACC_LAUNCHER_BATCH_POLL == 0);
+        bool due = acc_now() >= deadline;
+        pthread_mutex_lock(&l->lock);
+        if (ended || due)
+            break;
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += ACC_LAUNCHER_WATCH_MS * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&l->cond, &l->lock, &ts);
+    }
+    pthread_mutex_unlock(&l->lock);
+    if (detached)
+        return;
+    if (!ended) {
+        sig = stop_group(l, e, &wstatus, &reaped);
+    } else {
+        if (e->pid > 0)
+            kill(-e->pid, SIGKILL); /* anything of the group that outlived the wrapper */
+    }
+    r->ended = acc_now();
+    char why[160] = "";
+    collect(l, e, why, sizeof why);
+    if (terminated) {
+        r->signal = sig;
+        finish(l, r, ACC_RUN_TERMINATED,
+               "the job was stopped because the agreement was "
+               "terminated");
+    } else if (!ended) {
+        r->signal = sig;
+        finish(l, r, ACC_RUN_STOPPED,
+               "the job was still running %" PRId64 " s before the end of its reservation "
+               "and was stopped (%s)",
+               a->end - r->ended > 0 ? a->end - r->ended : 0,
+               sig == SIGKILL ? "SIGKILL" : "SIGTERM");
+    } else if (r->exit_status >= 0) {
+        finish(l, r, ACC_RUN_EXITED, "the job exited with status %d", r->exit_status);
+    } else if (reaped && WIFSIGNALED(wstatus)) {
+        r->signal = WTERMSIG(wstatus);
+        finish(l, r, ACC_RUN_EXITED, "the job was killed by signal %d from outside accordd",
+               r->signal);
+    } else if (why[0]) {
+        finish(l, r, ACC_RUN_LOST, "the job ended, but %s: its exit status is unknown", why);
+    } else {
+        finish(l, r, ACC_RUN_LOST,
+               "the job ended without an exit status (killed from outside "
+               "accordd?)");
+    }
+}
+
+void *acc_launcher_watch_main(void *arg)
+{
+    struct acc_launcher_entry *e = arg;
+    struct acc_launcher *l = e->l;
+    run_entry(l, e);
+    pthread_mutex_lock(&l->lock);
+    for (struct acc_launcher_entry **p = &l->entries; *p; p = &(*p)->next) {
+        if (*p == e) {
+            *p = e->next;
+            break;
+        }
+    }
+    acc_launcher_entry_free(e);
+    l->watchers--;
+    pthread_cond_broadcast(&l->cond);
+    pthread_mutex_unlock(&l->lock);
+    return NULL;
+}
