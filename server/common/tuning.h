@@ -2,6 +2,8 @@
 #ifndef ACC_TUNING_H
 #define ACC_TUNING_H
 
+#include <sys/resource.h>
+
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
@@ -12,6 +14,13 @@
  * in again (measured: about a fifth of a negotiation's time).  Keep it. */
 static inline void acc_tune_process(void)
 {
+    /* Every connection is a descriptor ([server] connection_limit, default
+     * 4096): take what the hard limit allows rather than the usual 1024. */
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
 #ifdef __GLIBC__
     mallopt(M_TRIM_THRESHOLD, 64 << 20);
     mallopt(M_MMAP_THRESHOLD, 4 << 20);
