@@ -1,0 +1,337 @@
+/* server_bench.c - the real accordd under load, as a client sees it:
+ * agreements per second from 16 keep-alive HTTP clients while the database
+ * fills to N agreements, the resident memory of accordd then, GET
+ * /agreements/{id} per second from 16 clients, and how soon a new client is
+ * served while 1,000 idle and 500 slow connections are open.  Prints
+ * figures; not a test.  Run: tests/bench/server-bench.sh [N] */
+#include <arpa/inet.h>
+#include <curl/curl.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "timefmt.h"
+
+static char base[128];
+static pid_t pid;
+
+static const char config[] = "[server]\n"
+                             "threads = 4\n"
+                             "[database]\n"
+                             "durable = yes\n"
+                             "[site a]\nadapter = sim-batch\nnodes = 1000000\n"
+                             "[site b]\nadapter = sim-batch\nnodes = 1000000\n";
+
+static const char offer[] =
+    "<wsag:AgreementOffer xmlns:wsag=\"http://schemas.ggf.org/graap/2007/03/ws-agreement\" "
+    "xmlns:co=\"urn:accord:coalloc:1\"><wsag:Name>bench</wsag:Name><wsag:Context>"
+    "<wsag:AgreementInitiator>bench</wsag:AgreementInitiator>"
+    "<wsag:ServiceProvider>AgreementResponder</wsag:ServiceProvider></wsag:Context>"
+    "<wsag:Terms><wsag:All>"
+    "<wsag:ServiceDescriptionTerm wsag:Name=\"schedule\" wsag:ServiceName=\"metajob\">"
+    "<co:Schedule><co:Duration>PT15M</co:Duration></co:Schedule></wsag:ServiceDescriptionTerm>"
+    "<wsag:ServiceDescriptionTerm wsag:Name=\"x\" wsag:ServiceName=\"metajob\"><co:Component>"
+    "<co:Site>a</co:Site><co:Nodes>1</co:Nodes></co:Component></wsag:ServiceDescriptionTerm>"
+    "<wsag:ServiceDescriptionTerm wsag:Name=\"y\" wsag:ServiceName=\"metajob\"><co:Component>"
+    "<co:Site>b</co:Site><co:Nodes>1</co:Nodes></co:Component></wsag:ServiceDescriptionTerm>"
+    "</wsag:All></wsag:Terms></wsag:AgreementOffer>";
+
+enum { CLIENTS = 16 };
+
+struct sink {
+    char loc[128];
+};
+
+static size_t discard(char *p, size_t size, size_t n, void *ud)
+{
+    (void)p;
+    (void)ud;
+    return size * n;
+}
+
+static size_t header(char *p, size_t size, size_t n, void *ud)
+{
+    struct sink *s = ud;
+    size_t len = size * n;
+    if (len > 10 && strncasecmp(p, "Location: ", 10) == 0) {
+        size_t k = len - 10;
+        while (k && (p[10 + k - 1] == '\r' || p[10 + k - 1] == '\n'))
+            k--;
+        if (k >= sizeof s->loc)
+            k = sizeof s->loc - 1;
+        memcpy(s->loc, p + 10, k);
+        s->loc[k] = '\0';
+    }
+    return len;
+}
+
+/* ------------------------------------------------------------- filling */
+
+struct filler {
+    pthread_t tid;
+    atomic_long *left;
+    long ok, other;
+    char (*ids)[32];
+    atomic_long *n_ids;
+};
+
+static void *fill_main(void *arg)
+{
+    struct filler *f = arg;
+    CURL *h = curl_easy_init();
+    char url[192];
+    snprintf(url, sizeof url, "%s/agreements", base);
+    struct curl_slist *hdr = curl_slist_append(NULL, "Content-Type: application/xml");
+    struct sink s;
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_POSTFIELDS, offer);
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, discard);
+    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, header);
+    curl_easy_setopt(h, CURLOPT_HEADERDATA, &s);
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    while (atomic_fetch_sub(f->left, 1) > 0) {
+        long status = 0;
+        s.loc[0] = '\0';
+        if (curl_easy_perform(h) == CURLE_OK)
+            curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+        if (status == 201) {
+            f->ok++;
+            long k = atomic_fetch_add(f->n_ids, 1);
+            const char *slash = strrchr(s.loc, '/');
+            snprintf(f->ids[k], sizeof f->ids[k], "%s", slash ? slash + 1 : "");
+        } else {
+            f->other++;
+        }
+    }
+    curl_slist_free_all(hdr);
+    curl_easy_cleanup(h);
+    return NULL;
+}
+
+static long rss_kib(void)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "r");
+    long kib = -1;
+    while (f && fgets(line, sizeof line, f)) {
+        if (strncmp(line, "VmRSS:", 6) == 0)
+            kib = strtol(line + 6, NULL, 10);
+    }
+    if (f)
+        fclose(f);
+    return kib;
+}
+
+static long long file_size(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? (long long)st.st_size : 0;
+}
+
+/* ----------------------------------------------------------------- gets */
+
+struct getter {
+    pthread_t tid;
+    atomic_bool *stop;
+    char (*ids)[32];
+    long n_ids, ok, other;
+    unsigned seed;
+};
+
+static void *get_main(void *arg)
+{
+    struct getter *g = arg;
+    CURL *h = curl_easy_init();
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, discard);
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    char url[256];
+    while (!atomic_load(g->stop)) {
+        long k = (long)(rand_r(&g->seed) % (unsigned)g->n_ids);
+        snprintf(url, sizeof url, "%s/agreements/%s", base, g->ids[k]);
+        curl_easy_setopt(h, CURLOPT_URL, url);
+        long status = 0;
+        if (curl_easy_perform(h) == CURLE_OK)
+            curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+        if (status == 200)
+            g->ok++;
+        else
+            g->other++;
+    }
+    curl_easy_cleanup(h);
+    return NULL;
+}
+
+/* ------------------------------------------------ idle and slow clients */
+
+static int connect_from(const char *from, unsigned port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    inet_pton(AF_INET, from, &a.sin_addr);
+    struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) ||
+        connect(fd, (struct sockaddr *)&to, sizeof to)) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static void bench_crowd(void)
+{
+    enum { IDLE = 1000, SLOW = 500, TRIES = 50 };
+    static int fds[IDLE + SLOW];
+    unsigned port = (unsigned)atoi(strrchr(base, ':') + 1);
+    int open_ok = 0;
+    const char head[] = "POST /agreements HTTP/1.1\r\nHost: x\r\nContent-Type: application/xml\r\n"
+                        "Content-Length: 100000\r\n\r\n<";
+    for (int i = 0; i < IDLE + SLOW; i++) {
+        char from[32];
+        snprintf(from, sizeof from, "127.2.%d.%d", i / 50, 2 + i % 50);
+        fds[i] = connect_from(from, port);
+        if (fds[i] >= 0 && i >= IDLE)
+            send(fds[i], head, sizeof head - 1, MSG_NOSIGNAL);
+        open_ok += fds[i] >= 0;
+    }
+    usleep(500000);
+    int64_t us[TRIES];
+    int served = 0;
+    char url[192];
+    snprintf(url, sizeof url, "%s/healthz", base);
+    for (int t = 0; t < TRIES; t++) {
+        /* The slow ones keep sending a byte now and then. */
+        for (int i = IDLE; i < IDLE + SLOW; i += 10)
+            if (fds[i] >= 0)
+                send(fds[i], "x", 1, MSG_NOSIGNAL);
+        CURL *h = curl_easy_init(); /* a new connection each time */
+        curl_easy_setopt(h, CURLOPT_URL, url);
+        curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, discard);
+        curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+        curl_easy_setopt(h, CURLOPT_TIMEOUT, 10L);
+        int64_t t0 = acc_mono_us();
+        long status = 0;
+        if (curl_easy_perform(h) == CURLE_OK)
+            curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+        us[t] = acc_mono_us() - t0;
+        served += status == 200;
+        curl_easy_cleanup(h);
+        usleep(20000);
+    }
+    qsort(us, TRIES, sizeof us[0], cmp_i64);
+    printf("new client while %d idle and slow connections are open: %d/%d served, median %.1f ms, "
+           "max %.1f ms (target: within 100 ms)\n",
+           open_ok, served, TRIES, (double)us[TRIES / 2] / 1000.0, (double)us[TRIES - 1] / 1000.0);
+    for (int i = 0; i < IDLE + SLOW; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+}
+
+int main(int argc, char **argv)
+{
+    long n = argc > 1 ? atol(argv[1]) : 100000;
+    int get_seconds = argc > 2 ? atoi(argv[2]) : 10;
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+    char dir[] = "/tmp/accord-server-bench-XXXXXX";
+    if (!mkdtemp(dir))
+        return 1;
+    char ini[256], db[256], wal[280];
+    snprintf(ini, sizeof ini, "%s/bench.ini", dir);
+    snprintf(db, sizeof db, "%s/bench.db", dir);
+    snprintf(wal, sizeof wal, "%s-wal", db);
+    FILE *f = fopen(ini, "w");
+    if (!f)
+        return 1;
+    fputs(config, f);
+    fclose(f);
+    curl_global_init(CURL_GLOBAL_ALL);
+    pid = daemon_start(ACCORDD_PATH, ini, db, base, sizeof base);
+    if (pid <= 0) {
+        fprintf(stderr, "server_bench: accordd did not start\n");
+        return 1;
+    }
+
+    char(*ids)[32] = calloc((size_t)n, sizeof *ids);
+    atomic_long left = n, n_ids = 0;
+    struct filler fl[CLIENTS];
+    int64_t t0 = acc_mono_us();
+    for (int i = 0; i < CLIENTS; i++) {
+        fl[i] = (struct filler){.left = &left, .ids = ids, .n_ids = &n_ids};
+        pthread_create(&fl[i].tid, NULL, fill_main, &fl[i]);
+    }
+    long ok = 0, other = 0;
+    for (int i = 0; i < CLIENTS; i++) {
+        pthread_join(fl[i].tid, NULL);
+        ok += fl[i].ok;
+        other += fl[i].other;
+    }
+    double secs = (double)(acc_mono_us() - t0) / 1e6;
+    printf("filling, %d HTTP clients, keep-alive, synchronous=FULL: %.0f agreements/s "
+           "(%ld agreed, %ld other in %.1f s; target >= 2000/s)\n",
+           CLIENTS, (double)ok / secs, ok, other, secs);
+    printf("accordd with %ld agreements stored: RSS %.1f MB (target <= 50 MB); database %.1f MB, "
+           "WAL %.1f MB\n",
+           ok, (double)rss_kib() / 1024.0, (double)file_size(db) / 1e6,
+           (double)file_size(wal) / 1e6);
+
+    atomic_bool stop = false;
+    struct getter g[CLIENTS];
+    t0 = acc_mono_us();
+    for (int i = 0; i < CLIENTS; i++) {
+        g[i] = (struct getter){
+            .stop = &stop, .ids = ids, .n_ids = atomic_load(&n_ids), .seed = (unsigned)i + 1};
+        pthread_create(&g[i].tid, NULL, get_main, &g[i]);
+    }
+    sleep((unsigned)get_seconds);
+    atomic_store(&stop, true);
+    ok = other = 0;
+    for (int i = 0; i < CLIENTS; i++) {
+        pthread_join(g[i].tid, NULL);
+        ok += g[i].ok;
+        other += g[i].other;
+    }
+    secs = (double)(acc_mono_us() - t0) / 1e6;
+    printf("GET /agreements/{id}, %d clients, keep-alive: %.0f/s (%ld ok, %ld other; target >= "
+           "20000/s); RSS then %.1f MB\n",
+           CLIENTS, (double)ok / secs, ok, other, (double)rss_kib() / 1024.0);
+
+    bench_crowd();
+
+    t0 = acc_mono_us();
+    kill(pid, SIGTERM);
+    int status;
+    waitpid(pid, &status, 0);
+    printf("SIGTERM to exit: %.0f ms\n", (double)(acc_mono_us() - t0) / 1000.0);
+    free(ids);
+    curl_global_cleanup();
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0)
+        return 1;
+    return 0;
+}
