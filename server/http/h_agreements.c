@@ -148,7 +148,7 @@ static bool query_time(const struct acc_request *rq, struct acc_response *rs, co
     struct acc_error err;
     if (acc_time_parse(v, out, &err)) {
         acc_error_prefix(&err, "%s", key);
-        acc_reply_err(rq, rs, &err, NULL);
+        acc_reply_query_err(rq, rs, &err);
         return false;
     }
     return true;
@@ -171,7 +171,7 @@ void acc_h_agreement_list(struct acc_http_ctx *ctx, const struct acc_request *rq
     }
     enum acc_state st;
     if (f.state && !acc_state_parse(f.state, &st)) {
-        acc_reply_error(rq, rs, ACC_ERR_INVALID,
+        acc_reply_error(rq, rs, ACC_ERR_BAD_REQUEST,
                         "state must be one of Pending, Observed, Rejected, Complete, Terminated, "
                         "PendingAndTerminating, ObservedAndTerminating",
                         NULL);
@@ -185,7 +185,7 @@ void acc_h_agreement_list(struct acc_http_ctx *ctx, const struct acc_request *rq
     if (limit) {
         if (acc_parse_i64(limit, 1, 1000, &n, &err)) {
             acc_error_prefix(&err, "limit");
-            acc_reply_err(rq, rs, &err, NULL);
+            acc_reply_query_err(rq, rs, &err);
             return;
         }
         f.limit = (unsigned)n;
@@ -193,7 +193,7 @@ void acc_h_agreement_list(struct acc_http_ctx *ctx, const struct acc_request *rq
     if (offset) {
         if (acc_parse_i64(offset, 0, 1000000000, &n, &err)) {
             acc_error_prefix(&err, "offset");
-            acc_reply_err(rq, rs, &err, NULL);
+            acc_reply_query_err(rq, rs, &err);
             return;
         }
         f.offset = (unsigned)n;

@@ -94,6 +94,10 @@ void acc_reply_error(const struct acc_request *rq, struct acc_response *rs, acc_
                      const char *msg, const char *agreement_id);
 void acc_reply_err(const struct acc_request *rq, struct acc_response *rs,
                    const struct acc_error *err, const char *agreement_id);
+/* A query parameter that does not parse: 400 InvalidRequest with err's
+ * message (whatever code the parser gave). */
+void acc_reply_query_err(const struct acc_request *rq, struct acc_response *rs,
+                         const struct acc_error *err);
 /* A document the handler rendered into rs->body. */
 void acc_reply_doc(const struct acc_request *rq, struct acc_response *rs, int status);
 void acc_reply_text(struct acc_response *rs, int status, const char *content_type);

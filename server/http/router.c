@@ -239,6 +239,13 @@ void acc_reply_err(const struct acc_request *rq, struct acc_response *rs,
                     agreement_id);
 }
 
+void acc_reply_query_err(const struct acc_request *rq, struct acc_response *rs,
+                         const struct acc_error *err)
+{
+    acc_reply_error(rq, rs, ACC_ERR_BAD_REQUEST, err->msg[0] ? err->msg : "bad query parameter",
+                    NULL);
+}
+
 void acc_reply_doc(const struct acc_request *rq, struct acc_response *rs, int status)
 {
     if (!acc_buf_ok(&rs->body)) {
