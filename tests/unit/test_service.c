@@ -1,0 +1,249 @@
+/* test_service.c - the service without HTTP: the negotiation queue (its
+ * bound, its completions, terminate of a waiting job, shutdown with jobs
+ * waiting and running) and idempotent submissions. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "service.h"
+#include "testutil.h"
+#include "timefmt.h"
+#include "xml.h"
+
+static const char ini[] = "[server]\n"
+                          "allow_control = yes\n"
+                          "[negotiation]\n"
+                          "adapter_timeout = PT30S\n"
+                          "workers = 1\n"
+                          "queue_length = 3\n"
+                          "max_pending = 3\n"
+                          "[site a]\nadapter = sim-batch\nnodes = 64\n";
+
+static const char doc[] =
+    "<wsag:AgreementOffer xmlns:wsag=\"http://schemas.ggf.org/graap/2007/03/ws-agreement\" "
+    "xmlns:co=\"urn:accord:coalloc:1\"><wsag:Name>svc</wsag:Name><wsag:Context>"
+    "<wsag:AgreementInitiator>tester</wsag:AgreementInitiator>"
+    "<wsag:ServiceProvider>AgreementResponder</wsag:ServiceProvider></wsag:Context>"
+    "<wsag:Terms><wsag:All><wsag:ServiceDescriptionTerm wsag:Name=\"schedule\" "
+    "wsag:ServiceName=\"metajob\"><co:Schedule><co:Duration>PT1H</co:Duration></co:Schedule>"
+    "</wsag:ServiceDescriptionTerm><wsag:ServiceDescriptionTerm wsag:Name=\"x\" "
+    "wsag:ServiceName=\"metajob\"><co:Component><co:Site>a</co:Site><co:Nodes>1</co:Nodes>"
+    "</co:Component></wsag:ServiceDescriptionTerm></wsag:All></wsag:Terms>"
+    "</wsag:AgreementOffer>";
+
+struct svc_fixture {
+    struct acc_config cfg;
+    struct acc_service *svc;
+};
+
+static int open_svc(struct svc_fixture *f, const char *name)
+{
+    struct acc_error err;
+    char db[256];
+    snprintf(db, sizeof db, "%s/%s.db", acc_test_tmpdir(), name);
+    if (acc_config_load_string(ini, name, &f->cfg, &err) || acc_config_set_db(&f->cfg, db, &err) ||
+        acc_service_open(&f->cfg, &f->svc, &err)) {
+        fprintf(stderr, "open: %s\n", err.msg);
+        return -1;
+    }
+    return 0;
+}
+
+static void close_svc(struct svc_fixture *f)
+{
+    acc_service_close(f->svc);
+    acc_config_release(&f->cfg);
+}
+
+static acc_err submit(struct acc_service *svc, const char *key, bool pending,
+                      struct acc_submission *out, struct acc_error *err)
+{
+    struct acc_offer o;
+    struct acc_xml_limits lim = ACC_XML_LIMITS_DEFAULT;
+    acc_err rc = acc_xml_parse_offer(doc, strlen(doc), &lim, &o, err);
+    CU_ASSERT_EQUAL_FATAL(rc, ACC_OK);
+    struct acc_submit s = {&o, doc, strlen(doc), key, pending};
+    rc = acc_service_submit(svc, &s, out, err);
+    /* A job took the offer (what is left is empty); a refusal leaves it. */
+    if (rc == ACC_OK)
+        CU_ASSERT_EQUAL(o.n_components, 0);
+    acc_offer_release(&o);
+    return rc;
+}
+
+static void hang(struct acc_service *svc, const char *seconds)
+{
+    struct acc_kv args[] = {{"call", "reserve"}, {"action", "hang"}, {"seconds", seconds}};
+    struct acc_buf reply = ACC_BUF_INIT;
+    struct acc_error err;
+    CU_ASSERT_EQUAL(acc_service_control(svc, "a", "fault", args, 3, &reply, &err), ACC_OK);
+    acc_buf_release(&reply);
+}
+
+struct counter {
+    atomic_int calls;
+};
+
+static void count_call(void *arg)
+{
+    atomic_fetch_add(&((struct counter *)arg)->calls, 1);
+}
+
+/* The queue holds at most queue_length jobs (running included); beyond,
+ * nothing is stored and the answer is Overloaded.  Waiters are called once. */
+static void test_queue_bound_and_completion(void)
+{
+    struct svc_fixture f;
+    CU_ASSERT_EQUAL_FATAL(open_svc(&f, "bound"), 0);
+    hang(f.svc, "2"); /* the first job holds the only worker for 2 s */
+    struct acc_submission s[4];
+    struct acc_error err;
+    for (int i = 0; i < 3; i++)
+        CU_ASSERT_EQUAL(submit(f.svc, NULL, true, &s[i], &err), ACC_OK);
+    CU_ASSERT_EQUAL(submit(f.svc, NULL, true, &s[3], &err), ACC_ERR_OVERLOADED);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "queue_length"));
+    CU_ASSERT_PTR_NULL(s[3].job);
+
+    struct counter c = {0};
+    struct acc_nego_waiter w = {count_call, &c, NULL};
+    CU_ASSERT_TRUE(acc_nego_when_done(s[2].job, &w));
+    for (int i = 0; i < 3; i++) {
+        acc_nego_wait(s[i].job);
+        CU_ASSERT_EQUAL(acc_nego_result(s[i].job, &err), ACC_OK);
+    }
+    CU_ASSERT_EQUAL(atomic_load(&c.calls), 1);
+    /* Once done, a waiter is not registered: the caller goes on at once. */
+    CU_ASSERT_FALSE(acc_nego_when_done(s[2].job, &w));
+    for (int i = 0; i < 3; i++)
+        acc_nego_release(s[i].job);
+    /* The queue has room again. */
+    struct acc_submission more;
+    CU_ASSERT_EQUAL(submit(f.svc, NULL, false, &more, &err), ACC_OK);
+    acc_nego_wait(more.job);
+    CU_ASSERT_EQUAL(acc_nego_result(more.job, &err), ACC_OK);
+    acc_nego_release(more.job);
+    close_svc(&f);
+}
+
+/* Terminate of a job still waiting for a worker ends it at once. */
+static void test_terminate_waiting_job(void)
+{
+    struct svc_fixture f;
+    CU_ASSERT_EQUAL_FATAL(open_svc(&f, "terminate"), 0);
+    hang(f.svc, "3");
+    struct acc_submission first, second;
+    struct acc_error err;
+    CU_ASSERT_EQUAL(submit(f.svc, NULL, true, &first, &err), ACC_OK);
+    CU_ASSERT_EQUAL(submit(f.svc, NULL, true, &second, &err), ACC_OK);
+    usleep(100000); /* the first is in its hanging reserve */
+    int64_t t0 = acc_mono_us();
+    struct acc_agreement a;
+    struct acc_nego *wait = NULL;
+    CU_ASSERT_EQUAL(acc_service_terminate(f.svc, second.id, &a, &wait, &err), ACC_OK);
+    acc_agreement_release(&a);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(wait);
+    acc_nego_wait(wait);
+    CU_ASSERT_TRUE(acc_mono_us() - t0 < 1000000); /* not behind the hanging one */
+    CU_ASSERT_EQUAL(acc_nego_result(wait, &err), ACC_ERR_CANCELLED);
+    acc_nego_release(wait);
+    CU_ASSERT_EQUAL(acc_service_get(f.svc, second.id, false, &a, &err), ACC_OK);
+    CU_ASSERT_EQUAL(a.state, ACC_STATE_TERMINATED);
+    acc_agreement_release(&a);
+    acc_nego_wait(first.job);
+    CU_ASSERT_EQUAL(acc_nego_result(first.job, &err), ACC_OK);
+    acc_nego_release(first.job);
+    acc_nego_release(second.job);
+    close_svc(&f);
+}
+
+/* Shutdown: the running job rolls back, the waiting ones end without
+ * negotiating; all are Interrupted and told so; nothing is Observed. */
+static void test_shutdown_interrupts(void)
+{
+    struct svc_fixture f;
+    CU_ASSERT_EQUAL_FATAL(open_svc(&f, "shutdown"), 0);
+    hang(f.svc, "60");
+    struct acc_submission s[3];
+    struct acc_error err;
+    struct counter c = {0};
+    struct acc_nego_waiter w[3];
+    for (int i = 0; i < 3; i++) {
+        CU_ASSERT_EQUAL(submit(f.svc, NULL, i > 0, &s[i], &err), ACC_OK);
+        w[i] = (struct acc_nego_waiter){count_call, &c, NULL};
+        CU_ASSERT_TRUE(acc_nego_when_done(s[i].job, &w[i]));
+    }
+    usleep(100000);
+    int64_t t0 = acc_mono_us();
+    acc_service_shutdown(f.svc);
+    CU_ASSERT_TRUE(acc_mono_us() - t0 < 2000000);
+    CU_ASSERT_EQUAL(atomic_load(&c.calls), 3);
+    for (int i = 0; i < 3; i++) {
+        CU_ASSERT_TRUE(acc_nego_is_done(s[i].job));
+        CU_ASSERT_EQUAL(acc_nego_result(s[i].job, &err), ACC_ERR_INTERRUPTED);
+        struct acc_agreement a;
+        CU_ASSERT_EQUAL(acc_service_get(f.svc, s[i].id, false, &a, &err), ACC_OK);
+        CU_ASSERT_EQUAL(a.state, ACC_STATE_REJECTED);
+        CU_ASSERT_STRING_EQUAL(a.fault_code ? a.fault_code : "", "Interrupted");
+        acc_agreement_release(&a);
+        acc_nego_release(s[i].job);
+    }
+    /* After the signal nothing new is taken. */
+    struct acc_submission late;
+    CU_ASSERT_EQUAL(submit(f.svc, NULL, false, &late, &err), ACC_ERR_INTERRUPTED);
+    close_svc(&f);
+}
+
+/* The same key: the running job is shared, the same agreement answered;
+ * another offer under the key is refused. */
+static void test_idempotent_submissions(void)
+{
+    struct svc_fixture f;
+    CU_ASSERT_EQUAL_FATAL(open_svc(&f, "idem"), 0);
+    hang(f.svc, "1");
+    struct acc_submission a, b;
+    struct acc_error err;
+    CU_ASSERT_EQUAL(submit(f.svc, "k1", false, &a, &err), ACC_OK);
+    CU_ASSERT_EQUAL(submit(f.svc, "k1", false, &b, &err), ACC_OK);
+    CU_ASSERT_TRUE(b.replayed);
+    CU_ASSERT_STRING_EQUAL(a.id, b.id);
+    CU_ASSERT_PTR_EQUAL(a.job, b.job); /* waits on the first one's job: no polling */
+    acc_nego_wait(b.job);
+    CU_ASSERT_EQUAL(acc_nego_result(b.job, &err), ACC_OK);
+    acc_nego_release(a.job);
+    acc_nego_release(b.job);
+    /* Done: a replay is answered from the store. */
+    CU_ASSERT_EQUAL(submit(f.svc, "k1", false, &b, &err), ACC_OK);
+    CU_ASSERT_TRUE(acc_nego_is_done(b.job));
+    CU_ASSERT_EQUAL(acc_nego_result(b.job, &err), ACC_OK);
+    acc_nego_release(b.job);
+    close_svc(&f);
+}
+
+static int setup(void)
+{
+    struct acc_error err;
+    return acc_xml_init(&err) ? 1 : 0;
+}
+
+static int teardown(void)
+{
+    acc_xml_cleanup();
+    return 0;
+}
+
+static const struct acc_test_case tests[] = {
+    {"queue bound and completions", test_queue_bound_and_completion},
+    {"terminate a waiting job", test_terminate_waiting_job},
+    {"shutdown interrupts", test_shutdown_interrupts},
+    {"idempotent submissions", test_idempotent_submissions},
+    {NULL, NULL},
+};
+
+const struct acc_test_suite acc_test_suites[] = {
+    {"service", setup, teardown, tests},
+    {NULL, NULL, NULL, NULL},
+};
