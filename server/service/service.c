@@ -171,11 +171,19 @@ void acc_service_metrics(struct acc_service *svc, struct acc_buf *out)
     metric(out, "accord_negotiation_seconds_total", "counter", "Time spent negotiating.");
     acc_buf_printf(out, "accord_negotiation_seconds_total %.6f\n",
                    (double)atomic_load(&svc->negotiation_us) / 1e6);
-    metric(out, "accord_offers_total", "counter", "Offers submitted, and refused as bad input.");
+    metric(out, "accord_offers_total", "counter",
+           "Offers submitted, refused as bad input, refused for a full queue.");
     acc_buf_printf(out, "accord_offers_total{result=\"submitted\"} %" PRIu64 "\n",
                    (uint64_t)atomic_load(&svc->submitted));
     acc_buf_printf(out, "accord_offers_total{result=\"bad_input\"} %" PRIu64 "\n",
                    (uint64_t)atomic_load(&svc->rejected_input));
+    acc_buf_printf(out, "accord_offers_total{result=\"overloaded\"} %" PRIu64 "\n",
+                   (uint64_t)atomic_load(&svc->refused_busy));
+    metric(out, "accord_negotiation_queue", "gauge", "Negotiations queued or running.");
+    pthread_mutex_lock(&svc->queue.lock);
+    size_t queued = svc->queue.length;
+    pthread_mutex_unlock(&svc->queue.lock);
+    acc_buf_printf(out, "accord_negotiation_queue %zu\n", queued);
 
     uint64_t counts[ACC_STATE__COUNT];
     if (acc_store_agreement_counts(svc->store, counts, NULL) == ACC_OK) {
