@@ -37,6 +37,8 @@ static const struct {
     [ACC_ERR_CONFIG] = {"ConfigError", 500, "configuration error"},
     [ACC_ERR_IO] = {"IoError", 500, "input/output error"},
     [ACC_ERR_INTERNAL] = {"InternalError", 500, "internal error"},
+    [ACC_ERR_BAD_REQUEST] = {"InvalidRequest", 400, "invalid request"},
+    [ACC_ERR_TOO_MANY_ATTRS] = {"TooManyAttributes", 400, "too many attributes"},
 };
 
 static acc_err clamp(acc_err code)

@@ -41,6 +41,8 @@ typedef enum acc_err {
     ACC_ERR_CONFIG,            /* configuration error */
     ACC_ERR_IO,                /* operating system I/O error */
     ACC_ERR_INTERNAL,          /* a bug */
+    ACC_ERR_BAD_REQUEST,       /* bad query parameter or header: not about an offer */
+    ACC_ERR_TOO_MANY_ATTRS,    /* an element or a document carries too many attributes */
     ACC_ERR__COUNT
 } acc_err;
 

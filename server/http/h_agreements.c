@@ -62,11 +62,11 @@ void acc_h_agreement_create(struct acc_http_ctx *ctx, const struct acc_request *
     }
     const char *mode = acc_query(rq, "mode");
     if (mode && strcmp(mode, "pending") != 0 && strcmp(mode, "sync") != 0) {
-        acc_reply_error(rq, rs, ACC_ERR_INVALID, "mode is pending or sync", NULL);
+        acc_reply_error(rq, rs, ACC_ERR_BAD_REQUEST, "mode is pending or sync", NULL);
         return;
     }
     if (rq->idempotency_key && !idempotency_key_ok(rq->idempotency_key)) {
-        acc_reply_error(rq, rs, ACC_ERR_INVALID,
+        acc_reply_error(rq, rs, ACC_ERR_BAD_REQUEST,
                         "Idempotency-Key must be 1 to 200 visible ASCII characters", NULL);
         return;
     }
@@ -125,6 +125,7 @@ static bool query_time(const struct acc_request *rq, struct acc_response *rs, co
     struct acc_error err;
     if (acc_time_parse(v, out, &err)) {
         acc_error_prefix(&err, "%s", key);
+        err.code = ACC_ERR_BAD_REQUEST;
         acc_reply_err(rq, rs, &err, NULL);
         return false;
     }
@@ -148,7 +149,7 @@ void acc_h_agreement_list(struct acc_http_ctx *ctx, const struct acc_request *rq
     }
     enum acc_state st;
     if (f.state && !acc_state_parse(f.state, &st)) {
-        acc_reply_error(rq, rs, ACC_ERR_INVALID,
+        acc_reply_error(rq, rs, ACC_ERR_BAD_REQUEST,
                         "state must be one of Pending, Observed, Rejected, Complete, Terminated, "
                         "PendingAndTerminating, ObservedAndTerminating",
                         NULL);
@@ -162,6 +163,7 @@ void acc_h_agreement_list(struct acc_http_ctx *ctx, const struct acc_request *rq
     if (limit) {
         if (acc_parse_i64(limit, 1, 1000, &n, &err)) {
             acc_error_prefix(&err, "limit");
+            err.code = ACC_ERR_BAD_REQUEST;
             acc_reply_err(rq, rs, &err, NULL);
             return;
         }
@@ -170,6 +172,7 @@ void acc_h_agreement_list(struct acc_http_ctx *ctx, const struct acc_request *rq
     if (offset) {
         if (acc_parse_i64(offset, 0, 1000000000, &n, &err)) {
             acc_error_prefix(&err, "offset");
+            err.code = ACC_ERR_BAD_REQUEST;
             acc_reply_err(rq, rs, &err, NULL);
             return;
         }

@@ -55,7 +55,7 @@ void acc_h_site_preview(struct acc_http_ctx *ctx, const struct acc_request *rq,
     int64_t nodes, duration;
     acc_time from = 0, until = 0;
     if (!nodes_s || !dur_s) {
-        acc_reply_error(rq, rs, ACC_ERR_INVALID,
+        acc_reply_error(rq, rs, ACC_ERR_BAD_REQUEST,
                         "a preview needs nodes=N and duration= (an ISO 8601 duration such as "
                         "PT2H)",
                         NULL);
@@ -71,6 +71,7 @@ void acc_h_site_preview(struct acc_http_ctx *ctx, const struct acc_request *rq,
     if (!rc && until_s && (rc = acc_time_parse(until_s, &until, &err)))
         acc_error_prefix(&err, "until");
     if (rc) {
+        err.code = ACC_ERR_BAD_REQUEST;
         acc_reply_err(rq, rs, &err, NULL);
         return;
     }
