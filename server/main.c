@@ -103,7 +103,8 @@ int main(int argc, char **argv)
         rc = acc_service_open(&cfg, &svc, &err);
     if (!rc) {
         ctx.svc = svc;
-        ctx.limits = (struct acc_xml_limits){cfg.max_body, cfg.max_depth, 20000};
+        ctx.limits = (struct acc_xml_limits){cfg.max_body, cfg.max_depth, 20000, cfg.max_attributes,
+                                             cfg.max_total_attributes};
         struct acc_http_options ho = {cfg.listen_host, cfg.listen_port, cfg.connection_limit,
                                       cfg.timeout, cfg.max_body};
         rc = acc_http_start(&ctx, &ho, &srv, &err);

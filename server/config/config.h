@@ -1,7 +1,8 @@
 /* config.h - accordd's configuration: an INI file (read with inih), or the
  * embedded simulated testbed when none is given.
  *
- *   [server]       listen, max_body, max_depth, connection_limit, timeout,
+ *   [server]       listen, max_body, max_depth, max_attributes,
+ *                  max_total_attributes, connection_limit, timeout,
  *                  allow_control, log_level
  *   [database]     path, durable
  *   [negotiation]  strategy, max_rounds, horizon, lead_time, adapter_timeout
@@ -87,6 +88,8 @@ struct acc_config {
     unsigned listen_port;
     size_t max_body;
     unsigned max_depth;
+    unsigned max_attributes;       /* on one element of an offer */
+    unsigned max_total_attributes; /* in one offer */
     unsigned connection_limit;
     unsigned timeout;   /* seconds a connection may idle */
     bool allow_control; /* POST /adapters/{name}/control/{op} (simulators' faults) */
