@@ -518,6 +518,31 @@ static acc_err submit(void *state, const struct acc_job *job, char *job_id, size
     return rc;
 }
 
+/* Slurm's ExitCode "status:signal", both small decimal numbers.  Anything
+ * else is not read as 0, which would pass for success. */
+static bool exit_code(const char *v, int *status, int *sig)
+{
+    int n[2] = {0, 0};
+    const char *p = v;
+    for (int k = 0; k < 2; k++) {
+        size_t digits = strspn(p, "0123456789");
+        if (digits == 0 || digits > 3)
+            return false;
+        for (size_t i = 0; i < digits; i++)
+            n[k] = n[k] * 10 + (p[i] - '0');
+        p += digits;
+        if (*p != (k == 0 ? ':' : '\0'))
+            return false;
+        if (k == 0)
+            p++;
+    }
+    if (n[0] > 255 || n[1] > 127)
+        return false;
+    *status = n[0];
+    *sig = n[1];
+    return true;
+}
+
 static acc_err job_status(void *state, const char *job_id, struct acc_job_status *out,
                           struct acc_error *err)
 {
@@ -552,11 +577,12 @@ static acc_err job_status(void *state, const char *job_id, struct acc_job_status
     out->done = !rc;
     for (size_t i = 0; i < sizeof running / sizeof *running && out->done; i++)
         out->done = strcmp(out->state, running[i]) != 0;
-    if (out->done && code) {
-        /* "status:signal" */
-        out->exit_status = atoi(code);
-        const char *colon = strchr(code, ':');
-        out->signal = colon ? atoi(colon + 1) : 0;
+    if (out->done && code && !exit_code(code, &out->exit_status, &out->signal)) {
+        /* Asked again later; once Slurm forgets the job it ends unknown. */
+        out->done = false;
+        rc = acc_error_set(err, ACC_ERR_ADAPTER,
+                           "site %s: scontrol show job %s: ExitCode '%.40s' is not status:signal",
+                           s->name, job_id, code);
     }
     free(word);
     free(code);

@@ -45,6 +45,7 @@ static const struct {
     [ACC_ERR_HEADERS] = {"RequestHeaderFieldsTooLarge", 431,
                          "too many header fields or query parameters"},
     [ACC_ERR_BAD_REQUEST] = {"InvalidRequest", 400, "the request is malformed"},
+    [ACC_ERR_TOO_MANY_ATTRS] = {"TooManyAttributes", 400, "too many attributes"},
 };
 
 static acc_err clamp(acc_err code)

@@ -47,6 +47,7 @@ typedef enum acc_err {
     ACC_ERR_REQUEST_TIMEOUT,   /* the request took longer than allowed to arrive */
     ACC_ERR_HEADERS,           /* too many header fields or query parameters */
     ACC_ERR_BAD_REQUEST,       /* a request (not an offer) is malformed */
+    ACC_ERR_TOO_MANY_ATTRS,    /* an element or a document carries too many attributes */
     ACC_ERR__COUNT
 } acc_err;
 

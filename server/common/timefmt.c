@@ -70,6 +70,8 @@ acc_err acc_time_parse(const char *s, acc_time *out, struct acc_error *err)
 
     while (isspace((unsigned char)*p))
         p++;
+    if (strspn(p, "0123456789") > 4 && p[strspn(p, "0123456789")] == '-')
+        goto late; /* xs:dateTime allows years of five digits and more */
     if (strlen(p) < 19 || !digits(p, 4, &Y) || p[4] != '-' || !digits(p + 5, 2, &M) ||
         p[7] != '-' || !digits(p + 8, 2, &D) || (p[10] != 'T' && p[10] != 't') ||
         !digits(p + 11, 2, &h) || p[13] != ':' || !digits(p + 14, 2, &m) || p[16] != ':' ||
@@ -103,8 +105,13 @@ acc_err acc_time_parse(const char *s, acc_time *out, struct acc_error *err)
         sec = 59; /* a leap second is the last second of its minute for us */
     acc_time t = days_from_civil(Y, (unsigned)M, (unsigned)D) * 86400 + h * 3600 + m * 60 + sec;
     t -= sign * (oh * 3600 + om * 60);
+    if (t > ACC_TIME_MAX)
+        goto late;
     *out = t;
     return ACC_OK;
+late:
+    return acc_error_set(err, ACC_ERR_INVALID,
+                         "'%.64s' is after 9999-12-31T23:59:59Z, the latest time Accord takes", s);
 bad:
     return acc_error_set(err, ACC_ERR_INVALID,
                          "'%.64s' is not an RFC 3339 time such as 2026-11-22T08:00:00Z", s);
@@ -112,14 +119,22 @@ bad:
 
 void acc_time_format(acc_time t, char *out)
 {
+    /* Four digits of year: a time outside them is shown at the nearest
+     * bound rather than wrapped (year 10000 as 0000 would come before its
+     * own start).  Parsing never gives such a time, and computed ones are
+     * kept inside by their callers. */
+    if (t > ACC_TIME_MAX)
+        t = ACC_TIME_MAX;
+    if (t < ACC_TIME_MIN)
+        t = ACC_TIME_MIN;
     int64_t days = t >= 0 ? t / 86400 : (t - 86399) / 86400;
     int64_t rem = t - days * 86400;
     int64_t y;
     unsigned mo, d;
     civil_from_days(days, &y, &mo, &d);
     char tmp[64]; /* roomy, so the compiler need not prove the fields small */
-    snprintf(tmp, sizeof tmp, "%04d-%02u-%02uT%02d:%02d:%02dZ", (int)(y % 10000), mo, d,
-             (int)(rem / 3600), (int)(rem / 60 % 60), (int)(rem % 60));
+    snprintf(tmp, sizeof tmp, "%04d-%02u-%02uT%02d:%02d:%02dZ", (int)y, mo, d, (int)(rem / 3600),
+             (int)(rem / 60 % 60), (int)(rem % 60));
     memcpy(out, tmp, ACC_TIME_STRLEN - 1);
     out[ACC_TIME_STRLEN - 1] = '\0';
 }

@@ -173,6 +173,14 @@ static int server_key(struct parse *p, const char *k, const char *v)
         if (acc_parse_i64(v, 8, 256, &n, &e))
             return bad(p, "server", "max_depth: %s", e.msg);
         c->max_depth = (unsigned)n;
+    } else if (strcmp(k, "max_attributes") == 0) {
+        if (acc_parse_i64(v, 8, 4096, &n, &e))
+            return bad(p, "server", "max_attributes: %s", e.msg);
+        c->max_attributes = (unsigned)n;
+    } else if (strcmp(k, "max_total_attributes") == 0) {
+        if (acc_parse_i64(v, 64, 1000000, &n, &e))
+            return bad(p, "server", "max_total_attributes: %s", e.msg);
+        c->max_total_attributes = (unsigned)n;
     } else if (strcmp(k, "connection_limit") == 0) {
         if (acc_parse_i64(v, 1, 100000, &n, &e))
             return bad(p, "server", "connection_limit: %s", e.msg);
@@ -599,6 +607,8 @@ static void defaults(struct acc_config *c)
     c->listen_port = 8080;
     c->max_body = 1024 * 1024;
     c->max_depth = 32;
+    c->max_attributes = 64;
+    c->max_total_attributes = 20000;
     c->threads = 4;
     c->connection_limit = 4096;
     c->client_connections = 64;

@@ -1,7 +1,8 @@
 /* config.h - accordd's configuration: an INI file (read with inih), or the
  * embedded simulated testbed when none is given.
  *
- *   [server]       listen, max_body, max_depth, threads, connection_limit,
+ *   [server]       listen, max_body, max_depth, max_attributes,
+ *                  max_total_attributes, threads, connection_limit,
  *                  client_connections, timeout, request_timeout, max_query,
  *                  allow_control, log_level
  *   [database]     path, durable
@@ -89,7 +90,9 @@ struct acc_config {
     unsigned listen_port;
     size_t max_body;
     unsigned max_depth;
-    unsigned threads; /* event threads serving connections */
+    unsigned max_attributes;       /* on one element of an offer */
+    unsigned max_total_attributes; /* in one offer */
+    unsigned threads;              /* event threads serving connections */
     unsigned connection_limit;
     unsigned client_connections; /* open connections per client address */
     unsigned timeout;            /* seconds a connection may idle */

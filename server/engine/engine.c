@@ -564,6 +564,26 @@ static bool covers(const struct acc_reservation *r, acc_time t, acc_time end, in
     return r->start == t && r->end >= end && r->amount == amount;
 }
 
+/* What a reservation that covers() refused differs in, for the trace:
+ * "site c: 3 nodes reserved, 4 asked". */
+static void differs(const struct acc_engine_item *it, const struct acc_reservation *rsv, acc_time t,
+                    acc_time end, char *out, size_t size)
+{
+    char got[ACC_TIME_STRLEN], want[ACC_TIME_STRLEN];
+    if (rsv->start != t) {
+        acc_time_format(rsv->start, got);
+        acc_time_format(t, want);
+        snprintf(out, size, "%s: starts %s, not at the common start %s", it->label, got, want);
+    } else if (rsv->end < end) {
+        acc_time_format(rsv->end, got);
+        acc_time_format(end, want);
+        snprintf(out, size, "%s: ends %s, before the end %s asked", it->label, got, want);
+    } else {
+        snprintf(out, size, "%s: %" PRId64 " %s reserved, %" PRId64 " asked", it->label,
+                 rsv->amount, it->res.kind == ACC_RES_NODES ? "nodes" : "Mbit/s", it->res.amount);
+    }
+}
+
 /* Books every item at t and reads each booking back.  Returns 1 when all
  * are at t, 0 when the round must be repeated from *next, -1 when the
  * negotiation ends (result set). */
@@ -606,6 +626,7 @@ static int reserve_all(struct nego *g, acc_time t, acc_time *next)
     const char *hard_label = NULL;
     char hard_msg[ACC_ERROR_MSG_MAX] = "";
     bool busy = false, mismatch = false;
+    char why[320] = "", msg[400];
     acc_time latest = t;
     for (size_t i = 0; i < n; i++) {
         struct acc_engine_item *it = &r->items[i];
@@ -653,6 +674,8 @@ static int reserve_all(struct nego *g, acc_time t, acc_time *next)
               "%s: reserved as %s, starting %s%s", b->key, b->local_id, s,
               at ? "" : " (not as asked)");
         if (!at) {
+            if (!mismatch)
+                differs(it, &c->rsv, t, end, why, sizeof why);
             mismatch = true;
             if (c->rsv.start > latest)
                 latest = c->rsv.start;
@@ -673,9 +696,8 @@ static int reserve_all(struct nego *g, acc_time t, acc_time *next)
         return -1;
     }
     if (busy || mismatch) {
-        rollback(g, busy ? "a resource was taken meanwhile"
-                         : "a reservation is not at the "
-                           "common start");
+        snprintf(msg, sizeof msg, "a reservation is not as asked: %s", why);
+        rollback(g, busy ? "a resource was taken meanwhile" : msg);
         g->res->rollbacks++;
         *next = latest;
         return 0;
@@ -729,6 +751,8 @@ static int reserve_all(struct nego *g, acc_time t, acc_time *next)
             c->rsv.nodes = NULL;
         }
         if (!at) {
+            if (!mismatch)
+                differs(it, &c->rsv, t, end, why, sizeof why);
             mismatch = true;
             if (c->rsv.start > latest)
                 latest = c->rsv.start;
@@ -743,7 +767,8 @@ static int reserve_all(struct nego *g, acc_time t, acc_time *next)
         return -1;
     }
     if (mismatch) {
-        rollback(g, "verification found a reservation not at the common start");
+        snprintf(msg, sizeof msg, "verification found a reservation not as asked: %s", why);
+        rollback(g, msg);
         g->res->rollbacks++;
         *next = latest;
         return 0;

@@ -54,8 +54,15 @@ acc_err acc_launch_command(const struct acc_launch_plan *p, const struct acc_lau
     memset(out, 0, sizeof *out);
     for (size_t i = 0; i < p->n_comps; i++) {
         const struct acc_alloc_component *c = p->comps[i].comp;
-        if (!c->executable || !*c->executable)
+        struct acc_error why;
+        if (!c->executable)
             return acc_error_set(err, ACC_ERR_INVALID, "component %s names no executable", c->name);
+        /* Checked with the offer already; a stored plan is checked again
+         * because mpiexec would take "-genv" for an option of its own,
+         * valid for every component, and ':' for the end of a segment. */
+        if (acc_executable_check(c->executable, &why))
+            return acc_error_set(err, ACC_ERR_INVALID, "component %s: the executable %s", c->name,
+                                 why.msg);
         for (size_t k = 0; k < c->n_args; k++) {
             /* mpiexec would read it as the end of the segment */
             if (strcmp(c->args[k], ":") == 0)

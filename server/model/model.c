@@ -78,6 +78,35 @@ bool acc_launch_parse(const char *s, enum acc_launch *out)
     return false;
 }
 
+acc_err acc_executable_check(const char *exe, struct acc_error *err)
+{
+    const char *hint = "give an absolute path or a plain program name";
+    if (!*exe)
+        return acc_error_set(err, ACC_ERR_INVALID, "is empty; %s", hint);
+    for (const unsigned char *p = (const unsigned char *)exe; *p; p++) {
+        if (*p < 0x20 || *p == 0x7f)
+            return acc_error_set(err, ACC_ERR_INVALID, "holds a control character; %s", hint);
+    }
+    if (exe[0] == '/')
+        return ACC_OK;
+    if (strchr(exe, '/'))
+        return acc_error_set(err, ACC_ERR_INVALID,
+                             "'%.200s' is neither an absolute path nor a plain program name (a "
+                             "relative path depends on where the job starts)",
+                             exe);
+    if (exe[0] == '-')
+        return acc_error_set(err, ACC_ERR_INVALID,
+                             "'%.200s' would be read by mpiexec as an option; %s", exe, hint);
+    if (strcmp(exe, ":") == 0)
+        return acc_error_set(err, ACC_ERR_INVALID,
+                             "':' is mpiexec's separator between components; %s", hint);
+    if (strpbrk(exe, " \t"))
+        return acc_error_set(err, ACC_ERR_INVALID,
+                             "'%.200s' holds a blank, which only an absolute path may; %s", exe,
+                             hint);
+    return ACC_OK;
+}
+
 void acc_frames_init(struct acc_frames *f)
 {
     memset(f, 0, sizeof *f);

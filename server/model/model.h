@@ -54,6 +54,13 @@ enum acc_launch { ACC_LAUNCH_NONE, ACC_LAUNCH_METAMPICH, ACC_LAUNCH_MPICH_G2 };
 const char *acc_launch_name(enum acc_launch l);
 bool acc_launch_parse(const char *s, enum acc_launch *out);
 
+/* Whether exe can be a component's program: an absolute path, or a plain
+ * name (no '/', found on the PATH) that mpiexec cannot take for one of its
+ * own words: not an option ("-genv"), not the ':' between components, no
+ * blank; and no control character in either.  ACC_ERR_INVALID with the
+ * reason otherwise ("'-genv' would be read by mpiexec as an option ..."). */
+acc_err acc_executable_check(const char *exe, struct acc_error *err);
+
 /* ------------------------------------------------------------------- offer */
 
 struct acc_component {

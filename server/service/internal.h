@@ -40,7 +40,8 @@ struct acc_nego {
 
     pthread_mutex_t lock;
     pthread_cond_t cond;
-    bool done;
+    bool done;    /* the result is set; no more waiters are taken */
+    bool settled; /* and every waiter was called (acc_nego_wait returns) */
     acc_err result;
     struct acc_error err;
     struct acc_nego_waiter *waiters;

@@ -80,7 +80,7 @@ bool acc_nego_is_done(struct acc_nego *job)
 void acc_nego_wait(struct acc_nego *job)
 {
     pthread_mutex_lock(&job->lock);
-    while (!job->done)
+    while (!job->settled)
         pthread_cond_wait(&job->cond, &job->lock);
     pthread_mutex_unlock(&job->lock);
 }
@@ -113,6 +113,8 @@ static void nego_finish(struct acc_nego *job, acc_err rc, const struct acc_error
         pthread_cond_broadcast(&q->idle);
     pthread_mutex_unlock(&q->lock);
 
+    /* done: the result is there and no waiter is taken any more; then the
+     * waiters are called; then acc_nego_wait returns (all of them ran). */
     pthread_mutex_lock(&job->lock);
     job->done = true;
     job->result = rc;
@@ -120,13 +122,16 @@ static void nego_finish(struct acc_nego *job, acc_err rc, const struct acc_error
         acc_error_copy(&job->err, err);
     struct acc_nego_waiter *w = job->waiters;
     job->waiters = NULL;
-    pthread_cond_broadcast(&job->cond);
     pthread_mutex_unlock(&job->lock);
     while (w) {
         struct acc_nego_waiter *next = w->next; /* w may be gone after fn */
         w->fn(w->arg);
         w = next;
     }
+    pthread_mutex_lock(&job->lock);
+    job->settled = true;
+    pthread_cond_broadcast(&job->cond);
+    pthread_mutex_unlock(&job->lock);
 }
 
 struct acc_nego *svc_nego_new(struct acc_service *svc, const struct acc_agreement *a,
@@ -162,7 +167,7 @@ struct acc_nego *svc_nego_done(struct acc_service *svc, const char *id, acc_err 
     struct acc_nego *job = nego_alloc(svc, id);
     if (!job)
         return NULL;
-    job->done = true;
+    job->done = job->settled = true;
     job->result = result;
     if (result && err)
         acc_error_copy(&job->err, err);

@@ -101,15 +101,15 @@ acc_err acc_service_preview(struct acc_service *svc, const char *site, int64_t n
                              "site %s has %" PRId64 " nodes; ask for 1 to %" PRId64, s->name,
                              s->nodes, s->nodes);
     if (duration <= 0)
-        return acc_error_set(err, ACC_ERR_INVALID, "the duration must be positive");
+        return acc_error_set(err, ACC_ERR_BAD_REQUEST, "the duration must be positive");
     if (!from)
         from = acc_now();
-    if (!until)
-        until = from + cfg->horizon;
+    if (!until) /* never past the last time a document can carry */
+        until = from < ACC_TIME_MAX - cfg->horizon ? from + cfg->horizon : ACC_TIME_MAX;
     if (until <= from)
-        return acc_error_set(err, ACC_ERR_INVALID, "until must be later than from");
+        return acc_error_set(err, ACC_ERR_BAD_REQUEST, "until must be later than from");
     if (until - from > 366 * 86400)
-        return acc_error_set(err, ACC_ERR_INVALID, "the window may be at most a year long");
+        return acc_error_set(err, ACC_ERR_BAD_REQUEST, "the window may be at most a year long");
     *from_used = from;
     *until_used = until;
     struct acc_resource res = {ACC_RES_NODES, s->name, nodes};

@@ -66,6 +66,7 @@ struct acc_nego_waiter {
  * is.  w must stay valid until then. */
 bool acc_nego_when_done(struct acc_nego *job, struct acc_nego_waiter *w);
 bool acc_nego_is_done(struct acc_nego *job);
+/* Blocks until the job is done and every waiter registered on it ran. */
 void acc_nego_wait(struct acc_nego *job);
 /* The agreement's id, and once done its result code (see
  * acc_service_submit) with the reason. */

@@ -61,7 +61,14 @@ static acc_err window(const struct acc_service *svc, const struct acc_offer *o, 
                                  "deadline",
                                  d, h);
         }
-        *deadline = e + cfg->horizon;
+        /* Never past the last time a document can carry. */
+        *deadline = e < ACC_TIME_MAX - cfg->horizon ? e + cfg->horizon : ACC_TIME_MAX;
+        if (*deadline - e < o->duration) {
+            acc_time_format(e, t);
+            return acc_error_set(err, ACC_ERR_INVALID,
+                                 "the duration %s from %s would end after 9999-12-31T23:59:59Z", d,
+                                 t);
+        }
     }
     *earliest = e;
     return ACC_OK;

@@ -269,6 +269,12 @@ static acc_err schedule(struct interp *in, const xmlNode *n, const char *term)
         return rc;
     if (!have_duration)
         return bad(in, n, "term '%s': co:Schedule has no co:Duration", term);
+    if (o->earliest && o->duration > ACC_TIME_MAX - o->earliest) {
+        char a[ACC_TIME_STRLEN], d[ACC_DURATION_STRLEN];
+        acc_time_format(o->earliest, a);
+        acc_duration_format(o->duration, d);
+        return bad(in, n, "term '%s': %s from %s would end after 9999-12-31T23:59:59Z", term, d, a);
+    }
     if (o->earliest && o->deadline) {
         char a[ACC_TIME_STRLEN], b[ACC_TIME_STRLEN], d[ACC_DURATION_STRLEN], w[ACC_DURATION_STRLEN];
         acc_time_format(o->earliest, a);
@@ -321,7 +327,10 @@ static acc_err component(struct interp *in, const xmlNode *n, const char *term)
         } else if (is_co(e, "ProcessesPerNode")) {
             rc = number_of(in, e, term, 1, MAX_PPN, &c->ppn);
         } else if (is_co(e, "Executable")) {
+            struct acc_error why;
             rc = text_of(in, e, term, false, &c->executable);
+            if (!rc && acc_executable_check(c->executable, &why))
+                rc = bad(in, e, "term '%s': co:Executable %s", term, why.msg);
         } else if (is_co(e, "Argument")) {
             if (c->n_args == MAX_ARGS)
                 return bad(in, e, "term '%s': more than %d arguments", term, MAX_ARGS);
@@ -649,6 +658,10 @@ acc_err acc_xml_parse_offer(const char *data, size_t len, const struct acc_xml_l
         l.max_depth = lim->max_depth;
     if (lim && lim->max_elements)
         l.max_elements = lim->max_elements;
+    if (lim && lim->max_attributes)
+        l.max_attributes = lim->max_attributes;
+    if (lim && lim->max_total_attributes)
+        l.max_total_attributes = lim->max_total_attributes;
 
     memset(out, 0, sizeof *out);
     if (!data)

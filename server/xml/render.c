@@ -482,7 +482,7 @@ acc_err acc_xml_agreement(const struct acc_agreement *a, struct acc_buf *out, st
 {
     /* The stored offer was accepted under the server's limits, which may
      * be larger than the defaults. */
-    static const struct acc_xml_limits stored = {SIZE_MAX, 256, UINT_MAX};
+    static const struct acc_xml_limits stored = {SIZE_MAX, 256, UINT_MAX, UINT_MAX, UINT_MAX};
     xmlDocPtr doc = NULL;
     const xmlNode *root = NULL;
     struct wr w;

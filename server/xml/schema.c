@@ -10,7 +10,11 @@
  *   - the process-wide external entity loader serves the two embedded
  *     schemas by name and refuses everything else, so even a code path
  *     that tried could reach neither the network nor the file system;
- *   - size is checked before parsing, depth and element count while parsing.
+ *   - size, NUL bytes and attribute counts are checked before parsing, in
+ *     one pass over the bytes (prescan.c: libxml2's own duplicate check is
+ *     quadratic), depth and element count while parsing;
+ *   - every document is read as UTF-8: a declared encoding such as UTF-7
+ *     would hide markup from that pass.
  * libxml2's messages are collected per call through the structured error
  * handlers of the parser and validation contexts, never through the global
  * ones, so threads never see each other's errors.
@@ -179,7 +183,7 @@ acc_err acc_xml_init(struct acc_error *err)
 
     /* Read with its name as URL, so that its import of ws-agreement.xsd
      * reaches load_entity() under that name. */
-    struct acc_xml_limits lim = {root->len, 256, UINT_MAX};
+    struct acc_xml_limits lim = {root->len, 256, UINT_MAX, UINT_MAX, UINT_MAX};
     rc = read_doc(root->data, root->len, &lim, root->name, &doc, err);
     if (rc)
         goto out;
@@ -382,6 +386,9 @@ static acc_err read_doc(const char *data, size_t len, const struct acc_xml_limit
                              len, lim->max_bytes);
     if (len == 0)
         return acc_error_set(err, ACC_ERR_MALFORMED, "line 1: the document is empty");
+    rc = acc_xml_prescan(data, len, lim, err);
+    if (rc)
+        return rc;
 
     ctxt = xmlNewParserCtxt();
     if (!ctxt)
@@ -403,7 +410,7 @@ static acc_err read_doc(const char *data, size_t len, const struct acc_xml_limit
     sax->serror = on_parse_error;
     ctxt->_private = &r;
 
-    doc = xmlCtxtReadMemory(ctxt, data, (int)len, url, NULL, READ_OPTIONS);
+    doc = xmlCtxtReadMemory(ctxt, data, (int)len, url, "UTF-8", READ_OPTIONS);
     switch (r.stop) {
     case STOP_DTD:
         rc = acc_error_set(err, ACC_ERR_DTD,
@@ -474,7 +481,7 @@ acc_err acc_xml_validate(xmlDocPtr doc, struct acc_error *err)
 
 acc_err acc_xml_validate_mem(const char *data, size_t len, struct acc_error *err)
 {
-    struct acc_xml_limits lim = {SIZE_MAX, 256, UINT_MAX};
+    struct acc_xml_limits lim = {SIZE_MAX, 256, UINT_MAX, UINT_MAX, UINT_MAX};
     xmlDocPtr doc = NULL;
 
     acc_err rc = acc_xml_read(data, len, &lim, &doc, err);

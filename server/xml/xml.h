@@ -32,25 +32,32 @@ acc_err acc_xml_init(struct acc_error *err);
 void acc_xml_cleanup(void);
 
 struct acc_xml_limits {
-    size_t max_bytes;      /* larger documents: ACC_ERR_TOO_LARGE */
-    unsigned max_depth;    /* deeper nesting: ACC_ERR_TOO_DEEP */
-    unsigned max_elements; /* more elements: ACC_ERR_TOO_LARGE */
+    size_t max_bytes;              /* larger documents: ACC_ERR_TOO_LARGE */
+    unsigned max_depth;            /* deeper nesting: ACC_ERR_TOO_DEEP */
+    unsigned max_elements;         /* more elements: ACC_ERR_TOO_LARGE */
+    unsigned max_attributes;       /* more on one element: ACC_ERR_TOO_MANY_ATTRS */
+    unsigned max_total_attributes; /* more in the document: ACC_ERR_TOO_MANY_ATTRS */
 };
 
-#define ACC_XML_LIMITS_DEFAULT \
-    {                          \
-        1024 * 1024, 32, 20000 \
+#define ACC_XML_LIMITS_DEFAULT            \
+    {                                     \
+        1024 * 1024, 32, 20000, 64, 20000 \
     }
 
-/* Parses, validates and interprets an offer.
- *   ACC_ERR_MALFORMED  not well-formed ("line 3: ...")
+/* Parses, validates and interprets an offer (UTF-8, whatever it declares).
+ * A limit left at 0 in lim (or lim NULL) takes its default.
+ *   ACC_ERR_MALFORMED  not well-formed ("line 3: ..."), or a NUL byte
  *   ACC_ERR_DTD        a DOCTYPE, entity declaration or entity reference
- *   ACC_ERR_TOO_LARGE / ACC_ERR_TOO_DEEP  over the limits
+ *   ACC_ERR_TOO_LARGE / ACC_ERR_TOO_DEEP / ACC_ERR_TOO_MANY_ATTRS  over the
+ *                      limits (attributes are counted before libxml2 reads
+ *                      them: its duplicate check is quadratic)
  *   ACC_ERR_SCHEMA     schema violations, one line each with its line number
  *   ACC_ERR_INVALID    valid but meaningless: no or two Schedules, duplicate
  *                      or unknown component names, a link to itself, a
  *                      deadline before the earliest start, a duration longer
- *                      than the window, zero or negative values...
+ *                      than the window, zero or negative values, a time
+ *                      after 9999-12-31T23:59:59Z, an executable that is
+ *                      neither an absolute path nor a plain program name...
  * Sites are not checked against the configuration here (the service does). */
 acc_err acc_xml_parse_offer(const char *data, size_t len, const struct acc_xml_limits *lim,
                             struct acc_offer *out, struct acc_error *err);

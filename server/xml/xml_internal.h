@@ -16,10 +16,20 @@
 /* At most this many libxml2 messages are kept per document. */
 #define ACC_XML_MAX_ERRORS 10
 
-/* Parses data into *doc (xmlFreeDoc() it) or fails with ACC_ERR_MALFORMED,
- * ACC_ERR_DTD, ACC_ERR_TOO_LARGE or ACC_ERR_TOO_DEEP. */
+/* Parses data, read as UTF-8 whatever it declares, into *doc (xmlFreeDoc()
+ * it) or fails with ACC_ERR_MALFORMED, ACC_ERR_DTD, ACC_ERR_TOO_LARGE,
+ * ACC_ERR_TOO_DEEP or ACC_ERR_TOO_MANY_ATTRS.  Every limit in lim applies
+ * as given (UINT_MAX for none). */
 acc_err acc_xml_read(const char *data, size_t len, const struct acc_xml_limits *lim, xmlDocPtr *doc,
                      struct acc_error *err);
+
+/* One pass over the raw bytes, before libxml2 (prescan.c): ACC_ERR_MALFORMED
+ * for a NUL byte (naming its offset), ACC_ERR_TOO_MANY_ATTRS for more than
+ * lim->max_attributes attributes on one element or lim->max_total_attributes
+ * in all (naming the element and its line).  Namespace declarations count
+ * as attributes. */
+acc_err acc_xml_prescan(const char *data, size_t len, const struct acc_xml_limits *lim,
+                        struct acc_error *err);
 
 /* Validates doc, whatever its root, against ws-agreement.xsd and
  * coalloc.xsd: ACC_ERR_SCHEMA with one "line N: ..." per error. */

@@ -653,6 +653,101 @@ static void test_bad_input(void)
     free(huge);
 }
 
+/* Mistakes in a request's query are InvalidRequest, not InvalidOffer; no
+ * time beyond 9999-12-31T23:59:59Z is taken, and none is ever shown as year
+ * 0000. */
+static void test_query_errors_and_time_bounds(void)
+{
+    static const struct {
+        const char *path, *code, *says;
+    } cases[] = {
+        {"/agreements?state=Sleeping", "InvalidRequest", "state must be"},
+        {"/agreements?from=yesterday", "InvalidRequest", "from"},
+        {"/agreements?until=10000-01-01T00:00:00Z", "InvalidRequest", "after 9999-12-31T23:59:59Z"},
+        {"/agreements?limit=0", "InvalidRequest", "limit"},
+        {"/agreements?offset=x", "InvalidRequest", "offset"},
+        {"/sites/caesar/preview?nodes=x&duration=PT2H", "InvalidRequest", "nodes"},
+        {"/sites/caesar/preview?nodes=1", "InvalidRequest", "duration"},
+        {"/sites/caesar/preview?nodes=1&duration=PT1Y", "InvalidRequest", "duration"},
+        {"/sites/caesar/preview?nodes=1&duration=PT1H&from=9999-12-31T23:00:00-05:00",
+         "InvalidRequest", "after 9999-12-31T23:59:59Z"},
+        {"/sites/caesar/preview?nodes=1&duration=PT1H&from=2030-01-02T00:00:00Z"
+         "&until=2030-01-01T00:00:00Z",
+         "InvalidRequest", "until must be later"},
+        {"/sites/caesar/preview?nodes=1000&duration=PT2H", "OverCapacity", "caesar"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct http_reply r;
+        CU_ASSERT_EQUAL(get(cases[i].path, &r), 400);
+        char *code = xml_get(r.body, "/co:Fault/@co:code");
+        if (!code || strcmp(code, cases[i].code) != 0 || !strstr(r.body, cases[i].says))
+            fprintf(stderr, "\n  %s: %ld %.300s\n", cases[i].path, r.status, r.body);
+        CU_ASSERT_STRING_EQUAL(code ? code : "", cases[i].code);
+        CU_ASSERT_PTR_NOT_NULL(strstr(r.body, cases[i].says));
+        free(code);
+        http_reply_free(&r);
+    }
+    /* A preview from the last day: the horizon ends at the last second. */
+    struct http_reply r;
+    CU_ASSERT_EQUAL(
+        get("/sites/caesar/preview?nodes=1&duration=PT1H&from=9999-12-31T00:00:00Z", &r), 200);
+    CU_ASSERT_PTR_NULL(strstr(r.body, "0000-"));
+    char *until = xml_get(r.body, "/co:Preview/@co:until");
+    CU_ASSERT_STRING_EQUAL(until ? until : "", "9999-12-31T23:59:59Z");
+    if (!until || strcmp(until, "9999-12-31T23:59:59Z") != 0)
+        fprintf(stderr, "\n  preview: %.600s\n", r.body);
+    free(until);
+    http_reply_free(&r);
+
+    /* An offer in the last days without a deadline: its window ends at the
+     * last second, and its negotiation trace never shows year 0000. */
+    const char *one[] = {"caesar:2"};
+    CU_ASSERT_EQUAL(post("/agreements",
+                         offer("last-days",
+                               "<co:EarliestStart>9999-12-28T00:00:00Z</co:EarliestStart>"
+                               "<co:Duration>PT1H</co:Duration>",
+                               one, 1, 0),
+                         &r),
+                    201);
+    char *id = id_of(&r);
+    http_reply_free(&r);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(id);
+    char path[128];
+    snprintf(path, sizeof path, "/agreements/%s/negotiation", id);
+    CU_ASSERT_EQUAL(get(path, &r), 200);
+    CU_ASSERT_PTR_NULL(strstr(r.body, "0000-"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "9999-12-31T23:59:59Z"));
+    http_reply_free(&r);
+    snprintf(path, sizeof path, "/agreements/%s", id);
+    CU_ASSERT_EQUAL(http_do("DELETE", url(path), NULL, 0, NULL, &r), 0);
+    http_reply_free(&r);
+    free(id);
+
+    /* An offer that would end after the bound is refused, nothing stored. */
+    int before = count_agreements();
+    CU_ASSERT_EQUAL(post("/agreements",
+                         offer("too-late",
+                               "<co:EarliestStart>9999-12-31T23:30:00Z</co:EarliestStart>"
+                               "<co:Duration>PT1H</co:Duration>",
+                               one, 1, 0),
+                         &r),
+                    400);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "after 9999-12-31T23:59:59Z"));
+    http_reply_free(&r);
+
+    /* A NUL byte after a valid offer. */
+    char body[16384];
+    size_t n = (size_t)snprintf(body, sizeof body, "%s",
+                                offer("nul", "<co:Duration>PT1H</co:Duration>", one, 1, 0));
+    memcpy(body + n, "\0garbage", 8);
+    CU_ASSERT_EQUAL_FATAL(http_do("POST", url("/agreements"), body, n + 8, XML_HDR, &r), 0);
+    CU_ASSERT_EQUAL(r.status, 400);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "MalformedDocument"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "NUL"));
+    http_reply_free(&r);
+    CU_ASSERT_EQUAL(count_agreements(), before);
+}
+
 static void test_site_chosen_and_iterative(void)
 {
     /* A component without a site, negotiated the VIOLA way. */
@@ -949,6 +1044,7 @@ static const struct acc_test_case tests[] = {
     {"competing booking -> rollback, lands beside it", test_competing_booking_rollback},
     {"late reservation -> verify, retry", test_late_reservation_retried},
     {"bad input: clear 4xx, nothing stored or booked", test_bad_input},
+    {"query errors are InvalidRequest; no time after 9999", test_query_errors_and_time_bounds},
     {"a site chosen by Accord, iterative strategy", test_site_chosen_and_iterative},
     {"hung adapter -> 503 after its time limit, late booking released",
      test_hang_times_out_and_late_booking_released},

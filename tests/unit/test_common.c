@@ -55,6 +55,42 @@ static void test_time_rejects(void)
     }
 }
 
+/* Nothing after 9999-12-31T23:59:59Z is taken (the format has four digits
+ * for the year), and nothing ever wraps around to year 0000. */
+static void test_time_bounds(void)
+{
+    acc_time t;
+    char s[ACC_TIME_STRLEN];
+    struct acc_error err;
+    ACC_ASSERT_OK(acc_time_parse("9999-12-31T23:59:59Z", &t, NULL));
+    CU_ASSERT_EQUAL(t, ACC_TIME_MAX);
+    acc_time_format(t, s);
+    CU_ASSERT_STRING_EQUAL(s, "9999-12-31T23:59:59Z");
+    static const char *const late[] = {
+        "9999-12-31T23:00:00-05:00", /* 10000-01-01T04:00:00Z */
+        "9999-12-31T23:59:59-00:01",
+        "10000-01-01T00:00:00Z",
+        "99999-01-01T00:00:00Z",
+    };
+    for (size_t i = 0; i < sizeof late / sizeof late[0]; i++) {
+        CU_ASSERT_EQUAL(acc_time_parse(late[i], &t, &err), ACC_ERR_INVALID);
+        CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, late[i]));
+        CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "after 9999-12-31T23:59:59Z"));
+    }
+    /* A computed time beyond the bound is shown as the bound, never as
+     * 0000-01-01 (which would sort before its start). */
+    acc_time_format(ACC_TIME_MAX + 1, s);
+    CU_ASSERT_STRING_EQUAL(s, "9999-12-31T23:59:59Z");
+    acc_time_format(ACC_TIME_MAX + 14 * 86400, s);
+    CU_ASSERT_STRING_EQUAL(s, "9999-12-31T23:59:59Z");
+    acc_time_format(INT64_MAX, s);
+    CU_ASSERT_STRING_EQUAL(s, "9999-12-31T23:59:59Z");
+    acc_time_format(INT64_MIN, s);
+    CU_ASSERT_STRING_EQUAL(s, "0001-01-01T00:00:00Z");
+    acc_time_format(-1, s);
+    CU_ASSERT_STRING_EQUAL(s, "1969-12-31T23:59:59Z");
+}
+
 static void test_duration(void)
 {
     int64_t s;
@@ -234,6 +270,7 @@ static const struct acc_test_case tests[] = {
     {"time round trip", test_time_roundtrip},
     {"time offsets and fractions", test_time_offsets_and_fractions},
     {"time rejects", test_time_rejects},
+    {"time bounds", test_time_bounds},
     {"durations", test_duration},
     {"ids", test_ids},
     {"buffers", test_buf},

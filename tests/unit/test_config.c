@@ -32,6 +32,7 @@ static void test_file_and_overrides(void)
     FILE *f = fopen(path, "w");
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
     fputs("; a comment\n[server]\nlisten = [::1]:9000\nmax_body = 4096\n"
+          "max_attributes = 100\nmax_total_attributes = 5000\n"
           "[negotiation]\nstrategy = iterative\nhorizon = P30D\n"
           "[site a]\nadapter = sim-batch\nnodes = 8\nload = yes\nseed = 7\n",
           f);
@@ -42,6 +43,8 @@ static void test_file_and_overrides(void)
     CU_ASSERT_STRING_EQUAL(c.listen_host, "::1");
     CU_ASSERT_EQUAL(c.listen_port, 9000);
     CU_ASSERT_EQUAL(c.max_body, 4096);
+    CU_ASSERT_EQUAL(c.max_attributes, 100);
+    CU_ASSERT_EQUAL(c.max_total_attributes, 5000);
     CU_ASSERT_EQUAL(c.strategy, ACC_STRATEGY_ITERATIVE);
     CU_ASSERT_EQUAL(c.horizon, 30 * 86400);
     CU_ASSERT_EQUAL(c.sites[0].n_settings, 2); /* load and seed go to the adapter */
@@ -78,6 +81,10 @@ static void test_errors_name_the_problem(void)
          "intersect or iterative"},
         {"[negotiation]\nhorizon = PT5M\n[site a]\nadapter=sim-batch\nnodes=1\n", "PT1H"},
         {"[wrong]\nkey = 1\n", "unknown section"},
+        {"[server]\nmax_attributes = 100000\n[site a]\nadapter=sim-batch\nnodes=1\n",
+         "max_attributes"},
+        {"[server]\nmax_total_attributes = many\n[site a]\nadapter=sim-batch\nnodes=1\n",
+         "max_total_attributes"},
         {"[site a]\nadapter=sim-batch\nnodes=-1\n", "nodes"},
         {"this is not ini\n", "line 1"},
     };

@@ -135,6 +135,27 @@ static size_t count_trace(enum acc_trace_kind k)
 
 static const char *const abc[3] = {"a", "b", "c"};
 
+/* The detail of the first trace event of kind k ("" when none). */
+static const char *trace_detail(enum acc_trace_kind k)
+{
+    for (size_t i = 0; i < rec.trace.n; i++)
+        if (rec.trace.v[i].kind == k)
+            return rec.trace.v[i].detail ? rec.trace.v[i].detail : "";
+    return "";
+}
+
+/* True when s holds every one of the NULL-terminated words; prints s if not. */
+static bool says(const char *s, const char *const *words)
+{
+    for (; *words; words++) {
+        if (!strstr(s, *words)) {
+            fprintf(stderr, "\n'%s' does not say '%s'\n", s, *words);
+            return false;
+        }
+    }
+    return true;
+}
+
 static void test_agree_at_once(void)
 {
     struct world w;
@@ -230,6 +251,9 @@ static void test_verify_mismatch_rollback_retry(void)
     }
     CU_ASSERT_EQUAL(count_trace(ACC_TRACE_ROLLBACK), 1);
     CU_ASSERT_EQUAL(count_trace(ACC_TRACE_CANCEL), 3);
+    CU_ASSERT(says(trace_detail(ACC_TRACE_ROLLBACK),
+                   (const char *const[]){"site b", "starts 2030-03-17T18:46:40Z",
+                                         "not at the common start 2030-03-17T17:46:40Z", NULL}));
     world_close(&w);
 }
 
@@ -249,6 +273,27 @@ static void test_verify_catches_shrink(void)
         CU_ASSERT_EQUAL(fake_live(w.f[i]), 1);
         CU_ASSERT_EQUAL(fake_calls(w.f[i], FAKE_QUERY), 2);
     }
+    /* The rollback says what differed: the nodes, not the start. */
+    const char *why = trace_detail(ACC_TRACE_ROLLBACK);
+    CU_ASSERT(says(why, (const char *const[]){"site c", "3 nodes", "4 asked", NULL}));
+    CU_ASSERT_PTR_NULL(strstr(why, "common start"));
+    world_close(&w);
+}
+
+static void test_verify_names_a_short_end(void)
+{
+    struct world w;
+    world_open(&w, abc);
+    fake_script(w.f[0], FAKE_LONGER, -60); /* a minute short */
+    struct acc_engine_request r = request(&w, ACC_STRATEGY_INTERSECT);
+    struct acc_engine_result res;
+    ACC_ASSERT_OK(acc_engine_negotiate(eng, &r, &res));
+    CU_ASSERT_EQUAL(res.outcome, ACC_ENGINE_AGREED);
+    CU_ASSERT_EQUAL(res.rollbacks, 1);
+    const char *why = trace_detail(ACC_TRACE_ROLLBACK);
+    CU_ASSERT(says(why, (const char *const[]){"site a", "ends 2030-03-17T19:45:40Z",
+                                              "2030-03-17T19:46:40Z asked", NULL}));
+    CU_ASSERT_PTR_NULL(strstr(why, "common start"));
     world_close(&w);
 }
 
@@ -447,6 +492,7 @@ static const struct acc_test_case tests[] = {
     {"intersect: jump to the common frame", test_intersect_jumps},
     {"verify mismatch -> rollback -> retry", test_verify_mismatch_rollback_retry},
     {"verify catches a shrunk reservation", test_verify_catches_shrink},
+    {"verify names a reservation that ends short", test_verify_names_a_short_end},
     {"busy resource -> rollback -> retry", test_busy_retries},
     {"a reservation that ends later than asked is accepted", test_longer_reservation_is_fine},
     {"no slot -> rejected with reasons", test_no_slot},

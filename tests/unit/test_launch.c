@@ -588,6 +588,27 @@ static void test_command(void)
     CU_ASSERT_EQUAL(acc_launch_command(&p, &cfg.launch, ACC_LAUNCH_METAMPICH, NULL, &v, &err),
                     ACC_ERR_INVALID);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "component one names no executable"));
+    /* An executable mpiexec would read as its own option or as the end of
+     * a segment: the plan is refused, nothing is built. */
+    static const struct {
+        const char *exe, *why;
+    } words[] = {
+        {"-genv", "option"},  {":", "separator"}, {"bin/prog", "absolute path"},
+        {"my prog", "blank"}, {"", "empty"},      {"/opt/a\nb", "control character"},
+    };
+    for (size_t i = 0; i < sizeof words / sizeof *words; i++) {
+        c[0].executable = (char *)words[i].exe;
+        memset(&v, 0xa5, sizeof v);
+        CU_ASSERT_EQUAL(acc_launch_command(&p, &cfg.launch, ACC_LAUNCH_METAMPICH, NULL, &v, &err),
+                        ACC_ERR_INVALID);
+        CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "component one"));
+        CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, words[i].why));
+        CU_ASSERT_EQUAL(v.n, 0);
+        CU_ASSERT_PTR_NULL(v.v);
+    }
+    c[0].executable = (char *)"prog";
+    ACC_ASSERT_OK(acc_launch_command(&p, &cfg.launch, ACC_LAUNCH_METAMPICH, NULL, &v, &err));
+    acc_argv_release(&v);
     acc_launch_plan_release(&p);
     acc_config_release(&cfg);
 }

@@ -512,6 +512,42 @@ static void test_job_status_and_cancel(void)
     acc_adapter_close(ad);
 }
 
+/* An exit code that is not "status:signal" is an adapter error, never a
+ * status of 0 (that is, success). */
+static void test_job_exit_code_strict(void)
+{
+    scene("job-exit-code");
+    struct acc_adapter *ad = open_slurm(NULL);
+    struct acc_job_status st;
+    struct acc_error err;
+    static const char *const garbage[] = {"x:y",   "3",    "3:",    ":0",  "-1:0",
+                                          "256:0", "3:0x", "3:999", "+3:0"};
+    size_t n = sizeof garbage / sizeof garbage[0];
+    for (size_t i = 0; i < n; i++) {
+        char file[64];
+        snprintf(file, sizeof file, "scontrol-show.%zu.out", i + 1);
+        put(file, "JobId=5 JobName=x JobState=FAILED Reason=NonZeroExitCode ExitCode=%s\n",
+            garbage[i]);
+    }
+    put("scontrol-show.10.out", "JobId=5 JobState=COMPLETED ExitCode=255:127 RunTime=00:00:01\n");
+    put("scontrol-show.11.out", "JobId=5 JobState=COMPLETED RunTime=00:00:01\n");
+    for (size_t i = 0; i < n; i++) {
+        CU_ASSERT_EQUAL(acc_adapter_job_status(ad, "5", &st, &err), ACC_ERR_ADAPTER);
+        CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "ExitCode"));
+        CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, garbage[i]));
+        CU_ASSERT_NOT_EQUAL(st.exit_status, 0);
+    }
+    ACC_ASSERT_OK(acc_adapter_job_status(ad, "5", &st, &err));
+    CU_ASSERT_TRUE(st.done);
+    CU_ASSERT_EQUAL(st.exit_status, 255);
+    CU_ASSERT_EQUAL(st.signal, 127);
+    /* No exit code at all: ended, status unknown. */
+    ACC_ASSERT_OK(acc_adapter_job_status(ad, "5", &st, &err));
+    CU_ASSERT_TRUE(st.done);
+    CU_ASSERT_EQUAL(st.exit_status, -1);
+    acc_adapter_close(ad);
+}
+
 static void test_health_and_settings(void)
 {
     scene("health");
@@ -552,6 +588,7 @@ static const struct acc_test_case tests[] = {
     {"every command has a time limit", test_timeout},
     {"submit: exported variables", test_submit_env},
     {"job status and cancel", test_job_status_and_cancel},
+    {"job exit codes are read strictly", test_job_exit_code_strict},
     {"submit into the reservation", test_submit},
     {"health and settings", test_health_and_settings},
     {NULL, NULL},

@@ -1,6 +1,7 @@
 /* test_xml.c - offers in (good and hostile ones), documents out (each one
  * validated against the compiled schemas), and parsing from many threads. */
 #include <fcntl.h>
+#include <limits.h>
 #include <libxml/parser.h>
 #include <libxml/tree.h>
 #include <pthread.h>
@@ -349,6 +350,26 @@ static const struct bad_case bad_cases[] = {
     {"invalid-service-provider.xml", ACC_ERR_INVALID, {"wsag:ServiceProvider"}},
     {"invalid-two-launches.xml", ACC_ERR_INVALID, {"'l2'", "second co:Launch"}},
     {"invalid-earliest-before-1970.xml", ACC_ERR_INVALID, {"co:EarliestStart", "1960"}},
+    {"invalid-time-past-9999.xml",
+     ACC_ERR_INVALID,
+     {"co:EarliestStart", "9999-12-31T23:00:00-05:00", "after 9999-12-31T23:59:59Z"}},
+    {"invalid-deadline-year-10000.xml",
+     ACC_ERR_INVALID,
+     {"co:Deadline", "10000-01-01T02:00:00Z", "after 9999-12-31T23:59:59Z"}},
+    {"invalid-end-past-9999.xml",
+     ACC_ERR_INVALID,
+     {"line 12:", "PT2H from 9999-12-31T23:00:00Z", "after 9999-12-31T23:59:59Z"}},
+    /* an executable that mpiexec would read as one of its own words */
+    {"invalid-executable-option.xml",
+     ACC_ERR_INVALID,
+     {"term 'solo'", "co:Executable '-genv'", "option"}},
+    {"invalid-executable-colon.xml", ACC_ERR_INVALID, {"co:Executable ':'", "separator"}},
+    {"invalid-executable-relative.xml",
+     ACC_ERR_INVALID,
+     {"co:Executable 'bin/solver'", "absolute path"}},
+    {"invalid-executable-blank.xml", ACC_ERR_INVALID, {"co:Executable 'my solver'", "blank"}},
+    {"invalid-executable-empty.xml", ACC_ERR_INVALID, {"co:Executable", "empty"}},
+    {"invalid-executable-control.xml", ACC_ERR_INVALID, {"co:Executable", "control character"}},
 };
 
 static void test_bad_offers(void)
@@ -440,25 +461,25 @@ static void test_size_limits(void)
     struct acc_offer o;
     struct acc_error e = {0};
 
-    struct acc_xml_limits exact = {len, 32, 20000};
+    struct acc_xml_limits exact = {len, 32, 20000, 64, 20000};
     ACC_ASSERT_OK(acc_xml_parse_offer(data, len, &exact, &o, &e));
     acc_offer_release(&o);
 
     /* Zero takes the default. */
-    struct acc_xml_limits zero = {0, 0, 0};
+    struct acc_xml_limits zero = {0, 0, 0, 0, 0};
     ACC_ASSERT_OK(acc_xml_parse_offer(data, len, &zero, &o, &e));
     acc_offer_release(&o);
 
-    struct acc_xml_limits small = {len - 1, 32, 20000};
+    struct acc_xml_limits small = {len - 1, 32, 20000, 64, 20000};
     CU_ASSERT_EQUAL(acc_xml_parse_offer(data, len, &small, &o, &e), ACC_ERR_TOO_LARGE);
     CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "bytes"));
     CU_ASSERT(is_empty_offer(&o));
 
-    struct acc_xml_limits few = {len, 32, 30};
+    struct acc_xml_limits few = {len, 32, 30, 64, 20000};
     CU_ASSERT_EQUAL(acc_xml_parse_offer(data, len, &few, &o, &e), ACC_ERR_TOO_LARGE);
     CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "more than 30 elements"));
 
-    struct acc_xml_limits shallow = {len, 5, 20000};
+    struct acc_xml_limits shallow = {len, 5, 20000, 64, 20000};
     CU_ASSERT_EQUAL(acc_xml_parse_offer(data, len, &shallow, &o, &e), ACC_ERR_TOO_DEEP);
     CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "deeper than 5"));
     free(data);
@@ -482,6 +503,187 @@ static void test_size_limits(void)
     CU_ASSERT_EQUAL(acc_xml_parse_offer(big.data, big.len, NULL, &o, &e), ACC_ERR_TOO_LARGE);
     CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "20000 elements"));
     acc_buf_release(&big);
+}
+
+/* good-minimal.xml with `extra` inserted at the end of wsag:Context (from
+ * line 8 on, where foreign elements may go) and `tail` appended after the
+ * document. */
+static char *minimal_with(const char *extra, const char *tail, size_t tail_len, size_t *len)
+{
+    size_t n;
+    char *base = slurp_case("good-minimal.xml", &n);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(base);
+    const char *at = strstr(base, "  </wsag:Context>\n");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(at);
+    struct acc_buf b = ACC_BUF_INIT;
+    acc_buf_append(&b, base, (size_t)(at - base));
+    acc_buf_puts(&b, extra);
+    acc_buf_puts(&b, at);
+    acc_buf_append(&b, tail, tail_len);
+    free(base);
+    CU_ASSERT_FATAL(acc_buf_ok(&b));
+    return acc_buf_detach(&b, len);
+}
+
+/* One foreign element with n attributes named a, b, ... Z9 (three characters
+ * at most: a little over 7 bytes each). */
+static char *many_attributes(unsigned n, size_t *len)
+{
+    static const char al[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    struct acc_buf e = ACC_BUF_INIT;
+    acc_buf_puts(&e, "    <x:e xmlns:x=\"urn:example:x\"");
+    for (unsigned i = 0; i < n; i++) {
+        char name[8];
+        size_t k = i, j = 0;
+        name[j++] = al[k % 52];
+        for (k /= 52; k; k /= 62)
+            name[j++] = al[k % 62];
+        name[j] = '\0';
+        acc_buf_printf(&e, " %s=\"\"", name);
+    }
+    acc_buf_puts(&e, "/>\n");
+    CU_ASSERT_FATAL(acc_buf_ok(&e));
+    char *doc = minimal_with(acc_buf_str(&e), "", 0, len);
+    acc_buf_release(&e);
+    return doc;
+}
+
+/* libxml2 compares every attribute of an element with every other: 149,000
+ * of them (a valid offer under 1 MiB) took 70 s of CPU.  They are counted
+ * before libxml2 sees them. */
+static void test_attribute_bomb(void)
+{
+    struct acc_offer o;
+    struct acc_error e = {0};
+    size_t len;
+    char *data = many_attributes(149000, &len);
+    CU_ASSERT_FATAL(len <= 1024 * 1024); /* under the size limit: only the count refuses it */
+    int64_t t0 = acc_mono_us();
+    acc_err rc = acc_xml_parse_offer(data, len, NULL, &o, &e);
+    int64_t us = acc_mono_us() - t0;
+    /* Refused at the 65th; a whole pass over the same bytes: */
+    struct acc_xml_limits none = {0, 0, 0, UINT_MAX, UINT_MAX};
+    int64_t t1 = acc_mono_us();
+    ACC_ASSERT_OK(acc_xml_prescan(data, len, &none, &e));
+    int64_t pass_us = acc_mono_us() - t1;
+    printf("\n    149000 attributes, %zu bytes: refused in %.3f ms; a whole pass %.3f ms\n", len,
+           us / 1000.0, pass_us / 1000.0);
+    CU_ASSERT_EQUAL(rc, ACC_ERR_TOO_MANY_ATTRS);
+    CU_ASSERT_EQUAL(acc_err_http_status(rc), 400);
+    CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "line 8:"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "x:e"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "more than 64 attributes"));
+    CU_ASSERT(us < 1000000);
+    CU_ASSERT(is_empty_offer(&o));
+    free(data);
+
+    /* 64 are fine (the namespace declaration counts as one), 65 are not. */
+    data = many_attributes(63, &len);
+    ACC_ASSERT_OK(acc_xml_parse_offer(data, len, NULL, &o, &e));
+    acc_offer_release(&o);
+    free(data);
+    data = many_attributes(64, &len);
+    CU_ASSERT_EQUAL(acc_xml_parse_offer(data, len, NULL, &o, &e), ACC_ERR_TOO_MANY_ATTRS);
+    free(data);
+
+    /* The limits are the caller's. */
+    data = many_attributes(200, &len);
+    struct acc_xml_limits roomy = {0, 0, 0, 201, 0};
+    ACC_ASSERT_OK(acc_xml_parse_offer(data, len, &roomy, &o, &e));
+    acc_offer_release(&o);
+    struct acc_xml_limits few = {0, 0, 0, 201, 150};
+    CU_ASSERT_EQUAL(acc_xml_parse_offer(data, len, &few, &o, &e), ACC_ERR_TOO_MANY_ATTRS);
+    CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "more than 150 attributes in all"));
+    free(data);
+
+    /* Per document: elements of 50 attributes each; with the root's two
+     * namespace declarations the 400th (on line 407) goes over. */
+    struct acc_buf b = ACC_BUF_INIT;
+    for (int i = 0; i < 401; i++) {
+        acc_buf_puts(&b, "    <x:e xmlns:x=\"urn:example:x\"");
+        for (int k = 0; k < 49; k++)
+            acc_buf_printf(&b, " a%d=\"\"", k);
+        acc_buf_puts(&b, "/>\n");
+    }
+    CU_ASSERT_FATAL(acc_buf_ok(&b));
+    data = minimal_with(acc_buf_str(&b), "", 0, &len);
+    acc_buf_release(&b);
+    CU_ASSERT_EQUAL(acc_xml_parse_offer(data, len, NULL, &o, &e), ACC_ERR_TOO_MANY_ATTRS);
+    CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "more than 20000 attributes in all"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "line 407:"));
+    free(data);
+}
+
+/* Wherever libxml2 would take up a start tag again, the count starts again:
+ * here a '<' inside a quoted value, which libxml2 reports and then parses
+ * as a new element. */
+static void test_attribute_bomb_disguised(void)
+{
+    struct acc_offer o;
+    struct acc_error e = {0};
+    struct acc_buf b = ACC_BUF_INIT;
+    size_t len;
+    acc_buf_puts(&b, "    <x:e xmlns:x=\"urn:example:x\" a='<x:f");
+    for (int i = 0; i < 3000; i++)
+        acc_buf_printf(&b, " b%d=\"\"", i);
+    acc_buf_puts(&b, "/>'/>\n");
+    CU_ASSERT_FATAL(acc_buf_ok(&b));
+    char *data = minimal_with(acc_buf_str(&b), "", 0, &len);
+    acc_buf_release(&b);
+    CU_ASSERT_EQUAL(acc_xml_parse_offer(data, len, NULL, &o, &e), ACC_ERR_TOO_MANY_ATTRS);
+    CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "x:f"));
+    free(data);
+
+    /* Offers are UTF-8: a declared UTF-7 would hide the markup from the
+     * count ("+ADw-" is '<'), so the declaration is not followed. */
+    static const char utf7[] = "<?xml version=\"1.0\" encoding=\"UTF-7\"?>\n"
+                               "+ADw-r a+AD0AIgAi- b+AD0AIgAi-/+AD4-\n";
+    CU_ASSERT_EQUAL(acc_xml_parse_offer(utf7, sizeof utf7 - 1, NULL, &o, &e), ACC_ERR_MALFORMED);
+}
+
+/* An absolute path or a plain program name (found on the PATH). */
+static void test_executable_forms(void)
+{
+    struct acc_offer o;
+    struct acc_error e = {0};
+    size_t len;
+    char *data = slurp(ACC_TEST_EXAMPLES "/offer-launch.xml", &len);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(data);
+    ACC_ASSERT_OK(acc_xml_parse_offer(data, len, NULL, &o, &e));
+    CU_ASSERT_STRING_EQUAL(o.components[0].executable, "accord-ring");
+    acc_offer_release(&o);
+    free(data);
+    data = slurp(ACC_TEST_EXAMPLES "/offer.xml", &len);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(data);
+    ACC_ASSERT_OK(acc_xml_parse_offer(data, len, NULL, &o, &e));
+    CU_ASSERT_STRING_EQUAL(o.components[0].executable, "/opt/metatrace/trace");
+    acc_offer_release(&o);
+    free(data);
+}
+
+/* libxml2 stops at a NUL byte as if the document ended there. */
+static void test_nul_byte(void)
+{
+    struct acc_offer o;
+    struct acc_error e = {0};
+    size_t len;
+    static const char garbage[] = "\0garbage";
+    char *data = minimal_with("", garbage, sizeof garbage - 1, &len);
+    size_t at = len - (sizeof garbage - 1);
+    CU_ASSERT_EQUAL(acc_xml_parse_offer(data, len, NULL, &o, &e), ACC_ERR_MALFORMED);
+    char want[64];
+    snprintf(want, sizeof want, "byte %zu", at);
+    CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, want));
+    CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "NUL"));
+    CU_ASSERT(is_empty_offer(&o));
+    /* Without the tail the same offer is fine. */
+    ACC_ASSERT_OK(acc_xml_parse_offer(data, at, NULL, &o, &e));
+    acc_offer_release(&o);
+    /* Inside the document too. */
+    data[strstr(data, "bob") - data] = '\0';
+    CU_ASSERT_EQUAL(acc_xml_parse_offer(data, at, NULL, &o, &e), ACC_ERR_MALFORMED);
+    CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "line 6"));
+    free(data);
 }
 
 /* Many schema errors: at most ACC_XML_MAX_ERRORS lines plus a count. */
@@ -1171,6 +1373,10 @@ static const struct acc_test_case tests[] = {
     {"billion_laughs_is_fast", test_billion_laughs_is_fast},
     {"external_entity_never_read", test_external_entity_never_read},
     {"size_limits", test_size_limits},
+    {"attribute_bomb", test_attribute_bomb},
+    {"attribute_bomb_disguised", test_attribute_bomb_disguised},
+    {"nul_byte", test_nul_byte},
+    {"executable_forms", test_executable_forms},
     {"many_schema_errors", test_many_schema_errors},
     {"nothing_on_stderr", test_nothing_on_stderr},
     {"agreement_from_offer", test_agreement_from_offer},
