@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../../db/store.h"
 #include "../../server/common/log.h"
@@ -464,6 +465,7 @@ acc_err sim_reserve(void *state, const char *key, const struct acc_resource *res
         return acc_error_set(err, ACC_ERR_INVALID, "%s: start time lies in the past", s->name);
 
     char compete_key[ACC_KEY_MAX + 16] = "";
+    int64_t slow_write = 0;
     pthread_mutex_lock(&s->lock);
     struct acc_calendar *cal = &s->res[r].cal;
     struct sim_booking *have = acc_map_get(&s->bookings, key);
@@ -479,6 +481,8 @@ acc_err sim_reserve(void *state, const char *key, const struct acc_resource *res
         rc = failing_fault(s, &f, err);
         if (f.action == SIM_FAULT_LATE)
             at = start + (f.seconds > 0 ? f.seconds : 3600);
+        if (f.action == SIM_FAULT_SLOW_WRITE)
+            slow_write = f.seconds > 0 ? f.seconds : 1;
         if (f.action == SIM_FAULT_SHRINK)
             amount = res->amount - (f.amount > 0 ? f.amount : 1);
         if (amount < 1)
@@ -522,6 +526,8 @@ acc_err sim_reserve(void *state, const char *key, const struct acc_resource *res
 
     /* Write through outside the lock: memory already decides, and other
      * calls need not wait for the disk. */
+    if (slow_write)
+        sleep((unsigned)slow_write);
     if (compete_key[0]) {
         pthread_mutex_lock(&s->lock);
         struct sim_booking *cb = acc_map_get(&s->bookings, compete_key);
@@ -639,8 +645,8 @@ static acc_err control_fault(struct sim *s, const struct acc_kv *a, size_t n, st
                              struct acc_error *err)
 {
     static const char *const calls[] = {"any", "preview", "reserve", "query", "cancel"};
-    static const char *const actions[] = {"fail", "unavailable", "hang",
-                                          "late", "compete",     "shrink"};
+    static const char *const actions[] = {"fail",    "unavailable", "hang",      "late",
+                                          "compete", "shrink",      "slow_write"};
     struct sim_fault f = {.count = 1};
     const char *call = acc_kv_get(a, n, "call"), *action = acc_kv_get(a, n, "action");
     const char *res = acc_kv_get(a, n, "resource");
@@ -651,7 +657,7 @@ static acc_err control_fault(struct sim *s, const struct acc_kv *a, size_t n, st
             ok_call = true;
         }
     }
-    for (int i = 0; action && i < 6; i++) {
+    for (int i = 0; action && i < 7; i++) {
         if (strcmp(action, actions[i]) == 0) {
             f.action = (enum sim_action)i;
             ok_action = true;
@@ -662,7 +668,8 @@ static acc_err control_fault(struct sim *s, const struct acc_kv *a, size_t n, st
                              "call= must be preview, reserve, query, cancel or any");
     if (!ok_action)
         return acc_error_set(err, ACC_ERR_INVALID,
-                             "action= must be fail, unavailable, hang, late, compete or shrink");
+                             "action= must be fail, unavailable, hang, late, compete, shrink or "
+                             "slow_write");
     int64_t count;
     acc_err rc = arg_i64(a, n, "seconds", 0, &f.seconds, err);
     if (!rc)

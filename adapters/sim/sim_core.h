@@ -7,8 +7,10 @@
  * to SQLite (sim_booking) and loaded back at open, so they survive restarts.
  *
  * Faults (for tests and demos), armed with the "fault" control:
- *   call=preview|reserve|query|cancel|any  action=fail|unavailable|hang|late|compete|shrink
- *   seconds=N (hang: how long; late: how much later)  amount=N (compete, shrink)
+ *   call=preview|reserve|query|cancel|any
+ *   action=fail|unavailable|hang|late|compete|shrink|slow_write
+ *   seconds=N (hang: how long; late: how much later; slow_write: how long a
+ *   reserve's booking takes to reach the disk)  amount=N (compete, shrink)
  *   count=N (how many calls; 0 = until cleared)  resource=NAME (only this one)
  */
 #ifndef ACC_SIM_CORE_H
@@ -31,6 +33,7 @@ enum sim_action {
     SIM_FAULT_LATE,
     SIM_FAULT_COMPETE,
     SIM_FAULT_SHRINK,
+    SIM_FAULT_SLOW_WRITE,
 };
 
 struct sim_fault {

@@ -118,8 +118,7 @@ static void *reader(void *arg)
     while (!atomic_load(&done)) {
         char path[128];
         pthread_mutex_lock(&id_lock);
-        snprintf(path, sizeof path, last_id[0] ? "/agreements/%s" : "/agreements?limit=5",
-                 last_id);
+        snprintf(path, sizeof path, last_id[0] ? "/agreements/%s" : "/agreements?limit=5", last_id);
         pthread_mutex_unlock(&id_lock);
         long st;
         free(daemon_call(base, "GET", path, NULL, &st));
