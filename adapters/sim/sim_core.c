@@ -8,7 +8,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../db/store.h"
 #include "../../server/common/log.h"
 #include "../../server/common/strutil.h"
 
@@ -114,14 +113,15 @@ static void unbook_locked(struct sim *s, const char *key)
     booking_free(b);
 }
 
-/* Writes a booking through to SQLite.  Queued, not awaited: memory decides,
- * and the store commits in order, so the booking is on disk no later than
- * the agreement that uses it. */
-static acc_err persist(struct sim *s, const char *key, const struct sim_booking *b,
-                       struct acc_error *err)
+/* Queues the write of a booking that is in memory; the caller holds the
+ * lock, so writes are queued in the order of the changes they record.  With
+ * w the caller then waits for it without the lock (sim_store_wait). */
+static acc_err persist_locked(struct sim *s, const char *key, struct sim_store_write **w,
+                              struct acc_error *err)
 {
-    struct acc_sim_booking sb = {key, s->res[b->res].name, b->start, b->end, b->amount, b->owner};
-    return acc_store_sim_queue_put(s->store, s->name, &sb, err);
+    const struct sim_booking *b = acc_map_get(&s->bookings, key);
+    struct sim_store_booking sb = {key, s->res[b->res].name, b->start, b->end, b->amount, b->owner};
+    return sim_store_put(s->store, &sb, 1, -1, w, err);
 }
 
 /* ----------------------------------------------------------------- faults */
@@ -183,11 +183,11 @@ static acc_err failing_fault(struct sim *s, const struct sim_fault *f, struct ac
 static acc_err load_day_locked(struct sim *s, int64_t day, struct acc_error *err)
 {
     bool marked = false;
-    acc_err rc = acc_store_sim_day_marked(s->store, s->name, day, &marked, err);
+    acc_err rc = sim_store_day_marked(s->store, day, &marked, err);
     if (rc || marked)
         return rc;
 
-    struct acc_sim_booking made[64];
+    struct sim_store_booking made[64];
     char keys[64][48];
     size_t n = 0;
     for (size_t r = 0; r < s->n_res; r++) {
@@ -205,12 +205,17 @@ static acc_err load_day_locked(struct sim *s, int64_t day, struct acc_error *err
             snprintf(keys[n], sizeof keys[n], "load-%" PRId64 "-%zu-%d", day, r, j);
             if (book_locked(s, keys[n], r, start, start + dur, amount, "background"))
                 continue; /* does not fit beside earlier bookings: skip it */
-            made[n] = (struct acc_sim_booking){keys[n],     res->name, start,
-                                               start + dur, amount,    "background"};
+            made[n] = (struct sim_store_booking){keys[n],     res->name, start,
+                                                 start + dur, amount,    "background"};
             n++;
         }
     }
-    rc = acc_store_sim_put(s->store, s->name, made, n, day, err);
+    /* Awaited under the lock: rare (a day at a time), and the day must not
+     * be generated twice. */
+    struct sim_store_write *w = NULL;
+    rc = sim_store_put(s->store, made, n, day, &w, err);
+    if (!rc)
+        rc = sim_store_wait(s->store, w, err);
     if (rc) {
         for (size_t i = 0; i < n; i++)
             unbook_locked(s, keys[i]);
@@ -238,7 +243,7 @@ static acc_err ensure_load_locked(struct sim *s, acc_time until, struct acc_erro
 /* ------------------------------------------------------------- open, close */
 
 static const char *const common_keys[] = {"load",        "seed",      "load_days", "load_percent",
-                                          "on_conflict", "max_later", NULL};
+                                          "on_conflict", "max_later", "calendar",  NULL};
 
 static bool key_known(const char *key, const char *const *a, const char *const *b)
 {
@@ -257,7 +262,6 @@ acc_err sim_open(struct sim *s, const char *kind, const struct acc_adapter_env *
                  const char *const *own_keys, struct acc_error *err)
 {
     s->kind = kind;
-    s->store = env->store;
     s->later = true;
     s->max_later = 30 * DAY;
     s->load = false;
@@ -270,8 +274,7 @@ acc_err sim_open(struct sim *s, const char *kind, const struct acc_adapter_env *
     s->name = strdup(env->name);
     if (!s->name)
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
-    if (!s->store)
-        return acc_error_set(err, ACC_ERR_CONFIG, "%s needs the database", kind);
+    const char *calendar = NULL;
 
     for (size_t i = 0; i < env->n_settings; i++) {
         const char *k = env->settings[i].key, *v = env->settings[i].value;
@@ -297,6 +300,8 @@ acc_err sim_open(struct sim *s, const char *kind, const struct acc_adapter_env *
                 s->later = false;
             else
                 rc = acc_error_set(err, ACC_ERR_CONFIG, "on_conflict is later or refuse");
+        } else if (strcmp(k, "calendar") == 0) {
+            calendar = v;
         } else if (strcmp(k, "max_later") == 0) {
             rc = acc_duration_parse(v, &s->max_later, err);
             if (!rc && s->max_later < 0)
@@ -307,7 +312,12 @@ acc_err sim_open(struct sim *s, const char *kind, const struct acc_adapter_env *
             return ACC_ERR_CONFIG;
         }
     }
-    return ACC_OK;
+    char *path = NULL;
+    acc_err rc = sim_store_path(env->db_path, env->name, calendar, &path, err);
+    if (!rc)
+        rc = sim_store_open(path, env->durable, &s->store, err);
+    free(path);
+    return rc;
 }
 
 acc_err sim_add_resource(struct sim *s, const char *name, int64_t capacity, struct acc_error *err)
@@ -336,7 +346,7 @@ struct load_ctx {
     size_t dropped;
 };
 
-static acc_err load_one(void *arg, const struct acc_sim_booking *b)
+static acc_err load_one(void *arg, const struct sim_store_booking *b)
 {
     struct load_ctx *l = arg;
     size_t r = 0;
@@ -378,7 +388,7 @@ acc_err sim_start(struct sim *s, struct acc_error *err)
     if (!l.per_res || !l.n_per_res || !l.cap_per_res)
         rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     if (!rc)
-        rc = acc_store_sim_load(s->store, s->name, load_one, &l, err);
+        rc = sim_store_load(s->store, load_one, &l, err);
     for (size_t r = 0; !rc && r < s->n_res; r++) {
         if (acc_calendar_load(&s->res[r].cal, l.per_res[r], l.n_per_res[r]))
             rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
@@ -410,6 +420,7 @@ static void free_booking_entry(const char *key, void *value, void *ctx)
 void sim_close(void *state)
 {
     struct sim *s = state;
+    sim_store_close(s->store);
     acc_map_each(&s->bookings, free_booking_entry, NULL);
     acc_map_release(&s->bookings);
     for (size_t i = 0; i < s->n_res; i++) {
@@ -466,13 +477,19 @@ acc_err sim_reserve(void *state, const char *key, const struct acc_resource *res
 
     char compete_key[ACC_KEY_MAX + 16] = "";
     int64_t slow_write = 0;
+    struct sim_store_write *w = NULL, *cw = NULL;
     pthread_mutex_lock(&s->lock);
     struct acc_calendar *cal = &s->res[r].cal;
     struct sim_booking *have = acc_map_get(&s->bookings, key);
-    if (have) { /* the same key again: the booking it already has */
+    if (have) {
+        /* The same key again: the booking it already has, once it is on
+         * disk (the call that made it may still be writing it). */
         fill_reservation(s, key, have, out);
+        rc = sim_store_put(s->store, NULL, 0, -1, &w, err);
         pthread_mutex_unlock(&s->lock);
-        return ACC_OK;
+        if (!rc)
+            rc = sim_store_wait(s->store, w, err);
+        return rc;
     }
     struct sim_fault f;
     int64_t amount = res->amount;
@@ -494,9 +511,10 @@ acc_err sim_reserve(void *state, const char *key, const struct acc_resource *res
             if (take > free_now)
                 take = free_now;
             snprintf(compete_key, sizeof compete_key, "other-%s", key);
-            if (take <= 0 ||
-                book_locked(s, compete_key, r, start, start + duration, take, "other-user"))
-                compete_key[0] = '\0';
+            if (take > 0 &&
+                !book_locked(s, compete_key, r, start, start + duration, take, "other-user") &&
+                persist_locked(s, compete_key, &cw, NULL))
+                unbook_locked(s, compete_key);
         }
     }
     if (!rc) {
@@ -511,32 +529,26 @@ acc_err sim_reserve(void *state, const char *key, const struct acc_resource *res
             at = later;
         }
     }
-    if (!rc)
-        rc = book_locked(s, key, r, at, at + duration, amount, "accord");
-    struct sim_booking copy = {0};
     if (!rc) {
-        struct sim_booking *b = acc_map_get(&s->bookings, key);
-        copy = *b;
-        copy.owner = "accord";
-        fill_reservation(s, key, b, out);
-    } else if (rc == ACC_ERR_NOMEM) {
-        acc_error_set(err, rc, "out of memory");
+        rc = book_locked(s, key, r, at, at + duration, amount, "accord");
+        if (rc == ACC_ERR_NOMEM)
+            acc_error_set(err, rc, "out of memory");
     }
+    /* The write is queued under the lock, so a cancel of this key that
+     * comes next is also written next; the disk is waited for without it. */
+    if (!rc && (rc = persist_locked(s, key, &w, err)))
+        unbook_locked(s, key);
+    if (!rc)
+        fill_reservation(s, key, acc_map_get(&s->bookings, key), out);
     pthread_mutex_unlock(&s->lock);
 
-    /* Write through outside the lock: memory already decides, and other
-     * calls need not wait for the disk. */
     if (slow_write)
         sleep((unsigned)slow_write);
-    if (compete_key[0]) {
-        pthread_mutex_lock(&s->lock);
-        struct sim_booking *cb = acc_map_get(&s->bookings, compete_key);
-        struct sim_booking ccopy = cb ? *cb : (struct sim_booking){0};
-        pthread_mutex_unlock(&s->lock);
-        if (cb)
-            persist(s, compete_key, &ccopy, NULL);
-    }
-    if (!rc && persist(s, key, &copy, err)) {
+    if (cw && sim_store_wait(s->store, cw, NULL))
+        acc_log_warn("%s: competing booking %s not written", s->name, compete_key);
+    if (w && sim_store_wait(s->store, w, err)) {
+        /* Not on disk: not booked.  (A cancel of the key may have come
+         * meanwhile; then there is nothing left to undo.) */
         pthread_mutex_lock(&s->lock);
         unbook_locked(s, key);
         pthread_mutex_unlock(&s->lock);
@@ -577,14 +589,16 @@ acc_err sim_cancel(void *state, const char *key, const char *local_id, struct ac
     struct sim_fault f;
     if (take_fault(s, SIM_CALL_CANCEL, NULL, &f))
         rc = failing_fault(s, &f, err);
-    bool had = false;
-    if (!rc) {
-        had = acc_map_get(&s->bookings, key) != NULL;
+    /* Queued under the lock, before the booking leaves memory: the disk
+     * sees the changes in the order memory did.  Written even for a key
+     * memory no longer has, so that a cancel retried after a failed write
+     * removes it from disk too. */
+    struct sim_store_write *w = NULL;
+    if (!rc && !(rc = sim_store_delete(s->store, key, &w, err)))
         unbook_locked(s, key);
-    }
     pthread_mutex_unlock(&s->lock);
-    if (!rc && had)
-        rc = acc_store_sim_queue_delete(s->store, s->name, key, err);
+    if (w)
+        rc = sim_store_wait(s->store, w, err);
     return rc;
 }
 
@@ -731,10 +745,10 @@ static acc_err control_book(struct sim *s, const struct acc_kv *a, size_t n, str
     rc = acc_map_get(&s->bookings, key)
              ? ACC_ERR_INVALID
              : book_locked(s, key, r, start, end, amount, owner ? owner : "other-user");
-    struct sim_booking copy = {0};
-    if (!rc) {
-        copy = *(struct sim_booking *)acc_map_get(&s->bookings, key);
-        copy.owner = (char *)(owner ? owner : "other-user");
+    struct sim_store_write *w = NULL;
+    if (!rc && persist_locked(s, key, &w, NULL)) {
+        unbook_locked(s, key);
+        rc = ACC_ERR_NOMEM;
     }
     pthread_mutex_unlock(&s->lock);
     if (rc == ACC_ERR_BUSY)
@@ -742,9 +756,14 @@ static acc_err control_book(struct sim *s, const struct acc_kv *a, size_t n, str
                              amount, s->res[r].name);
     if (rc)
         return acc_error_set(err, rc, "%s: cannot book '%s'", s->name, key);
-    rc = persist(s, key, &copy, err);
-    if (!rc)
-        acc_buf_printf(reply, "booked %s\n", key);
+    rc = sim_store_wait(s->store, w, err);
+    if (rc) {
+        pthread_mutex_lock(&s->lock);
+        unbook_locked(s, key);
+        pthread_mutex_unlock(&s->lock);
+        return rc;
+    }
+    acc_buf_printf(reply, "booked %s\n", key);
     return rc;
 }
 

@@ -1,10 +1,12 @@
 /* sim_core.h - what sim-batch and sim-network share: capacity calendars per
- * resource, bookings by key, persistence in the store, deterministic
- * background load, and fault injection.
+ * resource, bookings by key, persistence in a calendar file of their own
+ * (sim_store.h), deterministic background load, and fault injection.
  *
  * sim-batch serves one resource (the site's nodes); sim-network one per link
- * (Mbit/s).  The calendars in memory decide; every booking is written through
- * to SQLite (sim_booking) and loaded back at open, so they survive restarts.
+ * (Mbit/s).  The calendars in memory decide; every change is queued for the
+ * calendar file while the lock is held (so the disk sees the changes in the
+ * order memory did), committed before the call returns, and loaded back at
+ * open, so bookings survive restarts.
  *
  * Faults (for tests and demos), armed with the "fault" control:
  *   call=preview|reserve|query|cancel|any
@@ -23,6 +25,7 @@
 #include "../../server/common/map.h"
 #include "../adapter.h"
 #include "calendar.h"
+#include "sim_store.h"
 
 enum sim_call { SIM_CALL_ANY, SIM_CALL_PREVIEW, SIM_CALL_RESERVE, SIM_CALL_QUERY, SIM_CALL_CANCEL };
 
@@ -55,7 +58,7 @@ struct sim_resource {
 struct sim {
     const char *kind;
     char *name;
-    struct acc_store *store;
+    struct sim_store *store; /* the calendar file */
     pthread_mutex_t lock;
     pthread_cond_t wake; /* hangs wait here */
     bool interrupted;
@@ -77,7 +80,8 @@ struct sim {
 };
 
 /* Settings every simulator takes: load, seed, load_days, load_percent,
- * on_conflict (later|refuse), max_later (a duration). */
+ * on_conflict (later|refuse), max_later (a duration), calendar (the file;
+ * default "<database>.sim-<name>").  Opens the calendar file. */
 acc_err sim_open(struct sim *s, const char *kind, const struct acc_adapter_env *env,
                  const char *const *own_keys, struct acc_error *err);
 acc_err sim_add_resource(struct sim *s, const char *name, int64_t capacity, struct acc_error *err);

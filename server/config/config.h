@@ -3,7 +3,7 @@
  *
  *   [server]       listen, max_body, max_depth, connection_limit, timeout,
  *                  allow_control, log_level
- *   [database]     path, durable
+ *   [database]     path, durable, wal_limit
  *   [negotiation]  strategy, max_rounds, horizon, lead_time, adapter_timeout
  *   [auth]         tokens (a file of "user token [admin]" lines)
  *   [launch]       enabled, mpiexec, launcher, launcher_exec, localhost,
@@ -95,6 +95,7 @@ struct acc_config {
     /* [database] */
     char *db_path;
     bool durable;
+    int64_t wal_limit; /* bytes the write-ahead log may reach */
 
     /* [auth]: with no users, every request is served without credentials. */
     struct acc_user *users;

@@ -118,7 +118,8 @@ static acc_err open_adapters(struct acc_service *svc, struct acc_error *err)
         struct acc_adapter_env env = {
             .name = s->name,
             .section = section,
-            .store = svc->store,
+            .db_path = svc->cfg->db_path,
+            .durable = svc->cfg->durable,
             .settings = s->settings,
             .n_settings = s->n_settings,
             .nodes = s->nodes,
@@ -150,7 +151,8 @@ static acc_err open_adapters(struct acc_service *svc, struct acc_error *err)
         struct acc_adapter_env env = {
             .name = n->name,
             .section = section,
-            .store = svc->store,
+            .db_path = svc->cfg->db_path,
+            .durable = svc->cfg->durable,
             .settings = n->settings,
             .n_settings = n->n_settings,
             .links = links,
@@ -230,9 +232,7 @@ static acc_err hook_journal(void *ctx, const struct acc_booking *b, size_t n, bo
                             struct acc_error *err)
 {
     struct nego_ctx *c = ctx;
-    if (durable)
-        return acc_store_journal_put(c->svc->store, b, n, err);
-    return acc_store_journal_queue(c->svc->store, b, n, err);
+    return acc_store_journal_put(c->svc->store, b, n, durable ? 0 : ACC_STORE_NOWAIT, err);
 }
 
 static void hook_trace(void *ctx, const struct acc_trace_event *ev)
@@ -261,7 +261,7 @@ static void hook_orphan(void *ctx, struct acc_adapter *ad, const struct acc_book
     } else {
         copy.state = ACC_BOOKING_CANCELLED;
     }
-    if (acc_store_journal_put(svc->store, &copy, 1, &err))
+    if (acc_store_journal_put(svc->store, &copy, 1, 0, &err))
         acc_log_error("journal: %s", err.msg);
 }
 
@@ -391,7 +391,7 @@ static size_t cancel_bookings(struct acc_service *svc, struct acc_booking *b, si
     size_t failed =
         acc_engine_cancel_all(svc->engine, ads, todo, k, svc->cfg->adapter_timeout * 1000000);
     struct acc_error err;
-    if (k && acc_store_journal_put(svc->store, todo, k, &err))
+    if (k && acc_store_journal_put(svc->store, todo, k, 0, &err))
         acc_log_error("journal: %s", err.msg);
     for (size_t j = 0; j < k; j++)
         b[from[j]] = todo[j];
@@ -779,10 +779,8 @@ acc_err acc_service_submit(struct acc_service *svc, const struct acc_submit *rq,
     /* A synchronous negotiation without a key need not wait for the row: its
      * first journal write, which is awaited, commits it too.  A key must be
      * checked, and a pending agreement's id must be durable before the reply. */
-    if (!key && !rq->pending)
-        rc = acc_store_agreement_queue_create(svc->store, a, err);
-    else
-        rc = acc_store_agreement_create(svc->store, a, key, &dup, first, err);
+    rc = acc_store_agreement_create(svc->store, a, key, !key && !rq->pending ? ACC_STORE_NOWAIT : 0,
+                                    &dup, first, err);
     free(key);
     if (rc || dup) {
         active_remove(svc, act);
@@ -1404,7 +1402,8 @@ acc_err acc_service_open(const struct acc_config *cfg, struct acc_service **out,
     pthread_mutex_init(&svc->lock, NULL);
     pthread_cond_init(&svc->wake, NULL);
 
-    struct acc_store_options so = {.path = cfg->db_path, .durable = cfg->durable};
+    struct acc_store_options so = {
+        .path = cfg->db_path, .durable = cfg->durable, .wal_limit = cfg->wal_limit};
     acc_err rc = acc_store_open(&so, &svc->store, err);
     if (!rc) {
         struct acc_engine_options eo = {.orphan = hook_orphan, .orphan_ctx = svc};

@@ -6,13 +6,12 @@
 #include <unistd.h>
 
 #include "adapter.h"
-#include "store.h"
 #include "testutil.h"
 
 #define H 3600
 
-static struct acc_store *st;
-#define FLUSH_SIM() acc_store_flush(st, NULL)
+/* accordd's database path: the simulators keep their calendar files beside it. */
+static char db[256];
 
 struct kind {
     const char *kind;
@@ -27,7 +26,7 @@ static struct acc_adapter *open_kind(const char *kind, const char *name)
     struct acc_adapter_env env = {
         .name = name,
         .section = name,
-        .store = st,
+        .db_path = db,
         .settings = settings,
         .n_settings = 1,
         .nodes = 16,
@@ -58,15 +57,7 @@ static const struct kind kinds[] = {
 
 static int setup(void)
 {
-    char db[256];
     snprintf(db, sizeof db, "%s/adapters.db", acc_test_tmpdir());
-    struct acc_store_options o = {db, false, 4};
-    return acc_store_open(&o, &st, NULL) ? 1 : 0;
-}
-
-static int teardown(void)
-{
-    acc_store_close(st);
     return 0;
 }
 
@@ -172,8 +163,7 @@ static void survives_reopen(const struct kind *k, struct acc_adapter *ad)
     acc_time t = future() + 20 * H;
     ACC_ASSERT_OK(acc_adapter_reserve(ad, "durable", &k->res, t, H, &r, &err));
     acc_reservation_release(&r);
-    ACC_ASSERT_OK(acc_store_flush(st, &err)); /* the write-through is queued */
-    struct acc_adapter *again = k->open();    /* a second instance reads the same calendar */
+    struct acc_adapter *again = k->open(); /* a second instance reads the same calendar */
     CU_ASSERT_PTR_NOT_NULL_FATAL(again);
     ACC_ASSERT_OK(acc_adapter_query(again, "durable", NULL, &r, &err));
     CU_ASSERT_EQUAL(r.start, t);
@@ -245,7 +235,7 @@ static void test_bad_settings(void)
     struct acc_kv settings[] = {{"colour", "blue"}};
     struct acc_adapter_env env = {.name = "x",
                                   .section = "[site x]",
-                                  .store = st,
+                                  .db_path = db,
                                   .settings = settings,
                                   .n_settings = 1,
                                   .nodes = 4};
@@ -268,15 +258,12 @@ static void test_background_load_is_deterministic(void)
     /* Two fresh databases, same seed: the same bookings. */
     char *lists[2];
     for (int i = 0; i < 2; i++) {
-        char db[256];
-        snprintf(db, sizeof db, "%s/load%d.db", acc_test_tmpdir(), i);
-        struct acc_store *s;
-        struct acc_store_options o = {db, false, 2};
-        ACC_ASSERT_OK(acc_store_open(&o, &s, NULL));
+        char path[256];
+        snprintf(path, sizeof path, "%s/load%d.db", acc_test_tmpdir(), i);
         struct acc_kv settings[] = {{"load", "yes"}, {"seed", "42"}, {"load_days", "3"}};
         struct acc_adapter_env env = {.name = "loaded",
                                       .section = "loaded",
-                                      .store = s,
+                                      .db_path = path,
                                       .settings = settings,
                                       .n_settings = 3,
                                       .nodes = 64};
@@ -305,7 +292,6 @@ static void test_background_load_is_deterministic(void)
         free(lines);
         acc_buf_release(&b);
         acc_adapter_close(ad);
-        acc_store_close(s);
     }
     CU_ASSERT_STRING_EQUAL(lists[0], lists[1]);
     free(lists[0]);
@@ -389,7 +375,6 @@ static void test_write_order(void)
             pthread_join(th[i], NULL);
         char *memory = bookings_of(ad);
         acc_adapter_close(ad);
-        FLUSH_SIM();
         ad = open_kind("sim-batch", "racer");
         CU_ASSERT_PTR_NOT_NULL_FATAL(ad);
         char *disk = bookings_of(ad);
@@ -448,7 +433,6 @@ static void test_write_order_slow(void)
     pthread_join(th, NULL);
     char *memory = bookings_of(ad);
     acc_adapter_close(ad);
-    FLUSH_SIM();
     ad = open_kind("sim-batch", "racer");
     CU_ASSERT_PTR_NOT_NULL_FATAL(ad);
     char *disk = bookings_of(ad);
@@ -476,6 +460,6 @@ static const struct acc_test_case tests[] = {
 };
 
 const struct acc_test_suite acc_test_suites[] = {
-    {"adapters", setup, teardown, tests},
+    {"adapters", setup, NULL, tests},
     {NULL, NULL, NULL, NULL},
 };

@@ -13,7 +13,7 @@ static char db[256];
 static int setup(void)
 {
     snprintf(db, sizeof db, "%s/store.db", acc_test_tmpdir());
-    struct acc_store_options o = {db, true, 4};
+    struct acc_store_options o = {db, true, 4, 0};
     return acc_store_open(&o, &st, NULL) ? 1 : 0;
 }
 
@@ -47,7 +47,7 @@ static void test_create_get(void)
     bool dup;
     char first[ACC_ID_LEN + 1];
     fill(&a, "aaaaaaaaaaaaaaaa", "alice");
-    ACC_ASSERT_OK(acc_store_agreement_create(st, &a, "alice\nk1", &dup, first, &err));
+    ACC_ASSERT_OK(acc_store_agreement_create(st, &a, "alice\nk1", 0, &dup, first, &err));
     CU_ASSERT_FALSE(dup);
     ACC_ASSERT_OK(acc_store_agreement_get(st, "aaaaaaaaaaaaaaaa", true, &b, &err));
     CU_ASSERT_STRING_EQUAL(b.initiator, "alice");
@@ -58,7 +58,7 @@ static void test_create_get(void)
     acc_agreement_release(&b);
     /* The same idempotency key: nothing new, the first id back. */
     acc_strlcpy(a.id, "bbbbbbbbbbbbbbbb", sizeof a.id);
-    ACC_ASSERT_OK(acc_store_agreement_create(st, &a, "alice\nk1", &dup, first, &err));
+    ACC_ASSERT_OK(acc_store_agreement_create(st, &a, "alice\nk1", 0, &dup, first, &err));
     CU_ASSERT_TRUE(dup);
     CU_ASSERT_STRING_EQUAL(first, "aaaaaaaaaaaaaaaa");
     CU_ASSERT_EQUAL(acc_store_agreement_get(st, "bbbbbbbbbbbbbbbb", false, &b, &err),
@@ -71,7 +71,7 @@ static void test_settle_and_transitions(void)
     struct acc_agreement a, b;
     struct acc_error err;
     fill(&a, "cccccccccccccccc", "bob");
-    ACC_ASSERT_OK(acc_store_agreement_create(st, &a, NULL, NULL, NULL, &err));
+    ACC_ASSERT_OK(acc_store_agreement_create(st, &a, NULL, 0, NULL, NULL, &err));
     a.state = ACC_STATE_OBSERVED;
     a.start = 5000;
     a.end = 8600;
@@ -175,17 +175,17 @@ static void test_journal(void)
         b[i].state = ACC_BOOKING_INTENT;
     }
     struct acc_error err;
-    ACC_ASSERT_OK(acc_store_journal_put(st, b, 2, &err));
+    ACC_ASSERT_OK(acc_store_journal_put(st, b, 2, 0, &err));
     b[0].state = ACC_BOOKING_CANCELLED;
     b[1].state = ACC_BOOKING_RESERVED;
     acc_strlcpy(b[1].local_id, "L7", sizeof b[1].local_id);
-    ACC_ASSERT_OK(acc_store_journal_put(st, b, 2, &err));
+    ACC_ASSERT_OK(acc_store_journal_put(st, b, 2, 0, &err));
     /* An open entry of an agreement still being negotiated (Pending) is
      * not a leftover. */
     struct acc_booking busy = b[1];
     acc_strlcpy(busy.key, "k-pending", sizeof busy.key);
     acc_strlcpy(busy.agreement, "aaaaaaaaaaaaaaaa", sizeof busy.agreement);
-    ACC_ASSERT_OK(acc_store_journal_put(st, &busy, 1, &err));
+    ACC_ASSERT_OK(acc_store_journal_put(st, &busy, 1, 0, &err));
     struct acc_booking *got;
     size_t n;
     ACC_ASSERT_OK(acc_store_journal_get(st, NULL, &got, &n, &err));
@@ -212,7 +212,7 @@ static void *write_many(void *arg)
         snprintf(id, sizeof id, "w%02d%012d", w->base, i);
         fill(&a, id, "many");
         struct acc_error err;
-        if (acc_store_agreement_create(st, &a, NULL, NULL, NULL, &err))
+        if (acc_store_agreement_create(st, &a, NULL, 0, NULL, NULL, &err))
             w->failures++;
         acc_agreement_release(&a);
     }
@@ -242,7 +242,7 @@ static void test_concurrent_writers_group_commit(void)
 static void test_reopen_keeps_everything(void)
 {
     acc_store_close(st);
-    struct acc_store_options o = {db, true, 4};
+    struct acc_store_options o = {db, true, 4, 0};
     ACC_ASSERT_OK(acc_store_open(&o, &st, NULL));
     struct acc_agreement b;
     ACC_ASSERT_OK(acc_store_agreement_get(st, "cccccccccccccccc", false, &b, NULL));
@@ -259,7 +259,7 @@ static void test_not_a_database(void)
     fclose(f);
     struct acc_store *s = NULL;
     struct acc_error err;
-    struct acc_store_options o = {path, true, 2};
+    struct acc_store_options o = {path, true, 2, 0};
     CU_ASSERT_EQUAL(acc_store_open(&o, &s, &err), ACC_ERR_STORAGE);
     CU_ASSERT_PTR_NULL(s);
     o.path = "/nonexistent-dir/x.db";
