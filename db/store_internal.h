@@ -6,7 +6,8 @@
  *                      the WAL bound, readers, migrations, open and close
  *   store_sql.c        statements: preparing, binding (every result
  *                      checked), stepping, reading columns
- *   store_agreement.c  agreements and their allocation
+ *   store_agreement.c  agreements and their allocation: writes
+ *   store_agreement_read.c  ... and reads (one, lists, ids, counts)
  *   store_journal.c    the reservation journal and the negotiation trace
  *   store_run.c        launches (runs)
  *
