@@ -349,7 +349,8 @@ static char *bookings_of(struct acc_adapter *ad)
         lines[n++] = p;
         p = nl ? nl + 1 : NULL;
     }
-    qsort(lines, n, sizeof *lines, cmp_str);
+    if (n)
+        qsort(lines, n, sizeof *lines, cmp_str);
     struct acc_buf joined = ACC_BUF_INIT;
     acc_buf_puts(&joined, "");
     for (size_t k = 0; k < n; k++)
