@@ -15,13 +15,6 @@
 #define DAY              86400
 #define LOAD_AHEAD_LIMIT 366 /* days: previews further out get no generated load */
 
-struct sim_booking {
-    size_t res;
-    acc_time start, end;
-    int64_t amount;
-    char *owner;
-};
-
 /* ------------------------------------------------------------------ helpers */
 
 static uint64_t fnv(const char *s, uint64_t h)
@@ -46,7 +39,7 @@ static void local_id_of(const struct sim *s, const char *key, char *out, size_t 
     snprintf(out, size, "%s-%08" PRIx64, s->name, fnv(key, 1469598103934665603ULL) & 0xffffffff);
 }
 
-static struct sim_resource *find_res(struct sim *s, const char *name, size_t *idx)
+struct sim_resource *sim_find_res(struct sim *s, const char *name, size_t *idx)
 {
     for (size_t i = 0; i < s->n_res; i++) {
         if (strcmp(s->res[i].name, name) == 0) {
@@ -77,8 +70,8 @@ static void fill_reservation(const struct sim *s, const char *key, const struct 
 }
 
 /* Adds a booking to memory (calendar and map); the caller holds the lock. */
-static acc_err book_locked(struct sim *s, const char *key, size_t res, acc_time start, acc_time end,
-                           int64_t amount, const char *owner)
+acc_err sim_book_locked(struct sim *s, const char *key, size_t res, acc_time start, acc_time end,
+                        int64_t amount, const char *owner)
 {
     struct sim_booking *b = calloc(1, sizeof *b);
     if (!b)
@@ -104,7 +97,7 @@ static acc_err book_locked(struct sim *s, const char *key, size_t res, acc_time 
     return rc;
 }
 
-static void unbook_locked(struct sim *s, const char *key)
+void sim_unbook_locked(struct sim *s, const char *key)
 {
     struct sim_booking *b = acc_map_take(&s->bookings, key);
     if (!b)
@@ -116,8 +109,8 @@ static void unbook_locked(struct sim *s, const char *key)
 /* Queues the write of a booking that is in memory; the caller holds the
  * lock, so writes are queued in the order of the changes they record.  With
  * w the caller then waits for it without the lock (sim_store_wait). */
-static acc_err persist_locked(struct sim *s, const char *key, struct sim_store_write **w,
-                              struct acc_error *err)
+acc_err sim_persist_locked(struct sim *s, const char *key, struct sim_store_write **w,
+                           struct acc_error *err)
 {
     const struct sim_booking *b = acc_map_get(&s->bookings, key);
     struct sim_store_booking sb = {key, s->res[b->res].name, b->start, b->end, b->amount, b->owner};
@@ -203,7 +196,7 @@ static acc_err load_day_locked(struct sim *s, int64_t day, struct acc_error *err
             if (amount < 1)
                 amount = 1;
             snprintf(keys[n], sizeof keys[n], "load-%" PRId64 "-%zu-%d", day, r, j);
-            if (book_locked(s, keys[n], r, start, start + dur, amount, "background"))
+            if (sim_book_locked(s, keys[n], r, start, start + dur, amount, "background"))
                 continue; /* does not fit beside earlier bookings: skip it */
             made[n] = (struct sim_store_booking){keys[n],     res->name, start,
                                                  start + dur, amount,    "background"};
@@ -218,7 +211,7 @@ static acc_err load_day_locked(struct sim *s, int64_t day, struct acc_error *err
         rc = sim_store_wait(s->store, w, err);
     if (rc) {
         for (size_t i = 0; i < n; i++)
-            unbook_locked(s, keys[i]);
+            sim_unbook_locked(s, keys[i]);
     }
     return rc;
 }
@@ -350,7 +343,7 @@ static acc_err load_one(void *arg, const struct sim_store_booking *b)
 {
     struct load_ctx *l = arg;
     size_t r = 0;
-    if (!find_res(l->s, b->resource, &r) || b->end <= l->horizon) {
+    if (!sim_find_res(l->s, b->resource, &r) || b->end <= l->horizon) {
         l->dropped++; /* a resource no longer configured, or long past */
         return ACC_OK;
     }
@@ -438,7 +431,7 @@ void sim_close(void *state)
 static acc_err resolve(struct sim *s, const struct acc_resource *res, size_t *idx,
                        struct acc_error *err)
 {
-    if (!find_res(s, res->name, idx))
+    if (!sim_find_res(s, res->name, idx))
         return acc_error_set(err, ACC_ERR_INVALID, "%s has no resource '%s'", s->name, res->name);
     return ACC_OK;
 }
@@ -512,9 +505,9 @@ acc_err sim_reserve(void *state, const char *key, const struct acc_resource *res
                 take = free_now;
             snprintf(compete_key, sizeof compete_key, "other-%s", key);
             if (take > 0 &&
-                !book_locked(s, compete_key, r, start, start + duration, take, "other-user") &&
-                persist_locked(s, compete_key, &cw, NULL))
-                unbook_locked(s, compete_key);
+                !sim_book_locked(s, compete_key, r, start, start + duration, take, "other-user") &&
+                sim_persist_locked(s, compete_key, &cw, NULL))
+                sim_unbook_locked(s, compete_key);
         }
     }
     if (!rc) {
@@ -530,14 +523,14 @@ acc_err sim_reserve(void *state, const char *key, const struct acc_resource *res
         }
     }
     if (!rc) {
-        rc = book_locked(s, key, r, at, at + duration, amount, "accord");
+        rc = sim_book_locked(s, key, r, at, at + duration, amount, "accord");
         if (rc == ACC_ERR_NOMEM)
             acc_error_set(err, rc, "out of memory");
     }
     /* The write is queued under the lock, so a cancel of this key that
      * comes next is also written next; the disk is waited for without it. */
-    if (!rc && (rc = persist_locked(s, key, &w, err)))
-        unbook_locked(s, key);
+    if (!rc && (rc = sim_persist_locked(s, key, &w, err)))
+        sim_unbook_locked(s, key);
     if (!rc)
         fill_reservation(s, key, acc_map_get(&s->bookings, key), out);
     pthread_mutex_unlock(&s->lock);
@@ -550,7 +543,7 @@ acc_err sim_reserve(void *state, const char *key, const struct acc_resource *res
         /* Not on disk: not booked.  (A cancel of the key may have come
          * meanwhile; then there is nothing left to undo.) */
         pthread_mutex_lock(&s->lock);
-        unbook_locked(s, key);
+        sim_unbook_locked(s, key);
         pthread_mutex_unlock(&s->lock);
         acc_reservation_release(out);
         return acc_error_set(err, ACC_ERR_ADAPTER, "%s: calendar not written: %s", s->name,
@@ -595,7 +588,7 @@ acc_err sim_cancel(void *state, const char *key, const char *local_id, struct ac
      * removes it from disk too. */
     struct sim_store_write *w = NULL;
     if (!rc && !(rc = sim_store_delete(s->store, key, &w, err)))
-        unbook_locked(s, key);
+        sim_unbook_locked(s, key);
     pthread_mutex_unlock(&s->lock);
     if (w)
         rc = sim_store_wait(s->store, w, err);
@@ -623,219 +616,4 @@ void sim_interrupt(void *state)
     s->interrupted = true;
     pthread_cond_broadcast(&s->wake);
     pthread_mutex_unlock(&s->lock);
-}
-
-/* ---------------------------------------------------------------- controls */
-
-static acc_err arg_time(const struct acc_kv *a, size_t n, const char *key, acc_time dflt,
-                        acc_time *out, struct acc_error *err)
-{
-    const char *v = acc_kv_get(a, n, key);
-    if (!v) {
-        *out = dflt;
-        return ACC_OK;
-    }
-    acc_err rc = acc_time_parse(v, out, err);
-    if (rc)
-        acc_error_prefix(err, "%s", key);
-    return rc;
-}
-
-static acc_err arg_i64(const struct acc_kv *a, size_t n, const char *key, int64_t dflt,
-                       int64_t *out, struct acc_error *err)
-{
-    const char *v = acc_kv_get(a, n, key);
-    if (!v) {
-        *out = dflt;
-        return ACC_OK;
-    }
-    acc_err rc = acc_parse_i64(v, 0, INT64_MAX / 4, out, err);
-    if (rc)
-        acc_error_prefix(err, "%s", key);
-    return rc;
-}
-
-static acc_err control_fault(struct sim *s, const struct acc_kv *a, size_t n, struct acc_buf *reply,
-                             struct acc_error *err)
-{
-    static const char *const calls[] = {"any", "preview", "reserve", "query", "cancel"};
-    static const char *const actions[] = {"fail",    "unavailable", "hang",      "late",
-                                          "compete", "shrink",      "slow_write"};
-    struct sim_fault f = {.count = 1};
-    const char *call = acc_kv_get(a, n, "call"), *action = acc_kv_get(a, n, "action");
-    const char *res = acc_kv_get(a, n, "resource");
-    bool ok_call = false, ok_action = false;
-    for (int i = 0; call && i < 5; i++) {
-        if (strcmp(call, calls[i]) == 0) {
-            f.call = (enum sim_call)i;
-            ok_call = true;
-        }
-    }
-    for (int i = 0; action && i < 7; i++) {
-        if (strcmp(action, actions[i]) == 0) {
-            f.action = (enum sim_action)i;
-            ok_action = true;
-        }
-    }
-    if (!ok_call)
-        return acc_error_set(err, ACC_ERR_INVALID,
-                             "call= must be preview, reserve, query, cancel or any");
-    if (!ok_action)
-        return acc_error_set(err, ACC_ERR_INVALID,
-                             "action= must be fail, unavailable, hang, late, compete, shrink or "
-                             "slow_write");
-    int64_t count;
-    acc_err rc = arg_i64(a, n, "seconds", 0, &f.seconds, err);
-    if (!rc)
-        rc = arg_i64(a, n, "amount", 0, &f.amount, err);
-    if (!rc)
-        rc = arg_i64(a, n, "count", 1, &count, err);
-    if (rc)
-        return rc;
-    f.count = count > 1000000 ? 1000000 : (int)count;
-    if (res) {
-        if (!find_res(s, res, NULL))
-            return acc_error_set(err, ACC_ERR_INVALID, "%s has no resource '%s'", s->name, res);
-        acc_strlcpy(f.resource, res, sizeof f.resource);
-    }
-    pthread_mutex_lock(&s->lock);
-    if (s->n_faults == SIM_MAX_FAULTS)
-        rc = acc_error_set(err, ACC_ERR_INVALID, "too many armed faults; clear them first");
-    else
-        s->faults[s->n_faults++] = f;
-    pthread_mutex_unlock(&s->lock);
-    if (!rc)
-        acc_buf_printf(reply, "armed %s on %s for %d call(s)\n", actions[f.action], calls[f.call],
-                       f.count);
-    return rc;
-}
-
-static acc_err control_book(struct sim *s, const struct acc_kv *a, size_t n, struct acc_buf *reply,
-                            struct acc_error *err)
-{
-    const char *resname = acc_kv_get(a, n, "resource");
-    size_t r = 0;
-    if (resname ? !find_res(s, resname, &r) : s->n_res == 0)
-        return acc_error_set(err, ACC_ERR_INVALID, "%s has no resource '%s'", s->name,
-                             resname ? resname : "");
-    acc_time start, end;
-    int64_t amount, dur;
-    acc_err rc = arg_time(a, n, "start", acc_now(), &start, err);
-    if (!rc)
-        rc = arg_i64(a, n, "amount", 1, &amount, err);
-    const char *d = acc_kv_get(a, n, "duration");
-    if (!rc && d) {
-        rc = acc_duration_parse(d, &dur, err);
-        end = start + dur;
-    } else if (!rc) {
-        rc = arg_time(a, n, "end", start + 3600, &end, err);
-    }
-    if (rc)
-        return rc;
-    if (end <= start || amount < 1)
-        return acc_error_set(err, ACC_ERR_INVALID, "a booking needs end > start and amount > 0");
-    char key[ACC_KEY_MAX];
-    const char *k = acc_kv_get(a, n, "key");
-    if (k)
-        acc_strlcpy(key, k, sizeof key);
-    else
-        snprintf(key, sizeof key, "manual-%" PRId64 "-%" PRId64, start, acc_mono_us());
-    const char *owner = acc_kv_get(a, n, "owner");
-    pthread_mutex_lock(&s->lock);
-    rc = acc_map_get(&s->bookings, key)
-             ? ACC_ERR_INVALID
-             : book_locked(s, key, r, start, end, amount, owner ? owner : "other-user");
-    struct sim_store_write *w = NULL;
-    if (!rc && persist_locked(s, key, &w, NULL)) {
-        unbook_locked(s, key);
-        rc = ACC_ERR_NOMEM;
-    }
-    pthread_mutex_unlock(&s->lock);
-    if (rc == ACC_ERR_BUSY)
-        return acc_error_set(err, ACC_ERR_BUSY, "%s: %" PRId64 " of %s not free then", s->name,
-                             amount, s->res[r].name);
-    if (rc)
-        return acc_error_set(err, rc, "%s: cannot book '%s'", s->name, key);
-    rc = sim_store_wait(s->store, w, err);
-    if (rc) {
-        pthread_mutex_lock(&s->lock);
-        unbook_locked(s, key);
-        pthread_mutex_unlock(&s->lock);
-        return rc;
-    }
-    acc_buf_printf(reply, "booked %s\n", key);
-    return rc;
-}
-
-struct list_ctx {
-    struct sim *s;
-    const char *resource;
-    acc_time from, until;
-    struct acc_buf *reply;
-};
-
-static void list_one(const char *key, void *value, void *arg)
-{
-    struct list_ctx *l = arg;
-    struct sim_booking *b = value;
-    const char *res = l->s->res[b->res].name;
-    if (l->resource && strcmp(l->resource, res) != 0)
-        return;
-    if (b->end <= l->from || b->start >= l->until)
-        return;
-    char s1[ACC_TIME_STRLEN], s2[ACC_TIME_STRLEN];
-    acc_time_format(b->start, s1);
-    acc_time_format(b->end, s2);
-    acc_buf_printf(l->reply, "%s %s %s %s %" PRId64 " %s\n", key, res, s1, s2, b->amount, b->owner);
-}
-
-acc_err sim_control(void *state, const char *op, const struct acc_kv *a, size_t n,
-                    struct acc_buf *reply, struct acc_error *err)
-{
-    struct sim *s = state;
-    if (strcmp(op, "fault") == 0)
-        return control_fault(s, a, n, reply, err);
-    if (strcmp(op, "clear") == 0) {
-        pthread_mutex_lock(&s->lock);
-        s->n_faults = 0;
-        pthread_mutex_unlock(&s->lock);
-        acc_buf_puts(reply, "cleared\n");
-        return ACC_OK;
-    }
-    if (strcmp(op, "book") == 0)
-        return control_book(s, a, n, reply, err);
-    if (strcmp(op, "unbook") == 0) {
-        const char *k = acc_kv_get(a, n, "key");
-        if (!k)
-            return acc_error_set(err, ACC_ERR_INVALID, "unbook needs key=");
-        acc_err rc = sim_cancel(s, k, NULL, err);
-        if (!rc)
-            acc_buf_printf(reply, "removed %s\n", k);
-        return rc;
-    }
-    if (strcmp(op, "bookings") == 0 || strcmp(op, "peak") == 0) {
-        struct list_ctx l = {s, acc_kv_get(a, n, "resource"), 0, INT64_MAX, reply};
-        acc_err rc = arg_time(a, n, "from", 0, &l.from, err);
-        if (!rc)
-            rc = arg_time(a, n, "until", INT64_MAX, &l.until, err);
-        if (rc)
-            return rc;
-        pthread_mutex_lock(&s->lock);
-        if (op[0] == 'b') {
-            acc_map_each(&s->bookings, list_one, &l);
-        } else {
-            for (size_t i = 0; i < s->n_res; i++) {
-                if (l.resource && strcmp(l.resource, s->res[i].name) != 0)
-                    continue;
-                acc_buf_printf(reply, "%s peak %" PRId64 " capacity %" PRId64 "\n", s->res[i].name,
-                               acc_calendar_peak(&s->res[i].cal, l.from, l.until),
-                               s->res[i].cal.capacity);
-            }
-        }
-        pthread_mutex_unlock(&s->lock);
-        return ACC_OK;
-    }
-    return acc_error_set(err, ACC_ERR_UNSUPPORTED,
-                         "%s: unknown control '%s' (fault, clear, book, unbook, bookings, peak)",
-                         s->name, op);
 }

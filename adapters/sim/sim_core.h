@@ -50,6 +50,14 @@ struct sim_fault {
 
 #define SIM_MAX_FAULTS 16
 
+/* A booking in memory, by key in struct sim's map. */
+struct sim_booking {
+    size_t res;
+    acc_time start, end;
+    int64_t amount;
+    char *owner;
+};
+
 struct sim_resource {
     char *name;
     struct acc_calendar cal;
@@ -103,5 +111,16 @@ acc_err sim_health(void *state, struct acc_health *out);
 acc_err sim_control(void *state, const char *op, const struct acc_kv *args, size_t n_args,
                     struct acc_buf *reply, struct acc_error *err);
 void sim_interrupt(void *state);
+
+/* For sim_control.c.  The resource named `name` (*idx its index), or NULL. */
+struct sim_resource *sim_find_res(struct sim *s, const char *name, size_t *idx);
+/* The callers of these hold s->lock: a booking added to (or removed from)
+ * memory, and the queuing of a booking's write (*w then for sim_store_wait,
+ * after the lock is released). */
+acc_err sim_book_locked(struct sim *s, const char *key, size_t res, acc_time start, acc_time end,
+                        int64_t amount, const char *owner);
+void sim_unbook_locked(struct sim *s, const char *key);
+acc_err sim_persist_locked(struct sim *s, const char *key, struct sim_store_write **w,
+                           struct acc_error *err);
 
 #endif
