@@ -67,13 +67,14 @@ struct acc_link_def {
     int64_t capacity; /* Mbit/s */
 };
 
-struct acc_store;
-
 /* What the core hands an adapter when it opens. */
 struct acc_adapter_env {
-    const char *name;        /* instance name: the site or network name */
-    const char *section;     /* config section, for messages ("site caesar") */
-    struct acc_store *store; /* for adapters that keep their own state in SQLite */
+    const char *name;    /* instance name: the site or network name */
+    const char *section; /* config section, for messages ("site caesar") */
+    /* accordd's database file: adapters that keep state of their own keep
+     * it in files beside it (or NULL; ":memory:": in memory) */
+    const char *db_path;
+    bool durable; /* [database] durable: their commits fsync too */
     const struct acc_kv *settings;
     size_t n_settings;
     int64_t nodes;                    /* batch adapters: the configured node count */

@@ -1,5 +1,6 @@
 /* store.h - Accord's SQLite database: agreements, allocations, the
- * reservation journal, negotiation traces, and the simulators' calendars.
+ * reservation journal, negotiation traces and launches.  (The simulators
+ * keep their calendars in files of their own: adapters/sim/sim_store.h.)
  *
  * One file, WAL mode, migrations from db/migrations applied at open.  Writes
  * go through one writer thread that groups the writes queued by concurrent
@@ -7,6 +8,11 @@
  * are shared instead of paid per request.  Each write still succeeds or fails
  * on its own (a savepoint each).  Reads use a pool of connections, one per
  * thread at a time.  Prepared statements never leave this module.
+ *
+ * The write-ahead log is bounded: past half of wal_limit the writer resets
+ * it with a full (TRUNCATE) checkpoint between two group commits, and past
+ * the limit it holds further writes until that succeeds; so the -wal file
+ * exceeds the limit by at most one group commit.  docs/operations.md.
  */
 #ifndef ACC_STORE_H
 #define ACC_STORE_H
@@ -22,9 +28,18 @@ struct acc_store;
 
 struct acc_store_options {
     const char *path;
-    bool durable;     /* synchronous=FULL (fsync at every commit) vs NORMAL */
-    unsigned readers; /* most read connections at once (0: a default) */
+    bool durable;      /* synchronous=FULL (fsync at every commit) vs NORMAL */
+    unsigned readers;  /* most read connections at once (0: a default) */
+    int64_t wal_limit; /* bytes the -wal file may reach (0: 64 MiB) */
 };
+
+/* Flags of the write functions.  Without ACC_STORE_NOWAIT a write returns
+ * when it is committed (durable with `durable`), with its own result.  With
+ * it, the write is queued and the call returns at once; a failure is only
+ * logged.  Writes commit in the order they were made, so a queued write is
+ * committed no later than any write awaited after it (acc_store_flush waits
+ * for all of them). */
+enum { ACC_STORE_NOWAIT = 1u << 0 };
 
 acc_err acc_store_open(const struct acc_store_options *opt, struct acc_store **out,
                        struct acc_error *err);
@@ -34,16 +49,12 @@ void acc_store_close(struct acc_store *st);
 
 /* Inserts a new agreement (state, offer, window).  With an idempotency key
  * that was seen before nothing is written, *duplicate is set and existing
- * receives the first agreement's id. */
+ * receives the first agreement's id.  ACC_STORE_NOWAIT (only without a key:
+ * ACC_ERR_INVALID otherwise) suits a negotiation that follows at once, whose
+ * first awaited write makes the agreement durable too. */
 acc_err acc_store_agreement_create(struct acc_store *st, const struct acc_agreement *a,
-                                   const char *idem_key, bool *duplicate,
+                                   const char *idem_key, unsigned flags, bool *duplicate,
                                    char existing[ACC_ID_LEN + 1], struct acc_error *err);
-
-/* The same without an idempotency key and without waiting for the commit
- * (see acc_store_journal_queue): for a negotiation that follows at once,
- * whose first awaited write makes this one durable too. */
-acc_err acc_store_agreement_queue_create(struct acc_store *st, const struct acc_agreement *a,
-                                         struct acc_error *err);
 
 /* Reads one agreement with its allocation; the offer document only when
  * with_offer.  ACC_ERR_NOT_FOUND for an unknown id. */
@@ -89,16 +100,11 @@ acc_err acc_store_trace_get(struct acc_store *st, const char *id, struct acc_tra
 
 /* ---------------------------------------------------------------- journal */
 
-/* Inserts or updates journal entries (by key), all in one transaction. */
+/* Inserts or updates journal entries (by key), all in one transaction.
+ * ACC_STORE_NOWAIT suits states whose loss in a crash recovery tolerates
+ * (outcomes: cancelling by key works without the local id). */
 acc_err acc_store_journal_put(struct acc_store *st, const struct acc_booking *b, size_t n,
-                              struct acc_error *err);
-
-/* The same without waiting for the commit: the write is queued behind every
- * earlier one and committed no later than any write awaited after it.  For
- * states whose loss in a crash recovery tolerates (outcomes: cancelling by
- * key works without the local id). */
-acc_err acc_store_journal_queue(struct acc_store *st, const struct acc_booking *b, size_t n,
-                                struct acc_error *err);
+                              unsigned flags, struct acc_error *err);
 
 /* Waits until every write queued so far is committed. */
 acc_err acc_store_flush(struct acc_store *st, struct acc_error *err);
@@ -132,37 +138,6 @@ acc_err acc_store_run_finish(struct acc_store *st, const struct acc_run *r, unsi
  * first.  Free *ids. */
 acc_err acc_store_run_open(struct acc_store *st, char (**ids)[ACC_ID_LEN + 1], size_t *n,
                            struct acc_error *err);
-
-/* ------------------------------------------------------ simulator calendars */
-
-struct acc_sim_booking {
-    const char *key;
-    const char *resource;
-    acc_time start, end;
-    int64_t amount;
-    const char *owner;
-};
-
-/* Writes bookings in one transaction; with day >= 0 also marks that day
- * (since the epoch) as having its generated background load. */
-acc_err acc_store_sim_put(struct acc_store *st, const char *adapter,
-                          const struct acc_sim_booking *b, size_t n, int64_t day,
-                          struct acc_error *err);
-/* Queued (not awaited) variants for the simulators' write-through: the
- * calendar in memory already decides, and the writer's order guarantees the
- * booking is on disk no later than the agreement that uses it. */
-acc_err acc_store_sim_queue_put(struct acc_store *st, const char *adapter,
-                                const struct acc_sim_booking *b, struct acc_error *err);
-acc_err acc_store_sim_queue_delete(struct acc_store *st, const char *adapter, const char *key,
-                                   struct acc_error *err);
-acc_err acc_store_sim_delete(struct acc_store *st, const char *adapter, const char *key,
-                             struct acc_error *err);
-/* Calls fn for every booking of the adapter. */
-acc_err acc_store_sim_load(struct acc_store *st, const char *adapter,
-                           acc_err (*fn)(void *ctx, const struct acc_sim_booking *b), void *ctx,
-                           struct acc_error *err);
-acc_err acc_store_sim_day_marked(struct acc_store *st, const char *adapter, int64_t day,
-                                 bool *marked, struct acc_error *err);
 
 /* ------------------------------------------------------------------ health */
 

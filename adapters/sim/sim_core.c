@@ -6,21 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
-#include "../../db/store.h"
 #include "../../server/common/log.h"
 #include "../../server/common/strutil.h"
 
 #define MAX_FRAMES       4096
 #define DAY              86400
 #define LOAD_AHEAD_LIMIT 366 /* days: previews further out get no generated load */
-
-struct sim_booking {
-    size_t res;
-    acc_time start, end;
-    int64_t amount;
-    char *owner;
-};
 
 /* ------------------------------------------------------------------ helpers */
 
@@ -46,7 +39,7 @@ static void local_id_of(const struct sim *s, const char *key, char *out, size_t 
     snprintf(out, size, "%s-%08" PRIx64, s->name, fnv(key, 1469598103934665603ULL) & 0xffffffff);
 }
 
-static struct sim_resource *find_res(struct sim *s, const char *name, size_t *idx)
+struct sim_resource *sim_find_res(struct sim *s, const char *name, size_t *idx)
 {
     for (size_t i = 0; i < s->n_res; i++) {
         if (strcmp(s->res[i].name, name) == 0) {
@@ -77,8 +70,8 @@ static void fill_reservation(const struct sim *s, const char *key, const struct 
 }
 
 /* Adds a booking to memory (calendar and map); the caller holds the lock. */
-static acc_err book_locked(struct sim *s, const char *key, size_t res, acc_time start, acc_time end,
-                           int64_t amount, const char *owner)
+acc_err sim_book_locked(struct sim *s, const char *key, size_t res, acc_time start, acc_time end,
+                        int64_t amount, const char *owner)
 {
     struct sim_booking *b = calloc(1, sizeof *b);
     if (!b)
@@ -104,7 +97,7 @@ static acc_err book_locked(struct sim *s, const char *key, size_t res, acc_time 
     return rc;
 }
 
-static void unbook_locked(struct sim *s, const char *key)
+void sim_unbook_locked(struct sim *s, const char *key)
 {
     struct sim_booking *b = acc_map_take(&s->bookings, key);
     if (!b)
@@ -113,14 +106,15 @@ static void unbook_locked(struct sim *s, const char *key)
     booking_free(b);
 }
 
-/* Writes a booking through to SQLite.  Queued, not awaited: memory decides,
- * and the store commits in order, so the booking is on disk no later than
- * the agreement that uses it. */
-static acc_err persist(struct sim *s, const char *key, const struct sim_booking *b,
-                       struct acc_error *err)
+/* Queues the write of a booking that is in memory; the caller holds the
+ * lock, so writes are queued in the order of the changes they record.  With
+ * w the caller then waits for it without the lock (sim_store_wait). */
+acc_err sim_persist_locked(struct sim *s, const char *key, struct sim_store_write **w,
+                           struct acc_error *err)
 {
-    struct acc_sim_booking sb = {key, s->res[b->res].name, b->start, b->end, b->amount, b->owner};
-    return acc_store_sim_queue_put(s->store, s->name, &sb, err);
+    const struct sim_booking *b = acc_map_get(&s->bookings, key);
+    struct sim_store_booking sb = {key, s->res[b->res].name, b->start, b->end, b->amount, b->owner};
+    return sim_store_put(s->store, &sb, 1, -1, w, err);
 }
 
 /* ----------------------------------------------------------------- faults */
@@ -182,11 +176,11 @@ static acc_err failing_fault(struct sim *s, const struct sim_fault *f, struct ac
 static acc_err load_day_locked(struct sim *s, int64_t day, struct acc_error *err)
 {
     bool marked = false;
-    acc_err rc = acc_store_sim_day_marked(s->store, s->name, day, &marked, err);
+    acc_err rc = sim_store_day_marked(s->store, day, &marked, err);
     if (rc || marked)
         return rc;
 
-    struct acc_sim_booking made[64];
+    struct sim_store_booking made[64];
     char keys[64][48];
     size_t n = 0;
     for (size_t r = 0; r < s->n_res; r++) {
@@ -202,17 +196,22 @@ static acc_err load_day_locked(struct sim *s, int64_t day, struct acc_error *err
             if (amount < 1)
                 amount = 1;
             snprintf(keys[n], sizeof keys[n], "load-%" PRId64 "-%zu-%d", day, r, j);
-            if (book_locked(s, keys[n], r, start, start + dur, amount, "background"))
+            if (sim_book_locked(s, keys[n], r, start, start + dur, amount, "background"))
                 continue; /* does not fit beside earlier bookings: skip it */
-            made[n] = (struct acc_sim_booking){keys[n],     res->name, start,
-                                               start + dur, amount,    "background"};
+            made[n] = (struct sim_store_booking){keys[n],     res->name, start,
+                                                 start + dur, amount,    "background"};
             n++;
         }
     }
-    rc = acc_store_sim_put(s->store, s->name, made, n, day, err);
+    /* Awaited under the lock: rare (a day at a time), and the day must not
+     * be generated twice. */
+    struct sim_store_write *w = NULL;
+    rc = sim_store_put(s->store, made, n, day, &w, err);
+    if (!rc)
+        rc = sim_store_wait(s->store, w, err);
     if (rc) {
         for (size_t i = 0; i < n; i++)
-            unbook_locked(s, keys[i]);
+            sim_unbook_locked(s, keys[i]);
     }
     return rc;
 }
@@ -237,7 +236,7 @@ static acc_err ensure_load_locked(struct sim *s, acc_time until, struct acc_erro
 /* ------------------------------------------------------------- open, close */
 
 static const char *const common_keys[] = {"load",        "seed",      "load_days", "load_percent",
-                                          "on_conflict", "max_later", NULL};
+                                          "on_conflict", "max_later", "calendar",  NULL};
 
 static bool key_known(const char *key, const char *const *a, const char *const *b)
 {
@@ -256,7 +255,6 @@ acc_err sim_open(struct sim *s, const char *kind, const struct acc_adapter_env *
                  const char *const *own_keys, struct acc_error *err)
 {
     s->kind = kind;
-    s->store = env->store;
     s->later = true;
     s->max_later = 30 * DAY;
     s->load = false;
@@ -269,8 +267,7 @@ acc_err sim_open(struct sim *s, const char *kind, const struct acc_adapter_env *
     s->name = strdup(env->name);
     if (!s->name)
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
-    if (!s->store)
-        return acc_error_set(err, ACC_ERR_CONFIG, "%s needs the database", kind);
+    const char *calendar = NULL;
 
     for (size_t i = 0; i < env->n_settings; i++) {
         const char *k = env->settings[i].key, *v = env->settings[i].value;
@@ -296,6 +293,8 @@ acc_err sim_open(struct sim *s, const char *kind, const struct acc_adapter_env *
                 s->later = false;
             else
                 rc = acc_error_set(err, ACC_ERR_CONFIG, "on_conflict is later or refuse");
+        } else if (strcmp(k, "calendar") == 0) {
+            calendar = v;
         } else if (strcmp(k, "max_later") == 0) {
             rc = acc_duration_parse(v, &s->max_later, err);
             if (!rc && s->max_later < 0)
@@ -306,7 +305,16 @@ acc_err sim_open(struct sim *s, const char *kind, const struct acc_adapter_env *
             return ACC_ERR_CONFIG;
         }
     }
-    return ACC_OK;
+    char *path = NULL;
+    acc_err rc = sim_store_path(env->db_path, env->name, calendar, &path, err);
+    if (!rc)
+        /* A simulated calendar commits without fsync (synchronous=NORMAL)
+         * whatever [database] durable says: it survives a crash of accordd,
+         * which is what its tests and demos need, and an fsync per booking
+         * would double the cost of every negotiation against it. */
+        rc = sim_store_open(path, false, &s->store, err);
+    free(path);
+    return rc;
 }
 
 acc_err sim_add_resource(struct sim *s, const char *name, int64_t capacity, struct acc_error *err)
@@ -335,11 +343,11 @@ struct load_ctx {
     size_t dropped;
 };
 
-static acc_err load_one(void *arg, const struct acc_sim_booking *b)
+static acc_err load_one(void *arg, const struct sim_store_booking *b)
 {
     struct load_ctx *l = arg;
     size_t r = 0;
-    if (!find_res(l->s, b->resource, &r) || b->end <= l->horizon) {
+    if (!sim_find_res(l->s, b->resource, &r) || b->end <= l->horizon) {
         l->dropped++; /* a resource no longer configured, or long past */
         return ACC_OK;
     }
@@ -377,7 +385,7 @@ acc_err sim_start(struct sim *s, struct acc_error *err)
     if (!l.per_res || !l.n_per_res || !l.cap_per_res)
         rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     if (!rc)
-        rc = acc_store_sim_load(s->store, s->name, load_one, &l, err);
+        rc = sim_store_load(s->store, load_one, &l, err);
     for (size_t r = 0; !rc && r < s->n_res; r++) {
         if (acc_calendar_load(&s->res[r].cal, l.per_res[r], l.n_per_res[r]))
             rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
@@ -409,6 +417,7 @@ static void free_booking_entry(const char *key, void *value, void *ctx)
 void sim_close(void *state)
 {
     struct sim *s = state;
+    sim_store_close(s->store);
     acc_map_each(&s->bookings, free_booking_entry, NULL);
     acc_map_release(&s->bookings);
     for (size_t i = 0; i < s->n_res; i++) {
@@ -426,7 +435,7 @@ void sim_close(void *state)
 static acc_err resolve(struct sim *s, const struct acc_resource *res, size_t *idx,
                        struct acc_error *err)
 {
-    if (!find_res(s, res->name, idx))
+    if (!sim_find_res(s, res->name, idx))
         return acc_error_set(err, ACC_ERR_INVALID, "%s has no resource '%s'", s->name, res->name);
     return ACC_OK;
 }
@@ -464,13 +473,20 @@ acc_err sim_reserve(void *state, const char *key, const struct acc_resource *res
         return acc_error_set(err, ACC_ERR_INVALID, "%s: start time lies in the past", s->name);
 
     char compete_key[ACC_KEY_MAX + 16] = "";
+    int64_t slow_write = 0;
+    struct sim_store_write *w = NULL, *cw = NULL;
     pthread_mutex_lock(&s->lock);
     struct acc_calendar *cal = &s->res[r].cal;
     struct sim_booking *have = acc_map_get(&s->bookings, key);
-    if (have) { /* the same key again: the booking it already has */
+    if (have) {
+        /* The same key again: the booking it already has, once it is on
+         * disk (the call that made it may still be writing it). */
         fill_reservation(s, key, have, out);
+        rc = sim_store_put(s->store, NULL, 0, -1, &w, err);
         pthread_mutex_unlock(&s->lock);
-        return ACC_OK;
+        if (!rc)
+            rc = sim_store_wait(s->store, w, err);
+        return rc;
     }
     struct sim_fault f;
     int64_t amount = res->amount;
@@ -479,6 +495,8 @@ acc_err sim_reserve(void *state, const char *key, const struct acc_resource *res
         rc = failing_fault(s, &f, err);
         if (f.action == SIM_FAULT_LATE)
             at = start + (f.seconds > 0 ? f.seconds : 3600);
+        if (f.action == SIM_FAULT_SLOW_WRITE)
+            slow_write = f.seconds > 0 ? f.seconds : 1;
         if (f.action == SIM_FAULT_SHRINK)
             amount = res->amount - (f.amount > 0 ? f.amount : 1);
         if (amount < 1)
@@ -490,9 +508,10 @@ acc_err sim_reserve(void *state, const char *key, const struct acc_resource *res
             if (take > free_now)
                 take = free_now;
             snprintf(compete_key, sizeof compete_key, "other-%s", key);
-            if (take <= 0 ||
-                book_locked(s, compete_key, r, start, start + duration, take, "other-user"))
-                compete_key[0] = '\0';
+            if (take > 0 &&
+                !sim_book_locked(s, compete_key, r, start, start + duration, take, "other-user") &&
+                sim_persist_locked(s, compete_key, &cw, NULL))
+                sim_unbook_locked(s, compete_key);
         }
     }
     if (!rc) {
@@ -507,32 +526,28 @@ acc_err sim_reserve(void *state, const char *key, const struct acc_resource *res
             at = later;
         }
     }
-    if (!rc)
-        rc = book_locked(s, key, r, at, at + duration, amount, "accord");
-    struct sim_booking copy = {0};
     if (!rc) {
-        struct sim_booking *b = acc_map_get(&s->bookings, key);
-        copy = *b;
-        copy.owner = "accord";
-        fill_reservation(s, key, b, out);
-    } else if (rc == ACC_ERR_NOMEM) {
-        acc_error_set(err, rc, "out of memory");
+        rc = sim_book_locked(s, key, r, at, at + duration, amount, "accord");
+        if (rc == ACC_ERR_NOMEM)
+            acc_error_set(err, rc, "out of memory");
     }
+    /* The write is queued under the lock, so a cancel of this key that
+     * comes next is also written next; the disk is waited for without it. */
+    if (!rc && (rc = sim_persist_locked(s, key, &w, err)))
+        sim_unbook_locked(s, key);
+    if (!rc)
+        fill_reservation(s, key, acc_map_get(&s->bookings, key), out);
     pthread_mutex_unlock(&s->lock);
 
-    /* Write through outside the lock: memory already decides, and other
-     * calls need not wait for the disk. */
-    if (compete_key[0]) {
+    if (slow_write)
+        sleep((unsigned)slow_write);
+    if (cw && sim_store_wait(s->store, cw, NULL))
+        acc_log_warn("%s: competing booking %s not written", s->name, compete_key);
+    if (w && sim_store_wait(s->store, w, err)) {
+        /* Not on disk: not booked.  (A cancel of the key may have come
+         * meanwhile; then there is nothing left to undo.) */
         pthread_mutex_lock(&s->lock);
-        struct sim_booking *cb = acc_map_get(&s->bookings, compete_key);
-        struct sim_booking ccopy = cb ? *cb : (struct sim_booking){0};
-        pthread_mutex_unlock(&s->lock);
-        if (cb)
-            persist(s, compete_key, &ccopy, NULL);
-    }
-    if (!rc && persist(s, key, &copy, err)) {
-        pthread_mutex_lock(&s->lock);
-        unbook_locked(s, key);
+        sim_unbook_locked(s, key);
         pthread_mutex_unlock(&s->lock);
         acc_reservation_release(out);
         return acc_error_set(err, ACC_ERR_ADAPTER, "%s: calendar not written: %s", s->name,
@@ -571,14 +586,16 @@ acc_err sim_cancel(void *state, const char *key, const char *local_id, struct ac
     struct sim_fault f;
     if (take_fault(s, SIM_CALL_CANCEL, NULL, &f))
         rc = failing_fault(s, &f, err);
-    bool had = false;
-    if (!rc) {
-        had = acc_map_get(&s->bookings, key) != NULL;
-        unbook_locked(s, key);
-    }
+    /* Queued under the lock, before the booking leaves memory: the disk
+     * sees the changes in the order memory did.  Written even for a key
+     * memory no longer has, so that a cancel retried after a failed write
+     * removes it from disk too. */
+    struct sim_store_write *w = NULL;
+    if (!rc && !(rc = sim_store_delete(s->store, key, &w, err)))
+        sim_unbook_locked(s, key);
     pthread_mutex_unlock(&s->lock);
-    if (!rc && had)
-        rc = acc_store_sim_queue_delete(s->store, s->name, key, err);
+    if (w)
+        rc = sim_store_wait(s->store, w, err);
     return rc;
 }
 
@@ -603,213 +620,4 @@ void sim_interrupt(void *state)
     s->interrupted = true;
     pthread_cond_broadcast(&s->wake);
     pthread_mutex_unlock(&s->lock);
-}
-
-/* ---------------------------------------------------------------- controls */
-
-static acc_err arg_time(const struct acc_kv *a, size_t n, const char *key, acc_time dflt,
-                        acc_time *out, struct acc_error *err)
-{
-    const char *v = acc_kv_get(a, n, key);
-    if (!v) {
-        *out = dflt;
-        return ACC_OK;
-    }
-    acc_err rc = acc_time_parse(v, out, err);
-    if (rc)
-        acc_error_prefix(err, "%s", key);
-    return rc;
-}
-
-static acc_err arg_i64(const struct acc_kv *a, size_t n, const char *key, int64_t dflt,
-                       int64_t *out, struct acc_error *err)
-{
-    const char *v = acc_kv_get(a, n, key);
-    if (!v) {
-        *out = dflt;
-        return ACC_OK;
-    }
-    acc_err rc = acc_parse_i64(v, 0, INT64_MAX / 4, out, err);
-    if (rc)
-        acc_error_prefix(err, "%s", key);
-    return rc;
-}
-
-static acc_err control_fault(struct sim *s, const struct acc_kv *a, size_t n, struct acc_buf *reply,
-                             struct acc_error *err)
-{
-    static const char *const calls[] = {"any", "preview", "reserve", "query", "cancel"};
-    static const char *const actions[] = {"fail", "unavailable", "hang",
-                                          "late", "compete",     "shrink"};
-    struct sim_fault f = {.count = 1};
-    const char *call = acc_kv_get(a, n, "call"), *action = acc_kv_get(a, n, "action");
-    const char *res = acc_kv_get(a, n, "resource");
-    bool ok_call = false, ok_action = false;
-    for (int i = 0; call && i < 5; i++) {
-        if (strcmp(call, calls[i]) == 0) {
-            f.call = (enum sim_call)i;
-            ok_call = true;
-        }
-    }
-    for (int i = 0; action && i < 6; i++) {
-        if (strcmp(action, actions[i]) == 0) {
-            f.action = (enum sim_action)i;
-            ok_action = true;
-        }
-    }
-    if (!ok_call)
-        return acc_error_set(err, ACC_ERR_INVALID,
-                             "call= must be preview, reserve, query, cancel or any");
-    if (!ok_action)
-        return acc_error_set(err, ACC_ERR_INVALID,
-                             "action= must be fail, unavailable, hang, late, compete or shrink");
-    int64_t count;
-    acc_err rc = arg_i64(a, n, "seconds", 0, &f.seconds, err);
-    if (!rc)
-        rc = arg_i64(a, n, "amount", 0, &f.amount, err);
-    if (!rc)
-        rc = arg_i64(a, n, "count", 1, &count, err);
-    if (rc)
-        return rc;
-    f.count = count > 1000000 ? 1000000 : (int)count;
-    if (res) {
-        if (!find_res(s, res, NULL))
-            return acc_error_set(err, ACC_ERR_INVALID, "%s has no resource '%s'", s->name, res);
-        acc_strlcpy(f.resource, res, sizeof f.resource);
-    }
-    pthread_mutex_lock(&s->lock);
-    if (s->n_faults == SIM_MAX_FAULTS)
-        rc = acc_error_set(err, ACC_ERR_INVALID, "too many armed faults; clear them first");
-    else
-        s->faults[s->n_faults++] = f;
-    pthread_mutex_unlock(&s->lock);
-    if (!rc)
-        acc_buf_printf(reply, "armed %s on %s for %d call(s)\n", actions[f.action], calls[f.call],
-                       f.count);
-    return rc;
-}
-
-static acc_err control_book(struct sim *s, const struct acc_kv *a, size_t n, struct acc_buf *reply,
-                            struct acc_error *err)
-{
-    const char *resname = acc_kv_get(a, n, "resource");
-    size_t r = 0;
-    if (resname ? !find_res(s, resname, &r) : s->n_res == 0)
-        return acc_error_set(err, ACC_ERR_INVALID, "%s has no resource '%s'", s->name,
-                             resname ? resname : "");
-    acc_time start, end;
-    int64_t amount, dur;
-    acc_err rc = arg_time(a, n, "start", acc_now(), &start, err);
-    if (!rc)
-        rc = arg_i64(a, n, "amount", 1, &amount, err);
-    const char *d = acc_kv_get(a, n, "duration");
-    if (!rc && d) {
-        rc = acc_duration_parse(d, &dur, err);
-        end = start + dur;
-    } else if (!rc) {
-        rc = arg_time(a, n, "end", start + 3600, &end, err);
-    }
-    if (rc)
-        return rc;
-    if (end <= start || amount < 1)
-        return acc_error_set(err, ACC_ERR_INVALID, "a booking needs end > start and amount > 0");
-    char key[ACC_KEY_MAX];
-    const char *k = acc_kv_get(a, n, "key");
-    if (k)
-        acc_strlcpy(key, k, sizeof key);
-    else
-        snprintf(key, sizeof key, "manual-%" PRId64 "-%" PRId64, start, acc_mono_us());
-    const char *owner = acc_kv_get(a, n, "owner");
-    pthread_mutex_lock(&s->lock);
-    rc = acc_map_get(&s->bookings, key)
-             ? ACC_ERR_INVALID
-             : book_locked(s, key, r, start, end, amount, owner ? owner : "other-user");
-    struct sim_booking copy = {0};
-    if (!rc) {
-        copy = *(struct sim_booking *)acc_map_get(&s->bookings, key);
-        copy.owner = (char *)(owner ? owner : "other-user");
-    }
-    pthread_mutex_unlock(&s->lock);
-    if (rc == ACC_ERR_BUSY)
-        return acc_error_set(err, ACC_ERR_BUSY, "%s: %" PRId64 " of %s not free then", s->name,
-                             amount, s->res[r].name);
-    if (rc)
-        return acc_error_set(err, rc, "%s: cannot book '%s'", s->name, key);
-    rc = persist(s, key, &copy, err);
-    if (!rc)
-        acc_buf_printf(reply, "booked %s\n", key);
-    return rc;
-}
-
-struct list_ctx {
-    struct sim *s;
-    const char *resource;
-    acc_time from, until;
-    struct acc_buf *reply;
-};
-
-static void list_one(const char *key, void *value, void *arg)
-{
-    struct list_ctx *l = arg;
-    struct sim_booking *b = value;
-    const char *res = l->s->res[b->res].name;
-    if (l->resource && strcmp(l->resource, res) != 0)
-        return;
-    if (b->end <= l->from || b->start >= l->until)
-        return;
-    char s1[ACC_TIME_STRLEN], s2[ACC_TIME_STRLEN];
-    acc_time_format(b->start, s1);
-    acc_time_format(b->end, s2);
-    acc_buf_printf(l->reply, "%s %s %s %s %" PRId64 " %s\n", key, res, s1, s2, b->amount, b->owner);
-}
-
-acc_err sim_control(void *state, const char *op, const struct acc_kv *a, size_t n,
-                    struct acc_buf *reply, struct acc_error *err)
-{
-    struct sim *s = state;
-    if (strcmp(op, "fault") == 0)
-        return control_fault(s, a, n, reply, err);
-    if (strcmp(op, "clear") == 0) {
-        pthread_mutex_lock(&s->lock);
-        s->n_faults = 0;
-        pthread_mutex_unlock(&s->lock);
-        acc_buf_puts(reply, "cleared\n");
-        return ACC_OK;
-    }
-    if (strcmp(op, "book") == 0)
-        return control_book(s, a, n, reply, err);
-    if (strcmp(op, "unbook") == 0) {
-        const char *k = acc_kv_get(a, n, "key");
-        if (!k)
-            return acc_error_set(err, ACC_ERR_INVALID, "unbook needs key=");
-        acc_err rc = sim_cancel(s, k, NULL, err);
-        if (!rc)
-            acc_buf_printf(reply, "removed %s\n", k);
-        return rc;
-    }
-    if (strcmp(op, "bookings") == 0 || strcmp(op, "peak") == 0) {
-        struct list_ctx l = {s, acc_kv_get(a, n, "resource"), 0, INT64_MAX, reply};
-        acc_err rc = arg_time(a, n, "from", 0, &l.from, err);
-        if (!rc)
-            rc = arg_time(a, n, "until", INT64_MAX, &l.until, err);
-        if (rc)
-            return rc;
-        pthread_mutex_lock(&s->lock);
-        if (op[0] == 'b') {
-            acc_map_each(&s->bookings, list_one, &l);
-        } else {
-            for (size_t i = 0; i < s->n_res; i++) {
-                if (l.resource && strcmp(l.resource, s->res[i].name) != 0)
-                    continue;
-                acc_buf_printf(reply, "%s peak %" PRId64 " capacity %" PRId64 "\n", s->res[i].name,
-                               acc_calendar_peak(&s->res[i].cal, l.from, l.until),
-                               s->res[i].cal.capacity);
-            }
-        }
-        pthread_mutex_unlock(&s->lock);
-        return ACC_OK;
-    }
-    return acc_error_set(err, ACC_ERR_UNSUPPORTED,
-                         "%s: unknown control '%s' (fault, clear, book, unbook, bookings, peak)",
-                         s->name, op);
 }

@@ -1,14 +1,18 @@
 /* sim_core.h - what sim-batch and sim-network share: capacity calendars per
- * resource, bookings by key, persistence in the store, deterministic
- * background load, and fault injection.
+ * resource, bookings by key, persistence in a calendar file of their own
+ * (sim_store.h), deterministic background load, and fault injection.
  *
  * sim-batch serves one resource (the site's nodes); sim-network one per link
- * (Mbit/s).  The calendars in memory decide; every booking is written through
- * to SQLite (sim_booking) and loaded back at open, so they survive restarts.
+ * (Mbit/s).  The calendars in memory decide; every change is queued for the
+ * calendar file while the lock is held (so the disk sees the changes in the
+ * order memory did), committed before the call returns, and loaded back at
+ * open, so bookings survive restarts.
  *
  * Faults (for tests and demos), armed with the "fault" control:
- *   call=preview|reserve|query|cancel|any  action=fail|unavailable|hang|late|compete|shrink
- *   seconds=N (hang: how long; late: how much later)  amount=N (compete, shrink)
+ *   call=preview|reserve|query|cancel|any
+ *   action=fail|unavailable|hang|late|compete|shrink|slow_write
+ *   seconds=N (hang: how long; late: how much later; slow_write: how long a
+ *   reserve's booking takes to reach the disk)  amount=N (compete, shrink)
  *   count=N (how many calls; 0 = until cleared)  resource=NAME (only this one)
  */
 #ifndef ACC_SIM_CORE_H
@@ -21,6 +25,7 @@
 #include "../../server/common/map.h"
 #include "../adapter.h"
 #include "calendar.h"
+#include "sim_store.h"
 
 enum sim_call { SIM_CALL_ANY, SIM_CALL_PREVIEW, SIM_CALL_RESERVE, SIM_CALL_QUERY, SIM_CALL_CANCEL };
 
@@ -31,6 +36,7 @@ enum sim_action {
     SIM_FAULT_LATE,
     SIM_FAULT_COMPETE,
     SIM_FAULT_SHRINK,
+    SIM_FAULT_SLOW_WRITE,
 };
 
 struct sim_fault {
@@ -44,6 +50,14 @@ struct sim_fault {
 
 #define SIM_MAX_FAULTS 16
 
+/* A booking in memory, by key in struct sim's map. */
+struct sim_booking {
+    size_t res;
+    acc_time start, end;
+    int64_t amount;
+    char *owner;
+};
+
 struct sim_resource {
     char *name;
     struct acc_calendar cal;
@@ -52,7 +66,7 @@ struct sim_resource {
 struct sim {
     const char *kind;
     char *name;
-    struct acc_store *store;
+    struct sim_store *store; /* the calendar file */
     pthread_mutex_t lock;
     pthread_cond_t wake; /* hangs wait here */
     bool interrupted;
@@ -74,7 +88,8 @@ struct sim {
 };
 
 /* Settings every simulator takes: load, seed, load_days, load_percent,
- * on_conflict (later|refuse), max_later (a duration). */
+ * on_conflict (later|refuse), max_later (a duration), calendar (the file;
+ * default "<database>.sim-<name>").  Opens the calendar file. */
 acc_err sim_open(struct sim *s, const char *kind, const struct acc_adapter_env *env,
                  const char *const *own_keys, struct acc_error *err);
 acc_err sim_add_resource(struct sim *s, const char *name, int64_t capacity, struct acc_error *err);
@@ -96,5 +111,16 @@ acc_err sim_health(void *state, struct acc_health *out);
 acc_err sim_control(void *state, const char *op, const struct acc_kv *args, size_t n_args,
                     struct acc_buf *reply, struct acc_error *err);
 void sim_interrupt(void *state);
+
+/* For sim_control.c.  The resource named `name` (*idx its index), or NULL. */
+struct sim_resource *sim_find_res(struct sim *s, const char *name, size_t *idx);
+/* The callers of these hold s->lock: a booking added to (or removed from)
+ * memory, and the queuing of a booking's write (*w then for sim_store_wait,
+ * after the lock is released). */
+acc_err sim_book_locked(struct sim *s, const char *key, size_t res, acc_time start, acc_time end,
+                        int64_t amount, const char *owner);
+void sim_unbook_locked(struct sim *s, const char *key);
+acc_err sim_persist_locked(struct sim *s, const char *key, struct sim_store_write **w,
+                           struct acc_error *err);
 
 #endif

@@ -228,6 +228,11 @@ static int database_key(struct parse *p, const char *k, const char *v)
         p->c->durable = b;
         return 1;
     }
+    if (strcmp(k, "wal_limit") == 0) { /* bytes, 1 MiB to 1 TiB */
+        if (acc_parse_i64(v, (int64_t)1 << 20, (int64_t)1 << 40, &p->c->wal_limit, &e))
+            return bad(p, "database", "wal_limit: %s", e.msg);
+        return 1;
+    }
     return bad(p, "database", "unknown key '%s'", k);
 }
 
@@ -617,6 +622,7 @@ static void defaults(struct acc_config *c)
     c->max_query = 32;
     c->log_level = ACC_LOG_INFO;
     c->durable = true;
+    c->wal_limit = (int64_t)64 << 20;
     c->strategy = ACC_STRATEGY_INTERSECT;
     c->max_rounds = 32;
     c->horizon = 14 * 86400;

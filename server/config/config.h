@@ -5,7 +5,7 @@
  *                  max_total_attributes, threads, connection_limit,
  *                  client_connections, timeout, request_timeout, max_query,
  *                  allow_control, log_level
- *   [database]     path, durable
+ *   [database]     path, durable, wal_limit
  *   [negotiation]  strategy, max_rounds, horizon, lead_time, adapter_timeout,
  *                  workers, queue_length, max_pending
  *   [auth]         tokens (a file of "user token [admin]" lines)
@@ -104,6 +104,7 @@ struct acc_config {
     /* [database] */
     char *db_path;
     bool durable;
+    int64_t wal_limit; /* bytes the write-ahead log may reach */
 
     /* [auth]: with no users, every request is served without credentials. */
     struct acc_user *users;

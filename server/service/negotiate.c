@@ -23,9 +23,7 @@ static acc_err hook_journal(void *ctx, const struct acc_booking *b, size_t n, bo
                             struct acc_error *err)
 {
     struct nego_ctx *c = ctx;
-    if (durable)
-        return acc_store_journal_put(c->svc->store, b, n, err);
-    return acc_store_journal_queue(c->svc->store, b, n, err);
+    return acc_store_journal_put(c->svc->store, b, n, durable ? 0 : ACC_STORE_NOWAIT, err);
 }
 
 static void hook_trace(void *ctx, const struct acc_trace_event *ev)
@@ -54,7 +52,7 @@ void svc_hook_orphan(void *ctx, struct acc_adapter *ad, const struct acc_booking
     } else {
         copy.state = ACC_BOOKING_CANCELLED;
     }
-    if (acc_store_journal_put(svc->store, &copy, 1, &err))
+    if (acc_store_journal_put(svc->store, &copy, 1, 0, &err))
         acc_log_error("journal: %s", err.msg);
 }
 

@@ -65,7 +65,8 @@ acc_err svc_open_adapters(struct acc_service *svc, struct acc_error *err)
         struct acc_adapter_env env = {
             .name = s->name,
             .section = section,
-            .store = svc->store,
+            .db_path = svc->cfg->db_path,
+            .durable = svc->cfg->durable,
             .settings = s->settings,
             .n_settings = s->n_settings,
             .nodes = s->nodes,
@@ -97,7 +98,8 @@ acc_err svc_open_adapters(struct acc_service *svc, struct acc_error *err)
         struct acc_adapter_env env = {
             .name = n->name,
             .section = section,
-            .store = svc->store,
+            .db_path = svc->cfg->db_path,
+            .durable = svc->cfg->durable,
             .settings = n->settings,
             .n_settings = n->n_settings,
             .links = links,
@@ -141,7 +143,7 @@ size_t svc_cancel_bookings(struct acc_service *svc, struct acc_booking *b, size_
     size_t failed =
         acc_engine_cancel_all(svc->engine, ads, todo, k, svc->cfg->adapter_timeout * 1000000);
     struct acc_error err;
-    if (k && acc_store_journal_put(svc->store, todo, k, &err))
+    if (k && acc_store_journal_put(svc->store, todo, k, 0, &err))
         acc_log_error("journal: %s", err.msg);
     for (size_t j = 0; j < k; j++)
         b[from[j]] = todo[j];

@@ -226,7 +226,8 @@ acc_err acc_service_open(const struct acc_config *cfg, struct acc_service **out,
     pthread_cond_init(&svc->wake, NULL);
     svc_queue_init(&svc->queue);
 
-    struct acc_store_options so = {.path = cfg->db_path, .durable = cfg->durable};
+    struct acc_store_options so = {
+        .path = cfg->db_path, .durable = cfg->durable, .wal_limit = cfg->wal_limit};
     acc_err rc = acc_store_open(&so, &svc->store, err);
     if (!rc) {
         struct acc_engine_options eo = {.orphan = svc_hook_orphan, .orphan_ctx = svc};

@@ -195,10 +195,8 @@ acc_err acc_service_submit(struct acc_service *svc, const struct acc_submit *rq,
     /* A synchronous negotiation without a key need not wait for the row: its
      * first journal write, which is awaited, commits it too.  A key must be
      * checked, and a pending agreement's id must be durable before the reply. */
-    if (!key && !rq->pending)
-        rc = acc_store_agreement_queue_create(svc->store, &a, err);
-    else
-        rc = acc_store_agreement_create(svc->store, &a, key, &dup, first, err);
+    rc = acc_store_agreement_create(svc->store, &a, key,
+                                    !key && !rq->pending ? ACC_STORE_NOWAIT : 0, &dup, first, err);
     if (rc || dup) {
         svc_nego_abort(job, rc ? rc : ACC_ERR_CANCELLED, err);
         acc_nego_release(job);

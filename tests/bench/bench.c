@@ -160,27 +160,21 @@ static acc_err no_journal(void *ctx, const struct acc_booking *b, size_t n, bool
 static void bench_engine(void)
 {
     char db[512];
-    snprintf(db, sizeof db, "%s/engine.db", dir);
-    struct acc_store *st;
-    struct acc_store_options so = {db, false, 4};
+    snprintf(db, sizeof db, "%s/engine.db", dir); /* the simulators' calendars go beside it */
     struct acc_error err;
-    if (acc_store_open(&so, &st, &err)) {
-        fprintf(stderr, "bench: %s\n", err.msg);
-        return;
-    }
     const char *sites[] = {"fzj-xd1", "caesar", "fh-brs"};
     int64_t nodes[] = {64, 128, 32};
     struct acc_adapter *ad[4];
     for (int i = 0; i < 3; i++) {
         struct acc_adapter_env env = {
-            .name = sites[i], .section = sites[i], .store = st, .nodes = nodes[i]};
+            .name = sites[i], .section = sites[i], .db_path = db, .nodes = nodes[i]};
         acc_adapter_open(acc_adapter_kind_find("sim-batch"), &env, &ad[i], &err);
     }
     struct acc_link_def links[] = {{"l1", "fzj-xd1", "caesar", 10000},
                                    {"l2", "fzj-xd1", "fh-brs", 10000},
                                    {"l3", "caesar", "fh-brs", 10000}};
     struct acc_adapter_env nenv = {
-        .name = "wan", .section = "wan", .store = st, .links = links, .n_links = 3};
+        .name = "wan", .section = "wan", .db_path = db, .links = links, .n_links = 3};
     acc_adapter_open(acc_adapter_kind_find("sim-network"), &nenv, &ad[3], &err);
     struct acc_engine *eng;
     struct acc_engine_options eo = {0};
@@ -223,7 +217,6 @@ static void bench_engine(void)
     acc_engine_free(eng);
     for (int i = 0; i < 4; i++)
         acc_adapter_close(ad[i]);
-    acc_store_close(st);
 }
 
 /* ------------------------------------------------------ 2. HTTP throughput */

@@ -322,9 +322,6 @@ static void test_competing_reservation(void)
     reset();
     char db[256];
     snprintf(db, sizeof db, "%s/compete.db", acc_test_tmpdir());
-    struct acc_store *st;
-    struct acc_store_options so = {db, false, 2};
-    CU_ASSERT_EQUAL_FATAL(acc_store_open(&so, &st, NULL), ACC_OK);
     struct acc_kv sa[] = {{"slurm_conf", conf_a}}, sb[] = {{"slurm_conf", conf_b}};
     struct acc_adapter_env ea = {
         .name = "sitea", .section = "sitea", .settings = sa, .n_settings = 1, .nodes = 8};
@@ -332,7 +329,7 @@ static void test_competing_reservation(void)
         .name = "siteb", .section = "siteb", .settings = sb, .n_settings = 1, .nodes = 16};
     struct acc_link_def link = {"ab", "sitea", "siteb", 1000};
     struct acc_adapter_env en = {
-        .name = "wan", .section = "wan", .store = st, .links = &link, .n_links = 1};
+        .name = "wan", .section = "wan", .db_path = db, .links = &link, .n_links = 1};
     struct acc_adapter *a = NULL, *b = NULL, *net = NULL;
     struct acc_error err;
     CU_ASSERT_EQUAL_FATAL(acc_adapter_open(acc_adapter_kind_find("slurm"), &ea, &a, &err), 0);
@@ -377,7 +374,6 @@ static void test_competing_reservation(void)
     acc_adapter_close(a);
     acc_adapter_close(b);
     acc_adapter_close(net);
-    acc_store_close(st);
     reset();
 }
 

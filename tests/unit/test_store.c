@@ -1,5 +1,7 @@
 /* test_store.c - the SQLite store: agreements, journal, trace, idempotency. */
 #include <pthread.h>
+#include <sqlite3.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -10,10 +12,35 @@
 static struct acc_store *st;
 static char db[256];
 
+/* SQLite's allocator, with a way to make allocations of one size fail (a
+ * value too big for memory while it is bound). */
+static sqlite3_mem_methods real_mem;
+static atomic_int fail_size; /* 0: none fail */
+
+static void *t_malloc(int n)
+{
+    int f = atomic_load(&fail_size);
+    return f && (n == f || real_mem.xRoundup(n) == f) ? NULL : real_mem.xMalloc(n);
+}
+
+static void *t_realloc(void *p, int n)
+{
+    int f = atomic_load(&fail_size);
+    return f && (n == f || real_mem.xRoundup(n) == f) ? NULL : real_mem.xRealloc(p, n);
+}
+
 static int setup(void)
 {
+    /* Before SQLite's first use in this program. */
+    if (sqlite3_config(SQLITE_CONFIG_GETMALLOC, &real_mem) != SQLITE_OK)
+        return 1;
+    sqlite3_mem_methods m = real_mem;
+    m.xMalloc = t_malloc;
+    m.xRealloc = t_realloc;
+    if (sqlite3_config(SQLITE_CONFIG_MALLOC, &m) != SQLITE_OK)
+        return 1;
     snprintf(db, sizeof db, "%s/store.db", acc_test_tmpdir());
-    struct acc_store_options o = {db, true, 4};
+    struct acc_store_options o = {db, true, 4, 0};
     return acc_store_open(&o, &st, NULL) ? 1 : 0;
 }
 
@@ -47,7 +74,7 @@ static void test_create_get(void)
     bool dup;
     char first[ACC_ID_LEN + 1];
     fill(&a, "aaaaaaaaaaaaaaaa", "alice");
-    ACC_ASSERT_OK(acc_store_agreement_create(st, &a, "alice\nk1", &dup, first, &err));
+    ACC_ASSERT_OK(acc_store_agreement_create(st, &a, "alice\nk1", 0, &dup, first, &err));
     CU_ASSERT_FALSE(dup);
     ACC_ASSERT_OK(acc_store_agreement_get(st, "aaaaaaaaaaaaaaaa", true, &b, &err));
     CU_ASSERT_STRING_EQUAL(b.initiator, "alice");
@@ -58,7 +85,7 @@ static void test_create_get(void)
     acc_agreement_release(&b);
     /* The same idempotency key: nothing new, the first id back. */
     acc_strlcpy(a.id, "bbbbbbbbbbbbbbbb", sizeof a.id);
-    ACC_ASSERT_OK(acc_store_agreement_create(st, &a, "alice\nk1", &dup, first, &err));
+    ACC_ASSERT_OK(acc_store_agreement_create(st, &a, "alice\nk1", 0, &dup, first, &err));
     CU_ASSERT_TRUE(dup);
     CU_ASSERT_STRING_EQUAL(first, "aaaaaaaaaaaaaaaa");
     CU_ASSERT_EQUAL(acc_store_agreement_get(st, "bbbbbbbbbbbbbbbb", false, &b, &err),
@@ -71,7 +98,7 @@ static void test_settle_and_transitions(void)
     struct acc_agreement a, b;
     struct acc_error err;
     fill(&a, "cccccccccccccccc", "bob");
-    ACC_ASSERT_OK(acc_store_agreement_create(st, &a, NULL, NULL, NULL, &err));
+    ACC_ASSERT_OK(acc_store_agreement_create(st, &a, NULL, 0, NULL, NULL, &err));
     a.state = ACC_STATE_OBSERVED;
     a.start = 5000;
     a.end = 8600;
@@ -175,17 +202,17 @@ static void test_journal(void)
         b[i].state = ACC_BOOKING_INTENT;
     }
     struct acc_error err;
-    ACC_ASSERT_OK(acc_store_journal_put(st, b, 2, &err));
+    ACC_ASSERT_OK(acc_store_journal_put(st, b, 2, 0, &err));
     b[0].state = ACC_BOOKING_CANCELLED;
     b[1].state = ACC_BOOKING_RESERVED;
     acc_strlcpy(b[1].local_id, "L7", sizeof b[1].local_id);
-    ACC_ASSERT_OK(acc_store_journal_put(st, b, 2, &err));
+    ACC_ASSERT_OK(acc_store_journal_put(st, b, 2, 0, &err));
     /* An open entry of an agreement still being negotiated (Pending) is
      * not a leftover. */
     struct acc_booking busy = b[1];
     acc_strlcpy(busy.key, "k-pending", sizeof busy.key);
     acc_strlcpy(busy.agreement, "aaaaaaaaaaaaaaaa", sizeof busy.agreement);
-    ACC_ASSERT_OK(acc_store_journal_put(st, &busy, 1, &err));
+    ACC_ASSERT_OK(acc_store_journal_put(st, &busy, 1, 0, &err));
     struct acc_booking *got;
     size_t n;
     ACC_ASSERT_OK(acc_store_journal_get(st, NULL, &got, &n, &err));
@@ -212,7 +239,7 @@ static void *write_many(void *arg)
         snprintf(id, sizeof id, "w%02d%012d", w->base, i);
         fill(&a, id, "many");
         struct acc_error err;
-        if (acc_store_agreement_create(st, &a, NULL, NULL, NULL, &err))
+        if (acc_store_agreement_create(st, &a, NULL, 0, NULL, NULL, &err))
             w->failures++;
         acc_agreement_release(&a);
     }
@@ -242,7 +269,7 @@ static void test_concurrent_writers_group_commit(void)
 static void test_reopen_keeps_everything(void)
 {
     acc_store_close(st);
-    struct acc_store_options o = {db, true, 4};
+    struct acc_store_options o = {db, true, 4, 0};
     ACC_ASSERT_OK(acc_store_open(&o, &st, NULL));
     struct acc_agreement b;
     ACC_ASSERT_OK(acc_store_agreement_get(st, "cccccccccccccccc", false, &b, NULL));
@@ -259,12 +286,107 @@ static void test_not_a_database(void)
     fclose(f);
     struct acc_store *s = NULL;
     struct acc_error err;
-    struct acc_store_options o = {path, true, 2};
+    struct acc_store_options o = {path, true, 2, 0};
     CU_ASSERT_EQUAL(acc_store_open(&o, &s, &err), ACC_ERR_STORAGE);
     CU_ASSERT_PTR_NULL(s);
     o.path = "/nonexistent-dir/x.db";
     CU_ASSERT_EQUAL(acc_store_open(&o, &s, &err), ACC_ERR_STORAGE);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "/nonexistent-dir/x.db"));
+}
+
+/* Item 9 of the probe: bind results were unchecked, so a value that could
+ * not be bound went in as NULL.  A component's arguments that SQLite cannot
+ * take (out of memory while they are bound) must fail the settle and leave
+ * the agreement as it was, never store it without its arguments. */
+static void test_bind_failure_is_an_error(void)
+{
+    struct acc_agreement a, b;
+    struct acc_error err;
+    fill(&a, "bindbindbindbind", "carol");
+    ACC_ASSERT_OK(acc_store_agreement_create(st, &a, NULL, 0, NULL, NULL, &err));
+    enum { ARG = 123455 }; /* with its NUL: 123,456 bytes, a size nothing else has */
+    char *big = malloc(ARG + 1);
+    memset(big, 'x', ARG);
+    big[ARG] = '\0';
+    a.state = ACC_STATE_OBSERVED;
+    a.start = 5000;
+    a.end = 8600;
+    a.n_comps = 1;
+    a.comps = calloc(1, sizeof *a.comps);
+    a.comps[0] = (struct acc_alloc_component){.name = strdup("a"),
+                                              .site = strdup("site1"),
+                                              .nodes = 1,
+                                              .ppn = 1,
+                                              .executable = strdup("/bin/prog")};
+    a.comps[0].args = calloc(1, sizeof *a.comps[0].args);
+    a.comps[0].args[0] = big;
+    a.comps[0].n_args = 1;
+
+    atomic_store(&fail_size, ARG + 1);
+    acc_err rc =
+        acc_store_agreement_settle(st, &a, ACC_STATE_BIT(ACC_STATE_PENDING), NULL, NULL, 0, &err);
+    atomic_store(&fail_size, 0);
+    CU_ASSERT_NOT_EQUAL(rc, ACC_OK);
+    ACC_ASSERT_OK(acc_store_agreement_get(st, a.id, false, &b, &err));
+    if (rc == ACC_OK) { /* what it did before: stored, without the arguments */
+        CU_ASSERT_EQUAL(b.n_comps, 1);
+        CU_ASSERT_EQUAL(b.n_comps ? b.comps[0].n_args : 0, 1);
+    } else { /* nothing changed */
+        CU_ASSERT_EQUAL(b.state, ACC_STATE_PENDING);
+        CU_ASSERT_EQUAL(b.n_comps, 0);
+    }
+    acc_agreement_release(&b);
+
+    /* With the memory back, the same settle stores every byte. */
+    ACC_ASSERT_OK(
+        acc_store_agreement_settle(st, &a, ACC_STATE_BIT(ACC_STATE_PENDING), NULL, NULL, 0, &err));
+    ACC_ASSERT_OK(acc_store_agreement_get(st, a.id, false, &b, &err));
+    CU_ASSERT_EQUAL(b.state, ACC_STATE_OBSERVED);
+    CU_ASSERT_EQUAL_FATAL(b.n_comps, 1);
+    CU_ASSERT_EQUAL_FATAL(b.comps[0].n_args, 1);
+    CU_ASSERT_EQUAL(strlen(b.comps[0].args[0]), ARG);
+    acc_agreement_release(&b);
+    acc_agreement_release(&a);
+}
+
+/* The one write primitive: a write made with ACC_STORE_NOWAIT returns at
+ * once and is committed no later than any write awaited after it. */
+static void test_nowait_order(void)
+{
+    struct acc_error err;
+    struct acc_agreement a, b;
+    fill(&a, "nowaitnowaitnowa", "dave");
+    /* A key needs an awaited create (its answer is whether it was seen). */
+    CU_ASSERT_EQUAL(
+        acc_store_agreement_create(st, &a, "dave\nk", ACC_STORE_NOWAIT, NULL, NULL, &err),
+        ACC_ERR_INVALID);
+    ACC_ASSERT_OK(acc_store_agreement_create(st, &a, NULL, ACC_STORE_NOWAIT, NULL, NULL, &err));
+    struct acc_booking j = {.round = 1,
+                            .kind = ACC_RES_NODES,
+                            .amount = 2,
+                            .start = 10,
+                            .end = 20,
+                            .state = ACC_BOOKING_RESERVED};
+    acc_strlcpy(j.key, "nowait-key", sizeof j.key);
+    acc_strlcpy(j.agreement, a.id, sizeof j.agreement);
+    acc_strlcpy(j.adapter, "site1", sizeof j.adapter);
+    acc_strlcpy(j.resource, "site1", sizeof j.resource);
+    ACC_ASSERT_OK(acc_store_journal_put(st, &j, 1, ACC_STORE_NOWAIT, &err));
+    memset(&j, 0, sizeof j); /* the store has its own copy */
+    /* One awaited write later, both are there. */
+    ACC_ASSERT_OK(acc_store_agreement_transition(st, a.id, ACC_STATE_BIT(ACC_STATE_PENDING),
+                                                 ACC_STATE_REJECTED, "test", NULL, &err));
+    ACC_ASSERT_OK(acc_store_agreement_get(st, a.id, true, &b, &err));
+    CU_ASSERT_STRING_EQUAL(b.offer_xml, "<offer/>");
+    CU_ASSERT_EQUAL(b.state, ACC_STATE_REJECTED);
+    acc_agreement_release(&b);
+    struct acc_booking *got = NULL;
+    size_t n = 0;
+    ACC_ASSERT_OK(acc_store_journal_get(st, a.id, &got, &n, &err));
+    CU_ASSERT_EQUAL(n, 1);
+    CU_ASSERT_STRING_EQUAL(n ? got[0].key : "", "nowait-key");
+    free(got);
+    acc_agreement_release(&a);
 }
 
 static const struct acc_test_case tests[] = {
@@ -275,6 +397,8 @@ static const struct acc_test_case tests[] = {
     {"concurrent writers share commits", test_concurrent_writers_group_commit},
     {"reopen keeps everything", test_reopen_keeps_everything},
     {"not a database", test_not_a_database},
+    {"a value that cannot be bound is an error, not a NULL", test_bind_failure_is_an_error},
+    {"no-wait writes commit before later awaited ones", test_nowait_order},
     {NULL, NULL},
 };
 

@@ -1,0 +1,69 @@
+/* sim_store.h - a simulator's own persistence: its bookings and the days
+ * whose background load it made, in a SQLite file of its own (not in
+ * accordd's database: the core store knows nothing of simulators).
+ *
+ * The file is the site's (or network's) `calendar` setting, or else
+ * "<database>.sim-<name>" beside accordd's database (docs/adapters.md); a
+ * database of ":memory:" gives an in-memory calendar.
+ *
+ * Writes are queued and committed in queue order by whichever waiter comes
+ * first (group commit without a thread: one commit serves every write
+ * queued meanwhile).  Queuing never touches the disk, so a simulator queues
+ * a write while it holds its calendar lock: the order of the writes is the
+ * order of the changes in memory.  It then waits, without the lock, until
+ * the write is committed: a booking is durable before reserve returns, so
+ * before any agreement that uses it is committed in accordd's database.
+ *
+ * Thread-safe.  sqlite3 types never leave sim_store.c. */
+#ifndef ACC_SIM_STORE_H
+#define ACC_SIM_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../../server/common/error.h"
+#include "../../server/common/timefmt.h"
+
+struct sim_store;
+struct sim_store_write; /* a queued write someone waits for */
+
+struct sim_store_booking {
+    const char *key;
+    const char *resource;
+    acc_time start, end;
+    int64_t amount;
+    const char *owner;
+};
+
+/* The calendar file of simulator `name`: `setting` when given, else beside
+ * db_path.  Free *out. */
+acc_err sim_store_path(const char *db_path, const char *name, const char *setting, char **out,
+                       struct acc_error *err);
+
+/* Opens (creating, migrating) the file; durable: an fsync at each commit. */
+acc_err sim_store_open(const char *path, bool durable, struct sim_store **out,
+                       struct acc_error *err);
+/* Commits what is still queued, then closes.  NULL does nothing. */
+void sim_store_close(struct sim_store *ss);
+
+/* Queue bookings (with day >= 0 also marking that day's background load as
+ * made), or the removal of one.  With w, *w must be given to
+ * sim_store_wait; without, nobody waits and the write commits with the next
+ * awaited one.  On failure nothing is queued. */
+acc_err sim_store_put(struct sim_store *ss, const struct sim_store_booking *b, size_t n,
+                      int64_t day, struct sim_store_write **w, struct acc_error *err);
+acc_err sim_store_delete(struct sim_store *ss, const char *key, struct sim_store_write **w,
+                         struct acc_error *err);
+/* Waits until w (and every write queued before it) is committed, and frees
+ * w.  The write's result: when its commit failed, nothing of it is stored. */
+acc_err sim_store_wait(struct sim_store *ss, struct sim_store_write *w, struct acc_error *err);
+
+/* Calls fn for every stored booking. */
+acc_err sim_store_load(struct sim_store *ss,
+                       acc_err (*fn)(void *ctx, const struct sim_store_booking *b), void *ctx,
+                       struct acc_error *err);
+acc_err sim_store_day_marked(struct sim_store *ss, int64_t day, bool *marked,
+                             struct acc_error *err);
+
+#endif
