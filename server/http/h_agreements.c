@@ -127,15 +127,17 @@ void acc_h_agreement_create(struct acc_http_ctx *ctx, const struct acc_request *
     rs->replayed = out.replayed;
     memcpy(rs->id, out.id, sizeof rs->id);
     rs->wait = out.job;
-    if (pending && !acc_nego_is_done(rs->wait)) {
-        /* Answered at once: the negotiation goes on without the client. */
-        acc_nego_release(rs->wait);
-        rs->wait = NULL;
+    rs->finish = create_finish;
+    /* Pending mode answers at once with the agreement as it stands, and so
+     * does a replay whose negotiation is over; otherwise the server parks
+     * the request until the job is done. */
+    if (pending || acc_nego_is_done(out.job)) {
+        if (!acc_nego_is_done(out.job)) {
+            acc_nego_release(rs->wait);
+            rs->wait = NULL;
+        }
+        acc_http_finish(ctx, rq, rs);
     }
-    if (pending || acc_nego_is_done(rs->wait))
-        create_finish(ctx, rq, rs);
-    else
-        rs->finish = create_finish;
 }
 
 static bool query_time(const struct acc_request *rq, struct acc_response *rs, const char *key,
