@@ -896,6 +896,13 @@ static void test_tokens_and_ownership(void)
     call(&au, "POST", "/agreements", as_alice, alice, 201, &r);
     char *id = id_of(&r);
     http_reply_free(&r);
+    if (!id) {
+        CU_FAIL("no agreement id");
+        free(doc);
+        free(as_alice);
+        fixture_stop(&au);
+        return;
+    }
     call(&au, "POST", "/agreements", doc, alice, 403, &r); /* in someone else's name */
     http_reply_free(&r);
 
