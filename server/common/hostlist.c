@@ -5,10 +5,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_RANGE 100000 /* names one range may make */
+#define MAX_RANGE 100000  /* names one range may make */
+#define MAX_NAMES 1000000 /* names one list may make (ranges under ranges multiply) */
+#define MAX_NUMBER                                               \
+    999999999 /* a host number: larger ones are garbage, and the \
+               * expansion loop must never reach LONG_MAX */
 
 static acc_err push(struct acc_hostlist *h, const char *name, size_t len)
 {
+    if (h->n >= MAX_NAMES)
+        return ACC_ERR_INVALID;
     char **v = realloc(h->names, (h->n + 1) * sizeof *v);
     if (!v)
         return ACC_ERR_NOMEM;
@@ -46,12 +52,12 @@ static acc_err item(const char *head, const char *s, size_t len, struct acc_host
         const char *dash = memchr(r, '-', (size_t)(end - r));
         char *stop;
         long lo = strtol(r, &stop, 10);
-        if (stop == r || (dash ? stop != dash : stop != end))
+        if (stop == r || (dash ? stop != dash : stop != end) || lo < 0 || lo > MAX_NUMBER)
             return ACC_ERR_INVALID;
         long hi = lo;
         if (dash) {
             hi = strtol(dash + 1, &stop, 10);
-            if (stop != end || hi < lo || hi - lo >= MAX_RANGE)
+            if (stop != end || hi < lo || hi > MAX_NUMBER || hi - lo >= MAX_RANGE)
                 return ACC_ERR_INVALID;
         }
         int width = (int)((dash ? dash : end) - r); /* zero padding as written */
