@@ -5,20 +5,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_RANGE 100000  /* names one range may make */
-#define MAX_NAMES 1000000 /* names one list may make (ranges under ranges multiply) */
-#define MAX_NUMBER                                               \
-    999999999 /* a host number: larger ones are garbage, and the \
-               * expansion loop must never reach LONG_MAX */
+#define MAX_RANGE 100000 /* names one range may make */
+#define MAX_NAMES 100000 /* names one list may make (ranges under ranges multiply) */
+/* A host number: larger ones are garbage, and the expansion loop must never
+ * count up to LONG_MAX. */
+#define MAX_NUMBER 999999999
 
 static acc_err push(struct acc_hostlist *h, const char *name, size_t len)
 {
     if (h->n >= MAX_NAMES)
         return ACC_ERR_INVALID;
-    char **v = realloc(h->names, (h->n + 1) * sizeof *v);
-    if (!v)
-        return ACC_ERR_NOMEM;
-    h->names = v;
+    /* The array doubles when n reaches a power of two (from 16), so a long
+     * list costs O(n) copying, not O(n^2). */
+    size_t n = h->n;
+    if (n == 0 || (n >= 16 && (n & (n - 1)) == 0)) {
+        char **v = realloc(h->names, (n ? 2 * n : 16) * sizeof *v);
+        if (!v)
+            return ACC_ERR_NOMEM;
+        h->names = v;
+    }
     char *s = malloc(len + 1);
     if (!s)
         return ACC_ERR_NOMEM;
