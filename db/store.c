@@ -282,6 +282,14 @@ static char *col_dup(sqlite3_stmt *s, int i)
     return v ? strdup((const char *)v) : NULL;
 }
 
+/* Whether column i holds a value that did not come through: SQLite answers
+ * NULL for a text it could not copy for lack of memory, and col_dup NULL when
+ * strdup fails.  A read must then fail rather than return a hole. */
+static bool col_lost(sqlite3_stmt *s, int i, const void *v)
+{
+    return !v && sqlite3_column_type(s, i) != SQLITE_NULL;
+}
+
 static void col_copy(sqlite3_stmt *s, int i, char *dst, size_t size)
 {
     const unsigned char *v = sqlite3_column_text(s, i);
@@ -813,6 +821,8 @@ static acc_err read_agreement_row(sqlite3_stmt *s, struct acc_agreement *a)
     a->name = col_dup(s, 1);
     a->initiator = col_dup(s, 2);
     const char *state = (const char *)sqlite3_column_text(s, 3);
+    if (col_lost(s, 3, state))
+        return ACC_ERR_NOMEM;
     if (!state || !acc_state_parse(state, &a->state))
         a->state = ACC_STATE_REJECTED;
     a->created = sqlite3_column_int64(s, 4);
@@ -823,9 +833,13 @@ static acc_err read_agreement_row(sqlite3_stmt *s, struct acc_agreement *a)
     a->deadline = sqlite3_column_int64(s, 9);
     a->duration = sqlite3_column_int64(s, 10);
     const char *strategy = (const char *)sqlite3_column_text(s, 11);
+    if (col_lost(s, 11, strategy))
+        return ACC_ERR_NOMEM;
     if (!strategy || !acc_strategy_parse(strategy, &a->strategy))
         a->strategy = ACC_STRATEGY_DEFAULT;
     const char *launch = (const char *)sqlite3_column_text(s, 12);
+    if (col_lost(s, 12, launch))
+        return ACC_ERR_NOMEM;
     if (!launch || !acc_launch_parse(launch, &a->launch))
         a->launch = ACC_LAUNCH_NONE;
     a->rounds = (unsigned)sqlite3_column_int(s, 13);
@@ -834,7 +848,8 @@ static acc_err read_agreement_row(sqlite3_stmt *s, struct acc_agreement *a)
     a->reason = col_dup(s, 16);
     a->terms = col_dup(s, 17);
     a->guarantees = col_dup(s, 18);
-    if ((sqlite3_column_type(s, 1) != SQLITE_NULL && !a->name) || !a->initiator)
+    if (col_lost(s, 1, a->name) || !a->initiator || col_lost(s, 15, a->fault_code) ||
+        col_lost(s, 16, a->reason) || col_lost(s, 17, a->terms) || col_lost(s, 18, a->guarantees))
         return ACC_ERR_NOMEM;
     return ACC_OK;
 }
@@ -863,7 +878,9 @@ static acc_err read_allocation(struct conn *c, struct acc_agreement *a, struct a
         x->local_id = col_dup(s, 5);
         x->node_names = col_dup(s, 6);
         x->executable = col_dup(s, 7);
-        if (args_decode(s, 8, &x->args, &x->n_args)) {
+        if (col_lost(s, 0, x->name) || col_lost(s, 1, x->site) || col_lost(s, 4, x->reservation) ||
+            col_lost(s, 5, x->local_id) || col_lost(s, 6, x->node_names) ||
+            col_lost(s, 7, x->executable) || args_decode(s, 8, &x->args, &x->n_args)) {
             done(s);
             return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
         }
@@ -893,6 +910,12 @@ static acc_err read_allocation(struct conn *c, struct acc_agreement *a, struct a
         x->bandwidth = sqlite3_column_int64(s, 6);
         x->reservation = col_dup(s, 7);
         x->local_id = col_dup(s, 8);
+        if (col_lost(s, 0, x->name) || col_lost(s, 1, x->from) || col_lost(s, 2, x->to) ||
+            col_lost(s, 3, x->site_a) || col_lost(s, 4, x->site_b) || col_lost(s, 5, x->link) ||
+            col_lost(s, 7, x->reservation) || col_lost(s, 8, x->local_id)) {
+            done(s);
+            return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+        }
     }
     done(s);
     if (rc != SQLITE_DONE)
@@ -925,10 +948,13 @@ static acc_err get_one(struct conn *c, const char *id, bool with_offer, struct a
         if (!(s = stmt(c, S_AGR_GET_OFFER, err)))
             return ACC_ERR_STORAGE;
         bind_text(s, 1, id);
-        if (sqlite3_step(s) == SQLITE_ROW) {
+        int step = sqlite3_step(s);
+        if (step != SQLITE_ROW && step != SQLITE_DONE) {
+            r = db_error(c->db, err, "read offer");
+        } else if (step == SQLITE_ROW) {
             int len = sqlite3_column_bytes(s, 0);
             const void *blob = sqlite3_column_blob(s, 0);
-            out->offer_xml = malloc((size_t)len + 1);
+            out->offer_xml = len && col_lost(s, 0, blob) ? NULL : malloc((size_t)len + 1);
             if (out->offer_xml) {
                 if (len)
                     memcpy(out->offer_xml, blob, (size_t)len);
