@@ -317,6 +317,7 @@ static void fill(struct acc_agreement *a)
     a->offer_len = 8;
     a->terms = strdup("a");
     a->comps = calloc(1, sizeof *a->comps);
+    a->n_comps = 1; /* the create ignores it; the settle writes it */
     a->comps[0] = (struct acc_alloc_component){.name = strdup("a"),
                                                .site = strdup("site1"),
                                                .nodes = 4,
@@ -386,7 +387,6 @@ static enum outcome store_scenario(long n, bool *hit)
     a.state = ACC_STATE_OBSERVED;
     a.start = 5000;
     a.end = 8600;
-    a.n_comps = 1;
     rc = acc_store_agreement_settle(st, &a, ACC_STATE_BIT(ACC_STATE_PENDING), &t, NULL, 0, &err);
     if (rc)
         goto out;
