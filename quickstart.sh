@@ -4,9 +4,13 @@
 #   ./quickstart.sh run    install what is missing, build, and start accordd on
 #                          127.0.0.1:8080 with the embedded simulated testbed
 #   ./quickstart.sh test   install what is missing, build (plain and with
-#                          ASan+UBSan), and run every test through ctest
+#                          ASan+UBSan), run every test through ctest in both
+#                          builds, then each fuzzer for FUZZ_SECONDS; the last
+#                          line is one verdict, and the exit status is non-zero
+#                          on any failure
 #
-# Environment: JOBS (parallel build jobs, default: all cores).
+# Environment: JOBS (parallel build jobs, default: all cores), FUZZ_SECONDS
+# (per fuzzer, default 20; 0 skips fuzzing).
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -16,8 +20,10 @@ PACKAGES=(build-essential cmake pkg-config libmicrohttpd-dev libxml2-dev libsqli
 # MPICH starts the agreed meta-jobs (mpiexec.hydra) and builds accord-ring.
 # The tests also run real Slurm clusters (tests/slurm/start-testbed.sh) and
 # put emulated sites into network namespaces (ip, from iproute2).
-TEST_PACKAGES=(slurm-wlm munge iproute2)
+# clang and its runtime (libFuzzer) build the fuzzers (tests/fuzz).
+TEST_PACKAGES=(slurm-wlm munge iproute2 clang libclang-rt-dev)
 JOBS=${JOBS:-$(nproc)}
+FUZZ_SECONDS=${FUZZ_SECONDS:-20}
 
 log() { printf '[quickstart] %s\n' "$*" >&2; }
 
@@ -47,6 +53,34 @@ build() { # build DIR [cmake options...]
     cmake --build "$dir" -j "$JOBS"
 }
 
+PASSED=""
+# run_suite NAME DIR NOT_RUN ctest...: runs ctest in DIR; on failure prints
+# the verdict (how many failed, which, what was not run) and exits 1.
+run_suite() {
+    local name=$1 dir=$2 not_run=$3
+    shift 3
+    log "tests: $name"
+    local out
+    out=$(mktemp)
+    local rc=0
+    (cd "$dir" && "$@") 2>&1 | tee "$out" || rc=${PIPESTATUS[0]}
+    local total failed names
+    total=$(sed -n 's/.*tests passed, [0-9]* tests failed out of \([0-9]*\).*/\1/p' "$out" | tail -1)
+    failed=$(sed -n 's/.*tests passed, \([0-9]*\) tests failed out of.*/\1/p' "$out" | tail -1)
+    names=$(sed -n '/The following tests FAILED:/,$ s/^[[:space:]]*[0-9]* - \([^ ]*\) .*/\1/p' "$out" |
+        paste -sd, - | sed 's/,/, /g')
+    rm -f "$out"
+    if [ "$rc" -ne 0 ]; then
+        if [ -n "$failed" ]; then
+            log "FAILED: $name: $failed of $total tests failed ($names); $not_run not run"
+        else
+            log "FAILED: $name: ctest ended with status $rc; $not_run not run"
+        fi
+        exit 1
+    fi
+    PASSED+="${PASSED:+, }${total:-0} in the $name"
+}
+
 case "${1:-}" in
 run)
     install_missing
@@ -56,14 +90,31 @@ run)
     ;;
 test)
     install_missing "${TEST_PACKAGES[@]}"
-    build build
-    build build-asan -DACCORD_SANITIZE=ON
-    log "tests (plain build, with valgrind on the server tests)"
-    (cd build && ctest --output-on-failure -j 2)
-    log "tests under AddressSanitizer and UndefinedBehaviorSanitizer"
-    (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-        UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j 2 -LE valgrind)
-    log "all tests passed"
+    build build || { log "FAILED: the plain build does not compile; no test run"; exit 1; }
+    build build-asan -DACCORD_SANITIZE=ON ||
+        { log "FAILED: the ASan+UBSan build does not compile; no test run"; exit 1; }
+    # Each phase that fails ends the run with one verdict that names it, the
+    # failed tests and the phases not run.
+    run_suite "plain build" build "sanitizer and fuzz phases" \
+        ctest --output-on-failure -j 2
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+        run_suite "ASan+UBSan build" build-asan "fuzz phase" \
+        ctest --output-on-failure -j 2 -LE valgrind
+    fuzz_note="fuzzing skipped (FUZZ_SECONDS=0)"
+    if [ "$FUZZ_SECONDS" -gt 0 ]; then
+        build build-fuzz -DCMAKE_C_COMPILER=clang -DACCORD_FUZZ=ON -DACCORD_TESTS=OFF || {
+            log "FAILED: the fuzzers do not compile; the tests passed ($PASSED)"
+            exit 1
+        }
+        log "fuzzing: each harness for ${FUZZ_SECONDS} s"
+        if ! tests/fuzz/run.sh build-fuzz "$FUZZ_SECONDS"; then
+            log "FAILED: fuzzing found a crash (the input is kept, see above); the tests" \
+                "passed ($PASSED)"
+            exit 1
+        fi
+        fuzz_note="fuzzing $((3 * FUZZ_SECONDS)) s: no crash"
+    fi
+    log "PASSED: every test passed ($PASSED); $fuzz_note"
     ;;
 *)
     echo "usage: $0 run | test" >&2

@@ -34,6 +34,8 @@ static acc_err read_agreement_row(sqlite3_stmt *s, struct acc_agreement *a)
     a->name = store_col_dup(s, 1);
     a->initiator = store_col_dup(s, 2);
     const char *state = (const char *)sqlite3_column_text(s, 3);
+    if (store_col_lost(s, 3, state))
+        return ACC_ERR_NOMEM;
     if (!state || !acc_state_parse(state, &a->state))
         a->state = ACC_STATE_REJECTED;
     a->created = sqlite3_column_int64(s, 4);
@@ -44,9 +46,13 @@ static acc_err read_agreement_row(sqlite3_stmt *s, struct acc_agreement *a)
     a->deadline = sqlite3_column_int64(s, 9);
     a->duration = sqlite3_column_int64(s, 10);
     const char *strategy = (const char *)sqlite3_column_text(s, 11);
+    if (store_col_lost(s, 11, strategy))
+        return ACC_ERR_NOMEM;
     if (!strategy || !acc_strategy_parse(strategy, &a->strategy))
         a->strategy = ACC_STRATEGY_DEFAULT;
     const char *launch = (const char *)sqlite3_column_text(s, 12);
+    if (store_col_lost(s, 12, launch))
+        return ACC_ERR_NOMEM;
     if (!launch || !acc_launch_parse(launch, &a->launch))
         a->launch = ACC_LAUNCH_NONE;
     a->rounds = (unsigned)sqlite3_column_int(s, 13);
@@ -55,7 +61,9 @@ static acc_err read_agreement_row(sqlite3_stmt *s, struct acc_agreement *a)
     a->reason = store_col_dup(s, 16);
     a->terms = store_col_dup(s, 17);
     a->guarantees = store_col_dup(s, 18);
-    if ((sqlite3_column_type(s, 1) != SQLITE_NULL && !a->name) || !a->initiator)
+    if (store_col_lost(s, 1, a->name) || !a->initiator || store_col_lost(s, 15, a->fault_code) ||
+        store_col_lost(s, 16, a->reason) || store_col_lost(s, 17, a->terms) ||
+        store_col_lost(s, 18, a->guarantees))
         return ACC_ERR_NOMEM;
     return ACC_OK;
 }
@@ -101,6 +109,10 @@ static acc_err comp_row(sqlite3_stmt *s, void *ctx)
     x->local_id = store_col_dup(s, 5);
     x->node_names = store_col_dup(s, 6);
     x->executable = store_col_dup(s, 7);
+    if (store_col_lost(s, 0, x->name) || store_col_lost(s, 1, x->site) ||
+        store_col_lost(s, 4, x->reservation) || store_col_lost(s, 5, x->local_id) ||
+        store_col_lost(s, 6, x->node_names) || store_col_lost(s, 7, x->executable))
+        return ACC_ERR_NOMEM;
     return store_args_decode(s, 8, &x->args, &x->n_args);
 }
 
@@ -122,6 +134,11 @@ static acc_err link_row(sqlite3_stmt *s, void *ctx)
     x->bandwidth = sqlite3_column_int64(s, 6);
     x->reservation = store_col_dup(s, 7);
     x->local_id = store_col_dup(s, 8);
+    if (store_col_lost(s, 0, x->name) || store_col_lost(s, 1, x->from) ||
+        store_col_lost(s, 2, x->to) || store_col_lost(s, 3, x->site_a) ||
+        store_col_lost(s, 4, x->site_b) || store_col_lost(s, 5, x->link) ||
+        store_col_lost(s, 7, x->reservation) || store_col_lost(s, 8, x->local_id))
+        return ACC_ERR_NOMEM;
     return ACC_OK;
 }
 

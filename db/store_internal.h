@@ -166,6 +166,11 @@ acc_err store_bind_step(struct conn *c, struct store_bind *b, const char *what,
                         struct acc_error *err);
 
 char *store_col_dup(sqlite3_stmt *s, int i);
+/* Whether column i holds a value that did not come through (v is what was
+ * read of it): SQLite answers NULL for a text it could not copy for lack of
+ * memory, and store_col_dup NULL when strdup fails.  A read must then fail
+ * rather than return a hole. */
+bool store_col_lost(sqlite3_stmt *s, int i, const void *v);
 void store_col_copy(sqlite3_stmt *s, int i, char *dst, size_t size);
 /* A blob column as a malloc'd NUL-terminated copy; *len its length.  NULL
  * column: *out NULL.  ACC_ERR_NOMEM when out of memory. */

@@ -131,6 +131,11 @@ acc_err store_bind_step(struct conn *c, struct store_bind *b, const char *what,
 
 /* ---------------------------------------------------------------- columns */
 
+bool store_col_lost(sqlite3_stmt *s, int i, const void *v)
+{
+    return !v && sqlite3_column_type(s, i) != SQLITE_NULL;
+}
+
 char *store_col_dup(sqlite3_stmt *s, int i)
 {
     const unsigned char *v = sqlite3_column_text(s, i);
@@ -151,6 +156,8 @@ acc_err store_col_blob(sqlite3_stmt *s, int i, char **out, size_t *len)
         return ACC_OK;
     const void *blob = sqlite3_column_blob(s, i);
     int n = sqlite3_column_bytes(s, i);
+    if (n && !blob)
+        return ACC_ERR_NOMEM; /* SQLite could not copy it */
     char *p = malloc((size_t)n + 1);
     if (!p)
         return ACC_ERR_NOMEM;

@@ -103,8 +103,7 @@ int main(int argc, char **argv)
         rc = acc_service_open(&cfg, &svc, &err);
     if (!rc) {
         ctx.svc = svc;
-        ctx.limits = (struct acc_xml_limits){cfg.max_body, cfg.max_depth, 20000, cfg.max_attributes,
-                                             cfg.max_total_attributes};
+        ctx.limits = acc_http_limits_of(&cfg);
         struct acc_http_options ho = acc_http_options_of(&cfg);
         rc = acc_http_start(&ctx, &ho, &srv, &err);
     }

@@ -27,8 +27,8 @@ static const char *const migrations[] = {
 enum { Q_PUT, Q_DELETE, Q_DAY_MARK, Q_LOAD, Q_DAY_GET, Q__COUNT };
 
 static const char *const sql[Q__COUNT] = {
-    [Q_PUT] = "INSERT OR REPLACE INTO booking (key, resource, start_time, end_time, amount, "
-              "owner) VALUES (?,?,?,?,?,?)",
+    [Q_PUT] = ("INSERT OR REPLACE INTO booking (key, resource, start_time, end_time, amount, "
+               "owner) VALUES (?,?,?,?,?,?)"),
     [Q_DELETE] = "DELETE FROM booking WHERE key = ?",
     [Q_DAY_MARK] = "INSERT OR IGNORE INTO load_day (day) VALUES (?)",
     [Q_LOAD] = "SELECT key, resource, start_time, end_time, amount, owner FROM booking",

@@ -6,13 +6,24 @@
 #include <string.h>
 
 #define MAX_RANGE 100000 /* names one range may make */
+#define MAX_NAMES 100000 /* names one list may make (ranges under ranges multiply) */
+/* A host number: larger ones are garbage, and the expansion loop must never
+ * count up to LONG_MAX. */
+#define MAX_NUMBER 999999999
 
 static acc_err push(struct acc_hostlist *h, const char *name, size_t len)
 {
-    char **v = realloc(h->names, (h->n + 1) * sizeof *v);
-    if (!v)
-        return ACC_ERR_NOMEM;
-    h->names = v;
+    if (h->n >= MAX_NAMES)
+        return ACC_ERR_INVALID;
+    /* The array doubles when n reaches a power of two (from 16), so a long
+     * list costs O(n) copying, not O(n^2). */
+    size_t n = h->n;
+    if (n == 0 || (n >= 16 && (n & (n - 1)) == 0)) {
+        char **v = realloc(h->names, (n ? 2 * n : 16) * sizeof *v);
+        if (!v)
+            return ACC_ERR_NOMEM;
+        h->names = v;
+    }
     char *s = malloc(len + 1);
     if (!s)
         return ACC_ERR_NOMEM;
@@ -46,12 +57,12 @@ static acc_err item(const char *head, const char *s, size_t len, struct acc_host
         const char *dash = memchr(r, '-', (size_t)(end - r));
         char *stop;
         long lo = strtol(r, &stop, 10);
-        if (stop == r || (dash ? stop != dash : stop != end))
+        if (stop == r || (dash ? stop != dash : stop != end) || lo < 0 || lo > MAX_NUMBER)
             return ACC_ERR_INVALID;
         long hi = lo;
         if (dash) {
             hi = strtol(dash + 1, &stop, 10);
-            if (stop != end || hi < lo || hi - lo >= MAX_RANGE)
+            if (stop != end || hi < lo || hi > MAX_NUMBER || hi - lo >= MAX_RANGE)
                 return ACC_ERR_INVALID;
         }
         int width = (int)((dash ? dash : end) - r); /* zero padding as written */

@@ -17,7 +17,8 @@ struct acc_hostlist {
 
 /* Expands expr into names (appended).  "(null)", "None" and "" are empty.
  * ACC_ERR_INVALID for a list it cannot read (unbalanced brackets, a range
- * that runs backwards or is absurdly long). */
+ * that runs backwards or is absurdly long, a host number over 999999999, more
+ * than 100000 names in all). */
 acc_err acc_hostlist_expand(const char *expr, struct acc_hostlist *out);
 void acc_hostlist_release(struct acc_hostlist *h);
 

@@ -557,6 +557,16 @@ static bool rollback(struct nego *g, const char *why)
     return failed == 0;
 }
 
+/* A rollback before another round left a reservation held (its cancel failed
+ * or there was no memory to ask): stop instead of booking beside it.  The
+ * journal shows it open; housekeeping and recovery cancel it. */
+static int undo_failed(struct nego *g)
+{
+    fail(g, ACC_ENGINE_FAILED, ACC_ERR_ADAPTER,
+         "a reservation of round %u could not be cancelled; the negotiation stops", g->round);
+    return -1;
+}
+
 /* Whether a reservation is what was asked: from t, for the amount, until
  * end or later (Slurm, for one, reserves whole minutes). */
 static bool covers(const struct acc_reservation *r, acc_time t, acc_time end, int64_t amount)
@@ -697,7 +707,10 @@ static int reserve_all(struct nego *g, acc_time t, acc_time *next)
     }
     if (busy || mismatch) {
         snprintf(msg, sizeof msg, "a reservation is not as asked: %s", why);
-        rollback(g, busy ? "a resource was taken meanwhile" : msg);
+        /* A round may only follow when this one is undone: otherwise the
+         * next would book beside reservations still held. */
+        if (!rollback(g, busy ? "a resource was taken meanwhile" : msg))
+            return undo_failed(g);
         g->res->rollbacks++;
         *next = latest;
         return 0;
@@ -768,7 +781,8 @@ static int reserve_all(struct nego *g, acc_time t, acc_time *next)
     }
     if (mismatch) {
         snprintf(msg, sizeof msg, "verification found a reservation not as asked: %s", why);
-        rollback(g, msg);
+        if (!rollback(g, msg))
+            return undo_failed(g);
         g->res->rollbacks++;
         *next = latest;
         return 0;

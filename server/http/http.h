@@ -158,6 +158,8 @@ struct acc_http_options {
     size_t max_body;
 };
 
+/* The offer limits of a configuration's [server] section. */
+struct acc_xml_limits acc_http_limits_of(const struct acc_config *cfg);
 /* The options of a configuration's [server] section. */
 struct acc_http_options acc_http_options_of(const struct acc_config *cfg);
 

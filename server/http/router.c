@@ -189,6 +189,17 @@ void acc_http_dispatch(struct acc_http_ctx *ctx, struct acc_request *rq, struct 
     }
 }
 
+struct acc_xml_limits acc_http_limits_of(const struct acc_config *cfg)
+{
+    return (struct acc_xml_limits){
+        .max_bytes = cfg->max_body,
+        .max_depth = cfg->max_depth,
+        .max_elements = 20000,
+        .max_attributes = cfg->max_attributes,
+        .max_total_attributes = cfg->max_total_attributes,
+    };
+}
+
 struct acc_http_options acc_http_options_of(const struct acc_config *cfg)
 {
     return (struct acc_http_options){

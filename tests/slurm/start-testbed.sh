@@ -15,6 +15,7 @@
 #               cluster k (0-based) uses PORT_BASE+100k for slurmctld and
 #               PORT_BASE+100k+1 ... +N for its N slurmd (N <= 99)
 #         SLURM_TESTBED_NO_INSTALL=1  never call apt-get
+#         SLURM_TESTBED_MOUNTS    the mount table to check for cgroups [/proc/mounts]
 # Output: $SLURM_TESTBED_DIR/env.sh exports SLURM_CONF_<NAME>=<slurm.conf>
 #         (use: SLURM_CONF=$SLURM_CONF_SITEA scontrol ...), SLURM_TESTBED_DIR
 #         and SLURM_TESTBED_CLUSTERS.  Exit 0 only when every node is idle.
@@ -52,6 +53,19 @@ if [ "$need_install" = 1 ]; then
     fi
     log "installed after $(elapsed)"
 fi
+
+# ----------------------------------------------------------- 1b. cgroups
+# slurmd 22.05 loads its cgroup plugin whatever the configuration says, and
+# without a cgroup file system under /sys/fs/cgroup it stops at once with
+# "Unable to initialize cgroup plugin" (in its log only).  Say so up front.
+cgroup_mounted() {
+    awk '$2 ~ /^\/sys\/fs\/cgroup(\/|$)/ && ($3 == "cgroup" || $3 == "cgroup2") { found = 1 }
+         END { exit !found }' "${SLURM_TESTBED_MOUNTS:-/proc/mounts}"
+}
+cgroup_mounted || die "/sys/fs/cgroup is not mounted (no cgroup or cgroup2 file system under it):" \
+    "slurmd needs it ('Unable to initialize cgroup plugin').  Mount it" \
+    "(mount -t cgroup2 none /sys/fs/cgroup), or give the container the host's cgroups" \
+    "(docker run --privileged, or -v /sys/fs/cgroup:/sys/fs/cgroup:rw --cgroupns=host)."
 
 # ------------------------------------------------- 2. refuse to clobber a run
 if [ -d "$DIR" ]; then

@@ -28,8 +28,7 @@ int fixture_start(struct fixture *f, const char *ini, const char *db)
         rc = acc_service_open(&f->cfg, &f->svc, &err);
     if (!rc) {
         f->ctx.svc = f->svc;
-        f->ctx.limits = (struct acc_xml_limits){f->cfg.max_body, f->cfg.max_depth, 20000,
-                                                f->cfg.max_attributes, f->cfg.max_total_attributes};
+        f->ctx.limits = acc_http_limits_of(&f->cfg);
         struct acc_http_options o = acc_http_options_of(&f->cfg);
         rc = acc_http_start(&f->ctx, &o, &f->srv, &err);
     }

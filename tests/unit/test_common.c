@@ -2,6 +2,7 @@
 #include <stdlib.h>
 
 #include "buf.h"
+#include "hostlist.h"
 #include "id.h"
 #include "map.h"
 #include "proc.h"
@@ -220,6 +221,29 @@ static void test_errors(void)
     }
 }
 
+/* Found by fuzzing the configuration (tests/fuzz/fuzz_config): a host number
+ * at LONG_MAX overflowed the expansion loop (undefined; in practice an endless
+ * loop that eats memory), and ranges under ranges multiplied past any bound
+ * ("a[1-99999][1-99999]": ten billion names).  Regression inputs:
+ * tests/data/fuzz/config-hostlist-*.ini. */
+static void test_hostlist_bounds(void)
+{
+    struct acc_hostlist h = {0};
+    static const char *const bad[] = {
+        "n[9223372036854775807]",  "n[9223372036854775806-9223372036854775807]",
+        "n[18446744073709551616]", "n[1000000000]",
+        "a[1-99999][1-99999]",     "a[1-1000],b[1-1000][1-100]",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        CU_ASSERT_EQUAL(acc_hostlist_expand(bad[i], &h), ACC_ERR_INVALID);
+        acc_hostlist_release(&h);
+    }
+    /* The bounds leave room for real clusters. */
+    ACC_ASSERT_OK(acc_hostlist_expand("n[999999998-999999999],r[1-300][1-300]", &h));
+    CU_ASSERT_EQUAL(h.n, 2 + 300 * 300);
+    acc_hostlist_release(&h);
+}
+
 static void test_proc(void)
 {
     struct acc_proc_result r;
@@ -277,6 +301,7 @@ static const struct acc_test_case tests[] = {
     {"map", test_map},
     {"numbers and names", test_numbers},
     {"errors", test_errors},
+    {"host list bounds", test_hostlist_bounds},
     {NULL, NULL},
 };
 
