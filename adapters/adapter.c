@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../server/common/strutil.h"
+#include "../lib/common/strutil.h"
 
 extern const struct acc_adapter_ops acc_sim_batch_ops;
 extern const struct acc_adapter_ops acc_sim_network_ops;

@@ -24,11 +24,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../server/common/buf.h"
-#include "../server/common/error.h"
-#include "../server/common/kv.h"
-#include "../server/common/timefmt.h"
-#include "../server/model/model.h"
+#include "../lib/common/buf.h"
+#include "../lib/common/error.h"
+#include "../lib/common/kv.h"
+#include "../lib/common/timefmt.h"
+#include "../lib/model/model.h"
 
 #define ACC_ADAPTER_OPS_VERSION 1
 

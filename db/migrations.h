@@ -3,7 +3,7 @@
 #ifndef ACC_MIGRATIONS_H
 #define ACC_MIGRATIONS_H
 
-#include "../server/common/embed.h"
+#include "../lib/common/embed.h"
 
 extern const struct acc_embedded acc_migrations[];
 extern const size_t acc_migrations_count;

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../server/common/log.h"
+#include "../lib/common/log.h"
 #include "migrations.h"
 #include "store_internal.h"
 

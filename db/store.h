@@ -21,8 +21,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../server/common/error.h"
-#include "../server/model/model.h"
+#include "../lib/common/error.h"
+#include "../lib/model/model.h"
 
 struct acc_store;
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../server/common/strutil.h"
+#include "../lib/common/strutil.h"
 #include "store_internal.h"
 
 #define BY_ID "(SELECT seq FROM agreement WHERE id = ?)"

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../server/common/strutil.h"
+#include "../lib/common/strutil.h"
 
 acc_err store_db_error(sqlite3 *db, struct acc_error *err, const char *what)
 {

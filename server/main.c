@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/log.h"
-#include "common/tuning.h"
+#include "../lib/common/log.h"
+#include "../lib/common/tuning.h"
 #include "config/config.h"
 #include "http/http.h"
 #include "service/service.h"

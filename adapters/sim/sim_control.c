@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../server/common/strutil.h"
+#include "../../lib/common/strutil.h"
 #include "sim_core.h"
 
 /* ---------------------------------------------------------------- controls */

@@ -8,8 +8,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../server/common/log.h"
-#include "../../server/common/strutil.h"
+#include "../../lib/common/log.h"
+#include "../../lib/common/strutil.h"
 
 #define MAX_FRAMES       4096
 #define DAY              86400

@@ -22,7 +22,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../../server/common/map.h"
+#include "../../lib/common/map.h"
 #include "../adapter.h"
 #include "calendar.h"
 #include "sim_store.h"

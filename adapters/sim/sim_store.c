@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../server/common/log.h"
-#include "../../server/common/strutil.h"
+#include "../../lib/common/log.h"
+#include "../../lib/common/strutil.h"
 
 /* Migration i brings the schema (PRAGMA user_version) from i to i + 1. */
 static const char *const migrations[] = {

@@ -22,8 +22,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../../server/common/error.h"
-#include "../../server/common/timefmt.h"
+#include "../../lib/common/error.h"
+#include "../../lib/common/timefmt.h"
 
 struct sim_store;
 struct sim_store_write; /* a queued write someone waits for */

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../../server/common/map.h"
+#include "../../lib/common/map.h"
 #include "../adapter.h"
 
 struct avail_node {

@@ -23,11 +23,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../server/common/proc.h"
-#include "../../server/common/strutil.h"
+#include "../../lib/common/proc.h"
+#include "../../lib/common/strutil.h"
 #include "../adapter.h"
 #include "avail.h"
-#include "../../server/common/hostlist.h"
+#include "../../lib/common/hostlist.h"
 
 #define MAX_OUTPUT   (4u << 20)
 #define FOREVER      ((acc_time)1 << 40) /* a job without a time limit */

@@ -6,9 +6,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "../common/hostlist.h"
-#include "../common/strutil.h"
-#include "../common/timefmt.h"
+#include "../../lib/common/hostlist.h"
+#include "../../lib/common/strutil.h"
+#include "../../lib/common/timefmt.h"
 
 static const char embedded_text[] =
     "# The embedded testbed: three simulated sites shaped like the VIOLA testbed,\n"

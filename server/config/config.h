@@ -24,10 +24,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../common/error.h"
-#include "../common/kv.h"
-#include "../common/log.h"
-#include "../model/model.h"
+#include "../../lib/common/error.h"
+#include "../../lib/common/kv.h"
+#include "../../lib/common/log.h"
+#include "../../lib/model/model.h"
 
 struct acc_site_cfg {
     char *name;

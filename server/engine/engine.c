@@ -5,10 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/id.h"
-#include "../common/log.h"
-#include "../common/pool.h"
-#include "../common/strutil.h"
+#include "../../lib/common/id.h"
+#include "../../lib/common/log.h"
+#include "../../lib/common/pool.h"
+#include "../../lib/common/strutil.h"
 
 #define DEFAULT_THREADS 256
 

@@ -28,8 +28,8 @@
 #include <stdint.h>
 
 #include "../../adapters/adapter.h"
-#include "../common/error.h"
-#include "../model/model.h"
+#include "../../lib/common/error.h"
+#include "../../lib/model/model.h"
 
 struct acc_engine;
 

@@ -3,7 +3,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "../common/strutil.h"
+#include "../../lib/common/strutil.h"
 #include "../json/json.h"
 #include "http.h"
 

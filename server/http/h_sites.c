@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../common/strutil.h"
+#include "../../lib/common/strutil.h"
 #include "../json/json.h"
 #include "http.h"
 

@@ -15,9 +15,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../common/buf.h"
-#include "../common/error.h"
-#include "../common/kv.h"
+#include "../../lib/common/buf.h"
+#include "../../lib/common/error.h"
+#include "../../lib/common/kv.h"
 #include "../service/service.h"
 #include "../xml/xml.h"
 

@@ -19,8 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../common/log.h"
-#include "../common/timefmt.h"
+#include "../../lib/common/log.h"
+#include "../../lib/common/timefmt.h"
 #include "clients.h"
 #include "http.h"
 

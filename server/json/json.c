@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../common/utf8.h"
+#include "../../lib/common/utf8.h"
 
 /* ------------------------------------------------------------- strings */
 

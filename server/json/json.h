@@ -7,9 +7,9 @@
 #ifndef ACC_JSON_H
 #define ACC_JSON_H
 
-#include "../common/buf.h"
-#include "../common/error.h"
-#include "../model/model.h"
+#include "../../lib/common/buf.h"
+#include "../../lib/common/error.h"
+#include "../../lib/model/model.h"
 
 void acc_json_agreement(const struct acc_agreement *a, struct acc_buf *out);
 void acc_json_state(const struct acc_state_view *v, struct acc_buf *out);

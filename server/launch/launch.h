@@ -17,10 +17,10 @@
 
 #include <stddef.h>
 
-#include "../common/buf.h"
-#include "../common/error.h"
+#include "../../lib/common/buf.h"
+#include "../../lib/common/error.h"
 #include "../config/config.h"
-#include "../model/model.h"
+#include "../../lib/model/model.h"
 
 /* One component as it will be started. */
 struct acc_launch_comp {

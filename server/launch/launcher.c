@@ -12,9 +12,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../common/buf.h"
-#include "../common/log.h"
-#include "../common/strutil.h"
+#include "../../lib/common/buf.h"
+#include "../../lib/common/log.h"
+#include "../../lib/common/strutil.h"
 #include "launcher_int.h"
 
 /* ------------------------------------------------------------------ setup */

@@ -26,9 +26,9 @@
 #include <stdbool.h>
 
 #include "../../adapters/adapter.h"
-#include "../common/error.h"
+#include "../../lib/common/error.h"
 #include "../config/config.h"
-#include "../model/model.h"
+#include "../../lib/model/model.h"
 
 struct acc_launcher;
 

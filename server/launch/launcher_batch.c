@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/buf.h"
-#include "../common/log.h"
-#include "../common/strutil.h"
+#include "../../lib/common/buf.h"
+#include "../../lib/common/log.h"
+#include "../../lib/common/strutil.h"
 #include "launcher_int.h"
 
 bool acc_launcher_batch_text(struct acc_launcher_entry *e)

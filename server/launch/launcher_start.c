@@ -8,10 +8,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../common/buf.h"
-#include "../common/log.h"
-#include "../common/proc.h"
-#include "../common/strutil.h"
+#include "../../lib/common/buf.h"
+#include "../../lib/common/log.h"
+#include "../../lib/common/proc.h"
+#include "../../lib/common/strutil.h"
 #include "launcher_int.h"
 
 /* The wrapper that runs mpiexec: its output (stdout and stderr) goes to

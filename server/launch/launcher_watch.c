@@ -13,10 +13,10 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include "../common/buf.h"
-#include "../common/log.h"
-#include "../common/proc.h"
-#include "../common/strutil.h"
+#include "../../lib/common/buf.h"
+#include "../../lib/common/log.h"
+#include "../../lib/common/proc.h"
+#include "../../lib/common/strutil.h"
 #include "launcher_int.h"
 
 /* Is the job's wrapper still there?  Reaps it when it is our child. */

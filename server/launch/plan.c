@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/hostlist.h"
-#include "../common/strutil.h"
+#include "../../lib/common/hostlist.h"
+#include "../../lib/common/strutil.h"
 #include "launch.h"
 
 void acc_launch_plan_release(struct acc_launch_plan *p)

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../common/log.h"
+#include "../../lib/common/log.h"
 #include "internal.h"
 
 #define HOUSEKEEPING_SECONDS 5

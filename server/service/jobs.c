@@ -4,7 +4,7 @@
 
 #include <stdlib.h>
 
-#include "../common/log.h"
+#include "../../lib/common/log.h"
 
 /* Asked before a job starts: it starts only while its agreement is
  * Observed (a terminate may have come between the commit and the timer). */

@@ -11,7 +11,7 @@
 
 #include "../../adapters/adapter.h"
 #include "../../db/store.h"
-#include "../common/error.h"
+#include "../../lib/common/error.h"
 #include "../launch/launcher.h"
 
 /* What the hooks need of the service; it must outlive the launcher. */

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/log.h"
-#include "../common/strutil.h"
+#include "../../lib/common/log.h"
+#include "../../lib/common/strutil.h"
 #include "internal.h"
 #include "plan.h"
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/strutil.h"
+#include "../../lib/common/strutil.h"
 
 void acc_plan_release(struct acc_plan *p)
 {

@@ -15,7 +15,7 @@
 
 #include "../config/config.h"
 #include "../engine/engine.h"
-#include "../model/model.h"
+#include "../../lib/model/model.h"
 
 #define ACC_PLAN_NO_ITEM     ((size_t)-1)
 #define ACC_PLAN_MAX_CHOICES 32

@@ -15,8 +15,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "../common/log.h"
-#include "../common/strutil.h"
+#include "../../lib/common/log.h"
+#include "../../lib/common/strutil.h"
 #include "internal.h"
 
 /* ------------------------------------------------------------------ jobs */

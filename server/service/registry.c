@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/log.h"
+#include "../../lib/common/log.h"
 #include "internal.h"
 
 struct acc_adapter *svc_site_adapter(void *ctx, const char *site)

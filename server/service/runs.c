@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/log.h"
+#include "../../lib/common/log.h"
 #include "internal.h"
 #include "jobs.h"
 

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/log.h"
-#include "../common/strutil.h"
+#include "../../lib/common/log.h"
+#include "../../lib/common/strutil.h"
 #include "internal.h"
 
 /* How long running negotiations get to roll back at shutdown before every

@@ -18,11 +18,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../common/buf.h"
-#include "../common/error.h"
-#include "../common/kv.h"
+#include "../../lib/common/buf.h"
+#include "../../lib/common/error.h"
+#include "../../lib/common/kv.h"
 #include "../config/config.h"
-#include "../model/model.h"
+#include "../../lib/model/model.h"
 
 struct acc_service;
 

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/id.h"
-#include "../common/strutil.h"
+#include "../../lib/common/id.h"
+#include "../../lib/common/strutil.h"
 #include "internal.h"
 #include "plan.h"
 

@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/id.h"
-#include "../common/log.h"
+#include "../../lib/common/id.h"
+#include "../../lib/common/log.h"
 #include "internal.h"
 
 /* Cancels the committed reservations of an agreement (and those whose

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/strutil.h"
+#include "../../lib/common/strutil.h"
 #include "xml_internal.h"
 
 #define MAX_COMPONENTS 64

@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/strutil.h"
-#include "../common/utf8.h"
+#include "../../lib/common/strutil.h"
+#include "../../lib/common/utf8.h"
 #include "xml_internal.h"
 
 #define NS_XS "http://www.w3.org/2001/XMLSchema"

@@ -30,8 +30,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../common/embed.h"
-#include "../common/strutil.h"
+#include "../../lib/common/embed.h"
+#include "../../lib/common/strutil.h"
 #include "xml_internal.h"
 
 /* The .xsd files of schema/, compiled in by cmake/embed.cmake. */

@@ -19,9 +19,9 @@
 
 #include <stddef.h>
 
-#include "../common/buf.h"
-#include "../common/error.h"
-#include "../model/model.h"
+#include "../../lib/common/buf.h"
+#include "../../lib/common/error.h"
+#include "../../lib/model/model.h"
 
 #define ACC_NS_WSAG "http://schemas.ggf.org/graap/2007/03/ws-agreement"
 #define ACC_NS_CO   "urn:accord:coalloc:1"
