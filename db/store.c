@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "../lib/common/log.h"
+#include "../lib/common/sync.h"
 #include "migrations.h"
 #include "store_internal.h"
 
@@ -163,16 +164,6 @@ static void wal_bound(struct acc_store *st)
     }
 }
 
-static struct timespec monotonic_after_us(int64_t us)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    ts.tv_nsec += (long)(us * 1000);
-    ts.tv_sec += ts.tv_nsec / 1000000000;
-    ts.tv_nsec %= 1000000000;
-    return ts;
-}
-
 static void *writer_main(void *arg)
 {
     struct acc_store *st = arg;
@@ -185,7 +176,7 @@ static void *writer_main(void *arg)
         /* Nobody waits for queued writes: let them linger a moment so that
          * they share the commit (and the fsync) of the next awaited write. */
         if (st->awaited == 0 && !st->stopping) {
-            struct timespec until = monotonic_after_us(LINGER_US);
+            struct timespec until = acc_mono_deadline(LINGER_US);
             while (st->awaited == 0 && !st->stopping &&
                    pthread_cond_timedwait(&st->wwork, &st->wlock, &until) != ETIMEDOUT)
                 ;
@@ -237,7 +228,7 @@ static void *checkpointer_main(void *arg)
     }
     pthread_mutex_lock(&st->wlock);
     while (!st->stopping) {
-        struct timespec until = monotonic_after_us((int64_t)CHECKPOINT_MS * 1000);
+        struct timespec until = acc_mono_deadline((int64_t)CHECKPOINT_MS * 1000);
         pthread_cond_timedwait(&st->ckwake, &st->wlock, &until);
         if (st->stopping)
             break;
@@ -470,12 +461,8 @@ acc_err acc_store_open(const struct acc_store_options *opt, struct acc_store **o
     if (!st)
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     pthread_mutex_init(&st->wlock, NULL);
-    pthread_condattr_t mono;
-    pthread_condattr_init(&mono);
-    pthread_condattr_setclock(&mono, CLOCK_MONOTONIC);
-    pthread_cond_init(&st->wwork, &mono);
-    pthread_cond_init(&st->ckwake, &mono);
-    pthread_condattr_destroy(&mono);
+    acc_cond_init_monotonic(&st->wwork);
+    acc_cond_init_monotonic(&st->ckwake);
     pthread_cond_init(&st->wdone, NULL);
     pthread_mutex_init(&st->rlock, NULL);
     pthread_cond_init(&st->rfree, NULL);

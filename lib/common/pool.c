@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "log.h"
+#include "sync.h"
 
 #define IDLE_EXIT_SECONDS 30
 
@@ -42,28 +43,6 @@ struct acc_pool {
     atomic_bool interrupted;   /* waits return at once (shutdown) */
     struct acc_batch *batches; /* batches not yet freed */
 };
-
-static void cond_init_monotonic(pthread_cond_t *c)
-{
-    pthread_condattr_t attr;
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_cond_init(c, &attr);
-    pthread_condattr_destroy(&attr);
-}
-
-static struct timespec deadline_after_us(int64_t us)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    ts.tv_sec += us / 1000000;
-    ts.tv_nsec += (us % 1000000) * 1000;
-    if (ts.tv_nsec >= 1000000000) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000;
-    }
-    return ts;
-}
 
 static void batch_destroy(struct acc_batch *b)
 {
@@ -114,7 +93,7 @@ static void *worker_main(void *arg)
     for (;;) {
         while (!p->head && !p->stopping) {
             p->idle++;
-            struct timespec ts = deadline_after_us((int64_t)IDLE_EXIT_SECONDS * 1000000);
+            struct timespec ts = acc_mono_deadline((int64_t)IDLE_EXIT_SECONDS * 1000000);
             int rc = pthread_cond_timedwait(&p->work, &p->lock, &ts);
             p->idle--;
             if (rc == ETIMEDOUT && !p->head)
@@ -144,7 +123,7 @@ acc_err acc_pool_new(unsigned max_threads, struct acc_pool **out, struct acc_err
     if (!p)
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory for the thread pool");
     pthread_mutex_init(&p->lock, NULL);
-    cond_init_monotonic(&p->work);
+    acc_cond_init_monotonic(&p->work);
     pthread_cond_init(&p->empty, NULL);
     p->max_threads = max_threads ? max_threads : 1;
     *out = p;
@@ -180,7 +159,7 @@ struct acc_batch *acc_batch_new(struct acc_pool *pool, size_t n)
     b->pool = pool;
     b->cap = n;
     pthread_mutex_init(&b->lock, NULL);
-    cond_init_monotonic(&b->cond);
+    acc_cond_init_monotonic(&b->cond);
     pthread_mutex_lock(&pool->lock);
     b->next = pool->batches;
     if (pool->batches)
@@ -239,7 +218,7 @@ acc_err acc_batch_submit(struct acc_batch *b, acc_task_fn run, acc_abandon_fn ab
 
 bool acc_batch_wait(struct acc_batch *b, int64_t timeout_us)
 {
-    struct timespec ts = deadline_after_us(timeout_us < 0 ? 0 : timeout_us);
+    struct timespec ts = acc_mono_deadline(timeout_us < 0 ? 0 : timeout_us);
     pthread_mutex_lock(&b->lock);
     while (b->done < b->n && !atomic_load(&b->pool->interrupted)) {
         if (timeout_us < 0) {

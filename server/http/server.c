@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "../../lib/common/log.h"
+#include "../../lib/common/sync.h"
 #include "../../lib/common/timefmt.h"
 #include "clients.h"
 #include "http.h"
@@ -414,7 +415,7 @@ acc_err acc_http_start(struct acc_http_ctx *ctx, const struct acc_http_options *
     srv->ctx = ctx;
     srv->opt = *opt;
     pthread_mutex_init(&srv->lock, NULL);
-    pthread_cond_init(&srv->cond, NULL);
+    acc_cond_init_monotonic(&srv->cond);
     srv->clients = acc_clients_new(opt->client_connections);
     if (!srv->clients) {
         freeaddrinfo(ai);
@@ -468,9 +469,7 @@ void acc_http_stop(struct acc_http_server *srv)
     if (srv->daemon) {
         /* Parked requests were resumed by their jobs' ends (the service
          * shut down first): give them a moment to be answered. */
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_sec += 1;
+        struct timespec ts = acc_mono_deadline(1000000);
         pthread_mutex_lock(&srv->lock);
         while (srv->parked > 0 && pthread_cond_timedwait(&srv->cond, &srv->lock, &ts) == 0)
             ;

@@ -17,6 +17,7 @@
 
 #include "../../lib/common/log.h"
 #include "../../lib/common/strutil.h"
+#include "../../lib/common/sync.h"
 #include "internal.h"
 
 /* ------------------------------------------------------------------ jobs */
@@ -369,14 +370,7 @@ void svc_queue_stop(struct acc_service *svc)
 bool svc_queue_wait_idle(struct acc_service *svc, int64_t timeout_us)
 {
     struct svc_queue *q = &svc->queue;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    ts.tv_sec += timeout_us / 1000000;
-    ts.tv_nsec += (timeout_us % 1000000) * 1000;
-    if (ts.tv_nsec >= 1000000000) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000;
-    }
+    struct timespec ts = acc_mono_deadline(timeout_us);
     pthread_mutex_lock(&q->lock);
     while (q->length > 0 && pthread_cond_timedwait(&q->idle, &q->lock, &ts) == 0)
         ;
@@ -398,11 +392,7 @@ void svc_queue_init(struct svc_queue *q)
     memset(q, 0, sizeof *q);
     pthread_mutex_init(&q->lock, NULL);
     pthread_cond_init(&q->work, NULL);
-    pthread_condattr_t attr;
-    pthread_condattr_init(&attr);
-    pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-    pthread_cond_init(&q->idle, &attr);
-    pthread_condattr_destroy(&attr);
+    acc_cond_init_monotonic(&q->idle);
 }
 
 void svc_queue_release(struct svc_queue *q)
