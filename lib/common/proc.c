@@ -72,6 +72,20 @@ static void sink_read(int fd, struct sink *s, bool *open_)
     }
 }
 
+/* Its own process group, default signals, nothing blocked: a clean child
+ * whose whole family can be killed at once. */
+static void clean_child(posix_spawnattr_t *attr)
+{
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    posix_spawnattr_setsigmask(attr, &none);
+    posix_spawnattr_setsigdefault(attr, &all);
+    posix_spawnattr_setpgroup(attr, 0);
+    posix_spawnattr_setflags(attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
+                                       POSIX_SPAWN_SETSIGDEF);
+}
+
 acc_err acc_proc_run(const char *const *argv, const char *const *env, const char *input,
                      int64_t timeout_ms, size_t max_output, struct acc_proc_result *out,
                      struct acc_error *err)
@@ -106,16 +120,7 @@ acc_err acc_proc_run(const char *const *argv, const char *const *env, const char
     posix_spawn_file_actions_adddup2(&fa, pin[0], 0);
     posix_spawn_file_actions_adddup2(&fa, pout[1], 1);
     posix_spawn_file_actions_adddup2(&fa, perr[1], 2);
-    /* Its own process group, default signals, nothing blocked: a clean child
-     * whose whole family can be killed at the time limit. */
-    sigset_t none, all;
-    sigemptyset(&none);
-    sigfillset(&all);
-    posix_spawnattr_setsigmask(&attr, &none);
-    posix_spawnattr_setsigdefault(&attr, &all);
-    posix_spawnattr_setpgroup(&attr, 0);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
-                                        POSIX_SPAWN_SETSIGDEF);
+    clean_child(&attr);
     int e = strchr(argv[0], '/')
                 ? posix_spawn(&pid, argv[0], &fa, &attr, (char *const *)argv, envp)
                 : posix_spawnp(&pid, argv[0], &fa, &attr, (char *const *)argv, envp);
@@ -254,14 +259,7 @@ acc_err acc_proc_start(const char *const *argv, const char *const *env, const ch
     posix_spawn_file_actions_adddup2(&fa, 1, 2);
     if (cwd)
         posix_spawn_file_actions_addchdir_np(&fa, cwd);
-    sigset_t none, all;
-    sigemptyset(&none);
-    sigfillset(&all);
-    posix_spawnattr_setsigmask(&attr, &none);
-    posix_spawnattr_setsigdefault(&attr, &all);
-    posix_spawnattr_setpgroup(&attr, 0);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
-                                        POSIX_SPAWN_SETSIGDEF);
+    clean_child(&attr);
     int e = strchr(argv[0], '/')
                 ? posix_spawn(pid, argv[0], &fa, &attr, (char *const *)argv, envp)
                 : posix_spawnp(pid, argv[0], &fa, &attr, (char *const *)argv, envp);
