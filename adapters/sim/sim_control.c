@@ -42,8 +42,8 @@ static acc_err control_fault(struct sim *s, const struct acc_kv *a, size_t n, st
                              struct acc_error *err)
 {
     static const char *const calls[] = {"any", "preview", "reserve", "query", "cancel"};
-    static const char *const actions[] = {"fail",    "unavailable", "hang",      "late",
-                                          "compete", "shrink",      "slow_write"};
+    static const char *const actions[] = {"fail",    "unavailable", "hang",       "late",
+                                          "compete", "shrink",      "slow_write", "stuck"};
     struct sim_fault f = {.count = 1};
     const char *call = acc_kv_get(a, n, "call"), *action = acc_kv_get(a, n, "action");
     const char *res = acc_kv_get(a, n, "resource");
@@ -54,7 +54,7 @@ static acc_err control_fault(struct sim *s, const struct acc_kv *a, size_t n, st
             ok_call = true;
         }
     }
-    for (int i = 0; action && i < 7; i++) {
+    for (int i = 0; action && i < (int)(sizeof actions / sizeof actions[0]); i++) {
         if (strcmp(action, actions[i]) == 0) {
             f.action = (enum sim_action)i;
             ok_action = true;
@@ -65,8 +65,8 @@ static acc_err control_fault(struct sim *s, const struct acc_kv *a, size_t n, st
                              "call= must be preview, reserve, query, cancel or any");
     if (!ok_action)
         return acc_error_set(err, ACC_ERR_INVALID,
-                             "action= must be fail, unavailable, hang, late, compete, shrink or "
-                             "slow_write");
+                             "action= must be fail, unavailable, hang, late, compete, shrink, "
+                             "slow_write or stuck");
     int64_t count;
     acc_err rc = arg_i64(a, n, "seconds", 0, &f.seconds, err);
     if (!rc)

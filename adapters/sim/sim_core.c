@@ -140,14 +140,15 @@ static bool take_fault(struct sim *s, enum sim_call call, const char *resource,
 }
 
 /* Blocks for `seconds` (a slow resource manager), then lets the call go on
- * as usual; only a shutdown (interrupt) makes it fail.  The caller holds
+ * as usual; only a shutdown (interrupt) makes it fail, unless the call is
+ * stuck (deaf to it, as a command that will not return).  The caller holds
  * the lock; others may use the simulator meanwhile. */
-static acc_err hang_locked(struct sim *s, int64_t seconds, struct acc_error *err)
+static acc_err hang_locked(struct sim *s, int64_t seconds, bool stuck, struct acc_error *err)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     ts.tv_sec += seconds > 0 ? seconds : 3600;
-    while (!s->interrupted) {
+    while (stuck || !s->interrupted) {
         if (pthread_cond_timedwait(&s->wake, &s->lock, &ts) == ETIMEDOUT)
             return ACC_OK;
     }
@@ -163,7 +164,8 @@ static acc_err failing_fault(struct sim *s, const struct sim_fault *f, struct ac
     case SIM_FAULT_UNAVAILABLE:
         return acc_error_set(err, ACC_ERR_UNAVAILABLE, "%s: injected outage", s->name);
     case SIM_FAULT_HANG:
-        return hang_locked(s, f->seconds, err);
+    case SIM_FAULT_STUCK:
+        return hang_locked(s, f->seconds, f->action == SIM_FAULT_STUCK, err);
     default:
         return ACC_OK;
     }

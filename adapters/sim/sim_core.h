@@ -37,6 +37,7 @@ enum sim_action {
     SIM_FAULT_COMPETE,
     SIM_FAULT_SHRINK,
     SIM_FAULT_SLOW_WRITE,
+    SIM_FAULT_STUCK, /* like hang, but deaf to a shutdown: a command that will not return */
 };
 
 struct sim_fault {

@@ -10,6 +10,8 @@
 #include "sync.h"
 
 #define IDLE_EXIT_SECONDS 30
+/* After an interruption, how long acc_pool_free waits for running tasks. */
+#define POOL_INTERRUPTED_WAIT_US 500000
 
 struct task {
     struct task *next; /* queue link */
@@ -124,26 +126,40 @@ acc_err acc_pool_new(unsigned max_threads, struct acc_pool **out, struct acc_err
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory for the thread pool");
     pthread_mutex_init(&p->lock, NULL);
     acc_cond_init_monotonic(&p->work);
-    pthread_cond_init(&p->empty, NULL);
+    acc_cond_init_monotonic(&p->empty);
     p->max_threads = max_threads ? max_threads : 1;
     *out = p;
     return ACC_OK;
 }
 
-void acc_pool_free(struct acc_pool *p)
+bool acc_pool_free(struct acc_pool *p)
 {
     if (!p)
-        return;
+        return true;
     pthread_mutex_lock(&p->lock);
     p->stopping = true;
     pthread_cond_broadcast(&p->work);
-    while (p->threads > 0)
-        pthread_cond_wait(&p->empty, &p->lock);
+    struct timespec ts = acc_mono_deadline(POOL_INTERRUPTED_WAIT_US);
+    while (p->threads > 0) {
+        if (!atomic_load(&p->interrupted))
+            pthread_cond_wait(&p->empty, &p->lock);
+        else if (pthread_cond_timedwait(&p->empty, &p->lock, &ts) == ETIMEDOUT)
+            break;
+    }
+    if (p->threads > 0) {
+        /* Tasks deaf to the interruption: they keep the pool (the process
+         * is about to end). */
+        acc_log_warn("%u adapter call(s) still running at shutdown; not waiting for them",
+                     p->threads);
+        pthread_mutex_unlock(&p->lock);
+        return false;
+    }
     pthread_mutex_unlock(&p->lock);
     pthread_mutex_destroy(&p->lock);
     pthread_cond_destroy(&p->work);
     pthread_cond_destroy(&p->empty);
     free(p);
+    return true;
 }
 
 struct acc_batch *acc_batch_new(struct acc_pool *pool, size_t n)

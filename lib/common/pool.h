@@ -27,8 +27,11 @@ typedef void (*acc_task_fn)(void *arg);
 typedef void (*acc_abandon_fn)(void *arg, bool ran);
 
 acc_err acc_pool_new(unsigned max_threads, struct acc_pool **out, struct acc_error *err);
-/* Waits for every queued and running task, abandoned ones included. */
-void acc_pool_free(struct acc_pool *pool);
+/* Waits for every queued and running task, abandoned ones included, and
+ * frees the pool.  After acc_pool_interrupt it waits half a second at most:
+ * false when tasks still run then (the pool stays, for them, until the
+ * process ends). */
+bool acc_pool_free(struct acc_pool *pool);
 
 /* Makes every wait of this pool's batches, current and later, return at
  * once (shutdown): the callers treat their unfinished tasks as timed out.

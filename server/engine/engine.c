@@ -35,12 +35,14 @@ acc_err acc_engine_new(const struct acc_engine_options *opt, struct acc_engine *
     return ACC_OK;
 }
 
-void acc_engine_free(struct acc_engine *e)
+bool acc_engine_free(struct acc_engine *e)
 {
     if (!e)
-        return;
-    acc_pool_free(e->pool);
+        return true;
+    if (!acc_pool_free(e->pool))
+        return false; /* calls still run and may call the orphan hook: keep e */
     free(e);
+    return true;
 }
 
 void acc_engine_interrupt(struct acc_engine *e)

@@ -43,8 +43,12 @@ struct acc_engine_options {
 
 acc_err acc_engine_new(const struct acc_engine_options *opt, struct acc_engine **out,
                        struct acc_error *err);
-/* Waits for every adapter call still running (abandoned ones included). */
-void acc_engine_free(struct acc_engine *e);
+/* Waits for every adapter call still running (abandoned ones included).
+ * After acc_engine_interrupt it waits half a second at most: false when
+ * calls still run then; the engine, and whatever the calls use (the
+ * adapters, the orphan hook's context), must then stay until the process
+ * ends. */
+bool acc_engine_free(struct acc_engine *e);
 
 /* Shutdown: every wait for an adapter call, now and later, returns at once
  * (the calls count as timed out). */

@@ -286,7 +286,18 @@ void acc_service_close(struct acc_service *svc)
     acc_service_shutdown(svc);
     acc_launcher_free(svc->launcher); /* jobs keep running; the next start watches them */
     svc->launcher = NULL;
-    acc_engine_free(svc->engine);
+    /* Only calls abandoned at their time limit can be left: wait a moment
+     * for them, not for ever. */
+    if (svc->engine)
+        acc_engine_interrupt(svc->engine);
+    if (!acc_engine_free(svc->engine)) {
+        /* Adapter calls deaf to the interruption still run: they use their
+         * adapters, and a late reservation is cancelled and journaled
+         * through this service.  Leave all of it to the end of the process;
+         * the journal has every reservation for the next start. */
+        acc_log_warn("shutdown: adapters and database left open for calls that did not end");
+        return;
+    }
     svc_close_adapters(svc);
     acc_store_close(svc->store);
     svc_queue_release(&svc->queue);

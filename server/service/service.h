@@ -35,7 +35,10 @@ acc_err acc_service_open(const struct acc_config *cfg, struct acc_service **out,
  * ACC_ERR_INTERRUPTED.  Returns when the negotiation workers have ended. */
 void acc_service_shutdown(struct acc_service *svc);
 /* Then the launcher, the adapters and the store (shuts down first if that
- * was not done). */
+ * was not done).  Adapter calls deaf to the interruption are waited for
+ * half a second; if some still run then, the adapters and the store are
+ * left open for them until the process ends (the journal holds whatever
+ * they book, cancelled at the next start). */
 void acc_service_close(struct acc_service *svc);
 
 const struct acc_config *acc_service_config(const struct acc_service *svc);

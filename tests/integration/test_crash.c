@@ -259,9 +259,74 @@ static void test_sigterm_mid_negotiation(void)
     free(sync_id);
 }
 
+/* An adapter call deaf to the interruption (a command that will not return)
+ * does not hold the exit up either. */
+static void test_sigterm_stuck_adapter(void)
+{
+    pid_t pid = start();
+    CU_ASSERT_TRUE_FATAL(pid > 0);
+    long st;
+    free(
+        call("POST", "/adapters/beta/control/fault?call=reserve&action=stuck&seconds=60", "", &st));
+    CU_ASSERT_EQUAL(st, 200);
+    struct sync_call sync = {.query = "", .key = "sigterm-stuck"};
+    CU_ASSERT_EQUAL_FATAL(pthread_create(&sync.tid, NULL, post_offer, &sync), 0);
+    bool booked = false;
+    for (int i = 0; i < 200 && !booked; i++) {
+        char *b = call("POST", "/adapters/alpha/control/bookings", "", &st);
+        booked = b && strstr(b, "acc-");
+        free(b);
+        if (!booked)
+            usleep(25000);
+    }
+    CU_ASSERT_TRUE(booked);
+    usleep(200000);
+    int64_t t0 = acc_mono_us();
+    kill(pid, SIGTERM);
+    int status;
+    waitpid(pid, &status, 0);
+    int64_t took = acc_mono_us() - t0;
+    fprintf(stderr, "\n  accordd exited %.2f s after SIGTERM with a stuck adapter call\n",
+            (double)took / 1e6);
+    CU_ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    CU_ASSERT_TRUE(took < 5000000); /* the target, 2 s, is checked by the benchmark */
+    pthread_join(sync.tid, NULL);
+    CU_ASSERT_EQUAL(sync.r.status, 503);
+    char *code = sync.r.body ? xml_get(sync.r.body, "/co:Fault/@co:code") : NULL;
+    CU_ASSERT_STRING_EQUAL(code ? code : "", "Interrupted");
+    free(code);
+    char *id = sync.r.body ? xml_get(sync.r.body, "/co:Fault/co:AgreementId") : NULL;
+    CU_ASSERT_PTR_NOT_NULL(id);
+    http_reply_free(&sync.r);
+
+    /* The next start releases what was left booked. */
+    pid = start();
+    CU_ASSERT_TRUE_FATAL(pid > 0);
+    if (id) {
+        char *fc = NULL, *s = state_of(id, &fc);
+        CU_ASSERT_STRING_EQUAL(s ? s : "", "Rejected");
+        CU_ASSERT_STRING_EQUAL(fc ? fc : "", "Interrupted");
+        free(s);
+        free(fc);
+        static const char *const adapters[] = {"alpha", "beta", "net"};
+        for (int i = 0; i < 3; i++) {
+            char path[128];
+            snprintf(path, sizeof path, "/adapters/%s/control/bookings", adapters[i]);
+            char *b = call("POST", path, "", &st);
+            CU_ASSERT_PTR_NULL(b ? strstr(b, id) : "no reply");
+            free(b);
+        }
+    }
+    kill(pid, SIGTERM);
+    waitpid(pid, &status, 0);
+    CU_ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    free(id);
+}
+
 static const struct acc_test_case tests[] = {
     {"kill -9 mid-negotiation: nothing lost, nothing left booked", test_kill_mid_negotiation},
     {"SIGTERM mid-negotiation: answered, rolled back, quick", test_sigterm_mid_negotiation},
+    {"SIGTERM with an adapter call that never returns", test_sigterm_stuck_adapter},
     {NULL, NULL},
 };
 
