@@ -1,4 +1,4 @@
-/* xml_internal.h - shared by schema.c, offer.c and render.c (and the unit
+/* xml_internal.h - shared by schema.c, offer.c and render_*.c (and the unit
  * tests); no other module includes it, so libxml2 types stay in here.
  *
  * schema.c owns the safe way in: acc_xml_read() parses with no DTD, no
@@ -10,6 +10,7 @@
 #define ACC_XML_INTERNAL_H
 
 #include <libxml/tree.h>
+#include <libxml/xmlwriter.h>
 
 #include "xml.h"
 
@@ -41,5 +42,43 @@ acc_err acc_xml_validate_mem(const char *data, size_t len, struct acc_error *err
 
 /* True for an element named name in namespace ns. */
 bool acc_xml_is(const xmlNode *n, const char *ns, const char *name);
+
+/* ------------------------------------------------------------ the writer
+ * (render_writer.c, used by the render_*.c files).  Every call does
+ * nothing once the writer has failed; acc_xml_w_close() then reports it. */
+
+struct acc_xml_writer {
+    xmlBufferPtr buf;
+    xmlTextWriterPtr w;
+    bool failed;
+};
+
+/* Notes a failed libxml2 writer call (rc < 0). */
+void acc_xml_w_check(struct acc_xml_writer *w, int rc);
+/* Starts a document; acc_xml_w_close() ends it and appends it to out. */
+void acc_xml_w_open(struct acc_xml_writer *w);
+acc_err acc_xml_w_close(struct acc_xml_writer *w, struct acc_buf *out, struct acc_error *err);
+
+void acc_xml_w_start(struct acc_xml_writer *w, const char *prefix, const char *name);
+/* The document element, declaring both namespaces. */
+void acc_xml_w_start_root(struct acc_xml_writer *w, const char *prefix, const char *name);
+void acc_xml_w_end(struct acc_xml_writer *w);
+/* An attribute; prefix NULL for an unqualified one; nothing when value is NULL. */
+void acc_xml_w_attr(struct acc_xml_writer *w, const char *prefix, const char *name,
+                    const char *value);
+void acc_xml_w_attr_i64(struct acc_xml_writer *w, const char *prefix, const char *name, int64_t v);
+void acc_xml_w_attr_time(struct acc_xml_writer *w, const char *prefix, const char *name,
+                         acc_time t);
+void acc_xml_w_text(struct acc_xml_writer *w, const char *s);
+/* <prefix:name>s</prefix:name>, nothing when s is NULL. */
+void acc_xml_w_el(struct acc_xml_writer *w, const char *prefix, const char *name, const char *s);
+void acc_xml_w_el_i64(struct acc_xml_writer *w, const char *prefix, const char *name, int64_t v);
+void acc_xml_w_el_time(struct acc_xml_writer *w, const char *prefix, const char *name, acc_time t);
+/* One element per non-empty item of s, the items separated by sep. */
+void acc_xml_w_el_split(struct acc_xml_writer *w, const char *prefix, const char *name,
+                        const char *s, char sep);
+
+/* wsag:AgreementResponder: Accord (render_agreement.c; templates use it too). */
+void acc_xml_responder(struct acc_xml_writer *w);
 
 #endif
