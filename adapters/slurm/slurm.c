@@ -10,12 +10,10 @@
  *   submit   sbatch --reservation=<key> (the script on standard input)
  *   health   scontrol ping
  *
- * Every command runs with SLURM_CONF of the site, TZ=UTC, and a time limit;
- * reads ask for epoch seconds (SLURM_TIME_FORMAT=%s).  Errors are classified
- * by Slurm's own messages and reported with them.  See docs/adapters/slurm.md.
+ * The commands are run, their failures classified and their outputs read in
+ * slurm_cmd.c (slurm_internal.h).  See docs/adapters/slurm.md.
  */
 #include <inttypes.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,188 +21,21 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../lib/common/proc.h"
 #include "../../lib/common/strutil.h"
-#include "../adapter.h"
-#include "avail.h"
-#include "../../lib/common/hostlist.h"
+#include "slurm_internal.h"
 
-#define MAX_OUTPUT   (4u << 20)
-#define FOREVER      ((acc_time)1 << 40) /* a job without a time limit */
-#define DELETE_TRIES 20                  /* "in use" while jobs are completing */
-
-struct slurm {
-    char *name;
-    char *conf;      /* SLURM_CONF, or NULL for Slurm's default */
-    char *bin_dir;   /* where the commands are, or NULL for PATH */
-    char *partition; /* or NULL: the cluster's default */
-    char *users;     /* Users= of the reservations */
-    char *accounts;  /* Accounts= instead, when set */
-    int64_t timeout_ms;
-    char env_conf[PATH_MAX + 16];
-};
+#define DELETE_TRIES 20 /* "in use" while jobs are completing */
 
 static const char *const known_keys[] = {"slurm_conf", "bin_dir", "partition", "users",
                                          "accounts",   "timeout", NULL};
 
-/* ------------------------------------------------------------- commands */
-
-/* Runs a Slurm command; *r holds its output whatever its exit code.  Fails
- * only when it could not run or timed out. */
-static acc_err run(struct slurm *s, const char *cmd, const char *const *args, bool epoch,
-                   const char *input, struct acc_proc_result *r, struct acc_error *err)
-{
-    char path[PATH_MAX];
-    if (s->bin_dir)
-        snprintf(path, sizeof path, "%s/%s", s->bin_dir, cmd);
-    else
-        acc_strlcpy(path, cmd, sizeof path);
-    const char *argv[24] = {path};
-    size_t n = 1;
-    for (size_t i = 0; args[i] && n < 23; i++)
-        argv[n++] = args[i];
-    argv[n] = NULL;
-    const char *env[4] = {"TZ=UTC", NULL, NULL, NULL};
-    size_t e = 1;
-    if (s->conf)
-        env[e++] = s->env_conf;
-    if (epoch)
-        env[e++] = "SLURM_TIME_FORMAT=%s";
-    acc_err rc = acc_proc_run(argv, env, input, s->timeout_ms, MAX_OUTPUT, r, err);
-    if (rc == ACC_ERR_TIMEOUT)
-        acc_error_set(err, ACC_ERR_TIMEOUT, "site %s: %s did not answer within %lld ms", s->name,
-                      cmd, (long long)s->timeout_ms);
-    else if (rc)
-        acc_error_prefix(err, "site %s", s->name);
-    return rc;
-}
-
-/* Slurm's words for what went wrong: the error output, or the output. */
-static const char *said(const struct acc_proc_result *r)
-{
-    const char *t = r->err_len ? r->err : r->out;
-    while (*t == ' ' || *t == '\n')
-        t++;
-    return *t ? t : "no message";
-}
-
-static bool says(const struct acc_proc_result *r, const char *what)
-{
-    return strstr(r->err, what) || strstr(r->out, what);
-}
-
-/* Maps a failed command to an error code by Slurm's message. */
-static acc_err classify(struct slurm *s, const char *what, const struct acc_proc_result *r,
-                        struct acc_error *err)
-{
-    static const struct {
-        const char *text;
-        acc_err code;
-    } table[] = {
-        {"Unable to contact slurm controller", ACC_ERR_UNAVAILABLE},
-        {"Connection refused", ACC_ERR_UNAVAILABLE},
-        {"Socket timed out", ACC_ERR_UNAVAILABLE},
-        {"Zero Bytes were transmitted", ACC_ERR_UNAVAILABLE},
-        {"Requested nodes are busy", ACC_ERR_BUSY},
-        {"overlaps with another reservation", ACC_ERR_BUSY},
-        {"Requested node configuration is not available", ACC_ERR_BUSY},
-        {"Node count specification invalid", ACC_ERR_BUSY},
-        {"Invalid time specified", ACC_ERR_INVALID},
-        {"not found", ACC_ERR_NOT_FOUND},
-        {"Requested reservation is invalid", ACC_ERR_NOT_FOUND},
-        {"Invalid reservation name", ACC_ERR_NOT_FOUND},
-    };
-    acc_err code = ACC_ERR_ADAPTER; /* invalid user, account, partition, permission... */
-    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
-        if (says(r, table[i].text)) {
-            code = table[i].code;
-            break;
-        }
-    }
-    char msg[512];
-    acc_strlcpy(msg, said(r), sizeof msg);
-    acc_strtrim(msg);
-    for (char *p = msg; *p; p++) {
-        if (*p == '\n')
-            *p = ' ';
-    }
-    return acc_error_set(err, code, "site %s: %s: %s", s->name, what, msg);
-}
-
-/* The value of key=value in a one-line Slurm record, copied; NULL if absent. */
-static char *field(const char *line, const char *key)
-{
-    size_t kl = strlen(key);
-    for (const char *p = line; (p = strstr(p, key)); p += kl) {
-        if ((p == line || p[-1] == ' ') && p[kl] == '=') {
-            const char *v = p + kl + 1, *e = v;
-            while (*e && *e != ' ' && *e != '\n')
-                e++;
-            return acc_strndup(v, (size_t)(e - v));
-        }
-    }
-    return NULL;
-}
-
-static bool epoch(const char *v, acc_time *out)
-{
-    int64_t t;
-    if (!v || acc_parse_i64(v, 0, INT64_MAX / 2, &t, NULL))
-        return false;
-    *out = t;
-    return true;
-}
-
 /* ---------------------------------------------------------------- query */
-
-/* Reads a reservation back into *out (node names as a comma list). */
-static acc_err show_reservation(struct slurm *s, const char *key, struct acc_reservation *out,
-                                struct acc_error *err)
-{
-    const char *args[] = {"show", "reservation", key, "-o", NULL};
-    struct acc_proc_result r;
-    acc_err rc = run(s, "scontrol", args, true, NULL, &r, err);
-    if (!rc && r.status != 0)
-        rc = classify(s, "scontrol show reservation", &r, err);
-    char *start = NULL, *end = NULL, *cnt = NULL, *nodes = NULL;
-    if (!rc) {
-        start = field(r.out, "StartTime");
-        end = field(r.out, "EndTime");
-        cnt = field(r.out, "NodeCnt");
-        nodes = field(r.out, "Nodes");
-        int64_t k;
-        if (!epoch(start, &out->start) || !epoch(end, &out->end) || !cnt ||
-            acc_parse_i64(cnt, 0, INT64_MAX, &k, NULL))
-            rc = acc_error_set(err, ACC_ERR_ADAPTER,
-                               "site %s: cannot read reservation %s from: %.200s", s->name, key,
-                               r.out);
-        else
-            out->amount = k;
-    }
-    if (!rc) {
-        acc_strlcpy(out->local_id, key, sizeof out->local_id);
-        struct acc_hostlist h = {0};
-        if (acc_hostlist_expand(nodes, &h) == ACC_OK && h.n) {
-            struct acc_buf b = ACC_BUF_INIT;
-            for (size_t i = 0; i < h.n; i++)
-                acc_buf_printf(&b, "%s%s", i ? "," : "", h.names[i]);
-            out->nodes = acc_buf_detach(&b, NULL);
-        }
-        acc_hostlist_release(&h);
-    }
-    free(start);
-    free(end);
-    free(cnt);
-    free(nodes);
-    acc_proc_result_release(&r);
-    return rc;
-}
 
 static acc_err query(void *state, const char *key, const char *local_id,
                      struct acc_reservation *out, struct acc_error *err)
 {
     (void)local_id; /* the reservation is named by its key */
-    return show_reservation(state, key, out, err);
+    return slurm_show_reservation(state, key, out, err);
 }
 
 /* ---------------------------------------------------------------- cancel */
@@ -218,7 +49,7 @@ static acc_err cancel(void *state, const char *key, const char *local_id, struct
     snprintf(opt, sizeof opt, "--reservation=%s", key);
     const char *scancel[] = {opt, NULL};
     struct acc_proc_result r;
-    acc_err rc = run(s, "scancel", scancel, false, NULL, &r, err);
+    acc_err rc = slurm_run(s, "scancel", scancel, false, NULL, &r, err);
     acc_proc_result_release(&r);
     if (rc)
         return rc;
@@ -226,14 +57,14 @@ static acc_err cancel(void *state, const char *key, const char *local_id, struct
     snprintf(name, sizeof name, "ReservationName=%s", key);
     const char *del[] = {"delete", name, NULL};
     for (int attempt = 0; attempt < DELETE_TRIES; attempt++) {
-        rc = run(s, "scontrol", del, false, NULL, &r, err);
+        rc = slurm_run(s, "scontrol", del, false, NULL, &r, err);
         if (rc) {
             acc_proc_result_release(&r);
             return rc;
         }
-        bool in_use = r.status != 0 && says(&r, "in use");
+        bool in_use = r.status != 0 && slurm_says(&r, "in use");
         if (r.status != 0 && !in_use)
-            rc = classify(s, "scontrol delete reservation", &r, err);
+            rc = slurm_classify(s, "scontrol delete reservation", &r, err);
         acc_proc_result_release(&r);
         if (rc == ACC_ERR_NOT_FOUND)
             return ACC_OK; /* gone already: cancel is idempotent */
@@ -274,22 +105,22 @@ static acc_err reserve(void *state, const char *key, const struct acc_resource *
         args[7] = part;
     }
     struct acc_proc_result r;
-    acc_err rc = run(s, "scontrol", args, false, NULL, &r, err);
+    acc_err rc = slurm_run(s, "scontrol", args, false, NULL, &r, err);
     if (rc) {
         acc_proc_result_release(&r);
         return rc;
     }
     if (r.status != 0) {
-        bool dup = says(&r, "Duplicate reservation name");
-        rc = dup ? ACC_OK : classify(s, "scontrol create reservation", &r, err);
+        bool dup = slurm_says(&r, "Duplicate reservation name");
+        rc = dup ? ACC_OK : slurm_classify(s, "scontrol create reservation", &r, err);
         acc_proc_result_release(&r);
         if (rc)
             return rc;
         /* The same key again: the reservation it already has. */
-        return show_reservation(s, key, out, err);
+        return slurm_show_reservation(s, key, out, err);
     }
     acc_proc_result_release(&r);
-    rc = show_reservation(s, key, out, err);
+    rc = slurm_show_reservation(s, key, out, err);
     if (rc) {
         struct acc_error ignored;
         cancel(s, key, NULL, &ignored);
@@ -313,97 +144,6 @@ static acc_err reserve(void *state, const char *key, const struct acc_resource *
 
 /* ---------------------------------------------------------------- preview */
 
-/* Whether sinfo's short state (%t) lets the node take work.  Allocated,
- * mixed and reserved nodes do: their jobs and reservations say when. */
-static bool usable_state(const char *st)
-{
-    static const char *const bad[] = {"drain", "drng", "down", "fail", "maint",
-                                      "unk",   "boot", "futr", "plnd"};
-    size_t n = strlen(st);
-    if (n == 0 || st[n - 1] == '*' || st[n - 1] == '~' || st[n - 1] == '#')
-        return false; /* not responding, powered down, powering up */
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        if (strstr(st, bad[i]))
-            return false;
-    }
-    return true;
-}
-
-/* Calls fn for each line of text. */
-static acc_err each_line(char *text, acc_err (*fn)(char *line, void *ctx), void *ctx)
-{
-    for (char *p = text; p && *p;) {
-        char *nl = strchr(p, '\n');
-        if (nl)
-            *nl = '\0';
-        acc_err rc = *p ? fn(p, ctx) : ACC_OK;
-        if (rc)
-            return rc;
-        p = nl ? nl + 1 : NULL;
-    }
-    return ACC_OK;
-}
-
-static acc_err node_line(char *line, void *ctx)
-{
-    char *bar = strchr(line, '|');
-    if (!bar)
-        return ACC_OK;
-    *bar = '\0';
-    return avail_add_node(ctx, line, usable_state(bar + 1));
-}
-
-static acc_err add_busy_list(struct avail *a, const char *nodes, acc_time start, acc_time end)
-{
-    struct acc_hostlist h = {0};
-    acc_err rc = acc_hostlist_expand(nodes, &h);
-    for (size_t i = 0; !rc && i < h.n; i++)
-        rc = avail_add_busy(a, h.names[i], start, end);
-    acc_hostlist_release(&h);
-    return rc;
-}
-
-struct job_ctx {
-    struct avail *a;
-    acc_time now;
-};
-
-static acc_err job_line(char *line, void *arg)
-{
-    struct job_ctx *j = arg;
-    /* id|start|end|nodes */
-    char *f[4] = {line, NULL, NULL, NULL};
-    for (int i = 1; i < 4; i++) {
-        f[i] = f[i - 1] ? strchr(f[i - 1], '|') : NULL;
-        if (f[i])
-            *f[i]++ = '\0';
-    }
-    if (!f[3])
-        return ACC_OK;
-    acc_time start = j->now, end = FOREVER;
-    epoch(f[1], &start);
-    if (!epoch(f[2], &end))
-        end = FOREVER; /* no time limit: busy for good */
-    if (end < j->now)
-        end = j->now; /* completing past its end */
-    /* A job's nodes are busy until one second after its end. */
-    return add_busy_list(j->a, f[3], start, end + 1);
-}
-
-static acc_err resv_line(char *line, void *ctx)
-{
-    char *start = field(line, "StartTime"), *end = field(line, "EndTime");
-    char *nodes = field(line, "Nodes");
-    acc_time s = 0, e = 0;
-    acc_err rc = ACC_OK;
-    if (epoch(start, &s) && epoch(end, &e))
-        rc = add_busy_list(ctx, nodes, s, e);
-    free(start);
-    free(end);
-    free(nodes);
-    return rc;
-}
-
 static acc_err preview(void *state, const struct acc_resource *res, acc_time from, acc_time until,
                        int64_t duration, struct acc_frames *out, struct acc_error *err)
 {
@@ -416,29 +156,29 @@ static acc_err preview(void *state, const struct acc_resource *res, acc_time fro
     const char *sinfo[] = {"-h", "-N", "-o", "%N|%t", s->partition ? part : NULL, NULL};
     const char *squeue[] = {"-h", "-t", "R,S,CG", "-o", "%i|%S|%e|%N", NULL};
     const char *resv[] = {"show", "reservation", "-o", NULL};
-    struct job_ctx jc = {&a, acc_now()};
+    acc_time now = acc_now();
 
-    acc_err rc = run(s, "sinfo", sinfo, true, NULL, &r, err);
+    acc_err rc = slurm_run(s, "sinfo", sinfo, true, NULL, &r, err);
     if (!rc && r.status != 0)
-        rc = classify(s, "sinfo", &r, err);
-    if (!rc && each_line(r.out, node_line, &a))
+        rc = slurm_classify(s, "sinfo", &r, err);
+    if (!rc && slurm_read_nodes(&a, r.out))
         rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     acc_proc_result_release(&r);
 
     if (!rc)
-        rc = run(s, "squeue", squeue, true, NULL, &r, err);
+        rc = slurm_run(s, "squeue", squeue, true, NULL, &r, err);
     if (!rc && r.status != 0)
-        rc = classify(s, "squeue", &r, err);
-    if (!rc && each_line(r.out, job_line, &jc))
+        rc = slurm_classify(s, "squeue", &r, err);
+    if (!rc && slurm_read_jobs(&a, now, r.out))
         rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     acc_proc_result_release(&r);
 
     if (!rc)
-        rc = run(s, "scontrol", resv, true, NULL, &r, err);
+        rc = slurm_run(s, "scontrol", resv, true, NULL, &r, err);
     /* "No reservations in the system" is not a failure. */
-    if (!rc && r.status != 0 && !says(&r, "No reservations"))
-        rc = classify(s, "scontrol show reservation", &r, err);
-    if (!rc && r.status == 0 && each_line(r.out, resv_line, &a))
+    if (!rc && r.status != 0 && !slurm_says(&r, "No reservations"))
+        rc = slurm_classify(s, "scontrol show reservation", &r, err);
+    if (!rc && r.status == 0 && slurm_read_reservations(&a, r.out))
         rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     acc_proc_result_release(&r);
 
@@ -503,10 +243,10 @@ static acc_err submit(void *state, const struct acc_job *job, char *job_id, size
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     }
     struct acc_proc_result r;
-    acc_err rc = run(s, "sbatch", args, false, acc_buf_str(&script), &r, err);
+    acc_err rc = slurm_run(s, "sbatch", args, false, acc_buf_str(&script), &r, err);
     acc_buf_release(&script);
     if (!rc && r.status != 0)
-        rc = classify(s, "sbatch", &r, err);
+        rc = slurm_classify(s, "sbatch", &r, err);
     if (!rc) {
         /* --parsable: "jobid" or "jobid;cluster" */
         acc_strlcpy(job_id, r.out, job_id_len);
@@ -518,54 +258,29 @@ static acc_err submit(void *state, const struct acc_job *job, char *job_id, size
     return rc;
 }
 
-/* Slurm's ExitCode "status:signal", both small decimal numbers.  Anything
- * else is not read as 0, which would pass for success. */
-static bool exit_code(const char *v, int *status, int *sig)
-{
-    int n[2] = {0, 0};
-    const char *p = v;
-    for (int k = 0; k < 2; k++) {
-        size_t digits = strspn(p, "0123456789");
-        if (digits == 0 || digits > 3)
-            return false;
-        for (size_t i = 0; i < digits; i++)
-            n[k] = n[k] * 10 + (p[i] - '0');
-        p += digits;
-        if (*p != (k == 0 ? ':' : '\0'))
-            return false;
-        if (k == 0)
-            p++;
-    }
-    if (n[0] > 255 || n[1] > 127)
-        return false;
-    *status = n[0];
-    *sig = n[1];
-    return true;
-}
-
 static acc_err job_status(void *state, const char *job_id, struct acc_job_status *out,
                           struct acc_error *err)
 {
     struct slurm *s = state;
     const char *args[] = {"show", "job", "-o", job_id, NULL};
     struct acc_proc_result r;
-    acc_err rc = run(s, "scontrol", args, false, NULL, &r, err);
+    acc_err rc = slurm_run(s, "scontrol", args, false, NULL, &r, err);
     if (rc) {
         acc_proc_result_release(&r);
         return rc;
     }
     if (r.status != 0) {
-        if (strstr(said(&r), "Invalid job id")) {
+        if (strstr(slurm_said(&r), "Invalid job id")) {
             /* Slurm forgets finished jobs after MinJobAge. */
             out->done = true;
             acc_strlcpy(out->state, "PURGED", sizeof out->state);
         } else {
-            rc = classify(s, "scontrol show job", &r, err);
+            rc = slurm_classify(s, "scontrol show job", &r, err);
         }
         acc_proc_result_release(&r);
         return rc;
     }
-    char *word = field(r.out, "JobState"), *code = field(r.out, "ExitCode");
+    char *word = slurm_field(r.out, "JobState"), *code = slurm_field(r.out, "ExitCode");
     if (word)
         acc_strlcpy(out->state, word, sizeof out->state);
     else
@@ -577,7 +292,7 @@ static acc_err job_status(void *state, const char *job_id, struct acc_job_status
     out->done = !rc;
     for (size_t i = 0; i < sizeof running / sizeof *running && out->done; i++)
         out->done = strcmp(out->state, running[i]) != 0;
-    if (out->done && code && !exit_code(code, &out->exit_status, &out->signal)) {
+    if (out->done && code && !slurm_exit_code(code, &out->exit_status, &out->signal)) {
         /* Asked again later; once Slurm forgets the job it ends unknown. */
         out->done = false;
         rc = acc_error_set(err, ACC_ERR_ADAPTER,
@@ -595,10 +310,10 @@ static acc_err job_cancel(void *state, const char *job_id, struct acc_error *err
     struct slurm *s = state;
     const char *args[] = {job_id, NULL};
     struct acc_proc_result r;
-    acc_err rc = run(s, "scancel", args, false, NULL, &r, err);
-    if (!rc && r.status != 0 && !strstr(said(&r), "Invalid job id") &&
-        !strstr(said(&r), "already completing or completed"))
-        rc = classify(s, "scancel", &r, err);
+    acc_err rc = slurm_run(s, "scancel", args, false, NULL, &r, err);
+    if (!rc && r.status != 0 && !strstr(slurm_said(&r), "Invalid job id") &&
+        !strstr(slurm_said(&r), "already completing or completed"))
+        rc = slurm_classify(s, "scancel", &r, err);
     acc_proc_result_release(&r);
     return rc;
 }
@@ -611,14 +326,14 @@ static acc_err health(void *state, struct acc_health *out)
     const char *args[] = {"ping", NULL};
     struct acc_proc_result r;
     struct acc_error err;
-    if (run(s, "scontrol", args, false, NULL, &r, &err)) {
+    if (slurm_run(s, "scontrol", args, false, NULL, &r, &err)) {
         acc_proc_result_release(&r);
         out->up = false;
         acc_strlcpy(out->detail, err.msg, sizeof out->detail);
         return ACC_OK;
     }
     out->up = r.status == 0 && strstr(r.out, "is UP") != NULL;
-    acc_strlcpy(out->detail, r.status == 0 ? r.out : said(&r), sizeof out->detail);
+    acc_strlcpy(out->detail, r.status == 0 ? r.out : slurm_said(&r), sizeof out->detail);
     acc_strtrim(out->detail);
     acc_proc_result_release(&r);
     return ACC_OK;

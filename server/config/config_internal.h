@@ -1,0 +1,56 @@
+/* config_internal.h - what the files of server/config/ share and nothing
+ * outside sees:
+ *
+ *   config.c        loading (defaults, inih, sections to their readers, the
+ *                   fixed defaults after reading), the embedded testbed,
+ *                   command-line overrides, release
+ *   config_keys.c   the keys of [server], [database], [negotiation], [auth]
+ *                   (and the users' tokens) and [launch]
+ *   config_sites.c  [site NAME], [network NAME] and [link NAME], the checks
+ *                   across them, and looking sites and links up
+ *
+ * Internal names start with cfg_.  The key readers follow inih's handler
+ * convention: 1 to go on, 0 to stop (the first error is kept in struct
+ * cfg_parse, or it was out of memory). */
+#ifndef ACC_CONFIG_INTERNAL_H
+#define ACC_CONFIG_INTERNAL_H
+
+#include "config.h"
+
+struct cfg_parse {
+    struct acc_config *c;
+    struct acc_error err; /* the first error */
+    bool failed;
+};
+
+/* Records "[section] message" unless an error is recorded already; 0. */
+int cfg_bad(struct cfg_parse *p, const char *section, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Replaces *dst with a copy of v; 0 when out of memory. */
+int cfg_set_str(char **dst, const char *v);
+
+/* Appends a copy of k = v; 0 when out of memory. */
+int cfg_add_setting(struct acc_kv **kv, size_t *n, const char *k, const char *v);
+
+/* HOST:PORT or [HOST]:PORT into *host and *port. */
+acc_err cfg_parse_hostport(const char *v, char **host, unsigned *port, struct acc_error *err);
+
+/* config_keys.c */
+int cfg_server_key(struct cfg_parse *p, const char *k, const char *v);
+int cfg_database_key(struct cfg_parse *p, const char *k, const char *v);
+int cfg_negotiation_key(struct cfg_parse *p, const char *k, const char *v);
+int cfg_auth_key(struct cfg_parse *p, const char *k, const char *v);
+int cfg_launch_key(struct cfg_parse *p, const char *k, const char *v);
+
+/* config_sites.c: name is the section's NAME, already checked. */
+int cfg_site_key(struct cfg_parse *p, const char *section, const char *name, const char *k,
+                 const char *v);
+int cfg_network_key(struct cfg_parse *p, const char *name, const char *k, const char *v);
+int cfg_link_key(struct cfg_parse *p, const char *section, const char *name, const char *k,
+                 const char *v);
+
+/* Every site, network and link complete, and they fit together. */
+acc_err cfg_check(const struct acc_config *c, struct acc_error *err);
+
+#endif

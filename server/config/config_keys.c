@@ -1,0 +1,331 @@
+/* config_keys.c - the keys of [server], [database], [negotiation], [auth]
+ * and [launch].
+ *
+ * Numbers, durations and yes/no values are read from a table per section
+ * ({key, kind, bounds, field}); the keys that need more (listen, log_level,
+ * strategy, path, tokens, the strings and env of [launch]) have code of
+ * their own. */
+#include "config_internal.h"
+
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "../../lib/common/strutil.h"
+#include "../../lib/common/timefmt.h"
+
+acc_err cfg_parse_hostport(const char *v, char **host, unsigned *port, struct acc_error *err)
+{
+    const char *colon = strrchr(v, ':');
+    if (!colon || colon == v)
+        return acc_error_set(err, ACC_ERR_CONFIG, "listen '%s' is not HOST:PORT", v);
+    int64_t p;
+    if (acc_parse_i64(colon + 1, 0, 65535, &p, err))
+        return acc_error_set(err, ACC_ERR_CONFIG, "listen '%s': bad port", v);
+    const char *h = v;
+    size_t hl = (size_t)(colon - v);
+    if (h[0] == '[' && hl >= 2 && h[hl - 1] == ']') { /* [::1]:8080 */
+        h++;
+        hl -= 2;
+    }
+    char *s = acc_strndup(h, hl);
+    if (!s)
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    free(*host);
+    *host = s;
+    *port = (unsigned)p;
+    return ACC_OK;
+}
+
+static bool duration_ok(const char *v, int64_t min, int64_t *out)
+{
+    int64_t d;
+    if (acc_duration_parse(v, &d, NULL) || d < min)
+        return false;
+    *out = d;
+    return true;
+}
+
+/* --------------------------------------------------------- keys by table */
+
+enum key_kind {
+    KEY_UNSIGNED,          /* a whole number within [min, max], into unsigned */
+    KEY_SIZE,              /* ... into size_t */
+    KEY_INT64,             /* ... into int64_t */
+    KEY_DURATION,          /* a duration of at least min seconds, into int64_t */
+    KEY_DURATION_UNSIGNED, /* ... into unsigned */
+    KEY_BOOL,              /* yes or no, into bool */
+};
+
+struct key {
+    const char *name;
+    enum key_kind kind;
+    int64_t min, max; /* max: whole numbers only */
+    size_t offset;    /* of the field in struct acc_config */
+    const char *what; /* durations: what the value must be, for the message */
+};
+
+#define AT(field) offsetof(struct acc_config, field)
+
+static const struct key server_keys[] = {
+    {"max_body", KEY_SIZE, 1024, 64 << 20, AT(max_body), NULL},
+    {"max_depth", KEY_UNSIGNED, 8, 256, AT(max_depth), NULL},
+    {"max_attributes", KEY_UNSIGNED, 8, 4096, AT(max_attributes), NULL},
+    {"max_total_attributes", KEY_UNSIGNED, 64, 1000000, AT(max_total_attributes), NULL},
+    {"connection_limit", KEY_UNSIGNED, 1, 100000, AT(connection_limit), NULL},
+    {"threads", KEY_UNSIGNED, 1, 64, AT(threads), NULL},
+    {"client_connections", KEY_UNSIGNED, 1, 100000, AT(client_connections), NULL},
+    {"max_query", KEY_UNSIGNED, 1, 256, AT(max_query), NULL},
+    {"timeout", KEY_DURATION_UNSIGNED, 1, 0, AT(timeout), "a positive duration such as PT60S"},
+    {"request_timeout", KEY_DURATION_UNSIGNED, 1, 0, AT(request_timeout),
+     "a positive duration such as PT30S"},
+    {"allow_control", KEY_BOOL, 0, 0, AT(allow_control), NULL},
+    {NULL, KEY_BOOL, 0, 0, 0, NULL},
+};
+
+static const struct key database_keys[] = {
+    {"durable", KEY_BOOL, 0, 0, AT(durable), NULL},
+    {"wal_limit", KEY_INT64, (int64_t)1 << 20, (int64_t)1 << 40, AT(wal_limit), NULL}, /* bytes */
+    {NULL, KEY_BOOL, 0, 0, 0, NULL},
+};
+
+static const struct key negotiation_keys[] = {
+    {"max_rounds", KEY_UNSIGNED, 1, 1000, AT(max_rounds), NULL},
+    {"horizon", KEY_DURATION, 3600, 0, AT(horizon), "a duration of at least PT1H"},
+    {"lead_time", KEY_DURATION, 0, 0, AT(lead_time), "a duration such as PT5S"},
+    {"adapter_timeout", KEY_DURATION, 1, 0, AT(adapter_timeout), "a duration such as PT15S"},
+    {"workers", KEY_UNSIGNED, 1, 1024, AT(workers), NULL},
+    {"queue_length", KEY_UNSIGNED, 1, 1000000, AT(queue_length), NULL},
+    {"max_pending", KEY_UNSIGNED, 0, 1000000, AT(max_pending), NULL},
+    {NULL, KEY_BOOL, 0, 0, 0, NULL},
+};
+
+/* Sets key k of the section from its table (ended by a NULL name). */
+static int table_key(struct cfg_parse *p, const char *section, const struct key *keys,
+                     const char *k, const char *v)
+{
+    while (keys->name && strcmp(keys->name, k) != 0)
+        keys++;
+    if (!keys->name)
+        return cfg_bad(p, section, "unknown key '%s'", k);
+    char *field = (char *)p->c + keys->offset;
+    struct acc_error e;
+    int64_t n = 0;
+    bool b;
+    switch (keys->kind) {
+    case KEY_BOOL:
+        if (acc_parse_bool(v, &b, &e))
+            return cfg_bad(p, section, "%s: %s", k, e.msg);
+        *(bool *)field = b;
+        return 1;
+    case KEY_DURATION:
+    case KEY_DURATION_UNSIGNED:
+        if (!duration_ok(v, keys->min, &n))
+            return cfg_bad(p, section, "%s: '%s' is not %s", k, v, keys->what);
+        break;
+    case KEY_UNSIGNED:
+    case KEY_SIZE:
+    case KEY_INT64:
+        if (acc_parse_i64(v, keys->min, keys->max, &n, &e))
+            return cfg_bad(p, section, "%s: %s", k, e.msg);
+        break;
+    }
+    if (keys->kind == KEY_SIZE)
+        *(size_t *)field = (size_t)n;
+    else if (keys->kind == KEY_INT64 || keys->kind == KEY_DURATION)
+        *(int64_t *)field = n;
+    else
+        *(unsigned *)field = (unsigned)n;
+    return 1;
+}
+
+/* ------------------------------------ [server], [database], [negotiation] */
+
+int cfg_server_key(struct cfg_parse *p, const char *k, const char *v)
+{
+    struct acc_config *c = p->c;
+    struct acc_error e;
+    if (strcmp(k, "listen") == 0) {
+        if (cfg_parse_hostport(v, &c->listen_host, &c->listen_port, &e))
+            return cfg_bad(p, "server", "%s", e.msg);
+        return 1;
+    }
+    if (strcmp(k, "log_level") == 0) {
+        if (!acc_log_parse_level(v, &c->log_level))
+            return cfg_bad(p, "server", "log_level is error, warn, info or debug");
+        return 1;
+    }
+    return table_key(p, "server", server_keys, k, v);
+}
+
+int cfg_database_key(struct cfg_parse *p, const char *k, const char *v)
+{
+    if (strcmp(k, "path") == 0) {
+        if (!*v)
+            return cfg_bad(p, "database", "path is empty");
+        return cfg_set_str(&p->c->db_path, v);
+    }
+    return table_key(p, "database", database_keys, k, v);
+}
+
+int cfg_negotiation_key(struct cfg_parse *p, const char *k, const char *v)
+{
+    if (strcmp(k, "strategy") == 0) {
+        if (!acc_strategy_parse(v, &p->c->strategy))
+            return cfg_bad(p, "negotiation", "strategy is intersect or iterative");
+        return 1;
+    }
+    return table_key(p, "negotiation", negotiation_keys, k, v);
+}
+
+/* ---------------------------------------------------------------- [auth] */
+
+/* Reads "user token [admin]" lines ('#' starts a comment). */
+static acc_err read_tokens(struct acc_config *c, const char *path, struct acc_error *err)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return acc_error_set(err, ACC_ERR_CONFIG, "tokens file %s: cannot open it", path);
+    struct stat sb;
+    if (fstat(fileno(f), &sb) == 0 && (sb.st_mode & 077))
+        acc_log_warn("tokens file %s can be read by others than its owner (chmod 600 it)", path);
+    char line[1024];
+    unsigned no = 0;
+    acc_err rc = ACC_OK;
+    while (!rc && fgets(line, sizeof line, f)) {
+        no++;
+        char *hash = strchr(line, '#');
+        if (hash)
+            *hash = '\0';
+        char name[128], token[512], role[16], extra[2];
+        int n = sscanf(line, "%127s %511s %15s %1s", name, token, role, extra);
+        if (n <= 0)
+            continue;
+        if (n < 2 || n > 3 || (n == 3 && strcmp(role, "admin") != 0)) {
+            rc = acc_error_set(err, ACC_ERR_CONFIG,
+                               "tokens file %s line %u: expected 'user token [admin]'", path, no);
+            break;
+        }
+        if (strlen(token) < 16) {
+            rc = acc_error_set(err, ACC_ERR_CONFIG,
+                               "tokens file %s line %u: tokens must be at least 16 characters",
+                               path, no);
+            break;
+        }
+        void *v = realloc(c->users, (c->n_users + 1) * sizeof *c->users);
+        if (!v) {
+            rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+            break;
+        }
+        c->users = v;
+        struct acc_user *u = &c->users[c->n_users];
+        u->name = strdup(name);
+        u->token = strdup(token);
+        u->admin = n == 3;
+        if (!u->name || !u->token) {
+            free(u->name);
+            free(u->token);
+            rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+            break;
+        }
+        c->n_users++;
+    }
+    fclose(f);
+    if (!rc && c->n_users == 0)
+        rc = acc_error_set(err, ACC_ERR_CONFIG, "tokens file %s names no user", path);
+    return rc;
+}
+
+int cfg_auth_key(struct cfg_parse *p, const char *k, const char *v)
+{
+    if (strcmp(k, "tokens") != 0)
+        return cfg_bad(p, "auth", "unknown key '%s'", k);
+    struct acc_error e;
+    if (p->c->n_users)
+        return cfg_bad(p, "auth", "tokens is given twice");
+    if (read_tokens(p->c, v, &e))
+        return cfg_bad(p, "auth", "%s", e.msg);
+    return 1;
+}
+
+/* -------------------------------------------------------------- [launch] */
+
+int cfg_launch_key(struct cfg_parse *p, const char *k, const char *v)
+{
+    struct acc_launch_cfg *l = &p->c->launch;
+    int64_t n;
+    bool b;
+    struct acc_error e;
+    char **str = NULL;
+    if (strcmp(k, "enabled") == 0) {
+        if (acc_parse_bool(v, &b, &e))
+            return cfg_bad(p, "launch", "enabled: %s", e.msg);
+        l->enabled = b;
+    } else if (strcmp(k, "mpiexec") == 0) {
+        str = &l->mpiexec;
+    } else if (strcmp(k, "launcher") == 0) {
+        if (!acc_name_valid(v, 31))
+            return cfg_bad(p, "launch", "launcher: Hydra's launcher name, such as fork or ssh");
+        str = &l->launcher;
+    } else if (strcmp(k, "launcher_exec") == 0) {
+        str = &l->launcher_exec;
+    } else if (strcmp(k, "localhost") == 0) {
+        str = &l->localhost;
+    } else if (strcmp(k, "directory") == 0) {
+        str = &l->directory;
+    } else if (strcmp(k, "path") == 0) {
+        str = &l->path;
+    } else if (strcmp(k, "env") == 0) {
+        const char *eq = strchr(v, '=');
+        char name[128];
+        if (!eq || eq == v || (size_t)(eq - v) >= sizeof name)
+            return cfg_bad(p, "launch", "env: NAME=VALUE, got '%s'", v);
+        memcpy(name, v, (size_t)(eq - v));
+        name[eq - v] = '\0';
+        for (const char *c = name; *c; c++) {
+            if (!(*c == '_' || (*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') ||
+                  (c > name && *c >= '0' && *c <= '9')))
+                return cfg_bad(p, "launch", "env: '%s' is not a variable name", name);
+        }
+        return cfg_add_setting(&l->env, &l->n_env, name, eq + 1);
+    } else if (strcmp(k, "output_limit") == 0) {
+        if (acc_parse_i64(v, 0, 64 << 20, &n, &e))
+            return cfg_bad(p, "launch", "output_limit (bytes): %s", e.msg);
+        l->output_limit = (size_t)n;
+    } else if (strcmp(k, "grace") == 0) {
+        if (!duration_ok(v, 0, &l->grace))
+            return cfg_bad(p, "launch", "grace: '%s' is not a duration such as PT10S", v);
+    } else if (strcmp(k, "router_port") == 0) {
+        if (acc_parse_i64(v, 1024, 60000, &n, &e))
+            return cfg_bad(p, "launch", "router_port: %s", e.msg);
+        l->router_port = (unsigned)n;
+    } else {
+        return cfg_bad(p, "launch", "unknown key '%s'", k);
+    }
+    if (str) {
+        if (!*v)
+            return cfg_bad(p, "launch", "%s is empty", k);
+        return cfg_set_str(str, v);
+    }
+    return 1;
+}
+
+const struct acc_user *acc_config_user_by_token(const struct acc_config *c, const char *token)
+{
+    const struct acc_user *found = NULL;
+    size_t len = strlen(token);
+    /* Every token is compared in full, so timing says nothing about which
+     * or how much matched. */
+    for (size_t i = 0; i < c->n_users; i++) {
+        const char *t = c->users[i].token;
+        size_t tl = strlen(t);
+        unsigned char diff = (unsigned char)(tl != len);
+        for (size_t k = 0; k < tl; k++)
+            diff |= (unsigned char)(t[k] ^ (k < len ? token[k] : 0));
+        if (!diff)
+            found = &c->users[i];
+    }
+    return found;
+}
