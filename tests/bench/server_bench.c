@@ -28,7 +28,6 @@ static char base[128];
 static pid_t pid;
 
 static const char config[] = "[server]\n"
-                             "threads = 4\n"
                              "[database]\n"
                              "durable = yes\n"
                              "[site a]\nadapter = sim-batch\nnodes = 1000000\n"
