@@ -198,7 +198,8 @@ acc_err acc_service_submit(struct acc_service *svc, const struct acc_submit *rq,
     rc = acc_store_agreement_create(svc->store, &a, key,
                                     !key && !rq->pending ? ACC_STORE_NOWAIT : 0, &dup, first, err);
     if (rc || dup) {
-        svc_nego_abort(job, rc ? rc : ACC_ERR_CANCELLED, err);
+        /* Never queued: nobody reads its result (a duplicate has none). */
+        svc_nego_abort(job, rc ? rc : ACC_ERR_CANCELLED, rc ? err : NULL);
         acc_nego_release(job);
         job = NULL;
         if (!rc)
