@@ -62,7 +62,7 @@ enum key_kind {
 struct key {
     const char *name;
     enum key_kind kind;
-    int64_t min, max; /* max: whole numbers only */
+    int64_t min, max; /* durations in seconds */
     size_t offset;    /* of the field in struct acc_config */
     const char *what; /* durations: what the value must be, for the message */
 };
@@ -78,8 +78,8 @@ static const struct key server_keys[] = {
     {"threads", KEY_UNSIGNED, 1, 64, AT(threads), NULL},
     {"client_connections", KEY_UNSIGNED, 1, 100000, AT(client_connections), NULL},
     {"max_query", KEY_UNSIGNED, 1, 256, AT(max_query), NULL},
-    {"timeout", KEY_DURATION_UNSIGNED, 1, 0, AT(timeout), "a positive duration such as PT60S"},
-    {"request_timeout", KEY_DURATION_UNSIGNED, 1, 0, AT(request_timeout),
+    {"timeout", KEY_DURATION_UNSIGNED, 1, 86400, AT(timeout), "a positive duration such as PT60S"},
+    {"request_timeout", KEY_DURATION_UNSIGNED, 1, 86400, AT(request_timeout),
      "a positive duration such as PT30S"},
     {"allow_control", KEY_BOOL, 0, 0, AT(allow_control), NULL},
     {NULL, KEY_BOOL, 0, 0, 0, NULL},
@@ -93,9 +93,9 @@ static const struct key database_keys[] = {
 
 static const struct key negotiation_keys[] = {
     {"max_rounds", KEY_UNSIGNED, 1, 1000, AT(max_rounds), NULL},
-    {"horizon", KEY_DURATION, 3600, 0, AT(horizon), "a duration of at least PT1H"},
-    {"lead_time", KEY_DURATION, 0, 0, AT(lead_time), "a duration such as PT5S"},
-    {"adapter_timeout", KEY_DURATION, 1, 0, AT(adapter_timeout), "a duration such as PT15S"},
+    {"horizon", KEY_DURATION, 3600, 3660 * 86400, AT(horizon), "a duration of at least PT1H"},
+    {"lead_time", KEY_DURATION, 0, 366 * 86400, AT(lead_time), "a duration such as PT5S"},
+    {"adapter_timeout", KEY_DURATION, 1, 86400, AT(adapter_timeout), "a duration such as PT15S"},
     {"workers", KEY_UNSIGNED, 1, 1024, AT(workers), NULL},
     {"queue_length", KEY_UNSIGNED, 1, 1000000, AT(queue_length), NULL},
     {"max_pending", KEY_UNSIGNED, 0, 1000000, AT(max_pending), NULL},
@@ -124,6 +124,11 @@ static int table_key(struct cfg_parse *p, const char *section, const struct key 
     case KEY_DURATION_UNSIGNED:
         if (!duration_ok(v, keys->min, &n))
             return cfg_bad(p, section, "%s: '%s' is not %s", k, v, keys->what);
+        if (n > keys->max) {
+            char most[ACC_DURATION_STRLEN];
+            acc_duration_format(keys->max, most);
+            return cfg_bad(p, section, "%s: '%s' is longer than %s, the most allowed", k, v, most);
+        }
         break;
     case KEY_UNSIGNED:
     case KEY_SIZE:
@@ -182,6 +187,8 @@ int cfg_negotiation_key(struct cfg_parse *p, const char *k, const char *v)
 
 /* ---------------------------------------------------------------- [auth] */
 
+#define MAX_TOKEN_LINES 100000
+
 /* Reads "user token [admin]" lines ('#' starts a comment). */
 static acc_err read_tokens(struct acc_config *c, const char *path, struct acc_error *err)
 {
@@ -195,7 +202,14 @@ static acc_err read_tokens(struct acc_config *c, const char *path, struct acc_er
     unsigned no = 0;
     acc_err rc = ACC_OK;
     while (!rc && fgets(line, sizeof line, f)) {
-        no++;
+        /* A tokens file is a few lines; /dev/zero or a log named by mistake
+         * must not keep accordd reading for ever. */
+        if (++no > MAX_TOKEN_LINES) {
+            rc = acc_error_set(err, ACC_ERR_CONFIG,
+                               "tokens file %s: more than %d lines; is it the right file?", path,
+                               MAX_TOKEN_LINES);
+            break;
+        }
         char *hash = strchr(line, '#');
         if (hash)
             *hash = '\0';

@@ -86,6 +86,16 @@ static void test_errors_name_the_problem(void)
         {"[server]\nmax_total_attributes = many\n[site a]\nadapter=sim-batch\nnodes=1\n",
          "max_total_attributes"},
         {"[site a]\nadapter=sim-batch\nnodes=-1\n", "nodes"},
+        /* Durations had no upper bound and wrapped when stored. */
+        {"[server]\ntimeout = P100D\n[site a]\nadapter=sim-batch\nnodes=1\n", "longer than P1D"},
+        {"[server]\nrequest_timeout = P100D\n[site a]\nadapter=sim-batch\nnodes=1\n",
+         "longer than"},
+        {"[negotiation]\nadapter_timeout = P1000D\n[site a]\nadapter=sim-batch\nnodes=1\n",
+         "longer than"},
+        {"[negotiation]\nworkers = 0\n[site a]\nadapter=sim-batch\nnodes=1\n", "workers"},
+        {"[negotiation]\nqueue_length = lots\n[site a]\nadapter=sim-batch\nnodes=1\n",
+         "queue_length"},
+        {"[server]\nmax_query = 1000\n[site a]\nadapter=sim-batch\nnodes=1\n", "max_query"},
         {"this is not ini\n", "line 1"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -142,7 +152,20 @@ static void test_tokens(void)
     }
 }
 
+/* A tokens file that never ends (a device, a log named by mistake) was read
+ * for ever. */
+static void test_tokens_endless(void)
+{
+    struct acc_config c;
+    struct acc_error err;
+    acc_err rc = acc_config_load_string(
+        "[auth]\ntokens = /dev/zero\n[site a]\nadapter=sim-batch\nnodes=1\n", "t.ini", &c, &err);
+    CU_ASSERT_EQUAL(rc, ACC_ERR_CONFIG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "more than"));
+}
+
 static const struct acc_test_case tests[] = {
+    {"tokens file that never ends", test_tokens_endless},
     {"tokens file", test_tokens},
     {"embedded testbed", test_embedded},
     {"file and overrides", test_file_and_overrides},
