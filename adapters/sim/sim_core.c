@@ -102,6 +102,7 @@ void sim_unbook_locked(struct sim *s, const char *key)
     struct sim_booking *b = acc_map_take(&s->bookings, key);
     if (!b)
         return;
+    sim_store_forget(s->store, b->pending);
     acc_calendar_remove(&s->res[b->res].cal, b->start, b->end, b->amount);
     booking_free(b);
 }
@@ -416,9 +417,19 @@ static void free_booking_entry(const char *key, void *value, void *ctx)
     booking_free(value);
 }
 
+static void forget_pending(const char *key, void *value, void *ctx)
+{
+    (void)key;
+    struct sim_booking *b = value;
+    sim_store_forget(ctx, b->pending);
+    b->pending = NULL;
+}
+
 void sim_close(void *state)
 {
     struct sim *s = state;
+    if (s->store)
+        acc_map_each(&s->bookings, forget_pending, s->store);
     sim_store_close(s->store);
     acc_map_each(&s->bookings, free_booking_entry, NULL);
     acc_map_release(&s->bookings);
@@ -537,25 +548,39 @@ acc_err sim_reserve(void *state, const char *key, const struct acc_resource *res
      * comes next is also written next; the disk is waited for without it. */
     if (!rc && (rc = sim_persist_locked(s, key, &w, err)))
         sim_unbook_locked(s, key);
-    if (!rc)
-        fill_reservation(s, key, acc_map_get(&s->bookings, key), out);
+    if (!rc) {
+        struct sim_booking *b = acc_map_get(&s->bookings, key);
+        /* Waited for by the verifying query (or given up with the booking):
+         * the commit goes on while the negotiation's round does. */
+        b->pending = w;
+        fill_reservation(s, key, b, out);
+    }
     pthread_mutex_unlock(&s->lock);
 
     if (slow_write)
         sleep((unsigned)slow_write);
     if (cw && sim_store_wait(s->store, cw, NULL))
         acc_log_warn("%s: competing booking %s not written", s->name, compete_key);
-    if (w && sim_store_wait(s->store, w, err)) {
-        /* Not on disk: not booked.  (A cancel of the key may have come
-         * meanwhile; then there is nothing left to undo.) */
-        pthread_mutex_lock(&s->lock);
-        sim_unbook_locked(s, key);
-        pthread_mutex_unlock(&s->lock);
-        acc_reservation_release(out);
-        return acc_error_set(err, ACC_ERR_ADAPTER, "%s: calendar not written: %s", s->name,
-                             err ? err->msg : "storage error");
-    }
     return rc;
+}
+
+/* Waits for a booking's write if nobody has yet; a write that failed takes
+ * the booking back (not in the file: not booked). */
+static acc_err written(struct sim *s, const char *key, struct acc_error *err)
+{
+    pthread_mutex_lock(&s->lock);
+    struct sim_booking *b = acc_map_get(&s->bookings, key);
+    struct sim_store_write *w = b ? b->pending : NULL;
+    if (b)
+        b->pending = NULL;
+    pthread_mutex_unlock(&s->lock);
+    if (!w || !sim_store_wait(s->store, w, err))
+        return ACC_OK;
+    pthread_mutex_lock(&s->lock);
+    sim_unbook_locked(s, key); /* a cancel may have come meanwhile: then nothing is left */
+    pthread_mutex_unlock(&s->lock);
+    return acc_error_set(err, ACC_ERR_ADAPTER, "%s: calendar not written: %s", s->name,
+                         err ? err->msg : "storage error");
 }
 
 acc_err sim_query(void *state, const char *key, const char *local_id, struct acc_reservation *out,
@@ -563,7 +588,9 @@ acc_err sim_query(void *state, const char *key, const char *local_id, struct acc
 {
     struct sim *s = state;
     (void)local_id; /* keys are unique here: the local id adds nothing */
-    acc_err rc = ACC_OK;
+    acc_err rc = written(s, key, err);
+    if (rc)
+        return rc;
     pthread_mutex_lock(&s->lock);
     struct sim_fault f;
     if (take_fault(s, SIM_CALL_QUERY, NULL, &f))

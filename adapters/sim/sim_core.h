@@ -57,6 +57,9 @@ struct sim_booking {
     acc_time start, end;
     int64_t amount;
     char *owner;
+    /* The booking's write while nobody has waited for it (reserve queues
+     * it, the verifying query waits for it); NULL once known written. */
+    struct sim_store_write *pending;
 };
 
 struct sim_resource {

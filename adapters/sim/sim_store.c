@@ -57,8 +57,12 @@ struct sim_store {
 
     pthread_mutex_t lock; /* the queue */
     pthread_cond_t committed;
+    pthread_cond_t work; /* a write was queued, or stopping (the writer) */
     struct sim_store_write *head, *tail;
     bool committing;
+    bool stopping;
+    pthread_t writer;
+    bool writer_started;
 };
 
 static acc_err db_error(struct sim_store *ss, struct acc_error *err, const char *what)
@@ -212,6 +216,7 @@ static acc_err enqueue(struct sim_store *ss, struct sim_store_write *w,
     else
         ss->head = w;
     ss->tail = w;
+    pthread_cond_signal(&ss->work);
     pthread_mutex_unlock(&ss->lock);
     if (out)
         *out = w;
@@ -269,6 +274,39 @@ acc_err sim_store_wait(struct sim_store *ss, struct sim_store_write *w, struct a
         acc_error_copy(err, &w->err);
     write_free(w);
     return rc;
+}
+
+void sim_store_forget(struct sim_store *ss, struct sim_store_write *w)
+{
+    if (!w)
+        return;
+    pthread_mutex_lock(&ss->lock);
+    bool done = w->done;
+    if (!done)
+        w->orphan = true; /* the committer frees it */
+    pthread_mutex_unlock(&ss->lock);
+    if (done)
+        write_free(w);
+}
+
+/* Commits what is queued as soon as it is: a write is usually on disk
+ * before anyone waits for it. */
+static void *writer_main(void *arg)
+{
+    struct sim_store *ss = arg;
+    pthread_mutex_lock(&ss->lock);
+    for (;;) {
+        while (!ss->head && !ss->stopping)
+            pthread_cond_wait(&ss->work, &ss->lock);
+        if (!ss->head)
+            break;
+        if (ss->committing)
+            pthread_cond_wait(&ss->committed, &ss->lock);
+        else
+            commit_queued(ss);
+    }
+    pthread_mutex_unlock(&ss->lock);
+    return NULL;
 }
 
 /* ------------------------------------------------------------------ reads */
@@ -376,6 +414,7 @@ acc_err sim_store_open(const char *path, bool durable, struct sim_store **out,
     pthread_mutex_init(&ss->conn_lock, NULL);
     pthread_mutex_init(&ss->lock, NULL);
     pthread_cond_init(&ss->committed, NULL);
+    pthread_cond_init(&ss->work, NULL);
     acc_err rc =
         (ss->path = strdup(path)) ? ACC_OK : acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
@@ -396,6 +435,12 @@ acc_err sim_store_open(const char *path, bool durable, struct sim_store **out,
     }
     if (!rc)
         rc = migrate(ss, err);
+    if (!rc) {
+        if (pthread_create(&ss->writer, NULL, writer_main, ss) != 0)
+            rc = acc_error_set(err, ACC_ERR_INTERNAL, "cannot start the writer thread");
+        else
+            ss->writer_started = true;
+    }
     if (rc) {
         acc_error_prefix(err, "simulator calendar");
         sim_store_close(ss);
@@ -409,6 +454,12 @@ void sim_store_close(struct sim_store *ss)
 {
     if (!ss)
         return;
+    pthread_mutex_lock(&ss->lock);
+    ss->stopping = true;
+    pthread_cond_signal(&ss->work);
+    pthread_mutex_unlock(&ss->lock);
+    if (ss->writer_started)
+        pthread_join(ss->writer, NULL);
     pthread_mutex_lock(&ss->lock);
     while (ss->committing)
         pthread_cond_wait(&ss->committed, &ss->lock);
@@ -425,6 +476,7 @@ void sim_store_close(struct sim_store *ss)
     pthread_mutex_destroy(&ss->conn_lock);
     pthread_mutex_destroy(&ss->lock);
     pthread_cond_destroy(&ss->committed);
+    pthread_cond_destroy(&ss->work);
     free(ss->path);
     free(ss);
 }

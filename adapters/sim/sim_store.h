@@ -6,13 +6,16 @@
  * "<database>.sim-<name>" beside accordd's database (docs/adapters.md); a
  * database of ":memory:" gives an in-memory calendar.
  *
- * Writes are queued and committed in queue order by whichever waiter comes
- * first (group commit without a thread: one commit serves every write
- * queued meanwhile).  Queuing never touches the disk, so a simulator queues
- * a write while it holds its calendar lock: the order of the writes is the
- * order of the changes in memory.  It then waits, without the lock, until
- * the write is committed: a booking is durable before reserve returns, so
- * before any agreement that uses it is committed in accordd's database.
+ * Writes are queued and committed in queue order by a writer thread as soon
+ * as they are queued (group commit: one commit serves every write queued
+ * meanwhile; a waiter that finds nothing committing commits itself).
+ * Queuing never touches the disk, so a simulator queues a write while it
+ * holds its calendar lock: the order of the writes is the order of the
+ * changes in memory.  A reservation's write is waited for when the
+ * reservation is verified (query), which the negotiation does before it
+ * commits the agreement: a booking is in its file before any agreement that
+ * uses it is committed in accordd's database, and meanwhile the commit
+ * overlaps the rest of the negotiation's round.
  *
  * Thread-safe.  sqlite3 types never leave sim_store.c. */
 #ifndef ACC_SIM_STORE_H
@@ -58,6 +61,10 @@ acc_err sim_store_delete(struct sim_store *ss, const char *key, struct sim_store
 /* Waits until w (and every write queued before it) is committed, and frees
  * w.  The write's result: when its commit failed, nothing of it is stored. */
 acc_err sim_store_wait(struct sim_store *ss, struct sim_store_write *w, struct acc_error *err);
+
+/* Gives up a write nobody will wait for: freed now if committed, else by
+ * the committer.  NULL does nothing. */
+void sim_store_forget(struct sim_store *ss, struct sim_store_write *w);
 
 /* Calls fn for every stored booking. */
 acc_err sim_store_load(struct sim_store *ss,
