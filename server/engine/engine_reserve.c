@@ -113,6 +113,19 @@ static void differs(const struct acc_engine_item *it, const struct acc_reservati
 /* Books every item at t and reads each booking back.  Returns 1 when all
  * are at t, 0 when the round must be repeated from *next, -1 when the
  * negotiation ends (result set). */
+/* Makes one call of op per item at t and runs them concurrently; out of
+ * memory, rolls back and fails the negotiation (false). */
+static bool run_or_fail(struct acc_engine_nego *g, enum acc_engine_op op, acc_time t)
+{
+    if (!acc_engine_calls_new(g, op, t, 0)) {
+        rollback(g, "out of memory");
+        acc_engine_fail(g, ACC_ENGINE_FAILED, ACC_ERR_NOMEM, "out of memory");
+        return false;
+    }
+    acc_engine_run_calls(g->e, g->calls, g->req->n_items, g->req->call_timeout_us, g->timed_out);
+    return true;
+}
+
 int acc_engine_reserve_all(struct acc_engine_nego *g, acc_time t, acc_time *next)
 {
     struct acc_engine_request *r = g->req;
@@ -141,13 +154,10 @@ int acc_engine_reserve_all(struct acc_engine_nego *g, acc_time t, acc_time *next
         return -1;
     }
 
-    if (!acc_engine_calls_new(g, ACC_ENGINE_OP_RESERVE, t, 0)) {
-        /* Nothing was requested; housekeeping closes the journaled intents. */
-        rollback(g, "out of memory");
-        acc_engine_fail(g, ACC_ENGINE_FAILED, ACC_ERR_NOMEM, "out of memory");
+    /* Out of memory, nothing was requested; housekeeping closes the
+     * journaled intents. */
+    if (!run_or_fail(g, ACC_ENGINE_OP_RESERVE, t))
         return -1;
-    }
-    acc_engine_run_calls(g->e, g->calls, n, r->call_timeout_us, g->timed_out);
 
     acc_err hard = ACC_OK;
     const char *hard_label = NULL;
@@ -241,12 +251,8 @@ int acc_engine_reserve_all(struct acc_engine_nego *g, acc_time t, acc_time *next
     }
 
     /* Verify: read every reservation back. */
-    if (!acc_engine_calls_new(g, ACC_ENGINE_OP_QUERY, t, 0)) {
-        rollback(g, "out of memory");
-        acc_engine_fail(g, ACC_ENGINE_FAILED, ACC_ERR_NOMEM, "out of memory");
+    if (!run_or_fail(g, ACC_ENGINE_OP_QUERY, t))
         return -1;
-    }
-    acc_engine_run_calls(g->e, g->calls, n, r->call_timeout_us, g->timed_out);
     for (size_t i = 0; i < n; i++) {
         struct acc_engine_item *it = &r->items[i];
         struct acc_engine_call *c = g->calls[i];
