@@ -116,6 +116,13 @@ acc_err sim_control(void *state, const char *op, const struct acc_kv *args, size
                     struct acc_buf *reply, struct acc_error *err);
 void sim_interrupt(void *state);
 
+/* Shared by the simulator's files. */
+uint64_t sim_fnv(const char *s, uint64_t h);
+void sim_booking_free(struct sim_booking *b);
+/* Makes the background load of every day up to until (bounded ahead); the
+ * caller holds the lock. */
+acc_err sim_load_until_locked(struct sim *s, acc_time until, struct acc_error *err);
+
 /* For sim_control.c.  The resource named `name` (*idx its index), or NULL. */
 struct sim_resource *sim_find_res(struct sim *s, const char *name, size_t *idx);
 /* The callers of these hold s->lock: a booking added to (or removed from)
