@@ -3,25 +3,18 @@
  * checkpoints ran and the -wal file grew without bound, 7.1 GB for a 0.5 GB
  * database).
  *
- * Several clients post offers while others read agreements back (readers
- * are what keep a passive checkpoint from ever resetting the log); a
- * sampler stats the -wal file every few milliseconds throughout. */
-#include <pthread.h>
+ * The load and the sampling of the -wal file: tests/support/wal_load.c. */
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "daemon.h"
-#include "http_client.h"
 #include "testutil.h"
+#include "wal_load.h"
 
-#define WAL_LIMIT (2 << 20)
+#define WAL_LIMIT      (2 << 20)
+#define WAL_LIMIT_TEXT "2097152" /* the same, for the configuration */
 /* What the log may exceed the limit by: the one transaction that is being
  * committed when the limit is crossed (a group commit of every write queued
  * meanwhile; a few hundred KiB here). */
@@ -34,48 +27,6 @@
 static char base[64];
 static char db[256], wal[280], ini[256];
 
-static const char config[] = "[database]\n"
-                             "durable = no\n"
-                             "wal_limit = %d\n"
-                             "[site alpha]\n"
-                             "adapter = sim-batch\n"
-                             "nodes = 1000000\n"
-                             "[site beta]\n"
-                             "adapter = sim-batch\n"
-                             "nodes = 1000000\n"
-                             "[network net]\n"
-                             "adapter = sim-network\n"
-                             "[link alpha_beta]\n"
-                             "sites = alpha beta\n"
-                             "capacity = 100000000\n"
-                             "network = net\n";
-
-static const char offer[] =
-    "<wsag:AgreementOffer xmlns:wsag=\"http://schemas.ggf.org/graap/2007/03/ws-agreement\" "
-    "xmlns:co=\"urn:accord:coalloc:1\"><wsag:Name>wal</wsag:Name><wsag:Context>"
-    "<wsag:AgreementInitiator>tester</wsag:AgreementInitiator>"
-    "<wsag:ServiceProvider>AgreementResponder</wsag:ServiceProvider></wsag:Context>"
-    "<wsag:Terms><wsag:All>"
-    "<wsag:ServiceDescriptionTerm wsag:Name=\"schedule\" wsag:ServiceName=\"metajob\">"
-    "<co:Schedule><co:Duration>PT1H</co:Duration></co:Schedule></wsag:ServiceDescriptionTerm>"
-    "<wsag:ServiceDescriptionTerm wsag:Name=\"a\" wsag:ServiceName=\"metajob\"><co:Component>"
-    "<co:Site>alpha</co:Site><co:Nodes>4</co:Nodes></co:Component>"
-    "</wsag:ServiceDescriptionTerm>"
-    "<wsag:ServiceDescriptionTerm wsag:Name=\"b\" wsag:ServiceName=\"metajob\"><co:Component>"
-    "<co:Site>beta</co:Site><co:Nodes>4</co:Nodes></co:Component>"
-    "</wsag:ServiceDescriptionTerm>"
-    "<wsag:ServiceDescriptionTerm wsag:Name=\"ab\" wsag:ServiceName=\"metajob\"><co:Link>"
-    "<co:Between>a</co:Between><co:And>b</co:And><co:Bandwidth>100</co:Bandwidth></co:Link>"
-    "</wsag:ServiceDescriptionTerm>"
-    "</wsag:All></wsag:Terms></wsag:AgreementOffer>";
-
-static atomic_int posted, created, failed;
-static atomic_bool done;
-static atomic_llong wal_max;
-static time_t deadline;
-static char last_id[64];
-static pthread_mutex_t id_lock = PTHREAD_MUTEX_INITIALIZER;
-
 static int setup(void)
 {
     snprintf(db, sizeof db, "%s/wal.db", acc_test_tmpdir());
@@ -84,83 +35,27 @@ static int setup(void)
     FILE *f = fopen(ini, "w");
     if (!f)
         return 1;
-    fprintf(f, config, WAL_LIMIT);
+    fprintf(f, wal_load_config, "wal_limit = " WAL_LIMIT_TEXT "\n");
     fclose(f);
     return 0;
-}
-
-static void *poster(void *arg)
-{
-    (void)arg;
-    while (atomic_fetch_add(&posted, 1) < OFFERS && time(NULL) < deadline) {
-        long st;
-        char *reply = daemon_call(base, "POST", "/agreements", offer, &st);
-        if (st == 201) {
-            atomic_fetch_add(&created, 1);
-            char *id = reply ? xml_get(reply, "/wsag:Agreement/@wsag:AgreementId") : NULL;
-            if (id) {
-                pthread_mutex_lock(&id_lock);
-                snprintf(last_id, sizeof last_id, "%s", id);
-                pthread_mutex_unlock(&id_lock);
-            }
-            free(id);
-        } else {
-            atomic_fetch_add(&failed, 1);
-        }
-        free(reply);
-    }
-    return NULL;
-}
-
-static void *reader(void *arg)
-{
-    (void)arg;
-    while (!atomic_load(&done)) {
-        char path[128];
-        pthread_mutex_lock(&id_lock);
-        snprintf(path, sizeof path, last_id[0] ? "/agreements/%s" : "/agreements?limit=5", last_id);
-        pthread_mutex_unlock(&id_lock);
-        long st;
-        free(daemon_call(base, "GET", path, NULL, &st));
-    }
-    return NULL;
-}
-
-static void *sampler(void *arg)
-{
-    (void)arg;
-    while (!atomic_load(&done)) {
-        struct stat sb;
-        if (stat(wal, &sb) == 0 && (long long)sb.st_size > atomic_load(&wal_max))
-            atomic_store(&wal_max, (long long)sb.st_size);
-        usleep(2000);
-    }
-    return NULL;
 }
 
 static void test_wal_bounded(void)
 {
     pid_t pid = daemon_start(ACCORDD_PATH, ini, db, base, sizeof base);
     CU_ASSERT_TRUE_FATAL(pid > 0);
-    deadline = time(NULL) + MAX_SECS;
-    pthread_t post[POSTERS], read[READERS], sample;
-    pthread_create(&sample, NULL, sampler, NULL);
-    for (int i = 0; i < POSTERS; i++)
-        pthread_create(&post[i], NULL, poster, NULL);
-    for (int i = 0; i < READERS; i++)
-        pthread_create(&read[i], NULL, reader, NULL);
-    for (int i = 0; i < POSTERS; i++)
-        pthread_join(post[i], NULL);
-    atomic_store(&done, true);
-    for (int i = 0; i < READERS; i++)
-        pthread_join(read[i], NULL);
-    pthread_join(sample, NULL);
-
-    long long max = atomic_load(&wal_max);
-    printf("\n    %d agreements, %d failed; largest -wal %lld bytes (limit %d)\n",
-           atomic_load(&created), atomic_load(&failed), max, WAL_LIMIT);
-    CU_ASSERT_EQUAL(atomic_load(&failed), 0);
-    CU_ASSERT_TRUE(atomic_load(&created) >= OFFERS / 2);
+    struct wal_load w = {.base = base,
+                         .wal = wal,
+                         .posters = POSTERS,
+                         .readers = READERS,
+                         .offers = OFFERS,
+                         .deadline = time(NULL) + MAX_SECS};
+    wal_load_run(&w);
+    long long max = w.wal_max;
+    printf("\n    %d agreements, %d failed; largest -wal %lld bytes (limit %d)\n", w.created,
+           w.failed, max, WAL_LIMIT);
+    CU_ASSERT_EQUAL(w.failed, 0);
+    CU_ASSERT_TRUE(w.created >= OFFERS / 2);
     CU_ASSERT_TRUE(max > 0);
     CU_ASSERT_TRUE(max <= WAL_LIMIT + WAL_SLACK);
 
