@@ -76,6 +76,70 @@ static int setup(void)
     return 0;
 }
 
+/* Waits (5 s at most) until alpha holds a booking whose line has needle. */
+static bool alpha_holds(const char *needle)
+{
+    bool booked = false;
+    for (int i = 0; i < 200 && !booked; i++) {
+        long st;
+        char *b = call("POST", "/adapters/alpha/control/bookings", "", &st);
+        booked = b && strstr(b, needle);
+        free(b);
+        if (!booked)
+            usleep(25000);
+    }
+    return booked;
+}
+
+/* No adapter holds anything of agreement id. */
+static void assert_nothing_booked(const char *id)
+{
+    static const char *const adapters[] = {"alpha", "beta", "net"};
+    for (int i = 0; i < 3; i++) {
+        char path[128];
+        long st;
+        snprintf(path, sizeof path, "/adapters/%s/control/bookings", adapters[i]);
+        char *b = call("POST", path, "", &st);
+        CU_ASSERT_EQUAL(st, 200);
+        CU_ASSERT_PTR_NULL(b ? strstr(b, id) : "no reply");
+        free(b);
+    }
+}
+
+/* SIGTERM: accordd exits with status 0; how long it took, in us. */
+static int64_t stop(pid_t pid)
+{
+    int64_t t0 = acc_mono_us();
+    kill(pid, SIGTERM);
+    int status;
+    waitpid(pid, &status, 0);
+    CU_ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    return acc_mono_us() - t0;
+}
+
+static char *state_of(const char *id, char **code)
+{
+    char path[128];
+    long st;
+    snprintf(path, sizeof path, "/agreements/%s", id);
+    char *doc = call("GET", path, NULL, &st);
+    char *state = doc ? xml_get(doc, "//co:Allocation/co:State") : NULL;
+    if (code)
+        *code = doc ? xml_get(doc, "//co:Allocation/co:FaultCode") : NULL;
+    free(doc);
+    return state;
+}
+
+/* The agreement ended Rejected with fault code Interrupted. */
+static void assert_interrupted(const char *id)
+{
+    char *fc = NULL, *s = state_of(id, &fc);
+    CU_ASSERT_STRING_EQUAL(s ? s : "", "Rejected");
+    CU_ASSERT_STRING_EQUAL(fc ? fc : "", "Interrupted");
+    free(s);
+    free(fc);
+}
+
 static void test_kill_mid_negotiation(void)
 {
     pid_t pid = start();
@@ -92,15 +156,7 @@ static void test_kill_mid_negotiation(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(id);
 
     /* Wait until alpha holds its part. */
-    bool booked = false;
-    for (int i = 0; i < 200 && !booked; i++) {
-        char *b = call("POST", "/adapters/alpha/control/bookings", "", &st);
-        booked = b && strstr(b, id);
-        free(b);
-        if (!booked)
-            usleep(25000);
-    }
-    CU_ASSERT_TRUE_FATAL(booked);
+    CU_ASSERT_TRUE_FATAL(alpha_holds(id));
 
     kill(pid, SIGKILL);
     int status;
@@ -120,23 +176,14 @@ static void test_kill_mid_negotiation(void)
     free(state);
     free(code);
     free(doc);
-    static const char *const adapters[] = {"alpha", "beta", "net"};
-    for (int i = 0; i < 3; i++) {
-        snprintf(path, sizeof path, "/adapters/%s/control/bookings", adapters[i]);
-        char *b = call("POST", path, "", &st);
-        CU_ASSERT_EQUAL(st, 200);
-        CU_ASSERT_PTR_NULL(b ? strstr(b, id) : "no reply");
-        free(b);
-    }
+    assert_nothing_booked(id);
     /* The service negotiates again as usual. */
     reply = call("POST", "/agreements", offer, &st);
     CU_ASSERT_EQUAL(st, 201);
     free(reply);
 
     /* SIGTERM is an orderly stop. */
-    kill(pid, SIGTERM);
-    waitpid(pid, &status, 0);
-    CU_ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    stop(pid);
     free(id);
 }
 
@@ -159,19 +206,6 @@ static void *post_offer(void *arg)
     return NULL;
 }
 
-static char *state_of(const char *id, char **code)
-{
-    char path[128];
-    long st;
-    snprintf(path, sizeof path, "/agreements/%s", id);
-    char *doc = call("GET", path, NULL, &st);
-    char *state = doc ? xml_get(doc, "//co:Allocation/co:State") : NULL;
-    if (code)
-        *code = doc ? xml_get(doc, "//co:Allocation/co:FaultCode") : NULL;
-    free(doc);
-    return state;
-}
-
 /* Defect: with a reserve hanging at one site, SIGTERM closed the
  * synchronous client's connection without an answer, then committed the
  * agreement as Observed with its reservations held; exit took 13 s. */
@@ -192,24 +226,11 @@ static void test_sigterm_mid_negotiation(void)
         pend.r.body ? xml_get(pend.r.body, "/wsag:Agreement/@wsag:AgreementId") : NULL;
     CU_ASSERT_PTR_NOT_NULL_FATAL(pending_id);
     /* Both wait in beta's reserve, alpha's part booked. */
-    bool booked = false;
-    for (int i = 0; i < 200 && !booked; i++) {
-        char *b = call("POST", "/adapters/alpha/control/bookings", "", &st);
-        booked = b && strstr(b, pending_id);
-        free(b);
-        if (!booked)
-            usleep(25000);
-    }
-    CU_ASSERT_TRUE(booked);
+    CU_ASSERT_TRUE(alpha_holds(pending_id));
     usleep(200000);
 
-    int64_t t0 = acc_mono_us();
-    kill(pid, SIGTERM);
-    int status;
-    waitpid(pid, &status, 0);
-    int64_t took = acc_mono_us() - t0;
+    int64_t took = stop(pid);
     fprintf(stderr, "\n  accordd exited %.2f s after SIGTERM\n", (double)took / 1e6);
-    CU_ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     CU_ASSERT_TRUE(took < 4000000); /* the target, 2 s, is checked by the benchmark */
     pthread_join(sync.tid, NULL);
     /* The waiting client got an answer: 503 Interrupted, with the id. */
@@ -223,27 +244,12 @@ static void test_sigterm_mid_negotiation(void)
     /* Nothing was committed after the signal, nothing stays booked. */
     pid = start();
     CU_ASSERT_TRUE_FATAL(pid > 0);
-    char *fc = NULL, *s = state_of(pending_id, &fc);
-    CU_ASSERT_STRING_EQUAL(s ? s : "", "Rejected");
-    CU_ASSERT_STRING_EQUAL(fc ? fc : "", "Interrupted");
-    free(s);
-    free(fc);
+    assert_interrupted(pending_id);
+    assert_nothing_booked(pending_id);
+    CU_ASSERT_PTR_NOT_NULL(sync_id);
     if (sync_id) {
-        s = state_of(sync_id, &fc);
-        CU_ASSERT_STRING_EQUAL(s ? s : "", "Rejected");
-        CU_ASSERT_STRING_EQUAL(fc ? fc : "", "Interrupted");
-        free(s);
-        free(fc);
-    }
-    static const char *const adapters[] = {"alpha", "beta", "net"};
-    for (int i = 0; i < 3; i++) {
-        char path[128];
-        snprintf(path, sizeof path, "/adapters/%s/control/bookings", adapters[i]);
-        char *b = call("POST", path, "", &st);
-        CU_ASSERT_PTR_NULL(b ? strstr(b, pending_id) : "no reply");
-        if (sync_id)
-            CU_ASSERT_PTR_NULL(b ? strstr(b, sync_id) : "no reply");
-        free(b);
+        assert_interrupted(sync_id);
+        assert_nothing_booked(sync_id);
     }
     /* The interrupted key may be negotiated again: a new agreement. */
     http_reply_free(&sync.r);
@@ -252,9 +258,7 @@ static void test_sigterm_mid_negotiation(void)
     CU_ASSERT_FALSE(sync.r.replayed);
     http_reply_free(&sync.r);
     http_reply_free(&pend.r);
-    kill(pid, SIGTERM);
-    waitpid(pid, &status, 0);
-    CU_ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    stop(pid);
     free(pending_id);
     free(sync_id);
 }
@@ -271,24 +275,11 @@ static void test_sigterm_stuck_adapter(void)
     CU_ASSERT_EQUAL(st, 200);
     struct sync_call sync = {.query = "", .key = "sigterm-stuck"};
     CU_ASSERT_EQUAL_FATAL(pthread_create(&sync.tid, NULL, post_offer, &sync), 0);
-    bool booked = false;
-    for (int i = 0; i < 200 && !booked; i++) {
-        char *b = call("POST", "/adapters/alpha/control/bookings", "", &st);
-        booked = b && strstr(b, "acc-");
-        free(b);
-        if (!booked)
-            usleep(25000);
-    }
-    CU_ASSERT_TRUE(booked);
+    CU_ASSERT_TRUE(alpha_holds("acc-"));
     usleep(200000);
-    int64_t t0 = acc_mono_us();
-    kill(pid, SIGTERM);
-    int status;
-    waitpid(pid, &status, 0);
-    int64_t took = acc_mono_us() - t0;
+    int64_t took = stop(pid);
     fprintf(stderr, "\n  accordd exited %.2f s after SIGTERM with a stuck adapter call\n",
             (double)took / 1e6);
-    CU_ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     CU_ASSERT_TRUE(took < 5000000); /* the target, 2 s, is checked by the benchmark */
     pthread_join(sync.tid, NULL);
     CU_ASSERT_EQUAL(sync.r.status, 503);
@@ -303,23 +294,10 @@ static void test_sigterm_stuck_adapter(void)
     pid = start();
     CU_ASSERT_TRUE_FATAL(pid > 0);
     if (id) {
-        char *fc = NULL, *s = state_of(id, &fc);
-        CU_ASSERT_STRING_EQUAL(s ? s : "", "Rejected");
-        CU_ASSERT_STRING_EQUAL(fc ? fc : "", "Interrupted");
-        free(s);
-        free(fc);
-        static const char *const adapters[] = {"alpha", "beta", "net"};
-        for (int i = 0; i < 3; i++) {
-            char path[128];
-            snprintf(path, sizeof path, "/adapters/%s/control/bookings", adapters[i]);
-            char *b = call("POST", path, "", &st);
-            CU_ASSERT_PTR_NULL(b ? strstr(b, id) : "no reply");
-            free(b);
-        }
+        assert_interrupted(id);
+        assert_nothing_booked(id);
     }
-    kill(pid, SIGTERM);
-    waitpid(pid, &status, 0);
-    CU_ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    stop(pid);
     free(id);
 }
 
