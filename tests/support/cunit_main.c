@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "testutil.h"
 
 int main(int argc, char **argv)
@@ -55,6 +56,20 @@ static void rm_tmpdir(void)
 {
     if (tmpdir[0] && !getenv("ACCORD_KEEP_TMP"))
         nftw(tmpdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+char *acc_test_slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    struct acc_buf b = ACC_BUF_INIT;
+    char chunk[4096];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+        acc_buf_append(&b, chunk, n);
+    fclose(f);
+    return acc_buf_detach(&b, len);
 }
 
 const char *acc_test_tmpdir(void)

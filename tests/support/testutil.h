@@ -3,6 +3,7 @@
 #define ACC_TESTUTIL_H
 
 #include <CUnit/CUnit.h>
+#include <stddef.h>
 #include <string.h>
 
 struct acc_test_case {
@@ -21,6 +22,10 @@ struct acc_test_suite {
 extern const struct acc_test_suite acc_test_suites[];
 
 #define ACC_ASSERT_OK(expr) CU_ASSERT_EQUAL_FATAL((expr), ACC_OK)
+
+/* A whole file, NUL-terminated (len, if given, without the NUL); NULL when
+ * it cannot be read.  free() it. */
+char *acc_test_slurp(const char *path, size_t *len);
 
 /* A fresh temporary directory for one test program; removed at exit. */
 const char *acc_test_tmpdir(void);

@@ -112,27 +112,13 @@ static void one(struct fixture *f, char *executable, char **args, size_t n_args)
 
 /* ---------------------------------------------------------------- helpers */
 
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    struct acc_buf b = ACC_BUF_INIT;
-    char chunk[4096];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-        acc_buf_append(&b, chunk, n);
-    fclose(f);
-    return acc_buf_detach(&b, len);
-}
-
 /* Compares with a golden file and, when they differ, shows where. */
 static void check_golden(const char *name, const struct acc_buf *got)
 {
     char path[512];
     snprintf(path, sizeof path, "%s%s", GOLDEN, name);
     size_t len = 0;
-    char *want = slurp(path, &len);
+    char *want = acc_test_slurp(path, &len);
     if (!want)
         fprintf(stderr, "cannot read %s\n", path);
     CU_ASSERT_PTR_NOT_NULL_FATAL(want);

@@ -233,20 +233,6 @@ static char *offer_doc;
 static size_t offer_len;
 static struct acc_offer offer_ref;
 
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    struct acc_buf b = ACC_BUF_INIT;
-    char chunk[4096];
-    size_t k;
-    while ((k = fread(chunk, 1, sizeof chunk, f)) > 0)
-        acc_buf_append(&b, chunk, k);
-    fclose(f);
-    return acc_buf_detach(&b, len);
-}
-
 static bool str_eq(const char *a, const char *b)
 {
     return (!a && !b) || (a && b && strcmp(a, b) == 0);
@@ -330,7 +316,7 @@ static void fill(struct acc_agreement *a)
 static bool copy_file(const char *from, const char *to)
 {
     size_t len;
-    char *data = slurp(from, &len);
+    char *data = acc_test_slurp(from, &len);
     FILE *f = data ? fopen(to, "wb") : NULL;
     bool ok = f && fwrite(data, 1, len, f) == len;
     if (f && fclose(f) != 0)
@@ -578,7 +564,7 @@ static int setup(void)
     struct acc_error err = {0};
     if (acc_xml_init(&err) != ACC_OK)
         return 1;
-    offer_doc = slurp(ACC_TEST_EXAMPLES "/offer-launch.xml", &offer_len);
+    offer_doc = acc_test_slurp(ACC_TEST_EXAMPLES "/offer-launch.xml", &offer_len);
     if (!offer_doc || acc_xml_parse_offer(offer_doc, offer_len, NULL, &offer_ref, &err) != ACC_OK)
         return 1;
     return 0;

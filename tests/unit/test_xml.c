@@ -20,25 +20,11 @@
 
 /* ---------------------------------------------------------------- helpers */
 
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    struct acc_buf b = ACC_BUF_INIT;
-    char chunk[4096];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
-        acc_buf_append(&b, chunk, n);
-    fclose(f);
-    return acc_buf_detach(&b, len);
-}
-
 static char *slurp_case(const char *name, size_t *len)
 {
     char path[512];
     snprintf(path, sizeof path, "%s%s", OFFERS, name);
-    char *s = slurp(path, len);
+    char *s = acc_test_slurp(path, len);
     if (!s)
         fprintf(stderr, "cannot read %s\n", path);
     return s;
@@ -153,7 +139,7 @@ static void test_example_offer(void)
     struct acc_offer o;
     struct acc_error e = {0};
     size_t len;
-    char *data = slurp(ACC_TEST_EXAMPLES "/offer.xml", &len);
+    char *data = acc_test_slurp(ACC_TEST_EXAMPLES "/offer.xml", &len);
     CU_ASSERT_PTR_NOT_NULL_FATAL(data);
     acc_err rc = acc_xml_parse_offer(data, len, NULL, &o, &e);
     free(data);
@@ -209,7 +195,7 @@ static void test_window_offer(void)
     struct acc_offer o;
     struct acc_error e = {0};
     size_t len;
-    char *data = slurp(ACC_TEST_EXAMPLES "/offer-window.xml", &len);
+    char *data = acc_test_slurp(ACC_TEST_EXAMPLES "/offer-window.xml", &len);
     CU_ASSERT_PTR_NOT_NULL_FATAL(data);
     acc_err rc = acc_xml_parse_offer(data, len, NULL, &o, &e);
     free(data);
@@ -456,7 +442,7 @@ static void test_external_entity_never_read(void)
 static void test_size_limits(void)
 {
     size_t len;
-    char *data = slurp(ACC_TEST_EXAMPLES "/offer.xml", &len);
+    char *data = acc_test_slurp(ACC_TEST_EXAMPLES "/offer.xml", &len);
     CU_ASSERT_PTR_NOT_NULL_FATAL(data);
     struct acc_offer o;
     struct acc_error e = {0};
@@ -647,13 +633,13 @@ static void test_executable_forms(void)
     struct acc_offer o;
     struct acc_error e = {0};
     size_t len;
-    char *data = slurp(ACC_TEST_EXAMPLES "/offer-launch.xml", &len);
+    char *data = acc_test_slurp(ACC_TEST_EXAMPLES "/offer-launch.xml", &len);
     CU_ASSERT_PTR_NOT_NULL_FATAL(data);
     ACC_ASSERT_OK(acc_xml_parse_offer(data, len, NULL, &o, &e));
     CU_ASSERT_STRING_EQUAL(o.components[0].executable, "accord-ring");
     acc_offer_release(&o);
     free(data);
-    data = slurp(ACC_TEST_EXAMPLES "/offer.xml", &len);
+    data = acc_test_slurp(ACC_TEST_EXAMPLES "/offer.xml", &len);
     CU_ASSERT_PTR_NOT_NULL_FATAL(data);
     ACC_ASSERT_OK(acc_xml_parse_offer(data, len, NULL, &o, &e));
     CU_ASSERT_STRING_EQUAL(o.components[0].executable, "/opt/metatrace/trace");
@@ -760,7 +746,7 @@ static void sample_agreement(struct acc_agreement *a, const char *offer_file)
     a->rounds = 2;
     a->rollbacks = 1;
     if (offer_file) {
-        a->offer_xml = slurp(offer_file, &a->offer_len);
+        a->offer_xml = acc_test_slurp(offer_file, &a->offer_len);
         CU_ASSERT_PTR_NOT_NULL_FATAL(a->offer_xml);
     }
     a->n_comps = 2;
@@ -1345,7 +1331,7 @@ static void test_threads(void)
     pthread_t th[THREADS];
     memset(w, 0, sizeof w);
     for (int i = 0; i < THREADS; i++) {
-        w[i].good = slurp(ACC_TEST_EXAMPLES "/offer.xml", &w[i].good_len);
+        w[i].good = acc_test_slurp(ACC_TEST_EXAMPLES "/offer.xml", &w[i].good_len);
         w[i].bad = slurp_case("schema-nodes-zero.xml", &w[i].bad_len);
         w[i].invalid = slurp_case("invalid-link-unknown.xml", &w[i].invalid_len);
         CU_ASSERT_FATAL(w[i].good && w[i].bad && w[i].invalid);
