@@ -35,25 +35,6 @@ static const char config[] = "[server]\n"
                              "capacity = 1000\n"
                              "network = net\n";
 
-static const char offer[] =
-    "<wsag:AgreementOffer xmlns:wsag=\"http://schemas.ggf.org/graap/2007/03/ws-agreement\" "
-    "xmlns:co=\"urn:accord:coalloc:1\"><wsag:Name>crash</wsag:Name><wsag:Context>"
-    "<wsag:AgreementInitiator>tester</wsag:AgreementInitiator>"
-    "<wsag:ServiceProvider>AgreementResponder</wsag:ServiceProvider></wsag:Context>"
-    "<wsag:Terms><wsag:All>"
-    "<wsag:ServiceDescriptionTerm wsag:Name=\"schedule\" wsag:ServiceName=\"metajob\">"
-    "<co:Schedule><co:Duration>PT1H</co:Duration></co:Schedule></wsag:ServiceDescriptionTerm>"
-    "<wsag:ServiceDescriptionTerm wsag:Name=\"a\" wsag:ServiceName=\"metajob\"><co:Component>"
-    "<co:Site>alpha</co:Site><co:Nodes>4</co:Nodes></co:Component>"
-    "</wsag:ServiceDescriptionTerm>"
-    "<wsag:ServiceDescriptionTerm wsag:Name=\"b\" wsag:ServiceName=\"metajob\"><co:Component>"
-    "<co:Site>beta</co:Site><co:Nodes>4</co:Nodes></co:Component>"
-    "</wsag:ServiceDescriptionTerm>"
-    "<wsag:ServiceDescriptionTerm wsag:Name=\"ab\" wsag:ServiceName=\"metajob\"><co:Link>"
-    "<co:Between>a</co:Between><co:And>b</co:And><co:Bandwidth>100</co:Bandwidth></co:Link>"
-    "</wsag:ServiceDescriptionTerm>"
-    "</wsag:All></wsag:Terms></wsag:AgreementOffer>";
-
 static pid_t start(void)
 {
     return daemon_start(ACCORDD_PATH, ini, db, base, sizeof base);
@@ -149,7 +130,7 @@ static void test_kill_mid_negotiation(void)
     free(
         call("POST", "/adapters/beta/control/fault?call=reserve&action=hang&seconds=300", "", &st));
     CU_ASSERT_EQUAL(st, 200);
-    char *reply = call("POST", "/agreements?mode=pending", offer, &st);
+    char *reply = call("POST", "/agreements?mode=pending", daemon_offer, &st);
     CU_ASSERT_EQUAL(st, 202);
     char *id = reply ? xml_get(reply, "/wsag:Agreement/@wsag:AgreementId") : NULL;
     free(reply);
@@ -178,7 +159,7 @@ static void test_kill_mid_negotiation(void)
     free(doc);
     assert_nothing_booked(id);
     /* The service negotiates again as usual. */
-    reply = call("POST", "/agreements", offer, &st);
+    reply = call("POST", "/agreements", daemon_offer, &st);
     CU_ASSERT_EQUAL(st, 201);
     free(reply);
 
@@ -202,7 +183,7 @@ static void *post_offer(void *arg)
     snprintf(u, sizeof u, "%s/agreements%s", base, c->query);
     snprintf(key, sizeof key, "Idempotency-Key: %s", c->key);
     const char *hdr[] = {"Content-Type: application/xml", key, NULL};
-    c->rc = http_do("POST", u, offer, strlen(offer), hdr, &c->r);
+    c->rc = http_do("POST", u, daemon_offer, strlen(daemon_offer), hdr, &c->r);
     return NULL;
 }
 

@@ -64,3 +64,22 @@ char *daemon_call(const char *base, const char *method, const char *path, const 
     http_reply_free(&r);
     return b;
 }
+
+const char daemon_offer[] =
+    "<wsag:AgreementOffer xmlns:wsag=\"http://schemas.ggf.org/graap/2007/03/ws-agreement\" "
+    "xmlns:co=\"urn:accord:coalloc:1\"><wsag:Name>alpha-beta</wsag:Name><wsag:Context>"
+    "<wsag:AgreementInitiator>tester</wsag:AgreementInitiator>"
+    "<wsag:ServiceProvider>AgreementResponder</wsag:ServiceProvider></wsag:Context>"
+    "<wsag:Terms><wsag:All>"
+    "<wsag:ServiceDescriptionTerm wsag:Name=\"schedule\" wsag:ServiceName=\"metajob\">"
+    "<co:Schedule><co:Duration>PT1H</co:Duration></co:Schedule></wsag:ServiceDescriptionTerm>"
+    "<wsag:ServiceDescriptionTerm wsag:Name=\"a\" wsag:ServiceName=\"metajob\"><co:Component>"
+    "<co:Site>alpha</co:Site><co:Nodes>4</co:Nodes></co:Component>"
+    "</wsag:ServiceDescriptionTerm>"
+    "<wsag:ServiceDescriptionTerm wsag:Name=\"b\" wsag:ServiceName=\"metajob\"><co:Component>"
+    "<co:Site>beta</co:Site><co:Nodes>4</co:Nodes></co:Component>"
+    "</wsag:ServiceDescriptionTerm>"
+    "<wsag:ServiceDescriptionTerm wsag:Name=\"ab\" wsag:ServiceName=\"metajob\"><co:Link>"
+    "<co:Between>a</co:Between><co:And>b</co:And><co:Bandwidth>100</co:Bandwidth></co:Link>"
+    "</wsag:ServiceDescriptionTerm>"
+    "</wsag:All></wsag:Terms></wsag:AgreementOffer>";

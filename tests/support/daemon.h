@@ -17,4 +17,8 @@ pid_t daemon_start(const char *accordd, const char *ini, const char *db, char *b
 char *daemon_call(const char *base, const char *method, const char *path, const char *body,
                   long *status);
 
+/* An offer for a testbed of sites alpha and beta joined by a link: 4 nodes
+ * at each and 100 Mbit/s between them for PT1H (test_crash, wal_load). */
+extern const char daemon_offer[];
+
 #endif

@@ -28,25 +28,6 @@ const char wal_load_config[] = "[database]\n"
                                "capacity = 100000000\n"
                                "network = net\n";
 
-static const char offer[] =
-    "<wsag:AgreementOffer xmlns:wsag=\"http://schemas.ggf.org/graap/2007/03/ws-agreement\" "
-    "xmlns:co=\"urn:accord:coalloc:1\"><wsag:Name>wal</wsag:Name><wsag:Context>"
-    "<wsag:AgreementInitiator>tester</wsag:AgreementInitiator>"
-    "<wsag:ServiceProvider>AgreementResponder</wsag:ServiceProvider></wsag:Context>"
-    "<wsag:Terms><wsag:All>"
-    "<wsag:ServiceDescriptionTerm wsag:Name=\"schedule\" wsag:ServiceName=\"metajob\">"
-    "<co:Schedule><co:Duration>PT1H</co:Duration></co:Schedule></wsag:ServiceDescriptionTerm>"
-    "<wsag:ServiceDescriptionTerm wsag:Name=\"a\" wsag:ServiceName=\"metajob\"><co:Component>"
-    "<co:Site>alpha</co:Site><co:Nodes>4</co:Nodes></co:Component>"
-    "</wsag:ServiceDescriptionTerm>"
-    "<wsag:ServiceDescriptionTerm wsag:Name=\"b\" wsag:ServiceName=\"metajob\"><co:Component>"
-    "<co:Site>beta</co:Site><co:Nodes>4</co:Nodes></co:Component>"
-    "</wsag:ServiceDescriptionTerm>"
-    "<wsag:ServiceDescriptionTerm wsag:Name=\"ab\" wsag:ServiceName=\"metajob\"><co:Link>"
-    "<co:Between>a</co:Between><co:And>b</co:And><co:Bandwidth>100</co:Bandwidth></co:Link>"
-    "</wsag:ServiceDescriptionTerm>"
-    "</wsag:All></wsag:Terms></wsag:AgreementOffer>";
-
 struct run {
     const struct wal_load *w;
     atomic_int posted, created, failed;
@@ -62,7 +43,7 @@ static void *poster(void *arg)
     while (atomic_fetch_add(&r->posted, 1) < r->w->offers &&
            (!r->w->deadline || time(NULL) < r->w->deadline)) {
         long st;
-        char *reply = daemon_call(r->w->base, "POST", "/agreements", offer, &st);
+        char *reply = daemon_call(r->w->base, "POST", "/agreements", daemon_offer, &st);
         if (st == 201) {
             atomic_fetch_add(&r->created, 1);
             char *id = reply ? xml_get(reply, "/wsag:Agreement/@wsag:AgreementId") : NULL;
