@@ -113,6 +113,19 @@ static void differs(const struct acc_engine_item *it, const struct acc_reservati
 /* Books every item at t and reads each booking back.  Returns 1 when all
  * are at t, 0 when the round must be repeated from *next, -1 when the
  * negotiation ends (result set). */
+/* A reservation not as asked: the first says why; the latest start seen is
+ * where the next round begins. */
+static void not_as_asked(const struct acc_engine_item *it, const struct acc_reservation *rsv,
+                         acc_time t, acc_time end, bool *mismatch, char *why, size_t size,
+                         acc_time *latest)
+{
+    if (!*mismatch)
+        differs(it, rsv, t, end, why, size);
+    *mismatch = true;
+    if (rsv->start > *latest)
+        *latest = rsv->start;
+}
+
 /* Makes one call of op per item at t and runs them concurrently; out of
  * memory, rolls back and fails the negotiation (false). */
 static bool run_or_fail(struct acc_engine_nego *g, enum acc_engine_op op, acc_time t)
@@ -210,13 +223,8 @@ int acc_engine_reserve_all(struct acc_engine_nego *g, acc_time t, acc_time *next
         acc_engine_trace(g, ACC_TRACE_RESERVE, it, t, end, c->rsv.start, ACC_OK, c->elapsed_us,
                          "%s: reserved as %s, starting %s%s", b->key, b->local_id, s,
                          at ? "" : " (not as asked)");
-        if (!at) {
-            if (!mismatch)
-                differs(it, &c->rsv, t, end, why, sizeof why);
-            mismatch = true;
-            if (c->rsv.start > latest)
-                latest = c->rsv.start;
-        }
+        if (!at)
+            not_as_asked(it, &c->rsv, t, end, &mismatch, why, sizeof why, &latest);
     }
     acc_engine_calls_free(g);
     /* The outcomes are recorded before anything else happens. */
@@ -290,13 +298,8 @@ int acc_engine_reserve_all(struct acc_engine_nego *g, acc_time t, acc_time *next
             it->nodes = c->rsv.nodes;
             c->rsv.nodes = NULL;
         }
-        if (!at) {
-            if (!mismatch)
-                differs(it, &c->rsv, t, end, why, sizeof why);
-            mismatch = true;
-            if (c->rsv.start > latest)
-                latest = c->rsv.start;
-        }
+        if (!at)
+            not_as_asked(it, &c->rsv, t, end, &mismatch, why, sizeof why, &latest);
     }
     acc_engine_calls_free(g);
     if (hard) {
