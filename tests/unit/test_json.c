@@ -366,6 +366,33 @@ static void test_state(void)
                       "{\"name\":\"wan\",\"state\":\"NotDetermined\"}]}"));
     acc_buf_release(&b);
 
+    /* A reserved link's guarantee: the link and what the wire showed; a link
+     * whose adapter does not provision shows only its link. */
+    struct acc_guarantee_view lg[] = {{.name = "ab",
+                                       .state = "Violated",
+                                       .link = "alpha-beta",
+                                       .measured = true,
+                                       .provisioned = true,
+                                       .active = true,
+                                       .activated = 1900000000,
+                                       .violated_at = 1900000060,
+                                       .reason = "class 1:12 \"missing\"",
+                                       .bytes = 5000000000ULL,
+                                       .packets = 3,
+                                       .drops = 0},
+                                      {.name = "bg", .state = "NotDetermined", .link = "b-g"}};
+    struct acc_state_view lv = {&a, NULL, 0, lg, 2, NULL};
+    acc_json_state(&lv, &b);
+    CU_ASSERT(valid(&b));
+    CU_ASSERT(has(&b, "\"guaranteeTerms\":[{\"name\":\"ab\",\"state\":\"Violated\","
+                      "\"link\":\"alpha-beta\",\"provisioned\":true,\"active\":true,"
+                      "\"activated\":\"2030-03-17T17:46:40Z\","
+                      "\"violatedAt\":\"2030-03-17T17:47:40Z\","
+                      "\"reason\":\"class 1:12 \\\"missing\\\"\",\"bytes\":5000000000,"
+                      "\"packets\":3,\"drops\":0},"
+                      "{\"name\":\"bg\",\"state\":\"NotDetermined\",\"link\":\"b-g\"}]"));
+    acc_buf_release(&b);
+
     /* A running job closes the state as "job". */
     struct acc_run r = {.style = ACC_LAUNCH_METAMPICH,
                         .state = ACC_RUN_RUNNING,
