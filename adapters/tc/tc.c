@@ -29,7 +29,7 @@ static bool in(const char *k, const char *const *v)
     return false;
 }
 
-/* "5s", "500ms", "5" (seconds) or an ISO duration ("PT5S"), in ms within
+/* "5s", "500ms", "2m", "1h", "5" (seconds) or an ISO duration ("PT5S"), in ms within
  * [min_ms, max_ms]. */
 static acc_err parse_ms(const char *v, int64_t min_ms, int64_t max_ms, int64_t *out,
                         struct acc_error *err)
@@ -48,6 +48,10 @@ static acc_err parse_ms(const char *v, int64_t min_ms, int64_t max_ms, int64_t *
                 n = x;
             else if (strcmp(end, "s") == 0 || *end == '\0')
                 n = x * 1000;
+            else if (strcmp(end, "m") == 0 && x < INT64_MAX / 60000)
+                n = x * 60000;
+            else if (strcmp(end, "h") == 0 && x < INT64_MAX / 3600000)
+                n = x * 3600000;
         }
     }
     if (n < 0)

@@ -1,7 +1,9 @@
 /* tc_kernel.c - the kernel through iproute2's `tc`: one `tc -batch` per read
  * of a device and per change set of a namespace, each under a time limit. */
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "../../lib/common/proc.h"
 #include "tc_internal.h"
@@ -40,7 +42,23 @@ static acc_err run(const char *netns, const char *opt, const char *input, int64_
     const char *argv[8];
     make_argv(netns, opt, argv);
     memset(res, 0, sizeof *res);
+    /* tc may exit before reading all its input (a namespace that does not
+     * exist): the write must fail with EPIPE, not kill the process, whether
+     * or not the host program ignores SIGPIPE.  Blocked in this thread only,
+     * and a SIGPIPE raised meanwhile is taken before unblocking. */
+    sigset_t pipe_set, old;
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
     acc_err rc = acc_proc_run(argv, NULL, input, timeout_ms, TC_MAX_OUTPUT, res, err);
+    if (!sigismember(&old, SIGPIPE)) {
+        struct timespec zero = {0, 0};
+        sigset_t pending;
+        sigpending(&pending);
+        if (sigismember(&pending, SIGPIPE))
+            sigtimedwait(&pipe_set, NULL, &zero);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+    }
     if (rc == ACC_ERR_TIMEOUT)
         return acc_error_set(err, ACC_ERR_TIMEOUT,
                              "tc %s in namespace %s: no answer within %lld ms", what, netns,
