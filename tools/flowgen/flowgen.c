@@ -151,8 +151,10 @@ static int serve(int argc, char **argv)
     int lfd = -1, rc = 1, one = 1;
     uint64_t total = 0, served = 0, refused = 0;
 
-    if (argc < 1 || !parse_long(argv[0], 1, 65535, &port))
+    if (argc < 1)
         return usage();
+    if (!parse_long(argv[0], 1, 65535, &port))
+        return fail("PORT: expected 1 to 65535, got '%s'", argv[0]);
     for (int i = 1; i < argc; i += 2) {
         if (i + 1 >= argc)
             return usage();
@@ -328,8 +330,10 @@ static int send_cmd(int argc, char **argv)
     int rc = 1;
     long opened = 0;
 
-    if (argc < 2 || !parse_long(argv[1], 1, 65535, &port))
+    if (argc < 2)
         return usage();
+    if (!parse_long(argv[1], 1, 65535, &port))
+        return fail("PORT: expected 1 to 65535, got '%s'", argv[1]);
     if (!parse_addr(argv[0], (uint16_t)port, &dst))
         return fail("HOST: not an IPv4 address: '%s'", argv[0]);
     for (int i = 2; i < argc; i += 2) {
