@@ -151,6 +151,9 @@ bool acc_adapter_has(const struct acc_adapter *ad, unsigned cap)
 {
     if (cap == ACC_CAP_SUBMIT && (!ad->ops->submit || !ad->ops->job_status || !ad->ops->job_cancel))
         return false;
+    if ((cap & ACC_CAP_PROVISION) &&
+        (ad->ops->version < 2 || !ad->ops->provision || !ad->ops->provision_status))
+        return false;
     return (ad->ops->caps & cap) == cap;
 }
 
@@ -302,6 +305,51 @@ void acc_adapter_interrupt(struct acc_adapter *ad)
     /* Deliberately without the serialising lock: a hung call holds it. */
     if (ad->ops->interrupt)
         ad->ops->interrupt(ad->state);
+}
+
+static acc_err cannot_provision(const struct acc_adapter *ad, struct acc_error *err)
+{
+    return acc_error_set(err, ACC_ERR_UNSUPPORTED, "adapter %s (%s) does not provision", ad->name,
+                         ad->ops->kind);
+}
+
+static bool addrs_ok(const char *const *v, size_t n)
+{
+    if (n == 0 || !v)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        if (!v[i] || !v[i][0])
+            return false;
+    }
+    return true;
+}
+
+acc_err acc_adapter_provision(struct acc_adapter *ad, const char *key, const char *local_id,
+                              const struct acc_flow *flow, struct acc_error *err)
+{
+    if (!acc_adapter_has(ad, ACC_CAP_PROVISION))
+        return cannot_provision(ad, err);
+    if (!key || !key[0] || strlen(key) >= ACC_KEY_MAX || !flow || !flow->site_a || !flow->site_b ||
+        !addrs_ok(flow->addrs_a, flow->n_a) || !addrs_ok(flow->addrs_b, flow->n_b))
+        return acc_error_set(err, ACC_ERR_INVALID, "bad provision request for adapter %s",
+                             ad->name);
+    int64_t t0 = call_begin(ad);
+    acc_err rc = ad->ops->provision(ad->state, key, local_id, flow, err);
+    return call_end(ad, t0, rc, err);
+}
+
+acc_err acc_adapter_provision_status(struct acc_adapter *ad, const char *key,
+                                     struct acc_provision_status *out, struct acc_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (!acc_adapter_has(ad, ACC_CAP_PROVISION))
+        return cannot_provision(ad, err);
+    if (!key || !key[0] || strlen(key) >= ACC_KEY_MAX)
+        return acc_error_set(err, ACC_ERR_INVALID, "bad provision status request for adapter %s",
+                             ad->name);
+    int64_t t0 = call_begin(ad);
+    acc_err rc = ad->ops->provision_status(ad->state, key, out, err);
+    return call_end(ad, t0, rc, err);
 }
 
 void acc_adapter_stats(const struct acc_adapter *ad, struct acc_adapter_stats *out)

@@ -30,7 +30,7 @@
 #include "../lib/common/timefmt.h"
 #include "../lib/model/model.h"
 
-#define ACC_ADAPTER_OPS_VERSION 1
+#define ACC_ADAPTER_OPS_VERSION 2
 
 /* Capabilities: ask "can it do X?", never "which adapter is it?". */
 enum {
@@ -40,6 +40,8 @@ enum {
     ACC_CAP_NODE_NAMES = 1u << 3, /* reports the node names of a reservation */
     ACC_CAP_THREADSAFE = 1u << 4, /* calls may run concurrently */
     ACC_CAP_FAULTS = 1u << 5,     /* takes fault-injection controls (simulators) */
+    /* installs what a reservation guarantees on the wire at its start */
+    ACC_CAP_PROVISION = 1u << 6,
 };
 
 /* What is asked of an adapter: `amount` nodes of site `name`, or `amount`
@@ -104,6 +106,39 @@ struct acc_job_status {
     char state[32];  /* the resource manager's own word (RUNNING, COMPLETED...) */
 };
 
+/* The endpoints of the traffic a link reservation carries: every address of
+ * side a with every address of side b, both directions. */
+struct acc_flow {
+    const char *site_a, *site_b; /* the link's two sites */
+    /* IPv4 dotted quads of side a's hosts, and of side b's */
+    const char *const *addrs_a;
+    size_t n_a;
+    const char *const *addrs_b;
+    size_t n_b;
+};
+
+/* A guarantee term's state (NSI): NotDetermined before the start, Fulfilled
+ * while the data plane has been in place since the start, Violated (for
+ * good) once it was found missing or came late. */
+enum acc_guarantee {
+    ACC_GUARANTEE_NOT_DETERMINED,
+    ACC_GUARANTEE_FULFILLED,
+    ACC_GUARANTEE_VIOLATED,
+};
+
+/* What the data plane of one reservation did (provision_status). */
+struct acc_provision_status {
+    bool provisioned;         /* endpoints were handed over */
+    bool active;              /* its classes are in the kernel now */
+    acc_time start, end;      /* the reservation */
+    acc_time activated;       /* first time its classes were in place; 0: never */
+    enum acc_guarantee state; /* see enum acc_guarantee */
+    acc_time violated_at;     /* first violation; 0: none */
+    char why[256];            /* the first violation in words */
+    /* carried by its classes (summed over devices, both directions) */
+    uint64_t bytes, packets, drops;
+};
+
 struct acc_health {
     bool up;
     char detail[256];
@@ -153,6 +188,20 @@ struct acc_adapter_ops {
                        struct acc_buf *reply, struct acc_error *err);
     /* Makes blocked calls return promptly (shutdown).  May be NULL. */
     void (*interrupt)(void *state);
+
+    /* ---- version 2 (NSI: reserve books; provision hands over the data
+     * plane's endpoints; the adapter activates the data plane by itself at
+     * the reservation's start and removes it at its end or on cancel) */
+
+    /* Hands over the endpoints of reservation key (ACC_CAP_PROVISION).
+     * Idempotent: the same key with the same flow is success; a different
+     * flow replaces it.  Unknown key: ACC_ERR_NOT_FOUND.  Returns once the
+     * endpoints are durable. */
+    acc_err (*provision)(void *state, const char *key, const char *local_id,
+                         const struct acc_flow *flow, struct acc_error *err);
+    /* What became of it (ACC_CAP_PROVISION).  Unknown key: ACC_ERR_NOT_FOUND. */
+    acc_err (*provision_status)(void *state, const char *key, struct acc_provision_status *out,
+                                struct acc_error *err);
 };
 
 /* The compiled-in kinds, NULL-terminated. */
@@ -193,6 +242,12 @@ acc_err acc_adapter_health(struct acc_adapter *ad, struct acc_health *out);
 acc_err acc_adapter_control(struct acc_adapter *ad, const char *op, const struct acc_kv *args,
                             size_t n_args, struct acc_buf *reply, struct acc_error *err);
 void acc_adapter_interrupt(struct acc_adapter *ad);
+/* Version 2; ACC_ERR_UNSUPPORTED when the adapter lacks ACC_CAP_PROVISION
+ * (every version 1 table). */
+acc_err acc_adapter_provision(struct acc_adapter *ad, const char *key, const char *local_id,
+                              const struct acc_flow *flow, struct acc_error *err);
+acc_err acc_adapter_provision_status(struct acc_adapter *ad, const char *key,
+                                     struct acc_provision_status *out, struct acc_error *err);
 
 /* Counters since open, for /metrics and /sites. */
 struct acc_adapter_stats {

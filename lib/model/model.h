@@ -323,6 +323,16 @@ struct acc_term_view {
 struct acc_guarantee_view {
     const char *name;
     const char *state; /* "Fulfilled", "Violated" or "NotDetermined" */
+    /* A reserved link's guarantee term: the configured link it runs on;
+     * NULL for the offer's own guarantee terms (nothing below is set). */
+    const char *link;
+    bool measured;        /* its network adapter observes the wire: the fields below are set */
+    bool provisioned;     /* its endpoints were handed to the adapter */
+    bool active;          /* what guarantees it is in place now */
+    acc_time activated;   /* first in place; 0: never */
+    acc_time violated_at; /* first violation; 0: none */
+    const char *reason;   /* why it is Violated (or why nothing is known); NULL: none */
+    uint64_t bytes, packets, drops; /* carried on the wire */
 };
 
 struct acc_state_view {

@@ -283,6 +283,8 @@ void acc_config_release(struct acc_config *c)
         free(c->sites[i].hosts);
         struct acc_hostlist h = {c->sites[i].host_names, c->sites[i].n_host_names};
         acc_hostlist_release(&h);
+        struct acc_hostlist ad = {c->sites[i].addresses, c->sites[i].n_addresses};
+        acc_hostlist_release(&ad);
         free(c->sites[i].contact);
         free_settings(c->sites[i].settings, c->sites[i].n_settings);
     }

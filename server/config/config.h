@@ -11,7 +11,7 @@
  *   [auth]         tokens (a file of "user token [admin]" lines)
  *   [launch]       enabled, mpiexec, launcher, launcher_exec, localhost,
  *                  directory, path, env, output_limit, grace, router_port
- *   [site NAME]    adapter, nodes, hosts, contact, launch, then the
+ *   [site NAME]    adapter, nodes, hosts, addresses, contact, launch, then the
  *                  adapter's own settings
  *   [network NAME] adapter, then the adapter's own settings
  *   [link NAME]    sites = A B, capacity (Mbit/s), network
@@ -36,6 +36,11 @@ struct acc_site_cfg {
     char *hosts;       /* launch hosts as a host list ("c-n[1-64]"); NULL: NAME-n[1-nodes] */
     char **host_names; /* hosts expanded (at least `nodes` names), NULL without hosts */
     size_t n_host_names;
+    /* addresses = an IPv4 host list aligned with the hosts (hosts, or the
+     * default NAME-n[1-nodes]): host i has address i; NULL without it
+     * (addresses are then looked up by name) */
+    char **addresses;
+    size_t n_addresses;
     char *contact;           /* MPICH-G2 resourceManagerContact; NULL: the site's name */
     bool sbatch;             /* launch = sbatch: its components go into the reservation through the
                               * adapter's batch system, not mpiexec */
@@ -154,6 +159,10 @@ void acc_config_release(struct acc_config *c);
 const struct acc_user *acc_config_user_by_token(const struct acc_config *c, const char *token);
 
 const struct acc_site_cfg *acc_config_site(const struct acc_config *c, const char *name);
+/* The configured IPv4 address of a site's host (`addresses`, aligned with
+ * the hosts), or NULL when the site configures none or host is not one of
+ * its hosts. */
+const char *acc_config_host_address(const struct acc_site_cfg *s, const char *host);
 /* The link between two sites (either order), or NULL. */
 const struct acc_link_cfg *acc_config_link_between(const struct acc_config *c, const char *a,
                                                    const char *b);

@@ -2,6 +2,7 @@
  * the checks across them once the file is read, and the look-ups. */
 #include "config_internal.h"
 
+#include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +58,35 @@ int cfg_site_key(struct cfg_parse *p, const char *section, const char *name, con
         s->host_names = h.names;
         s->n_host_names = h.n;
         return cfg_set_str(&s->hosts, v);
+    }
+    if (strcmp(k, "addresses") == 0) {
+        /* Expanded and checked here; the count is checked against the hosts
+         * once the whole section is read (cfg_check). */
+        struct acc_hostlist h = {0};
+        acc_err rc = acc_hostlist_expand(v, &h);
+        if (rc || h.n == 0) {
+            acc_hostlist_release(&h);
+            return cfg_bad(p, section,
+                           "addresses: '%s' is not a host list of IPv4 addresses such as "
+                           "10.0.1.[11-12]",
+                           v);
+        }
+        for (size_t i = 0; i < h.n; i++) {
+            struct in_addr in;
+            if (inet_pton(AF_INET, h.names[i], &in) != 1) {
+                int ok = cfg_bad(p, section,
+                                 "addresses: '%.64s' (address %zu of '%s') is not an IPv4 "
+                                 "address such as 10.0.1.11",
+                                 h.names[i], i + 1, v);
+                acc_hostlist_release(&h);
+                return ok;
+            }
+        }
+        struct acc_hostlist old = {s->addresses, s->n_addresses};
+        acc_hostlist_release(&old);
+        s->addresses = h.names;
+        s->n_addresses = h.n;
+        return 1;
     }
     if (strcmp(k, "launch") == 0) {
         if (strcmp(v, "mpiexec") != 0 && strcmp(v, "sbatch") != 0)
@@ -125,6 +155,14 @@ acc_err cfg_check(const struct acc_config *c, struct acc_error *err)
             return acc_error_set(err, ACC_ERR_CONFIG,
                                  "[site %s] hosts names %zu hosts for its %lld nodes", s->name,
                                  s->n_host_names, (long long)s->nodes);
+        /* addresses are aligned with the hosts: one each. */
+        size_t hosts = s->hosts ? s->n_host_names : (size_t)s->nodes;
+        if (s->addresses && s->n_addresses != hosts)
+            return acc_error_set(err, ACC_ERR_CONFIG,
+                                 "[site %s] addresses names %zu addresses for its %zu hosts (%s); "
+                                 "give one address per host, in the same order",
+                                 s->name, s->n_addresses, hosts,
+                                 s->hosts ? s->hosts : "the default NAME-n[1-nodes]");
     }
     for (size_t i = 0; i < c->n_networks; i++) {
         if (!c->networks[i].adapter)
@@ -170,6 +208,30 @@ const struct acc_site_cfg *acc_config_site(const struct acc_config *c, const cha
             return &c->sites[i];
     }
     return NULL;
+}
+
+const char *acc_config_host_address(const struct acc_site_cfg *s, const char *host)
+{
+    if (!s || !s->addresses)
+        return NULL;
+    if (s->hosts) {
+        for (size_t i = 0; i < s->n_host_names && i < s->n_addresses; i++) {
+            if (strcmp(s->host_names[i], host) == 0)
+                return s->addresses[i];
+        }
+        return NULL;
+    }
+    /* The default names: NAME-n1 ... NAME-nNODES. */
+    size_t len = strlen(s->name);
+    if (strncmp(host, s->name, len) != 0 || strncmp(host + len, "-n", 2) != 0)
+        return NULL;
+    const char *num = host + len + 2;
+    size_t k = 0, digits = 0;
+    for (; num[digits] >= '0' && num[digits] <= '9' && digits < 10; digits++)
+        k = k * 10 + (size_t)(num[digits] - '0');
+    if (digits == 0 || num[digits] || num[0] == '0' || k > s->n_addresses)
+        return NULL;
+    return s->addresses[k - 1];
 }
 
 const struct acc_link_cfg *acc_config_link_between(const struct acc_config *c, const char *a,

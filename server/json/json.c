@@ -303,6 +303,27 @@ static const char *guarantee_state(const char *s)
     return "NotDetermined";
 }
 
+/* What the network adapter saw of a reserved link on the wire. */
+static void link_guarantee(struct jw *j, const struct acc_guarantee_view *g)
+{
+    m_str(j, "link", g->link);
+    if (g->measured) {
+        m_bool(j, "provisioned", g->provisioned);
+        m_bool(j, "active", g->active);
+        if (g->activated)
+            m_time(j, "activated", g->activated);
+        if (g->violated_at)
+            m_time(j, "violatedAt", g->violated_at);
+    }
+    if (g->reason)
+        m_str(j, "reason", g->reason);
+    if (g->measured) {
+        m_i64(j, "bytes", (int64_t)g->bytes);
+        m_i64(j, "packets", (int64_t)g->packets);
+        m_i64(j, "drops", (int64_t)g->drops);
+    }
+}
+
 static void job(struct jw *j, const struct acc_run *r)
 {
     m_str(j, "agreementId", r->agreement);
@@ -357,6 +378,8 @@ void acc_json_state(const struct acc_state_view *v, struct acc_buf *out)
         elem_obj(&j);
         m_str(&j, "name", v->guarantees[i].name);
         m_str(&j, "state", guarantee_state(v->guarantees[i].state));
+        if (v->guarantees[i].link)
+            link_guarantee(&j, &v->guarantees[i]);
         close_obj(&j);
     }
     close_arr(&j);

@@ -1,6 +1,7 @@
 /* housekeeping.c - recovery at start-up and the periodic pass: agreements
  * whose reservation ended become Complete, reservations left open are
- * cancelled, interrupted terminations are finished (part of the service). */
+ * cancelled, interrupted terminations are finished, link provisionings
+ * that failed are retried (part of the service). */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,7 @@ static void housekeeping_pass(struct acc_service *svc)
         acc_log_debug("housekeeping: %u agreement(s) complete", done);
     sweep_open_reservations(svc);
     finish_terminations(svc);
+    svc_provision_retry(svc);
 }
 
 /* At start-up nothing negotiates yet: every Pending agreement was cut short,
@@ -101,12 +103,18 @@ acc_err svc_recover(struct acc_service *svc, struct acc_error *err)
     /* Now that none is Pending, every open reservation is a leftover. */
     sweep_open_reservations(svc);
     finish_terminations(svc);
+    /* Links of agreements still ahead are provisioned again (idempotent):
+     * by housekeeping, at once, not here on the way to serving. */
+    struct acc_error perr;
+    if (svc_provision_recover(svc, &perr))
+        acc_log_error("recovery: %s", perr.msg);
     return ACC_OK;
 }
 
 void *svc_housekeeping_main(void *arg)
 {
     struct acc_service *svc = arg;
+    svc_provision_retry(svc); /* what recovery queued */
     pthread_mutex_lock(&svc->lock);
     while (!atomic_load(&svc->stopping)) {
         struct timespec ts;

@@ -9,6 +9,9 @@
  *   query.c         reading agreements, states, traces
  *   runs.c          the launcher's hooks into the service
  *   housekeeping.c  recovery at start-up and the periodic pass
+ *   provision.c     handing link reservations' flows to network adapters
+ *                   that install them on the wire; retries; guarantee states
+ *   flows.c         the flows of an agreement's link reservations (flows.h)
  */
 #ifndef ACC_SERVICE_INTERNAL_H
 #define ACC_SERVICE_INTERNAL_H
@@ -61,6 +64,18 @@ struct svc_queue {
     bool stopping;
 };
 
+/* An agreement whose links still wait to be provisioned (provision.c). */
+struct svc_provision_entry {
+    char id[ACC_ID_LEN + 1];
+    char last[256]; /* the last failure, logged once */
+};
+
+struct svc_provision_retry {
+    pthread_mutex_t lock;
+    struct svc_provision_entry *v; /* at most one per Observed agreement */
+    size_t n, cap;
+};
+
 struct acc_service {
     const struct acc_config *cfg;
     struct acc_store *store;
@@ -68,6 +83,8 @@ struct acc_service {
     struct acc_adapter **site_ad; /* by config index */
     struct acc_adapter **net_ad;
     struct acc_launcher *launcher;
+    const struct acc_adapter_ops *const *kinds; /* looked up first (tests); NULL */
+    struct svc_provision_retry provision;
     struct acc_jobs jobs; /* the launcher's hooks (jobs.c) */
     struct svc_queue queue;
     pthread_mutex_t lock;
@@ -140,6 +157,30 @@ acc_err svc_release_reservations(struct acc_service *svc, const char *id, struct
 /* housekeeping.c */
 acc_err svc_recover(struct acc_service *svc, struct acc_error *err);
 void *svc_housekeeping_main(void *arg);
+
+/* provision.c */
+/* Hands the flow of each of a's link reservations whose network adapter
+ * provisions (ACC_CAP_PROVISION) to that adapter; every one is tried and
+ * the first failure is returned.  Nothing to do is success. */
+acc_err svc_provision(struct acc_service *svc, const struct acc_agreement *a,
+                      struct acc_error *err);
+/* After a commit: svc_provision, and on failure a log line and a place on
+ * the retry list. */
+void svc_provision_committed(struct acc_service *svc, const struct acc_agreement *a);
+/* At start-up: every Observed agreement whose end is ahead and that has a
+ * link to provision goes on the retry list (housekeeping provisions it). */
+acc_err svc_provision_recover(struct acc_service *svc, struct acc_error *err);
+/* Housekeeping: one attempt for each agreement on the list; it leaves the
+ * list once provisioned, no longer Observed, or past its end. */
+void svc_provision_retry(struct acc_service *svc);
+size_t svc_provision_waiting(struct acc_service *svc);
+void svc_provision_init(struct svc_provision_retry *r);
+void svc_provision_release(struct svc_provision_retry *r);
+/* The guarantee state of a reserved link l (from its network adapter's
+ * provision_status; NotDetermined without counters when the adapter does
+ * not provision).  reason is storage for out->reason. */
+void svc_link_guarantee(struct acc_service *svc, const struct acc_alloc_link *l,
+                        struct acc_guarantee_view *out, char *reason, size_t reason_len);
 
 /* runs.c */
 acc_err svc_launcher_open(struct acc_service *svc, struct acc_error *err);

@@ -317,6 +317,10 @@ acc_err svc_negotiate(struct acc_service *svc, struct acc_nego *job, struct acc_
     atomic_fetch_add(&svc->rounds, res.rounds);
     atomic_fetch_add(&svc->rollbacks, res.rollbacks);
     atomic_fetch_add(&svc->negotiation_us, (uint64_t)(acc_mono_us() - t0));
+    /* Committed: the network adapters that install reservations on the
+     * wire get their flows (a failure is retried by housekeeping). */
+    if (rc == ACC_OK)
+        svc_provision_committed(svc, a);
     if (rc == ACC_OK && a->run && a->run->state == ACC_RUN_WAITING)
         acc_launcher_schedule(svc->launcher, a, a->run);
     if (rc == ACC_OK)

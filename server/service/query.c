@@ -71,10 +71,13 @@ acc_err acc_service_state(struct acc_service *svc, const char *id, struct acc_se
     if (rc)
         return rc;
     struct acc_agreement *a = &out->agreement;
-    size_t nt = count_lines(a->terms), ng = count_lines(a->guarantees);
+    size_t nt = count_lines(a->terms), ng = count_lines(a->guarantees), nlinks = 0;
+    for (size_t i = 0; i < a->n_links; i++)
+        nlinks += a->links[i].reservation && a->links[i].link;
     out->terms = calloc(nt ? nt : 1, sizeof *out->terms);
-    out->guarantees = calloc(ng ? ng : 1, sizeof *out->guarantees);
-    if (!out->terms || !out->guarantees) {
+    out->guarantees = calloc(ng + nlinks ? ng + nlinks : 1, sizeof *out->guarantees);
+    out->reasons = calloc(nlinks ? nlinks : 1, sizeof *out->reasons);
+    if (!out->terms || !out->guarantees || !out->reasons) {
         acc_service_state_release(out);
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     }
@@ -93,8 +96,15 @@ acc_err acc_service_state(struct acc_service *svc, const char *id, struct acc_se
         char *nl = strchr(p, '\n');
         if (nl)
             *nl = '\0';
-        out->guarantees[out->n_guarantees++] = (struct acc_guarantee_view){p, gs};
+        out->guarantees[out->n_guarantees++] = (struct acc_guarantee_view){.name = p, .state = gs};
         p = nl ? nl + 1 : p + strlen(p);
+    }
+    /* Every reserved link is a guarantee of its bandwidth: what its network
+     * adapter saw on the wire (provision.c). */
+    for (size_t i = 0, k = 0; i < a->n_links; i++) {
+        if (a->links[i].reservation && a->links[i].link)
+            svc_link_guarantee(svc, &a->links[i], &out->guarantees[out->n_guarantees++],
+                               out->reasons[k++], sizeof out->reasons[0]);
     }
     out->view = (struct acc_state_view){a,
                                         out->terms,
@@ -114,5 +124,6 @@ void acc_service_state_release(struct acc_service_state *s)
         acc_run_release(&s->run);
     free(s->terms);
     free(s->guarantees);
+    free(s->reasons);
     memset(s, 0, sizeof *s);
 }

@@ -34,6 +34,16 @@ struct acc_adapter *svc_adapter_named(struct acc_service *svc, const char *name)
     return ad ? ad : svc_network_adapter(svc, name);
 }
 
+/* The kind: the service's own (tests) first, then the compiled-in ones. */
+static const struct acc_adapter_ops *kind_find(struct acc_service *svc, const char *kind)
+{
+    for (size_t i = 0; svc->kinds && svc->kinds[i]; i++) {
+        if (strcmp(svc->kinds[i]->kind, kind) == 0)
+            return svc->kinds[i];
+    }
+    return acc_adapter_kind_find(kind);
+}
+
 acc_err svc_open_adapters(struct acc_service *svc, struct acc_error *err)
 {
     const struct acc_config *cfg = svc->cfg;
@@ -50,7 +60,7 @@ acc_err svc_open_adapters(struct acc_service *svc, struct acc_error *err)
         const struct acc_site_cfg *s = &cfg->sites[i];
         char section[128];
         snprintf(section, sizeof section, "[site %s]", s->name);
-        const struct acc_adapter_ops *ops = acc_adapter_kind_find(s->adapter);
+        const struct acc_adapter_ops *ops = kind_find(svc, s->adapter);
         if (!ops)
             return acc_error_set(err, ACC_ERR_CONFIG, "%s: unknown adapter '%s' (known: %s)",
                                  section, s->adapter, known);
@@ -79,7 +89,7 @@ acc_err svc_open_adapters(struct acc_service *svc, struct acc_error *err)
         const struct acc_network_cfg *n = &cfg->networks[i];
         char section[128];
         snprintf(section, sizeof section, "[network %s]", n->name);
-        const struct acc_adapter_ops *ops = acc_adapter_kind_find(n->adapter);
+        const struct acc_adapter_ops *ops = kind_find(svc, n->adapter);
         if (!ops)
             return acc_error_set(err, ACC_ERR_CONFIG, "%s: unknown adapter '%s' (known: %s)",
                                  section, n->adapter, known);

@@ -218,10 +218,18 @@ void acc_service_metrics(struct acc_service *svc, struct acc_buf *out)
 acc_err acc_service_open(const struct acc_config *cfg, struct acc_service **out,
                          struct acc_error *err)
 {
+    return acc_service_open_with(cfg, NULL, out, err);
+}
+
+acc_err acc_service_open_with(const struct acc_config *cfg, const struct acc_service_options *opt,
+                              struct acc_service **out, struct acc_error *err)
+{
     struct acc_service *svc = calloc(1, sizeof *svc);
     if (!svc)
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     svc->cfg = cfg;
+    svc->kinds = opt ? opt->kinds : NULL;
+    svc_provision_init(&svc->provision);
     pthread_mutex_init(&svc->lock, NULL);
     pthread_cond_init(&svc->wake, NULL);
     svc_queue_init(&svc->queue);
@@ -301,6 +309,7 @@ void acc_service_close(struct acc_service *svc)
     svc_close_adapters(svc);
     acc_store_close(svc->store);
     svc_queue_release(&svc->queue);
+    svc_provision_release(&svc->provision);
     pthread_mutex_destroy(&svc->lock);
     pthread_cond_destroy(&svc->wake);
     free(svc);

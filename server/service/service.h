@@ -30,6 +30,18 @@ struct acc_service;
  * The configuration must outlive the service. */
 acc_err acc_service_open(const struct acc_config *cfg, struct acc_service **out,
                          struct acc_error *err);
+
+struct acc_adapter_ops;
+
+/* What acc_service_open_with may change; zeroed: as acc_service_open. */
+struct acc_service_options {
+    /* Adapter kinds looked up before the compiled-in ones, NULL-terminated
+     * (tests bring scripted adapters this way); NULL: none. */
+    const struct acc_adapter_ops *const *kinds;
+};
+
+acc_err acc_service_open_with(const struct acc_config *cfg, const struct acc_service_options *opt,
+                              struct acc_service **out, struct acc_error *err);
 /* Shutdown, first step: no new negotiations; adapter calls are
  * interrupted; every unfinished negotiation rolls back and its waiters hear
  * ACC_ERR_INTERRUPTED.  Returns when the negotiation workers have ended. */
@@ -110,9 +122,10 @@ struct acc_service_state {
     struct acc_agreement agreement;
     struct acc_term_view *terms;
     size_t n_terms;
-    struct acc_guarantee_view *guarantees;
+    struct acc_guarantee_view *guarantees; /* the offer's, then one per reserved link */
     size_t n_guarantees;
-    struct acc_run run; /* the launch, when has_run */
+    char (*reasons)[256]; /* storage for the link guarantees' reasons */
+    struct acc_run run;   /* the launch, when has_run */
     bool has_run;
     struct acc_state_view view;
 };

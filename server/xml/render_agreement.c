@@ -328,6 +328,30 @@ static const char *guarantee_state(const char *s)
     return "NotDetermined";
 }
 
+/* co:LinkGuarantee: what the network adapter saw of a reserved link on
+ * the wire (inside its wsag:GuaranteeTermState). */
+static void link_guarantee(struct acc_xml_writer *w, const struct acc_guarantee_view *g)
+{
+    acc_xml_w_start(w, "co", "LinkGuarantee");
+    acc_xml_w_el(w, "co", "Link", g->link);
+    if (g->measured) {
+        acc_xml_w_el(w, "co", "Provisioned", g->provisioned ? "true" : "false");
+        acc_xml_w_el(w, "co", "Active", g->active ? "true" : "false");
+        if (g->activated)
+            acc_xml_w_el_time(w, "co", "Activated", g->activated);
+        if (g->violated_at)
+            acc_xml_w_el_time(w, "co", "ViolatedAt", g->violated_at);
+    }
+    if (g->reason)
+        acc_xml_w_el(w, "co", "Reason", g->reason);
+    if (g->measured) {
+        acc_xml_w_el_u64(w, "co", "Bytes", g->bytes);
+        acc_xml_w_el_u64(w, "co", "Packets", g->packets);
+        acc_xml_w_el_u64(w, "co", "Drops", g->drops);
+    }
+    acc_xml_w_end(w);
+}
+
 /* co:Job: what became of the meta-job. */
 static void job(struct acc_xml_writer *w, const struct acc_run *r, bool root)
 {
@@ -376,6 +400,8 @@ acc_err acc_xml_state(const struct acc_state_view *v, struct acc_buf *out, struc
         acc_xml_w_start(&w, "wsag", "GuaranteeTermState");
         acc_xml_w_attr(&w, "wsag", "termName", v->guarantees[i].name ? v->guarantees[i].name : "");
         acc_xml_w_el(&w, "wsag", "State", guarantee_state(v->guarantees[i].state));
+        if (v->guarantees[i].link)
+            link_guarantee(&w, &v->guarantees[i]);
         acc_xml_w_end(&w);
     }
     if (v->run)

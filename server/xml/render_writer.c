@@ -194,6 +194,13 @@ void acc_xml_w_el_i64(struct acc_xml_writer *w, const char *prefix, const char *
     acc_xml_w_el(w, prefix, name, s);
 }
 
+void acc_xml_w_el_u64(struct acc_xml_writer *w, const char *prefix, const char *name, uint64_t v)
+{
+    char s[24];
+    snprintf(s, sizeof s, "%" PRIu64, v);
+    acc_xml_w_el(w, prefix, name, s);
+}
+
 void acc_xml_w_el_time(struct acc_xml_writer *w, const char *prefix, const char *name, acc_time t)
 {
     char s[ACC_TIME_STRLEN];

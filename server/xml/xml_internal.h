@@ -73,6 +73,7 @@ void acc_xml_w_text(struct acc_xml_writer *w, const char *s);
 /* <prefix:name>s</prefix:name>, nothing when s is NULL. */
 void acc_xml_w_el(struct acc_xml_writer *w, const char *prefix, const char *name, const char *s);
 void acc_xml_w_el_i64(struct acc_xml_writer *w, const char *prefix, const char *name, int64_t v);
+void acc_xml_w_el_u64(struct acc_xml_writer *w, const char *prefix, const char *name, uint64_t v);
 void acc_xml_w_el_time(struct acc_xml_writer *w, const char *prefix, const char *name, acc_time t);
 /* One element per non-empty item of s, the items separated by sep. */
 void acc_xml_w_el_split(struct acc_xml_writer *w, const char *prefix, const char *name,

@@ -164,7 +164,58 @@ static void test_tokens_endless(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "more than"));
 }
 
+/* addresses: an IPv4 host list aligned with the hosts (issue 10). */
+static void test_addresses(void)
+{
+    struct acc_config c;
+    struct acc_error err;
+    ACC_ASSERT_OK(acc_config_load_string("[site alpha]\nadapter=sim-batch\nnodes=2\n"
+                                         "addresses = 10.79.1.[11-12]\nhosts = alpha-n[1-2]\n"
+                                         "[site beta]\nadapter=sim-batch\nnodes=2\n"
+                                         "addresses = 10.79.2.11,10.79.2.12\n"
+                                         "[site gamma]\nadapter=sim-batch\nnodes=1\n",
+                                         "t.ini", &c, &err));
+    const struct acc_site_cfg *a = acc_config_site(&c, "alpha");
+    CU_ASSERT_EQUAL(a->n_addresses, 2);
+    CU_ASSERT_EQUAL(a->n_settings, 0); /* not an adapter setting */
+    CU_ASSERT_STRING_EQUAL(acc_config_host_address(a, "alpha-n1"), "10.79.1.11");
+    CU_ASSERT_STRING_EQUAL(acc_config_host_address(a, "alpha-n2"), "10.79.1.12");
+    CU_ASSERT_PTR_NULL(acc_config_host_address(a, "alpha-n3"));
+    /* Without hosts the default names NAME-n1.. are aligned. */
+    const struct acc_site_cfg *b = acc_config_site(&c, "beta");
+    CU_ASSERT_STRING_EQUAL(acc_config_host_address(b, "beta-n2"), "10.79.2.12");
+    CU_ASSERT_PTR_NULL(acc_config_host_address(b, "beta-n3"));
+    CU_ASSERT_PTR_NULL(acc_config_host_address(b, "beta-n02"));
+    CU_ASSERT_PTR_NULL(acc_config_host_address(b, "beta-n"));
+    CU_ASSERT_PTR_NULL(acc_config_host_address(b, "alpha-n1"));
+    CU_ASSERT_PTR_NULL(acc_config_host_address(acc_config_site(&c, "gamma"), "gamma-n1"));
+    acc_config_release(&c);
+
+    static const struct {
+        const char *ini, *says;
+    } bad[] = {
+        {"[site a]\nadapter=sim-batch\nnodes=2\naddresses = 10.0.0.[1-3]\n",
+         "3 addresses for its 2 hosts"},
+        {"[site a]\nadapter=sim-batch\nnodes=2\nhosts = h[1-3]\naddresses = 10.0.0.1\n",
+         "1 addresses for its 3 hosts (h[1-3])"},
+        {"[site a]\nadapter=sim-batch\nnodes=1\naddresses = a-n1\n",
+         "'a-n1' (address 1 of 'a-n1') is not an IPv4 address"},
+        {"[site a]\nadapter=sim-batch\nnodes=2\naddresses = 10.0.0.1,10.0.0.300\n",
+         "'10.0.0.300' (address 2"},
+        {"[site a]\nadapter=sim-batch\nnodes=1\naddresses = 10.0.0.[1-\n",
+         "is not a host list of IPv4 addresses"},
+        {"[site a]\nadapter=sim-batch\nnodes=1\naddresses =\n", "addresses"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        CU_ASSERT_EQUAL(acc_config_load_string(bad[i].ini, "t.ini", &c, &err), ACC_ERR_CONFIG);
+        if (!strstr(err.msg, bad[i].says))
+            fprintf(stderr, "\n  case %zu: '%s' does not say '%s'\n", i, err.msg, bad[i].says);
+        CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, bad[i].says));
+    }
+}
+
 static const struct acc_test_case tests[] = {
+    {"addresses aligned with hosts", test_addresses},
     {"tokens file that never ends", test_tokens_endless},
     {"tokens file", test_tokens},
     {"embedded testbed", test_embedded},

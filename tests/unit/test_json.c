@@ -353,7 +353,8 @@ static void test_state(void)
     struct acc_agreement a;
     sample_agreement(&a);
     struct acc_term_view terms[] = {{"trace", ACC_TERM_PROCESSING}, {"x\"y", ACC_TERM_READY}};
-    struct acc_guarantee_view g[] = {{"on-time", "Violated"}, {"wan", NULL}};
+    struct acc_guarantee_view g[] = {{.name = "on-time", .state = "Violated"},
+                                     {.name = "wan", .state = NULL}};
     struct acc_state_view v = {&a, terms, 2, g, 2, NULL};
     struct acc_buf b = ACC_BUF_INIT;
     acc_json_state(&v, &b);

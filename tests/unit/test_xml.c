@@ -927,7 +927,8 @@ static void test_state(void)
     struct acc_agreement a;
     sample_agreement(&a, NULL);
     struct acc_term_view terms[] = {{"trace", ACC_TERM_READY}, {SPECIAL, ACC_TERM_PROCESSING}};
-    struct acc_guarantee_view g[] = {{"on-time", "Fulfilled"}, {"wan", "bogus"}};
+    struct acc_guarantee_view g[] = {{.name = "on-time", .state = "Fulfilled"},
+                                     {.name = "wan", .state = "bogus"}};
     struct acc_state_view v = {&a, terms, 2, g, 2, NULL};
     struct acc_buf b = ACC_BUF_INIT;
     ACC_ASSERT_OK(acc_xml_state(&v, &b, NULL));
