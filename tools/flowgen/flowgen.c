@@ -1,0 +1,458 @@
+/* accord-flowgen: a small TCP traffic generator for the namespace testbed
+ * (tools/netbed.sh): the real and background flows of the tc adapter's tests
+ * and of the VIOLA benchmark.  No iperf3 dependency.
+ *
+ *   accord-flowgen serve PORT [--bind ADDR] [--max-conns N]
+ *   accord-flowgen send HOST PORT [--streams N] [--seconds T] [--bind ADDR]
+ *
+ * serve counts the bytes of every connection; when a sender closes its side it
+ * answers "BYTES n\n" (what it received on that connection) and closes.
+ * send opens N connections, writes as fast as TCP lets it for T seconds, closes
+ * its side and waits for the answers.  It prints one line
+ *   RESULT mbit_s=M bytes=B seconds=S streams=N
+ * where B is the sum of the bytes the RECEIVER counted and S the time from the
+ * first byte sent to the last answer (so data still queued at the deadline is
+ * counted together with the time it took to drain): M = B * 8 / S / 1e6 is the
+ * goodput measured at the receiver.  SIGINT/SIGTERM end a sender early (it
+ * still collects the answers and prints its line) and end a server cleanly.
+ * Bounds: 1..64 streams, 0.1..3600 s, at most --max-conns (default 64, up to
+ * 1024) connections served at once; more are closed at once.  Exit 0 on
+ * success, 1 on a failure (named on stderr), 2 on a usage error. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_STREAMS        64
+#define MAX_CONNS_LIMIT    1024
+#define BUF_SIZE           (256 * 1024)
+#define CONNECT_TIMEOUT_MS 5000
+#define ANSWER_TIMEOUT_MS  15000
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop_requested = 1;
+}
+
+static int usage(void)
+{
+    fprintf(stderr, "usage: accord-flowgen serve PORT [--bind ADDR] [--max-conns N]\n"
+                    "       accord-flowgen send HOST PORT [--streams N] [--seconds T] "
+                    "[--bind ADDR]\n");
+    return 2;
+}
+
+static int fail(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("accord-flowgen: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return 1;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static bool parse_long(const char *s, long lo, long hi, long *out)
+{
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno != 0 || end == s || *end != '\0' || v < lo || v > hi)
+        return false;
+    *out = v;
+    return true;
+}
+
+static bool parse_seconds(const char *s, double *out)
+{
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno != 0 || end == s || *end != '\0' || !(v >= 0.1 && v <= 3600.0))
+        return false;
+    *out = v;
+    return true;
+}
+
+static bool parse_addr(const char *s, uint16_t port, struct sockaddr_in *sa)
+{
+    memset(sa, 0, sizeof(*sa));
+    sa->sin_family = AF_INET;
+    sa->sin_port = htons(port);
+    return inet_pton(AF_INET, s, &sa->sin_addr) == 1;
+}
+
+static void install_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+}
+
+static int set_nonblock(int fd)
+{
+    int fl = fcntl(fd, F_GETFL);
+    return fl < 0 ? -1 : fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+}
+
+/* ---- serve ---- */
+
+struct conn {
+    int fd;
+    uint64_t bytes;
+};
+
+static void conn_answer_close(struct conn *c)
+{
+    char line[48];
+    int n = snprintf(line, sizeof(line), "BYTES %llu\n", (unsigned long long)c->bytes);
+    /* The socket's send buffer is empty (the sender only sent): this fits at once. */
+    if (n > 0 && send(c->fd, line, (size_t)n, MSG_NOSIGNAL) != n)
+        fprintf(stderr, "accord-flowgen: could not answer a sender: %s\n", strerror(errno));
+    close(c->fd);
+    c->fd = -1;
+}
+
+static int serve(int argc, char **argv)
+{
+    long port = 0, max_conns = 64;
+    const char *bind_addr = "0.0.0.0";
+    struct sockaddr_in sa;
+    struct pollfd *pfd = NULL;
+    struct conn *conns = NULL;
+    char *buf = NULL;
+    int lfd = -1, rc = 1, one = 1;
+    uint64_t total = 0, served = 0, refused = 0;
+
+    if (argc < 1)
+        return usage();
+    if (!parse_long(argv[0], 1, 65535, &port))
+        return fail("PORT: expected 1 to 65535, got '%s'", argv[0]);
+    for (int i = 1; i < argc; i += 2) {
+        if (i + 1 >= argc)
+            return usage();
+        if (strcmp(argv[i], "--bind") == 0)
+            bind_addr = argv[i + 1];
+        else if (strcmp(argv[i], "--max-conns") == 0) {
+            if (!parse_long(argv[i + 1], 1, MAX_CONNS_LIMIT, &max_conns))
+                return fail("--max-conns: expected 1 to %d, got '%s'", MAX_CONNS_LIMIT,
+                            argv[i + 1]);
+        } else
+            return usage();
+    }
+    if (!parse_addr(bind_addr, (uint16_t)port, &sa))
+        return fail("--bind: not an IPv4 address: '%s'", bind_addr);
+
+    pfd = calloc((size_t)max_conns + 1, sizeof(*pfd));
+    conns = calloc((size_t)max_conns, sizeof(*conns));
+    buf = malloc(BUF_SIZE);
+    if (pfd == NULL || conns == NULL || buf == NULL) {
+        fail("out of memory");
+        goto out;
+    }
+    for (long i = 0; i < max_conns; i++)
+        conns[i].fd = -1;
+
+    lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (lfd < 0 || setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
+        bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || listen(lfd, 128) != 0 ||
+        set_nonblock(lfd) != 0) {
+        fail("cannot listen on %s:%ld: %s", bind_addr, port, strerror(errno));
+        goto out;
+    }
+    printf("LISTENING %s:%ld\n", bind_addr, port);
+    fflush(stdout);
+
+    while (!stop_requested) {
+        nfds_t n = 0;
+        pfd[n++] = (struct pollfd){.fd = lfd, .events = POLLIN};
+        for (long i = 0; i < max_conns; i++)
+            if (conns[i].fd >= 0)
+                pfd[n++] = (struct pollfd){.fd = conns[i].fd, .events = POLLIN};
+        int pr = poll(pfd, n, 200);
+        if (pr < 0) {
+            if (errno == EINTR)
+                continue;
+            fail("poll: %s", strerror(errno));
+            goto out;
+        }
+        if (pfd[0].revents & POLLIN) {
+            int cfd;
+            while ((cfd = accept(lfd, NULL, NULL)) >= 0) {
+                if (set_nonblock(cfd) != 0 || fcntl(cfd, F_SETFD, FD_CLOEXEC) != 0) {
+                    close(cfd);
+                    continue;
+                }
+                long slot = -1;
+                for (long i = 0; i < max_conns && slot < 0; i++)
+                    if (conns[i].fd < 0)
+                        slot = i;
+                if (slot < 0) {
+                    close(cfd); /* bounded: the sender sees a reset */
+                    refused++;
+                    continue;
+                }
+                conns[slot] = (struct conn){.fd = cfd, .bytes = 0};
+                served++;
+            }
+        }
+        for (long i = 0; i < max_conns; i++) {
+            if (conns[i].fd < 0)
+                continue;
+            for (int rounds = 0; rounds < 16; rounds++) {
+                ssize_t r = recv(conns[i].fd, buf, BUF_SIZE, 0);
+                if (r > 0) {
+                    conns[i].bytes += (uint64_t)r;
+                    total += (uint64_t)r;
+                    continue;
+                }
+                if (r == 0)
+                    conn_answer_close(&conns[i]);
+                else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+                    close(conns[i].fd); /* reset by the sender: nothing to answer */
+                    conns[i].fd = -1;
+                }
+                break;
+            }
+        }
+    }
+    printf("SERVED connections=%llu refused=%llu bytes=%llu\n", (unsigned long long)served,
+           (unsigned long long)refused, (unsigned long long)total);
+    rc = 0;
+out:
+    if (conns != NULL)
+        for (long i = 0; i < max_conns; i++)
+            if (conns[i].fd >= 0)
+                close(conns[i].fd);
+    if (lfd >= 0)
+        close(lfd);
+    free(pfd);
+    free(conns);
+    free(buf);
+    return rc;
+}
+
+/* ---- send ---- */
+
+struct stream {
+    int fd;
+    bool closed_wr, answered;
+    char ans[48];
+    size_t ans_len;
+    uint64_t received; /* counted by the receiver */
+};
+
+static int connect_one(const struct sockaddr_in *dst, const struct sockaddr_in *src)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    if (src != NULL && bind(fd, (const struct sockaddr *)src, sizeof(*src)) != 0)
+        goto bad;
+    if (set_nonblock(fd) != 0)
+        goto bad;
+    if (connect(fd, (const struct sockaddr *)dst, sizeof(*dst)) != 0) {
+        if (errno != EINPROGRESS)
+            goto bad;
+        struct pollfd p = {.fd = fd, .events = POLLOUT};
+        int err = 0;
+        socklen_t len = sizeof(err);
+        if (poll(&p, 1, CONNECT_TIMEOUT_MS) != 1 ||
+            getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0 || err != 0) {
+            errno = err != 0 ? err : ETIMEDOUT;
+            goto bad;
+        }
+    }
+    return fd;
+bad:;
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    return -1;
+}
+
+/* Reads the answer "BYTES n\n" of one stream; true once it is complete. */
+static bool read_answer(struct stream *s)
+{
+    for (;;) {
+        if (s->ans_len + 1 >= sizeof(s->ans))
+            return true; /* too long: taken as garbled below */
+        ssize_t r = recv(s->fd, s->ans + s->ans_len, sizeof(s->ans) - 1 - s->ans_len, 0);
+        if (r > 0) {
+            s->ans_len += (size_t)r;
+            s->ans[s->ans_len] = '\0';
+            if (memchr(s->ans, '\n', s->ans_len) != NULL)
+                return true;
+            continue;
+        }
+        if (r == 0)
+            return true;
+        return !(errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR);
+    }
+}
+
+static int send_cmd(int argc, char **argv)
+{
+    long port = 0, streams = 1;
+    double seconds = 10.0;
+    const char *bind_addr = NULL;
+    struct sockaddr_in dst, src;
+    struct stream st[MAX_STREAMS];
+    struct pollfd pfd[MAX_STREAMS];
+    char *buf = NULL;
+    int rc = 1;
+    long opened = 0;
+
+    if (argc < 2)
+        return usage();
+    if (!parse_long(argv[1], 1, 65535, &port))
+        return fail("PORT: expected 1 to 65535, got '%s'", argv[1]);
+    if (!parse_addr(argv[0], (uint16_t)port, &dst))
+        return fail("HOST: not an IPv4 address: '%s'", argv[0]);
+    for (int i = 2; i < argc; i += 2) {
+        if (i + 1 >= argc)
+            return usage();
+        if (strcmp(argv[i], "--streams") == 0) {
+            if (!parse_long(argv[i + 1], 1, MAX_STREAMS, &streams))
+                return fail("--streams: expected 1 to %d, got '%s'", MAX_STREAMS, argv[i + 1]);
+        } else if (strcmp(argv[i], "--seconds") == 0) {
+            if (!parse_seconds(argv[i + 1], &seconds))
+                return fail("--seconds: expected 0.1 to 3600, got '%s'", argv[i + 1]);
+        } else if (strcmp(argv[i], "--bind") == 0)
+            bind_addr = argv[i + 1];
+        else
+            return usage();
+    }
+    if (bind_addr != NULL && !parse_addr(bind_addr, 0, &src))
+        return fail("--bind: not an IPv4 address: '%s'", bind_addr);
+
+    buf = calloc(1, BUF_SIZE);
+    if (buf == NULL) {
+        fail("out of memory");
+        goto out;
+    }
+    for (long i = 0; i < streams; i++) {
+        st[i] = (struct stream){.fd = connect_one(&dst, bind_addr != NULL ? &src : NULL)};
+        if (st[i].fd < 0) {
+            fail("cannot connect to %s:%ld: %s", argv[0], port, strerror(errno));
+            goto out;
+        }
+        opened = i + 1;
+    }
+
+    double t0 = now_s(), deadline = t0 + seconds;
+    /* Phase 1: write until the deadline (or a signal). */
+    while (!stop_requested && now_s() < deadline) {
+        for (long i = 0; i < streams; i++)
+            pfd[i] = (struct pollfd){.fd = st[i].fd, .events = POLLOUT};
+        int ms = (int)((deadline - now_s()) * 1000.0) + 1;
+        int pr = poll(pfd, (nfds_t)streams, ms < 200 ? ms : 200);
+        if (pr < 0 && errno != EINTR) {
+            fail("poll: %s", strerror(errno));
+            goto out;
+        }
+        for (long i = 0; pr > 0 && i < streams; i++) {
+            if (pfd[i].revents & (POLLERR | POLLHUP)) {
+                fail("stream %ld to %s:%ld was closed by the receiver", i, argv[0], port);
+                goto out;
+            }
+            if (pfd[i].revents & POLLOUT) {
+                ssize_t w = send(st[i].fd, buf, BUF_SIZE, MSG_NOSIGNAL);
+                if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+                    fail("stream %ld: send: %s", i, strerror(errno));
+                    goto out;
+                }
+            }
+        }
+    }
+    /* Phase 2: close our side; the receiver answers once it has read everything. */
+    for (long i = 0; i < streams; i++) {
+        shutdown(st[i].fd, SHUT_WR);
+        st[i].closed_wr = true;
+    }
+    double t_last = now_s(), answer_deadline = t_last + ANSWER_TIMEOUT_MS / 1000.0;
+    long answered = 0;
+    while (answered < streams) {
+        double left = answer_deadline - now_s();
+        if (left <= 0) {
+            fail("no answer from the receiver within %d s", ANSWER_TIMEOUT_MS / 1000);
+            goto out;
+        }
+        nfds_t n = 0;
+        long idx[MAX_STREAMS];
+        for (long i = 0; i < streams; i++)
+            if (!st[i].answered) {
+                idx[n] = i;
+                pfd[n++] = (struct pollfd){.fd = st[i].fd, .events = POLLIN};
+            }
+        int pr = poll(pfd, n, (int)(left * 1000.0) + 1);
+        if (pr < 0 && errno != EINTR) {
+            fail("poll: %s", strerror(errno));
+            goto out;
+        }
+        for (nfds_t k = 0; pr > 0 && k < n; k++) {
+            struct stream *s = &st[idx[k]];
+            if (!(pfd[k].revents & (POLLIN | POLLHUP | POLLERR)) || !read_answer(s))
+                continue;
+            unsigned long long v = 0;
+            if (sscanf(s->ans, "BYTES %llu", &v) != 1) {
+                fail("stream %ld: garbled answer from the receiver", idx[k]);
+                goto out;
+            }
+            s->received = v;
+            s->answered = true;
+            answered++;
+            t_last = now_s();
+        }
+    }
+    uint64_t bytes = 0;
+    for (long i = 0; i < streams; i++)
+        bytes += st[i].received;
+    double secs = t_last - t0;
+    printf("RESULT mbit_s=%.2f bytes=%llu seconds=%.3f streams=%ld%s\n",
+           secs > 0 ? (double)bytes * 8.0 / secs / 1e6 : 0.0, (unsigned long long)bytes, secs,
+           streams, stop_requested ? " interrupted=1" : "");
+    rc = 0;
+out:
+    for (long i = 0; i < opened; i++)
+        close(st[i].fd);
+    free(buf);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    install_signals();
+    if (argc >= 2 && strcmp(argv[1], "serve") == 0)
+        return serve(argc - 2, argv + 2);
+    if (argc >= 2 && strcmp(argv[1], "send") == 0)
+        return send_cmd(argc - 2, argv + 2);
+    return usage();
+}
