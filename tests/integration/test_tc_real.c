@@ -135,15 +135,22 @@ static int leaves(const char *ns, const char *dev, int rate, unsigned *id)
     return n;
 }
 
-/* The class on all four devices of link alpha-beta (both directions). */
-static int leaves_ab(int rate)
+/* The class on all four devices of link alpha-beta (both directions): how
+ * many, or -1 when the devices differ (said on stderr unless quiet). */
+static int leaves_on(int rate, bool quiet)
 {
     int a = leaves("acc-gw-alpha", "up0", rate, NULL), b = leaves("acc-wan", "to-beta", rate, NULL);
     int c = leaves("acc-gw-beta", "up0", rate, NULL), d = leaves("acc-wan", "to-alpha", rate, NULL);
     if (a == b && b == c && c == d)
         return a;
-    fprintf(stderr, "\n  leaves of %d Mbit/s differ: %d %d %d %d\n", rate, a, b, c, d);
+    if (!quiet)
+        fprintf(stderr, "\n  leaves of %d Mbit/s differ: %d %d %d %d\n", rate, a, b, c, d);
     return -1;
+}
+
+static int leaves_ab(int rate)
+{
+    return leaves_on(rate, false);
 }
 
 /* Waits up to `seconds` for leaves_ab(rate) == want. */
@@ -151,11 +158,11 @@ static bool wait_leaves(int rate, int want, double seconds)
 {
     double until = now_s() + seconds;
     do {
-        if (leaves_ab(rate) == want)
+        if (leaves_on(rate, true) == want)
             return true;
         usleep(100000);
     } while (now_s() < until);
-    return false;
+    return leaves_ab(rate) == want; /* says how the devices differ */
 }
 
 static void start_accordd(void)
