@@ -72,6 +72,11 @@ static void guardian_main(int fd)
     }
     if (system(NETBED " down >/dev/null 2>&1") != 0)
         fprintf(stderr, "test_tc_real guardian: netbed down failed\n");
+    /* The test's temporary directory (its exit handler did not run). */
+    char rm[600];
+    snprintf(rm, sizeof rm, "rm -rf '%s'", acc_test_tmpdir());
+    if (system(rm) != 0)
+        fprintf(stderr, "test_tc_real guardian: %s failed\n", rm);
     _exit(0);
 }
 
@@ -440,6 +445,7 @@ static int setup(void)
         }
         usleep(500000);
     }
+    (void)acc_test_tmpdir(); /* made now, so that the guardian knows it */
     int p[2];
     if (pipe(p) != 0)
         return 1;
@@ -452,6 +458,7 @@ static int setup(void)
     }
     close(p[0]);
     guard_fd = p[1];
+    printf("\n  files in %s\n", acc_test_tmpdir());
     if (sh("CAP=200mbit %s up >/dev/null", NETBED) != 0) {
         fprintf(stderr, "test_tc_real: netbed up failed\n");
         return 1;
