@@ -19,9 +19,10 @@ PACKAGES=(build-essential cmake pkg-config libmicrohttpd-dev libxml2-dev libsqli
           valgrind curl mpich libmpich-dev)
 # MPICH starts the agreed meta-jobs (mpiexec.hydra) and builds accord-ring.
 # The tests also run real Slurm clusters (tests/slurm/start-testbed.sh) and
-# put emulated sites into network namespaces (ip, from iproute2).
+# put emulated sites into network namespaces (ip, from iproute2); the tc
+# adapter's kernel test drives tc (iproute2) and sends traffic with ping.
 # clang and its runtime (libFuzzer) build the fuzzers (tests/fuzz).
-TEST_PACKAGES=(slurm-wlm munge iproute2 clang libclang-rt-dev)
+TEST_PACKAGES=(slurm-wlm munge iproute2 iputils-ping clang libclang-rt-dev)
 JOBS=${JOBS:-$(nproc)}
 FUZZ_SECONDS=${FUZZ_SECONDS:-20}
 
