@@ -20,7 +20,8 @@ PACKAGES=(build-essential cmake pkg-config libmicrohttpd-dev libxml2-dev libsqli
 # MPICH starts the agreed meta-jobs (mpiexec.hydra) and builds accord-ring.
 # The tests also run real Slurm clusters (tests/slurm/start-testbed.sh) and
 # put emulated sites into network namespaces (ip, from iproute2; ping checks
-# the testbed of tools/netbed.sh).
+# the testbed of tools/netbed.sh); the tc adapter's kernel test drives tc
+# (iproute2) and sends traffic with ping.
 # clang and its runtime (libFuzzer) build the fuzzers (tests/fuzz).
 TEST_PACKAGES=(slurm-wlm munge iproute2 iputils-ping clang libclang-rt-dev)
 JOBS=${JOBS:-$(nproc)}

@@ -211,6 +211,7 @@ static acc_err load_prov(void *ctx, struct tc_prov *p, const char *link_name, st
     for (size_t i = 0; i < t->n_links; i++) {
         if (strcmp(t->links[i].name, link_name) == 0) {
             p->link = i;
+            p->adopt = true;
             if (acc_map_put(&t->provs, p->key, p) == ACC_OK)
                 return ACC_OK;
             tc_prov_free(p);
@@ -448,6 +449,9 @@ static acc_err provision(void *state, const char *key, const char *local_id,
         memcpy(p->why, old->why, sizeof p->why);
         p->bytes = old->bytes, p->packets = old->packets, p->drops = old->drops;
         p->active = old->active;
+        p->adopt = old->adopt;
+        memcpy(p->last, old->last, sizeof p->last);
+        memcpy(p->have_last, old->have_last, sizeof p->have_last);
     } else if (!(p->id = free_id(t))) {
         rc = acc_error_set(err, ACC_ERR_BUSY, "%s: all %d class ids are in use", t->sim.name,
                            TC_ID_MAX - TC_ID_MIN + 1);

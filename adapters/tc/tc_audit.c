@@ -25,8 +25,9 @@ struct snap {
     bool failed;     /* a device of it could not be read or changed */
     enum tc_fix fix; /* the worst fix over its devices */
     char fix_where[TC_NETNS_MAX + TC_NAME_MAX + 2];
-    uint64_t bytes, packets, drops; /* summed over the devices read */
-    bool seen;                      /* some class of it was in the kernel */
+    uint64_t dev_c[TC_MAX_DEVS][3]; /* its class's counters per device read */
+    bool dev_seen[TC_MAX_DEVS];     /* its class was on that device */
+    bool dev_read[TC_MAX_DEVS];     /* that device was read */
 };
 
 struct collect {
@@ -114,13 +115,15 @@ static acc_err plan_dev(struct tc *t, size_t di, struct snap *v, size_t n, struc
     }
     rc = tc_kernel_read(dev->netns, dev->dev, t->timeout_ms, &have, err);
     if (!rc) {
+        for (size_t i = 0; i < n; i++)
+            v[i].dev_read[di] = true;
         for (size_t c = 0; c < have.n_classes; c++) {
             for (size_t i = 0; i < n; i++) {
                 if (v[i].id == have.classes[c].id) {
-                    v[i].bytes += have.classes[c].bytes;
-                    v[i].packets += have.classes[c].packets;
-                    v[i].drops += have.classes[c].drops;
-                    v[i].seen = true;
+                    v[i].dev_c[di][0] = have.classes[c].bytes;
+                    v[i].dev_c[di][1] = have.classes[c].packets;
+                    v[i].dev_c[di][2] = have.classes[c].drops;
+                    v[i].dev_seen[di] = true;
                 }
             }
         }
@@ -147,6 +150,36 @@ out:
     return rc;
 }
 
+/* Adds what p's classes carried since the last reading; true when the
+ * totals changed.  A class found at open was counted before (adopt); a
+ * class whose counters went down was made anew and counts from zero. */
+static bool count(struct tc *t, struct tc_prov *p, const struct snap *s)
+{
+    uint64_t *tot[3] = {&p->bytes, &p->packets, &p->drops};
+    bool changed = false;
+    for (size_t d = 0; d < t->n_devs; d++) {
+        if (!s->dev_read[d])
+            continue;
+        if (!s->dev_seen[d]) {
+            p->have_last[d] = false;
+            continue;
+        }
+        for (int k = 0; k < 3; k++) {
+            uint64_t cur = s->dev_c[d][k], add = 0;
+            if (p->have_last[d])
+                add = cur >= p->last[d][k] ? cur - p->last[d][k] : cur;
+            else if (!p->adopt)
+                add = cur;
+            *tot[k] += add;
+            changed |= add != 0;
+            p->last[d][k] = cur;
+        }
+        p->have_last[d] = true;
+    }
+    p->adopt = false;
+    return changed;
+}
+
 /* Records what this reconciliation found; the caller holds t->lock. */
 static void record_locked(struct tc *t, struct snap *v, size_t n, acc_time now)
 {
@@ -156,12 +189,8 @@ static void record_locked(struct tc *t, struct snap *v, size_t n, acc_time now)
         struct tc_prov *p = acc_map_get(&t->provs, v[i].key);
         if (!p || p->id != v[i].id)
             continue; /* cancelled or replaced meanwhile */
-        bool dirty = false, was_active = p->active;
-        if (v[i].seen) {
-            p->bytes = v[i].bytes;
-            p->packets = v[i].packets;
-            p->drops = v[i].drops;
-        }
+        bool was_active = p->active;
+        bool dirty = count(t, p, &v[i]);
         p->active = v[i].on && !v[i].failed;
         if (p->active && !p->activated) {
             p->activated = now;
@@ -184,8 +213,8 @@ static void record_locked(struct tc *t, struct snap *v, size_t n, acc_time now)
             acc_strlcpy(p->why, why, sizeof p->why);
             dirty = true;
         }
-        if (was_active && !p->active)
-            dirty = true; /* its last counters */
+        if (was_active != p->active)
+            dirty = true;
         if (dirty && tc_store_put(t->store, p, t->links[p->link].name, NULL))
             acc_log_warn("%s: state of %s not written", t->sim.name, p->key);
     }

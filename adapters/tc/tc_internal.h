@@ -133,8 +133,13 @@ struct tc_prov {
     size_t n_addrs[2];
     acc_time activated, violated_at;
     char why[256];
-    uint64_t bytes, packets, drops;
-    bool active; /* its classes were all in place at the last reconciliation */
+    uint64_t bytes, packets, drops; /* totals over every incarnation of its classes */
+    bool active;                    /* its classes were all in place at the last reconciliation */
+    /* per device, the counters of its class at the last reading; a class
+     * made anew (deleted by hand) starts from zero and adds to the totals */
+    uint64_t last[TC_MAX_DEVS][3];
+    bool have_last[TC_MAX_DEVS];
+    bool adopt; /* loaded at open: the classes found were counted before */
 };
 
 void tc_prov_free(struct tc_prov *p);
