@@ -26,7 +26,9 @@
 # DIR/viola.csv and DIR/viola.png (gnuplot; installed with apt-get when
 # missing).  DIR defaults to build/viola-bench.
 # Environment: CAP_MBIT (link capacity, default 200), STEPS (default 8;
-# reduced 4), COMPUTE_MS (default 300), MB (per step, default 4).
+# reduced 4), COMPUTE_MS (default 300), MB (per step, default 4), VIOLA_BUILD
+# (use this build tree as it is instead of building build/), KEEP_WORK=1
+# (keep the run directory: accordd's log, the jobs' output).
 # Root only; brings the testbed up (tools/netbed.sh) and down again.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -70,9 +72,16 @@ if ! command -v gnuplot >/dev/null 2>&1; then
         >/dev/null || echo "viola-bench: gnuplot-nox could not be installed; no plot" >&2
 fi
 
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build -j 2 --target accordd accordctl accord-flowgen accord_metatrace ucx_shim >/dev/null
-B=$SRC/build
+if [ -n "${VIOLA_BUILD:-}" ]; then
+    B=$VIOLA_BUILD # a build tree made already (ctest's viola_bench_reduced)
+else
+    cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+    cmake --build build -j 2 --target accordd accordctl accord-flowgen accord_metatrace ucx_shim >/dev/null
+    B=$SRC/build
+fi
+for f in accordd accordctl accord-flowgen accord-metatrace tests/libucx_finalize_barrier.so; do
+    [ -e "$B/$f" ] || { echo "viola-bench: $B/$f is missing (build it first)" >&2; exit 1; }
+done
 SHIM=$B/tests/libucx_finalize_barrier.so
 mkdir -p "$OUT"
 work=$(mktemp -d /tmp/accord-viola-XXXXXX)
@@ -239,6 +248,17 @@ for res in "${RES_LEVELS[@]}"; do
     done
 done
 echo "matrix took $(($(date +%s) - t0)) s; CSV: $CSV"
+if [ -n "$accordd_pid" ]; then # accordd must stop cleanly (and, sanitized, find nothing)
+    kill -TERM "$accordd_pid"
+    rc=0
+    wait "$accordd_pid" || rc=$?
+    accordd_pid=
+    if [ "$rc" != 0 ] || grep -q 'Sanitizer' "$work/accordd.log"; then
+        echo "viola-bench: accordd ended with status $rc:" >&2
+        grep -A20 'Sanitizer' "$work/accordd.log" | head -40 >&2
+        fails=$((fails + 1))
+    fi
+fi
 
 series=$(awk -F, 'NR > 1 { print $1 }' "$CSV" | uniq | tr '\n' ' ')
 if command -v gnuplot >/dev/null 2>&1 && [ -n "$series" ]; then
