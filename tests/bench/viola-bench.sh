@@ -161,7 +161,7 @@ start_accordd() {
     exit 1
 }
 offer() { # MBIT|none START
-    local comp arg link=""
+    local arg link=""
     arg="<co:Argument>--steps=$STEPS</co:Argument><co:Argument>--compute-ms=$COMPUTE_MS</co:Argument><co:Argument>--mb=$MB</co:Argument>"
     comp() { echo "<wsag:ServiceDescriptionTerm wsag:Name=\"$1\" wsag:ServiceName=\"metatrace\"><co:Component><co:Site>$2</co:Site><co:Nodes>1</co:Nodes><co:Executable>accord-metatrace</co:Executable>$arg</co:Component></wsag:ServiceDescriptionTerm>"; }
     [ "$1" = none ] || link="<wsag:ServiceDescriptionTerm wsag:Name=\"wan\" wsag:ServiceName=\"metatrace\"><co:Link><co:Between>trace</co:Between><co:And>partrace</co:And><co:Bandwidth unit=\"Mbit/s\">$1</co:Bandwidth></co:Link></wsag:ServiceDescriptionTerm>"
