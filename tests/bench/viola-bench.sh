@@ -98,6 +98,9 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+# One user of the testbed at a time on this machine (see tools/netbed.sh).
+exec 9>/run/lock/accord-netbed.lock
+flock -w 900 9 || { echo "viola-bench: the testbed stayed in use" >&2; exit 1; }
 CAP=${CAP_MBIT}mbit "$SRC/tools/netbed.sh" up
 A=10.79.1.11 # alpha-n1
 BH=10.79.2.11 # beta-n1
