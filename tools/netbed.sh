@@ -29,6 +29,14 @@
 #   namespaces  the namespaces made, each recorded BEFORE it is made, so "down"
 #               also removes what a crashed "up" left, and nothing else
 #   cap         the capacity the uplinks were shaped to
+# One testbed per machine: its names are fixed, and "up" first removes whatever
+# testbed exists.  Programs that use it (tests, benchmarks) hold the lock
+# /run/lock/accord-netbed.lock (flock) from before "up" until after "down", so
+# that runs from several build trees wait for each other instead of tearing
+# down each other's testbed:
+#   exec 9>/run/lock/accord-netbed.lock && flock -w 900 9     (in a script), or
+#   flock /run/lock/accord-netbed.lock CMD                    (around a command)
+# netbed.sh itself does not take it (it is called inside that lock).
 set -Eeuo pipefail
 
 readonly DIR=/run/accord-netbed

@@ -26,7 +26,9 @@
 # DIR/viola.csv and DIR/viola.png (gnuplot; installed with apt-get when
 # missing).  DIR defaults to build/viola-bench.
 # Environment: CAP_MBIT (link capacity, default 200), STEPS (default 8;
-# reduced 4), COMPUTE_MS (default 300), MB (per step, default 4).
+# reduced 4), COMPUTE_MS (default 300), MB (per step, default 4), VIOLA_BUILD
+# (use this build tree as it is instead of building build/), KEEP_WORK=1
+# (keep the run directory: accordd's log, the jobs' output).
 # Root only; brings the testbed up (tools/netbed.sh) and down again.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -70,9 +72,16 @@ if ! command -v gnuplot >/dev/null 2>&1; then
         >/dev/null || echo "viola-bench: gnuplot-nox could not be installed; no plot" >&2
 fi
 
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build -j 2 --target accordd accordctl accord-flowgen accord_metatrace ucx_shim >/dev/null
-B=$SRC/build
+if [ -n "${VIOLA_BUILD:-}" ]; then
+    B=$VIOLA_BUILD # a build tree made already (ctest's viola_bench_reduced)
+else
+    cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+    cmake --build build -j 2 --target accordd accordctl accord-flowgen accord_metatrace ucx_shim >/dev/null
+    B=$SRC/build
+fi
+for f in accordd accordctl accord-flowgen accord-metatrace tests/libucx_finalize_barrier.so; do
+    [ -e "$B/$f" ] || { echo "viola-bench: $B/$f is missing (build it first)" >&2; exit 1; }
+done
 SHIM=$B/tests/libucx_finalize_barrier.so
 mkdir -p "$OUT"
 work=$(mktemp -d /tmp/accord-viola-XXXXXX)
@@ -84,11 +93,14 @@ cleanup() {
     [ -n "$accordd_pid" ] && kill -TERM "$accordd_pid" 2>/dev/null
     wait 2>/dev/null || true
     "$SRC/tools/netbed.sh" down || true
-    rm -rf "$work"
+    if [ -n "${KEEP_WORK:-}" ]; then echo "viola-bench: kept $work" >&2; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+# One user of the testbed at a time on this machine (see tools/netbed.sh).
+exec 9>/run/lock/accord-netbed.lock
+flock -w 900 9 || { echo "viola-bench: the testbed stayed in use" >&2; exit 1; }
 CAP=${CAP_MBIT}mbit "$SRC/tools/netbed.sh" up
 A=10.79.1.11 # alpha-n1
 BH=10.79.2.11 # beta-n1
@@ -130,6 +142,7 @@ run_direct() { # MBIT|none OUTFILE
         -hosts alpha-n1:1,beta-n1:1 -n 1 "$B/accord-metatrace" "${args[@]}" \
         : -n 1 "$B/accord-metatrace" "${args[@]}") >"$2" 2>&1 || rc=$?
     [ "$1" = none ] || tc_release
+    echo "GUARANTEE - classes=$([ "$1" = none ] && echo 0 || echo 1)" >>"$2"
     return "$rc"
 }
 
@@ -151,7 +164,7 @@ start_accordd() {
     exit 1
 }
 offer() { # MBIT|none START
-    local comp arg link=""
+    local arg link=""
     arg="<co:Argument>--steps=$STEPS</co:Argument><co:Argument>--compute-ms=$COMPUTE_MS</co:Argument><co:Argument>--mb=$MB</co:Argument>"
     comp() { echo "<wsag:ServiceDescriptionTerm wsag:Name=\"$1\" wsag:ServiceName=\"metatrace\"><co:Component><co:Site>$2</co:Site><co:Nodes>1</co:Nodes><co:Executable>accord-metatrace</co:Executable>$arg</co:Component></wsag:ServiceDescriptionTerm>"; }
     [ "$1" = none ] || link="<wsag:ServiceDescriptionTerm wsag:Name=\"wan\" wsag:ServiceName=\"metatrace\"><co:Link><co:Between>trace</co:Between><co:And>partrace</co:And><co:Bandwidth unit=\"Mbit/s\">$1</co:Bandwidth></co:Link></wsag:ServiceDescriptionTerm>"
@@ -163,16 +176,26 @@ run_accord() { # MBIT|none OUTFILE
     id=$(offer "$1" "$start" | curl -s -X POST --data-binary @- -H 'Content-Type: application/xml' \
         "$URL/agreements" | grep -o 'AgreementId="[^"]*' | head -1 | cut -d'"' -f2) || true
     [ -n "$id" ] || { echo "offer for $1 was not agreed" >"$2"; return 1; }
+    # While the job runs: the link's guarantee term as accordd reports it, and
+    # whether a reservation class (prio 0 leaf) is in alpha's uplink tree.
+    local guarantee=- classes=0 n
     for _ in $(seq 1800); do
         state=$("$B/accordctl" --server "$URL" state "$id" 2>/dev/null) || true
         case $state in
         *": Complete"* | *": Terminated"* | *": Failed"* | *": Interrupted"*) break ;;
         esac
+        case $state in
+        *"guarantee term"*Fulfilled*) guarantee=Fulfilled ;;
+        *"guarantee term"*Violated*) guarantee=Violated && echo "$state" >"$2.state" ;;
+        esac
+        n=$(tc -n acc-gw-alpha class show dev up0 | grep -c 'prio 0') || true
+        [ "$n" -gt "$classes" ] && classes=$n
         sleep 0.1
     done
     cp "$work/jobs/$id/output" "$2" 2>/dev/null || echo "no output for $id" >"$2"
     echo "$state" >>"$2"
-    "$B/accordctl" --server "$URL" state "$id" >"$2.state" 2>&1 || true
+    echo "GUARANTEE $guarantee classes=$classes" >>"$2"
+    [ -f "$2.state" ] || "$B/accordctl" --server "$URL" state "$id" >"$2.state" 2>&1 || true
 }
 
 # --- background ---
@@ -200,8 +223,8 @@ mode=$([ "$DIRECT" = 1 ] && echo "direct (tc by hand, mpiexec)" || echo "Accord 
 echo "VIOLA experiment: $mode; link $CAP_MBIT Mbit/s; $STEPS steps (1 warm-up) of $COMPUTE_MS ms compute + $MB MB alpha -> beta"
 echo "machine: $(nproc) cores, $(uname -srm), load $(cut -d' ' -f1-3 /proc/loadavg)"
 CSV=$OUT/viola.csv
-echo "reservation_pct,reserved_mbit,background_streams,comm_median_s,comm_min_s,comm_max_s,spread,comm_share,run_s" >"$CSV"
-printf '%-12s %-10s %14s %8s %11s\n' reservation background "comm/step (s)" spread "comm share"
+echo "reservation_pct,reserved_mbit,background_streams,comm_median_s,comm_min_s,comm_max_s,spread,comm_share,run_s,guarantee,leaf_classes" >"$CSV"
+printf '%-12s %-10s %14s %8s %11s  %s\n' reservation background "comm/step (s)" spread "comm share" "guarantee (leaf classes seen)"
 t0=$(date +%s)
 fails=0
 for res in "${RES_LEVELS[@]}"; do
@@ -222,13 +245,26 @@ for res in "${RES_LEVELS[@]}"; do
             continue
         fi
         val() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$line"; }
-        printf '%-12s %-10s %14s %8s %11s\n' "$label" "$bg" "$(val comm_median_s)" "$(val spread)" "$(val comm_share)"
-        echo "$res,$mbit,$bg,$(val comm_median_s),$(val comm_min_s),$(val comm_max_s),$(val spread),$(val comm_share),$(val run_s)" >>"$CSV"
+        g=$(sed -n 's/^GUARANTEE \(.*\) classes=\(.*\)/\1 (\2)/p' "$out")
+        printf '%-12s %-10s %14s %8s %11s  %s\n' "$label" "$bg" "$(val comm_median_s)" "$(val spread)" "$(val comm_share)" "$g"
+        echo "$res,$mbit,$bg,$(val comm_median_s),$(val comm_min_s),$(val comm_max_s),$(val spread),$(val comm_share),$(val run_s),${g%% *},${g##*(}" | tr -d ')' >>"$CSV"
     done
 done
 echo "matrix took $(($(date +%s) - t0)) s; CSV: $CSV"
+if [ -n "$accordd_pid" ]; then # accordd must stop cleanly (and, sanitized, find nothing)
+    kill -TERM "$accordd_pid"
+    rc=0
+    wait "$accordd_pid" || rc=$?
+    accordd_pid=
+    if [ "$rc" != 0 ] || grep -q 'Sanitizer' "$work/accordd.log"; then
+        echo "viola-bench: accordd ended with status $rc:" >&2
+        grep -A20 'Sanitizer' "$work/accordd.log" | head -40 >&2
+        fails=$((fails + 1))
+    fi
+fi
 
-if command -v gnuplot >/dev/null 2>&1; then
+series=$(awk -F, 'NR > 1 { print $1 }' "$CSV" | uniq | tr '\n' ' ')
+if command -v gnuplot >/dev/null 2>&1 && [ -n "$series" ]; then
     gnuplot <<EOF2 && echo "plot: $OUT/viola.png"
 set terminal pngcairo size 800,480 noenhanced
 set output "$OUT/viola.png"
@@ -241,7 +277,7 @@ set logscale y
 set xtics (0, 2, 4)
 set style data linespoints
 set errorbars small
-plot for [r in "100 50 10 none"] "< awk -F, -v r=".r." 'NR > 1 && \$1 == r' $CSV" \
+plot for [r in "$series"] "< awk -F, -v r=".r." 'NR > 1 && \$1 == r' $CSV" \
      using 3:4:5:6 with yerrorlines title (r eq "none" ? "no reservation" : r." % reserved")
 EOF2
 fi

@@ -32,6 +32,10 @@ check() { # DESCRIPTION COMMAND...
 
 [ "$(id -u)" = 0 ] || { echo "test_netbed: needs root"; exit 1; }
 command -v ping >/dev/null || { echo "test_netbed: ping missing (apt-get install -y iputils-ping)"; exit 1; }
+# One user of the testbed at a time on this machine (its names are fixed): the
+# lock every testbed user takes, held until this script exits.
+exec 9>/run/lock/accord-netbed.lock
+flock -w 900 9 || { echo "test_netbed: the testbed stayed in use (/run/lock/accord-netbed.lock)"; exit 1; }
 trap '"$NETBED" down >/dev/null 2>&1' EXIT
 
 NAMESPACES="acc-wan acc-gw-alpha acc-gw-beta acc-gw-gamma acc-alpha1 acc-alpha2 acc-beta1 acc-beta2 acc-gamma1 acc-gamma2"
