@@ -146,8 +146,8 @@ void sim_reserve_arrival(struct sim_state *s, uint32_t job)
             return;
         }
     }
-    j->placed = s->now;
     j->start = (double)best / TICKS;
+    j->placed = j->start; /* the units are held from the booked start */
     j->end = (double)(best + best_dur) / TICKS;
     if (s->nlive == s->caplive) {
         size_t cap = s->caplive ? s->caplive * 2 : 256;
