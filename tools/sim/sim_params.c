@@ -158,6 +158,17 @@ static const struct policy_name policies[] = {
 
 static bool set_policy(struct sim_params *p, const char *v, char *err, size_t len)
 {
+    /* B3-NN: B3 with the chunk NN% of the job. */
+    if (!strncmp(v, "B3-", 3)) {
+        long f;
+        if (!parse_long(v + 3, &f) || f < 1 || f > 100)
+            return fail(err, len, "B3-NN needs 1 <= NN <= 100 (the chunk, %% of the job)");
+        p->disc = SIM_D_JONES;
+        p->jones = SIM_J_B3;
+        p->b3_fraction = (double)f / 100;
+        snprintf(p->policy_name, sizeof p->policy_name, "%s", v);
+        return true;
+    }
     /* FCM-k: FCM limited to k clusters. */
     if (!strncmp(v, "FCM-", 4)) {
         long k;
