@@ -91,11 +91,13 @@ static bool axis(char *text, char **key, char ***vals, size_t *n, char *err, siz
     char *slash = strchr(rest, '/');
     if (dots && slash && !strchr(rest, '|')) {
         char *end;
+        *dots = '\0'; /* "200..": strtod would take "200." */
+        *slash = '\0';
         errno = 0;
         double a = strtod(rest, &end);
-        bool ok = end == dots;
+        bool ok = end != rest && *end == '\0';
         double b = strtod(dots + 2, &end);
-        ok = ok && end == slash;
+        ok = ok && end != dots + 2 && *end == '\0';
         double st = strtod(slash + 1, &end);
         ok = ok && *end == '\0' && !errno && st > 0 && b >= a;
         if (!ok)

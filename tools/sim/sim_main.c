@@ -62,16 +62,17 @@ static bool apply_sets(struct sim_experiment *e, char **sets, int nsets, char *e
             return false;
         }
         e->nkv++;
-        struct sim_params p;
-        for (size_t c = 0; c < e->ncurves; c++) {
-            for (size_t x = 0; x < e->nxs; x++) {
-                char msg[SIM_ERR_LEN];
-                if (!sim_experiment_params(e, c, x, &p, msg, sizeof msg)) {
-                    snprintf(err, len, "--set %s: %s", sets[i], msg);
-                    return false;
-                }
-                sim_params_release(&p);
+    }
+    /* Checked once all are in: one may need another (jobs and warmup). */
+    for (size_t c = 0; c < e->ncurves; c++) {
+        for (size_t x = 0; x < e->nxs; x++) {
+            struct sim_params p;
+            char msg[SIM_ERR_LEN];
+            if (!sim_experiment_params(e, c, x, &p, msg, sizeof msg)) {
+                snprintf(err, len, "--set: %s", msg);
+                return false;
             }
+            sim_params_release(&p);
         }
     }
     return true;
