@@ -77,10 +77,19 @@ static void pass(struct sim_state *s)
         return;
     }
     size_t n = q->n;
+    /* No policy places a job on fewer idle units than it needs in total:
+     * such jobs are passed over without asking the policy (the same
+     * schedule, and a long queue costs a comparison per job). */
+    int64_t idle = 0;
+    for (int c = 0; c < s->nc; c++)
+        idle += s->idle[c];
     for (size_t i = 0; i < n && !s->failed; i++) {
-        keep[i] = !try_start(s, sim_queue_at(q, i));
-        if (!keep[i])
+        uint32_t job = sim_queue_at(q, i);
+        keep[i] = s->w->v[job].total > idle || !try_start(s, job);
+        if (!keep[i]) {
             s->queued--;
+            idle -= s->w->v[job].total;
+        }
     }
     sim_queue_filter(q, keep);
     free(keep);
