@@ -162,6 +162,7 @@ struct sim_experiment {
     char **curves, **xs;     /* values */
     size_t ncurves, nxs;
     char *metric; /* what the plot shows */
+    char *plot_x; /* a metric as the plot's x (NULL: the x values) */
     char *title;
 };
 /* Reads a file of key = value lines; false with "file:line: message". */

@@ -3,6 +3,7 @@
  *   curves = KEY: V1 | V2 | ...     one curve per value (default: policy)
  *   x      = KEY: V1 | V2 | ...     or KEY: FROM..TO/STEP (numbers)
  *   metric = NAME                   what the plot shows (default mean_resp)
+ *   plot_x = NAME                   a metric as the plot's x (util_gross)
  *   title  = TEXT
  * A point's parameters are the defaults, then every base line in order, then
  * the curve's value, then the x value. */
@@ -55,6 +56,7 @@ void sim_experiment_free(struct sim_experiment *e)
     free(e->curve_key);
     free(e->x_key);
     free(e->metric);
+    free(e->plot_x);
     free(e->title);
     free(e->dir);
     memset(e, 0, sizeof *e);
@@ -185,9 +187,11 @@ bool sim_experiment_parse(struct sim_experiment *e, const char *text, const char
             }
             continue;
         }
-        if (!strcmp(key, "metric") || !strcmp(key, "title")) {
-            char **dst = !strcmp(key, "metric") ? &e->metric : &e->title;
-            if (!strcmp(key, "metric") && sim_metric_index(val) < 0) {
+        if (!strcmp(key, "metric") || !strcmp(key, "title") || !strcmp(key, "plot_x")) {
+            char **dst = !strcmp(key, "metric")   ? &e->metric
+                         : !strcmp(key, "plot_x") ? &e->plot_x
+                                                  : &e->title;
+            if (strcmp(key, "title") && sim_metric_index(val) < 0) {
                 fail(err, errlen, "%s:%d: unknown metric \"%s\"", name, no, val);
                 goto out;
             }

@@ -78,6 +78,7 @@ bool sim_write_plot(const char *base, const struct sim_experiment *e, int reps, 
     double v;
     for (size_t x = 0; x < e->nxs; x++)
         num = num && numeric(e->xs[x], &v);
+    num = num || e->plot_x;
     snprintf(path, sizeof path, "%s.dat", base);
     FILE *d = fopen(path, "w");
     if (!d) {
@@ -93,7 +94,11 @@ bool sim_write_plot(const char *base, const struct sim_experiment *e, int reps, 
             /* A point saturated in most replications has no meaningful mean. */
             if (sat * 2 > reps)
                 continue;
-            if (num)
+            if (e->plot_x) {
+                struct sim_ci px = point_ci(&res[(c * e->nxs + x) * (size_t)reps], reps,
+                                            (size_t)sim_metric_index(e->plot_x), level, &sat);
+                fprintf(d, "%.6g %.6g %.6g\n", px.mean, ci.mean, ci.half);
+            } else if (num)
                 fprintf(d, "%s %.6g %.6g\n", e->xs[x], ci.mean, ci.half);
             else
                 fprintf(d, "%zu %.6g %.6g\n", x, ci.mean, ci.half);
@@ -117,7 +122,10 @@ bool sim_write_plot(const char *base, const struct sim_experiment *e, int reps, 
     fprintf(g, "set title '%s (%s; %d replications, %.0f%% CI; saturated points left out)'\n",
             e->title ? e->title : file, e->metric, reps, level * 100);
     fprintf(g, "set xlabel '%s'\nset ylabel '%s'\nset key outside right\nset grid\n",
-            e->x_key ? e->x_key : "", e->metric);
+            e->plot_x  ? e->plot_x
+            : e->x_key ? e->x_key
+                       : "",
+            e->metric);
     if (!num) {
         fprintf(g, "set xtics (");
         for (size_t x = 0; x < e->nxs; x++)
