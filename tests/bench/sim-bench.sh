@@ -71,4 +71,6 @@ run "KOALA scan WF" WF "$koala"
 run "Jones scan A1" A1 "$jones"
 run "Jones scan B1" B1 "$jones"
 run "Jones scan MIG" MIG "$jones"
+# The worst case: a saturated queue of thousands scanned at every departure.
+run "Jones INITIAL, 900" INITIAL "${jones/bsbw = 500/bsbw = 900}"
 run "Reservation (AR)" AR "$reserve"

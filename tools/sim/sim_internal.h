@@ -65,6 +65,7 @@ struct sim_state {
     size_t queued;
     int do_list[SIM_MAX_CLUSTERS + 1]; /* LS-DO: order of last disabling */
     bool scan_pending;
+    int64_t min_total; /* the smallest job of the workload */
     /* the bandwidth model */
     struct sim_bwjob *bw;
     size_t nbw, capbw;

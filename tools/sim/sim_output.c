@@ -119,8 +119,12 @@ bool sim_write_plot(const char *base, const struct sim_experiment *e, int reps, 
     const char *file = slash ? slash + 1 : base;
     fprintf(g, "# accord-sim: %s\n", e->title ? e->title : file);
     fprintf(g, "set terminal pngcairo size 900,600 noenhanced\nset output '%s.png'\n", file);
-    fprintf(g, "set title '%s (%s; %d replications, %.0f%% CI; saturated points left out)'\n",
-            e->title ? e->title : file, e->metric, reps, level * 100);
+    /* Two lines: the experiment, then how to read the plot. */
+    fprintf(g, "set title \"");
+    for (const char *t = e->title ? e->title : file; *t; t++)
+        fputc(*t == '"' || *t == '\\' ? '\'' : *t, g);
+    fprintf(g, "\\n%s; %d replications, %.0f%% CI; saturated points left out\"\n", e->metric, reps,
+            level * 100);
     fprintf(g, "set xlabel '%s'\nset ylabel '%s'\nset key outside right\nset grid\n",
             e->plot_x  ? e->plot_x
             : e->x_key ? e->x_key

@@ -190,6 +190,9 @@ bool sim_run(const struct sim_params *p, struct sim_workload_set *w, int rep, st
     }
     if (!startable(&s))
         goto out;
+    s.min_total = INT64_MAX;
+    for (size_t i = 0; i < w->n; i++)
+        s.min_total = w->v[i].total < s.min_total ? w->v[i].total : s.min_total;
     if (p->disc == SIM_D_RESERVE && !sim_reserve_init(&s))
         goto out;
     size_t next = 0;

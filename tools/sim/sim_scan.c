@@ -85,6 +85,11 @@ static void pass(struct sim_state *s)
         idle += s->idle[c];
     for (size_t i = 0; i < n && !s->failed; i++) {
         uint32_t job = sim_queue_at(q, i);
+        if (idle < s->min_total) { /* nothing in the workload fits any more */
+            for (; i < n; i++)
+                keep[i] = true;
+            break;
+        }
         keep[i] = s->w->v[job].total > idle || !try_start(s, job);
         if (!keep[i]) {
             s->queued--;
