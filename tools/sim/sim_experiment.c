@@ -299,7 +299,10 @@ bool sim_experiment_params(const struct sim_experiment *e, size_t curve, size_t 
     sim_params_init(p);
     for (size_t i = 0; i < e->nkv; i++) {
         if (!sim_params_set(p, e->kv[i].key, e->kv[i].value, e->dir, msg, sizeof msg)) {
-            fail(err, errlen, "line %d: %s", e->kv[i].line, msg);
+            if (e->kv[i].line > 0)
+                fail(err, errlen, "line %d: %s", e->kv[i].line, msg);
+            else /* an override from the command line */
+                fail(err, errlen, "%s=%s: %s", e->kv[i].key, e->kv[i].value, msg);
             goto bad;
         }
     }
