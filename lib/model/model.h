@@ -73,10 +73,23 @@ struct acc_component {
     size_t n_args;
 };
 
+/* How a link's bandwidth was given: a number, or the application's
+ * communication, from which the offer parser computes the number. */
+enum acc_link_sizing {
+    ACC_LINK_GIVEN,         /* co:Bandwidth */
+    ACC_LINK_PER_PROCESSOR, /* co:PerProcessorBandwidth: Jones et al.'s eq. (1) */
+    ACC_LINK_PER_STEP       /* co:BytesPerStep every co:StepSeconds */
+};
+
 struct acc_link_req {
     char *name;        /* the term's wsag:Name */
     size_t a, b;       /* component indices, a != b */
-    int64_t bandwidth; /* Mbit/s, >= 1 */
+    int64_t bandwidth; /* Mbit/s, >= 1 (computed, rounded up, unless GIVEN) */
+    enum acc_link_sizing sizing;
+    double ppbw;         /* PER_PROCESSOR: Mbit/s each node sends and receives */
+    double step_bytes;   /* PER_STEP: bytes over the link per step */
+    double step_seconds; /* PER_STEP: seconds per step */
+    double computed;     /* the exact computed Mbit/s (0 when GIVEN) */
 };
 
 struct acc_offer {
@@ -88,6 +101,7 @@ struct acc_offer {
     acc_time deadline;   /* 0: the preview horizon */
     int64_t duration;    /* seconds, >= 1 */
     enum acc_strategy strategy;
+    char *policy; /* placement policy name (lib/policy); NULL: the configured one */
     enum acc_launch launch;
     struct acc_component *components;
     size_t n_components;

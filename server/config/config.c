@@ -182,6 +182,8 @@ static void defaults(struct acc_config *c)
     c->durable = true;
     c->wal_limit = (int64_t)64 << 20;
     c->strategy = ACC_STRATEGY_INTERSECT;
+    acc_policy_opts_init(&c->policy, ACC_POLICY_EARLIEST);
+    c->policy_candidates = 4;
     c->max_rounds = 32;
     c->horizon = 14 * 86400;
     c->lead_time = 5;

@@ -28,6 +28,7 @@
 #include "../../lib/common/kv.h"
 #include "../../lib/common/log.h"
 #include "../../lib/model/model.h"
+#include "../../lib/policy/policy.h"
 
 struct acc_site_cfg {
     char *name;
@@ -111,7 +112,10 @@ struct acc_config {
     size_t n_users;
 
     /* [negotiation] */
-    enum acc_strategy strategy; /* the default when an offer names none */
+    enum acc_strategy strategy;    /* the default when an offer names none */
+    struct acc_policy_opts policy; /* placement of components without a site, when an
+                                    * offer names no policy (rng unused: lowest index) */
+    unsigned policy_candidates;    /* placements a policy offers, best first, to probe */
     unsigned max_rounds;
     int64_t horizon;         /* how far previews look without a deadline */
     int64_t lead_time;       /* earliest start no sooner than now + this */

@@ -36,6 +36,13 @@ acc_err acc_plan_check(const struct acc_plan_env *env, const struct acc_offer *o
                        struct acc_error *err)
 {
     const struct acc_config *cfg = env->cfg;
+    struct acc_policy_opts po = cfg->policy;
+    if (o->policy &&
+        (!acc_policy_parse(o->policy, &po) || !acc_policy_accepts(po.id, ACC_REQ_NONFIXED)))
+        return acc_error_set(err, ACC_ERR_INVALID,
+                             "placement policy '%s' does not place components of given sizes "
+                             "(earliest, worst-fit, worst-fit-distinct or single do)",
+                             o->policy);
     int64_t largest = 0;
     for (size_t i = 0; i < cfg->n_sites; i++)
         largest = cfg->sites[i].nodes > largest ? cfg->sites[i].nodes : largest;
@@ -272,6 +279,147 @@ static void plan_trace(const struct acc_engine_request *probe, acc_time start,
     probe->hooks.trace(probe->hooks.ctx, &ev);
 }
 
+static void note(const struct acc_engine_request *probe, acc_time start, acc_err status,
+                 char *detail)
+{
+    if (!probe->hooks.trace)
+        return;
+    struct acc_trace_event ev = {
+        .kind = ACC_TRACE_PLAN,
+        .t_from = probe->earliest,
+        .t_until = probe->deadline,
+        .t_result = start > 0 ? start : 0,
+        .status = status,
+        .detail = detail,
+    };
+    probe->hooks.trace(probe->hooks.ctx, &ev);
+}
+
+/* The trace says how each application-sized link got its bandwidth. */
+static void trace_sized_links(const struct acc_offer *o, const struct acc_engine_request *probe)
+{
+    for (size_t i = 0; i < o->n_links; i++) {
+        const struct acc_link_req *l = &o->links[i];
+        char detail[512];
+        if (l->sizing == ACC_LINK_PER_PROCESSOR)
+            snprintf(
+                detail, sizeof detail,
+                "link %s: %" PRId64 " and %" PRId64
+                " nodes at %g Mbit/s per processor: eq. (1) gives %.3f Mbit/s, booked %" PRId64,
+                l->name, o->components[l->a].nodes, o->components[l->b].nodes, l->ppbw, l->computed,
+                l->bandwidth);
+        else if (l->sizing == ACC_LINK_PER_STEP)
+            snprintf(detail, sizeof detail,
+                     "link %s: %.0f bytes every %g s gives %.3f Mbit/s, booked %" PRId64, l->name,
+                     l->step_bytes, l->step_seconds, l->computed, l->bandwidth);
+        else
+            continue;
+        note(probe, 0, ACC_OK, detail);
+    }
+}
+
+/* A policy other than earliest: it orders candidate assignments (on the
+ * sites' capacities less the fixed components), and the first with a
+ * common slot in the window wins; at most cfg->policy_candidates are
+ * probed.  ACC_ERR_CAPACITY when the policy finds none that fits. */
+static acc_err by_policy(const struct acc_plan_env *env, struct acc_engine *eng,
+                         const struct acc_offer *o, const struct acc_policy_opts *po,
+                         const struct acc_engine_request *probe, const char **sites,
+                         struct acc_plan *out, struct acc_error *err)
+{
+    const struct acc_config *cfg = env->cfg;
+    int64_t idle[ACC_POLICY_MAX_CLUSTERS], sizes[ACC_POLICY_MAX_PARTS];
+    size_t comp_of[ACC_POLICY_MAX_PARTS], n = 0;
+    struct acc_placement *cand = NULL;
+    if (cfg->n_sites > ACC_POLICY_MAX_CLUSTERS)
+        return acc_error_set(err, ACC_ERR_CONFIG, "policy %s places on at most %d sites",
+                             acc_policy_name(po->id), ACC_POLICY_MAX_CLUSTERS);
+    for (size_t s = 0; s < cfg->n_sites; s++)
+        idle[s] = cfg->sites[s].nodes;
+    for (size_t i = 0; i < o->n_components; i++) {
+        const struct acc_component *c = &o->components[i];
+        if (c->site) {
+            for (size_t s = 0; s < cfg->n_sites; s++)
+                if (strcmp(cfg->sites[s].name, c->site) == 0)
+                    idle[s] = idle[s] > c->nodes ? idle[s] - c->nodes : 0;
+        } else if (n < ACC_POLICY_MAX_PARTS) {
+            comp_of[n] = i;
+            sizes[n++] = c->nodes;
+        }
+    }
+    struct acc_policy_system sys = {.n_clusters = cfg->n_sites, .idle = idle};
+    struct acc_policy_request req = {.type = ACC_REQ_NONFIXED, .n_components = n, .sizes = sizes};
+    struct acc_policy_opts opts = *po;
+    opts.tiebreak = ACC_TIE_LOWEST; /* accordd's choices repeat themselves */
+    size_t max = cfg->policy_candidates, got = 0;
+    acc_err rc = ACC_OK;
+    if (!(cand = calloc(max, sizeof *cand))) {
+        rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    if ((rc = acc_policy_candidates(&sys, &req, &opts, cand, max, &got, err)))
+        goto out;
+    if (got == 0) {
+        rc = acc_error_set(err, ACC_ERR_CAPACITY,
+                           "placement policy %s finds no assignment of sites that fits",
+                           acc_policy_name(po->id));
+        goto out;
+    }
+    struct acc_plan best = {0};
+    bool have = false;
+    for (size_t k = 0; k < got && rc == ACC_OK; k++) {
+        for (size_t j = 0; j < cand[k].n; j++)
+            sites[comp_of[cand[k].comp[j]]] = cfg->sites[cand[k].cluster[j]].name;
+        struct acc_plan p;
+        struct acc_error berr;
+        if (build(env, o, sites, &p, &berr)) {
+            if (berr.code == ACC_ERR_NOMEM)
+                rc = acc_error_copy(err, &berr);
+            else
+                plan_trace(probe, -1, sites, o, berr.code, berr.msg);
+            continue;
+        }
+        struct acc_engine_request rq = *probe;
+        rq.items = p.items;
+        rq.n_items = p.n_items;
+        acc_time start = -1;
+        struct acc_error perr;
+        char why[160];
+        snprintf(why, sizeof why, "policy %s, candidate %zu of %zu", acc_policy_name(po->id), k + 1,
+                 got);
+        if (acc_engine_probe(eng, &rq, &start, &perr)) {
+            start = -1;
+            plan_trace(probe, -1, sites, o, perr.code, perr.msg);
+        } else {
+            if (start < 0)
+                snprintf(why + strlen(why), sizeof why - strlen(why), ": no common slot");
+            plan_trace(probe, start, sites, o, ACC_OK, why);
+        }
+        /* The first candidate with a slot wins; without any, the first
+         * that was built (the negotiation then reports why). */
+        if (!have || start >= 0) {
+            acc_plan_release(&best);
+            best = p;
+            have = true;
+        } else {
+            acc_plan_release(&p);
+        }
+        if (start >= 0)
+            break;
+    }
+    if (!rc && !have)
+        rc = acc_error_set(err, ACC_ERR_CAPACITY,
+                           "no candidate of policy %s fits the configured sites and links",
+                           acc_policy_name(po->id));
+    if (rc)
+        acc_plan_release(&best);
+    else
+        *out = best;
+out:
+    free(cand);
+    return rc;
+}
+
 acc_err acc_plan_make(const struct acc_plan_env *env, struct acc_engine *eng,
                       const struct acc_offer *o, const struct acc_engine_request *probe,
                       struct acc_plan *out, struct acc_error *err)
@@ -303,8 +451,16 @@ acc_err acc_plan_make(const struct acc_plan_env *env, struct acc_engine *eng,
         }
         sites[i] = cfg->sites[pick[i]].name;
     }
+    trace_sized_links(o, probe);
     if (!free_choice) {
         rc = build(env, o, sites, out, err);
+        goto out;
+    }
+    struct acc_policy_opts po = cfg->policy;
+    if (o->policy)
+        acc_policy_parse(o->policy, &po); /* acc_plan_check has checked it */
+    if (po.id != ACC_POLICY_EARLIEST) {
+        rc = by_policy(env, eng, o, &po, probe, sites, out, err);
         goto out;
     }
 

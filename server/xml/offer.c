@@ -16,7 +16,10 @@
 
 #include "offer_internal.h"
 
-#define MAX_INITIATOR 128 /* characters */
+#include "../../lib/policy/policy.h"
+
+#define MAX_INITIATOR 128     /* characters */
+#define MAX_LINK_MBIT 1000000 /* the largest bandwidth an offer may ask for */
 
 /* Printable: no control characters; 1 to max characters of UTF-8. */
 static bool printable(const char *s, size_t max)
@@ -63,6 +66,22 @@ static acc_err terms(struct offer_interp *in, const xmlNode *terms_el)
     return ACC_OK;
 }
 
+/* The bandwidth of a link given by the application's communication, from
+ * the nodes of the components on its two sides. */
+static acc_err size_link(struct offer_interp *in, struct acc_link_req *l, long line)
+{
+    const struct acc_component *a = &in->o->components[l->a], *b = &in->o->components[l->b];
+    struct acc_error e;
+    if (l->sizing == ACC_LINK_PER_PROCESSOR)
+        l->computed = acc_bw_pair(a->nodes, b->nodes, l->ppbw);
+    else
+        l->computed = acc_bw_from_step(l->step_bytes, l->step_seconds);
+    if (acc_bw_mbit(l->computed, MAX_LINK_MBIT, &l->bandwidth, &e))
+        return acc_error_set(in->err, ACC_ERR_INVALID, "line %ld: link '%s': %s", line, l->name,
+                             e.msg);
+    return ACC_OK;
+}
+
 /* Turns the links' component names into indices. */
 static acc_err resolve_links(struct offer_interp *in)
 {
@@ -91,6 +110,11 @@ static acc_err resolve_links(struct offer_interp *in)
                                  l->name, ends[0]);
         l->a = idx[0];
         l->b = idx[1];
+        if (l->sizing != ACC_LINK_GIVEN) {
+            acc_err rc = size_link(in, l, le->line);
+            if (rc)
+                return rc;
+        }
         for (size_t j = 0; j < i; j++) {
             const struct acc_link_req *p = &o->links[j];
             if ((p->a == l->a && p->b == l->b) || (p->a == l->b && p->b == l->a))

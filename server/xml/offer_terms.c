@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../../lib/common/strutil.h"
+#include "../../lib/policy/policy.h"
 
 #define MAX_COMPONENTS 64
 #define MAX_LINKS      256
@@ -186,6 +187,7 @@ static acc_err link(struct offer_interp *in, const xmlNode *n, const char *term)
     le->line = xmlGetLineNo(n);
     if (!(l->name = strdup(term)))
         return offer_nomem(in);
+    int given = 0;
 
     for (xmlNode *e = offer_first_el(n); e && !rc; e = offer_next_el(e)) {
         if (offer_is_co(e, "Between")) {
@@ -210,10 +212,34 @@ static acc_err link(struct offer_interp *in, const xmlNode *n, const char *term)
             if (!rc && giga)
                 l->bandwidth *= 1000;
             free(unit);
+            given++;
+        } else if (offer_is_co(e, "PerProcessorBandwidth")) {
+            l->sizing = ACC_LINK_PER_PROCESSOR;
+            rc = offer_decimal(in, e, term, MAX_BANDWIDTH, &l->ppbw);
+            given++;
+        } else if (offer_is_co(e, "BytesPerStep")) {
+            l->sizing = ACC_LINK_PER_STEP;
+            rc = offer_decimal(in, e, term, 1e15, &l->step_bytes);
+            given++;
+        } else if (offer_is_co(e, "StepSeconds")) {
+            rc = offer_decimal(in, e, term, 1e9, &l->step_seconds);
         }
     }
-    if (!rc && (!le->between || !le->and_ || l->bandwidth < 1))
-        rc = offer_bad(in, n, "term '%s': co:Link needs co:Between, co:And and co:Bandwidth", term);
+    if (!rc && given > 1)
+        rc = offer_bad(in, n,
+                       "term '%s': co:Link gives its bandwidth twice; give one of co:Bandwidth, "
+                       "co:PerProcessorBandwidth, or co:BytesPerStep with co:StepSeconds",
+                       term);
+    if (!rc && l->sizing == ACC_LINK_PER_STEP && !(l->step_seconds > 0))
+        rc = offer_bad(in, n, "term '%s': co:BytesPerStep needs co:StepSeconds", term);
+    if (!rc && l->sizing != ACC_LINK_PER_STEP && l->step_seconds > 0)
+        rc = offer_bad(in, n, "term '%s': co:StepSeconds needs co:BytesPerStep", term);
+    if (!rc && (!le->between || !le->and_ || given == 0))
+        rc = offer_bad(in, n,
+                       "term '%s': co:Link needs co:Between, co:And and co:Bandwidth (or the "
+                       "application's co:PerProcessorBandwidth, or co:BytesPerStep with "
+                       "co:StepSeconds)",
+                       term);
     return rc;
 }
 
@@ -239,6 +265,25 @@ static acc_err negotiation(struct offer_interp *in, const xmlNode *n, const char
                          term, in->negotiation_term);
     in->negotiation_term = term;
     for (xmlNode *e = offer_first_el(n); e; e = offer_next_el(e)) {
+        if (offer_is_co(e, "Policy")) {
+            char *p = NULL;
+            struct acc_policy_opts po;
+            acc_policy_opts_init(&po, ACC_POLICY_EARLIEST);
+            acc_err rc = offer_text(in, e, term, false, &p);
+            if (!rc && !acc_policy_parse(p, &po))
+                rc = offer_bad(in, e,
+                               "term '%s': unknown placement policy '%.40s' (policies: earliest, "
+                               "worst-fit, worst-fit-distinct, fcm, fcm-K, ca, single, la, mig, "
+                               "migration, initial, a1, b1, b2, b3, b4)",
+                               term, p);
+            if (rc) {
+                free(p);
+                return rc;
+            }
+            free(in->o->policy);
+            in->o->policy = p;
+            continue;
+        }
         if (!offer_is_co(e, "Strategy"))
             continue;
         char *s = NULL;
