@@ -22,6 +22,8 @@ static void test_embedded(void)
     CU_ASSERT_EQUAL(c.listen_port, 8080);
     CU_ASSERT_STRING_EQUAL(c.db_path, "accord.db");
     CU_ASSERT_EQUAL(c.strategy, ACC_STRATEGY_INTERSECT);
+    CU_ASSERT_EQUAL(c.policy.id, ACC_POLICY_EARLIEST);
+    CU_ASSERT_EQUAL(c.policy_candidates, 4);
     acc_config_release(&c);
 }
 
@@ -33,7 +35,8 @@ static void test_file_and_overrides(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
     fputs("; a comment\n[server]\nlisten = [::1]:9000\nmax_body = 4096\n"
           "max_attributes = 100\nmax_total_attributes = 5000\n"
-          "[negotiation]\nstrategy = iterative\nhorizon = P30D\n"
+          "[negotiation]\nstrategy = iterative\nhorizon = P30D\npolicy = worst-fit-distinct\n"
+          "policy_candidates = 2\n"
           "[site a]\nadapter = sim-batch\nnodes = 8\nload = yes\nseed = 7\n",
           f);
     fclose(f);
@@ -47,6 +50,8 @@ static void test_file_and_overrides(void)
     CU_ASSERT_EQUAL(c.max_total_attributes, 5000);
     CU_ASSERT_EQUAL(c.strategy, ACC_STRATEGY_ITERATIVE);
     CU_ASSERT_EQUAL(c.horizon, 30 * 86400);
+    CU_ASSERT_EQUAL(c.policy.id, ACC_POLICY_WF_NOREP);
+    CU_ASSERT_EQUAL(c.policy_candidates, 2);
     CU_ASSERT_EQUAL(c.sites[0].n_settings, 2); /* load and seed go to the adapter */
     ACC_ASSERT_OK(acc_config_set_listen(&c, "0.0.0.0:0", &err));
     CU_ASSERT_EQUAL(c.listen_port, 0);
@@ -79,6 +84,11 @@ static void test_errors_name_the_problem(void)
          "already joins"},
         {"[negotiation]\nstrategy = fastest\n[site a]\nadapter=sim-batch\nnodes=1\n",
          "intersect or iterative"},
+        /* FCM places flexible requests, which offers cannot make yet. */
+        {"[negotiation]\npolicy = fcm\n[site a]\nadapter=sim-batch\nnodes=1\n", "worst-fit"},
+        {"[negotiation]\npolicy = nearest\n[site a]\nadapter=sim-batch\nnodes=1\n", "policy"},
+        {"[negotiation]\npolicy_candidates = 0\n[site a]\nadapter=sim-batch\nnodes=1\n",
+         "policy_candidates"},
         {"[negotiation]\nhorizon = PT5M\n[site a]\nadapter=sim-batch\nnodes=1\n", "PT1H"},
         {"[wrong]\nkey = 1\n", "unknown section"},
         {"[server]\nmax_attributes = 100000\n[site a]\nadapter=sim-batch\nnodes=1\n",
