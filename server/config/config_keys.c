@@ -184,11 +184,15 @@ int cfg_negotiation_key(struct cfg_parse *p, const char *k, const char *v)
         return 1;
     }
     if (strcmp(k, "policy") == 0) {
-        /* Non-fixed requests take these; the rest are for the simulator. */
-        if (!acc_policy_parse(v, &p->c->policy) ||
-            !acc_policy_accepts(p->c->policy.id, ACC_REQ_NONFIXED))
+        /* Whether accordd can run it is checked once [policy] is read. */
+        struct acc_policy_opts po;
+        acc_policy_opts_init(&po, ACC_POLICY_EARLIEST);
+        if (!acc_policy_parse(v, &po))
             return cfg_bad(p, "negotiation",
-                           "policy is earliest, worst-fit, worst-fit-distinct or single");
+                           "policy '%s' is unknown (accordd runs earliest, worst-fit, "
+                           "worst-fit-distinct, single, fcm, fcm-K, ca, mig and initial)",
+                           v);
+        p->c->policy = po;
         return 1;
     }
     return table_key(p, "negotiation", negotiation_keys, k, v);
