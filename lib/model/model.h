@@ -63,12 +63,24 @@ acc_err acc_executable_check(const char *exe, struct acc_error *err);
 
 /* ------------------------------------------------------------------- offer */
 
+/* What a component term asks for (docs/policy.md, "Requests"): nodes of
+ * its own (co:Component: fixed with a site, non-fixed without), or a total
+ * that Accord places (co:Flexible: split over sites by the placement
+ * policy, within bounds; co:Total: on one site).  The planner turns a
+ * flexible or total request into generated components NAME.1, NAME.2, ...
+ * (a total one: NAME) that the agreement shows. */
+enum acc_comp_kind { ACC_COMP_SIZED, ACC_COMP_FLEXIBLE, ACC_COMP_TOTAL };
+
 struct acc_component {
-    char *name;       /* the ServiceDescriptionTerm's wsag:Name */
-    char *site;       /* NULL: Accord chooses */
-    int64_t nodes;    /* >= 1 */
-    int64_t ppn;      /* processes per node, >= 1 */
-    char *executable; /* may be NULL */
+    char *name;    /* the ServiceDescriptionTerm's wsag:Name */
+    char *site;    /* NULL: Accord chooses (always NULL unless SIZED) */
+    int64_t nodes; /* >= 1; FLEXIBLE and TOTAL: the total */
+    enum acc_comp_kind kind;
+    int64_t min_nodes; /* FLEXIBLE: no part smaller (0: no bound) */
+    int64_t max_nodes; /* FLEXIBLE: no part larger (0: no bound) */
+    size_t max_parts;  /* FLEXIBLE: at most so many parts (0: no bound) */
+    int64_t ppn;       /* processes per node, >= 1 */
+    char *executable;  /* may be NULL */
     char **args;
     size_t n_args;
 };

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../../lib/common/strutil.h"
+#include "plan_internal.h"
 
 void acc_plan_release(struct acc_plan *p)
 {
@@ -20,7 +21,63 @@ void acc_plan_release(struct acc_plan *p)
     free(p->item_of_comp);
     free(p->item_of_link);
     free(p->link_of);
+    free(p->comps);
+    for (size_t i = 0; i < p->n_gen_names; i++)
+        free(p->gen_names[i]);
+    free(p->gen_names);
     memset(p, 0, sizeof *p);
+}
+
+/* The request type of the offer's components without a site. */
+static enum acc_request_type offer_type(const struct acc_offer *o, bool *any)
+{
+    *any = false;
+    for (size_t i = 0; i < o->n_components; i++) {
+        const struct acc_component *c = &o->components[i];
+        if (c->kind == ACC_COMP_FLEXIBLE || c->kind == ACC_COMP_TOTAL) {
+            *any = true;
+            return c->kind == ACC_COMP_FLEXIBLE ? ACC_REQ_FLEXIBLE : ACC_REQ_TOTAL;
+        }
+        *any |= !c->site;
+    }
+    return ACC_REQ_NONFIXED;
+}
+
+acc_err plan_policy(const struct acc_config *cfg, const struct acc_offer *o,
+                    struct acc_policy_opts *po, bool *fell_back, struct acc_error *err)
+{
+    bool any;
+    enum acc_request_type type = offer_type(o, &any);
+    *fell_back = false;
+    acc_err rc = acc_config_policy(cfg, o->policy, po, err);
+    if (rc || acc_policy_accepts(po->id, type))
+        return rc;
+    if (o->policy) {
+        if (type == ACC_REQ_NONFIXED)
+            return acc_error_set(err, ACC_ERR_INVALID,
+                                 "placement policy %s splits a co:Flexible total; components of "
+                                 "given sizes without a site take earliest, worst-fit, "
+                                 "worst-fit-distinct or single",
+                                 o->policy);
+        return acc_error_set(err, ACC_ERR_INVALID,
+                             "placement policy %s places components of given sizes; a "
+                             "co:Flexible request takes earliest, single, fcm, fcm-K, ca, mig "
+                             "or initial",
+                             o->policy);
+    }
+    /* The configured policy does not take this kind of request: Accord's
+     * own earliest-start placement does. */
+    rc = acc_config_policy(cfg, "earliest", po, err);
+    *fell_back = true;
+    return rc;
+}
+
+uint64_t plan_seed(const struct acc_config *cfg, const char *agreement)
+{
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a of the agreement's id */
+    for (const char *c = agreement ? agreement : ""; *c; c++)
+        h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+    return h ^ cfg->policy_seed;
 }
 
 static void site_list(const struct acc_config *cfg, char *out, size_t size)
@@ -36,18 +93,38 @@ acc_err acc_plan_check(const struct acc_plan_env *env, const struct acc_offer *o
                        struct acc_error *err)
 {
     const struct acc_config *cfg = env->cfg;
-    struct acc_policy_opts po = cfg->policy;
-    if (o->policy &&
-        (!acc_policy_parse(o->policy, &po) || !acc_policy_accepts(po.id, ACC_REQ_NONFIXED)))
-        return acc_error_set(err, ACC_ERR_INVALID,
-                             "placement policy '%s' does not place components of given sizes "
-                             "(earliest, worst-fit, worst-fit-distinct or single do)",
-                             o->policy);
-    int64_t largest = 0;
-    for (size_t i = 0; i < cfg->n_sites; i++)
+    struct acc_policy_opts po;
+    bool fell_back;
+    acc_err rc = plan_policy(cfg, o, &po, &fell_back, err);
+    if (rc)
+        return rc;
+    int64_t largest = 0, all = 0, fixed = 0;
+    for (size_t i = 0; i < cfg->n_sites; i++) {
         largest = cfg->sites[i].nodes > largest ? cfg->sites[i].nodes : largest;
+        all += cfg->sites[i].nodes;
+    }
+    for (size_t i = 0; i < o->n_components; i++)
+        fixed += o->components[i].site ? o->components[i].nodes : 0;
     for (size_t i = 0; i < o->n_components; i++) {
         const struct acc_component *c = &o->components[i];
+        if (c->kind == ACC_COMP_TOTAL && c->nodes > largest)
+            return acc_error_set(err, ACC_ERR_CAPACITY,
+                                 "the total request %s wants %" PRId64
+                                 " nodes on one site; the largest site has %" PRId64,
+                                 c->name, c->nodes, largest);
+        if (c->kind == ACC_COMP_FLEXIBLE && c->nodes > all - fixed)
+            return acc_error_set(err, ACC_ERR_CAPACITY,
+                                 "the flexible request %s wants %" PRId64
+                                 " nodes; the sites have %" PRId64 " in all (%" PRId64
+                                 " besides the fixed components)",
+                                 c->name, c->nodes, all, all - fixed);
+        if (c->kind == ACC_COMP_FLEXIBLE && cfg->n_sites > ACC_POLICY_MAX_CLUSTERS)
+            return acc_error_set(err, ACC_ERR_CAPACITY,
+                                 "the flexible request %s is split over at most %d sites, and "
+                                 "%zu are configured",
+                                 c->name, ACC_POLICY_MAX_CLUSTERS, cfg->n_sites);
+        if (c->kind != ACC_COMP_SIZED)
+            continue; /* every other component names its site (the offer parser saw to it) */
         /* A meta-job that Accord starts needs a program in every component,
          * and mpiexec reads a lone ':' as the end of a component. */
         if (o->launch != ACC_LAUNCH_NONE && (!c->executable || !*c->executable))
@@ -122,10 +199,8 @@ acc_err acc_plan_check(const struct acc_plan_env *env, const struct acc_offer *o
     return ACC_OK;
 }
 
-/* Builds the items for one assignment of sites; ACC_ERR_CAPACITY (with a
- * reason) when the assignment does not fit. */
-static acc_err build(const struct acc_plan_env *env, const struct acc_offer *o,
-                     const char *const *sites, struct acc_plan *p, struct acc_error *err)
+acc_err plan_build(const struct acc_plan_env *env, const struct acc_offer *o,
+                   const char *const *sites, struct acc_plan *p, struct acc_error *err)
 {
     const struct acc_config *cfg = env->cfg;
     size_t nc = o->n_components, nl = o->n_links, max_items = nc + nl;
@@ -136,12 +211,15 @@ static acc_err build(const struct acc_plan_env *env, const struct acc_offer *o,
     p->link_of = calloc(nl ? nl : 1, sizeof *p->link_of);
     p->items = calloc(max_items, sizeof *p->items);
     p->labels = calloc(max_items, sizeof *p->labels);
+    p->comps = calloc(nc, sizeof *p->comps);
     acc_err rc = ACC_OK;
     if (!p->site_of || !p->item_of_comp || !p->item_of_link || !p->link_of || !p->items ||
-        !p->labels) {
+        !p->labels || !p->comps) {
         rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
         goto out;
     }
+    memcpy(p->comps, o->components, nc * sizeof *p->comps);
+    p->n_comps = nc;
     for (size_t i = 0; i < nc; i++) {
         const struct acc_site_cfg *s = acc_config_site(cfg, sites[i]);
         p->site_of[i] = s->name;
@@ -279,8 +357,8 @@ static void plan_trace(const struct acc_engine_request *probe, acc_time start,
     probe->hooks.trace(probe->hooks.ctx, &ev);
 }
 
-static void note(const struct acc_engine_request *probe, acc_time start, acc_err status,
-                 char *detail)
+void plan_note(const struct acc_engine_request *probe, acc_time start, acc_err status,
+               const char *detail)
 {
     if (!probe->hooks.trace)
         return;
@@ -290,7 +368,7 @@ static void note(const struct acc_engine_request *probe, acc_time start, acc_err
         .t_until = probe->deadline,
         .t_result = start > 0 ? start : 0,
         .status = status,
-        .detail = detail,
+        .detail = (char *)detail, /* the hook copies it */
     };
     probe->hooks.trace(probe->hooks.ctx, &ev);
 }
@@ -314,7 +392,7 @@ static void trace_sized_links(const struct acc_offer *o, const struct acc_engine
                      l->step_bytes, l->step_seconds, l->computed, l->bandwidth);
         else
             continue;
-        note(probe, 0, ACC_OK, detail);
+        plan_note(probe, 0, ACC_OK, detail);
     }
 }
 
@@ -350,7 +428,8 @@ static acc_err by_policy(const struct acc_plan_env *env, struct acc_engine *eng,
     struct acc_policy_system sys = {.n_clusters = cfg->n_sites, .idle = idle};
     struct acc_policy_request req = {.type = ACC_REQ_NONFIXED, .n_components = n, .sizes = sizes};
     struct acc_policy_opts opts = *po;
-    opts.tiebreak = ACC_TIE_LOWEST; /* accordd's choices repeat themselves */
+    uint64_t rng = plan_seed(cfg, probe->agreement); /* random ties repeat per agreement */
+    opts.rng = &rng;
     size_t max = cfg->policy_candidates, got = 0;
     acc_err rc = ACC_OK;
     if (!(cand = calloc(max, sizeof *cand))) {
@@ -372,7 +451,7 @@ static acc_err by_policy(const struct acc_plan_env *env, struct acc_engine *eng,
             sites[comp_of[cand[k].comp[j]]] = cfg->sites[cand[k].cluster[j]].name;
         struct acc_plan p;
         struct acc_error berr;
-        if (build(env, o, sites, &p, &berr)) {
+        if (plan_build(env, o, sites, &p, &berr)) {
             if (berr.code == ACC_ERR_NOMEM)
                 rc = acc_error_copy(err, &berr);
             else
@@ -434,6 +513,24 @@ acc_err acc_plan_make(const struct acc_plan_env *env, struct acc_engine *eng,
         rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
         goto out;
     }
+    struct acc_policy_opts po;
+    bool fell_back;
+    if ((rc = plan_policy(cfg, o, &po, &fell_back, err)))
+        goto out;
+    if (fell_back) {
+        char why[256];
+        snprintf(why, sizeof why,
+                 "the configured policy %s does not take this offer's request; earliest places "
+                 "it",
+                 acc_policy_name(cfg->policy.id));
+        plan_note(probe, 0, ACC_OK, why);
+    }
+    for (size_t i = 0; i < nc; i++) {
+        if (o->components[i].kind != ACC_COMP_SIZED) {
+            rc = plan_requested(env, eng, o, i, &po, probe, out, err);
+            goto out;
+        }
+    }
     for (size_t i = 0; i < nc; i++) {
         sites[i] = o->components[i].site;
         if (sites[i])
@@ -453,12 +550,9 @@ acc_err acc_plan_make(const struct acc_plan_env *env, struct acc_engine *eng,
     }
     trace_sized_links(o, probe);
     if (!free_choice) {
-        rc = build(env, o, sites, out, err);
+        rc = plan_build(env, o, sites, out, err);
         goto out;
     }
-    struct acc_policy_opts po = cfg->policy;
-    if (o->policy)
-        acc_policy_parse(o->policy, &po); /* acc_plan_check has checked it */
     if (po.id != ACC_POLICY_EARLIEST) {
         rc = by_policy(env, eng, o, &po, probe, sites, out, err);
         goto out;
@@ -473,7 +567,7 @@ acc_err acc_plan_make(const struct acc_plan_env *env, struct acc_engine *eng,
     unsigned tried = 0;
     do {
         struct acc_error berr;
-        if (build(env, o, sites, &cand, &berr)) {
+        if (plan_build(env, o, sites, &cand, &berr)) {
             if (berr.code == ACC_ERR_NOMEM) {
                 rc = acc_error_copy(err, &berr);
                 break;
