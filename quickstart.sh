@@ -16,8 +16,9 @@ cd "$(dirname "$0")"
 
 PACKAGES=(build-essential cmake pkg-config libmicrohttpd-dev libxml2-dev libsqlite3-dev
           libssl-dev libcurl4-openssl-dev libcunit1-dev libinih-dev libjansson-dev clang-format
-          valgrind curl mpich libmpich-dev)
+          valgrind curl mpich libmpich-dev gnuplot-nox)
 # MPICH starts the agreed meta-jobs (mpiexec.hydra) and builds accord-ring.
+# gnuplot-nox draws accord-sim's plots (examples/sim, docs/simulator.md).
 # The tests also run real Slurm clusters (tests/slurm/start-testbed.sh) and
 # put emulated sites into network namespaces (ip, from iproute2; ping checks
 # the testbed of tools/netbed.sh); the tc adapter's kernel test drives tc

@@ -154,6 +154,7 @@ void acc_offer_release(struct acc_offer *o)
     free(o->name);
     free(o->initiator);
     free(o->template_name);
+    free(o->policy);
     for (size_t i = 0; i < o->n_components; i++) {
         struct acc_component *c = &o->components[i];
         free(c->name);

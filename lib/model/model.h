@@ -63,20 +63,45 @@ acc_err acc_executable_check(const char *exe, struct acc_error *err);
 
 /* ------------------------------------------------------------------- offer */
 
+/* What a component term asks for (docs/policy.md, "Requests"): nodes of
+ * its own (co:Component: fixed with a site, non-fixed without), or a total
+ * that Accord places (co:Flexible: split over sites by the placement
+ * policy, within bounds; co:Total: on one site).  The planner turns a
+ * flexible or total request into generated components NAME.1, NAME.2, ...
+ * (a total one: NAME) that the agreement shows. */
+enum acc_comp_kind { ACC_COMP_SIZED, ACC_COMP_FLEXIBLE, ACC_COMP_TOTAL };
+
 struct acc_component {
-    char *name;       /* the ServiceDescriptionTerm's wsag:Name */
-    char *site;       /* NULL: Accord chooses */
-    int64_t nodes;    /* >= 1 */
-    int64_t ppn;      /* processes per node, >= 1 */
-    char *executable; /* may be NULL */
+    char *name;    /* the ServiceDescriptionTerm's wsag:Name */
+    char *site;    /* NULL: Accord chooses (always NULL unless SIZED) */
+    int64_t nodes; /* >= 1; FLEXIBLE and TOTAL: the total */
+    enum acc_comp_kind kind;
+    int64_t min_nodes; /* FLEXIBLE: no part smaller (0: no bound) */
+    int64_t max_nodes; /* FLEXIBLE: no part larger (0: no bound) */
+    size_t max_parts;  /* FLEXIBLE: at most so many parts (0: no bound) */
+    int64_t ppn;       /* processes per node, >= 1 */
+    char *executable;  /* may be NULL */
     char **args;
     size_t n_args;
+};
+
+/* How a link's bandwidth was given: a number, or the application's
+ * communication, from which the offer parser computes the number. */
+enum acc_link_sizing {
+    ACC_LINK_GIVEN,         /* co:Bandwidth */
+    ACC_LINK_PER_PROCESSOR, /* co:PerProcessorBandwidth: Jones et al.'s eq. (1) */
+    ACC_LINK_PER_STEP       /* co:BytesPerStep every co:StepSeconds */
 };
 
 struct acc_link_req {
     char *name;        /* the term's wsag:Name */
     size_t a, b;       /* component indices, a != b */
-    int64_t bandwidth; /* Mbit/s, >= 1 */
+    int64_t bandwidth; /* Mbit/s, >= 1 (computed, rounded up, unless GIVEN) */
+    enum acc_link_sizing sizing;
+    double ppbw;         /* PER_PROCESSOR: Mbit/s each node sends and receives */
+    double step_bytes;   /* PER_STEP: bytes over the link per step */
+    double step_seconds; /* PER_STEP: seconds per step */
+    double computed;     /* the exact computed Mbit/s (0 when GIVEN) */
 };
 
 struct acc_offer {
@@ -88,6 +113,7 @@ struct acc_offer {
     acc_time deadline;   /* 0: the preview horizon */
     int64_t duration;    /* seconds, >= 1 */
     enum acc_strategy strategy;
+    char *policy; /* placement policy name (lib/policy); NULL: the configured one */
     enum acc_launch launch;
     struct acc_component *components;
     size_t n_components;

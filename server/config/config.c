@@ -141,6 +141,8 @@ static int handler(void *user, const char *section, const char *k, const char *v
         return cfg_negotiation_key(p, k, v);
     if (strcmp(section, "launch") == 0)
         return cfg_launch_key(p, k, v);
+    if (strcmp(section, "policy") == 0)
+        return cfg_policy_key(p, k, v);
     static const char *const kinds[] = {"site ", "network ", "link "};
     for (int i = 0; i < 3; i++) {
         size_t kl = strlen(kinds[i]);
@@ -158,8 +160,8 @@ static int handler(void *user, const char *section, const char *k, const char *v
         return cfg_link_key(p, section, name, k, v);
     }
     return cfg_bad(p, section,
-                   "unknown section (server, database, negotiation, launch, auth, site NAME, "
-                   "network NAME or link NAME)");
+                   "unknown section (server, database, negotiation, policy, launch, auth, site "
+                   "NAME, network NAME or link NAME)");
 }
 
 /* ---------------------------------------------------------------- load */
@@ -182,6 +184,9 @@ static void defaults(struct acc_config *c)
     c->durable = true;
     c->wal_limit = (int64_t)64 << 20;
     c->strategy = ACC_STRATEGY_INTERSECT;
+    acc_policy_opts_init(&c->policy, ACC_POLICY_EARLIEST);
+    c->policy_candidates = 4;
+    acc_policy_opts_init(&c->policy_options, ACC_POLICY_EARLIEST);
     c->max_rounds = 32;
     c->horizon = 14 * 86400;
     c->lead_time = 5;
@@ -216,6 +221,8 @@ static acc_err finish(struct acc_config *c, struct cfg_parse *p, int line, const
         rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     if (!rc)
         rc = cfg_check(c, err);
+    if (!rc)
+        rc = cfg_policy_finish(c, err);
     if (rc)
         acc_config_release(c);
     return rc;
@@ -307,6 +314,7 @@ void acc_config_release(struct acc_config *c)
         free(c->users[i].token);
     }
     free(c->users);
+    cfg_policy_release(c);
     free(c->launch.mpiexec);
     free(c->launch.launcher);
     free(c->launch.launcher_exec);

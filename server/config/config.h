@@ -6,8 +6,10 @@
  *                  client_connections, timeout, request_timeout, max_query,
  *                  allow_control, log_level
  *   [database]     path, durable, wal_limit
- *   [negotiation]  strategy, max_rounds, horizon, lead_time, adapter_timeout,
- *                  workers, queue_length, max_pending
+ *   [negotiation]  strategy, policy, policy_candidates, max_rounds, horizon,
+ *                  lead_time, adapter_timeout, workers, queue_length, max_pending
+ *   [policy]       latency (A B VALUE, one per pair of sites), max_clusters,
+ *                  ca_average, tiebreak, seed
  *   [auth]         tokens (a file of "user token [admin]" lines)
  *   [launch]       enabled, mpiexec, launcher, launcher_exec, localhost,
  *                  directory, path, env, output_limit, grace, router_port
@@ -28,6 +30,7 @@
 #include "../../lib/common/kv.h"
 #include "../../lib/common/log.h"
 #include "../../lib/model/model.h"
+#include "../../lib/policy/policy.h"
 
 struct acc_site_cfg {
     char *name;
@@ -79,6 +82,12 @@ struct acc_launch_cfg {
     unsigned router_port; /* MetaMPICH: the first router port */
 };
 
+/* [policy] latency = A B VALUE as given (the matrix is built after reading). */
+struct acc_latency_cfg {
+    char *a, *b;
+    double value;
+};
+
 /* A user who may call the API, from the [auth] tokens file. */
 struct acc_user {
     char *name;
@@ -116,7 +125,16 @@ struct acc_config {
     size_t n_users;
 
     /* [negotiation] */
-    enum acc_strategy strategy; /* the default when an offer names none */
+    enum acc_strategy strategy;    /* the default when an offer names none */
+    struct acc_policy_opts policy; /* placement of components without a site, when an
+                                    * offer names no policy (rng unused: lowest index) */
+    unsigned policy_candidates;    /* placements a policy offers, best first, to probe */
+    /* [policy]: the open points of the policies, for every policy name */
+    struct acc_policy_opts policy_options; /* tiebreak, max_clusters, ca_avg (id unused) */
+    uint64_t policy_seed;                  /* tiebreak = random: mixed with the agreement id */
+    struct acc_latency_cfg *latencies;     /* as given */
+    size_t n_latencies;
+    double *latency; /* n_sites x n_sites, row-major in sites' order; NULL: none given */
     unsigned max_rounds;
     int64_t horizon;         /* how far previews look without a deadline */
     int64_t lead_time;       /* earliest start no sooner than now + this */
@@ -157,6 +175,16 @@ void acc_config_release(struct acc_config *c);
 
 /* The user whose token this is, or NULL (compared in constant time). */
 const struct acc_user *acc_config_user_by_token(const struct acc_config *c, const char *token);
+
+/* The options of placement policy `name` (NULL: the configured [negotiation]
+ * policy) with the [policy] section's open points: an "fcm-K" name sets
+ * max_clusters, other names take [policy] max_clusters.  ACC_ERR_INVALID
+ * with the reason when the name is unknown or accordd cannot run the
+ * policy: la and migration need the job's home site, a1 and b1-b4 Jones
+ * et al.'s star network of per-site links and their loads, ca a latency
+ * for every pair of sites. */
+acc_err acc_config_policy(const struct acc_config *c, const char *name, struct acc_policy_opts *out,
+                          struct acc_error *err);
 
 const struct acc_site_cfg *acc_config_site(const struct acc_config *c, const char *name);
 /* The configured IPv4 address of a site's host (`addresses`, aligned with

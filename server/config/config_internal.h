@@ -8,6 +8,8 @@
  *                   (and the users' tokens) and [launch]
  *   config_sites.c  [site NAME], [network NAME] and [link NAME], the checks
  *                   across them, and looking sites and links up
+ *   config_policy.c [policy] (latency matrix, policy options) and which
+ *                   placement policies accordd runs
  *
  * Internal names start with cfg_.  The key readers follow inih's handler
  * convention: 1 to go on, 0 to stop (the first error is kept in struct
@@ -49,6 +51,13 @@ int cfg_site_key(struct cfg_parse *p, const char *section, const char *name, con
 int cfg_network_key(struct cfg_parse *p, const char *name, const char *k, const char *v);
 int cfg_link_key(struct cfg_parse *p, const char *section, const char *name, const char *k,
                  const char *v);
+
+/* config_policy.c */
+int cfg_policy_key(struct cfg_parse *p, const char *k, const char *v);
+/* After cfg_check: builds the latency matrix from [policy] latency and
+ * checks that accordd can run the configured policy. */
+acc_err cfg_policy_finish(struct acc_config *c, struct acc_error *err);
+void cfg_policy_release(struct acc_config *c);
 
 /* Every site, network and link complete, and they fit together. */
 acc_err cfg_check(const struct acc_config *c, struct acc_error *err);

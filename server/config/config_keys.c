@@ -93,6 +93,7 @@ static const struct key database_keys[] = {
 
 static const struct key negotiation_keys[] = {
     {"max_rounds", KEY_UNSIGNED, 1, 1000, AT(max_rounds), NULL},
+    {"policy_candidates", KEY_UNSIGNED, 1, 32, AT(policy_candidates), NULL},
     {"horizon", KEY_DURATION, 3600, 3660 * 86400, AT(horizon), "a duration of at least PT1H"},
     {"lead_time", KEY_DURATION, 0, 366 * 86400, AT(lead_time), "a duration such as PT5S"},
     {"adapter_timeout", KEY_DURATION, 1, 86400, AT(adapter_timeout), "a duration such as PT15S"},
@@ -180,6 +181,18 @@ int cfg_negotiation_key(struct cfg_parse *p, const char *k, const char *v)
     if (strcmp(k, "strategy") == 0) {
         if (!acc_strategy_parse(v, &p->c->strategy))
             return cfg_bad(p, "negotiation", "strategy is intersect or iterative");
+        return 1;
+    }
+    if (strcmp(k, "policy") == 0) {
+        /* Whether accordd can run it is checked once [policy] is read. */
+        struct acc_policy_opts po;
+        acc_policy_opts_init(&po, ACC_POLICY_EARLIEST);
+        if (!acc_policy_parse(v, &po))
+            return cfg_bad(p, "negotiation",
+                           "policy '%s' is unknown (accordd runs earliest, worst-fit, "
+                           "worst-fit-distinct, single, fcm, fcm-K, ca, mig and initial)",
+                           v);
+        p->c->policy = po;
         return 1;
     }
     return table_key(p, "negotiation", negotiation_keys, k, v);

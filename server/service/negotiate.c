@@ -58,34 +58,35 @@ void svc_hook_orphan(void *ctx, struct acc_adapter *ad, const struct acc_booking
 
 /* ------------------------------------------------------------ negotiation */
 
-/* Fills the allocation of *a from the offer and the plan (reservations
- * only when the items were booked). */
+/* Fills the allocation of *a from the offer's links and the plan's
+ * components (a flexible request's generated parts among them;
+ * reservations only when the items were booked). */
 static acc_err fill_allocation(struct acc_agreement *a, const struct acc_offer *o,
                                const struct acc_plan *p, bool booked)
 {
-    a->comps = calloc(o->n_components, sizeof *a->comps);
+    a->comps = calloc(p->n_comps, sizeof *a->comps);
     a->links = calloc(o->n_links ? o->n_links : 1, sizeof *a->links);
     if (!a->comps || !a->links)
         return ACC_ERR_NOMEM;
-    a->n_comps = o->n_components;
+    a->n_comps = p->n_comps;
     a->n_links = o->n_links;
     bool oom = false;
-    for (size_t i = 0; i < o->n_components; i++) {
+    for (size_t i = 0; i < p->n_comps; i++) {
         struct acc_alloc_component *c = &a->comps[i];
         const struct acc_engine_item *it = &p->items[p->item_of_comp[i]];
-        c->name = acc_strdup(o->components[i].name);
+        c->name = acc_strdup(p->comps[i].name);
         c->site = acc_strdup(p->site_of[i]);
-        c->nodes = o->components[i].nodes;
-        c->ppn = o->components[i].ppn;
-        if (o->components[i].executable) {
-            c->executable = acc_strdup(o->components[i].executable);
+        c->nodes = p->comps[i].nodes;
+        c->ppn = p->comps[i].ppn;
+        if (p->comps[i].executable) {
+            c->executable = acc_strdup(p->comps[i].executable);
             oom |= !c->executable;
         }
-        if (o->components[i].n_args) {
-            c->args = calloc(o->components[i].n_args, sizeof *c->args);
+        if (p->comps[i].n_args) {
+            c->args = calloc(p->comps[i].n_args, sizeof *c->args);
             oom |= !c->args;
-            for (size_t k = 0; c->args && k < o->components[i].n_args; k++) {
-                c->args[c->n_args] = acc_strdup(o->components[i].args[k]);
+            for (size_t k = 0; c->args && k < p->comps[i].n_args; k++) {
+                c->args[c->n_args] = acc_strdup(p->comps[i].args[k]);
                 oom |= !c->args[c->n_args];
                 c->n_args += c->args[c->n_args] != NULL;
             }
@@ -102,8 +103,8 @@ static acc_err fill_allocation(struct acc_agreement *a, const struct acc_offer *
         struct acc_alloc_link *l = &a->links[i];
         const struct acc_link_req *rq = &o->links[i];
         l->name = acc_strdup(rq->name);
-        l->from = acc_strdup(o->components[rq->a].name);
-        l->to = acc_strdup(o->components[rq->b].name);
+        l->from = acc_strdup(p->comps[rq->a].name);
+        l->to = acc_strdup(p->comps[rq->b].name);
         l->site_a = acc_strdup(p->site_of[rq->a]);
         l->site_b = acc_strdup(p->site_of[rq->b]);
         l->bandwidth = rq->bandwidth;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../../lib/common/strutil.h"
+#include "plan_internal.h"
 
 void acc_plan_release(struct acc_plan *p)
 {
@@ -20,7 +21,63 @@ void acc_plan_release(struct acc_plan *p)
     free(p->item_of_comp);
     free(p->item_of_link);
     free(p->link_of);
+    free(p->comps);
+    for (size_t i = 0; i < p->n_gen_names; i++)
+        free(p->gen_names[i]);
+    free(p->gen_names);
     memset(p, 0, sizeof *p);
+}
+
+/* The request type of the offer's components without a site. */
+static enum acc_request_type offer_type(const struct acc_offer *o, bool *any)
+{
+    *any = false;
+    for (size_t i = 0; i < o->n_components; i++) {
+        const struct acc_component *c = &o->components[i];
+        if (c->kind == ACC_COMP_FLEXIBLE || c->kind == ACC_COMP_TOTAL) {
+            *any = true;
+            return c->kind == ACC_COMP_FLEXIBLE ? ACC_REQ_FLEXIBLE : ACC_REQ_TOTAL;
+        }
+        *any |= !c->site;
+    }
+    return ACC_REQ_NONFIXED;
+}
+
+acc_err plan_policy(const struct acc_config *cfg, const struct acc_offer *o,
+                    struct acc_policy_opts *po, bool *fell_back, struct acc_error *err)
+{
+    bool any;
+    enum acc_request_type type = offer_type(o, &any);
+    *fell_back = false;
+    acc_err rc = acc_config_policy(cfg, o->policy, po, err);
+    if (rc || acc_policy_accepts(po->id, type))
+        return rc;
+    if (o->policy) {
+        if (type == ACC_REQ_NONFIXED)
+            return acc_error_set(err, ACC_ERR_INVALID,
+                                 "placement policy %s splits a co:Flexible total; components of "
+                                 "given sizes without a site take earliest, worst-fit, "
+                                 "worst-fit-distinct or single",
+                                 o->policy);
+        return acc_error_set(err, ACC_ERR_INVALID,
+                             "placement policy %s places components of given sizes; a "
+                             "co:Flexible request takes earliest, single, fcm, fcm-K, ca, mig "
+                             "or initial",
+                             o->policy);
+    }
+    /* The configured policy does not take this kind of request: Accord's
+     * own earliest-start placement does. */
+    rc = acc_config_policy(cfg, "earliest", po, err);
+    *fell_back = true;
+    return rc;
+}
+
+uint64_t plan_seed(const struct acc_config *cfg, const char *agreement)
+{
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a of the agreement's id */
+    for (const char *c = agreement ? agreement : ""; *c; c++)
+        h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+    return h ^ cfg->policy_seed;
 }
 
 static void site_list(const struct acc_config *cfg, char *out, size_t size)
@@ -36,11 +93,38 @@ acc_err acc_plan_check(const struct acc_plan_env *env, const struct acc_offer *o
                        struct acc_error *err)
 {
     const struct acc_config *cfg = env->cfg;
-    int64_t largest = 0;
-    for (size_t i = 0; i < cfg->n_sites; i++)
+    struct acc_policy_opts po;
+    bool fell_back;
+    acc_err rc = plan_policy(cfg, o, &po, &fell_back, err);
+    if (rc)
+        return rc;
+    int64_t largest = 0, all = 0, fixed = 0;
+    for (size_t i = 0; i < cfg->n_sites; i++) {
         largest = cfg->sites[i].nodes > largest ? cfg->sites[i].nodes : largest;
+        all += cfg->sites[i].nodes;
+    }
+    for (size_t i = 0; i < o->n_components; i++)
+        fixed += o->components[i].site ? o->components[i].nodes : 0;
     for (size_t i = 0; i < o->n_components; i++) {
         const struct acc_component *c = &o->components[i];
+        if (c->kind == ACC_COMP_TOTAL && c->nodes > largest)
+            return acc_error_set(err, ACC_ERR_CAPACITY,
+                                 "the total request %s wants %" PRId64
+                                 " nodes on one site; the largest site has %" PRId64,
+                                 c->name, c->nodes, largest);
+        if (c->kind == ACC_COMP_FLEXIBLE && c->nodes > all - fixed)
+            return acc_error_set(err, ACC_ERR_CAPACITY,
+                                 "the flexible request %s wants %" PRId64
+                                 " nodes; the sites have %" PRId64 " in all (%" PRId64
+                                 " besides the fixed components)",
+                                 c->name, c->nodes, all, all - fixed);
+        if (c->kind == ACC_COMP_FLEXIBLE && cfg->n_sites > ACC_POLICY_MAX_CLUSTERS)
+            return acc_error_set(err, ACC_ERR_CAPACITY,
+                                 "the flexible request %s is split over at most %d sites, and "
+                                 "%zu are configured",
+                                 c->name, ACC_POLICY_MAX_CLUSTERS, cfg->n_sites);
+        if (c->kind != ACC_COMP_SIZED)
+            continue; /* every other component names its site (the offer parser saw to it) */
         /* A meta-job that Accord starts needs a program in every component,
          * and mpiexec reads a lone ':' as the end of a component. */
         if (o->launch != ACC_LAUNCH_NONE && (!c->executable || !*c->executable))
@@ -115,10 +199,8 @@ acc_err acc_plan_check(const struct acc_plan_env *env, const struct acc_offer *o
     return ACC_OK;
 }
 
-/* Builds the items for one assignment of sites; ACC_ERR_CAPACITY (with a
- * reason) when the assignment does not fit. */
-static acc_err build(const struct acc_plan_env *env, const struct acc_offer *o,
-                     const char *const *sites, struct acc_plan *p, struct acc_error *err)
+acc_err plan_build(const struct acc_plan_env *env, const struct acc_offer *o,
+                   const char *const *sites, struct acc_plan *p, struct acc_error *err)
 {
     const struct acc_config *cfg = env->cfg;
     size_t nc = o->n_components, nl = o->n_links, max_items = nc + nl;
@@ -129,12 +211,15 @@ static acc_err build(const struct acc_plan_env *env, const struct acc_offer *o,
     p->link_of = calloc(nl ? nl : 1, sizeof *p->link_of);
     p->items = calloc(max_items, sizeof *p->items);
     p->labels = calloc(max_items, sizeof *p->labels);
+    p->comps = calloc(nc, sizeof *p->comps);
     acc_err rc = ACC_OK;
     if (!p->site_of || !p->item_of_comp || !p->item_of_link || !p->link_of || !p->items ||
-        !p->labels) {
+        !p->labels || !p->comps) {
         rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
         goto out;
     }
+    memcpy(p->comps, o->components, nc * sizeof *p->comps);
+    p->n_comps = nc;
     for (size_t i = 0; i < nc; i++) {
         const struct acc_site_cfg *s = acc_config_site(cfg, sites[i]);
         p->site_of[i] = s->name;
@@ -272,6 +357,148 @@ static void plan_trace(const struct acc_engine_request *probe, acc_time start,
     probe->hooks.trace(probe->hooks.ctx, &ev);
 }
 
+void plan_note(const struct acc_engine_request *probe, acc_time start, acc_err status,
+               const char *detail)
+{
+    if (!probe->hooks.trace)
+        return;
+    struct acc_trace_event ev = {
+        .kind = ACC_TRACE_PLAN,
+        .t_from = probe->earliest,
+        .t_until = probe->deadline,
+        .t_result = start > 0 ? start : 0,
+        .status = status,
+        .detail = (char *)detail, /* the hook copies it */
+    };
+    probe->hooks.trace(probe->hooks.ctx, &ev);
+}
+
+/* The trace says how each application-sized link got its bandwidth. */
+static void trace_sized_links(const struct acc_offer *o, const struct acc_engine_request *probe)
+{
+    for (size_t i = 0; i < o->n_links; i++) {
+        const struct acc_link_req *l = &o->links[i];
+        char detail[512];
+        if (l->sizing == ACC_LINK_PER_PROCESSOR)
+            snprintf(
+                detail, sizeof detail,
+                "link %s: %" PRId64 " and %" PRId64
+                " nodes at %g Mbit/s per processor: eq. (1) gives %.3f Mbit/s, booked %" PRId64,
+                l->name, o->components[l->a].nodes, o->components[l->b].nodes, l->ppbw, l->computed,
+                l->bandwidth);
+        else if (l->sizing == ACC_LINK_PER_STEP)
+            snprintf(detail, sizeof detail,
+                     "link %s: %.0f bytes every %g s gives %.3f Mbit/s, booked %" PRId64, l->name,
+                     l->step_bytes, l->step_seconds, l->computed, l->bandwidth);
+        else
+            continue;
+        plan_note(probe, 0, ACC_OK, detail);
+    }
+}
+
+/* A policy other than earliest: it orders candidate assignments (on the
+ * sites' capacities less the fixed components), and the first with a
+ * common slot in the window wins; at most cfg->policy_candidates are
+ * probed.  ACC_ERR_CAPACITY when the policy finds none that fits. */
+static acc_err by_policy(const struct acc_plan_env *env, struct acc_engine *eng,
+                         const struct acc_offer *o, const struct acc_policy_opts *po,
+                         const struct acc_engine_request *probe, const char **sites,
+                         struct acc_plan *out, struct acc_error *err)
+{
+    const struct acc_config *cfg = env->cfg;
+    int64_t idle[ACC_POLICY_MAX_CLUSTERS], sizes[ACC_POLICY_MAX_PARTS];
+    size_t comp_of[ACC_POLICY_MAX_PARTS], n = 0;
+    struct acc_placement *cand = NULL;
+    if (cfg->n_sites > ACC_POLICY_MAX_CLUSTERS)
+        return acc_error_set(err, ACC_ERR_CONFIG, "policy %s places on at most %d sites",
+                             acc_policy_name(po->id), ACC_POLICY_MAX_CLUSTERS);
+    for (size_t s = 0; s < cfg->n_sites; s++)
+        idle[s] = cfg->sites[s].nodes;
+    for (size_t i = 0; i < o->n_components; i++) {
+        const struct acc_component *c = &o->components[i];
+        if (c->site) {
+            for (size_t s = 0; s < cfg->n_sites; s++)
+                if (strcmp(cfg->sites[s].name, c->site) == 0)
+                    idle[s] = idle[s] > c->nodes ? idle[s] - c->nodes : 0;
+        } else if (n < ACC_POLICY_MAX_PARTS) {
+            comp_of[n] = i;
+            sizes[n++] = c->nodes;
+        }
+    }
+    struct acc_policy_system sys = {.n_clusters = cfg->n_sites, .idle = idle};
+    struct acc_policy_request req = {.type = ACC_REQ_NONFIXED, .n_components = n, .sizes = sizes};
+    struct acc_policy_opts opts = *po;
+    uint64_t rng = plan_seed(cfg, probe->agreement); /* random ties repeat per agreement */
+    opts.rng = &rng;
+    size_t max = cfg->policy_candidates, got = 0;
+    acc_err rc = ACC_OK;
+    if (!(cand = calloc(max, sizeof *cand))) {
+        rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    if ((rc = acc_policy_candidates(&sys, &req, &opts, cand, max, &got, err)))
+        goto out;
+    if (got == 0) {
+        rc = acc_error_set(err, ACC_ERR_CAPACITY,
+                           "placement policy %s finds no assignment of sites that fits",
+                           acc_policy_name(po->id));
+        goto out;
+    }
+    struct acc_plan best = {0};
+    bool have = false;
+    for (size_t k = 0; k < got && rc == ACC_OK; k++) {
+        for (size_t j = 0; j < cand[k].n; j++)
+            sites[comp_of[cand[k].comp[j]]] = cfg->sites[cand[k].cluster[j]].name;
+        struct acc_plan p;
+        struct acc_error berr;
+        if (plan_build(env, o, sites, &p, &berr)) {
+            if (berr.code == ACC_ERR_NOMEM)
+                rc = acc_error_copy(err, &berr);
+            else
+                plan_trace(probe, -1, sites, o, berr.code, berr.msg);
+            continue;
+        }
+        struct acc_engine_request rq = *probe;
+        rq.items = p.items;
+        rq.n_items = p.n_items;
+        acc_time start = -1;
+        struct acc_error perr;
+        char why[160];
+        snprintf(why, sizeof why, "policy %s, candidate %zu of %zu", acc_policy_name(po->id), k + 1,
+                 got);
+        if (acc_engine_probe(eng, &rq, &start, &perr)) {
+            start = -1;
+            plan_trace(probe, -1, sites, o, perr.code, perr.msg);
+        } else {
+            if (start < 0)
+                snprintf(why + strlen(why), sizeof why - strlen(why), ": no common slot");
+            plan_trace(probe, start, sites, o, ACC_OK, why);
+        }
+        /* The first candidate with a slot wins; without any, the first
+         * that was built (the negotiation then reports why). */
+        if (!have || start >= 0) {
+            acc_plan_release(&best);
+            best = p;
+            have = true;
+        } else {
+            acc_plan_release(&p);
+        }
+        if (start >= 0)
+            break;
+    }
+    if (!rc && !have)
+        rc = acc_error_set(err, ACC_ERR_CAPACITY,
+                           "no candidate of policy %s fits the configured sites and links",
+                           acc_policy_name(po->id));
+    if (rc)
+        acc_plan_release(&best);
+    else
+        *out = best;
+out:
+    free(cand);
+    return rc;
+}
+
 acc_err acc_plan_make(const struct acc_plan_env *env, struct acc_engine *eng,
                       const struct acc_offer *o, const struct acc_engine_request *probe,
                       struct acc_plan *out, struct acc_error *err)
@@ -285,6 +512,24 @@ acc_err acc_plan_make(const struct acc_plan_env *env, struct acc_engine *eng,
     if (!sites || !pick) {
         rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
         goto out;
+    }
+    struct acc_policy_opts po;
+    bool fell_back;
+    if ((rc = plan_policy(cfg, o, &po, &fell_back, err)))
+        goto out;
+    if (fell_back) {
+        char why[256];
+        snprintf(why, sizeof why,
+                 "the configured policy %s does not take this offer's request; earliest places "
+                 "it",
+                 acc_policy_name(cfg->policy.id));
+        plan_note(probe, 0, ACC_OK, why);
+    }
+    for (size_t i = 0; i < nc; i++) {
+        if (o->components[i].kind != ACC_COMP_SIZED) {
+            rc = plan_requested(env, eng, o, i, &po, probe, out, err);
+            goto out;
+        }
     }
     for (size_t i = 0; i < nc; i++) {
         sites[i] = o->components[i].site;
@@ -303,8 +548,13 @@ acc_err acc_plan_make(const struct acc_plan_env *env, struct acc_engine *eng,
         }
         sites[i] = cfg->sites[pick[i]].name;
     }
+    trace_sized_links(o, probe);
     if (!free_choice) {
-        rc = build(env, o, sites, out, err);
+        rc = plan_build(env, o, sites, out, err);
+        goto out;
+    }
+    if (po.id != ACC_POLICY_EARLIEST) {
+        rc = by_policy(env, eng, o, &po, probe, sites, out, err);
         goto out;
     }
 
@@ -317,7 +567,7 @@ acc_err acc_plan_make(const struct acc_plan_env *env, struct acc_engine *eng,
     unsigned tried = 0;
     do {
         struct acc_error berr;
-        if (build(env, o, sites, &cand, &berr)) {
+        if (plan_build(env, o, sites, &cand, &berr)) {
             if (berr.code == ACC_ERR_NOMEM) {
                 rc = acc_error_copy(err, &berr);
                 break;

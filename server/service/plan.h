@@ -6,7 +6,10 @@
  * (their bandwidths add up); a link whose components share a site needs no
  * network reservation.  Components that name no site get one chosen: every
  * assignment that fits (up to a bound) is probed with one preview round and
- * the one with the earliest common start wins.
+ * the one with the earliest common start wins, or a placement policy
+ * (lib/policy) orders a few candidates and the first with a slot wins.  A
+ * flexible or total request is split by the policy into generated
+ * components (plan_flex.c).
  */
 #ifndef ACC_PLAN_H
 #define ACC_PLAN_H
@@ -28,6 +31,15 @@ struct acc_plan_env {
 };
 
 struct acc_plan {
+    /* The components as booked: the offer's, with a flexible or total
+     * request replaced by its generated parts (part 1 in the request's
+     * place, the others after the offer's components, so the links'
+     * indices hold).  Shallow copies: the strings are the offer's, but for
+     * the generated names, which the plan owns (gen_names). */
+    struct acc_component *comps;
+    size_t n_comps;
+    char **gen_names;
+    size_t n_gen_names;
     const char **site_of; /* per component: its site (borrowed from the config) */
     size_t *item_of_comp; /* per component: index of its node reservation */
     size_t *item_of_link; /* per link: index of its bandwidth reservation, or NO_ITEM */

@@ -16,7 +16,10 @@
 
 #include "offer_internal.h"
 
-#define MAX_INITIATOR 128 /* characters */
+#include "../../lib/policy/policy.h"
+
+#define MAX_INITIATOR 128     /* characters */
+#define MAX_LINK_MBIT 1000000 /* the largest bandwidth an offer may ask for */
 
 /* Printable: no control characters; 1 to max characters of UTF-8. */
 static bool printable(const char *s, size_t max)
@@ -29,6 +32,46 @@ static bool printable(const char *s, size_t max)
             chars++;
     }
     return chars >= 1 && chars <= max;
+}
+
+/* A flexible or total request goes with components that all name their
+ * site (the policy places one request), and no component takes the name of
+ * one of its generated parts (NAME.1, NAME.2, ...). */
+static acc_err requests(struct offer_interp *in, const xmlNode *terms_el)
+{
+    const struct acc_offer *o = in->o;
+    const struct acc_component *req = NULL;
+    for (size_t i = 0; i < o->n_components; i++) {
+        const struct acc_component *c = &o->components[i];
+        if (c->kind == ACC_COMP_SIZED)
+            continue;
+        if (req)
+            return offer_bad(in, terms_el,
+                             "terms '%s' and '%s' are both flexible or total requests; an offer "
+                             "has at most one",
+                             req->name, c->name);
+        req = c;
+    }
+    for (size_t i = 0; req && i < o->n_components; i++) {
+        const struct acc_component *c = &o->components[i];
+        if (c->kind != ACC_COMP_SIZED)
+            continue;
+        if (!c->site)
+            return offer_bad(in, terms_el,
+                             "component '%s' names no co:Site, but term '%s' is a %s request: "
+                             "with one, every co:Component names its site",
+                             c->name, req->name,
+                             req->kind == ACC_COMP_FLEXIBLE ? "co:Flexible" : "co:Total");
+        size_t len = strlen(req->name);
+        if (req->kind == ACC_COMP_FLEXIBLE && strncmp(c->name, req->name, len) == 0 &&
+            c->name[len] == '.' && c->name[len + 1] &&
+            strspn(c->name + len + 1, "0123456789") == strlen(c->name + len + 1))
+            return offer_bad(in, terms_el,
+                             "component '%s' has the name of a part of the flexible request "
+                             "'%s' (its parts are %s.1, %s.2, ...)",
+                             c->name, req->name, req->name, req->name);
+    }
+    return ACC_OK;
 }
 
 static acc_err terms(struct offer_interp *in, const xmlNode *terms_el)
@@ -59,7 +102,25 @@ static acc_err terms(struct offer_interp *in, const xmlNode *terms_el)
                          "the offer has no co:Schedule term (it needs one, with at least "
                          "a co:Duration)");
     if (in->o->n_components == 0)
-        return offer_bad(in, terms_el, "the offer has no co:Component term");
+        return offer_bad(in, terms_el,
+                         "the offer has no co:Component term (nor a co:Flexible or co:Total "
+                         "request)");
+    return requests(in, terms_el);
+}
+
+/* The bandwidth of a link given by the application's communication, from
+ * the nodes of the components on its two sides. */
+static acc_err size_link(struct offer_interp *in, struct acc_link_req *l, long line)
+{
+    const struct acc_component *a = &in->o->components[l->a], *b = &in->o->components[l->b];
+    struct acc_error e;
+    if (l->sizing == ACC_LINK_PER_PROCESSOR)
+        l->computed = acc_bw_pair(a->nodes, b->nodes, l->ppbw);
+    else
+        l->computed = acc_bw_from_step(l->step_bytes, l->step_seconds);
+    if (acc_bw_mbit(l->computed, MAX_LINK_MBIT, &l->bandwidth, &e))
+        return acc_error_set(in->err, ACC_ERR_INVALID, "line %ld: link '%s': %s", line, l->name,
+                             e.msg);
     return ACC_OK;
 }
 
@@ -83,6 +144,12 @@ static acc_err resolve_links(struct offer_interp *in)
                               l->name, ends[k]);
                 return ACC_ERR_INVALID;
             }
+            if (o->components[j].kind != ACC_COMP_SIZED)
+                return acc_error_set(in->err, ACC_ERR_INVALID,
+                                     "line %ld: link '%s': '%.80s' is a flexible or total "
+                                     "request, whose parts Accord chooses; a link joins two "
+                                     "co:Component terms",
+                                     le->line, l->name, ends[k]);
             idx[k] = j;
         }
         if (idx[0] == idx[1])
@@ -91,6 +158,11 @@ static acc_err resolve_links(struct offer_interp *in)
                                  l->name, ends[0]);
         l->a = idx[0];
         l->b = idx[1];
+        if (l->sizing != ACC_LINK_GIVEN) {
+            acc_err rc = size_link(in, l, le->line);
+            if (rc)
+                return rc;
+        }
         for (size_t j = 0; j < i; j++) {
             const struct acc_link_req *p = &o->links[j];
             if ((p->a == l->a && p->b == l->b) || (p->a == l->b && p->b == l->a))

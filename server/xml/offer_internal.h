@@ -87,6 +87,9 @@ acc_err offer_attr(struct offer_interp *in, const xmlNode *n, const char *ns, co
 /* A whole number within [min, max] in term's co: element n. */
 acc_err offer_number(struct offer_interp *in, const xmlNode *n, const char *term, int64_t min,
                      int64_t max, int64_t *out);
+/* A decimal number in (0, max] in term's co: element n. */
+acc_err offer_decimal(struct offer_interp *in, const xmlNode *n, const char *term, double max,
+                      double *out);
 /* A time in term's co: element n, or (term NULL) in the wsag: element n. */
 acc_err offer_time(struct offer_interp *in, const xmlNode *n, const char *term, acc_time *out);
 /* Grows v (of *n elements of size sz) by one zeroed element; NULL when out

@@ -3,6 +3,8 @@
  * and names the term. */
 #include "offer_internal.h"
 
+#include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,6 +92,26 @@ acc_err offer_number(struct offer_interp *in, const xmlNode *n, const char *term
         return rc;
     if (acc_parse_i64(s, min, max, out, &e))
         rc = offer_bad(in, n, "term '%s': co:%s: %s", term, n->name, e.msg);
+    free(s);
+    return rc;
+}
+
+acc_err offer_decimal(struct offer_interp *in, const xmlNode *n, const char *term, double max,
+                      double *out)
+{
+    char *s = NULL;
+    acc_err rc = offer_text(in, n, term, false, &s);
+    if (rc)
+        return rc;
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(s, &end);
+    /* The schema has checked it is an xs:decimal > 0; this bounds it. */
+    if (errno || end == s || *end || !isfinite(v) || !(v > 0) || v > max)
+        rc = offer_bad(in, n, "term '%s': co:%s: '%.40s' is not a number in (0, %g]", term, n->name,
+                       s, max);
+    else
+        *out = v;
     free(s);
     return rc;
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../../lib/common/strutil.h"
+#include "../../lib/policy/policy.h"
 
 #define MAX_COMPONENTS 64
 #define MAX_LINKS      256
@@ -113,13 +114,42 @@ static acc_err schedule(struct offer_interp *in, const xmlNode *n, const char *t
     return ACC_OK;
 }
 
-static acc_err component(struct offer_interp *in, const xmlNode *n, const char *term)
+/* The bounds of a flexible request make sense together and allow a split. */
+static acc_err flexible_bounds(struct offer_interp *in, const xmlNode *n, const char *term,
+                               const struct acc_component *c)
+{
+    if (c->min_nodes > c->nodes)
+        return offer_bad(in, n,
+                         "term '%s': co:MinNodes %" PRId64 " is more than co:TotalNodes %" PRId64,
+                         term, c->min_nodes, c->nodes);
+    if (c->max_nodes && c->min_nodes > c->max_nodes)
+        return offer_bad(in, n,
+                         "term '%s': co:MinNodes %" PRId64 " is more than co:MaxNodes %" PRId64,
+                         term, c->min_nodes, c->max_nodes);
+    int64_t parts = c->max_parts ? (int64_t)c->max_parts : ACC_POLICY_MAX_PARTS;
+    if (c->max_nodes && c->max_nodes * parts < c->nodes)
+        return offer_bad(in, n,
+                         "term '%s': %" PRId64 " parts of at most %" PRId64
+                         " nodes cannot hold co:TotalNodes %" PRId64,
+                         term, parts, c->max_nodes, c->nodes);
+    return ACC_OK;
+}
+
+/* co:Component (SIZED), co:Flexible and co:Total: the same fields, the
+ * schema says which each has. */
+static acc_err comp_term(struct offer_interp *in, const xmlNode *n, const char *term,
+                         enum acc_comp_kind kind)
 {
     struct acc_offer *o = in->o;
     acc_err rc;
+    /* A flexible request's parts are named TERM.1 .. TERM.64. */
+    size_t name_max = kind == ACC_COMP_FLEXIBLE ? MAX_NAME - 3 : MAX_NAME;
 
-    if (!acc_name_valid(term, MAX_NAME))
-        return offer_bad(in, n, "component name '%.80s' is not valid: %s", term, name_rule);
+    if (!acc_name_valid(term, name_max))
+        return offer_bad(in, n,
+                         "component name '%.80s' is not valid: use 1 to %zu letters, "
+                         "digits, '.', '_' or '-'",
+                         term, name_max);
     if (o->n_components == MAX_COMPONENTS)
         return offer_bad(in, n, "term '%s': more than %d components", term, MAX_COMPONENTS);
     struct acc_component *v = offer_push(o->components, &o->n_components, sizeof *v);
@@ -128,6 +158,7 @@ static acc_err component(struct offer_interp *in, const xmlNode *n, const char *
     o->components = v;
     struct acc_component *c = &v[o->n_components - 1];
     c->ppn = 1;
+    c->kind = kind;
     if (!(c->name = strdup(term)))
         return offer_nomem(in);
 
@@ -138,8 +169,16 @@ static acc_err component(struct offer_interp *in, const xmlNode *n, const char *
             if (!rc && !acc_name_valid(c->site, MAX_NAME))
                 rc = offer_bad(in, e, "term '%s': site name '%.80s' is not valid: %s", term,
                                c->site, name_rule);
-        } else if (offer_is_co(e, "Nodes")) {
+        } else if (offer_is_co(e, "Nodes") || offer_is_co(e, "TotalNodes")) {
             rc = offer_number(in, e, term, 1, MAX_NODES, &c->nodes);
+        } else if (offer_is_co(e, "MinNodes")) {
+            rc = offer_number(in, e, term, 1, MAX_NODES, &c->min_nodes);
+        } else if (offer_is_co(e, "MaxNodes")) {
+            rc = offer_number(in, e, term, 1, MAX_NODES, &c->max_nodes);
+        } else if (offer_is_co(e, "MaxComponents")) {
+            int64_t k = 0;
+            rc = offer_number(in, e, term, 1, ACC_POLICY_MAX_PARTS, &k);
+            c->max_parts = (size_t)k;
         } else if (offer_is_co(e, "ProcessesPerNode")) {
             rc = offer_number(in, e, term, 1, MAX_PPN, &c->ppn);
         } else if (offer_is_co(e, "Executable")) {
@@ -159,8 +198,26 @@ static acc_err component(struct offer_interp *in, const xmlNode *n, const char *
         }
     }
     if (!rc && c->nodes < 1)
-        rc = offer_bad(in, n, "term '%s': co:Component has no co:Nodes", term);
+        rc = offer_bad(in, n, "term '%s': co:%s has no co:%s", term, n->name,
+                       kind == ACC_COMP_SIZED ? "Nodes" : "TotalNodes");
+    if (!rc && kind == ACC_COMP_FLEXIBLE)
+        rc = flexible_bounds(in, n, term, c);
     return rc;
+}
+
+static acc_err component(struct offer_interp *in, const xmlNode *n, const char *term)
+{
+    return comp_term(in, n, term, ACC_COMP_SIZED);
+}
+
+static acc_err flexible(struct offer_interp *in, const xmlNode *n, const char *term)
+{
+    return comp_term(in, n, term, ACC_COMP_FLEXIBLE);
+}
+
+static acc_err total(struct offer_interp *in, const xmlNode *n, const char *term)
+{
+    return comp_term(in, n, term, ACC_COMP_TOTAL);
 }
 
 static acc_err link(struct offer_interp *in, const xmlNode *n, const char *term)
@@ -186,6 +243,7 @@ static acc_err link(struct offer_interp *in, const xmlNode *n, const char *term)
     le->line = xmlGetLineNo(n);
     if (!(l->name = strdup(term)))
         return offer_nomem(in);
+    int given = 0;
 
     for (xmlNode *e = offer_first_el(n); e && !rc; e = offer_next_el(e)) {
         if (offer_is_co(e, "Between")) {
@@ -210,10 +268,34 @@ static acc_err link(struct offer_interp *in, const xmlNode *n, const char *term)
             if (!rc && giga)
                 l->bandwidth *= 1000;
             free(unit);
+            given++;
+        } else if (offer_is_co(e, "PerProcessorBandwidth")) {
+            l->sizing = ACC_LINK_PER_PROCESSOR;
+            rc = offer_decimal(in, e, term, MAX_BANDWIDTH, &l->ppbw);
+            given++;
+        } else if (offer_is_co(e, "BytesPerStep")) {
+            l->sizing = ACC_LINK_PER_STEP;
+            rc = offer_decimal(in, e, term, 1e15, &l->step_bytes);
+            given++;
+        } else if (offer_is_co(e, "StepSeconds")) {
+            rc = offer_decimal(in, e, term, 1e9, &l->step_seconds);
         }
     }
-    if (!rc && (!le->between || !le->and_ || l->bandwidth < 1))
-        rc = offer_bad(in, n, "term '%s': co:Link needs co:Between, co:And and co:Bandwidth", term);
+    if (!rc && given > 1)
+        rc = offer_bad(in, n,
+                       "term '%s': co:Link gives its bandwidth twice; give one of co:Bandwidth, "
+                       "co:PerProcessorBandwidth, or co:BytesPerStep with co:StepSeconds",
+                       term);
+    if (!rc && l->sizing == ACC_LINK_PER_STEP && !(l->step_seconds > 0))
+        rc = offer_bad(in, n, "term '%s': co:BytesPerStep needs co:StepSeconds", term);
+    if (!rc && l->sizing != ACC_LINK_PER_STEP && l->step_seconds > 0)
+        rc = offer_bad(in, n, "term '%s': co:StepSeconds needs co:BytesPerStep", term);
+    if (!rc && (!le->between || !le->and_ || given == 0))
+        rc = offer_bad(in, n,
+                       "term '%s': co:Link needs co:Between, co:And and co:Bandwidth (or the "
+                       "application's co:PerProcessorBandwidth, or co:BytesPerStep with "
+                       "co:StepSeconds)",
+                       term);
     return rc;
 }
 
@@ -239,6 +321,25 @@ static acc_err negotiation(struct offer_interp *in, const xmlNode *n, const char
                          term, in->negotiation_term);
     in->negotiation_term = term;
     for (xmlNode *e = offer_first_el(n); e; e = offer_next_el(e)) {
+        if (offer_is_co(e, "Policy")) {
+            char *p = NULL;
+            struct acc_policy_opts po;
+            acc_policy_opts_init(&po, ACC_POLICY_EARLIEST);
+            acc_err rc = offer_text(in, e, term, false, &p);
+            if (!rc && !acc_policy_parse(p, &po))
+                rc = offer_bad(in, e,
+                               "term '%s': unknown placement policy '%.40s' (policies: earliest, "
+                               "worst-fit, worst-fit-distinct, fcm, fcm-K, ca, single, la, mig, "
+                               "migration, initial, a1, b1, b2, b3, b4)",
+                               term, p);
+            if (rc) {
+                free(p);
+                return rc;
+            }
+            free(in->o->policy);
+            in->o->policy = p;
+            continue;
+        }
         if (!offer_is_co(e, "Strategy"))
             continue;
         char *s = NULL;
@@ -259,8 +360,13 @@ acc_err offer_service_term(struct offer_interp *in, const xmlNode *n)
         const char *name;
         acc_err (*fn)(struct offer_interp *in, const xmlNode *n, const char *term);
     } kinds[] = {
-        {"Schedule", schedule}, {"Component", component},     {"Link", link},
-        {"Launch", launch},     {"Negotiation", negotiation},
+        {"Schedule", schedule},
+        {"Component", component},
+        {"Flexible", flexible},
+        {"Total", total},
+        {"Link", link},
+        {"Launch", launch},
+        {"Negotiation", negotiation},
     };
     char *name = NULL;
     acc_err rc = offer_attr(in, n, ACC_NS_WSAG, "Name", &name);
@@ -279,7 +385,8 @@ acc_err offer_service_term(struct offer_interp *in, const xmlNode *n)
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
         if (strcmp((const char *)body->name, kinds[i].name) != 0)
             continue;
-        rc = term_name(in, n, name, kinds[i].fn == component);
+        rc = term_name(in, n, name,
+                       kinds[i].fn == component || kinds[i].fn == flexible || kinds[i].fn == total);
         if (!rc)
             /* The recorded copy outlives this function: messages refer to it. */
             rc = kinds[i].fn(in, body, in->terms[in->n_terms - 1].name);

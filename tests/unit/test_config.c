@@ -22,6 +22,8 @@ static void test_embedded(void)
     CU_ASSERT_EQUAL(c.listen_port, 8080);
     CU_ASSERT_STRING_EQUAL(c.db_path, "accord.db");
     CU_ASSERT_EQUAL(c.strategy, ACC_STRATEGY_INTERSECT);
+    CU_ASSERT_EQUAL(c.policy.id, ACC_POLICY_EARLIEST);
+    CU_ASSERT_EQUAL(c.policy_candidates, 4);
     acc_config_release(&c);
 }
 
@@ -33,7 +35,8 @@ static void test_file_and_overrides(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
     fputs("; a comment\n[server]\nlisten = [::1]:9000\nmax_body = 4096\n"
           "max_attributes = 100\nmax_total_attributes = 5000\n"
-          "[negotiation]\nstrategy = iterative\nhorizon = P30D\n"
+          "[negotiation]\nstrategy = iterative\nhorizon = P30D\npolicy = worst-fit-distinct\n"
+          "policy_candidates = 2\n"
           "[site a]\nadapter = sim-batch\nnodes = 8\nload = yes\nseed = 7\n",
           f);
     fclose(f);
@@ -47,6 +50,8 @@ static void test_file_and_overrides(void)
     CU_ASSERT_EQUAL(c.max_total_attributes, 5000);
     CU_ASSERT_EQUAL(c.strategy, ACC_STRATEGY_ITERATIVE);
     CU_ASSERT_EQUAL(c.horizon, 30 * 86400);
+    CU_ASSERT_EQUAL(c.policy.id, ACC_POLICY_WF_NOREP);
+    CU_ASSERT_EQUAL(c.policy_candidates, 2);
     CU_ASSERT_EQUAL(c.sites[0].n_settings, 2); /* load and seed go to the adapter */
     ACC_ASSERT_OK(acc_config_set_listen(&c, "0.0.0.0:0", &err));
     CU_ASSERT_EQUAL(c.listen_port, 0);
@@ -55,6 +60,8 @@ static void test_file_and_overrides(void)
     CU_ASSERT_EQUAL(acc_config_set_listen(&c, "nonsense", &err), ACC_ERR_CONFIG);
     acc_config_release(&c);
 }
+
+#define TWO_SITES "[site a]\nadapter=sim-batch\nnodes=4\n[site b]\nadapter=sim-batch\nnodes=4\n"
 
 static void test_errors_name_the_problem(void)
 {
@@ -79,6 +86,23 @@ static void test_errors_name_the_problem(void)
          "already joins"},
         {"[negotiation]\nstrategy = fastest\n[site a]\nadapter=sim-batch\nnodes=1\n",
          "intersect or iterative"},
+        /* Policies accordd does not run, and CA without its latencies. */
+        {"[negotiation]\npolicy = a1\n[site a]\nadapter=sim-batch\nnodes=1\n", "central switch"},
+        {"[negotiation]\npolicy = la\n[site a]\nadapter=sim-batch\nnodes=1\n", "home site"},
+        {"[negotiation]\npolicy = ca\n[site a]\nadapter=sim-batch\nnodes=1\n", "latency"},
+        {"[policy]\nlatency = a b fast\n" TWO_SITES, "not a number"},
+        {"[policy]\nlatency = a b -1\n" TWO_SITES, "not a number"},
+        {"[policy]\nlatency = a b\n" TWO_SITES, "SITE SITE VALUE"},
+        {"[policy]\nlatency = a z 1\n" TWO_SITES, "'z', which is not a site"},
+        {"[policy]\nlatency = a a 1\n" TWO_SITES, "none given between a and b"},
+        {"[policy]\nlatency = a b 1\nlatency = b a 2\n" TWO_SITES, "given twice"},
+        {"[policy]\nca_average = median\n" TWO_SITES, "ca_average"},
+        {"[policy]\ntiebreak = coin\n" TWO_SITES, "tiebreak"},
+        {"[policy]\nmax_clusters = 65\n" TWO_SITES, "max_clusters"},
+        {"[policy]\nk = 2\n" TWO_SITES, "unknown key 'k'"},
+        {"[negotiation]\npolicy = nearest\n[site a]\nadapter=sim-batch\nnodes=1\n", "policy"},
+        {"[negotiation]\npolicy_candidates = 0\n[site a]\nadapter=sim-batch\nnodes=1\n",
+         "policy_candidates"},
         {"[negotiation]\nhorizon = PT5M\n[site a]\nadapter=sim-batch\nnodes=1\n", "PT1H"},
         {"[wrong]\nkey = 1\n", "unknown section"},
         {"[server]\nmax_attributes = 100000\n[site a]\nadapter=sim-batch\nnodes=1\n",
@@ -110,6 +134,55 @@ static void test_errors_name_the_problem(void)
     struct acc_error err;
     CU_ASSERT_EQUAL(acc_config_load_file("/nonexistent/accord.ini", &c, &err), ACC_ERR_CONFIG);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "/nonexistent/accord.ini"));
+}
+
+static void test_policy_section(void)
+{
+    struct acc_config c;
+    struct acc_error err;
+    struct acc_policy_opts o;
+    ACC_ASSERT_OK(acc_config_load_string("[negotiation]\npolicy = fcm-2\n"
+                                         "[policy]\nlatency = a b 5\nlatency = a c 1\n"
+                                         "latency = c b 2.5\nlatency = c c 0.25\n"
+                                         "max_clusters = 3\nca_average = idle\n"
+                                         "tiebreak = random\nseed = 42\n" TWO_SITES
+                                         "[site c]\nadapter=sim-batch\nnodes=4\n",
+                                         "t.ini", &c, &err));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c.latency);
+    /* Row-major in the sites' order a, b, c; symmetric; a and b default 0. */
+    CU_ASSERT_DOUBLE_EQUAL(c.latency[0 * 3 + 1], 5, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(c.latency[1 * 3 + 0], 5, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(c.latency[1 * 3 + 2], 2.5, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(c.latency[2 * 3 + 0], 1, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(c.latency[2 * 3 + 2], 0.25, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(c.latency[0], 0, 1e-12);
+    CU_ASSERT_EQUAL(c.policy_seed, 42);
+    /* The configured fcm-2 keeps its k; other names take max_clusters. */
+    ACC_ASSERT_OK(acc_config_policy(&c, NULL, &o, &err));
+    CU_ASSERT_EQUAL(o.id, ACC_POLICY_FCM);
+    CU_ASSERT_EQUAL(o.max_clusters, 2);
+    CU_ASSERT_EQUAL(o.tiebreak, ACC_TIE_RANDOM);
+    CU_ASSERT_FALSE(o.local_first);
+    ACC_ASSERT_OK(acc_config_policy(&c, "ca", &o, &err));
+    CU_ASSERT_EQUAL(o.id, ACC_POLICY_CA);
+    CU_ASSERT_EQUAL(o.max_clusters, 3);
+    CU_ASSERT_EQUAL(o.ca_avg, ACC_CA_AVG_IDLE);
+    ACC_ASSERT_OK(acc_config_policy(&c, "mig", &o, &err));
+    ACC_ASSERT_OK(acc_config_policy(&c, "initial", &o, &err));
+    CU_ASSERT_EQUAL(acc_config_policy(&c, "b3", &o, &err), ACC_ERR_INVALID);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "star network"));
+    CU_ASSERT_EQUAL(acc_config_policy(&c, "migration", &o, &err), ACC_ERR_INVALID);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "home site"));
+    CU_ASSERT_EQUAL(acc_config_policy(&c, "closest", &o, &err), ACC_ERR_INVALID);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "unknown"));
+    acc_config_release(&c);
+
+    /* Without latencies: no matrix, and ca is refused with the reason. */
+    ACC_ASSERT_OK(acc_config_load_string(TWO_SITES, "t.ini", &c, &err));
+    CU_ASSERT_PTR_NULL(c.latency);
+    CU_ASSERT_EQUAL(acc_config_policy(&c, "ca", &o, &err), ACC_ERR_INVALID);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "[policy] latency"));
+    acc_config_release(&c);
 }
 
 static void test_tokens(void)
@@ -221,6 +294,7 @@ static const struct acc_test_case tests[] = {
     {"embedded testbed", test_embedded},
     {"file and overrides", test_file_and_overrides},
     {"errors name the problem", test_errors_name_the_problem},
+    {"[policy]: latencies, options, which policies accordd runs", test_policy_section},
     {NULL, NULL},
 };
 

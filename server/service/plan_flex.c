@@ -1,0 +1,208 @@
+/* plan_flex.c - a flexible or total request of an offer, split by the
+ * placement policy into generated components and probed candidate by
+ * candidate (part of the planner; plan_internal.h).
+ *
+ * The policy sees the sites' configured nodes less the offer's fixed
+ * components (every other component of such an offer names its site); the
+ * calendars' free counts at the slot are not known before the probe. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan_internal.h"
+
+/* The offer as booked under one candidate: part 0 takes the request's
+ * place, the others follow the offer's components. */
+struct view {
+    struct acc_offer offer;
+    const char **sites;
+    char **names; /* the parts' names, owned until handed to the plan */
+    size_t n_names;
+};
+
+static void view_release(struct view *v)
+{
+    for (size_t i = 0; v->names && i < v->n_names; i++)
+        free(v->names[i]);
+    free(v->names);
+    free(v->offer.components);
+    free(v->sites);
+    memset(v, 0, sizeof *v);
+}
+
+static acc_err view_make(const struct acc_config *cfg, const struct acc_offer *o, size_t fi,
+                         const struct acc_placement *pl, struct view *v, struct acc_error *err)
+{
+    const struct acc_component *rq = &o->components[fi];
+    size_t n = o->n_components + pl->n - 1;
+    memset(v, 0, sizeof *v);
+    v->offer = *o;
+    v->offer.components = calloc(n, sizeof *v->offer.components);
+    v->sites = calloc(n, sizeof *v->sites);
+    v->names = calloc(pl->n, sizeof *v->names);
+    if (!v->offer.components || !v->sites || !v->names)
+        goto nomem;
+    v->offer.n_components = n;
+    v->n_names = pl->n;
+    for (size_t i = 0; i < o->n_components; i++) {
+        v->offer.components[i] = o->components[i];
+        v->sites[i] = o->components[i].site;
+    }
+    for (size_t j = 0; j < pl->n; j++) {
+        size_t at = j == 0 ? fi : o->n_components + j - 1;
+        char name[96];
+        if (rq->kind == ACC_COMP_TOTAL)
+            snprintf(name, sizeof name, "%s", rq->name);
+        else
+            snprintf(name, sizeof name, "%s.%zu", rq->name, j + 1);
+        if (!(v->names[j] = strdup(name)))
+            goto nomem;
+        struct acc_component *c = &v->offer.components[at];
+        *c = *rq; /* ppn, executable and arguments are the request's */
+        c->name = v->names[j];
+        c->kind = ACC_COMP_SIZED;
+        c->nodes = pl->size[j];
+        c->min_nodes = c->max_nodes = 0;
+        c->max_parts = 0;
+        c->site = NULL;
+        v->sites[at] = cfg->sites[pl->cluster[j]].name;
+    }
+    return ACC_OK;
+nomem:
+    view_release(v);
+    return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+}
+
+/* "policy fcm, candidate 1 of 2: job (24 nodes) as job.1 16 on b, job.2 8 on a" */
+static void describe(char *out, size_t size, const char *policy, size_t k, size_t got,
+                     const struct view *v, const struct acc_component *rq, size_t fi,
+                     size_t n_offer, const char *why)
+{
+    size_t used =
+        (size_t)snprintf(out, size, "policy %s, candidate %zu of %zu: %s (%" PRId64 " nodes) as",
+                         policy, k + 1, got, rq->name, rq->nodes);
+    for (size_t j = 0; j < v->n_names && used + 2 < size; j++) {
+        size_t at = j == 0 ? fi : n_offer + j - 1;
+        used += (size_t)snprintf(out + used, size - used, "%s %s %" PRId64 " on %s", j ? "," : "",
+                                 v->names[j], v->offer.components[at].nodes, v->sites[at]);
+    }
+    if (why && used + 2 < size)
+        snprintf(out + used, size - used, ": %s", why);
+}
+
+acc_err plan_requested(const struct acc_plan_env *env, struct acc_engine *eng,
+                       const struct acc_offer *o, size_t fi, const struct acc_policy_opts *po,
+                       const struct acc_engine_request *probe, struct acc_plan *out,
+                       struct acc_error *err)
+{
+    const struct acc_config *cfg = env->cfg;
+    const struct acc_component *rq = &o->components[fi];
+    int64_t idle[ACC_POLICY_MAX_CLUSTERS];
+    struct acc_placement *cand = NULL;
+    struct acc_plan best = {0};
+    acc_time best_start = -1;
+    bool have = false;
+    if (cfg->n_sites > ACC_POLICY_MAX_CLUSTERS)
+        return acc_error_set(err, ACC_ERR_CAPACITY, "policy %s places on at most %d sites",
+                             acc_policy_name(po->id), ACC_POLICY_MAX_CLUSTERS);
+    for (size_t s = 0; s < cfg->n_sites; s++) {
+        idle[s] = cfg->sites[s].nodes;
+        for (size_t i = 0; i < o->n_components; i++) {
+            const struct acc_component *c = &o->components[i];
+            if (c->site && strcmp(c->site, cfg->sites[s].name) == 0)
+                idle[s] = idle[s] > c->nodes ? idle[s] - c->nodes : 0;
+        }
+    }
+    struct acc_policy_system sys = {
+        .n_clusters = cfg->n_sites, .idle = idle, .latency = cfg->latency};
+    struct acc_policy_request req = {
+        .type = rq->kind == ACC_COMP_TOTAL ? ACC_REQ_TOTAL : ACC_REQ_FLEXIBLE,
+        .total = rq->nodes,
+        .min_size = rq->min_nodes,
+        .max_size = rq->max_nodes,
+        .max_parts = rq->max_parts,
+    };
+    struct acc_policy_opts opts = *po;
+    uint64_t rng = plan_seed(cfg, probe->agreement);
+    opts.rng = &rng;
+    size_t max = cfg->policy_candidates, got = 0;
+    const char *pn = acc_policy_name(po->id);
+    acc_err rc = ACC_OK;
+    if (!(cand = calloc(max, sizeof *cand))) {
+        rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    if ((rc = acc_policy_candidates(&sys, &req, &opts, cand, max, &got, err)))
+        goto out;
+    if (got == 0) {
+        rc = acc_error_set(
+            err, ACC_ERR_CAPACITY,
+            "placement policy %s finds no way to place the %s request %s (%" PRId64
+            " nodes%s) on the sites' nodes less the fixed components",
+            pn, rq->kind == ACC_COMP_TOTAL ? "total" : "flexible", rq->name, rq->nodes,
+            rq->min_nodes || rq->max_nodes || rq->max_parts ? ", within its bounds" : "");
+        goto out;
+    }
+    for (size_t k = 0; k < got && !rc; k++) {
+        struct view v;
+        struct acc_plan p;
+        struct acc_error berr;
+        char detail[768];
+        if ((rc = view_make(cfg, o, fi, &cand[k], &v, err)))
+            break;
+        if (plan_build(env, &v.offer, v.sites, &p, &berr)) {
+            if (berr.code == ACC_ERR_NOMEM)
+                rc = acc_error_copy(err, &berr);
+            describe(detail, sizeof detail, pn, k, got, &v, rq, fi, o->n_components, berr.msg);
+            plan_note(probe, -1, berr.code, detail);
+            view_release(&v);
+            continue;
+        }
+        struct acc_engine_request r = *probe;
+        r.items = p.items;
+        r.n_items = p.n_items;
+        acc_time start = -1;
+        struct acc_error perr;
+        if (acc_engine_probe(eng, &r, &start, &perr)) {
+            start = -1;
+            describe(detail, sizeof detail, pn, k, got, &v, rq, fi, o->n_components, perr.msg);
+            plan_note(probe, -1, perr.code, detail);
+        } else {
+            describe(detail, sizeof detail, pn, k, got, &v, rq, fi, o->n_components,
+                     start < 0 ? "no common slot" : NULL);
+            plan_note(probe, start, ACC_OK, detail);
+        }
+        /* The plan keeps the parts' names. */
+        p.gen_names = v.names;
+        p.n_gen_names = v.n_names;
+        v.names = NULL;
+        view_release(&v);
+        /* earliest: the earliest start of all; any other policy: the first
+         * candidate with a slot.  Without any, the first built (the
+         * negotiation then says why). */
+        bool better = !have || (start >= 0 && (best_start < 0 || start < best_start));
+        if (better) {
+            acc_plan_release(&best);
+            best = p;
+            best_start = start;
+            have = true;
+        } else {
+            acc_plan_release(&p);
+        }
+        if (start >= 0 && po->id != ACC_POLICY_EARLIEST)
+            break;
+    }
+    if (!rc && !have)
+        rc = acc_error_set(err, ACC_ERR_CAPACITY,
+                           "no candidate of policy %s for %s fits the configured sites and links",
+                           pn, rq->name);
+    if (rc) {
+        acc_plan_release(&best);
+        goto out;
+    }
+    *out = best;
+out:
+    free(cand);
+    return rc;
+}

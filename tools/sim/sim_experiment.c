@@ -1,0 +1,326 @@
+/* sim_experiment.c - experiment files: "key = value" lines ('#' starts a
+ * comment), the keys of sim_params plus
+ *   curves = KEY: V1 | V2 | ...     one curve per value (default: policy)
+ *   x      = KEY: V1 | V2 | ...     or KEY: FROM..TO/STEP (numbers)
+ *   metric = NAME                   what the plot shows (default mean_resp)
+ *   plot_x = NAME                   a metric as the plot's x (util_gross)
+ *   title  = TEXT
+ * A point's parameters are the defaults, then every base line in order, then
+ * the curve's value, then the x value. */
+#include "sim.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_FILE  (1 << 20)
+#define MAX_LINE  4096
+#define MAX_LINES 10000
+
+static bool fail(char *err, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, len, fmt, ap);
+    va_end(ap);
+    return false;
+}
+
+static char *trim(char *s)
+{
+    while (*s == ' ' || *s == '\t')
+        s++;
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r' || s[n - 1] == '\n'))
+        s[--n] = '\0';
+    return s;
+}
+
+void sim_experiment_free(struct sim_experiment *e)
+{
+    if (!e)
+        return;
+    for (size_t i = 0; i < e->nkv; i++) {
+        free(e->kv[i].key);
+        free(e->kv[i].value);
+    }
+    free(e->kv);
+    for (size_t i = 0; i < e->ncurves; i++)
+        free(e->curves[i]);
+    for (size_t i = 0; i < e->nxs; i++)
+        free(e->xs[i]);
+    free(e->curves);
+    free(e->xs);
+    free(e->curve_key);
+    free(e->x_key);
+    free(e->metric);
+    free(e->plot_x);
+    free(e->title);
+    free(e->dir);
+    memset(e, 0, sizeof *e);
+}
+
+static bool add_value(char ***v, size_t *n, const char *s)
+{
+    if (*n >= SIM_MAX_LIST)
+        return false;
+    char **g = realloc(*v, (*n + 1) * sizeof *g);
+    if (!g)
+        return false;
+    *v = g;
+    g[*n] = strdup(s);
+    if (!g[*n])
+        return false;
+    (*n)++;
+    return true;
+}
+
+/* "KEY: V1 | V2" or "KEY: A..B/S" into key and values. */
+static bool axis(char *text, char **key, char ***vals, size_t *n, char *err, size_t len)
+{
+    char *colon = strchr(text, ':');
+    if (!colon)
+        return fail(err, len, "expected KEY: V1 | V2 | ...");
+    *colon = '\0';
+    free(*key);
+    *key = strdup(trim(text));
+    if (!*key)
+        return fail(err, len, "out of memory");
+    char *rest = trim(colon + 1);
+    char *dots = strstr(rest, "..");
+    char *slash = strchr(rest, '/');
+    if (dots && slash && !strchr(rest, '|')) {
+        char *end;
+        *dots = '\0'; /* "200..": strtod would take "200." */
+        *slash = '\0';
+        errno = 0;
+        double a = strtod(rest, &end);
+        bool ok = end != rest && *end == '\0';
+        double b = strtod(dots + 2, &end);
+        ok = ok && end != dots + 2 && *end == '\0';
+        double st = strtod(slash + 1, &end);
+        ok = ok && *end == '\0' && !errno && st > 0 && b >= a;
+        if (!ok)
+            return fail(err, len, "a range is FROM..TO/STEP with STEP > 0");
+        long count = lround(floor((b - a) / st + 1e-9)) + 1;
+        if (count > SIM_MAX_LIST)
+            return fail(err, len, "at most %d values", SIM_MAX_LIST);
+        for (long i = 0; i < count; i++) {
+            char buf[64];
+            snprintf(buf, sizeof buf, "%.10g", a + (double)i * st);
+            if (!add_value(vals, n, buf))
+                return fail(err, len, "out of memory");
+        }
+        return true;
+    }
+    char *s = rest;
+    for (;;) {
+        char *bar = strchr(s, '|');
+        if (bar)
+            *bar = '\0';
+        char *v = trim(s);
+        if (!*v)
+            return fail(err, len, "an empty value");
+        if (!add_value(vals, n, v))
+            return fail(err, len, "at most %d values", SIM_MAX_LIST);
+        if (!bar)
+            break;
+        s = bar + 1;
+    }
+    return true;
+}
+
+bool sim_experiment_parse(struct sim_experiment *e, const char *text, const char *dir,
+                          const char *name, char *err, size_t errlen)
+{
+    memset(e, 0, sizeof *e);
+    char *copy = NULL, msg[SIM_ERR_LEN];
+    bool ok = false;
+    int no = 0;
+    e->dir = strdup(dir ? dir : ".");
+    copy = strdup(text);
+    if (!e->dir || !copy) {
+        fail(err, errlen, "%s: out of memory", name);
+        goto out;
+    }
+    char *line = copy;
+    while (line && *line) {
+        char *nl = strchr(line, '\n');
+        if (nl)
+            *nl = '\0';
+        no++;
+        if (no > MAX_LINES || strlen(line) > MAX_LINE) {
+            fail(err, errlen, "%s:%d: more than %d lines or a line over %d characters", name, no,
+                 MAX_LINES, MAX_LINE);
+            goto out;
+        }
+        char *hash = strchr(line, '#');
+        if (hash)
+            *hash = '\0';
+        char *s = trim(line);
+        line = nl ? nl + 1 : NULL;
+        if (!*s)
+            continue;
+        char *eq = strchr(s, '=');
+        if (!eq) {
+            fail(err, errlen, "%s:%d: expected key = value", name, no);
+            goto out;
+        }
+        *eq = '\0';
+        char *key = trim(s), *val = trim(eq + 1);
+        if (!*key || !*val) {
+            fail(err, errlen, "%s:%d: expected key = value", name, no);
+            goto out;
+        }
+        if (!strcmp(key, "curves") || !strcmp(key, "x")) {
+            bool c = !strcmp(key, "curves");
+            if ((c ? e->ncurves : e->nxs) > 0) {
+                fail(err, errlen, "%s:%d: %s given twice", name, no, key);
+                goto out;
+            }
+            if (!axis(val, c ? &e->curve_key : &e->x_key, c ? &e->curves : &e->xs,
+                      c ? &e->ncurves : &e->nxs, msg, sizeof msg)) {
+                fail(err, errlen, "%s:%d: %s: %s", name, no, key, msg);
+                goto out;
+            }
+            continue;
+        }
+        if (!strcmp(key, "metric") || !strcmp(key, "title") || !strcmp(key, "plot_x")) {
+            char **dst = !strcmp(key, "metric")   ? &e->metric
+                         : !strcmp(key, "plot_x") ? &e->plot_x
+                                                  : &e->title;
+            if (strcmp(key, "title") && sim_metric_index(val) < 0) {
+                fail(err, errlen, "%s:%d: unknown metric \"%s\"", name, no, val);
+                goto out;
+            }
+            free(*dst);
+            *dst = strdup(val);
+            if (!*dst) {
+                fail(err, errlen, "%s: out of memory", name);
+                goto out;
+            }
+            continue;
+        }
+        /* Checked now, with the line number, on a scratch set. */
+        struct sim_params p;
+        sim_params_init(&p);
+        bool good = sim_params_set(&p, key, val, e->dir, msg, sizeof msg);
+        sim_params_release(&p);
+        if (!good) {
+            fail(err, errlen, "%s:%d: %s", name, no, msg);
+            goto out;
+        }
+        struct sim_kv *kv = realloc(e->kv, (e->nkv + 1) * sizeof *kv);
+        if (!kv) {
+            fail(err, errlen, "%s: out of memory", name);
+            goto out;
+        }
+        e->kv = kv;
+        kv[e->nkv] = (struct sim_kv){strdup(key), strdup(val), no};
+        if (!kv[e->nkv].key || !kv[e->nkv].value) {
+            free(kv[e->nkv].key);
+            free(kv[e->nkv].value);
+            fail(err, errlen, "%s: out of memory", name);
+            goto out;
+        }
+        e->nkv++;
+    }
+    if (!e->ncurves && !add_value(&e->curves, &e->ncurves, "")) {
+        fail(err, errlen, "%s: out of memory", name);
+        goto out;
+    }
+    if (!e->nxs && !add_value(&e->xs, &e->nxs, "")) {
+        fail(err, errlen, "%s: out of memory", name);
+        goto out;
+    }
+    if (!e->metric && !(e->metric = strdup("mean_resp"))) {
+        fail(err, errlen, "%s: out of memory", name);
+        goto out;
+    }
+    /* Every point must make a valid set: found now, not after hours. */
+    for (size_t c = 0; c < e->ncurves; c++) {
+        for (size_t x = 0; x < e->nxs; x++) {
+            struct sim_params p;
+            bool good = sim_experiment_params(e, c, x, &p, msg, sizeof msg);
+            if (good)
+                sim_params_release(&p);
+            if (!good) {
+                fail(err, errlen, "%s: %s", name, msg);
+                goto out;
+            }
+        }
+    }
+    ok = true;
+out:
+    free(copy);
+    if (!ok)
+        sim_experiment_free(e);
+    return ok;
+}
+
+bool sim_experiment_load(struct sim_experiment *e, const char *path, char *err, size_t errlen)
+{
+    memset(e, 0, sizeof *e);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return fail(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+    char *buf = malloc(MAX_FILE + 1);
+    size_t n = buf ? fread(buf, 1, MAX_FILE + 1, f) : 0;
+    fclose(f);
+    if (!buf)
+        return fail(err, errlen, "%s: out of memory", path);
+    if (n > MAX_FILE) {
+        free(buf);
+        return fail(err, errlen, "%s: larger than %d bytes", path, MAX_FILE);
+    }
+    buf[n] = '\0';
+    if (strlen(buf) != n) {
+        free(buf);
+        return fail(err, errlen, "%s: a NUL byte in the file", path);
+    }
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = '\0';
+    else
+        snprintf(dir, sizeof dir, ".");
+    bool ok = sim_experiment_parse(e, buf, dir, path, err, errlen);
+    free(buf);
+    return ok;
+}
+
+bool sim_experiment_params(const struct sim_experiment *e, size_t curve, size_t x,
+                           struct sim_params *p, char *err, size_t errlen)
+{
+    char msg[SIM_ERR_LEN];
+    sim_params_init(p);
+    for (size_t i = 0; i < e->nkv; i++) {
+        if (!sim_params_set(p, e->kv[i].key, e->kv[i].value, e->dir, msg, sizeof msg)) {
+            if (e->kv[i].line > 0)
+                fail(err, errlen, "line %d: %s", e->kv[i].line, msg);
+            else /* an override from the command line */
+                fail(err, errlen, "%s=%s: %s", e->kv[i].key, e->kv[i].value, msg);
+            goto bad;
+        }
+    }
+    if (e->curve_key &&
+        !sim_params_set(p, e->curve_key, e->curves[curve], e->dir, msg, sizeof msg)) {
+        fail(err, errlen, "curves %s = %s: %s", e->curve_key, e->curves[curve], msg);
+        goto bad;
+    }
+    if (e->x_key && !sim_params_set(p, e->x_key, e->xs[x], e->dir, msg, sizeof msg)) {
+        fail(err, errlen, "x %s = %s: %s", e->x_key, e->xs[x], msg);
+        goto bad;
+    }
+    if (!sim_params_check(p, msg, sizeof msg)) {
+        fail(err, errlen, "curve %zu, x %zu: %s", curve + 1, x + 1, msg);
+        goto bad;
+    }
+    return true;
+bad:
+    sim_params_release(p);
+    return false;
+}

@@ -1,0 +1,234 @@
+/* sim_fcfs.c - Bucur & Epema's FCFS queues with enable/disable semantics
+ * (science.md 2.4-2.5): GS, LS and its variants, GP, LP and its variants,
+ * SC.  Only a queue's head may start; at a departure the enabled queues are
+ * visited in rounds, at most one start per queue per round. */
+#include "sim_internal.h"
+
+#include <string.h>
+
+static bool is_local(const struct sim_state *s, int q)
+{
+    return q < s->nc;
+}
+
+static int route(const struct sim_state *s, const struct sim_job *j)
+{
+    switch (s->p->fcfs) {
+    case SIM_LS:
+        return j->home;
+    case SIM_GP:
+    case SIM_LP:
+        return j->ncomp == 1 ? j->home : s->nc;
+    case SIM_GS:
+    case SIM_SC:
+        break;
+    }
+    return s->nc;
+}
+
+/* Whether the head of q fits now; places it (alloc) if so. */
+static bool head_fits(struct sim_state *s, int q)
+{
+    uint32_t job = sim_queue_at(&s->q[q], 0);
+    struct sim_job *j = &s->w->v[job];
+    bool fits = false;
+    if (s->p->fcfs == SIM_SC)
+        sim_place(s, job, ACC_POLICY_SINGLE, ACC_REQ_TOTAL, 0, &fits);
+    else if (is_local(s, q) && j->ncomp == 1)
+        sim_place(s, job, ACC_POLICY_WF_NOREP, ACC_REQ_FIXED, (size_t)q, &fits);
+    else
+        sim_place(s, job, ACC_POLICY_WF_NOREP, ACC_REQ_NONFIXED, 0, &fits);
+    return fits && !s->failed;
+}
+
+static void start_head(struct sim_state *s, int q)
+{
+    uint32_t job = sim_queue_at(&s->q[q], 0);
+    sim_queue_pop(&s->q[q]);
+    s->queued--;
+    s->w->v[job].global = !is_local(s, q) && (s->p->fcfs == SIM_GP || s->p->fcfs == SIM_LP);
+    sim_start(s, job, s->now);
+}
+
+static bool some_local_empty(const struct sim_state *s)
+{
+    for (int c = 0; c < s->nc; c++) {
+        if (!s->q[c].n)
+            return true;
+    }
+    return false;
+}
+
+void sim_fcfs_arrival(struct sim_state *s, uint32_t job)
+{
+    int q = route(s, &s->w->v[job]);
+    bool was_empty = s->q[q].n == 0;
+    if (!sim_queue_push(&s->q[q], job)) {
+        sim_fail(s, "out of memory for a queue");
+        return;
+    }
+    s->queued++;
+    bool may = true;
+    if (s->p->fcfs == SIM_GP && is_local(s, q))
+        may = s->q[s->nc].n == 0;
+    if (s->p->fcfs == SIM_LP && !is_local(s, q))
+        may = some_local_empty(s);
+    if (was_empty && may && head_fits(s, q))
+        start_head(s, q);
+}
+
+/* The nonempty locals in the given order; the departing job's clusters
+ * for RO. */
+static int locals(struct sim_state *s, enum sim_order order, const struct sim_job *gone, int *out)
+{
+    int n = 0, nc = s->nc, seq[SIM_MAX_CLUSTERS];
+    switch (order) {
+    case SIM_ORD_OR:
+        for (int c = 0; c < nc; c++)
+            seq[c] = c;
+        break;
+    case SIM_ORD_RD: {
+        int r = (int)sim_rng_int(&s->rng, 0, nc - 1);
+        for (int c = 0; c < nc; c++)
+            seq[c] = (r + c) % nc;
+        break;
+    }
+    case SIM_ORD_RO: {
+        /* By decreasing component size on each cluster, then the rest in
+         * index order (a stable insertion sort). */
+        for (int c = 0; c < nc; c++) {
+            int k = c;
+            while (k > 0 && gone->alloc[seq[k - 1]] < gone->alloc[c]) {
+                seq[k] = seq[k - 1];
+                k--;
+            }
+            seq[k] = c;
+        }
+        break;
+    }
+    case SIM_ORD_DO:
+        memcpy(seq, s->do_list, (size_t)nc * sizeof *seq);
+        break;
+    }
+    for (int i = 0; i < nc; i++) {
+        if (s->q[seq[i]].n)
+            out[n++] = seq[i];
+    }
+    return n;
+}
+
+static void note_disabled(struct sim_state *s, int q)
+{
+    if (!is_local(s, q))
+        return;
+    int i = 0;
+    while (s->do_list[i] != q)
+        i++;
+    for (; i < s->nc - 1; i++)
+        s->do_list[i] = s->do_list[i + 1];
+    s->do_list[s->nc - 1] = q;
+}
+
+struct vlist {
+    int v[SIM_MAX_CLUSTERS + 2];
+    int n;
+};
+
+static bool in_list(const struct vlist *l, int q)
+{
+    for (int i = 0; i < l->n; i++) {
+        if (l->v[i] == q)
+            return true;
+    }
+    return false;
+}
+
+static void list_remove(struct vlist *l, int i)
+{
+    memmove(&l->v[i], &l->v[i + 1], (size_t)(l->n - i - 1) * sizeof *l->v);
+    l->n--;
+}
+
+void sim_fcfs_departure(struct sim_state *s, uint32_t job)
+{
+    const struct sim_params *p = s->p;
+    const struct sim_job *gone = &s->w->v[job];
+    int g = s->nc, loc[SIM_MAX_CLUSTERS];
+    struct vlist V = {.n = 0};
+    bool g_front = false, g_pending = false, gp_joined = false;
+    switch (p->fcfs) {
+    case SIM_GS:
+    case SIM_SC:
+        if (s->q[g].n)
+            V.v[V.n++] = g;
+        break;
+    case SIM_LS:
+        V.n = locals(s, p->order, gone, V.v);
+        break;
+    case SIM_GP:
+        if (s->q[g].n) {
+            V.v[V.n++] = g;
+        } else {
+            V.n = locals(s, p->lorder, gone, V.v);
+            gp_joined = true;
+        }
+        break;
+    case SIM_LP: {
+        g_front =
+            p->lpvar == SIM_LP_GF || (p->lpvar == SIM_LP_RD && sim_rng_int(&s->rng, 0, 1) == 1);
+        int n = locals(s, p->lorder, gone, loc);
+        if (some_local_empty(s) && s->q[g].n) {
+            if (g_front)
+                V.v[V.n++] = g;
+            memcpy(&V.v[V.n], loc, (size_t)n * sizeof *loc);
+            V.n += n;
+            if (!g_front)
+                V.v[V.n++] = g;
+        } else {
+            memcpy(V.v, loc, (size_t)n * sizeof *loc);
+            V.n = n;
+            g_pending = s->q[g].n > 0;
+        }
+        break;
+    }
+    }
+    while (V.n > 0 && !s->failed) {
+        /* One round over the live list: queues added during the round at
+         * its end are visited in it, those put at the front are not. */
+        for (int i = 0; i < V.n && !s->failed;) {
+            int q = V.v[i];
+            if (!head_fits(s, q)) {
+                list_remove(&V, i);
+                note_disabled(s, q);
+                continue;
+            }
+            start_head(s, q);
+            if (s->q[q].n) {
+                i++;
+                continue;
+            }
+            list_remove(&V, i);
+            note_disabled(s, q);
+            /* The hand-over rules. */
+            if (p->fcfs == SIM_LP && is_local(s, q) && g_pending && s->q[g].n && !in_list(&V, g)) {
+                g_pending = false;
+                if (g_front) {
+                    memmove(&V.v[1], &V.v[0], (size_t)V.n * sizeof *V.v);
+                    V.v[0] = g;
+                    V.n++;
+                    i++;
+                } else {
+                    V.v[V.n++] = g;
+                }
+            }
+            if (p->fcfs == SIM_GP && q == g && p->gp_locals_join && !gp_joined) {
+                gp_joined = true;
+                int n = locals(s, p->lorder, gone, loc);
+                for (int k = 0; k < n; k++) {
+                    if (!in_list(&V, loc[k]))
+                        V.v[V.n++] = loc[k];
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,237 @@
+/* sim_main.c - accord-sim: runs an experiment file and writes its figures.
+ *
+ *   accord-sim [-j N] [-o DIR] [--plot] [--set key=value]... [--schedule FILE] EXPERIMENT
+ *
+ * Without -o the CSV goes to standard output.  --schedule writes the first
+ * point's job-by-job schedule (replication 1) instead of running the sweep. */
+#include "sim.h"
+#include "sim_sweep.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define MAX_SETS 64
+
+static int usage(void)
+{
+    fprintf(stderr,
+            "usage: accord-sim [-j N] [-o DIR] [--plot] [--set key=value]... "
+            "[--schedule FILE] EXPERIMENT\n"
+            "  -j N          replications in parallel (1..256 processes; default 1)\n"
+            "  -o DIR        write DIR/NAME.csv (and with --plot NAME.dat, .gp, .png)\n"
+            "  --set k=v     override a key of the file (after its own lines)\n"
+            "  --schedule F  write the first point's schedule, job by job, to F and stop\n");
+    return 2;
+}
+
+static bool parse_jobs(const char *s, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (end == s || *end || errno || v < 1 || v > 256)
+        return false;
+    *out = (int)v;
+    return true;
+}
+
+/* Appends "--set" overrides as base lines of the experiment. */
+static bool apply_sets(struct sim_experiment *e, char **sets, int nsets, char *err, size_t len)
+{
+    for (int i = 0; i < nsets; i++) {
+        char *eq = strchr(sets[i], '=');
+        if (!eq) {
+            snprintf(err, len, "--set %s: expected key=value", sets[i]);
+            return false;
+        }
+        struct sim_kv *kv = realloc(e->kv, (e->nkv + 1) * sizeof *kv);
+        if (!kv) {
+            snprintf(err, len, "out of memory");
+            return false;
+        }
+        e->kv = kv;
+        kv[e->nkv] = (struct sim_kv){strndup(sets[i], (size_t)(eq - sets[i])), strdup(eq + 1), 0};
+        if (!kv[e->nkv].key || !kv[e->nkv].value) {
+            free(kv[e->nkv].key);
+            free(kv[e->nkv].value);
+            snprintf(err, len, "out of memory");
+            return false;
+        }
+        e->nkv++;
+    }
+    /* Checked once all are in: one may need another (jobs and warmup). */
+    for (size_t c = 0; c < e->ncurves; c++) {
+        for (size_t x = 0; x < e->nxs; x++) {
+            struct sim_params p;
+            char msg[SIM_ERR_LEN];
+            if (!sim_experiment_params(e, c, x, &p, msg, sizeof msg)) {
+                snprintf(err, len, "--set: %s", msg);
+                return false;
+            }
+            sim_params_release(&p);
+        }
+    }
+    return true;
+}
+
+static int schedule(const struct sim_experiment *e, const char *path)
+{
+    char err[SIM_ERR_LEN];
+    struct sim_params p;
+    struct sim_workload_set w = {0};
+    struct sim_result r;
+    int rc = 1;
+    if (!sim_experiment_params(e, 0, 0, &p, err, sizeof err)) {
+        fprintf(stderr, "accord-sim: %s\n", err);
+        return 1;
+    }
+    FILE *f = NULL;
+    if (!sim_workload_make(&p, 0, &w, err, sizeof err) || !sim_run(&p, &w, 0, &r, err, sizeof err))
+        goto out;
+    f = strcmp(path, "-") ? fopen(path, "w") : stdout;
+    if (!f) {
+        snprintf(err, sizeof err, "%s: %s", path, strerror(errno));
+        goto out;
+    }
+    fprintf(f, "job,submit,total,components,start,end,clusters,alloc\n");
+    for (size_t i = 0; i < w.n; i++) {
+        const struct sim_job *j = &w.v[i];
+        fprintf(f, "%zu,%.9g,%d,%d,%.9g,%.9g,%d,", i + 1, j->submit, j->total, j->ncomp, j->start,
+                j->end, j->used);
+        for (int c = 0; c < p.nclusters; c++)
+            fprintf(f, "%s%d", c ? " " : "", j->alloc[c]);
+        fputc('\n', f);
+    }
+    rc = 0;
+out:
+    if (rc)
+        fprintf(stderr, "accord-sim: %s\n", err);
+    if (f && f != stdout && fclose(f))
+        rc = 1;
+    sim_workload_free(&w);
+    sim_params_release(&p);
+    return rc;
+}
+
+static int run_gnuplot(const char *dir, const char *name)
+{
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        if (chdir(dir))
+            _exit(127);
+        char gp[300];
+        snprintf(gp, sizeof gp, "%s.gp", name);
+        execlp("gnuplot", "gnuplot", gp, (char *)NULL);
+        _exit(127);
+    }
+    int status;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+int main(int argc, char **argv)
+{
+    int jobs = 1, nsets = 0;
+    bool plot = false;
+    const char *out_dir = NULL, *file = NULL, *sched = NULL;
+    char *sets[MAX_SETS];
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-j") && i + 1 < argc) {
+            if (!parse_jobs(argv[++i], &jobs))
+                return usage();
+        } else if (!strncmp(argv[i], "-j", 2) && argv[i][2]) {
+            if (!parse_jobs(argv[i] + 2, &jobs))
+                return usage();
+        } else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
+            out_dir = argv[++i];
+        } else if (!strcmp(argv[i], "--plot")) {
+            plot = true;
+        } else if (!strcmp(argv[i], "--set") && i + 1 < argc) {
+            if (nsets == MAX_SETS)
+                return usage();
+            sets[nsets++] = argv[++i];
+        } else if (!strcmp(argv[i], "--schedule") && i + 1 < argc) {
+            sched = argv[++i];
+        } else if (argv[i][0] == '-' || file) {
+            return usage();
+        } else {
+            file = argv[i];
+        }
+    }
+    if (!file || (plot && !out_dir))
+        return usage();
+    char err[1024];
+    struct sim_experiment e;
+    struct sim_result *res = NULL;
+    int rc = 1;
+    if (!sim_experiment_load(&e, file, err, sizeof err)) {
+        fprintf(stderr, "accord-sim: %s\n", err);
+        return 1;
+    }
+    if (!apply_sets(&e, sets, nsets, err, sizeof err))
+        goto out;
+    if (sched) {
+        rc = schedule(&e, sched);
+        sim_experiment_free(&e);
+        return rc;
+    }
+    struct sim_params p0;
+    if (!sim_experiment_params(&e, 0, 0, &p0, err, sizeof err))
+        goto out;
+    int reps = p0.replications;
+    double level = p0.ci_level;
+    char name[SIM_MAX_NAME];
+    snprintf(name, sizeof name, "%s", p0.name);
+    sim_params_release(&p0);
+    res = calloc(e.ncurves * e.nxs * (size_t)reps, sizeof *res);
+    if (!res) {
+        snprintf(err, sizeof err, "out of memory");
+        goto out;
+    }
+    if (!sim_sweep_run(&e, reps, jobs, res, err, sizeof err))
+        goto out;
+    if (!out_dir) {
+        sim_write_csv(stdout, &e, reps, level, res);
+        rc = 0;
+        goto out;
+    }
+    if (mkdir(out_dir, 0755) && errno != EEXIST) {
+        snprintf(err, sizeof err, "%s: %s", out_dir, strerror(errno));
+        goto out;
+    }
+    char path[900];
+    snprintf(path, sizeof path, "%s/%s.csv", out_dir, name);
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        snprintf(err, sizeof err, "%s: %s", path, strerror(errno));
+        goto out;
+    }
+    sim_write_csv(f, &e, reps, level, res);
+    if (fclose(f)) {
+        snprintf(err, sizeof err, "%s: write error", path);
+        goto out;
+    }
+    if (plot) {
+        snprintf(path, sizeof path, "%s/%s", out_dir, name);
+        if (!sim_write_plot(path, &e, reps, level, res, err, sizeof err))
+            goto out;
+        if (run_gnuplot(out_dir, name) != 0) {
+            snprintf(err, sizeof err, "gnuplot failed on %s.gp (is gnuplot-nox installed?)", path);
+            goto out;
+        }
+    }
+    rc = 0;
+out:
+    if (rc)
+        fprintf(stderr, "accord-sim: %s\n", err);
+    free(res);
+    sim_experiment_free(&e);
+    return rc;
+}

@@ -1,0 +1,227 @@
+/* sim_run.c - one run in virtual time: arrivals in order, departures and
+ * scans from the event heap (a departure before an arrival at the same
+ * instant), placement through lib/policy, the figures at the end. */
+#include "sim_internal.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+bool sim_fail(struct sim_state *s, const char *fmt, ...)
+{
+    if (s->failed)
+        return false;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(s->err, s->errlen, fmt, ap);
+    va_end(ap);
+    s->failed = true;
+    return false;
+}
+
+bool sim_place(struct sim_state *s, uint32_t job, enum acc_policy_id id, enum acc_request_type type,
+               size_t fixed_cluster, bool *fits)
+{
+    const struct sim_params *p = s->p;
+    struct sim_job *j = &s->w->v[job];
+    int64_t sizes[SIM_MAX_COMP];
+    size_t clusters[SIM_MAX_COMP];
+    for (int i = 0; i < j->ncomp; i++) {
+        sizes[i] = j->comp[i];
+        clusters[i] = fixed_cluster;
+    }
+    struct acc_policy_system sys = {
+        .n_clusters = (size_t)s->nc,
+        .idle = s->idle,
+        .size = s->size,
+        .latency = s->latency,
+        .link_max = s->link_max,
+        .link_load = s->link_load,
+    };
+    struct acc_policy_request req = {
+        .type = type,
+        .n_components = (size_t)j->ncomp,
+        .sizes = sizes,
+        .clusters = clusters,
+        .total = j->total,
+        .home = (size_t)j->home,
+    };
+    if (p->disc == SIM_D_JONES)
+        req.ppbw =
+            acc_bw_ppbw_from_bsbw(p->bsbw, j->total, p->bsbw_reading_b ? ACC_BSBW_B : ACC_BSBW_A);
+    struct acc_policy_opts o;
+    acc_policy_opts_init(&o, id);
+    o.tiebreak = p->random_ties ? ACC_TIE_RANDOM : ACC_TIE_LOWEST;
+    o.rng = &s->tie_state;
+    o.max_clusters = (size_t)p->maxc;
+    o.lslt = p->lslt;
+    o.discount_ge = p->discount_ge;
+    o.b3_fraction = p->b3_fraction;
+    o.b3_chunk = p->b3_best_fit ? ACC_B3_BEST_FIT : ACC_B3_MOST_FREE;
+    struct acc_placement pl;
+    struct acc_error e = {0};
+    if (acc_policy_place(&sys, &req, &o, &pl, &e) != ACC_OK)
+        return sim_fail(s, "job %u: %s", job, e.msg);
+    *fits = pl.fits;
+    if (pl.fits) {
+        int64_t per[SIM_MAX_CLUSTERS];
+        acc_placement_per_cluster(&pl, (size_t)s->nc, per);
+        j->used = 0;
+        for (int c = 0; c < s->nc; c++) {
+            j->alloc[c] = (int)per[c];
+            j->used += per[c] > 0;
+        }
+    }
+    return true;
+}
+
+void sim_start(struct sim_state *s, uint32_t job, double exec_from)
+{
+    struct sim_job *j = &s->w->v[job];
+    j->placed = s->now;
+    j->start = exec_from;
+    for (int c = 0; c < s->nc; c++)
+        s->idle[c] -= j->alloc[c];
+    bool dynamic = s->p->comm == SIM_C_BW && j->used > 1 &&
+                   !(s->p->disc == SIM_D_JONES && s->p->jones == SIM_J_IDEAL);
+    if (dynamic) {
+        sim_bw_start(s, job);
+        return;
+    }
+    j->end = j->start + sim_service_time(s->p, j);
+    if (!sim_heap_push(&s->heap, j->end, SIM_EV_DEPART, job, s->ver[job]))
+        sim_fail(s, "out of memory for the event heap");
+}
+
+static void depart(struct sim_state *s, uint32_t job)
+{
+    struct sim_job *j = &s->w->v[job];
+    j->end = s->now;
+    for (int c = 0; c < s->nc; c++)
+        s->idle[c] += j->alloc[c];
+    if (s->p->comm == SIM_C_BW && j->used > 1)
+        sim_bw_end(s, job);
+    if (s->p->disc == SIM_D_FCFS)
+        sim_fcfs_departure(s, job);
+    else
+        sim_scan_departure(s, job);
+}
+
+static void arrive(struct sim_state *s, uint32_t job)
+{
+    if (s->p->disc == SIM_D_FCFS)
+        sim_fcfs_arrival(s, job);
+    else if (s->p->disc == SIM_D_RESERVE)
+        sim_reserve_arrival(s, job);
+    else
+        sim_scan_arrival(s, job);
+    s->qlen[s->nqlen++] = (double)s->queued;
+}
+
+/* A job that could not start on the empty system would wait for ever. */
+static bool startable(struct sim_state *s)
+{
+    for (size_t i = 0; i < s->w->n; i++) {
+        const struct sim_job *j = &s->w->v[i];
+        bool ok = j->total <= sim_total_units(s->p);
+        if (s->p->disc == SIM_D_FCFS) {
+            bool single = j->ncomp == 1;
+            bool local =
+                s->p->fcfs == SIM_LS || ((s->p->fcfs == SIM_GP || s->p->fcfs == SIM_LP) && single);
+            if (s->p->fcfs == SIM_SC)
+                ok = j->total <= s->size[0];
+            else if (single && local)
+                ok = j->comp[0] <= s->size[j->home];
+            else if (single)
+                ok = ok && j->comp[0] <= s->size[0];
+            else
+                ok = j->ncomp <= s->nc;
+            if (single && !local && s->p->fcfs != SIM_SC) {
+                ok = false;
+                for (int c = 0; c < s->nc; c++)
+                    ok = ok || j->comp[0] <= s->size[c];
+            }
+        }
+        if (!ok)
+            return sim_fail(s,
+                            "job %zu (%d units in %d components) can never start under %s on "
+                            "these clusters",
+                            i + 1, j->total, j->ncomp, s->p->policy_name);
+    }
+    return true;
+}
+
+static void state_free(struct sim_state *s)
+{
+    sim_heap_free(&s->heap);
+    for (int i = 0; i <= SIM_MAX_CLUSTERS; i++)
+        sim_queue_free(&s->q[i]);
+    free(s->bw);
+    free(s->ver);
+    free(s->qlen);
+    sim_reserve_free(s);
+}
+
+bool sim_run(const struct sim_params *p, struct sim_workload_set *w, int rep, struct sim_result *r,
+             char *err, size_t errlen)
+{
+    struct sim_state s;
+    memset(&s, 0, sizeof s);
+    s.p = p;
+    s.w = w;
+    s.err = err;
+    s.errlen = errlen;
+    s.nc = p->nclusters;
+    sim_rng_seed(&s.rng, p->seed, 1000003ULL * (uint64_t)rep + 2);
+    s.tie_state = p->seed * 0x9e3779b97f4a7c15ULL + (uint64_t)rep;
+    for (int c = 0; c < s.nc; c++) {
+        s.idle[c] = s.size[c] = p->size[c];
+        s.link_max[c] = p->link_mbps[c];
+        for (int d = 0; d < s.nc; d++)
+            s.latency[c * s.nc + d] = p->latency[c][d];
+        s.do_list[c] = c;
+    }
+    s.ver = calloc(w->n ? w->n : 1, sizeof *s.ver);
+    s.qlen = calloc(w->n ? w->n : 1, sizeof *s.qlen);
+    if (!s.ver || !s.qlen) {
+        sim_fail(&s, "out of memory for %zu jobs", w->n);
+        goto out;
+    }
+    if (!startable(&s))
+        goto out;
+    s.min_total = INT64_MAX;
+    for (size_t i = 0; i < w->n; i++)
+        s.min_total = w->v[i].total < s.min_total ? w->v[i].total : s.min_total;
+    if (p->disc == SIM_D_RESERVE && !sim_reserve_init(&s))
+        goto out;
+    size_t next = 0;
+    while (!s.failed) {
+        struct sim_event ev;
+        bool have = s.heap.n > 0;
+        if (next < w->n && (!have || w->v[next].submit < s.heap.v[0].t)) {
+            s.now = w->v[next].submit;
+            arrive(&s, (uint32_t)next++);
+            continue;
+        }
+        if (!sim_heap_pop(&s.heap, &ev))
+            break;
+        s.now = ev.t;
+        if (ev.type == SIM_EV_DEPART) {
+            if (ev.ver == s.ver[ev.job])
+                depart(&s, ev.job);
+        } else if (ev.type == SIM_EV_SCAN) {
+            sim_scan_tick(&s);
+        } else if (ev.type == SIM_EV_ARSTART) {
+            s.queued--;
+        }
+    }
+    if (!s.failed && s.queued)
+        sim_fail(&s, "%zu jobs never started (a policy left them waiting on an idle system)",
+                 s.queued);
+    if (!s.failed)
+        sim_result_compute(p, w, s.qlen, r);
+out:
+    state_free(&s);
+    return !s.failed;
+}
