@@ -22,6 +22,7 @@ void acc_plan_release(struct acc_plan *p)
     free(p->item_of_link);
     free(p->link_of);
     free(p->comps);
+    free(p->links);
     for (size_t i = 0; i < p->n_gen_names; i++)
         free(p->gen_names[i]);
     free(p->gen_names);
@@ -212,14 +213,18 @@ acc_err plan_build(const struct acc_plan_env *env, const struct acc_offer *o,
     p->items = calloc(max_items, sizeof *p->items);
     p->labels = calloc(max_items, sizeof *p->labels);
     p->comps = calloc(nc, sizeof *p->comps);
+    p->links = calloc(nl ? nl : 1, sizeof *p->links);
     acc_err rc = ACC_OK;
     if (!p->site_of || !p->item_of_comp || !p->item_of_link || !p->link_of || !p->items ||
-        !p->labels || !p->comps) {
+        !p->labels || !p->comps || !p->links) {
         rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
         goto out;
     }
     memcpy(p->comps, o->components, nc * sizeof *p->comps);
     p->n_comps = nc;
+    if (nl)
+        memcpy(p->links, o->links, nl * sizeof *p->links);
+    p->n_links = nl;
     for (size_t i = 0; i < nc; i++) {
         const struct acc_site_cfg *s = acc_config_site(cfg, sites[i]);
         p->site_of[i] = s->name;
