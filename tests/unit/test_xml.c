@@ -212,6 +212,7 @@ static void test_flexible_offer(void)
     CU_ASSERT_EQUAL(c[0].min_nodes, 16);
     CU_ASSERT_EQUAL(c[0].max_nodes, 0);
     CU_ASSERT_EQUAL(c[0].max_parts, 2);
+    CU_ASSERT_DOUBLE_EQUAL(c[0].ppbw, 100, 1e-9);
     CU_ASSERT_EQUAL(c[0].ppn, 2);
     CU_ASSERT_STRING_EQUAL(c[0].executable, "/opt/solver/solve");
     CU_ASSERT_EQUAL_FATAL(c[0].n_args, 1);
