@@ -79,6 +79,9 @@ struct acc_component {
     int64_t min_nodes; /* FLEXIBLE: no part smaller (0: no bound) */
     int64_t max_nodes; /* FLEXIBLE: no part larger (0: no bound) */
     size_t max_parts;  /* FLEXIBLE: at most so many parts (0: no bound) */
+    double ppbw;       /* FLEXIBLE: Mbit/s each node sends and receives in an
+                        * all-to-all over every part (0: none); each pair of
+                        * parts on two sites gets a generated link */
     int64_t ppn;       /* processes per node, >= 1 */
     char *executable;  /* may be NULL */
     char **args;

@@ -58,18 +58,17 @@ void svc_hook_orphan(void *ctx, struct acc_adapter *ad, const struct acc_booking
 
 /* ------------------------------------------------------------ negotiation */
 
-/* Fills the allocation of *a from the offer's links and the plan's
- * components (a flexible request's generated parts among them;
- * reservations only when the items were booked). */
-static acc_err fill_allocation(struct acc_agreement *a, const struct acc_offer *o,
-                               const struct acc_plan *p, bool booked)
+/* Fills the allocation of *a from the plan's components and links (a
+ * flexible request's generated parts and links among them; reservations
+ * only when the items were booked). */
+static acc_err fill_allocation(struct acc_agreement *a, const struct acc_plan *p, bool booked)
 {
     a->comps = calloc(p->n_comps, sizeof *a->comps);
-    a->links = calloc(o->n_links ? o->n_links : 1, sizeof *a->links);
+    a->links = calloc(p->n_links ? p->n_links : 1, sizeof *a->links);
     if (!a->comps || !a->links)
         return ACC_ERR_NOMEM;
     a->n_comps = p->n_comps;
-    a->n_links = o->n_links;
+    a->n_links = p->n_links;
     bool oom = false;
     for (size_t i = 0; i < p->n_comps; i++) {
         struct acc_alloc_component *c = &a->comps[i];
@@ -99,9 +98,9 @@ static acc_err fill_allocation(struct acc_agreement *a, const struct acc_offer *
         }
         oom |= !c->name || !c->site;
     }
-    for (size_t i = 0; i < o->n_links; i++) {
+    for (size_t i = 0; i < p->n_links; i++) {
         struct acc_alloc_link *l = &a->links[i];
-        const struct acc_link_req *rq = &o->links[i];
+        const struct acc_link_req *rq = &p->links[i];
         l->name = acc_strdup(rq->name);
         l->from = acc_strdup(p->comps[rq->a].name);
         l->to = acc_strdup(p->comps[rq->b].name);
@@ -260,7 +259,7 @@ acc_err svc_negotiate(struct acc_service *svc, struct acc_nego *job, struct acc_
         set_rejected(a, res.err.code, res.err.msg);
         rc = res.err.code;
     }
-    acc_err frc = planned ? fill_allocation(a, o, &plan, agreed) : ACC_OK;
+    acc_err frc = planned ? fill_allocation(a, &plan, agreed) : ACC_OK;
     if (!frc && agreed)
         frc = acc_launcher_describe(svc->launcher, a, &res.err);
     if (frc)

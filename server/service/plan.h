@@ -38,7 +38,10 @@ struct acc_plan {
      * the generated names, which the plan owns (gen_names). */
     struct acc_component *comps;
     size_t n_comps;
-    char **gen_names;
+    struct acc_link_req *links; /* the offer's links, then a flexible request's
+                                 * generated ones (shallow, like comps) */
+    size_t n_links;
+    char **gen_names; /* generated component and link names, owned */
     size_t n_gen_names;
     const char **site_of; /* per component: its site (borrowed from the config) */
     size_t *item_of_comp; /* per component: index of its node reservation */

@@ -17,9 +17,12 @@
 struct view {
     struct acc_offer offer;
     const char **sites;
-    char **names; /* the parts' names, owned until handed to the plan */
-    size_t n_names;
+    char **names; /* the parts' and generated links' names, owned until
+                   * handed to the plan */
+    size_t n_names, n_parts;
 };
+
+#define MAX_LINK_MBIT 1000000 /* as for an offer's own links */
 
 static void view_release(struct view *v)
 {
@@ -27,8 +30,61 @@ static void view_release(struct view *v)
         free(v->names[i]);
     free(v->names);
     free(v->offer.components);
+    free(v->offer.links);
     free(v->sites);
     memset(v, 0, sizeof *v);
+}
+
+/* Where part j of the request sits in the view's components. */
+static size_t part_at(size_t j, size_t fi, size_t n_offer)
+{
+    return j == 0 ? fi : n_offer + j - 1;
+}
+
+/* The generated links: every two parts on different sites, n_j * n_k *
+ * PPBW / (n_T - 1) (eq. 1 between two parts: summed over the others it is
+ * eq. 1 of one part).  ACC_ERR_CAPACITY when one needs more than a link
+ * may ask for. */
+static acc_err view_links(const struct acc_offer *o, size_t fi, const struct acc_component *rq,
+                          struct view *v, struct acc_error *err)
+{
+    size_t np = v->n_parts, n_offer = o->n_components, nl = o->n_links;
+    size_t room = nl + np * (np - 1) / 2;
+    v->offer.links = calloc(room ? room : 1, sizeof *v->offer.links);
+    if (!v->offer.links)
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    if (nl)
+        memcpy(v->offer.links, o->links, nl * sizeof *v->offer.links);
+    v->offer.n_links = nl;
+    if (!(rq->ppbw > 0))
+        return ACC_OK;
+    for (size_t j = 0; j < np; j++) {
+        for (size_t k = j + 1; k < np; k++) {
+            size_t a = part_at(j, fi, n_offer), b = part_at(k, fi, n_offer);
+            if (strcmp(v->sites[a], v->sites[b]) == 0)
+                continue; /* within one site: nothing to reserve */
+            struct acc_link_req *l = &v->offer.links[v->offer.n_links];
+            l->a = a;
+            l->b = b;
+            l->sizing = ACC_LINK_PER_PROCESSOR;
+            l->ppbw = rq->ppbw;
+            l->computed = (double)v->offer.components[a].nodes *
+                          (double)v->offer.components[b].nodes * rq->ppbw / (double)(rq->nodes - 1);
+            struct acc_error e;
+            if (acc_bw_mbit(l->computed, MAX_LINK_MBIT, &l->bandwidth, &e))
+                return acc_error_set(err, ACC_ERR_CAPACITY, "the link between %s and %s: %s",
+                                     v->offer.components[a].name, v->offer.components[b].name,
+                                     e.msg);
+            char name[160];
+            snprintf(name, sizeof name, "%s-%s", v->offer.components[a].name,
+                     v->offer.components[b].name);
+            if (!(v->names[v->n_names] = strdup(name)))
+                return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+            l->name = v->names[v->n_names++];
+            v->offer.n_links++;
+        }
+    }
+    return ACC_OK;
 }
 
 static acc_err view_make(const struct acc_config *cfg, const struct acc_offer *o, size_t fi,
@@ -38,19 +94,20 @@ static acc_err view_make(const struct acc_config *cfg, const struct acc_offer *o
     size_t n = o->n_components + pl->n - 1;
     memset(v, 0, sizeof *v);
     v->offer = *o;
+    v->offer.links = NULL;
     v->offer.components = calloc(n, sizeof *v->offer.components);
     v->sites = calloc(n, sizeof *v->sites);
-    v->names = calloc(pl->n, sizeof *v->names);
+    /* the parts, and a link for every two of them */
+    v->names = calloc(pl->n + pl->n * (pl->n - 1) / 2, sizeof *v->names);
     if (!v->offer.components || !v->sites || !v->names)
         goto nomem;
     v->offer.n_components = n;
-    v->n_names = pl->n;
     for (size_t i = 0; i < o->n_components; i++) {
         v->offer.components[i] = o->components[i];
         v->sites[i] = o->components[i].site;
     }
     for (size_t j = 0; j < pl->n; j++) {
-        size_t at = j == 0 ? fi : o->n_components + j - 1;
+        size_t at = part_at(j, fi, o->n_components);
         char name[96];
         if (rq->kind == ACC_COMP_TOTAL)
             snprintf(name, sizeof name, "%s", rq->name);
@@ -58,6 +115,7 @@ static acc_err view_make(const struct acc_config *cfg, const struct acc_offer *o
             snprintf(name, sizeof name, "%s.%zu", rq->name, j + 1);
         if (!(v->names[j] = strdup(name)))
             goto nomem;
+        v->n_names = v->n_parts = j + 1;
         struct acc_component *c = &v->offer.components[at];
         *c = *rq; /* ppn, executable and arguments are the request's */
         c->name = v->names[j];
@@ -65,10 +123,14 @@ static acc_err view_make(const struct acc_config *cfg, const struct acc_offer *o
         c->nodes = pl->size[j];
         c->min_nodes = c->max_nodes = 0;
         c->max_parts = 0;
+        c->ppbw = 0;
         c->site = NULL;
         v->sites[at] = cfg->sites[pl->cluster[j]].name;
     }
-    return ACC_OK;
+    acc_err rc = view_links(o, fi, rq, v, err);
+    if (rc)
+        view_release(v);
+    return rc;
 nomem:
     view_release(v);
     return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
@@ -82,10 +144,17 @@ static void describe(char *out, size_t size, const char *policy, size_t k, size_
     size_t used =
         (size_t)snprintf(out, size, "policy %s, candidate %zu of %zu: %s (%" PRId64 " nodes) as",
                          policy, k + 1, got, rq->name, rq->nodes);
-    for (size_t j = 0; j < v->n_names && used + 2 < size; j++) {
-        size_t at = j == 0 ? fi : n_offer + j - 1;
+    for (size_t j = 0; j < v->n_parts && used + 2 < size; j++) {
+        size_t at = part_at(j, fi, n_offer);
         used += (size_t)snprintf(out + used, size - used, "%s %s %" PRId64 " on %s", j ? "," : "",
                                  v->names[j], v->offer.components[at].nodes, v->sites[at]);
+    }
+    for (size_t i = v->offer.n_links - (v->n_names - v->n_parts);
+         i < v->offer.n_links && used + 2 < size; i++) {
+        const struct acc_link_req *l = &v->offer.links[i];
+        used += (size_t)snprintf(out + used, size - used,
+                                 "; link %s: eq. (1) gives %.3f Mbit/s, booked %" PRId64, l->name,
+                                 l->computed, l->bandwidth);
     }
     if (why && used + 2 < size)
         snprintf(out + used, size - used, ": %s", why);
@@ -149,8 +218,17 @@ acc_err plan_requested(const struct acc_plan_env *env, struct acc_engine *eng,
         struct acc_plan p;
         struct acc_error berr;
         char detail[768];
-        if ((rc = view_make(cfg, o, fi, &cand[k], &v, err)))
-            break;
+        struct acc_error verr;
+        if (view_make(cfg, o, fi, &cand[k], &v, &verr)) {
+            if (verr.code == ACC_ERR_NOMEM) {
+                rc = acc_error_copy(err, &verr);
+                break;
+            }
+            snprintf(detail, sizeof detail, "policy %s, candidate %zu of %zu: %.600s", pn, k + 1,
+                     got, verr.msg);
+            plan_note(probe, -1, verr.code, detail);
+            continue;
+        }
         if (plan_build(env, &v.offer, v.sites, &p, &berr)) {
             if (berr.code == ACC_ERR_NOMEM)
                 rc = acc_error_copy(err, &berr);

@@ -4,7 +4,8 @@
  *   plan.c       checks, items from an assignment of sites, components of
  *                given sizes placed by probing or by a policy
  *   plan_flex.c  a flexible or total request split by the policy into
- *                generated components
+ *                generated components (and links between them)
+ *   plan_policy.c  the policy of an offer, the seed of random ties
  *
  * Internal names start with plan_. */
 #ifndef ACC_PLAN_INTERNAL_H

@@ -179,6 +179,8 @@ static acc_err comp_term(struct offer_interp *in, const xmlNode *n, const char *
             int64_t k = 0;
             rc = offer_number(in, e, term, 1, ACC_POLICY_MAX_PARTS, &k);
             c->max_parts = (size_t)k;
+        } else if (offer_is_co(e, "PerProcessorBandwidth")) {
+            rc = offer_decimal(in, e, term, MAX_BANDWIDTH, &c->ppbw);
         } else if (offer_is_co(e, "ProcessesPerNode")) {
             rc = offer_number(in, e, term, 1, MAX_PPN, &c->ppn);
         } else if (offer_is_co(e, "Executable")) {

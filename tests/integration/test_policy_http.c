@@ -306,6 +306,46 @@ static void test_flexible_fcm(void)
     http_reply_free(&r);
 }
 
+static void test_flexible_bandwidth(void)
+{
+    /* FCM puts 32 on b and 8 on a; at 10 Mbit/s per processor over all 40
+     * nodes the two parts exchange 32 * 8 * 10 / 39 = 65.641 Mbit/s, booked
+     * 66 on the link a_b. */
+    struct http_reply r;
+    CU_ASSERT_EQUAL(
+        post(offer(FLEX("job", "<co:TotalNodes>40</co:TotalNodes>"
+                               "<co:PerProcessorBandwidth>10</co:PerProcessorBandwidth>")
+                       POLICY("fcm")),
+             &r),
+        201);
+    expect_part(&r, "job.1", "b", 32);
+    expect_part(&r, "job.2", "a", 8);
+    char *bw = xml_get(r.body, "//co:LinkAllocation[@co:name='job.1-job.2']/co:Bandwidth");
+    char *link = xml_get(r.body, "//co:LinkAllocation[@co:name='job.1-job.2']/co:Link");
+    char *res = xml_get(r.body, "//co:LinkAllocation[@co:name='job.1-job.2']/co:Reservation");
+    CU_ASSERT_STRING_EQUAL(bw ? bw : "", "66");
+    CU_ASSERT_STRING_EQUAL(link ? link : "", "a_b");
+    CU_ASSERT_PTR_NOT_NULL(res);
+    free(bw);
+    free(link);
+    free(res);
+    char *trace = trace_of(&r);
+    CU_ASSERT_PTR_NOT_NULL(
+        strstr(trace ? trace : "", "link job.1-job.2: eq. (1) gives 65.641 Mbit/s, booked 66"));
+    free(trace);
+    http_reply_free(&r);
+    /* 200 Mbit/s per processor would need 1313 on a_b, which has 1000; the
+     * only other candidate (without b) cannot hold 40 nodes. */
+    CU_ASSERT_EQUAL(
+        post(offer(FLEX("job", "<co:TotalNodes>40</co:TotalNodes>"
+                               "<co:PerProcessorBandwidth>200</co:PerProcessorBandwidth>")
+                       POLICY("fcm")),
+             &r),
+        400);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.body ? r.body : "", "no candidate of policy fcm"));
+    http_reply_free(&r);
+}
+
 static void test_flexible_bounds_and_fixed(void)
 {
     /* A fixed component of 10 on b leaves it 22; parts of at most 12 and at
@@ -440,6 +480,7 @@ static const struct acc_test_case tests[] = {
     {"bad link combinations", test_bad_link_combinations},
     {"a flexible request split by FCM, booked, shown", test_flexible_fcm},
     {"a flexible request with bounds beside a fixed component", test_flexible_bounds_and_fixed},
+    {"bandwidth between the parts of a flexible request", test_flexible_bandwidth},
     {"a total (single-site) request", test_total_request},
     {"CA with the configured latencies picks the close pair", test_ca_low_latency_pair},
     {"the configured policy falls back to earliest", test_configured_policy_falls_back},

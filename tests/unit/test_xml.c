@@ -190,6 +190,39 @@ static void test_example_offer(void)
     CU_ASSERT(is_empty_offer(&o));
 }
 
+static void test_flexible_offer(void)
+{
+    struct acc_offer o;
+    struct acc_error e = {0};
+    size_t len;
+    char *data = acc_test_slurp(ACC_TEST_EXAMPLES "/offer-flexible.xml", &len);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(data);
+    acc_err rc = acc_xml_parse_offer(data, len, NULL, &o, &e);
+    free(data);
+    if (rc)
+        fprintf(stderr, "%s\n", e.msg);
+    ACC_ASSERT_OK(rc);
+    CU_ASSERT_STRING_EQUAL(o.policy, "fcm");
+    CU_ASSERT_EQUAL_FATAL(o.n_components, 2);
+    const struct acc_component *c = o.components;
+    CU_ASSERT_STRING_EQUAL(c[0].name, "solver");
+    CU_ASSERT_EQUAL(c[0].kind, ACC_COMP_FLEXIBLE);
+    CU_ASSERT_PTR_NULL(c[0].site);
+    CU_ASSERT_EQUAL(c[0].nodes, 160);
+    CU_ASSERT_EQUAL(c[0].min_nodes, 16);
+    CU_ASSERT_EQUAL(c[0].max_nodes, 0);
+    CU_ASSERT_EQUAL(c[0].max_parts, 2);
+    CU_ASSERT_DOUBLE_EQUAL(c[0].ppbw, 100, 1e-9);
+    CU_ASSERT_EQUAL(c[0].ppn, 2);
+    CU_ASSERT_STRING_EQUAL(c[0].executable, "/opt/solver/solve");
+    CU_ASSERT_EQUAL_FATAL(c[0].n_args, 1);
+    CU_ASSERT_STRING_EQUAL(c[0].args[0], "--grid=4096");
+    CU_ASSERT_EQUAL(c[1].kind, ACC_COMP_SIZED);
+    CU_ASSERT_STRING_EQUAL(c[1].site, "fh-brs");
+    acc_offer_release(&o);
+    CU_ASSERT(is_empty_offer(&o));
+}
+
 static void test_window_offer(void)
 {
     struct acc_offer o;
@@ -1353,6 +1386,7 @@ static void test_threads(void)
 
 static const struct acc_test_case tests[] = {
     {"example_offer", test_example_offer},
+    {"flexible_offer", test_flexible_offer},
     {"window_offer", test_window_offer},
     {"minimal_offer", test_minimal_offer},
     {"other_prefixes", test_other_prefixes},
