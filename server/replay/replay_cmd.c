@@ -88,7 +88,10 @@ static bool workload_params(const struct acc_config *cfg, const struct acc_repla
         snprintf(sizes + at, sizeof sizes - at, "%s%" PRId64, i ? "," : "", cfg->sites[i].nodes);
     }
     snprintf(jobs, sizeof jobs, "%ld", cmd->jobs > 0 ? cmd->jobs : p->jobs);
+    /* The file's discipline is not the replay's: the replay is Accord's
+     * advance-reservation mode (AR) with accordd's policy. */
     if (!sim_params_set(p, "clusters", sizes, ".", m, sizeof m) ||
+        !sim_params_set(p, "policy", "AR", ".", m, sizeof m) ||
         !sim_params_set(p, "warmup", "0", ".", m, sizeof m) ||
         !sim_params_set(p, "jobs", jobs, ".", m, sizeof m) || !sim_params_check(p, m, sizeof m)) {
         snprintf(msg, len, "%s on the configured sites: %s", cmd->workload, m);
