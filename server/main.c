@@ -1,9 +1,12 @@
 /* main.c - accordd: the co-allocation service.
  *
  *   accordd [--config FILE] [--listen HOST:PORT] [--db PATH] [--log-level L]
+ *   accordd --config FILE --replay WORKLOAD [--policy NAME] [--from TIME]
+ *           [--jobs N] [--csv]
  *   accordd --print-config | --help | --version
  *
  * Without --config it serves the embedded simulated testbed. */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +16,7 @@
 #include "../lib/common/tuning.h"
 #include "config/config.h"
 #include "http/http.h"
+#include "replay/replay.h"
 #include "service/service.h"
 #include "xml/xml.h"
 
@@ -20,6 +24,8 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: accordd [--config FILE] [--listen HOST:PORT] [--db PATH]\n"
                "               [--log-level error|warn|info|debug]\n"
+               "       accordd [--config FILE] [--db PATH] --replay WORKLOAD [--policy NAME]\n"
+               "               [--from TIME] [--jobs N] [--csv]\n"
                "       accordd --print-config | --help | --version\n"
                "\n"
                "Accord negotiates co-allocations (nodes on several clusters plus network\n"
@@ -31,12 +37,22 @@ static void usage(FILE *f)
                "  --listen HOST:PORT where to listen (port 0: any free port)\n"
                "  --db PATH          the SQLite database file\n"
                "  --log-level L      how much to log on standard error\n"
-               "  --print-config     print the embedded testbed's configuration and exit\n");
+               "  --print-config     print the embedded testbed's configuration and exit\n"
+               "\n"
+               "  --replay WORKLOAD  dry run: place an SWF trace or an accord-sim parameter\n"
+               "                     file on the live calendars of the configured sites\n"
+               "                     (previews only: nothing is booked, the database is not\n"
+               "                     opened), print each job's placement and a summary\n"
+               "  --policy NAME      the placement policy (default: [negotiation] policy)\n"
+               "  --from TIME        submit times count from TIME (RFC 3339; default now)\n"
+               "  --jobs N           replay at most N jobs of the workload\n"
+               "  --csv              CSV instead of a table\n");
 }
 
 int main(int argc, char **argv)
 {
-    const char *config = NULL, *listen = NULL, *db = NULL, *level = NULL;
+    const char *config = NULL, *listen = NULL, *db = NULL, *level = NULL, *jobs = NULL;
+    struct acc_replay_cmd replay = {0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         bool has_value = i + 1 < argc;
@@ -57,11 +73,36 @@ int main(int argc, char **argv)
             db = argv[++i];
         } else if (strcmp(a, "--log-level") == 0 && has_value) {
             level = argv[++i];
+        } else if (strcmp(a, "--replay") == 0 && has_value) {
+            replay.workload = argv[++i];
+        } else if (strcmp(a, "--policy") == 0 && has_value) {
+            replay.policy = argv[++i];
+        } else if (strcmp(a, "--from") == 0 && has_value) {
+            replay.from = argv[++i];
+        } else if (strcmp(a, "--jobs") == 0 && has_value) {
+            jobs = argv[++i];
+        } else if (strcmp(a, "--csv") == 0) {
+            replay.csv = true;
         } else {
             fprintf(stderr, "accordd: unknown or incomplete option '%s'\n", a);
             usage(stderr);
             return 2;
         }
+    }
+
+    if (!replay.workload && (replay.policy || replay.from || jobs || replay.csv)) {
+        fprintf(stderr, "accordd: --policy, --from, --jobs and --csv go with --replay\n");
+        return 2;
+    }
+    if (jobs) {
+        char *end = NULL;
+        errno = 0;
+        long n = strtol(jobs, &end, 10);
+        if (errno || end == jobs || *end || n < 1 || n > ACC_REPLAY_MAX_JOBS) {
+            fprintf(stderr, "accordd: --jobs is a number from 1 to %d\n", ACC_REPLAY_MAX_JOBS);
+            return 2;
+        }
+        replay.jobs = n;
     }
 
     struct acc_config cfg;
@@ -84,6 +125,13 @@ int main(int argc, char **argv)
         return 2;
     }
     acc_log_set_level(cfg.log_level);
+    if (replay.workload) {
+        /* A dry run: the sites' adapters and previews only; no store, no
+         * HTTP, nothing booked. */
+        int st = acc_replay_command(&cfg, &replay, stdout, stderr);
+        acc_config_release(&cfg);
+        return st;
+    }
     acc_tune_process();
 
     /* Signals are taken by sigwait below, in this thread only. */

@@ -34,14 +34,60 @@ struct acc_adapter *svc_adapter_named(struct acc_service *svc, const char *name)
     return ad ? ad : svc_network_adapter(svc, name);
 }
 
-/* The kind: the service's own (tests) first, then the compiled-in ones. */
-static const struct acc_adapter_ops *kind_find(struct acc_service *svc, const char *kind)
+/* The kind: the given ones (tests) first, then the compiled-in ones. */
+static const struct acc_adapter_ops *kind_find(const struct acc_adapter_ops *const *kinds,
+                                               const char *kind)
 {
-    for (size_t i = 0; svc->kinds && svc->kinds[i]; i++) {
-        if (strcmp(svc->kinds[i]->kind, kind) == 0)
-            return svc->kinds[i];
+    for (size_t i = 0; kinds && kinds[i]; i++) {
+        if (strcmp(kinds[i]->kind, kind) == 0)
+            return kinds[i];
     }
     return acc_adapter_kind_find(kind);
+}
+
+static void known_kinds(char *known, size_t len)
+{
+    known[0] = '\0';
+    for (size_t i = 0; acc_adapter_kinds[i]; i++) {
+        size_t n = strlen(known);
+        snprintf(known + n, len - n, "%s%s", i ? ", " : "", acc_adapter_kinds[i]->kind);
+    }
+}
+
+acc_err acc_service_open_site(const struct acc_config *cfg, size_t i,
+                              const struct acc_adapter_ops *const *kinds, struct acc_adapter **out,
+                              struct acc_error *err)
+{
+    *out = NULL;
+    if (i >= cfg->n_sites)
+        return acc_error_set(err, ACC_ERR_INVALID, "no site %zu in the configuration", i);
+    const struct acc_site_cfg *s = &cfg->sites[i];
+    char section[128], known[256];
+    snprintf(section, sizeof section, "[site %s]", s->name);
+    const struct acc_adapter_ops *ops = kind_find(kinds, s->adapter);
+    if (!ops) {
+        known_kinds(known, sizeof known);
+        return acc_error_set(err, ACC_ERR_CONFIG, "%s: unknown adapter '%s' (known: %s)", section,
+                             s->adapter, known);
+    }
+    if (!(ops->caps & ACC_CAP_NODES))
+        return acc_error_set(err, ACC_ERR_CONFIG, "%s: adapter %s does not reserve nodes", section,
+                             s->adapter);
+    if (s->sbatch && !(ops->caps & ACC_CAP_SUBMIT))
+        return acc_error_set(err, ACC_ERR_CONFIG,
+                             "%s: launch = sbatch needs an adapter that submits jobs into "
+                             "reservations (slurm); %s does not",
+                             section, s->adapter);
+    struct acc_adapter_env env = {
+        .name = s->name,
+        .section = section,
+        .db_path = cfg->db_path,
+        .durable = cfg->durable,
+        .settings = s->settings,
+        .n_settings = s->n_settings,
+        .nodes = s->nodes,
+    };
+    return acc_adapter_open(ops, &env, out, err);
 }
 
 acc_err svc_open_adapters(struct acc_service *svc, struct acc_error *err)
@@ -51,37 +97,10 @@ acc_err svc_open_adapters(struct acc_service *svc, struct acc_error *err)
     svc->net_ad = calloc(cfg->n_networks ? cfg->n_networks : 1, sizeof *svc->net_ad);
     if (!svc->site_ad || !svc->net_ad)
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
-    char known[256] = "";
-    for (size_t i = 0; acc_adapter_kinds[i]; i++) {
-        size_t n = strlen(known);
-        snprintf(known + n, sizeof known - n, "%s%s", i ? ", " : "", acc_adapter_kinds[i]->kind);
-    }
+    char known[256];
+    known_kinds(known, sizeof known);
     for (size_t i = 0; i < cfg->n_sites; i++) {
-        const struct acc_site_cfg *s = &cfg->sites[i];
-        char section[128];
-        snprintf(section, sizeof section, "[site %s]", s->name);
-        const struct acc_adapter_ops *ops = kind_find(svc, s->adapter);
-        if (!ops)
-            return acc_error_set(err, ACC_ERR_CONFIG, "%s: unknown adapter '%s' (known: %s)",
-                                 section, s->adapter, known);
-        if (!(ops->caps & ACC_CAP_NODES))
-            return acc_error_set(err, ACC_ERR_CONFIG, "%s: adapter %s does not reserve nodes",
-                                 section, s->adapter);
-        if (s->sbatch && !(ops->caps & ACC_CAP_SUBMIT))
-            return acc_error_set(err, ACC_ERR_CONFIG,
-                                 "%s: launch = sbatch needs an adapter that submits jobs into "
-                                 "reservations (slurm); %s does not",
-                                 section, s->adapter);
-        struct acc_adapter_env env = {
-            .name = s->name,
-            .section = section,
-            .db_path = svc->cfg->db_path,
-            .durable = svc->cfg->durable,
-            .settings = s->settings,
-            .n_settings = s->n_settings,
-            .nodes = s->nodes,
-        };
-        acc_err rc = acc_adapter_open(ops, &env, &svc->site_ad[i], err);
+        acc_err rc = acc_service_open_site(cfg, i, svc->kinds, &svc->site_ad[i], err);
         if (rc)
             return rc;
     }
@@ -89,7 +108,7 @@ acc_err svc_open_adapters(struct acc_service *svc, struct acc_error *err)
         const struct acc_network_cfg *n = &cfg->networks[i];
         char section[128];
         snprintf(section, sizeof section, "[network %s]", n->name);
-        const struct acc_adapter_ops *ops = kind_find(svc, n->adapter);
+        const struct acc_adapter_ops *ops = kind_find(svc->kinds, n->adapter);
         if (!ops)
             return acc_error_set(err, ACC_ERR_CONFIG, "%s: unknown adapter '%s' (known: %s)",
                                  section, n->adapter, known);

@@ -1,0 +1,226 @@
+/* replay_cmd.c - accordd --replay WORKLOAD (replay.h): the workload read
+ * with accord-sim's parsers and generators, the configured sites' adapters
+ * opened as accordd opens them, previews as the live frames, and the
+ * placements printed.  Never reserves, never cancels, never opens
+ * accordd's database. */
+#include "replay.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../adapters/adapter.h"
+#include "../config/config.h"
+#include "../service/service.h"
+#include "sim.h"
+
+/* The live frames: a preview of the site's adapter (duration 1 s). */
+struct live_ctx {
+    const struct acc_config *cfg;
+    struct acc_adapter **ad;
+};
+
+static acc_err live_preview(void *ctx, size_t site, int64_t amount, acc_time from, acc_time until,
+                            struct acc_frames *out, struct acc_error *err)
+{
+    struct live_ctx *l = ctx;
+    struct acc_resource res = {ACC_RES_NODES, l->cfg->sites[site].name, amount};
+    return acc_adapter_preview(l->ad[site], &res, from, until, 1, out, err);
+}
+
+/* An SWF trace starts with ';' comments or numeric fields; a parameter
+ * file with "key = value" lines or '#' comments. */
+static int is_swf(const char *path, char *msg, size_t len)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(msg, len, "%s: cannot open: %s", path, strerror(errno));
+        return -1;
+    }
+    int c, swf = 0;
+    while ((c = fgetc(f)) != EOF) {
+        if (c == ' ' || c == '\t' || c == '\r' || c == '\n')
+            continue;
+        swf = c == ';' || c == '-' || (c >= '0' && c <= '9');
+        break;
+    }
+    fclose(f);
+    return swf;
+}
+
+/* The simulator's parameters for the workload, on the configured sites. */
+static bool workload_params(const struct acc_config *cfg, const struct acc_replay_cmd *cmd,
+                            struct sim_params *p, char *msg, size_t len)
+{
+    char m[SIM_ERR_LEN], sizes[16 * 12] = "", jobs[32];
+    int swf = is_swf(cmd->workload, msg, len);
+    if (swf < 0)
+        return false;
+    if (swf) {
+        sim_params_init(p);
+        if (!sim_params_set(p, "workload", "swf", ".", m, sizeof m) ||
+            !sim_params_set(p, "trace", cmd->workload, ".", m, sizeof m) ||
+            !sim_params_set(p, "load", "0", ".", m, sizeof m)) {
+            snprintf(msg, len, "%s: %s", cmd->workload, m);
+            sim_params_release(p);
+            return false;
+        }
+        p->jobs = ACC_REPLAY_MAX_JOBS; /* the first ones of a longer trace */
+    } else {
+        struct sim_experiment e;
+        if (!sim_experiment_load(&e, cmd->workload, m, sizeof m)) {
+            snprintf(msg, len, "%s", m);
+            return false;
+        }
+        bool ok = sim_experiment_params(&e, 0, 0, p, m, sizeof m);
+        sim_experiment_free(&e);
+        if (!ok) {
+            snprintf(msg, len, "%s: %s", cmd->workload, m);
+            return false;
+        }
+    }
+    /* The workload is drawn for the configured sites: load is relative to
+     * them, and a trace's jobs larger than all of them are dropped. */
+    for (size_t i = 0; i < cfg->n_sites; i++) {
+        size_t at = strlen(sizes);
+        snprintf(sizes + at, sizeof sizes - at, "%s%" PRId64, i ? "," : "", cfg->sites[i].nodes);
+    }
+    snprintf(jobs, sizeof jobs, "%ld", cmd->jobs > 0 ? cmd->jobs : p->jobs);
+    /* The file's discipline is not the replay's: the replay is Accord's
+     * advance-reservation mode (AR) with accordd's policy. */
+    if (!sim_params_set(p, "clusters", sizes, ".", m, sizeof m) ||
+        !sim_params_set(p, "policy", "AR", ".", m, sizeof m) ||
+        !sim_params_set(p, "warmup", "0", ".", m, sizeof m) ||
+        !sim_params_set(p, "jobs", jobs, ".", m, sizeof m) || !sim_params_check(p, m, sizeof m)) {
+        snprintf(msg, len, "%s on the configured sites: %s", cmd->workload, m);
+        sim_params_release(p);
+        return false;
+    }
+    if (p->jobs > ACC_REPLAY_MAX_JOBS) {
+        snprintf(msg, len, "%s: %ld jobs, a replay takes at most %d (--jobs N)", cmd->workload,
+                 p->jobs, ACC_REPLAY_MAX_JOBS);
+        sim_params_release(p);
+        return false;
+    }
+    return true;
+}
+
+/* The simulator's jobs as the replay's, at from + their submit offsets. */
+static bool convert(const struct sim_params *p, const struct sim_workload_set *w, acc_time from,
+                    struct acc_replay_job *jobs, char *msg, size_t len)
+{
+    for (size_t i = 0; i < w->n; i++) {
+        const struct sim_job *s = &w->v[i];
+        struct acc_replay_job *j = &jobs[i];
+        if (!(s->submit >= 0 && s->submit < 1e11 && s->t1 >= 0 && s->t1 < 1e11)) {
+            snprintf(msg, len, "job %zu: submit %g s or run time %g s out of range", i + 1,
+                     s->submit, s->t1);
+            return false;
+        }
+        j->submit = from + (acc_time)llround(s->submit);
+        j->duration = (int64_t)ceil(s->t1);
+        if (j->duration < 1)
+            j->duration = 1;
+        j->total = s->total;
+        j->n_comp = (size_t)s->ncomp;
+        for (int k = 0; k < s->ncomp; k++)
+            j->comp[k] = s->comp[k];
+        j->flexible = p->split == SIM_SPLIT_FLEX && s->ncomp == 1;
+    }
+    return true;
+}
+
+int acc_replay_command(const struct acc_config *cfg, const struct acc_replay_cmd *cmd, FILE *out,
+                       FILE *err_out)
+{
+    struct acc_error err = {0};
+    char msg[512];
+    int status = 2;
+    struct sim_params p;
+    struct sim_workload_set w = {0};
+    struct acc_replay_job *jobs = NULL;
+    struct acc_replay_placement *pl = NULL;
+    struct acc_replay_site sites[ACC_REPLAY_MAX_SITES];
+    struct acc_adapter *ad[ACC_REPLAY_MAX_SITES] = {0};
+    bool have_params = false;
+    struct acc_replay_setup s = {.sites = sites, .n_sites = cfg->n_sites, .seed = cfg->policy_seed};
+
+    if (cfg->n_sites > ACC_REPLAY_MAX_SITES) {
+        fprintf(err_out,
+                "accordd: --replay places on at most %d sites; the configuration has %zu\n",
+                ACC_REPLAY_MAX_SITES, cfg->n_sites);
+        return 2;
+    }
+    if (cmd->jobs < 0 || cmd->jobs > ACC_REPLAY_MAX_JOBS) {
+        fprintf(err_out, "accordd: --jobs is 1 to %d\n", ACC_REPLAY_MAX_JOBS);
+        return 2;
+    }
+    if (acc_config_policy(cfg, cmd->policy, &s.policy, &err)) {
+        fprintf(err_out, "accordd: --policy: %s\n", err.msg);
+        return 2;
+    }
+    s.candidates = cfg->policy_candidates;
+    s.from = acc_now();
+    if (cmd->from && acc_time_parse(cmd->from, &s.from, &err)) {
+        fprintf(err_out, "accordd: --from: %s\n", err.msg);
+        return 2;
+    }
+    s.until = s.from + cfg->horizon;
+    if (!workload_params(cfg, cmd, &p, msg, sizeof msg)) {
+        fprintf(err_out, "accordd: --replay: %s\n", msg);
+        return 2;
+    }
+    have_params = true;
+    if (!sim_workload_make(&p, 0, &w, msg, sizeof msg)) {
+        fprintf(err_out, "accordd: --replay: %s\n", msg);
+        goto out;
+    }
+    jobs = calloc(w.n ? w.n : 1, sizeof *jobs);
+    pl = calloc(w.n ? w.n : 1, sizeof *pl);
+    if (!jobs || !pl) {
+        fprintf(err_out, "accordd: --replay: out of memory for %zu jobs\n", w.n);
+        status = 1;
+        goto out;
+    }
+    if (!convert(&p, &w, s.from, jobs, msg, sizeof msg)) {
+        fprintf(err_out, "accordd: --replay: %s\n", msg);
+        goto out;
+    }
+    status = 1;
+    for (size_t i = 0; i < cfg->n_sites; i++) {
+        sites[i] = (struct acc_replay_site){cfg->sites[i].name, cfg->sites[i].nodes};
+        if (acc_service_open_site(cfg, i, NULL, &ad[i], &err)) {
+            fprintf(err_out, "accordd: %s\n", err.msg);
+            goto out;
+        }
+    }
+    struct live_ctx lc = {cfg, ad};
+    s.live = live_preview;
+    s.ctx = &lc;
+    struct acc_replay_stats st;
+    struct acc_replay_summary sum;
+    acc_err rc = acc_replay_run(&s, jobs, w.n, pl, &st, &err);
+    if (!rc)
+        rc = acc_replay_summarise(&s, jobs, w.n, pl, &sum, &err);
+    if (rc) {
+        fprintf(err_out, "accordd: %s\n", err.msg);
+        status = rc == ACC_ERR_INVALID || rc == ACC_ERR_CAPACITY ? 2 : 1;
+        goto out;
+    }
+    acc_replay_print(out, cmd->csv, &s, jobs, w.n, pl, &sum, &st);
+    fflush(out);
+    status = ferror(out) ? 1 : 0;
+out:
+    for (size_t i = 0; i < ACC_REPLAY_MAX_SITES; i++) {
+        if (ad[i])
+            acc_adapter_close(ad[i]);
+    }
+    free(jobs);
+    free(pl);
+    sim_workload_free(&w);
+    if (have_params)
+        sim_params_release(&p);
+    return status;
+}
