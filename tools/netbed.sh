@@ -100,6 +100,20 @@ kill_ns_pids() {
     echo "$PROG: warning: processes still alive after SIGKILL" >&2
 }
 
+# Waits (up to 20 s) until our nbw0 is gone, deleting it ourselves after 5 s;
+# a link of that name that is not ours is left alone.
+gone_nbw0() {
+    local i
+    for i in $(seq 400); do
+        [ -e /sys/class/net/nbw0 ] || return 0
+        [ "$(cat /sys/class/net/nbw0/ifalias 2>/dev/null)" = accord-netbed ] || return 0
+        # it may vanish between the test and the deletion: not an error
+        [ "$i" != 100 ] || ip link del nbw0 2>/dev/null || true
+        sleep 0.05
+    done
+    echo "$PROG: warning: nbw0 is still there after 20 s" >&2
+}
+
 down() {
     local ns
     local -a mine=()
@@ -121,15 +135,9 @@ down() {
             fi
         done
         # The kernel dismantles a deleted namespace asynchronously; nbw0 (root side
-        # of acc-wan's veth) goes with it some milliseconds later.  Wait, so that an
-        # "up" right after this does not find it.
-        for _ in $(seq 100); do
-            [ -e /sys/class/net/nbw0 ] || break
-            sleep 0.05
-        done
-        if [ -e /sys/class/net/nbw0 ] && [ "$(cat /sys/class/net/nbw0/ifalias 2>/dev/null)" = accord-netbed ]; then
-            ip link del nbw0
-        fi
+        # of acc-wan's veth) goes with it some milliseconds later, seconds on a busy
+        # machine.  Wait, so that an "up" right after this does not find it.
+        gone_nbw0
     fi
     rm -f "$DIR/ns-map" "$DIR/ns-map.tmp" "$DIR/namespaces" "$DIR/cap"
     rmdir "$DIR" 2>/dev/null || true
@@ -162,6 +170,7 @@ up() {
         ! ns_exists "$ns" || die "namespace $ns exists but was not made by $PROG;" \
             "remove it ('ip netns del $ns') first"
     done < <(all_ns)
+    gone_nbw0 # one of ours still being dismantled by the kernel
     [ ! -e /sys/class/net/nbw0 ] || die "link nbw0 exists but was not made by $PROG"
     if ip -4 route show 10.79.0.0/16 | grep -q .; then
         die "the root namespace already has a route for 10.79.0.0/16"

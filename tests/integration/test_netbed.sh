@@ -24,10 +24,15 @@ bad() {
     failures=$((failures + 1))
     echo "FAIL: $*"
 }
-check() { # DESCRIPTION COMMAND...
-    local what=$1
+check() { # DESCRIPTION COMMAND...  (a failure shows what the command said)
+    local what=$1 out
     shift
-    if "$@" >/dev/null 2>&1; then ok "$what"; else bad "$what"; fi
+    if out=$("$@" 2>&1); then
+        ok "$what"
+    else
+        bad "$what"
+        [ -z "$out" ] || sed 's/^/    | /' <<<"$out" | tail -n 20
+    fi
 }
 
 [ "$(id -u)" = 0 ] || { echo "test_netbed: needs root"; exit 1; }
