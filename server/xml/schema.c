@@ -60,8 +60,9 @@ static void tidy_message(const char *msg, char *dst, size_t size)
     static const struct {
         const char *from, *to;
     } names[] = {
-        {"{" ACC_NS_CO "}", "co:"},
-        {"{" ACC_NS_WSAG "}", "wsag:"},
+        {"{" ACC_NS_CO "}", "co:"},         {"{" ACC_NS_WSAG "}", "wsag:"},
+        {"{" ACC_NS_JSDL "}", "jsdl:"},     {"{" ACC_NS_JSDL_POSIX "}", "jsdl-posix:"},
+        {"{" ACC_NS_WSAG4J "}", "wsag4j:"},
     };
     size_t n = 0;
 
