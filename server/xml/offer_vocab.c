@@ -86,7 +86,7 @@ static const struct {
 };
 
 /* "prefix:name" for a known namespace, else the document's own prefix (or
- * the bare name); *foreign_ns is the namespace when it is not a known one. */
+ * the bare name); *foreign_ns is NULL for a known namespace. */
 static void qname(const xmlNode *n, char *out, size_t size, const char **foreign_ns)
 {
     const char *ns = n->ns ? (const char *)n->ns->href : NULL;
@@ -111,15 +111,14 @@ static bool listed(const char *name, const char *const *list, size_t n)
     return false;
 }
 
-static acc_err refuse(const xmlNode *n, const char *term, const char *what, const char *foreign_ns,
-                      const char *rest, struct acc_error *err)
+/* The fault: the element, its namespace, and rest (what Accord expects). */
+static acc_err refuse(const xmlNode *n, const char *term, const char *what, const char *rest,
+                      struct acc_error *err)
 {
-    char ns_text[200] = "";
-    if (foreign_ns)
-        snprintf(ns_text, sizeof ns_text, " (namespace %.160s)", *foreign_ns ? foreign_ns : "none");
+    const char *ns = n->ns && n->ns->href ? (const char *)n->ns->href : "none";
     return acc_error_set(err, ACC_ERR_SCHEMA,
-                         "line %ld: term '%.64s': unsupported vocabulary: %s%s %s", xmlGetLineNo(n),
-                         term, what, ns_text, rest);
+                         "line %ld: term '%.64s': unsupported vocabulary: %s (namespace %.160s) %s",
+                         xmlGetLineNo(n), term, what, ns, rest);
 }
 
 /* Every element below the WSAG4J element n (named name) is one Accord maps. */
@@ -154,7 +153,7 @@ static acc_err check_tree(const xmlNode *n, const char *name, const char *term,
                 snprintf(rest + len, sizeof rest - (size_t)len, " there%s%s (docs/documents.md)",
                          tree[row].why ? ": " : "", tree[row].why ? tree[row].why : "");
         }
-        return refuse(c, term, child, foreign_ns, rest, err);
+        return refuse(c, term, child, rest, err);
     }
     return ACC_OK;
 }
@@ -172,7 +171,7 @@ static acc_err check_term(const xmlNode *sdt, struct acc_error *err)
         if (listed(el, accord_documents, sizeof accord_documents / sizeof accord_documents[0]))
             continue;
         if (!listed(el, term_elements, sizeof term_elements / sizeof term_elements[0])) {
-            rc = refuse(c, term, el, foreign_ns,
+            rc = refuse(c, term, el,
                         foreign_ns ? "is not a term Accord understands: " EXPECTED_TERMS
                                    : "is not an offer term: " EXPECTED_TERMS,
                         err);
