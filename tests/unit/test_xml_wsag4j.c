@@ -358,6 +358,46 @@ static void test_foreign_first(void)
     CU_ASSERT_PTR_NULL(strstr(e.msg, "co:Nodes"));
 }
 
+/* The documents in tests/data/offers (also the offer fuzzer's seeds). */
+static void test_files(void)
+{
+    static const struct {
+        const char *file;
+        acc_err code;
+        const char *want;
+    } files[] = {
+        {"good-wsag4j-endtime.xml", ACC_OK, NULL},
+        {"schema-wsag4j-range.xml", ACC_ERR_SCHEMA, "jsdl:UpperBoundedRange (namespace"},
+        {"schema-wsag4j-foreign.xml", ACC_ERR_SCHEMA,
+         "sched:Priority (namespace urn:example:scheduler) is not supported inside "
+         "wsag4j:TimeConstraint"},
+        {"invalid-wsag4j-no-count.xml", ACC_ERR_INVALID,
+         "no jsdl:Resources/jsdl:TotalResourceCount"},
+    };
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        char path[512];
+        size_t len;
+        snprintf(path, sizeof path, "%s/offers/%s", ACC_TEST_DATA, files[i].file);
+        char *doc = acc_test_slurp(path, &len);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(doc);
+        struct acc_offer o;
+        struct acc_error e = {0};
+        acc_err rc = acc_xml_parse_offer(doc, len, NULL, &o, &e);
+        free(doc);
+        bool ok = rc == files[i].code && (!files[i].want || strstr(e.msg, files[i].want));
+        if (!ok)
+            fprintf(stderr, "\n%s: %s \"%s\"\n", files[i].file, acc_err_symbol(rc), e.msg);
+        CU_ASSERT(ok);
+        if (rc == ACC_OK) {
+            /* 16 CPUs over 4 nodes; 08:00 to 18:00 without a Duration. */
+            CU_ASSERT_EQUAL(o.components[0].ppn, 4);
+            CU_ASSERT_PTR_NULL(o.components[0].site);
+            CU_ASSERT_EQUAL(o.duration, 10 * 3600);
+            acc_offer_release(&o);
+        }
+    }
+}
+
 /* ------------------------------------------------------------ template */
 
 static const struct acc_site_info sites[] = {
@@ -419,6 +459,7 @@ const struct acc_test_case acc_xml_wsag4j_tests[] = {
     {"wsag4j_unmapped", test_unmapped},
     {"foreign_vocabulary", test_foreign},
     {"foreign_vocabulary_first", test_foreign_first},
+    {"wsag4j_files", test_files},
     {"wsag4j_template", test_template},
     {NULL, NULL},
 };
