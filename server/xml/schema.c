@@ -7,7 +7,7 @@
  *     reference, so nothing is ever declared, expanded or fetched (a
  *     billion-laughs document stops at its DOCTYPE);
  *   - no option that substitutes entities or loads DTDs is ever given;
- *   - the process-wide external entity loader serves the two embedded
+ *   - the process-wide external entity loader serves the embedded
  *     schemas by name and refuses everything else, so even a code path
  *     that tried could reach neither the network nor the file system;
  *   - size, NUL bytes and attribute counts are checked before parsing, in
