@@ -144,6 +144,20 @@ static void test_example_honoured(void)
     /* The agreement carries the offer's terms in their own vocabulary. */
     CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "TotalResourceCount"));
     CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "TimeConstraint"));
+
+    /* Read back, as XML and as JSON. */
+    const char *path = strstr(r.location, "/agreements/");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(path);
+    char where[256];
+    snprintf(where, sizeof where, "%s", path);
+    http_reply_free(&r);
+    CU_ASSERT_EQUAL(get(where, &r), 200);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "<jsdl:HostName>caesar</jsdl:HostName>"));
+    http_reply_free(&r);
+    static const char *const json[] = {"Accept: application/json", NULL};
+    CU_ASSERT_EQUAL(http_do("GET", url(where), NULL, 0, json, &r), 0);
+    CU_ASSERT_EQUAL(r.status, 200);
+    CU_ASSERT_PTR_NOT_NULL(r.body ? strstr(r.body, "\"RESOURCE_STD\"") : NULL);
     http_reply_free(&r);
     free(doc);
 }
