@@ -130,7 +130,7 @@ static acc_err check_tree(const xmlNode *n, const char *name, const char *term,
         row++;
     for (xmlNode *c = offer_first_el(n); c; c = offer_next_el(c)) {
         char child[200], rest[700];
-        const char *foreign_ns;
+        const char *foreign_ns; /* the message names the namespace either way */
         qname(c, child, sizeof child, &foreign_ns);
         if (row < sizeof tree / sizeof tree[0] && listed(child, tree[row].children, 5)) {
             acc_err rc = check_tree(c, child, term, err);
@@ -139,7 +139,8 @@ static acc_err check_tree(const xmlNode *n, const char *name, const char *term,
             continue;
         }
         if (row == sizeof tree / sizeof tree[0]) {
-            snprintf(rest, sizeof rest, "inside %s, which holds only a value", name);
+            snprintf(rest, sizeof rest, "is not supported inside %s, which holds only a value",
+                     name);
         } else {
             size_t k = 0;
             int len = snprintf(rest, sizeof rest, "is not supported inside %s: Accord maps ", name);

@@ -293,7 +293,7 @@ static const struct bad foreign[] = {
     {JOB("<jsdl:CandidateHosts><jsdl:HostName><b>caesar</b></jsdl:HostName>"
          "</jsdl:CandidateHosts>" NODES("1")) HOUR_TERM,
      ACC_ERR_SCHEMA,
-     {"b (namespace none)", "inside jsdl:HostName, which holds only a value"}},
+     {"b (namespace none)", "is not supported inside jsdl:HostName, which holds only a value"}},
     /* WSAG4J's scheduling extension beyond TimeConstraint */
     {JOB(NODES("1")) TIME(MINUTES("5") "<wsag4j:Deadline>" T0 "</wsag4j:Deadline>"),
      ACC_ERR_SCHEMA,
