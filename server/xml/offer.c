@@ -100,11 +100,11 @@ static acc_err terms(struct offer_interp *in, const xmlNode *terms_el)
     if (!in->schedule_term)
         return offer_bad(in, terms_el,
                          "the offer has no co:Schedule term (it needs one, with at least "
-                         "a co:Duration)");
+                         "a co:Duration; or a wsag4j:TimeConstraint)");
     if (in->o->n_components == 0)
         return offer_bad(in, terms_el,
                          "the offer has no co:Component term (nor a co:Flexible or co:Total "
-                         "request)");
+                         "request, nor a jsdl:JobDefinition)");
     return requests(in, terms_el);
 }
 
@@ -283,6 +283,11 @@ acc_err acc_xml_parse_offer(const char *data, size_t len, const struct acc_xml_l
                            xmlGetLineNo(root), name, ACC_NS_WSAG);
         goto out;
     }
+    /* A term in a vocabulary Accord does not accept gets a fault naming
+     * it, before the schemas could answer with libxml2's wildcard message. */
+    rc = offer_vocab_check(root, err);
+    if (rc)
+        goto out;
     rc = acc_xml_validate(doc, err);
     if (rc)
         goto out;

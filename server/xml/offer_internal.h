@@ -6,6 +6,11 @@
  *   offer_terms.c  one term: a wsag:GuaranteeTerm, or a
  *                  wsag:ServiceDescriptionTerm and its co: element
  *                  (Schedule, Component, Link, Launch, Negotiation)
+ *   offer_wsag4j.c a term in WSAG4J's vocabulary: jsdl:JobDefinition or
+ *                  wsag4j:TimeConstraint, mapped onto a component or the
+ *                  schedule
+ *   offer_vocab.c  before the schemas: every term's vocabulary is one
+ *                  Accord accepts, else a fault that names it
  *   offer_read.c   one value out of the tree (a text, an attribute, a number,
  *                  a time) within the limits, and the messages for errors
  *
@@ -19,6 +24,13 @@
 #include <stdint.h>
 
 #include "xml_internal.h"
+
+/* Bounds of an offer's terms, whichever vocabulary writes them. */
+#define MAX_COMPONENTS 64
+#define MAX_ARGS       256
+#define MAX_NAME       64 /* components, links, sites */
+#define MAX_NODES      1000000
+#define MAX_PPN        4096
 
 struct offer_term_seen {
     char *name;
@@ -39,6 +51,7 @@ struct offer_interp {
     size_t n_terms;
     struct offer_link_ends *ends; /* parallel to o->links */
     const char *schedule_term, *launch_term, *negotiation_term;
+    const char *job_term; /* the jsdl:JobDefinition's, if any */
 };
 
 static inline xmlNode *offer_first_el(const xmlNode *n)
@@ -99,5 +112,20 @@ void *offer_push(void *v, size_t *n, size_t sz);
 /* offer_terms.c */
 acc_err offer_service_term(struct offer_interp *in, const xmlNode *n);
 acc_err offer_guarantee_term(struct offer_interp *in, const xmlNode *n);
+/* The checks of the time window once earliest, deadline and duration are
+ * set (a co:Schedule or a wsag4j:TimeConstraint, n, in term). */
+acc_err offer_window(struct offer_interp *in, const xmlNode *n, const char *term);
+
+/* offer_wsag4j.c */
+/* True for jsdl:JobDefinition and wsag4j:TimeConstraint. */
+bool offer_wsag4j_is(const xmlNode *body);
+/* The term's one element body, either of those two (its name recorded). */
+acc_err offer_wsag4j_term(struct offer_interp *in, const xmlNode *body, const char *term);
+
+/* offer_vocab.c */
+/* ACC_ERR_SCHEMA naming the first element of a ServiceDescriptionTerm under
+ * root (or below a WSAG4J term) that Accord does not accept, with its
+ * namespace and what Accord expects instead. */
+acc_err offer_vocab_check(const xmlNode *root, struct acc_error *err);
 
 #endif

@@ -11,13 +11,8 @@
 #include "../../lib/common/strutil.h"
 #include "../../lib/policy/policy.h"
 
-#define MAX_COMPONENTS 64
 #define MAX_LINKS      256
-#define MAX_ARGS       256
 #define MAX_GUARANTEES 256
-#define MAX_NAME       64 /* components, links, sites */
-#define MAX_NODES      1000000
-#define MAX_PPN        4096
 #define MAX_BANDWIDTH  1000000 /* Mbit/s */
 
 /* The term name the agreement uses for its own allocation term. */
@@ -84,6 +79,12 @@ static acc_err schedule(struct offer_interp *in, const xmlNode *n, const char *t
         return rc;
     if (!have_duration)
         return offer_bad(in, n, "term '%s': co:Schedule has no co:Duration", term);
+    return offer_window(in, n, term);
+}
+
+acc_err offer_window(struct offer_interp *in, const xmlNode *n, const char *term)
+{
+    const struct acc_offer *o = in->o;
     if (o->earliest && o->duration > ACC_TIME_MAX - o->earliest) {
         char a[ACC_TIME_STRLEN], d[ACC_DURATION_STRLEN];
         acc_time_format(o->earliest, a);
@@ -378,6 +379,12 @@ acc_err offer_service_term(struct offer_interp *in, const xmlNode *n)
         return offer_bad(in, n, "a wsag:ServiceDescriptionTerm has no wsag:Name");
 
     xmlNode *body = offer_first_el(n);
+    if (body && !offer_next_el(body) && offer_wsag4j_is(body)) {
+        rc = term_name(in, n, name, acc_xml_is(body, ACC_NS_JSDL, "JobDefinition"));
+        if (!rc)
+            rc = offer_wsag4j_term(in, body, in->terms[in->n_terms - 1].name);
+        goto out;
+    }
     if (!body || !body->ns || strcmp((const char *)body->ns->href, ACC_NS_CO) != 0 ||
         offer_next_el(body)) {
         rc = offer_bad(

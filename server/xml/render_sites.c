@@ -132,6 +132,9 @@ acc_err acc_xml_templates(const struct acc_sites_view *v, struct acc_buf *out,
     acc_xml_w_start(&w, "co", "TemplateRef");
     acc_xml_w_attr(&w, "co", "name", TEMPLATE_NAME);
     acc_xml_w_end(&w);
+    acc_xml_w_start(&w, "co", "TemplateRef");
+    acc_xml_w_attr(&w, "co", "name", ACC_TEMPLATE_WSAG4J);
+    acc_xml_w_end(&w);
     acc_xml_w_end(&w);
     return acc_xml_w_close(&w, out, err);
 }
@@ -263,6 +266,8 @@ acc_err acc_xml_template(const char *name, const struct acc_sites_view *v, struc
 {
     struct acc_xml_writer w;
 
+    if (name && strcmp(name, ACC_TEMPLATE_WSAG4J) == 0)
+        return acc_xml_template_wsag4j(v, out, err);
     if (!name || strcmp(name, TEMPLATE_NAME) != 0)
         return acc_error_set(err, ACC_ERR_NOT_FOUND, "no template named '%.64s'", name ? name : "");
     const struct acc_site_info *first = v->n_sites > 0 ? &v->sites[0] : NULL;

@@ -7,7 +7,7 @@
  *     reference, so nothing is ever declared, expanded or fetched (a
  *     billion-laughs document stops at its DOCTYPE);
  *   - no option that substitutes entities or loads DTDs is ever given;
- *   - the process-wide external entity loader serves the two embedded
+ *   - the process-wide external entity loader serves the embedded
  *     schemas by name and refuses everything else, so even a code path
  *     that tried could reach neither the network nor the file system;
  *   - size, NUL bytes and attribute counts are checked before parsing, in
@@ -60,8 +60,9 @@ static void tidy_message(const char *msg, char *dst, size_t size)
     static const struct {
         const char *from, *to;
     } names[] = {
-        {"{" ACC_NS_CO "}", "co:"},
-        {"{" ACC_NS_WSAG "}", "wsag:"},
+        {"{" ACC_NS_CO "}", "co:"},         {"{" ACC_NS_WSAG "}", "wsag:"},
+        {"{" ACC_NS_JSDL "}", "jsdl:"},     {"{" ACC_NS_JSDL_POSIX "}", "jsdl-posix:"},
+        {"{" ACC_NS_WSAG4J "}", "wsag4j:"},
     };
     size_t n = 0;
 

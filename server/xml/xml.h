@@ -25,6 +25,11 @@
 
 #define ACC_NS_WSAG "http://schemas.ggf.org/graap/2007/03/ws-agreement"
 #define ACC_NS_CO   "urn:accord:coalloc:1"
+/* WSAG4J's reservation vocabulary, accepted inside a ServiceDescriptionTerm
+ * (offer_wsag4j.c; docs/documents.md). */
+#define ACC_NS_JSDL       "http://schemas.ggf.org/jsdl/2005/11/jsdl"
+#define ACC_NS_JSDL_POSIX "http://schemas.ggf.org/jsdl/2005/11/jsdl-posix"
+#define ACC_NS_WSAG4J     "http://schemas.wsag4j.org/2009/07/wsag4j-scheduling-extensions"
 
 /* Compiles the embedded schemas and installs the refusing entity loader.
  * Call once before any other function here, from one thread. */

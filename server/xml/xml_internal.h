@@ -82,4 +82,10 @@ void acc_xml_w_el_split(struct acc_xml_writer *w, const char *prefix, const char
 /* wsag:AgreementResponder: Accord (render_agreement.c; templates use it too). */
 void acc_xml_responder(struct acc_xml_writer *w);
 
+/* The template of a reservation in WSAG4J's vocabulary (render_wsag4j.c),
+ * listed by acc_xml_templates() and served by acc_xml_template(). */
+#define ACC_TEMPLATE_WSAG4J "wsag4j-reservation"
+acc_err acc_xml_template_wsag4j(const struct acc_sites_view *v, struct acc_buf *out,
+                                struct acc_error *err);
+
 #endif

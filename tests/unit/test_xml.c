@@ -1416,7 +1416,11 @@ static const struct acc_test_case tests[] = {
     {NULL, NULL},
 };
 
+/* test_xml_wsag4j.c: WSAG4J's vocabulary and foreign terms. */
+extern const struct acc_test_case acc_xml_wsag4j_tests[];
+
 const struct acc_test_suite acc_test_suites[] = {
     {"xml", setup, teardown, tests},
+    {"xml_wsag4j", setup, teardown, acc_xml_wsag4j_tests},
     {NULL, NULL, NULL, NULL},
 };
