@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../../lib/common/log.h"
@@ -63,9 +64,15 @@ acc_err acc_http_signer_open(const struct acc_config *cfg, struct acc_signer **o
                                  "[signing] needs both key and certificate (%s is missing)",
                                  cfg->sign_key ? "certificate" : "key");
         acc_err rc = acc_signer_open(cfg->sign_key, cfg->sign_cert, out, err);
-        if (rc)
+        if (rc) {
             acc_error_prefix(err, "[signing]");
-        return rc;
+            return rc;
+        }
+        struct stat sb;
+        if (stat(cfg->sign_key, &sb) == 0 && (sb.st_mode & 077))
+            acc_log_warn("signing key %s can be read by others than its owner (chmod 600 it)",
+                         cfg->sign_key);
+        return ACC_OK;
     }
     /* The pair beside the database (":memory:" has no directory: the
      * current one). */
