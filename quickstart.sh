@@ -16,7 +16,9 @@ cd "$(dirname "$0")"
 
 PACKAGES=(build-essential cmake pkg-config libmicrohttpd-dev libxml2-dev libsqlite3-dev
           libssl-dev libcurl4-openssl-dev libcunit1-dev libinih-dev libjansson-dev clang-format
-          valgrind curl mpich libmpich-dev gnuplot-nox)
+          valgrind curl mpich libmpich-dev gnuplot-nox libxmlsec1-dev
+          libxmlsec1-openssl)
+# libxmlsec1 (OpenSSL backend) signs the agreements (XML-DSig, lib/dsig).
 # MPICH starts the agreed meta-jobs (mpiexec.hydra) and builds accord-ring.
 # gnuplot-nox draws accord-sim's plots (examples/sim, docs/simulator.md).
 # The tests also run real Slurm clusters (tests/slurm/start-testbed.sh) and
@@ -24,7 +26,8 @@ PACKAGES=(build-essential cmake pkg-config libmicrohttpd-dev libxml2-dev libsqli
 # the testbed of tools/netbed.sh); the tc adapter's kernel test drives tc
 # (iproute2) and sends traffic with ping.
 # clang and its runtime (libFuzzer) build the fuzzers (tests/fuzz).
-TEST_PACKAGES=(slurm-wlm munge iproute2 iputils-ping clang libclang-rt-dev)
+# The signature tests check issued agreements with the real xmlsec1 command.
+TEST_PACKAGES=(slurm-wlm munge iproute2 iputils-ping clang libclang-rt-dev xmlsec1)
 JOBS=${JOBS:-$(nproc)}
 FUZZ_SECONDS=${FUZZ_SECONDS:-20}
 

@@ -14,6 +14,7 @@
 
 #include "../lib/common/log.h"
 #include "../lib/common/tuning.h"
+#include "../lib/dsig/dsig.h"
 #include "config/config.h"
 #include "http/http.h"
 #include "replay/replay.h"
@@ -146,7 +147,14 @@ int main(int argc, char **argv)
     struct acc_http_server *srv = NULL;
     struct acc_http_ctx ctx = {0};
     int status = 1;
+    bool dsig = false;
     rc = acc_xml_init(&err);
+    /* xmlsec once, before any thread; the signing key before the store, so
+     * that a bad [signing] changes nothing. */
+    if (!rc && !(rc = acc_dsig_init(&err)))
+        dsig = true;
+    if (!rc)
+        rc = acc_http_signer_open(&cfg, &ctx.signer, &err);
     if (!rc)
         rc = acc_service_open(&cfg, &svc, &err);
     if (!rc) {
@@ -184,6 +192,9 @@ out:
     acc_service_shutdown(svc);
     acc_http_stop(srv);
     acc_service_close(svc);
+    acc_signer_close(ctx.signer);
+    if (dsig)
+        acc_dsig_cleanup();
     acc_xml_cleanup();
     acc_config_release(&cfg);
     return status;

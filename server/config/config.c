@@ -137,6 +137,8 @@ static int handler(void *user, const char *section, const char *k, const char *v
         return cfg_server_key(p, k, v);
     if (strcmp(section, "database") == 0)
         return cfg_database_key(p, k, v);
+    if (strcmp(section, "signing") == 0)
+        return cfg_signing_key(p, k, v);
     if (strcmp(section, "negotiation") == 0)
         return cfg_negotiation_key(p, k, v);
     if (strcmp(section, "launch") == 0)
@@ -159,9 +161,10 @@ static int handler(void *user, const char *section, const char *k, const char *v
             return cfg_network_key(p, name, k, v);
         return cfg_link_key(p, section, name, k, v);
     }
-    return cfg_bad(p, section,
-                   "unknown section (server, database, negotiation, policy, launch, auth, site "
-                   "NAME, network NAME or link NAME)");
+    return cfg_bad(
+        p, section,
+        "unknown section (server, database, signing, negotiation, policy, launch, auth, site "
+        "NAME, network NAME or link NAME)");
 }
 
 /* ---------------------------------------------------------------- load */
@@ -324,6 +327,8 @@ void acc_config_release(struct acc_config *c)
     free_settings(c->launch.env, c->launch.n_env);
     free(c->listen_host);
     free(c->db_path);
+    free(c->sign_key);
+    free(c->sign_cert);
     free(c->origin);
     memset(c, 0, sizeof *c);
 }

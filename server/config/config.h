@@ -115,6 +115,11 @@ struct acc_config {
     bool allow_control;          /* POST /adapters/{name}/control/{op} (simulators' faults) */
     enum acc_log_level log_level;
 
+    /* [signing]: the key (PEM, RSA) and certificate (PEM) agreements are
+     * signed with; NULL: a self-signed pair beside the database. */
+    char *sign_key;
+    char *sign_cert;
+
     /* [database] */
     char *db_path;
     bool durable;

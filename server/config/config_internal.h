@@ -41,6 +41,7 @@ acc_err cfg_parse_hostport(const char *v, char **host, unsigned *port, struct ac
 /* config_keys.c */
 int cfg_server_key(struct cfg_parse *p, const char *k, const char *v);
 int cfg_database_key(struct cfg_parse *p, const char *k, const char *v);
+int cfg_signing_key(struct cfg_parse *p, const char *k, const char *v);
 int cfg_negotiation_key(struct cfg_parse *p, const char *k, const char *v);
 int cfg_auth_key(struct cfg_parse *p, const char *k, const char *v);
 int cfg_launch_key(struct cfg_parse *p, const char *k, const char *v);

@@ -176,6 +176,19 @@ int cfg_database_key(struct cfg_parse *p, const char *k, const char *v)
     return table_key(p, "database", database_keys, k, v);
 }
 
+/* [signing] key, certificate: files, read when accordd starts. */
+int cfg_signing_key(struct cfg_parse *p, const char *k, const char *v)
+{
+    char **field = strcmp(k, "key") == 0           ? &p->c->sign_key
+                   : strcmp(k, "certificate") == 0 ? &p->c->sign_cert
+                                                   : NULL;
+    if (!field)
+        return cfg_bad(p, "signing", "unknown key '%s' (key, certificate)", k);
+    if (!*v)
+        return cfg_bad(p, "signing", "%s is empty", k);
+    return cfg_set_str(field, v);
+}
+
 int cfg_negotiation_key(struct cfg_parse *p, const char *k, const char *v)
 {
     if (strcmp(k, "strategy") == 0) {

@@ -7,14 +7,14 @@
 #include "../json/json.h"
 #include "http.h"
 
-static void render_agreement(const struct acc_request *rq, struct acc_response *rs,
-                             const struct acc_agreement *a, int status)
+static void render_agreement(struct acc_http_ctx *ctx, const struct acc_request *rq,
+                             struct acc_response *rs, const struct acc_agreement *a, int status)
 {
     struct acc_error err;
     acc_buf_reset(&rs->body);
     if (rq->json) {
         acc_json_agreement(a, &rs->body);
-    } else if (acc_xml_agreement(a, &rs->body, &err)) {
+    } else if (acc_http_agreement_xml(ctx, a, &rs->body, &err)) {
         acc_reply_err(rq, rs, &err, a->id);
         return;
     }
@@ -70,7 +70,7 @@ static void create_finish(struct acc_http_ctx *ctx, const struct acc_request *rq
         acc_reply_err(rq, rs, &err, rs->id);
         return;
     }
-    render_agreement(rq, rs, &full, full.state == ACC_STATE_PENDING ? 202 : 201);
+    render_agreement(ctx, rq, rs, &full, full.state == ACC_STATE_PENDING ? 202 : 201);
     acc_agreement_release(&full);
 }
 
@@ -226,7 +226,7 @@ void acc_h_agreement_get(struct acc_http_ctx *ctx, const struct acc_request *rq,
         return;
     }
     if (acc_http_owner_ok(rq, rs, a.initiator, rq->params[0]))
-        render_agreement(rq, rs, &a, 200);
+        render_agreement(ctx, rq, rs, &a, 200);
     acc_agreement_release(&a);
 }
 
@@ -282,7 +282,7 @@ static void terminate_finish(struct acc_http_ctx *ctx, const struct acc_request 
     struct acc_agreement full;
     struct acc_error err;
     if (acc_service_get(ctx->svc, rs->id, true, &full, &err) == ACC_OK) {
-        render_agreement(rq, rs, &full, full.state == ACC_STATE_TERMINATED ? 200 : 202);
+        render_agreement(ctx, rq, rs, &full, full.state == ACC_STATE_TERMINATED ? 200 : 202);
         acc_agreement_release(&full);
     } else {
         acc_reply_err(rq, rs, &err, rs->id);

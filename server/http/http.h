@@ -21,9 +21,14 @@
 #include "../service/service.h"
 #include "../xml/xml.h"
 
+struct acc_signer;
+
 /* What handlers share: the one server context. */
 struct acc_http_ctx {
     struct acc_service *svc;
+    /* Signs every wsag:Agreement the server issues (h_signing.c); NULL:
+     * documents go out unsigned (tests of other things). */
+    struct acc_signer *signer;
     struct acc_xml_limits limits;
     atomic_uint_least64_t status_class[6]; /* requests answered, by status / 100 */
 };
@@ -139,8 +144,22 @@ void acc_h_adapter_control(struct acc_http_ctx *, const struct acc_request *,
                            struct acc_response *);
 void acc_h_templates(struct acc_http_ctx *, const struct acc_request *, struct acc_response *);
 void acc_h_template(struct acc_http_ctx *, const struct acc_request *, struct acc_response *);
+void acc_h_certificate(struct acc_http_ctx *, const struct acc_request *, struct acc_response *);
 void acc_h_healthz(struct acc_http_ctx *, const struct acc_request *, struct acc_response *);
 void acc_h_metrics(struct acc_http_ctx *, const struct acc_request *, struct acc_response *);
+
+/* The one place an agreement document is made (h_signing.c): the XML
+ * renderer's wsag:Agreement, signed with ctx->signer when there is one. */
+acc_err acc_http_agreement_xml(struct acc_http_ctx *ctx, const struct acc_agreement *a,
+                               struct acc_buf *out, struct acc_error *err);
+
+/* The signer of a configuration: [signing] key and certificate, or without
+ * them a self-signed pair beside the database (accord-signing.key, 0600,
+ * and accord-signing.crt), made at the first start and reused.  A missing
+ * or unreadable configured file, or only one of the two configured, is
+ * ACC_ERR_CONFIG.  acc_dsig_init() must have been called. */
+acc_err acc_http_signer_open(const struct acc_config *cfg, struct acc_signer **out,
+                             struct acc_error *err);
 
 /* ------------------------------------------------------------ the server */
 

@@ -33,6 +33,7 @@ static const struct route routes[] = {
     {"GET", "/templates", acc_h_templates, USER},
     {"GET", "/templates/{}", acc_h_template, USER},
     {"GET", "/healthz", acc_h_healthz, ANYONE},
+    {"GET", "/certificate", acc_h_certificate, ANYONE},
     {"GET", "/metrics", acc_h_metrics, ADMIN},
 };
 
@@ -42,7 +43,8 @@ static const struct route routes[] = {
 static bool authenticated(struct acc_http_ctx *ctx, struct acc_request *rq, struct acc_response *rs)
 {
     const struct acc_config *cfg = acc_service_config(ctx->svc);
-    if (cfg->n_users == 0 || strcmp(rq->path, "/healthz") == 0)
+    if (cfg->n_users == 0 || strcmp(rq->path, "/healthz") == 0 ||
+        strcmp(rq->path, "/certificate") == 0)
         return true;
     const char *h = rq->authorization;
     if (!h || strncasecmp(h, "Bearer ", 7) != 0) {

@@ -3,10 +3,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "dsig.h"
 #include "timefmt.h"
 #include "xml.h"
 
-int fixture_start(struct fixture *f, const char *ini, const char *db)
+static int start(struct fixture *f, const char *ini, const char *db, bool sign)
 {
     static bool xml_ready;
     struct acc_error err;
@@ -24,6 +25,10 @@ int fixture_start(struct fixture *f, const char *ini, const char *db)
         rc = acc_config_set_db(&f->cfg, db, &err);
     if (!rc)
         rc = acc_config_set_listen(&f->cfg, "127.0.0.1:0", &err);
+    if (!rc && sign && !(rc = acc_dsig_init(&err))) {
+        f->dsig = true;
+        rc = acc_http_signer_open(&f->cfg, &f->ctx.signer, &err);
+    }
     if (!rc)
         rc = acc_service_open(&f->cfg, &f->svc, &err);
     if (!rc) {
@@ -41,12 +46,25 @@ int fixture_start(struct fixture *f, const char *ini, const char *db)
     return 0;
 }
 
+int fixture_start(struct fixture *f, const char *ini, const char *db)
+{
+    return start(f, ini, db, false);
+}
+
+int fixture_start_signed(struct fixture *f, const char *ini, const char *db)
+{
+    return start(f, ini, db, true);
+}
+
 void fixture_stop(struct fixture *f)
 {
     acc_http_quiesce(f->srv);
     acc_service_shutdown(f->svc);
     acc_http_stop(f->srv);
     acc_service_close(f->svc);
+    acc_signer_close(f->ctx.signer);
+    if (f->dsig)
+        acc_dsig_cleanup();
     acc_config_release(&f->cfg);
     memset(f, 0, sizeof *f);
 }

@@ -12,10 +12,14 @@ struct fixture {
     struct acc_http_ctx ctx;
     struct acc_http_server *srv;
     char base[64]; /* http://127.0.0.1:PORT */
+    bool dsig;     /* acc_dsig_init() was called (fixture_start_signed) */
 };
 
 /* ini NULL: the embedded testbed.  db: the database file. */
 int fixture_start(struct fixture *f, const char *ini, const char *db);
+/* The same with agreements signed as accordd signs them: the signer of the
+ * configuration ([signing], or the self-made pair beside db). */
+int fixture_start_signed(struct fixture *f, const char *ini, const char *db);
 void fixture_stop(struct fixture *f);
 
 /* Parses an offer document, submits it and waits for its negotiation: the

@@ -1,0 +1,68 @@
+/* dsig.h - enveloped XML digital signatures (XML-DSig) of Accord's
+ * documents, with libxmlsec1 and its OpenSSL backend.
+ *
+ * A signature is RSA-SHA256 over the whole document (one Reference, URI "",
+ * the enveloped-signature transform and exclusive c14n), with the signer's
+ * certificate in KeyInfo/X509Data; it is the last child of the root
+ * element, prefix ds.  `xmlsec1 --verify --pubkey-cert-pem CERT FILE`
+ * checks it.  No xmlDoc crosses this interface: documents go in and out as
+ * bytes.
+ *
+ * acc_dsig_init() once before anything else (it is reference counted and
+ * thread-safe: every call is matched by one acc_dsig_cleanup()).  A signer
+ * may be used by many threads at once.
+ */
+#ifndef ACC_DSIG_H
+#define ACC_DSIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "../common/buf.h"
+#include "../common/error.h"
+
+acc_err acc_dsig_init(struct acc_error *err);
+void acc_dsig_cleanup(void);
+
+struct acc_signer;
+
+/* Loads a PEM private key (RSA) and its PEM certificate.  ACC_ERR_CONFIG
+ * when a file is missing or unreadable, not PEM, or the key is not the
+ * certificate's. */
+acc_err acc_signer_open(const char *key_path, const char *cert_path, struct acc_signer **out,
+                        struct acc_error *err);
+void acc_signer_close(struct acc_signer *s);
+
+/* The certificate in PEM (NUL-terminated, owned by the signer). */
+const char *acc_signer_cert_pem(const struct acc_signer *s, size_t *len);
+
+/* Signs the document xml[0..len) and appends the signed document to out. */
+acc_err acc_dsig_sign(struct acc_signer *s, const char *xml, size_t len, struct acc_buf *out,
+                      struct acc_error *err);
+
+/* Creates a self-signed RSA 2048 key pair (key_path mode 0600, cert_path
+ * 0644; valid for ten years; subject CN=cn) unless both files exist; then
+ * *created is false and nothing is touched.  ACC_ERR_CONFIG when only one
+ * of them exists. */
+acc_err acc_dsig_keypair_ensure(const char *key_path, const char *cert_path, const char *cn,
+                                bool *created, struct acc_error *err);
+
+/* What a verification found. */
+struct acc_dsig_verdict {
+    bool valid;
+    char reason[512];  /* why not (or "signature valid") */
+    char subject[256]; /* the certificate whose key was used */
+    char sha256[100];  /* its SHA-256 fingerprint, AA:BB:... */
+};
+
+/* Verifies the enveloped signature of xml[0..len): with the public key of
+ * the PEM certificate cert_path, or (cert_path NULL) with the certificate
+ * the document carries in its KeyInfo, which the caller trusts explicitly.
+ * Only a signature that is a child of the root element and covers the
+ * whole document (one Reference, URI "") is accepted; references to other
+ * documents are never fetched.  An invalid signature is ACC_OK with
+ * v->valid false; errors are for a certificate file that cannot be read. */
+acc_err acc_dsig_verify(const char *xml, size_t len, const char *cert_path,
+                        struct acc_dsig_verdict *v, struct acc_error *err);
+
+#endif

@@ -1,0 +1,95 @@
+/* h_signing.c - signed agreements: the one place a wsag:Agreement document
+ * is made and signed, GET /certificate, and the signer of a configuration
+ * (configured files, or the self-made pair beside the database). */
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../../lib/common/log.h"
+#include "../../lib/dsig/dsig.h"
+#include "http.h"
+
+acc_err acc_http_agreement_xml(struct acc_http_ctx *ctx, const struct acc_agreement *a,
+                               struct acc_buf *out, struct acc_error *err)
+{
+    if (!ctx->signer)
+        return acc_xml_agreement(a, out, err);
+    struct acc_buf plain = ACC_BUF_INIT;
+    acc_err rc = acc_xml_agreement(a, &plain, err);
+    if (!rc)
+        rc = acc_dsig_sign(ctx->signer, plain.data, plain.len, out, err);
+    acc_buf_release(&plain);
+    return rc;
+}
+
+void acc_h_certificate(struct acc_http_ctx *ctx, const struct acc_request *rq,
+                       struct acc_response *rs)
+{
+    if (!ctx->signer) {
+        acc_reply_error(rq, rs, ACC_ERR_NOT_FOUND, "this server signs nothing", NULL);
+        return;
+    }
+    size_t n;
+    const char *pem = acc_signer_cert_pem(ctx->signer, &n);
+    acc_buf_reset(&rs->body);
+    acc_buf_append(&rs->body, pem, n);
+    if (!acc_buf_ok(&rs->body)) {
+        acc_reply_error(rq, rs, ACC_ERR_NOMEM, "out of memory", NULL);
+        return;
+    }
+    acc_reply_text(rs, 200, "application/x-pem-file");
+}
+
+/* path's directory joined with name. */
+static acc_err beside(const char *path, const char *name, char *out, size_t size,
+                      struct acc_error *err)
+{
+    const char *slash = strrchr(path, '/');
+    int n = slash ? snprintf(out, size, "%.*s/%s", (int)(slash - path), path, name)
+                  : snprintf(out, size, "%s", name);
+    if (n < 0 || (size_t)n >= size)
+        return acc_error_set(err, ACC_ERR_CONFIG, "database path %s is too long", path);
+    return ACC_OK;
+}
+
+acc_err acc_http_signer_open(const struct acc_config *cfg, struct acc_signer **out,
+                             struct acc_error *err)
+{
+    *out = NULL;
+    if (cfg->sign_key || cfg->sign_cert) {
+        if (!cfg->sign_key || !cfg->sign_cert)
+            return acc_error_set(err, ACC_ERR_CONFIG,
+                                 "[signing] needs both key and certificate (%s is missing)",
+                                 cfg->sign_key ? "certificate" : "key");
+        acc_err rc = acc_signer_open(cfg->sign_key, cfg->sign_cert, out, err);
+        if (rc) {
+            acc_error_prefix(err, "[signing]");
+            return rc;
+        }
+        struct stat sb;
+        if (stat(cfg->sign_key, &sb) == 0 && (sb.st_mode & 077))
+            acc_log_warn("signing key %s can be read by others than its owner (chmod 600 it)",
+                         cfg->sign_key);
+        return ACC_OK;
+    }
+    /* The pair beside the database (":memory:" has no directory: the
+     * current one). */
+    const char *db = strcmp(cfg->db_path, ":memory:") == 0 ? "./accord.db" : cfg->db_path;
+    char key[PATH_MAX], cert[PATH_MAX], host[256] = "localhost", cn[300];
+    acc_err rc = beside(db, "accord-signing.key", key, sizeof key, err);
+    if (!rc)
+        rc = beside(db, "accord-signing.crt", cert, sizeof cert, err);
+    if (rc)
+        return rc;
+    if (gethostname(host, sizeof host - 1) != 0)
+        snprintf(host, sizeof host, "localhost");
+    snprintf(cn, sizeof cn, "Accord on %s", host);
+    bool created = false;
+    if ((rc = acc_dsig_keypair_ensure(key, cert, cn, &created, err)))
+        return rc;
+    if (created)
+        acc_log_info("made the signing key %s and its self-signed certificate %s", key, cert);
+    return acc_signer_open(key, cert, out, err);
+}
