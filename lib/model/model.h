@@ -167,7 +167,10 @@ struct acc_agreement {
     enum acc_strategy strategy;
     enum acc_launch launch;
     unsigned rounds, rollbacks;
-    char *offer_xml; /* the offer as received */
+    unsigned version;  /* 1, then one more per modification (0: not read from the store) */
+    unsigned versions; /* the current version when an earlier one is shown; else = version */
+    char *change;      /* a version made by a modification: what it changed, in words */
+    char *offer_xml;   /* the offer as received */
     size_t offer_len;
     char *fault_code; /* why it is Rejected or failed: a symbol from error.h */
     char *reason;     /* and in words, one line per cause */

@@ -6,6 +6,7 @@
  *   queue.c         the one bounded negotiation queue and its workers
  *   negotiate.c     one negotiation: plan, engine, the recorded outcome
  *   terminate.c     ending agreements on request
+ *   modify.c        changing a committed agreement: a new version
  *   query.c         reading agreements, states, traces
  *   runs.c          the launcher's hooks into the service
  *   housekeeping.c  recovery at start-up and the periodic pass
