@@ -186,6 +186,21 @@ struct acc_agreement {
 
 void acc_agreement_release(struct acc_agreement *a);
 
+/* A change of a committed agreement (POST /agreements/{id}/modify): what
+ * changes; zero and empty: unchanged.  Names are the agreement's
+ * components and links. */
+#define ACC_MODIFY_MAX 16 /* most node and most bandwidth changes in one request */
+
+struct acc_modification {
+    acc_time start; /* new start (0: unchanged; alone it moves the whole reservation) */
+    acc_time end;   /* new end (0: unchanged, or moved with the start) */
+    struct {
+        char name[64];
+        int64_t value;
+    } nodes[ACC_MODIFY_MAX], bandwidth[ACC_MODIFY_MAX];
+    size_t n_nodes, n_bandwidth;
+};
+
 /* ------------------------------------------------------------------- run */
 
 /* Where the launched meta-job of an agreement stands. */

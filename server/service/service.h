@@ -164,18 +164,7 @@ acc_err acc_service_terminate(struct acc_service *svc, const char *id, struct ac
 /* ------------------------------------------------------- modification
  * (modify.c; docs/api.md "Changing an agreement").  What changes; zero and
  * empty: unchanged.  Names are components and links of the agreement. */
-#define ACC_MODIFY_MAX 16 /* most node and most bandwidth changes in one request */
-
-struct acc_modification {
-    acc_time start; /* new start (0: unchanged; alone it moves the whole reservation) */
-    acc_time end;   /* new end (0: unchanged, or moved with the start) */
-    struct {
-        char name[64];
-        int64_t value;
-    } nodes[ACC_MODIFY_MAX], bandwidth[ACC_MODIFY_MAX];
-    size_t n_nodes, n_bandwidth;
-};
-
+/* struct acc_modification: lib/model/model.h. */
 /* Negotiates a new version of an Observed agreement while the current one
  * stays booked; on success the new reservations replace the old ones (which
  * are cancelled), the old version is kept, a waiting job's start and a
