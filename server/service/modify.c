@@ -18,6 +18,7 @@
 struct mod_plan {
     struct acc_engine_item items[2 * ACC_MODIFY_MAX + 64];
     char labels[2 * ACC_MODIFY_MAX + 64][96];
+    char old_keys[2 * ACC_MODIFY_MAX + 64][ACC_KEY_MAX]; /* what each item replaces */
     size_t n;
     size_t *item_of_comp, *item_of_link; /* SIZE_MAX: none */
 };
@@ -65,6 +66,8 @@ static acc_err item_for(struct mod_plan *p, const char *key, enum acc_resource_k
     struct acc_engine_item *it = &p->items[p->n];
     memset(it, 0, sizeof *it);
     acc_strlcpy(it->booking.key, key, sizeof it->booking.key); /* the old key, until booked */
+    acc_strlcpy(p->old_keys[p->n], key, sizeof p->old_keys[p->n]);
+    it->replaces = p->old_keys[p->n];
     snprintf(p->labels[p->n], sizeof p->labels[p->n], "%s %s",
              kind == ACC_RES_NODES ? "site" : "link", name);
     it->adapter = ad;

@@ -199,8 +199,10 @@ static void test_failing_change_leaves_it(void)
         struct acc_modification m = parse(bad[i]);
         CU_ASSERT_EQUAL(acc_service_modify(svc, id, &m, &out, &err), want[i]);
     }
-    /* No slot: 7 new nodes beside the 2 still booked do not fit on 8
-     * (the documented cost of keeping the old version booked). */
+    /* No slot: another agreement holds 2 of beta's 8 nodes, so 7 do not
+     * fit even with this agreement's own 2 counted as free. */
+    char other[ACC_ID_LEN + 1];
+    CU_ASSERT_EQUAL_FATAL(svc_negotiate_doc(svc, doc, other, NULL, &err), ACC_OK);
     char t[40], body[512];
     acc_time_format(before.end + 7200, t);
     snprintf(body, sizeof body,
@@ -218,6 +220,7 @@ static void test_failing_change_leaves_it(void)
     CU_ASSERT_EQUAL(after.comps[1].nodes, before.comps[1].nodes);
     CU_ASSERT_STRING_EQUAL(after.comps[0].reservation, before.comps[0].reservation);
     CU_ASSERT_STRING_EQUAL(after.links[0].reservation, before.links[0].reservation);
+    CU_ASSERT_EQUAL(svc_terminate_wait(svc, other, &err), ACC_OK);
     /* beta: still exactly 2 nodes taken (the refused change booked nothing) */
     struct acc_frames f;
     acc_frames_init(&f);
@@ -248,6 +251,81 @@ static void test_failing_change_leaves_it(void)
     close_svc();
 }
 
+/* Changes that overlap the old booking on the same resource count it as
+ * free (ACC_CAP_REPLACE at the simulators): 2 nodes grow to 7 on an 8-node
+ * site, then the end of those 7 moves (7 + 7 > 8 would be refused if the
+ * old booking counted against the new one), and 100 Mbit/s of a 200 Mbit/s
+ * link grow to 150. */
+static void test_overlapping_change(void)
+{
+    CU_ASSERT_EQUAL_FATAL(open_svc("modify-overlap"), 0);
+    char id[ACC_ID_LEN + 1];
+    struct acc_error err;
+    CU_ASSERT_EQUAL_FATAL(svc_negotiate_doc(svc, doc, id, NULL, &err), ACC_OK);
+    struct acc_agreement v1, v2, v3;
+    CU_ASSERT_EQUAL_FATAL(acc_service_get(svc, id, false, &v1, &err), ACC_OK);
+    char t[40], body[512];
+    acc_time_format(v1.end + 1800, t);
+    snprintf(body, sizeof body,
+             "<co:Modification xmlns:co=\"urn:accord:coalloc:1\"><co:End>%s</co:End>"
+             "<co:Nodes component=\"a\">7</co:Nodes>"
+             "<co:Bandwidth link=\"ab\">150</co:Bandwidth></co:Modification>",
+             t);
+    struct acc_modification m = parse(body);
+    acc_err rc = acc_service_modify(svc, id, &m, &v2, &err);
+    if (rc)
+        fprintf(stderr, "modify: %s\n", err.msg);
+    CU_ASSERT_EQUAL_FATAL(rc, ACC_OK);
+    CU_ASSERT_EQUAL(v2.start, v1.start); /* not pushed behind the old booking */
+    CU_ASSERT_EQUAL(v2.comps[0].nodes, 7);
+    CU_ASSERT_EQUAL(v2.links[0].bandwidth, 150);
+    acc_time_format(v2.end + 3600, t);
+    snprintf(body, sizeof body,
+             "<co:Modification xmlns:co=\"urn:accord:coalloc:1\"><co:End>%s</co:End>"
+             "</co:Modification>",
+             t);
+    m = parse(body);
+    rc = acc_service_modify(svc, id, &m, &v3, &err);
+    if (rc)
+        fprintf(stderr, "modify: %s\n", err.msg);
+    CU_ASSERT_EQUAL_FATAL(rc, ACC_OK);
+    CU_ASSERT_EQUAL(v3.version, 3);
+    CU_ASSERT_EQUAL(v3.start, v1.start);
+    CU_ASSERT_EQUAL(v3.end, v2.end + 3600);
+    /* alpha: exactly 7 taken over the new window (the old 2 and 7 are
+     * gone), nothing after it. */
+    struct acc_frames f;
+    acc_frames_init(&f);
+    acc_time from, until;
+    int64_t len = v3.end - v3.start;
+    CU_ASSERT_EQUAL(
+        acc_service_preview(svc, "alpha", 1, len, v3.start, v3.end, &f, &from, &until, &err),
+        ACC_OK);
+    CU_ASSERT_TRUE(f.n >= 1 && f.v[0].start == v3.start);
+    acc_frames_reset(&f);
+    CU_ASSERT_EQUAL(
+        acc_service_preview(svc, "alpha", 2, 60, v3.start, v3.end, &f, &from, &until, &err),
+        ACC_OK);
+    CU_ASSERT_TRUE(f.n == 0 || f.v[0].start >= v3.end);
+    acc_frames_reset(&f);
+    CU_ASSERT_EQUAL(
+        acc_service_preview(svc, "alpha", 8, 3600, v3.end, v3.end + 3600, &f, &from, &until, &err),
+        ACC_OK);
+    CU_ASSERT_TRUE(f.n >= 1 && f.v[0].start == v3.end);
+    acc_frames_release(&f);
+    CU_ASSERT_EQUAL(svc_terminate_wait(svc, id, &err), ACC_OK);
+    acc_frames_init(&f);
+    CU_ASSERT_EQUAL(
+        acc_service_preview(svc, "alpha", 8, len, v3.start, v3.end, &f, &from, &until, &err),
+        ACC_OK);
+    CU_ASSERT_TRUE(f.n >= 1 && f.v[0].start == v3.start); /* nothing left behind */
+    acc_frames_release(&f);
+    acc_agreement_release(&v3);
+    acc_agreement_release(&v2);
+    acc_agreement_release(&v1);
+    close_svc();
+}
+
 static int setup(void)
 {
     struct acc_error err;
@@ -263,6 +341,7 @@ static int teardown(void)
 static const struct acc_test_case tests[] = {
     {"each kind of change", test_each_change},
     {"a failing change leaves it as it was", test_failing_change_leaves_it},
+    {"a change overlapping the old booking counts it as free", test_overlapping_change},
     {NULL, NULL},
 };
 
