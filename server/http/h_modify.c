@@ -26,6 +26,29 @@ bool acc_http_version_param(const struct acc_request *rq, struct acc_response *r
     return true;
 }
 
+/* The answer once the change's job is done: the new version, or why not. */
+static void modify_finish(struct acc_http_ctx *ctx, const struct acc_request *rq,
+                          struct acc_response *rs)
+{
+    (void)ctx;
+    struct acc_agreement a;
+    struct acc_error err;
+    if (acc_nego_result(rs->wait, &err) || acc_nego_modified(rs->wait, &a, &err)) {
+        acc_reply_err(rq, rs, &err, rs->id);
+        return;
+    }
+    acc_buf_reset(&rs->body);
+    if (rq->json) {
+        acc_json_agreement(&a, &rs->body);
+        acc_reply_doc(rq, rs, 200);
+    } else if (acc_xml_agreement(&a, &rs->body, &err)) {
+        acc_reply_err(rq, rs, &err, a.id);
+    } else {
+        acc_reply_doc(rq, rs, 200);
+    }
+    acc_agreement_release(&a);
+}
+
 void acc_h_agreement_modify(struct acc_http_ctx *ctx, const struct acc_request *rq,
                             struct acc_response *rs)
 {
@@ -44,18 +67,16 @@ void acc_h_agreement_modify(struct acc_http_ctx *ctx, const struct acc_request *
         acc_reply_err(rq, rs, &err, rq->params[0]);
         return;
     }
-    if (acc_service_modify(ctx->svc, rq->params[0], &m, &a, &err)) {
+    /* A job on the negotiation queue: the server parks the request, holding
+     * no thread, and calls modify_finish once it is done. */
+    struct acc_nego *job = NULL;
+    if (acc_service_modify_submit(ctx->svc, rq->params[0], &m, &job, &err)) {
         acc_reply_err(rq, rs, &err, rq->params[0]);
         return;
     }
-    acc_buf_reset(&rs->body);
-    if (rq->json) {
-        acc_json_agreement(&a, &rs->body);
-        acc_reply_doc(rq, rs, 200);
-    } else if (acc_xml_agreement(&a, &rs->body, &err)) {
-        acc_reply_err(rq, rs, &err, a.id);
-    } else {
-        acc_reply_doc(rq, rs, 200);
-    }
-    acc_agreement_release(&a);
+    acc_strlcpy(rs->id, rq->params[0], sizeof rs->id);
+    rs->wait = job;
+    rs->finish = modify_finish;
+    if (acc_nego_is_done(job))
+        acc_http_finish(ctx, rq, rs);
 }

@@ -319,9 +319,8 @@ static acc_err check_times(struct acc_service *svc, const struct acc_agreement *
     return ACC_OK;
 }
 
-acc_err acc_service_modify(struct acc_service *svc, const char *id,
-                           const struct acc_modification *m, struct acc_agreement *out,
-                           struct acc_error *err)
+acc_err svc_modify_run(struct acc_service *svc, const char *id, const struct acc_modification *m,
+                       struct acc_agreement *out, struct acc_error *err)
 {
     memset(out, 0, sizeof *out);
     if (!acc_id_valid(id))

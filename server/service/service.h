@@ -176,6 +176,17 @@ acc_err acc_service_terminate(struct acc_service *svc, const char *id, struct ac
 acc_err acc_service_modify(struct acc_service *svc, const char *id,
                            const struct acc_modification *m, struct acc_agreement *out,
                            struct acc_error *err);
+/* The same as a job on the negotiation queue (bounded by queue_length like
+ * a negotiation; ACC_ERR_OVERLOADED when full), so that no HTTP thread
+ * waits: *job receives it (release it); once it is done acc_nego_result
+ * says how it went and acc_nego_modified hands over the new version.
+ * acc_service_modify is this and a wait. */
+acc_err acc_service_modify_submit(struct acc_service *svc, const char *id,
+                                  const struct acc_modification *m, struct acc_nego **job,
+                                  struct acc_error *err);
+/* After a successful modify job: the new version (once; then
+ * ACC_ERR_STATE). */
+acc_err acc_nego_modified(struct acc_nego *job, struct acc_agreement *out, struct acc_error *err);
 
 /* Version `version` of an agreement (0: the current one). */
 acc_err acc_service_get_version(struct acc_service *svc, const char *id, unsigned version,
