@@ -152,6 +152,9 @@ bool acc_adapter_has(const struct acc_adapter *ad, unsigned cap)
     if ((cap & ACC_CAP_PROVISION) &&
         (ad->ops->version < 2 || !ad->ops->provision || !ad->ops->provision_status))
         return false;
+    if ((cap & ACC_CAP_REPLACE) &&
+        (ad->ops->version < 3 || !ad->ops->preview_replacing || !ad->ops->reserve_replacing))
+        return false;
     return (ad->ops->caps & cap) == cap;
 }
 
@@ -186,6 +189,21 @@ acc_err acc_adapter_preview(struct acc_adapter *ad, const struct acc_resource *r
                             acc_time until, int64_t duration, struct acc_frames *out,
                             struct acc_error *err)
 {
+    return acc_adapter_preview_replacing(ad, NULL, res, from, until, duration, out, err);
+}
+
+/* Whether old_key can be counted as free at ad. */
+static bool replacing(const struct acc_adapter *ad, const char *old_key)
+{
+    return old_key && old_key[0] && strlen(old_key) < ACC_KEY_MAX &&
+           acc_adapter_has(ad, ACC_CAP_REPLACE);
+}
+
+acc_err acc_adapter_preview_replacing(struct acc_adapter *ad, const char *old_key,
+                                      const struct acc_resource *res, acc_time from, acc_time until,
+                                      int64_t duration, struct acc_frames *out,
+                                      struct acc_error *err)
+{
     if (!resource_ok(ad, res))
         return acc_error_set(err, ACC_ERR_INVALID, "adapter %s cannot provide %s", ad->name,
                              res->kind == ACC_RES_NODES ? "nodes" : "bandwidth");
@@ -193,7 +211,10 @@ acc_err acc_adapter_preview(struct acc_adapter *ad, const struct acc_resource *r
     if (until <= from || duration <= 0 || until - from < duration)
         return ACC_OK; /* nothing can fit: an empty preview, not an error */
     int64_t t0 = call_begin(ad);
-    acc_err rc = ad->ops->preview(ad->state, res, from, until, duration, out, err);
+    acc_err rc =
+        replacing(ad, old_key)
+            ? ad->ops->preview_replacing(ad->state, old_key, res, from, until, duration, out, err)
+            : ad->ops->preview(ad->state, res, from, until, duration, out, err);
     rc = call_end(ad, t0, rc, err);
     if (rc == ACC_OK)
         frames_normalise(out, from, until, duration);
@@ -204,12 +225,24 @@ acc_err acc_adapter_reserve(struct acc_adapter *ad, const char *key, const struc
                             acc_time start, int64_t duration, struct acc_reservation *out,
                             struct acc_error *err)
 {
-    if (!resource_ok(ad, res) || duration <= 0 || !key || strlen(key) >= ACC_KEY_MAX)
+    return acc_adapter_reserve_replacing(ad, key, NULL, res, start, duration, out, err);
+}
+
+acc_err acc_adapter_reserve_replacing(struct acc_adapter *ad, const char *key, const char *old_key,
+                                      const struct acc_resource *res, acc_time start,
+                                      int64_t duration, struct acc_reservation *out,
+                                      struct acc_error *err)
+{
+    if (!resource_ok(ad, res) || duration <= 0 || !key || strlen(key) >= ACC_KEY_MAX ||
+        (old_key && strcmp(old_key, key) == 0))
         return acc_error_set(err, ACC_ERR_INVALID, "bad reservation request for adapter %s",
                              ad->name);
     memset(out, 0, sizeof *out);
     int64_t t0 = call_begin(ad);
-    acc_err rc = ad->ops->reserve(ad->state, key, res, start, duration, out, err);
+    acc_err rc =
+        replacing(ad, old_key)
+            ? ad->ops->reserve_replacing(ad->state, key, old_key, res, start, duration, out, err)
+            : ad->ops->reserve(ad->state, key, res, start, duration, out, err);
     rc = call_end(ad, t0, rc, err);
     if (rc)
         acc_reservation_release(out);

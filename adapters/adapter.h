@@ -30,7 +30,7 @@
 #include "../lib/common/timefmt.h"
 #include "../lib/model/model.h"
 
-#define ACC_ADAPTER_OPS_VERSION 2
+#define ACC_ADAPTER_OPS_VERSION 3
 
 /* Capabilities: ask "can it do X?", never "which adapter is it?". */
 enum {
@@ -42,6 +42,9 @@ enum {
     ACC_CAP_FAULTS = 1u << 5,     /* takes fault-injection controls (simulators) */
     /* installs what a reservation guarantees on the wire at its start */
     ACC_CAP_PROVISION = 1u << 6,
+    /* books a changed reservation beside the one it replaces, counting the
+     * old one's amount as free (preview_replacing, reserve_replacing) */
+    ACC_CAP_REPLACE = 1u << 7,
 };
 
 /* What is asked of an adapter: `amount` nodes of site `name`, or `amount`
@@ -202,6 +205,22 @@ struct acc_adapter_ops {
     /* What became of it (ACC_CAP_PROVISION).  Unknown key: ACC_ERR_NOT_FOUND. */
     acc_err (*provision_status)(void *state, const char *key, struct acc_provision_status *out,
                                 struct acc_error *err);
+
+    /* ---- version 3 (changing a committed agreement, ACC_CAP_REPLACE: the
+     * new version is booked while the old one stays booked) */
+
+    /* As preview, counting the reservation old_key as free (an unknown
+     * old_key, or one on another resource, counts for nothing). */
+    acc_err (*preview_replacing)(void *state, const char *old_key, const struct acc_resource *res,
+                                 acc_time from, acc_time until, int64_t duration,
+                                 struct acc_frames *out, struct acc_error *err);
+    /* As reserve, counting the reservation old_key's amount as available
+     * over the overlap.  Both reservations then exist (over the overlap the
+     * resource may be booked beyond its capacity) until the caller cancels
+     * the old one (the change is committed) or the new one (it failed). */
+    acc_err (*reserve_replacing)(void *state, const char *key, const char *old_key,
+                                 const struct acc_resource *res, acc_time start, int64_t duration,
+                                 struct acc_reservation *out, struct acc_error *err);
 };
 
 /* The compiled-in kinds, NULL-terminated. */
@@ -248,6 +267,20 @@ acc_err acc_adapter_provision(struct acc_adapter *ad, const char *key, const cha
                               const struct acc_flow *flow, struct acc_error *err);
 acc_err acc_adapter_provision_status(struct acc_adapter *ad, const char *key,
                                      struct acc_provision_status *out, struct acc_error *err);
+
+/* Version 3.  With old_key (a reservation being replaced) and an adapter
+ * with ACC_CAP_REPLACE, preview and reserve as if old_key's amount were
+ * free; without either, plain preview and reserve (the old booking then
+ * counts against the new one: a change overlapping it on the same resource
+ * needs room for both). */
+acc_err acc_adapter_preview_replacing(struct acc_adapter *ad, const char *old_key,
+                                      const struct acc_resource *res, acc_time from, acc_time until,
+                                      int64_t duration, struct acc_frames *out,
+                                      struct acc_error *err);
+acc_err acc_adapter_reserve_replacing(struct acc_adapter *ad, const char *key, const char *old_key,
+                                      const struct acc_resource *res, acc_time start,
+                                      int64_t duration, struct acc_reservation *out,
+                                      struct acc_error *err);
 
 /* Counters since open, for /metrics and /sites. */
 struct acc_adapter_stats {

@@ -95,8 +95,43 @@ acc_err acc_store_agreement_complete_ended(struct acc_store *st, acc_time now, u
 /* Count of agreements per state, for metrics (counts[ACC_STATE__COUNT]). */
 acc_err acc_store_agreement_counts(struct acc_store *st, uint64_t *counts, struct acc_error *err);
 
+/* The events of the current version's negotiation (or modification). */
 acc_err acc_store_trace_get(struct acc_store *st, const char *id, struct acc_trace *out,
                             struct acc_error *err);
+/* Those of one version (0: the current one); none for an unknown version. */
+acc_err acc_store_trace_get_version(struct acc_store *st, const char *id, unsigned version,
+                                    struct acc_trace *out, struct acc_error *err);
+
+/* --------------------------------------------------------------- versions
+ * (store_version.c, migration 0006).  A modification of an Observed
+ * agreement: begin marks it (one at a time; housekeeping leaves the
+ * reservations of a marked agreement alone), then commit or abort. */
+
+/* Marks an Observed agreement as being modified; *version receives its
+ * current version.  ACC_ERR_STATE (and nothing changes) when it is not
+ * Observed or another modification is under way, with the reason. */
+acc_err acc_store_modify_begin(struct acc_store *st, const char *id, unsigned *version,
+                               struct acc_error *err);
+/* Clears the mark (the modification failed; nothing else changes). */
+acc_err acc_store_modify_abort(struct acc_store *st, const char *id, struct acc_error *err);
+/* In one transaction, only while the agreement is still Observed, marked
+ * and at version `version` (else ACC_ERR_STATE, nothing changes): keeps
+ * the current version as it is (its times and allocation) with `change`,
+ * writes a's start, end, counters and allocation as version + 1, the trace
+ * as that version's, and the journal entries given; clears the mark. */
+acc_err acc_store_modify_commit(struct acc_store *st, const struct acc_agreement *a,
+                                unsigned version, const char *change, const struct acc_trace *trace,
+                                const struct acc_booking *bookings, size_t n_bookings,
+                                struct acc_error *err);
+/* At start-up: no modification runs; clears every mark (the sweep then
+ * cancels what a cut-short one had booked). */
+acc_err acc_store_modify_recover(struct acc_store *st, struct acc_error *err);
+/* One version of an agreement (0: the current one): the agreement with that
+ * version's times and allocation; out->versions the current version.
+ * ACC_ERR_NOT_FOUND for an unknown id or version. */
+acc_err acc_store_agreement_get_version(struct acc_store *st, const char *id, unsigned version,
+                                        bool with_offer, struct acc_agreement *out,
+                                        struct acc_error *err);
 
 /* ---------------------------------------------------------------- journal */
 

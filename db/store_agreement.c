@@ -196,8 +196,7 @@ acc_err store_current_state(struct conn *c, const char *id, enum acc_state *out,
     return r;
 }
 
-static acc_err write_components(struct conn *c, const struct acc_agreement *a,
-                                struct acc_error *err)
+acc_err store_write_components(struct conn *c, const struct acc_agreement *a, struct acc_error *err)
 {
     sqlite3_stmt *s = store_stmt(c, &comp_delete, err);
     if (!s)
@@ -235,7 +234,7 @@ static acc_err write_components(struct conn *c, const struct acc_agreement *a,
     return rc;
 }
 
-static acc_err write_links(struct conn *c, const struct acc_agreement *a, struct acc_error *err)
+acc_err store_write_links(struct conn *c, const struct acc_agreement *a, struct acc_error *err)
 {
     sqlite3_stmt *s = store_stmt(c, &link_delete, err);
     if (!s)
@@ -297,8 +296,8 @@ static acc_err settle_job(struct conn *c, void *arg, struct acc_error *err)
     store_bind_text(&b, a->reason);
     store_bind_text(&b, a->id);
     if ((rc = store_bind_step(c, &b, "update agreement", err)) ||
-        (rc = write_components(c, a, err)) || (rc = write_links(c, a, err)) ||
-        (rc = store_trace_put(c, a->id, x->trace, err)))
+        (rc = store_write_components(c, a, err)) || (rc = store_write_links(c, a, err)) ||
+        (rc = store_trace_put(c, a->id, x->trace, 0, err)))
         return rc;
     if (a->run && (rc = store_run_insert(c, a->id, a->run, err)))
         return rc;

@@ -10,7 +10,8 @@
 
 #define AGR_COLUMNS                                                                            \
     "id, name, initiator, state, created, updated, start_time, end_time, earliest, deadline, " \
-    "duration, strategy, launch, rounds, rollbacks, fault_code, reason, terms, guarantees"
+    "duration, strategy, launch, rounds, rollbacks, fault_code, reason, terms, guarantees, "   \
+    "version, change"
 
 #define BY_ID "(SELECT seq FROM agreement WHERE id = ?)"
 
@@ -61,6 +62,11 @@ static acc_err read_agreement_row(sqlite3_stmt *s, struct acc_agreement *a)
     a->reason = store_col_dup(s, 16);
     a->terms = store_col_dup(s, 17);
     a->guarantees = store_col_dup(s, 18);
+    a->version = (unsigned)sqlite3_column_int(s, 19);
+    a->versions = a->version;
+    a->change = store_col_dup(s, 20);
+    if (store_col_lost(s, 20, a->change))
+        return ACC_ERR_NOMEM;
     if (store_col_lost(s, 1, a->name) || !a->initiator || store_col_lost(s, 15, a->fault_code) ||
         store_col_lost(s, 16, a->reason) || store_col_lost(s, 17, a->terms) ||
         store_col_lost(s, 18, a->guarantees))
@@ -182,6 +188,107 @@ static acc_err get_one(struct conn *c, const char *id, bool with_offer, struct a
     if (r == ACC_OK && with_offer)
         r = each_row(c, &agr_get_offer, id, offer_row, out, "read offer", err);
     return r;
+}
+
+/* ---------------------------------------------------------------- versions */
+
+static const struct stmt_def
+    ver_get = {S_VER_GET, "SELECT start_time, end_time, rounds, rollbacks, change, replaced FROM "
+                          "agreement_version WHERE agreement = " BY_ID " AND version = ?"},
+    ver_comp_get = {S_VER_COMP_GET,
+                    "SELECT name, site, nodes, ppn, reservation, local_id, node_names, executable, "
+                    "args FROM version_component WHERE agreement = " BY_ID
+                    " AND version = ?2 ORDER BY idx"},
+    ver_link_get = {S_VER_LINK_GET,
+                    "SELECT name, from_comp, to_comp, site_a, site_b, link, bandwidth, "
+                    "reservation, local_id FROM version_link WHERE agreement = " BY_ID
+                    " AND version = ?2 ORDER BY idx"};
+
+/* Like each_row with the version as the second parameter. */
+static acc_err each_version_row(struct conn *c, const struct stmt_def *d, const char *id,
+                                unsigned version, acc_err (*row)(sqlite3_stmt *s, void *ctx),
+                                void *ctx, struct acc_error *err)
+{
+    sqlite3_stmt *s = store_stmt(c, d, err);
+    if (!s)
+        return ACC_ERR_STORAGE;
+    struct store_bind b = STORE_BIND(s);
+    store_bind_text(&b, id);
+    store_bind_i64(&b, version);
+    acc_err rc = store_bound(c, &b, "read version", err);
+    if (rc)
+        return rc;
+    int step;
+    while ((step = sqlite3_step(s)) == SQLITE_ROW) {
+        if ((rc = row(s, ctx))) {
+            store_done(s);
+            return acc_error_set(err, rc, "out of memory");
+        }
+    }
+    store_done(s);
+    return step == SQLITE_DONE ? ACC_OK : store_db_error(c->db, err, "read version");
+}
+
+static acc_err version_row(sqlite3_stmt *s, void *ctx)
+{
+    struct acc_agreement *a = ctx;
+    a->start = sqlite3_column_int64(s, 0);
+    a->end = sqlite3_column_int64(s, 1);
+    a->rounds = (unsigned)sqlite3_column_int(s, 2);
+    a->rollbacks = (unsigned)sqlite3_column_int(s, 3);
+    a->updated = sqlite3_column_int64(s, 5);
+    free(a->change);
+    a->change = store_col_dup(s, 4);
+    if (store_col_lost(s, 4, a->change))
+        return ACC_ERR_NOMEM;
+    a->version = 0; /* found */
+    return ACC_OK;
+}
+
+static void drop_allocation(struct acc_agreement *a)
+{
+    struct acc_agreement tmp = {0};
+    tmp.comps = a->comps;
+    tmp.n_comps = a->n_comps;
+    tmp.links = a->links;
+    tmp.n_links = a->n_links;
+    acc_agreement_release(&tmp);
+    a->comps = NULL;
+    a->links = NULL;
+    a->n_comps = a->n_links = 0;
+}
+
+acc_err acc_store_agreement_get_version(struct acc_store *st, const char *id, unsigned version,
+                                        bool with_offer, struct acc_agreement *out,
+                                        struct acc_error *err)
+{
+    struct conn *c;
+    memset(out, 0, sizeof *out);
+    acc_err rc = store_read_begin(st, &c, err);
+    if (rc)
+        return rc;
+    rc = get_one(c, id, with_offer, out, err);
+    unsigned current = out->version;
+    if (!rc && version && version != current) {
+        out->version = version;
+        rc = each_version_row(c, &ver_get, id, version, version_row, out, err);
+        if (!rc && out->version == version)
+            rc = acc_error_set(err, ACC_ERR_NOT_FOUND,
+                               "agreement %s has no version %u; its versions are 1 to %u", id,
+                               version, current);
+        if (!rc) {
+            out->version = version;
+            out->versions = current;
+            drop_allocation(out);
+            rc = each_version_row(c, &ver_comp_get, id, version, comp_row, out, err);
+        }
+        if (!rc)
+            rc = each_version_row(c, &ver_link_get, id, version, link_row, out, err);
+    }
+    store_read_end(st, c);
+    if (rc)
+        acc_agreement_release(out);
+    return rc;
 }
 
 acc_err acc_store_agreement_get(struct acc_store *st, const char *id, bool with_offer,

@@ -53,6 +53,16 @@ enum stmt_id {
     S_RUN_UPDATE,
     S_RUN_OPEN,
     S_PING,
+    S_VER_STATE,
+    S_VER_FLAG,
+    S_VER_SNAPSHOT,
+    S_VER_SNAP_COMP,
+    S_VER_SNAP_LINK,
+    S_VER_BUMP,
+    S_VER_GET,
+    S_VER_COMP_GET,
+    S_VER_LINK_GET,
+    S_VER_RECOVER,
     S__COUNT
 };
 
@@ -189,8 +199,13 @@ acc_err store_transition(struct conn *c, const char *id, unsigned from, enum acc
                          const char *reason, enum acc_state *was, struct acc_error *err);
 acc_err store_journal_put_one(struct conn *c, const struct acc_booking *b, acc_time now,
                               struct acc_error *err);
-acc_err store_trace_put(struct conn *c, const char *id, const struct acc_trace *t,
+/* The events are the given version's (0: the agreement's current one). */
+acc_err store_trace_put(struct conn *c, const char *id, const struct acc_trace *t, unsigned version,
                         struct acc_error *err);
+/* Replace the allocation rows of a->id with a's. */
+acc_err store_write_components(struct conn *c, const struct acc_agreement *a,
+                               struct acc_error *err);
+acc_err store_write_links(struct conn *c, const struct acc_agreement *a, struct acc_error *err);
 /* The run of a settled agreement: its style and launch descriptions. */
 acc_err store_run_insert(struct conn *c, const char *id, const struct acc_run *r,
                          struct acc_error *err);

@@ -31,17 +31,21 @@ static const struct stmt_def
                     "LEFT JOIN agreement a ON a.id = r.agreement_id "
                     "WHERE r.state IN ('intent', 'reserved', 'unknown', 'cancel-failed') "
                     "AND (a.state IS NULL OR a.state NOT IN ('Pending', 'PendingAndTerminating')) "
+                    "AND (a.modifying IS NULL OR a.modifying = 0) "
                     "ORDER BY r.rowid"},
-    trace_maxseq = {S_TRACE_MAXSEQ, "SELECT coalesce(max(seq), 0) FROM trace_event WHERE "
-                                    "agreement = (SELECT seq FROM agreement WHERE id = ?)"},
+    trace_maxseq = {S_TRACE_MAXSEQ,
+                    "SELECT coalesce(max(seq), 0), (SELECT version FROM agreement WHERE id = ?1) "
+                    "FROM trace_event WHERE agreement = (SELECT seq FROM agreement WHERE id = ?1)"},
     trace_insert = {S_TRACE_INSERT,
                     "INSERT INTO trace_event (agreement, seq, round, kind, target, adapter, "
-                    "amount, t_from, t_until, t_result, status, elapsed_us, detail) "
-                    "VALUES ((SELECT seq FROM agreement WHERE id = ?), ?,?,?,?,?,?,?,?,?,?,?,?)"},
+                    "amount, t_from, t_until, t_result, status, elapsed_us, detail, version) "
+                    "VALUES ((SELECT seq FROM agreement WHERE id = ?), ?,?,?,?,?,?,?,?,?,?,?,?,?)"},
     trace_get = {S_TRACE_GET,
                  "SELECT seq, round, kind, target, adapter, amount, t_from, t_until, t_result, "
                  "status, elapsed_us, detail FROM trace_event "
-                 "WHERE agreement = (SELECT seq FROM agreement WHERE id = ?) ORDER BY seq"};
+                 "WHERE agreement = (SELECT seq FROM agreement WHERE id = ?1) AND version = "
+                 "coalesce(nullif(?2, 0), (SELECT version FROM agreement WHERE id = ?1)) "
+                 "ORDER BY seq"};
 
 /* ---------------------------------------------------------------- journal */
 
@@ -171,7 +175,7 @@ acc_err acc_store_journal_get(struct acc_store *st, const char *agreement, struc
 
 /* ------------------------------------------------------------------ trace */
 
-acc_err store_trace_put(struct conn *c, const char *id, const struct acc_trace *t,
+acc_err store_trace_put(struct conn *c, const char *id, const struct acc_trace *t, unsigned version,
                         struct acc_error *err)
 {
     if (!t || t->n == 0)
@@ -186,6 +190,8 @@ acc_err store_trace_put(struct conn *c, const char *id, const struct acc_trace *
         return rc;
     int step = sqlite3_step(s);
     int64_t base = step == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
+    if (step == SQLITE_ROW && !version)
+        version = (unsigned)sqlite3_column_int64(s, 1);
     store_done(s);
     if (step != SQLITE_ROW)
         return store_db_error(c->db, err, "write trace");
@@ -207,6 +213,7 @@ acc_err store_trace_put(struct conn *c, const char *id, const struct acc_trace *
         store_bind_text(&b, acc_err_symbol(e->status));
         store_bind_i64(&b, e->elapsed_us);
         store_bind_text(&b, e->detail);
+        store_bind_i64(&b, version ? version : 1);
         if ((rc = store_bind_step(c, &b, "write trace", err)))
             return rc;
     }
@@ -215,6 +222,12 @@ acc_err store_trace_put(struct conn *c, const char *id, const struct acc_trace *
 
 acc_err acc_store_trace_get(struct acc_store *st, const char *id, struct acc_trace *out,
                             struct acc_error *err)
+{
+    return acc_store_trace_get_version(st, id, 0, out, err);
+}
+
+acc_err acc_store_trace_get_version(struct acc_store *st, const char *id, unsigned version,
+                                    struct acc_trace *out, struct acc_error *err)
 {
     acc_trace_init(out);
     struct conn *c;
@@ -228,6 +241,7 @@ acc_err acc_store_trace_get(struct acc_store *st, const char *id, struct acc_tra
     }
     struct store_bind b = STORE_BIND(s);
     store_bind_text(&b, id);
+    store_bind_i64(&b, version);
     int step = SQLITE_DONE;
     rc = store_bound(c, &b, "read trace", err);
     while (!rc && (step = sqlite3_step(s)) == SQLITE_ROW) {

@@ -117,6 +117,21 @@ bool acc_calendar_fits(const struct acc_calendar *c, acc_time start, acc_time en
     return acc_calendar_peak(c, start, end) + amount <= c->capacity;
 }
 
+acc_err acc_calendar_lift(struct acc_calendar *c, acc_time start, acc_time end, int64_t amount)
+{
+    if (end <= start || amount <= 0)
+        return ACC_ERR_INVALID;
+    /* the lift's two points, the add's two, the unlift's two */
+    if (reserve_points(c, 6))
+        return ACC_ERR_NOMEM;
+    return change(c, start, end, -amount);
+}
+
+void acc_calendar_unlift(struct acc_calendar *c, acc_time start, acc_time end, int64_t amount)
+{
+    (void)change(c, start, end, amount); /* room was made by the lift */
+}
+
 acc_err acc_calendar_add(struct acc_calendar *c, acc_time start, acc_time end, int64_t amount)
 {
     if (end <= start || amount <= 0)

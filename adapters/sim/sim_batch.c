@@ -19,7 +19,7 @@ static acc_err open_(void *state, const struct acc_adapter_env *env, struct acc_
 const struct acc_adapter_ops acc_sim_batch_ops = {
     .version = ACC_ADAPTER_OPS_VERSION,
     .kind = "sim-batch",
-    .caps = ACC_CAP_NODES | ACC_CAP_THREADSAFE | ACC_CAP_FAULTS,
+    .caps = ACC_CAP_NODES | ACC_CAP_THREADSAFE | ACC_CAP_FAULTS | ACC_CAP_REPLACE,
     .state_size = sizeof(struct sim),
     .open = open_,
     .close = sim_close,
@@ -30,4 +30,6 @@ const struct acc_adapter_ops acc_sim_batch_ops = {
     .health = sim_health,
     .control = sim_control,
     .interrupt = sim_interrupt,
+    .preview_replacing = sim_preview_replacing,
+    .reserve_replacing = sim_reserve_replacing,
 };

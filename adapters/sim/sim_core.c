@@ -174,10 +174,32 @@ static acc_err resolve(struct sim *s, const struct acc_resource *res, size_t *id
     return ACC_OK;
 }
 
-acc_err sim_preview(void *state, const struct acc_resource *res, acc_time from, acc_time until,
-                    int64_t duration, struct acc_frames *out, struct acc_error *err)
+/* Takes the amount of the booking old_key (if it is on resource r) off the
+ * calendar for the time of one call; *lifted then for unlift_locked.  The
+ * caller holds the lock, so nobody else sees the lifted calendar. */
+static acc_err lift_locked(struct sim *s, size_t r, const char *old_key,
+                           const struct sim_booking **lifted, struct acc_error *err)
 {
-    struct sim *s = state;
+    *lifted = NULL;
+    const struct sim_booking *b = old_key ? acc_map_get(&s->bookings, old_key) : NULL;
+    if (!b || b->res != r)
+        return ACC_OK; /* gone, or another resource: nothing to count */
+    if (acc_calendar_lift(&s->res[r].cal, b->start, b->end, b->amount))
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    *lifted = b;
+    return ACC_OK;
+}
+
+static void unlift_locked(struct sim *s, const struct sim_booking *b)
+{
+    if (b)
+        acc_calendar_unlift(&s->res[b->res].cal, b->start, b->end, b->amount);
+}
+
+static acc_err preview_(struct sim *s, const char *old_key, const struct acc_resource *res,
+                        acc_time from, acc_time until, int64_t duration, struct acc_frames *out,
+                        struct acc_error *err)
+{
     size_t r = 0;
     acc_err rc = resolve(s, res, &r, err);
     if (rc)
@@ -188,17 +210,34 @@ acc_err sim_preview(void *state, const struct acc_resource *res, acc_time from, 
         rc = failing_fault(s, &f, err);
     if (!rc)
         rc = sim_load_until_locked(s, until, err);
+    const struct sim_booking *lifted = NULL;
+    if (!rc)
+        rc = lift_locked(s, r, old_key, &lifted, err);
     if (!rc &&
         acc_calendar_preview(&s->res[r].cal, from, until, duration, res->amount, MAX_FRAMES, out))
         rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    unlift_locked(s, lifted);
     pthread_mutex_unlock(&s->lock);
     return rc;
 }
 
-acc_err sim_reserve(void *state, const char *key, const struct acc_resource *res, acc_time start,
-                    int64_t duration, struct acc_reservation *out, struct acc_error *err)
+acc_err sim_preview(void *state, const struct acc_resource *res, acc_time from, acc_time until,
+                    int64_t duration, struct acc_frames *out, struct acc_error *err)
 {
-    struct sim *s = state;
+    return preview_(state, NULL, res, from, until, duration, out, err);
+}
+
+acc_err sim_preview_replacing(void *state, const char *old_key, const struct acc_resource *res,
+                              acc_time from, acc_time until, int64_t duration,
+                              struct acc_frames *out, struct acc_error *err)
+{
+    return preview_(state, old_key, res, from, until, duration, out, err);
+}
+
+static acc_err reserve_(struct sim *s, const char *key, const char *old_key,
+                        const struct acc_resource *res, acc_time start, int64_t duration,
+                        struct acc_reservation *out, struct acc_error *err)
+{
     size_t r = 0;
     acc_err rc = resolve(s, res, &r, err);
     if (rc)
@@ -248,6 +287,9 @@ acc_err sim_reserve(void *state, const char *key, const struct acc_resource *res
                 sim_unbook_locked(s, compete_key);
         }
     }
+    const struct sim_booking *lifted = NULL;
+    if (!rc)
+        rc = lift_locked(s, r, old_key, &lifted, err);
     if (!rc) {
         if (!acc_calendar_fits(cal, at, at + duration, amount)) {
             acc_time later = s->later ? acc_calendar_earliest(cal, at, at + s->max_later + duration,
@@ -265,6 +307,9 @@ acc_err sim_reserve(void *state, const char *key, const struct acc_resource *res
         if (rc == ACC_ERR_NOMEM)
             acc_error_set(err, rc, "out of memory");
     }
+    /* The old booking is back: over the overlap both count until the
+     * caller cancels one of them. */
+    unlift_locked(s, lifted);
     /* The write is queued under the lock, so a cancel of this key that
      * comes next is also written next; the disk is waited for without it. */
     if (!rc && (rc = sim_persist_locked(s, key, &w, err)))
@@ -283,6 +328,19 @@ acc_err sim_reserve(void *state, const char *key, const struct acc_resource *res
     if (cw && sim_store_wait(s->store, cw, NULL))
         acc_log_warn("%s: competing booking %s not written", s->name, compete_key);
     return rc;
+}
+
+acc_err sim_reserve(void *state, const char *key, const struct acc_resource *res, acc_time start,
+                    int64_t duration, struct acc_reservation *out, struct acc_error *err)
+{
+    return reserve_(state, key, NULL, res, start, duration, out, err);
+}
+
+acc_err sim_reserve_replacing(void *state, const char *key, const char *old_key,
+                              const struct acc_resource *res, acc_time start, int64_t duration,
+                              struct acc_reservation *out, struct acc_error *err)
+{
+    return reserve_(state, key, old_key, res, start, duration, out, err);
 }
 
 /* Waits for a booking's write if nobody has yet; a write that failed takes

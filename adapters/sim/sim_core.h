@@ -108,6 +108,16 @@ acc_err sim_preview(void *state, const struct acc_resource *res, acc_time from, 
                     int64_t duration, struct acc_frames *out, struct acc_error *err);
 acc_err sim_reserve(void *state, const char *key, const struct acc_resource *res, acc_time start,
                     int64_t duration, struct acc_reservation *out, struct acc_error *err);
+/* Version 3 (ACC_CAP_REPLACE): as preview and reserve, with the booking
+ * old_key's amount counted as free (lifted from the calendar for the time
+ * of the call, under the lock); after reserve_replacing both bookings exist
+ * until one is cancelled. */
+acc_err sim_preview_replacing(void *state, const char *old_key, const struct acc_resource *res,
+                              acc_time from, acc_time until, int64_t duration,
+                              struct acc_frames *out, struct acc_error *err);
+acc_err sim_reserve_replacing(void *state, const char *key, const char *old_key,
+                              const struct acc_resource *res, acc_time start, int64_t duration,
+                              struct acc_reservation *out, struct acc_error *err);
 acc_err sim_query(void *state, const char *key, const char *local_id, struct acc_reservation *out,
                   struct acc_error *err);
 acc_err sim_cancel(void *state, const char *key, const char *local_id, struct acc_error *err);

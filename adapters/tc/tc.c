@@ -565,7 +565,7 @@ static acc_err health(void *state, struct acc_health *out)
 const struct acc_adapter_ops acc_tc_ops = {
     .version = ACC_ADAPTER_OPS_VERSION,
     .kind = "tc",
-    .caps = ACC_CAP_BANDWIDTH | ACC_CAP_PROVISION | ACC_CAP_THREADSAFE,
+    .caps = ACC_CAP_BANDWIDTH | ACC_CAP_PROVISION | ACC_CAP_THREADSAFE | ACC_CAP_REPLACE,
     .state_size = sizeof(struct tc),
     .open = open_,
     .close = close_,
@@ -577,4 +577,6 @@ const struct acc_adapter_ops acc_tc_ops = {
     .interrupt = sim_interrupt,
     .provision = provision,
     .provision_status = provision_status,
+    .preview_replacing = sim_preview_replacing,
+    .reserve_replacing = sim_reserve_replacing,
 };

@@ -179,6 +179,7 @@ void acc_agreement_release(struct acc_agreement *a)
     free(a->offer_xml);
     free(a->fault_code);
     free(a->reason);
+    free(a->change);
     free(a->terms);
     free(a->guarantees);
     for (size_t i = 0; i < a->n_comps; i++) {

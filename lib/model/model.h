@@ -167,7 +167,10 @@ struct acc_agreement {
     enum acc_strategy strategy;
     enum acc_launch launch;
     unsigned rounds, rollbacks;
-    char *offer_xml; /* the offer as received */
+    unsigned version;  /* 1, then one more per modification (0: not read from the store) */
+    unsigned versions; /* the current version when an earlier one is shown; else = version */
+    char *change;      /* a version made by a modification: what it changed, in words */
+    char *offer_xml;   /* the offer as received */
     size_t offer_len;
     char *fault_code; /* why it is Rejected or failed: a symbol from error.h */
     char *reason;     /* and in words, one line per cause */
@@ -182,6 +185,21 @@ struct acc_agreement {
 };
 
 void acc_agreement_release(struct acc_agreement *a);
+
+/* A change of a committed agreement (POST /agreements/{id}/modify): what
+ * changes; zero and empty: unchanged.  Names are the agreement's
+ * components and links. */
+#define ACC_MODIFY_MAX 16 /* most node and most bandwidth changes in one request */
+
+struct acc_modification {
+    acc_time start; /* new start (0: unchanged; alone it moves the whole reservation) */
+    acc_time end;   /* new end (0: unchanged, or moved with the start) */
+    struct {
+        char name[64];
+        int64_t value;
+    } nodes[ACC_MODIFY_MAX], bandwidth[ACC_MODIFY_MAX];
+    size_t n_nodes, n_bandwidth;
+};
 
 /* ------------------------------------------------------------------- run */
 

@@ -59,6 +59,11 @@ struct acc_engine_item {
     struct acc_adapter *adapter; /* borrowed */
     struct acc_resource res;     /* res.name is borrowed */
     const char *label;           /* "site caesar": for the trace and reasons */
+    /* A change of a committed agreement: the key of the reservation this
+     * item replaces (borrowed), or NULL.  Previews and reservations count
+     * its amount as free where the adapter can (ACC_CAP_REPLACE); the
+     * caller cancels it once the change is recorded. */
+    const char *replaces;
     /* After AGREED: the booking (key, local id, times) and node names. */
     struct acc_booking booking;
     char *nodes; /* malloc'd or NULL; freed by acc_engine_items_release */

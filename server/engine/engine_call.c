@@ -28,12 +28,13 @@ static void call_run(void *arg)
     acc_error_clear(&c->err);
     switch (c->op) {
     case ACC_ENGINE_OP_PREVIEW:
-        c->rc = acc_adapter_preview(c->ad, &c->res, c->from, c->until, c->duration, &c->frames,
-                                    &c->err);
+        c->rc = acc_adapter_preview_replacing(c->ad, c->replaces[0] ? c->replaces : NULL, &c->res,
+                                              c->from, c->until, c->duration, &c->frames, &c->err);
         break;
     case ACC_ENGINE_OP_RESERVE:
-        c->rc = acc_adapter_reserve(c->ad, c->booking.key, &c->res, c->from, c->duration, &c->rsv,
-                                    &c->err);
+        c->rc = acc_adapter_reserve_replacing(c->ad, c->booking.key,
+                                              c->replaces[0] ? c->replaces : NULL, &c->res, c->from,
+                                              c->duration, &c->rsv, &c->err);
         break;
     case ACC_ENGINE_OP_QUERY:
         c->rc = acc_adapter_query(c->ad, c->booking.key,

@@ -41,6 +41,7 @@ struct acc_engine_call {
     acc_time from, until;
     int64_t duration;
     struct acc_booking booking; /* key, local id; for an orphan */
+    char replaces[ACC_KEY_MAX]; /* the item's replaces, or "" */
     /* results */
     acc_err rc;
     struct acc_error err;

@@ -59,6 +59,8 @@ static struct acc_engine_call *call_new(struct acc_engine_nego *g, enum acc_engi
     c->res.name = c->res_name;
     c->duration = g->req->duration;
     c->booking = it->booking;
+    if (it->replaces)
+        acc_strlcpy(c->replaces, it->replaces, sizeof c->replaces);
     acc_frames_init(&c->frames);
     return c;
 }

@@ -221,7 +221,10 @@ void acc_h_agreement_get(struct acc_http_ctx *ctx, const struct acc_request *rq,
 {
     struct acc_agreement a;
     struct acc_error err;
-    if (acc_service_get(ctx->svc, rq->params[0], true, &a, &err)) {
+    unsigned version;
+    if (!acc_http_version_param(rq, rs, &version))
+        return;
+    if (acc_service_get_version(ctx->svc, rq->params[0], version, true, &a, &err)) {
         acc_reply_err(rq, rs, &err, NULL);
         return;
     }
@@ -258,7 +261,10 @@ void acc_h_agreement_trace(struct acc_http_ctx *ctx, const struct acc_request *r
     struct acc_agreement a;
     struct acc_trace t;
     struct acc_error err;
-    if (acc_service_trace(ctx->svc, rq->params[0], &a, &t, &err)) {
+    unsigned version;
+    if (!acc_http_version_param(rq, rs, &version))
+        return;
+    if (acc_service_trace_version(ctx->svc, rq->params[0], version, &a, &t, &err)) {
         acc_reply_err(rq, rs, &err, NULL);
         return;
     }

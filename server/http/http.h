@@ -133,6 +133,11 @@ void acc_h_agreement_trace(struct acc_http_ctx *, const struct acc_request *,
                            struct acc_response *);
 void acc_h_agreement_terminate(struct acc_http_ctx *, const struct acc_request *,
                                struct acc_response *);
+void acc_h_agreement_modify(struct acc_http_ctx *, const struct acc_request *,
+                            struct acc_response *);
+/* ?version=N (N >= 1) into *version (0 without it); false after a 400. */
+bool acc_http_version_param(const struct acc_request *rq, struct acc_response *rs,
+                            unsigned *version);
 void acc_h_agreement_launch(struct acc_http_ctx *, const struct acc_request *,
                             struct acc_response *);
 void acc_h_agreement_launch_file(struct acc_http_ctx *, const struct acc_request *,

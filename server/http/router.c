@@ -24,6 +24,8 @@ static const struct route routes[] = {
     {"GET", "/agreements/{}/state", acc_h_agreement_state, USER},
     {"GET", "/agreements/{}/negotiation", acc_h_agreement_trace, USER},
     {"POST", "/agreements/{}/terminate", acc_h_agreement_terminate, USER},
+    {"POST", "/agreements/{}/modify", acc_h_agreement_modify, USER},
+    {"GET", "/agreements/{}/trace", acc_h_agreement_trace, USER},
     {"GET", "/agreements/{}/launch", acc_h_agreement_launch, USER},
     {"GET", "/agreements/{}/launch/{}", acc_h_agreement_launch_file, USER},
     {"GET", "/sites", acc_h_sites, USER},

@@ -254,6 +254,11 @@ void acc_json_agreement(const struct acc_agreement *a, struct acc_buf *out)
     m_str(&j, "launch", acc_launch_name(a->launch));
     m_i64(&j, "rounds", a->rounds);
     m_i64(&j, "rollbacks", a->rollbacks);
+    if (a->version) {
+        m_i64(&j, "version", a->version);
+        m_i64(&j, "versions", a->versions > a->version ? a->versions : a->version);
+        m_str(&j, "change", a->change);
+    }
     m_str(&j, "faultCode", a->fault_code);
     open_arr(&j, "reasons");
     e_split(&j, a->reason, '\n');

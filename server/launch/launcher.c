@@ -304,6 +304,37 @@ void acc_launcher_resume_run(struct acc_launcher *l, const struct acc_agreement 
     add_entry(l, a, r, r->state == ACC_RUN_RUNNING);
 }
 
+enum acc_launcher_held acc_launcher_retime(struct acc_launcher *l, const char *id, acc_time start,
+                                           acc_time end)
+{
+    pthread_mutex_lock(&l->lock);
+    struct acc_launcher_entry *e = find(l, id);
+    enum acc_launcher_held held = ACC_LAUNCHER_NONE;
+    if (e && e->phase == ACC_LAUNCHER_WAITING) {
+        /* The timer reads start under the lock; the watcher is not born yet. */
+        e->ag.start = start;
+        e->ag.end = end;
+        held = ACC_LAUNCHER_HELD_WAITING;
+    } else if (e) {
+        e->new_end = end; /* the watcher owns e->ag: it takes the new end */
+        held = ACC_LAUNCHER_HELD_RUNNING;
+    }
+    pthread_cond_broadcast(&l->cond);
+    pthread_mutex_unlock(&l->lock);
+    return held;
+}
+
+enum acc_launcher_held acc_launcher_held(struct acc_launcher *l, const char *id)
+{
+    pthread_mutex_lock(&l->lock);
+    struct acc_launcher_entry *e = find(l, id);
+    enum acc_launcher_held held = !e                                 ? ACC_LAUNCHER_NONE
+                                  : e->phase == ACC_LAUNCHER_WAITING ? ACC_LAUNCHER_HELD_WAITING
+                                                                     : ACC_LAUNCHER_HELD_RUNNING;
+    pthread_mutex_unlock(&l->lock);
+    return held;
+}
+
 bool acc_launcher_stop(struct acc_launcher *l, const char *id)
 {
     pthread_mutex_lock(&l->lock);

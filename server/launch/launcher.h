@@ -95,6 +95,18 @@ void acc_launcher_resume_run(struct acc_launcher *l, const struct acc_agreement 
  * when the launcher had nothing for id. */
 bool acc_launcher_stop(struct acc_launcher *l, const char *id);
 
+/* A modified agreement's new times (acc_launcher_retime's answer). */
+enum acc_launcher_held { ACC_LAUNCHER_NONE, ACC_LAUNCHER_HELD_WAITING, ACC_LAUNCHER_HELD_RUNNING };
+
+/* For a modified agreement: a waiting job's start timer moves to start and
+ * its end to end; a running job is stopped `grace` before the new end
+ * instead of the old (start is ignored).  Returns what the launcher held
+ * for id (nothing changes for NONE). */
+enum acc_launcher_held acc_launcher_retime(struct acc_launcher *l, const char *id, acc_time start,
+                                           acc_time end);
+/* What the launcher holds for id now. */
+enum acc_launcher_held acc_launcher_held(struct acc_launcher *l, const char *id);
+
 /* What a running job has written so far (its mpiexec part's output file,
  * at most output_limit bytes); NULL when there is none yet.  free() it. */
 char *acc_launcher_output_so_far(struct acc_launcher *l, const struct acc_run *r, size_t *len);

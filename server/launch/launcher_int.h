@@ -46,7 +46,10 @@ struct acc_launcher_entry {
     enum acc_launcher_phase phase;
     bool stop;  /* terminate asked for it (or its agreement was no longer Observed) */
     bool adopt; /* running before a restart: watch pid, do not start */
-    pid_t pid;  /* the wrapper: the job's process group; 0: no mpiexec part */
+    /* A modified agreement's new end for a running job (under the lock;
+     * 0: none): its watcher moves its stop time (acc_launcher_retime). */
+    acc_time new_end;
+    pid_t pid; /* the wrapper: the job's process group; 0: no mpiexec part */
     int64_t pid_start;
     struct acc_launcher_part *parts; /* batch jobs */
     size_t n_parts;

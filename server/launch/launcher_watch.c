@@ -206,7 +206,7 @@ static bool start(struct acc_launcher *l, struct acc_launcher_entry *e)
 static void run_entry(struct acc_launcher *l, struct acc_launcher_entry *e)
 {
     struct acc_run *r = &e->run;
-    const struct acc_agreement *a = &e->ag;
+    struct acc_agreement *a = &e->ag;
     if (!e->adopt && !start(l, e))
         return;
     if (e->adopt && !acc_launcher_batch_parse(e, r->batch))
@@ -230,6 +230,14 @@ static void run_entry(struct acc_launcher *l, struct acc_launcher_entry *e)
         if (e->stop) {
             terminated = true;
             break;
+        }
+        if (e->new_end) {
+            /* The agreement was modified: the job stops before its new end. */
+            a->end = e->new_end;
+            e->new_end = 0;
+            deadline = a->end - l->cfg->launch.grace;
+            if (deadline <= a->start)
+                deadline = a->end;
         }
         pthread_mutex_unlock(&l->lock);
         /* Batch systems are asked every few seconds, not at every look. */

@@ -100,6 +100,10 @@ acc_err svc_recover(struct acc_service *svc, struct acc_error *err)
         acc_agreement_release(&a);
     }
     free(ids);
+    /* No modification runs yet: what a cut-short one booked is a leftover. */
+    struct acc_error merr;
+    if (acc_store_modify_recover(svc->store, &merr))
+        acc_log_error("recovery: %s", merr.msg);
     /* Now that none is Pending, every open reservation is a leftover. */
     sweep_open_reservations(svc);
     finish_terminations(svc);

@@ -6,6 +6,7 @@
  *   queue.c         the one bounded negotiation queue and its workers
  *   negotiate.c     one negotiation: plan, engine, the recorded outcome
  *   terminate.c     ending agreements on request
+ *   modify.c        changing a committed agreement: a new version
  *   query.c         reading agreements, states, traces
  *   runs.c          the launcher's hooks into the service
  *   housekeeping.c  recovery at start-up and the periodic pass
@@ -48,6 +49,11 @@ struct acc_nego {
     acc_err result;
     struct acc_error err;
     struct acc_nego_waiter *waiters;
+    /* A change of a committed agreement (modify_job.c) rather than a
+     * negotiation of a Pending one: the request, and the new version once
+     * done.  Such a job is not registered (terminate never waits for it). */
+    struct acc_modification *mod;
+    struct acc_agreement changed;
 };
 
 struct svc_queue {
@@ -99,6 +105,10 @@ struct acc_service {
     atomic_uint_least64_t submitted, rejected_input, refused_busy;
 };
 
+/* modify.c: the change itself, run by a negotiation worker */
+acc_err svc_modify_run(struct acc_service *svc, const char *id, const struct acc_modification *m,
+                       struct acc_agreement *out, struct acc_error *err);
+
 /* registry.c */
 struct acc_adapter *svc_site_adapter(void *ctx, const char *site);
 struct acc_adapter *svc_network_adapter(void *ctx, const char *network);
@@ -125,6 +135,10 @@ struct acc_nego *svc_nego_done(struct acc_service *svc, const char *id, acc_err 
                                const struct acc_error *err);
 /* Puts a reserved, registered job on the queue (the queue holds a reference). */
 void svc_queue_push(struct acc_service *svc, struct acc_nego *job);
+/* A job for a change of the committed agreement id (not registered); it
+ * copies m. */
+struct acc_nego *svc_nego_modify_new(struct acc_service *svc, const char *id,
+                                     const struct acc_modification *m);
 /* Ends a registered job that never ran (its row could not be written). */
 void svc_nego_abort(struct acc_nego *job, acc_err rc, const struct acc_error *err);
 /* The job of a Pending agreement in this process, with a reference; NULL. */

@@ -48,6 +48,8 @@ void acc_nego_release(struct acc_nego *job)
         return;
     acc_offer_release(&job->offer);
     acc_agreement_release(&job->a);
+    free(job->mod);
+    acc_agreement_release(&job->changed);
     pthread_mutex_destroy(&job->lock);
     pthread_cond_destroy(&job->cond);
     free(job);
@@ -159,6 +161,21 @@ struct acc_nego *svc_nego_new(struct acc_service *svc, const struct acc_agreemen
     job->active = q->active;
     q->active = job;
     pthread_mutex_unlock(&q->lock);
+    return job;
+}
+
+struct acc_nego *svc_nego_modify_new(struct acc_service *svc, const char *id,
+                                     const struct acc_modification *m)
+{
+    struct acc_nego *job = nego_alloc(svc, id);
+    if (!job)
+        return NULL;
+    job->mod = malloc(sizeof *job->mod);
+    if (!job->mod) {
+        acc_nego_release(job);
+        return NULL;
+    }
+    *job->mod = *m;
     return job;
 }
 
@@ -275,6 +292,16 @@ static bool unqueue_locked(struct svc_queue *q, struct acc_nego *job)
 static void end_unstarted(struct acc_service *svc, struct acc_nego *job, bool terminated)
 {
     struct acc_error err;
+    if (job->mod) {
+        /* A change that never began changed nothing. */
+        acc_err rc = acc_error_set(&err, ACC_ERR_INTERRUPTED,
+                                   "accordd was stopped before the change began; agreement %s "
+                                   "is as it was; send the modification again",
+                                   job->id);
+        nego_finish(job, rc, &err);
+        acc_nego_release(job); /* the queue's reference */
+        return;
+    }
     acc_err rc = svc_settle_unstarted(svc, &job->a, terminated, &err);
     if (rc == ACC_OK)
         rc = terminated ? acc_error_set(&err, ACC_ERR_CANCELLED,
@@ -320,7 +347,8 @@ static void *worker_main(void *arg)
             end_unstarted(svc, job, atomic_load(&job->stop));
         } else {
             struct acc_error err;
-            acc_err rc = svc_negotiate(svc, job, &err);
+            acc_err rc = job->mod ? svc_modify_run(svc, job->id, job->mod, &job->changed, &err)
+                                  : svc_negotiate(svc, job, &err);
             nego_finish(job, rc, &err);
             acc_nego_release(job);
         }

@@ -161,6 +161,41 @@ acc_err acc_service_run(struct acc_service *svc, const char *id, bool with_outpu
 acc_err acc_service_terminate(struct acc_service *svc, const char *id, struct acc_agreement *out,
                               struct acc_nego **wait, struct acc_error *err);
 
+/* ------------------------------------------------------- modification
+ * (modify.c; docs/api.md "Changing an agreement").  What changes; zero and
+ * empty: unchanged.  Names are components and links of the agreement. */
+/* struct acc_modification: lib/model/model.h. */
+/* Negotiates a new version of an Observed agreement while the current one
+ * stays booked; on success the new reservations replace the old ones (which
+ * are cancelled), the old version is kept, a waiting job's start and a
+ * running job's stop move with it, and *out is the new version.  On failure
+ * nothing changes, and the error says why: ACC_ERR_INVALID, ACC_ERR_CAPACITY,
+ * ACC_ERR_NOT_FOUND (unknown id, component or link), ACC_ERR_STATE (not
+ * Observed, another modification under way, a running job's nodes or start,
+ * terminated meanwhile), ACC_ERR_NO_SLOT and adapter errors. */
+acc_err acc_service_modify(struct acc_service *svc, const char *id,
+                           const struct acc_modification *m, struct acc_agreement *out,
+                           struct acc_error *err);
+/* The same as a job on the negotiation queue (bounded by queue_length like
+ * a negotiation; ACC_ERR_OVERLOADED when full), so that no HTTP thread
+ * waits: *job receives it (release it); once it is done acc_nego_result
+ * says how it went and acc_nego_modified hands over the new version.
+ * acc_service_modify is this and a wait. */
+acc_err acc_service_modify_submit(struct acc_service *svc, const char *id,
+                                  const struct acc_modification *m, struct acc_nego **job,
+                                  struct acc_error *err);
+/* After a successful modify job: the new version (once; then
+ * ACC_ERR_STATE). */
+acc_err acc_nego_modified(struct acc_nego *job, struct acc_agreement *out, struct acc_error *err);
+
+/* Version `version` of an agreement (0: the current one). */
+acc_err acc_service_get_version(struct acc_service *svc, const char *id, unsigned version,
+                                bool with_offer, struct acc_agreement *out, struct acc_error *err);
+/* The trace of one version (0: the current one). */
+acc_err acc_service_trace_version(struct acc_service *svc, const char *id, unsigned version,
+                                  struct acc_agreement *a, struct acc_trace *out,
+                                  struct acc_error *err);
+
 /* Sites, networks and links with their adapters' health.  Release with
  * acc_service_sites_release. */
 struct acc_service_sites {

@@ -174,6 +174,12 @@ static void allocation_term(struct acc_xml_writer *w, const struct acc_agreement
     acc_xml_w_el(w, "co", "Strategy", acc_strategy_name(a->strategy));
     acc_xml_w_el_i64(w, "co", "Rounds", a->rounds);
     acc_xml_w_el_i64(w, "co", "Rollbacks", a->rollbacks);
+    if (a->version) {
+        /* which version this is, of how many, and what its change was */
+        acc_xml_w_el_i64(w, "co", "Version", a->version);
+        acc_xml_w_el_i64(w, "co", "Versions", a->versions > a->version ? a->versions : a->version);
+        acc_xml_w_el(w, "co", "Change", a->change);
+    }
     acc_xml_w_el(w, "co", "FaultCode", a->fault_code);
     acc_xml_w_el_split(w, "co", "Reason", a->reason, '\n');
     for (size_t i = 0; i < a->n_comps; i++) {

@@ -72,6 +72,11 @@ acc_err acc_xml_parse_offer(const char *data, size_t len, const struct acc_xml_l
  * co:Allocation (state, common start and end, per component the site,
  * nodes, reservation and local id, node names; per link the bandwidth and
  * reservation; the reasons of a rejection). */
+/* A co:Modification document (docs/documents.md "Modification") into *out;
+ * ACC_ERR_MALFORMED / ACC_ERR_SCHEMA / ACC_ERR_INVALID with the reason. */
+acc_err acc_xml_parse_modification(const char *data, size_t len, const struct acc_xml_limits *lim,
+                                   struct acc_modification *out, struct acc_error *err);
+
 acc_err acc_xml_agreement(const struct acc_agreement *a, struct acc_buf *out,
                           struct acc_error *err);
 

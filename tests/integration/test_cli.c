@@ -148,9 +148,9 @@ static void test_help_and_version(void)
     run_free(&r);
     r = ctl(NULL, NULL, "--help", NULL);
     CU_ASSERT_EQUAL(r.status, 0);
-    static const char *const cmds[] = {"submit", "list",      "show",  "state",
-                                       "trace",  "terminate", "sites", "preview"};
-    for (size_t i = 0; i < 8; i++) {
+    static const char *const cmds[] = {"submit",    "list",  "show",    "state", "trace",
+                                       "terminate", "sites", "preview", "modify"};
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
         CU_ASSERT_PTR_NOT_NULL(strstr(r.out, cmds[i]));
         struct run h = ctl(NULL, NULL, cmds[i], "--help", NULL);
         CU_ASSERT_EQUAL(h.status, 0);
@@ -427,6 +427,57 @@ static void test_sites_and_preview(void)
     run_free(&r);
 }
 
+static void test_modify(void)
+{
+    struct run r = ctl(NULL, NULL, "show", id, "--json", NULL);
+    json_t *a = json_of(&r);
+    acc_time end = 0;
+    CU_ASSERT_EQUAL_FATAL(acc_time_parse(jstr(a, "end", ""), &end, NULL), ACC_OK);
+    json_decref(a);
+    run_free(&r);
+    char t[40];
+    /* Shortened by half an hour: within what it holds (counted as free),
+     * whatever the testbed booked after it. */
+    acc_time_format(end - 1800, t);
+    r = ctl(NULL, NULL, "modify", id, "--end", t, NULL);
+    if (r.status != 0)
+        fprintf(stderr, "modify: %s\n", r.err);
+    CU_ASSERT_EQUAL(r.status, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "Version 2 of agreement"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, t));
+    run_free(&r);
+    r = ctl(NULL, NULL, "show", id, "--json", NULL);
+    a = json_of(&r);
+    CU_ASSERT_STRING_EQUAL(jstr(a, "end", ""), t);
+    CU_ASSERT_EQUAL(json_integer_value(json_object_get(a, "version")), 2);
+    json_decref(a);
+    run_free(&r);
+    /* Usage errors (2) never reach the server; an unknown component is 3,
+     * a bandwidth beyond every link 1, and the agreement stays at 2. */
+    const char *const usage[][4] = {
+        {"modify", id, NULL, NULL},           {"modify", id, "--nodes", "a"},
+        {"modify", id, "--nodes", "=3"},      {"modify", id, "--nodes", "a=0"},
+        {"modify", id, "--bandwidth", "l=x"}, {"modify", "--end", t, NULL},
+    };
+    for (size_t i = 0; i < sizeof usage / sizeof usage[0]; i++) {
+        r = ctl(NULL, NULL, usage[i][0], usage[i][1], usage[i][2], usage[i][3], NULL);
+        CU_ASSERT_EQUAL(r.status, 2);
+        run_free(&r);
+    }
+    r = ctl(NULL, NULL, "modify", id, "--nodes", "no-such<&>=2", NULL);
+    CU_ASSERT_EQUAL(r.status, 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.err, "no-such<&>"));
+    run_free(&r);
+    r = ctl(NULL, NULL, "modify", id, "--json", NULL);
+    CU_ASSERT_EQUAL(r.status, 2);
+    run_free(&r);
+    r = ctl(NULL, NULL, "show", id, "--json", NULL);
+    a = json_of(&r);
+    CU_ASSERT_EQUAL(json_integer_value(json_object_get(a, "version")), 2);
+    json_decref(a);
+    run_free(&r);
+}
+
 static void test_terminate(void)
 {
     struct run r = ctl(NULL, NULL, "terminate", id, NULL);
@@ -579,6 +630,7 @@ static const struct acc_test_case tests[] = {
     {"list cuts names and sites only when the terminal is too narrow", test_list_width},
     {"show, state, trace (tables, --json, --xml)", test_show_state_trace},
     {"sites and preview", test_sites_and_preview},
+    {"modify: a new end, usage errors, an unknown component", test_modify},
     {"terminate", test_terminate},
     {"exit codes: not found, server down, usage, bad offer, adapter down", test_exit_codes},
     {"a rejected offer says why and exits 4", test_rejected},

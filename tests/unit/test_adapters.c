@@ -209,6 +209,109 @@ static void faults(const struct kind *k, struct acc_adapter *ad)
     acc_adapter_cancel(ad, "other-beaten", NULL, NULL);
 }
 
+/* A changed reservation beside the one it replaces: the old one's amount
+ * counts as free over the overlap, both exist until one is cancelled, and
+ * another user still finds only what neither holds. */
+static void replacing(const struct kind *k, struct acc_adapter *ad)
+{
+    struct acc_reservation r;
+    struct acc_error err;
+    acc_time t = future() + 40 * H;
+    CU_ASSERT_TRUE(acc_adapter_has(ad, ACC_CAP_REPLACE));
+    struct acc_resource old = k->res, other = k->res, grown = k->res;
+    old.amount = 2;
+    other.amount = 9; /* 16 - 2 - 9 = 5 free */
+    ACC_ASSERT_OK(acc_adapter_reserve(ad, "old", &old, t, 2 * H, &r, &err));
+    acc_reservation_release(&r);
+    ACC_ASSERT_OK(acc_adapter_reserve(ad, "other", &other, t, 4 * H, &r, &err));
+    acc_reservation_release(&r);
+    grown.amount = 7; /* 2 -> 7: needs the 5 free plus the old 2 */
+    struct acc_frames f;
+    acc_frames_init(&f);
+    ACC_ASSERT_OK(acc_adapter_preview(ad, &grown, t, t + 3 * H, 3 * H, &f, &err));
+    CU_ASSERT_EQUAL(f.n, 0); /* without the old one counted: no room */
+    ACC_ASSERT_OK(acc_adapter_preview_replacing(ad, "old", &grown, t, t + 3 * H, 3 * H, &f, &err));
+    CU_ASSERT_EQUAL_FATAL(f.n, 1);
+    CU_ASSERT_EQUAL(f.v[0].start, t);
+    /* The old booking is still counted for everyone else after the preview. */
+    struct acc_resource six = k->res;
+    six.amount = 6;
+    ACC_ASSERT_OK(acc_adapter_preview(ad, &six, t, t + 2 * H, 2 * H, &f, &err));
+    CU_ASSERT_EQUAL(f.n, 0);
+    acc_frames_release(&f);
+    CU_ASSERT_EQUAL(acc_adapter_reserve_replacing(ad, "new", "new", &grown, t, 3 * H, &r, &err),
+                    ACC_ERR_INVALID);
+    ACC_ASSERT_OK(acc_adapter_reserve_replacing(ad, "new", "old", &grown, t, 3 * H, &r, &err));
+    CU_ASSERT_EQUAL(r.start, t); /* not placed later because of the old booking */
+    CU_ASSERT_EQUAL(r.amount, 7);
+    acc_reservation_release(&r);
+    /* Both exist; nobody else gets a node while they do. */
+    ACC_ASSERT_OK(acc_adapter_query(ad, "old", NULL, &r, &err));
+    acc_reservation_release(&r);
+    ACC_ASSERT_OK(acc_adapter_query(ad, "new", NULL, &r, &err));
+    acc_reservation_release(&r);
+    struct acc_resource one = k->res;
+    one.amount = 1;
+    ACC_ASSERT_OK(acc_adapter_preview(ad, &one, t, t + 3 * H, H, &f, &err));
+    CU_ASSERT_EQUAL(f.n, 0);
+    /* The change is committed: the old one goes, the new one holds. */
+    ACC_ASSERT_OK(acc_adapter_cancel(ad, "old", NULL, &err));
+    ACC_ASSERT_OK(acc_adapter_preview(ad, &one, t, t + 3 * H, H, &f, &err));
+    CU_ASSERT_EQUAL(f.n, 0);
+    ACC_ASSERT_OK(acc_adapter_preview(ad, &one, t + 3 * H, t + 5 * H, H, &f, &err));
+    CU_ASSERT_EQUAL_FATAL(f.n, 1);
+    CU_ASSERT_EQUAL(f.v[0].start, t + 3 * H);
+    acc_frames_release(&f);
+    /* More than the old and the free together: refused, nothing left. */
+    struct acc_resource too = k->res;
+    too.amount = 8;
+    ACC_ASSERT_OK(acc_adapter_reserve(ad, "old2", &old, t + 10 * H, H, &r, &err));
+    acc_reservation_release(&r);
+    ACC_ASSERT_OK(acc_adapter_reserve(ad, "wall", &k->res, t + 10 * H, H, &r, &err));
+    acc_reservation_release(&r);
+    struct acc_resource fill = k->res;
+    fill.amount = 7; /* 2 + 4 + 7 = 13: 3 free, old2 gives 2: 5 < 8 */
+    ACC_ASSERT_OK(acc_adapter_reserve(ad, "fill", &fill, t + 10 * H, H, &r, &err));
+    acc_reservation_release(&r);
+    acc_err rc = acc_adapter_reserve_replacing(ad, "new2", "old2", &too, t + 10 * H, H, &r, &err);
+    CU_ASSERT_TRUE(rc == ACC_ERR_BUSY || (rc == ACC_OK && r.start > t + 10 * H));
+    if (rc == ACC_OK)
+        acc_reservation_release(&r);
+    acc_adapter_cancel(ad, "new2", NULL, NULL);
+    ACC_ASSERT_OK(acc_adapter_query(ad, "old2", NULL, &r, &err)); /* untouched */
+    CU_ASSERT_EQUAL(r.amount, 2);
+    acc_reservation_release(&r);
+    /* A reopen loads both bookings of an uncommitted change as they were. */
+    ACC_ASSERT_OK(
+        acc_adapter_reserve_replacing(ad, "new3", "old2", &old, t + 10 * H, 2 * H, &r, &err));
+    CU_ASSERT_EQUAL(r.start, t + 10 * H);
+    acc_reservation_release(&r);
+    ACC_ASSERT_OK(acc_adapter_query(ad, "new3", NULL, &r, &err));
+    acc_reservation_release(&r);
+    struct acc_adapter *again = k->open();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(again);
+    ACC_ASSERT_OK(acc_adapter_query(again, "old2", NULL, &r, &err));
+    acc_reservation_release(&r);
+    ACC_ASSERT_OK(acc_adapter_query(again, "new3", NULL, &r, &err));
+    acc_reservation_release(&r);
+    acc_adapter_close(again);
+    const char *keys[] = {"new", "other", "old2", "wall", "fill", "new3"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        ACC_ASSERT_OK(acc_adapter_cancel(ad, keys[i], NULL, &err));
+    /* Everything given back: the whole resource is free again. */
+    struct acc_resource all = k->res;
+    all.amount = 16;
+    acc_frames_init(&f);
+    ACC_ASSERT_OK(acc_adapter_preview(ad, &all, t, t + 12 * H, 12 * H, &f, &err));
+    CU_ASSERT_EQUAL(f.n, 1);
+    acc_frames_release(&f);
+}
+
+static void test_replacing(void)
+{
+    each_kind(replacing);
+}
+
 static void test_reserve_query_cancel(void)
 {
     each_kind(reserve_query_cancel);
@@ -457,6 +560,7 @@ static const struct acc_test_case tests[] = {
     {"unknown keys, past starts, unknown resources", test_unknown},
     {"bookings survive a reopen", test_reopen},
     {"fault injection", test_faults},
+    {"a changed reservation counts the one it replaces as free", test_replacing},
     {"unknown settings are named", test_bad_settings},
     {"background load is deterministic", test_background_load_is_deterministic},
     {"concurrent bookings and cancels: disk equals memory", test_write_order},

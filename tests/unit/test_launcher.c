@@ -354,6 +354,71 @@ static void test_stop_waiting(void)
     lfix_close(&f);
 }
 
+/* Waits up to 10 s for the job's start; false when it did not come. */
+static bool rec_wait_started(struct rec *r)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += 10;
+    pthread_mutex_lock(&r->lock);
+    while (!r->started && pthread_cond_timedwait(&r->cond, &r->lock, &ts) == 0) {
+    }
+    bool started = r->started > 0;
+    pthread_mutex_unlock(&r->lock);
+    return started;
+}
+
+/* A modified agreement whose run waits: the start moved from an hour ahead
+ * to now starts the job now (and an unknown id holds nothing). */
+static void test_retime_waiting(void)
+{
+    struct lfix f;
+    lfix_open(&f, "retimewait");
+    f.ag.start += 3600;
+    f.ag.end += 3600;
+    struct acc_run *r = lfix_describe(&f);
+    acc_launcher_schedule(f.l, &f.ag, r);
+    run_free(r);
+    CU_ASSERT_EQUAL(acc_launcher_held(f.l, f.ag.id), ACC_LAUNCHER_HELD_WAITING);
+    CU_ASSERT_EQUAL(acc_launcher_retime(f.l, "nosuchagreement1", acc_now(), acc_now() + 60),
+                    ACC_LAUNCHER_NONE);
+    usleep(300000);
+    CU_ASSERT_EQUAL(f.rec.started, 0); /* still an hour to go */
+    acc_time now = acc_now();
+    CU_ASSERT_EQUAL(acc_launcher_retime(f.l, f.ag.id, now, now + 60), ACC_LAUNCHER_HELD_WAITING);
+    CU_ASSERT_TRUE_FATAL(rec_wait_ended(&f.rec));
+    CU_ASSERT_EQUAL(f.rec.started, 1);
+    CU_ASSERT_EQUAL(f.rec.state, ACC_RUN_EXITED);
+    CU_ASSERT_EQUAL(f.rec.exit_status, 7);
+    lfix_close(&f);
+}
+
+/* A modified agreement whose job runs: its end brought forward from an hour
+ * ahead to 3 s ahead stops the job `grace` (1 s) before the new end. */
+static void test_retime_running(void)
+{
+    struct lfix f;
+    lfix_open(&f, "retimerun");
+    char path[512];
+    snprintf(path, sizeof path, "%s/fake-mpiexec", f.root);
+    put(f.root, "fake-mpiexec", "#!/bin/sh\necho long job\nexec sleep 120\n");
+    CU_ASSERT_EQUAL(chmod(path, 0755), 0);
+    f.ag.end = f.ag.start + 3600;
+    struct acc_run *r = lfix_describe(&f);
+    acc_launcher_schedule(f.l, &f.ag, r);
+    run_free(r);
+    CU_ASSERT_TRUE_FATAL(rec_wait_started(&f.rec));
+    CU_ASSERT_EQUAL(acc_launcher_held(f.l, f.ag.id), ACC_LAUNCHER_HELD_RUNNING);
+    int64_t t0 = acc_mono_us();
+    CU_ASSERT_EQUAL(acc_launcher_retime(f.l, f.ag.id, 0, acc_now() + 3), ACC_LAUNCHER_HELD_RUNNING);
+    CU_ASSERT_TRUE_FATAL(rec_wait_ended(&f.rec));
+    int64_t took = acc_mono_us() - t0;
+    CU_ASSERT_EQUAL(f.rec.state, ACC_RUN_STOPPED);
+    CU_ASSERT_PTR_NOT_NULL(strstr(f.rec.reason, "stopped"));
+    CU_ASSERT_TRUE(took < 6000000); /* new end - grace, plus the stop itself */
+    lfix_close(&f);
+}
+
 const struct acc_test_case acc_launcher_tests[] = {
     {"status file with garbage", test_status_garbage},
     {"empty status file", test_status_empty},
@@ -363,5 +428,7 @@ const struct acc_test_case acc_launcher_tests[] = {
     {"start, hooks and end", test_start_and_end},
     {"may_start refuses", test_not_wanted},
     {"stop a waiting run", test_stop_waiting},
+    {"retime a waiting run: the moved start starts it", test_retime_waiting},
+    {"retime a running job: the new end stops it", test_retime_running},
     {NULL, NULL},
 };

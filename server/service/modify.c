@@ -1,0 +1,471 @@
+/* modify.c - changing a committed agreement (part of the service): the new
+ * version is negotiated by the engine while the current one stays booked;
+ * on success one store write keeps the old version and makes the new one
+ * current, then the old reservations are cancelled.  On any failure the
+ * new reservations are cancelled and nothing else changes. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../lib/common/buf.h"
+#include "../../lib/common/id.h"
+#include "../../lib/common/log.h"
+#include "../../lib/common/strutil.h"
+#include "internal.h"
+
+/* One engine item per reservation of the current version. */
+struct mod_plan {
+    struct acc_engine_item items[2 * ACC_MODIFY_MAX + 64];
+    char labels[2 * ACC_MODIFY_MAX + 64][96];
+    char old_keys[2 * ACC_MODIFY_MAX + 64][ACC_KEY_MAX]; /* what each item replaces */
+    size_t n;
+    size_t *item_of_comp, *item_of_link; /* SIZE_MAX: none */
+};
+
+struct mod_ctx {
+    struct acc_service *svc;
+    struct acc_trace trace;
+};
+
+static acc_err hook_journal(void *ctx, const struct acc_booking *b, size_t n, bool durable,
+                            struct acc_error *err)
+{
+    struct mod_ctx *c = ctx;
+    return acc_store_journal_put(c->svc->store, b, n, durable ? 0 : ACC_STORE_NOWAIT, err);
+}
+
+static void hook_trace(void *ctx, const struct acc_trace_event *ev)
+{
+    struct mod_ctx *c = ctx;
+    if (acc_trace_add(&c->trace, ev))
+        acc_log_warn("trace event dropped: out of memory");
+}
+
+static bool hook_stopped(void *ctx)
+{
+    struct mod_ctx *c = ctx;
+    return atomic_load(&c->svc->stopping);
+}
+
+/* The item with reservation key `key`, made when new. */
+static acc_err item_for(struct mod_plan *p, const char *key, enum acc_resource_kind kind,
+                        const char *name, struct acc_adapter *ad, size_t *out,
+                        struct acc_error *err)
+{
+    for (size_t k = 0; k < p->n; k++) {
+        if (strcmp(p->items[k].booking.key, key) == 0) {
+            *out = k;
+            return ACC_OK;
+        }
+    }
+    if (p->n == sizeof p->items / sizeof p->items[0])
+        return acc_error_set(err, ACC_ERR_INVALID, "the agreement has too many reservations");
+    if (!ad)
+        return acc_error_set(err, ACC_ERR_INTERNAL, "no adapter for %s", name);
+    struct acc_engine_item *it = &p->items[p->n];
+    memset(it, 0, sizeof *it);
+    acc_strlcpy(it->booking.key, key, sizeof it->booking.key); /* the old key, until booked */
+    acc_strlcpy(p->old_keys[p->n], key, sizeof p->old_keys[p->n]);
+    it->replaces = p->old_keys[p->n];
+    snprintf(p->labels[p->n], sizeof p->labels[p->n], "%s %s",
+             kind == ACC_RES_NODES ? "site" : "link", name);
+    it->adapter = ad;
+    it->res = (struct acc_resource){kind, name, 0};
+    it->label = p->labels[p->n];
+    *out = p->n++;
+    return ACC_OK;
+}
+
+static int64_t new_nodes(const struct acc_modification *m, const struct acc_alloc_component *c)
+{
+    for (size_t i = 0; i < m->n_nodes; i++)
+        if (strcmp(m->nodes[i].name, c->name) == 0)
+            return m->nodes[i].value;
+    return c->nodes;
+}
+
+static int64_t new_bandwidth(const struct acc_modification *m, const struct acc_alloc_link *l)
+{
+    for (size_t i = 0; i < m->n_bandwidth; i++)
+        if (strcmp(m->bandwidth[i].name, l->name) == 0)
+            return m->bandwidth[i].value;
+    return l->bandwidth;
+}
+
+/* Checks the names and amounts of m against a and builds the items. */
+static acc_err make_plan(struct acc_service *svc, const struct acc_agreement *a,
+                         const struct acc_modification *m, struct mod_plan *p,
+                         struct acc_error *err)
+{
+    const struct acc_config *cfg = svc->cfg;
+    for (size_t i = 0; i < m->n_nodes; i++) {
+        size_t k = 0;
+        while (k < a->n_comps && strcmp(a->comps[k].name, m->nodes[i].name) != 0)
+            k++;
+        if (k == a->n_comps)
+            return acc_error_set(err, ACC_ERR_NOT_FOUND, "agreement %s has no component '%.63s'",
+                                 a->id, m->nodes[i].name);
+        if (m->nodes[i].value < 1)
+            return acc_error_set(err, ACC_ERR_INVALID,
+                                 "component %s: at least 1 node (asked: %" PRId64
+                                 "); terminate the agreement to give every node back",
+                                 a->comps[k].name, m->nodes[i].value);
+    }
+    for (size_t i = 0; i < m->n_bandwidth; i++) {
+        size_t k = 0;
+        while (k < a->n_links && strcmp(a->links[k].name, m->bandwidth[i].name) != 0)
+            k++;
+        if (k == a->n_links)
+            return acc_error_set(err, ACC_ERR_NOT_FOUND, "agreement %s has no link '%.63s'", a->id,
+                                 m->bandwidth[i].name);
+        if (m->bandwidth[i].value < 1)
+            return acc_error_set(err, ACC_ERR_INVALID,
+                                 "link %s: at least 1 Mbit/s (asked: %" PRId64 ")",
+                                 a->links[k].name, m->bandwidth[i].value);
+        if (!a->links[k].reservation)
+            return acc_error_set(err, ACC_ERR_INVALID,
+                                 "link %s joins two components on one site and has no "
+                                 "bandwidth reservation to change",
+                                 a->links[k].name);
+    }
+    p->item_of_comp = malloc((a->n_comps ? a->n_comps : 1) * sizeof *p->item_of_comp);
+    p->item_of_link = malloc((a->n_links ? a->n_links : 1) * sizeof *p->item_of_link);
+    if (!p->item_of_comp || !p->item_of_link)
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    acc_err rc;
+    for (size_t i = 0; i < a->n_comps; i++) {
+        const struct acc_alloc_component *c = &a->comps[i];
+        p->item_of_comp[i] = SIZE_MAX;
+        if (!c->reservation)
+            continue;
+        size_t k;
+        if ((rc = item_for(p, c->reservation, ACC_RES_NODES, c->site,
+                           svc_site_adapter(svc, c->site), &k, err)))
+            return rc;
+        p->items[k].res.amount += new_nodes(m, c);
+        p->item_of_comp[i] = k;
+        const struct acc_site_cfg *s = acc_config_site(cfg, c->site);
+        if (!s)
+            return acc_error_set(err, ACC_ERR_UNKNOWN_SITE, "site %s is no longer configured",
+                                 c->site);
+        if (p->items[k].res.amount > s->nodes)
+            return acc_error_set(err, ACC_ERR_CAPACITY,
+                                 "site %s has %" PRId64 " nodes, fewer than the %" PRId64
+                                 " the changed components need",
+                                 s->name, s->nodes, p->items[k].res.amount);
+    }
+    for (size_t i = 0; i < a->n_links; i++) {
+        const struct acc_alloc_link *l = &a->links[i];
+        p->item_of_link[i] = SIZE_MAX;
+        if (!l->reservation)
+            continue;
+        const struct acc_link_cfg *lc = acc_config_link_between(cfg, l->site_a, l->site_b);
+        if (!lc)
+            return acc_error_set(err, ACC_ERR_NO_LINK, "no network link joins %s and %s any more",
+                                 l->site_a, l->site_b);
+        size_t k;
+        if ((rc = item_for(p, l->reservation, ACC_RES_BANDWIDTH, lc->name,
+                           svc_network_adapter(svc, lc->network), &k, err)))
+            return rc;
+        p->items[k].res.amount += new_bandwidth(m, l);
+        p->item_of_link[i] = k;
+        if (p->items[k].res.amount > lc->capacity)
+            return acc_error_set(err, ACC_ERR_CAPACITY,
+                                 "network link %s has %" PRId64 " Mbit/s, less than the %" PRId64
+                                 " the changed links need",
+                                 lc->name, lc->capacity, p->items[k].res.amount);
+    }
+    for (size_t k = 0; k < p->n; k++)
+        p->items[k].booking.key[0] = '\0'; /* the engine names the new ones */
+    return ACC_OK;
+}
+
+/* What m changes, in words (the version's `change`). */
+static char *describe_change(const struct acc_agreement *a, const struct acc_modification *m,
+                             acc_time start, acc_time end)
+{
+    struct acc_buf b = ACC_BUF_INIT;
+    char t[40];
+    if (start != a->start) {
+        acc_time_format(start, t);
+        acc_buf_printf(&b, "start %s; ", t);
+    }
+    if (end != a->end) {
+        acc_time_format(end, t);
+        acc_buf_printf(&b, "end %s; ", t);
+    }
+    for (size_t i = 0; i < m->n_nodes; i++)
+        acc_buf_printf(&b, "nodes %s=%" PRId64 "; ", m->nodes[i].name, m->nodes[i].value);
+    for (size_t i = 0; i < m->n_bandwidth; i++)
+        acc_buf_printf(&b, "bandwidth %s=%" PRId64 "; ", m->bandwidth[i].name,
+                       m->bandwidth[i].value);
+    if (!acc_buf_ok(&b) || b.len < 2) {
+        acc_buf_release(&b);
+        return NULL;
+    }
+    b.data[b.len - 2] = '\0';
+    return b.data;
+}
+
+/* Cancels the new reservations after the change could not be recorded. */
+static void undo_items(struct acc_service *svc, struct mod_plan *p)
+{
+    struct acc_booking b[sizeof p->items / sizeof p->items[0]];
+    for (size_t i = 0; i < p->n; i++) {
+        b[i] = p->items[i].booking;
+        b[i].state = ACC_BOOKING_RESERVED;
+    }
+    svc_cancel_bookings(svc, b, p->n);
+}
+
+/* Fills a (the current version) with the new one. */
+static acc_err apply(struct acc_agreement *a, const struct acc_modification *m,
+                     const struct mod_plan *p, acc_time start, acc_time end)
+{
+    a->start = start;
+    a->end = end;
+    for (size_t i = 0; i < a->n_comps; i++) {
+        struct acc_alloc_component *c = &a->comps[i];
+        c->nodes = new_nodes(m, c);
+        if (p->item_of_comp[i] == SIZE_MAX)
+            continue;
+        const struct acc_engine_item *it = &p->items[p->item_of_comp[i]];
+        free(c->reservation);
+        free(c->local_id);
+        free(c->node_names);
+        c->reservation = acc_strdup(it->booking.key);
+        c->local_id = acc_strdup(it->booking.local_id);
+        c->node_names = it->nodes ? acc_strdup(it->nodes) : NULL;
+        if (!c->reservation || !c->local_id || (it->nodes && !c->node_names))
+            return ACC_ERR_NOMEM;
+    }
+    for (size_t i = 0; i < a->n_links; i++) {
+        struct acc_alloc_link *l = &a->links[i];
+        l->bandwidth = new_bandwidth(m, l);
+        if (p->item_of_link[i] == SIZE_MAX)
+            continue;
+        const struct acc_engine_item *it = &p->items[p->item_of_link[i]];
+        free(l->reservation);
+        free(l->local_id);
+        l->reservation = acc_strdup(it->booking.key);
+        l->local_id = acc_strdup(it->booking.local_id);
+        if (!l->reservation || !l->local_id)
+            return ACC_ERR_NOMEM;
+    }
+    return ACC_OK;
+}
+
+/* The old version's reservations, to be cancelled once the new one is
+ * recorded (journalled as cancel-failed with the new one, so that a crash
+ * in between leaves them to housekeeping). */
+static acc_err old_bookings(struct acc_service *svc, const char *id, unsigned version,
+                            struct acc_booking **out, size_t *n, struct acc_error *err)
+{
+    acc_err rc = acc_store_journal_get(svc->store, id, out, n, err);
+    if (rc)
+        return rc;
+    size_t k = 0;
+    for (size_t i = 0; i < *n; i++) {
+        struct acc_booking *b = &(*out)[i];
+        if (b->state != ACC_BOOKING_COMMITTED && b->state != ACC_BOOKING_CANCEL_FAILED)
+            continue;
+        b->state = ACC_BOOKING_CANCEL_FAILED;
+        snprintf(b->error, sizeof b->error, "replaced by version %u", version + 1);
+        (*out)[k++] = *b;
+    }
+    *n = k;
+    return ACC_OK;
+}
+
+/* Checks the times; *start and *end receive the new ones, *book_from when
+ * the new reservations begin (now, for an agreement that has begun). */
+static acc_err check_times(struct acc_service *svc, const struct acc_agreement *a,
+                           const struct acc_modification *m, enum acc_launcher_held held,
+                           acc_time *start, acc_time *end, acc_time *book_from,
+                           struct acc_error *err)
+{
+    acc_time now = acc_now();
+    *start = m->start ? m->start : a->start;
+    *end = m->end ? m->end : m->start ? *start + (a->end - a->start) : a->end;
+    bool moved = *start != a->start;
+    if (moved && (a->start <= now || held == ACC_LAUNCHER_HELD_RUNNING))
+        return acc_error_set(err, ACC_ERR_STATE,
+                             "agreement %s began at its start; the start can no longer move "
+                             "(change the end instead)",
+                             a->id);
+    if (moved && *start < now + svc->cfg->lead_time)
+        return acc_error_set(err, ACC_ERR_INVALID,
+                             "the new start must be at least %" PRId64 " s from now (lead_time)",
+                             svc->cfg->lead_time);
+    if (*end <= *start)
+        return acc_error_set(err, ACC_ERR_INVALID, "the new end must come after the start");
+    if (*end <= now + 1)
+        return acc_error_set(err, ACC_ERR_INVALID, "the new end has passed");
+    bool nodes = false;
+    for (size_t i = 0; i < a->n_comps; i++)
+        nodes |= new_nodes(m, &a->comps[i]) != a->comps[i].nodes;
+    if (nodes && held == ACC_LAUNCHER_HELD_RUNNING)
+        return acc_error_set(err, ACC_ERR_STATE,
+                             "the job of agreement %s runs on the nodes it has; a change of "
+                             "nodes is refused while it runs",
+                             a->id);
+    if (nodes && held == ACC_LAUNCHER_HELD_WAITING)
+        return acc_error_set(err, ACC_ERR_STATE,
+                             "the job of agreement %s waits with launch descriptions for the "
+                             "nodes it has; a change of nodes is refused while it waits",
+                             a->id);
+    *book_from = *start > now ? *start : now + 1;
+    return ACC_OK;
+}
+
+acc_err svc_modify_run(struct acc_service *svc, const char *id, const struct acc_modification *m,
+                       struct acc_agreement *out, struct acc_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (!acc_id_valid(id))
+        return acc_error_set(err, ACC_ERR_NOT_FOUND, "no agreement with id '%.40s'", id);
+    if (!m->start && !m->end && !m->n_nodes && !m->n_bandwidth)
+        return acc_error_set(err, ACC_ERR_INVALID,
+                             "the modification changes nothing: give a start, an end, nodes "
+                             "or a bandwidth");
+    struct acc_agreement a = {0};
+    struct mod_plan *p = calloc(1, sizeof *p);
+    struct mod_ctx ctx = {.svc = svc};
+    acc_trace_init(&ctx.trace);
+    struct acc_booking *old = NULL;
+    size_t n_old = 0;
+    char *change = NULL;
+    bool marked = false, booked = false;
+    unsigned version = 0;
+    acc_err rc = p ? acc_store_agreement_get(svc->store, id, false, &a, err)
+                   : acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    if (rc)
+        goto out;
+    if (a.state != ACC_STATE_OBSERVED) {
+        rc = acc_error_set(err, ACC_ERR_STATE,
+                           "agreement %s is %s; only an Observed agreement can be modified", id,
+                           acc_state_name(a.state));
+        goto out;
+    }
+    enum acc_launcher_held held = acc_launcher_held(svc->launcher, id);
+    acc_time start = 0, end = 0, from = 0;
+    if ((rc = check_times(svc, &a, m, held, &start, &end, &from, err)) ||
+        (rc = make_plan(svc, &a, m, p, err)))
+        goto out;
+    if (!(change = describe_change(&a, m, start, end))) {
+        rc = acc_error_set(err, ACC_ERR_INVALID, "the modification changes nothing");
+        goto out;
+    }
+    if ((rc = acc_store_modify_begin(svc->store, id, &version, err)))
+        goto out;
+    marked = true;
+
+    struct acc_engine_request rq = {
+        .agreement = a.id,
+        .earliest = from,
+        .deadline = end,
+        .duration = end - from,
+        .strategy = a.strategy,
+        .max_rounds = svc->cfg->max_rounds,
+        .call_timeout_us = svc->cfg->adapter_timeout * 1000000,
+        .items = p->items,
+        .n_items = p->n,
+        .hooks = {hook_journal, hook_trace, hook_stopped, &ctx},
+    };
+    struct acc_engine_result res = {0};
+    acc_engine_negotiate(svc->engine, &rq, &res);
+    if (res.outcome != ACC_ENGINE_AGREED) {
+        rc = acc_error_set(err, res.err.code ? res.err.code : ACC_ERR_NO_SLOT,
+                           "the change was refused and agreement %s is as it was: %s", id,
+                           res.err.msg);
+        goto out;
+    }
+    booked = true;
+    if (atomic_load(&svc->stopping)) {
+        rc = acc_error_set(err, ACC_ERR_INTERRUPTED,
+                           "accordd is stopping; agreement %s is as it was", id);
+        goto out;
+    }
+    if ((rc = apply(&a, m, p, m->start ? start : a.start, end)) ||
+        (rc = old_bookings(svc, id, version, &old, &n_old, err))) {
+        if (rc == ACC_ERR_NOMEM)
+            acc_error_set(err, rc, "out of memory");
+        goto out;
+    }
+    a.updated = acc_now();
+    a.rounds = res.rounds;
+    a.rollbacks = res.rollbacks;
+    size_t nb = p->n + n_old;
+    struct acc_booking *b = calloc(nb ? nb : 1, sizeof *b);
+    if (!b) {
+        rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < p->n; i++) {
+        b[i] = p->items[i].booking;
+        b[i].state = ACC_BOOKING_COMMITTED;
+    }
+    if (n_old)
+        memcpy(b + p->n, old, n_old * sizeof *old);
+    rc = acc_store_modify_commit(svc->store, &a, version, change, &ctx.trace, b, nb, err);
+    free(b);
+    if (rc == ACC_ERR_STATE)
+        acc_error_set(err, ACC_ERR_STATE,
+                      "agreement %s was terminated (or changed) while the change was "
+                      "negotiated; the change was not made",
+                      id);
+    if (rc)
+        goto out;
+    marked = booked = false;
+    /* Recorded: the old reservations go, the job and the wire follow. */
+    size_t failed = svc_cancel_bookings(svc, old, n_old);
+    if (failed)
+        acc_log_warn("agreement %s: %zu replaced reservation(s) not cancelled yet; housekeeping "
+                     "retries",
+                     id, failed);
+    acc_launcher_retime(svc->launcher, id, a.start, a.end);
+    svc_provision_committed(svc, &a);
+    acc_log_info("agreement %s: version %u: %s", id, version + 1, change);
+    rc = acc_store_agreement_get(svc->store, id, false, out, err);
+out:
+    if (booked)
+        undo_items(svc, p);
+    if (marked) {
+        struct acc_error aerr;
+        if (acc_store_modify_abort(svc->store, id, &aerr))
+            acc_log_error("agreement %s: %s", id, aerr.msg);
+    }
+    if (p) {
+        acc_engine_items_release(p->items, p->n);
+        free(p->item_of_comp);
+        free(p->item_of_link);
+    }
+    free(p);
+    free(old);
+    free(change);
+    acc_trace_release(&ctx.trace);
+    acc_agreement_release(&a);
+    return rc;
+}
+
+acc_err acc_service_get_version(struct acc_service *svc, const char *id, unsigned version,
+                                bool with_offer, struct acc_agreement *out, struct acc_error *err)
+{
+    if (!acc_id_valid(id))
+        return acc_error_set(err, ACC_ERR_NOT_FOUND, "no agreement with id '%.40s'", id);
+    return acc_store_agreement_get_version(svc->store, id, version, with_offer, out, err);
+}
+
+acc_err acc_service_trace_version(struct acc_service *svc, const char *id, unsigned version,
+                                  struct acc_agreement *a, struct acc_trace *out,
+                                  struct acc_error *err)
+{
+    acc_err rc = acc_service_get_version(svc, id, version, false, a, err);
+    if (!rc) {
+        rc = acc_store_trace_get_version(svc->store, id, version, out, err);
+        if (rc)
+            acc_agreement_release(a);
+    }
+    return rc;
+}
