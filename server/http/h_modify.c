@@ -30,7 +30,6 @@ bool acc_http_version_param(const struct acc_request *rq, struct acc_response *r
 static void modify_finish(struct acc_http_ctx *ctx, const struct acc_request *rq,
                           struct acc_response *rs)
 {
-    (void)ctx;
     struct acc_agreement a;
     struct acc_error err;
     if (acc_nego_result(rs->wait, &err) || acc_nego_modified(rs->wait, &a, &err)) {
@@ -41,7 +40,7 @@ static void modify_finish(struct acc_http_ctx *ctx, const struct acc_request *rq
     if (rq->json) {
         acc_json_agreement(&a, &rs->body);
         acc_reply_doc(rq, rs, 200);
-    } else if (acc_xml_agreement(&a, &rs->body, &err)) {
+    } else if (acc_http_agreement_xml(ctx, &a, &rs->body, &err)) { /* signed, as every version */
         acc_reply_err(rq, rs, &err, a.id);
     } else {
         acc_reply_doc(rq, rs, 200);

@@ -375,6 +375,66 @@ static int fini(void)
     return 0;
 }
 
+/* xmlsec1's verdict on doc with the service's certificate cert_file. */
+static int xmlsec1_verdict(const char *doc, size_t len, const char *cert_file)
+{
+    char *f = tmp_path("version.xml");
+    write_file(f, doc, len);
+    struct run r = RUN("xmlsec1", "--verify", "--pubkey-cert-pem", cert_file, f);
+    free(r.out);
+    return r.status;
+}
+
+/* Every version is signed: the reply to a modify (version 2) and both
+ * versions read back with ?version=N. */
+static void test_every_version_signed(void)
+{
+    /* a directory of its own: the pair is made beside the database */
+    char *dir = tmp_path("versions");
+    CU_ASSERT_EQUAL_FATAL(mkdir(dir, 0700), 0);
+    char db[512];
+    snprintf(db, sizeof db, "%s/v.db", dir);
+    struct fixture fx;
+    CU_ASSERT_EQUAL_FATAL(fixture_start_signed(&fx, NULL, db), 0);
+    char *cert;
+    char *doc = issue(&fx, &cert);
+    char crt[512]; /* kept: tmp_path's buffers are reused */
+    snprintf(crt, sizeof crt, "%s", tmp_path("v.crt"));
+    write_file(crt, cert, strlen(cert));
+    char *id = xml_get(doc, "/wsag:Agreement/@wsag:AgreementId");
+    char *end = xml_get(doc, "/wsag:Agreement/wsag:Terms/wsag:All/wsag:ServiceDescriptionTerm/"
+                             "co:Allocation/co:End");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(id);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(end);
+    acc_time e = 0;
+    CU_ASSERT_EQUAL(acc_time_parse(end, &e, NULL), ACC_OK);
+    char t[40], body[256], url[256];
+    acc_time_format(e + 600, t);
+    snprintf(body, sizeof body,
+             "<co:Modification xmlns:co=\"urn:accord:coalloc:1\"><co:End>%s</co:End>"
+             "</co:Modification>",
+             t);
+    snprintf(url, sizeof url, "%s/agreements/%s/modify", fx.base, id);
+    struct http_reply r;
+    CU_ASSERT_EQUAL_FATAL(http_do("POST", url, body, strlen(body), NULL, &r), 0);
+    CU_ASSERT_EQUAL(r.status, 200);
+    CU_ASSERT_PTR_NOT_NULL(r.body ? strstr(r.body, "<ds:Signature") : NULL);
+    CU_ASSERT_EQUAL(r.body ? xmlsec1_verdict(r.body, r.len, crt) : -1, 0);
+    http_reply_free(&r);
+    for (int v = 1; v <= 2; v++) {
+        snprintf(url, sizeof url, "%s/agreements/%s?version=%d", fx.base, id, v);
+        CU_ASSERT_EQUAL_FATAL(http_do("GET", url, NULL, 0, NULL, &r), 0);
+        CU_ASSERT_EQUAL(r.status, 200);
+        CU_ASSERT_EQUAL(r.body ? xmlsec1_verdict(r.body, r.len, crt) : -1, 0);
+        http_reply_free(&r);
+    }
+    free(end);
+    free(id);
+    free(doc);
+    free(cert);
+    fixture_stop(&fx);
+}
+
 static const struct acc_test_case tests[] = {
     {"an issued agreement verifies (xmlsec1, accordctl verify)",
      test_issued_agreement_verifies_with_xmlsec1},
@@ -383,6 +443,7 @@ static const struct acc_test_case tests[] = {
     {"the embedded pair is made once and reused", test_embedded_pair_made_once_and_reused},
     {"bad [signing] configuration", test_bad_signing_configuration},
     {"the real accordd signs, and refuses a missing key", test_accordd_signing},
+    {"every version is signed (modify, ?version=N)", test_every_version_signed},
     {NULL, NULL},
 };
 
