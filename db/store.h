@@ -98,6 +98,26 @@ acc_err acc_store_agreement_counts(struct acc_store *st, uint64_t *counts, struc
 acc_err acc_store_trace_get(struct acc_store *st, const char *id, struct acc_trace *out,
                             struct acc_error *err);
 
+/* ---------------------------------------------------------------- quotes */
+
+/* Writes the quote (a new one, or its new state) and the journal entries
+ * given, in one transaction.  from (a bit per enum acc_quote_state): 0 for
+ * a new quote, else the stored state must be one of them (ACC_ERR_STATE,
+ * nothing written, otherwise; ACC_ERR_NOT_FOUND for an unknown id). */
+acc_err acc_store_quote_put(struct acc_store *st, const struct acc_quote *q, unsigned from,
+                            const struct acc_booking *bookings, size_t n_bookings,
+                            struct acc_error *err);
+/* One quote with its options, allocation and offer; ACC_ERR_NOT_FOUND. */
+acc_err acc_store_quote_get(struct acc_store *st, const char *id, struct acc_quote *out,
+                            struct acc_error *err);
+/* Ids of the open quotes (Advisory, Held) whose hold_until is <= now
+ * (at most 1000, the earliest first). */
+acc_err acc_store_quote_due(struct acc_store *st, acc_time now, char (**ids)[ACC_ID_LEN + 1],
+                            size_t *n, struct acc_error *err);
+/* Open quotes (Advisory, Held): the initiator's and all. */
+acc_err acc_store_quote_count(struct acc_store *st, const char *initiator, uint64_t *mine,
+                              uint64_t *all, struct acc_error *err);
+
 /* ---------------------------------------------------------------- journal */
 
 /* Inserts or updates journal entries (by key), all in one transaction.

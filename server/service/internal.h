@@ -12,6 +12,8 @@
  *   provision.c     handing link reservations' flows to network adapters
  *                   that install them on the wire; retries; guarantee states
  *   flows.c         the flows of an agreement's link reservations (flows.h)
+ *   quote.c         quotes: counter-offers from previews, committing nothing
+ *   quote_hold.c    held quotes: hold, release, expiry, commit
  */
 #ifndef ACC_SERVICE_INTERNAL_H
 #define ACC_SERVICE_INTERNAL_H
@@ -149,6 +151,23 @@ acc_err svc_settle_unstarted(struct acc_service *svc, struct acc_agreement *a, b
 
 /* A reservation that answered after its time limit (the engine's orphan hook). */
 void svc_hook_orphan(void *ctx, struct acc_adapter *ad, const struct acc_booking *b);
+
+/* submit.c: the window an offer asks for, or a 4xx error. */
+acc_err svc_window(const struct acc_service *svc, const struct acc_offer *o, acc_time now,
+                   acc_time *earliest, acc_time *deadline, struct acc_error *err);
+
+struct acc_plan;
+/* negotiate.c: fills a's allocation from the plan (reservations when booked). */
+acc_err svc_fill_allocation(struct acc_agreement *a, const struct acc_plan *p, bool booked);
+
+/* quote.c, quote_hold.c: open quotes whose time is up become Expired, and a
+ * held one's reservations are released (housekeeping, after a restart too). */
+void svc_quote_expire(struct acc_service *svc);
+struct acc_engine_request;
+/* Books option k of a stored Advisory quote and records it Held (or
+ * Rejected when no slot could be booked). */
+acc_err svc_quote_hold(struct acc_service *svc, struct acc_quote *q, struct acc_plan *plan,
+                       struct acc_engine_request *rq, int k, struct acc_error *err);
 
 /* terminate.c */
 acc_err svc_cancel_committed(struct acc_service *svc, const char *id, struct acc_error *err);

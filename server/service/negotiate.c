@@ -61,7 +61,7 @@ void svc_hook_orphan(void *ctx, struct acc_adapter *ad, const struct acc_booking
 /* Fills the allocation of *a from the plan's components and links (a
  * flexible request's generated parts and links among them; reservations
  * only when the items were booked). */
-static acc_err fill_allocation(struct acc_agreement *a, const struct acc_plan *p, bool booked)
+acc_err svc_fill_allocation(struct acc_agreement *a, const struct acc_plan *p, bool booked)
 {
     a->comps = calloc(p->n_comps, sizeof *a->comps);
     a->links = calloc(p->n_links ? p->n_links : 1, sizeof *a->links);
@@ -259,7 +259,7 @@ acc_err svc_negotiate(struct acc_service *svc, struct acc_nego *job, struct acc_
         set_rejected(a, res.err.code, res.err.msg);
         rc = res.err.code;
     }
-    acc_err frc = planned ? fill_allocation(a, &plan, agreed) : ACC_OK;
+    acc_err frc = planned ? svc_fill_allocation(a, &plan, agreed) : ACC_OK;
     if (!frc && agreed)
         frc = acc_launcher_describe(svc->launcher, a, &res.err);
     if (frc)

@@ -161,6 +161,36 @@ acc_err acc_service_run(struct acc_service *svc, const char *id, bool with_outpu
 acc_err acc_service_terminate(struct acc_service *svc, const char *id, struct acc_agreement *out,
                               struct acc_nego **wait, struct acc_error *err);
 
+/* ---------------------------------------------------------------- quotes
+ *
+ * POST /negotiations: counter-offers to an offer from one preview round of
+ * every reservation it needs (the engine's preview-only mode), committing
+ * nothing: the earliest common slot and up to [negotiation] quote_options
+ * later ones, each with why it starts no earlier.  With a hold (at most
+ * max_hold) the chosen option is booked at every adapter (an engine
+ * negotiation from its start, so a slot taken meanwhile moves it later) and
+ * held; the held reservations are journal entries, released when the hold
+ * expires (housekeeping, after a restart too) or is given back. */
+struct acc_quote_request {
+    const struct acc_offer *offer; /* parsed and schema-valid; borrowed */
+    const char *document;          /* the offer as received */
+    size_t len;
+    int64_t hold;  /* seconds; 0: no hold */
+    int option;    /* the option to hold; -1: the first */
+};
+
+/* ACC_ERR_OVERLOADED when the initiator's or all open quotes are at their
+ * bound (nothing stored); bad input as acc_service_submit.  A quote with no
+ * option is stored Rejected (not an error). */
+acc_err acc_service_quote(struct acc_service *svc, const struct acc_quote_request *rq,
+                          struct acc_quote *out, struct acc_error *err);
+acc_err acc_service_quote_get(struct acc_service *svc, const char *id, struct acc_quote *out,
+                              struct acc_error *err);
+/* Gives a hold back (or closes an Advisory quote): Released, everything
+ * released.  ACC_ERR_STATE when it is no longer open. */
+acc_err acc_service_quote_release(struct acc_service *svc, const char *id, struct acc_quote *out,
+                                  struct acc_error *err);
+
 /* Sites, networks and links with their adapters' health.  Release with
  * acc_service_sites_release. */
 struct acc_service_sites {

@@ -32,7 +32,7 @@ static char *join_lines(const struct acc_offer *o, bool guarantees)
 }
 
 /* The window an offer asks for, or a 4xx error. */
-static acc_err window(const struct acc_service *svc, const struct acc_offer *o, acc_time now,
+acc_err svc_window(const struct acc_service *svc, const struct acc_offer *o, acc_time now,
                       acc_time *earliest, acc_time *deadline, struct acc_error *err)
 {
     const struct acc_config *cfg = svc->cfg;
@@ -160,7 +160,7 @@ acc_err acc_service_submit(struct acc_service *svc, const struct acc_submit *rq,
     acc_time now = acc_now(), earliest = 0, deadline = 0;
     acc_err rc = acc_plan_check(&env, o, err);
     if (!rc)
-        rc = window(svc, o, now, &earliest, &deadline, err);
+        rc = svc_window(svc, o, now, &earliest, &deadline, err);
     if (rc) {
         atomic_fetch_add(&svc->rejected_input, 1);
         return rc;
