@@ -15,7 +15,7 @@
 #include "../lib/common/strutil.h"
 #include "store_internal.h"
 
-#define QUOTE_COLUMNS                                                                       \
+#define QUOTE_COLUMNS                                                                      \
     "id, initiator, state, created, updated, hold_until, held_option, agreement, reason, " \
     "duration, options, allocation, offer"
 

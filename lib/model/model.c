@@ -368,9 +368,9 @@ void acc_run_release(struct acc_run *r)
 }
 
 static const char *const quote_names[ACC_QUOTE__COUNT] = {
-    [ACC_QUOTE_ADVISORY] = "Advisory", [ACC_QUOTE_HELD] = "Held",
+    [ACC_QUOTE_ADVISORY] = "Advisory",   [ACC_QUOTE_HELD] = "Held",
     [ACC_QUOTE_COMMITTED] = "Committed", [ACC_QUOTE_EXPIRED] = "Expired",
-    [ACC_QUOTE_RELEASED] = "Released", [ACC_QUOTE_REJECTED] = "Rejected",
+    [ACC_QUOTE_RELEASED] = "Released",   [ACC_QUOTE_REJECTED] = "Rejected",
 };
 
 const char *acc_quote_state_name(enum acc_quote_state s)

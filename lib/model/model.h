@@ -210,8 +210,8 @@ struct acc_quote {
     char *initiator;
     enum acc_quote_state state;
     acc_time created, updated;
-    acc_time hold_until;     /* Held: when the hold expires; 0 without a hold */
-    int held_option;         /* the option held (index), -1 for none */
+    acc_time hold_until;            /* Held: when the hold expires; 0 without a hold */
+    int held_option;                /* the option held (index), -1 for none */
     char agreement[ACC_ID_LEN + 1]; /* Committed: the agreement; "" otherwise */
     char *reason;                   /* Rejected, Expired, Released: why */
     int64_t duration;

@@ -137,12 +137,12 @@ struct acc_config {
     size_t n_latencies;
     double *latency; /* n_sites x n_sites, row-major in sites' order; NULL: none given */
     unsigned max_rounds;
-    int64_t horizon;         /* how far previews look without a deadline */
-    int64_t lead_time;       /* earliest start no sooner than now + this */
-    int64_t adapter_timeout; /* per adapter call, seconds */
-    unsigned workers;        /* negotiation worker threads */
-    unsigned queue_length;   /* negotiations queued or running at once */
-    unsigned max_pending;    /* of those, ?mode=pending ones */
+    int64_t horizon;              /* how far previews look without a deadline */
+    int64_t lead_time;            /* earliest start no sooner than now + this */
+    int64_t adapter_timeout;      /* per adapter call, seconds */
+    unsigned workers;             /* negotiation worker threads */
+    unsigned queue_length;        /* negotiations queued or running at once */
+    unsigned max_pending;         /* of those, ?mode=pending ones */
     int64_t max_hold;             /* longest hold of a quote; an unheld quote is open this long */
     unsigned quote_options;       /* counter-offers in a quote, at most */
     unsigned max_quotes;          /* open quotes (Advisory or Held) in all */

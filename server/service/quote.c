@@ -43,8 +43,8 @@ static char *why_first(const struct acc_plan *p, const struct acc_frames *f, acc
 /* The options: the earliest common start from the previews, then the next
  * ones, each starting after the previous one ends. */
 static acc_err make_options(const struct acc_plan *p, const struct acc_frames *f, acc_time earliest,
-                            acc_time deadline, int64_t duration, unsigned max,
-                            struct acc_quote *q, struct acc_error *err)
+                            acc_time deadline, int64_t duration, unsigned max, struct acc_quote *q,
+                            struct acc_error *err)
 {
     q->options = calloc(max ? max : 1, sizeof *q->options);
     if (!q->options)
@@ -63,8 +63,8 @@ static acc_err make_options(const struct acc_plan *p, const struct acc_frames *f
         } else {
             struct acc_buf b = ACC_BUF_INIT;
             acc_time_format(q->options[q->n_options - 1].end, prev);
-            acc_buf_printf(&b, "the next common slot after option %zu ends at %s",
-                           q->n_options - 1, prev);
+            acc_buf_printf(&b, "the next common slot after option %zu ends at %s", q->n_options - 1,
+                           prev);
             o->why = acc_buf_detach(&b, NULL);
         }
         if (!o->why)
@@ -174,8 +174,8 @@ acc_err acc_service_quote(struct acc_service *svc, const struct acc_quote_reques
     }
     if ((rc = acc_engine_preview_items(svc->engine, &er, frames, err)))
         goto out;
-    if ((rc = make_options(&plan, frames, earliest, deadline, o->duration, cfg->quote_options,
-                           out, err)))
+    if ((rc = make_options(&plan, frames, earliest, deadline, o->duration, cfg->quote_options, out,
+                           err)))
         goto out;
     out->state = out->n_options ? ACC_QUOTE_ADVISORY : ACC_QUOTE_REJECTED;
     if (!out->n_options) {
@@ -186,8 +186,8 @@ acc_err acc_service_quote(struct acc_service *svc, const struct acc_quote_reques
     if ((rc = take_allocation(&plan, false, out)))
         goto out;
     if (rq->option >= (int)out->n_options && out->n_options) {
-        rc = acc_error_set(err, ACC_ERR_INVALID, "the quote has only %zu option(s)",
-                           out->n_options);
+        rc =
+            acc_error_set(err, ACC_ERR_INVALID, "the quote has only %zu option(s)", out->n_options);
         goto out;
     }
     /* Stored before a hold books anything: its journal entries then belong

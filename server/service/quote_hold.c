@@ -73,9 +73,9 @@ acc_err svc_quote_hold(struct acc_service *svc, struct acc_quote *q, struct acc_
     tmp.n_options = 0;
     tmp.initiator = tmp.reason = tmp.offer_xml = NULL;
     acc_quote_release(&tmp); /* the old allocation */
-    rc = !b || frc ? acc_error_set(err, ACC_ERR_NOMEM, "out of memory")
-                   : acc_store_quote_put(svc->store, q, 1u << ACC_QUOTE_ADVISORY, b,
-                                         plan->n_items, err);
+    rc = !b || frc
+             ? acc_error_set(err, ACC_ERR_NOMEM, "out of memory")
+             : acc_store_quote_put(svc->store, q, 1u << ACC_QUOTE_ADVISORY, b, plan->n_items, err);
     if (rc) {
         /* Not recorded as held: give everything back. */
         for (size_t i = 0; i < plan->n_items; i++) {
@@ -111,15 +111,14 @@ static acc_err close_quote(struct acc_service *svc, struct acc_quote *q, enum ac
     q->state = to;
     q->updated = acc_now();
     set_reason(q, reason);
-    rc = acc_store_quote_put(svc->store, q,
-                             (1u << ACC_QUOTE_ADVISORY) | (1u << ACC_QUOTE_HELD), b, held, err);
+    rc = acc_store_quote_put(svc->store, q, (1u << ACC_QUOTE_ADVISORY) | (1u << ACC_QUOTE_HELD), b,
+                             held, err);
     if (rc) {
         q->state = was;
     } else if (held) {
         size_t failed = svc_cancel_bookings(svc, b, held);
         if (failed)
-            acc_log_warn("quote %s: %zu reservation(s) not released yet (retried)", q->id,
-                         failed);
+            acc_log_warn("quote %s: %zu reservation(s) not released yet (retried)", q->id, failed);
     }
     free(b);
     return rc;

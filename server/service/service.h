@@ -175,8 +175,8 @@ struct acc_quote_request {
     const struct acc_offer *offer; /* parsed and schema-valid; borrowed */
     const char *document;          /* the offer as received */
     size_t len;
-    int64_t hold;  /* seconds; 0: no hold */
-    int option;    /* the option to hold; -1: the first */
+    int64_t hold; /* seconds; 0: no hold */
+    int option;   /* the option to hold; -1: the first */
 };
 
 /* ACC_ERR_OVERLOADED when the initiator's or all open quotes are at their

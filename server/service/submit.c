@@ -33,7 +33,7 @@ static char *join_lines(const struct acc_offer *o, bool guarantees)
 
 /* The window an offer asks for, or a 4xx error. */
 acc_err svc_window(const struct acc_service *svc, const struct acc_offer *o, acc_time now,
-                      acc_time *earliest, acc_time *deadline, struct acc_error *err)
+                   acc_time *earliest, acc_time *deadline, struct acc_error *err)
 {
     const struct acc_config *cfg = svc->cfg;
     char t[ACC_TIME_STRLEN], d[ACC_DURATION_STRLEN];
