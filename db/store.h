@@ -107,6 +107,20 @@ acc_err acc_store_trace_get(struct acc_store *st, const char *id, struct acc_tra
 acc_err acc_store_quote_put(struct acc_store *st, const struct acc_quote *q, unsigned from,
                             const struct acc_booking *bookings, size_t n_bookings,
                             struct acc_error *err);
+/* A commit of a held quote (POST /agreements?quote=), one transaction: the
+ * quote (state Committed, agreement set) from Held and claimed by a, its
+ * bookings (the held entries, now a's committed ones), and a settled from
+ * Pending with its trace.  ACC_ERR_STATE (nothing written) when the quote
+ * is no longer Held or claimed by a, or a is no longer Pending. */
+acc_err acc_store_quote_commit(struct acc_store *st, const struct acc_quote *q,
+                               const struct acc_agreement *a, const struct acc_trace *trace,
+                               const struct acc_booking *bookings, size_t n_bookings,
+                               struct acc_error *err);
+/* claim: a Held quote no request is committing is marked as being committed
+ * as the agreement (ACC_ERR_STATE otherwise: exactly one request wins);
+ * !claim: that mark is taken off again (a commit that did not happen). */
+acc_err acc_store_quote_claim(struct acc_store *st, const char *id, const char *agreement,
+                              bool claim, struct acc_error *err);
 /* One quote with its options, allocation and offer; ACC_ERR_NOT_FOUND. */
 acc_err acc_store_quote_get(struct acc_store *st, const char *id, struct acc_quote *out,
                             struct acc_error *err);

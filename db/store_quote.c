@@ -152,6 +152,10 @@ struct put_arg {
     unsigned from;
     const struct acc_booking *bookings;
     size_t n_bookings;
+    /* A commit: the agreement that claimed the quote, and the agreement
+     * settled in the same transaction. */
+    const struct acc_agreement *a;
+    const struct acc_trace *trace;
 };
 
 static acc_err put_job(struct conn *c, void *arg, struct acc_error *err)
@@ -162,12 +166,16 @@ static acc_err put_job(struct conn *c, void *arg, struct acc_error *err)
     sqlite3_stmt *s = NULL;
     char *opts = NULL, *alloc = NULL;
     if (x->from) {
-        if (sqlite3_prepare_v2(c->db, "SELECT state FROM quote WHERE id = ?", -1, &s, NULL))
+        if (sqlite3_prepare_v2(c->db, "SELECT state, agreement FROM quote WHERE id = ?", -1, &s,
+                               NULL))
             return store_db_error(c->db, err, "read quote");
         sqlite3_bind_text(s, 1, q->id, -1, SQLITE_STATIC);
         enum acc_quote_state cur = ACC_QUOTE__COUNT;
-        if (sqlite3_step(s) == SQLITE_ROW)
+        char claim[ACC_ID_LEN + 1] = "";
+        if (sqlite3_step(s) == SQLITE_ROW) {
             acc_quote_state_parse((const char *)sqlite3_column_text(s, 0), &cur);
+            store_col_copy(s, 1, claim, sizeof claim);
+        }
         sqlite3_finalize(s);
         s = NULL;
         if (cur == ACC_QUOTE__COUNT)
@@ -175,6 +183,9 @@ static acc_err put_job(struct conn *c, void *arg, struct acc_error *err)
         if (!(x->from & (1u << cur)))
             return acc_error_set(err, ACC_ERR_STATE, "quote %s is %s", q->id,
                                  acc_quote_state_name(cur));
+        if (x->a && strcmp(claim, x->a->id) != 0)
+            return acc_error_set(err, ACC_ERR_STATE, "quote %s is not being committed as %s",
+                                 q->id, x->a->id);
     }
     opts = encode_options(q);
     alloc = encode_allocation(q);
@@ -208,6 +219,9 @@ static acc_err put_job(struct conn *c, void *arg, struct acc_error *err)
         rc = store_db_error(c->db, err, "write quote");
     for (size_t i = 0; !rc && i < x->n_bookings; i++)
         rc = store_journal_put_one(c, &x->bookings[i], q->updated, err);
+    if (!rc && x->a)
+        rc = store_agreement_settle_in(c, x->a, ACC_STATE_BIT(ACC_STATE_PENDING), x->trace, NULL,
+                                       0, err);
 out:
     sqlite3_finalize(s);
     free(opts);
@@ -220,7 +234,50 @@ acc_err acc_store_quote_put(struct acc_store *st, const struct acc_quote *q, uns
                             struct acc_error *err)
 {
     static const struct store_op op = {put_job, NULL, NULL};
-    struct put_arg x = {q, from, bookings, n_bookings};
+    struct put_arg x = {q, from, bookings, n_bookings, NULL, NULL};
+    return store_write(st, &op, &x, 0, err);
+}
+
+acc_err acc_store_quote_commit(struct acc_store *st, const struct acc_quote *q,
+                               const struct acc_agreement *a, const struct acc_trace *trace,
+                               const struct acc_booking *bookings, size_t n_bookings,
+                               struct acc_error *err)
+{
+    static const struct store_op op = {put_job, NULL, NULL};
+    struct put_arg x = {q, 1u << ACC_QUOTE_HELD, bookings, n_bookings, a, trace};
+    return store_write(st, &op, &x, 0, err);
+}
+
+struct claim_arg {
+    const char *id, *agreement;
+    bool claim;
+};
+
+static acc_err claim_job(struct conn *c, void *arg, struct acc_error *err)
+{
+    struct claim_arg *x = arg;
+    sqlite3_stmt *s = NULL;
+    const char *sql = x->claim ? "UPDATE quote SET agreement = ?1 WHERE id = ?2 AND state = "
+                                 "'Held' AND agreement IS NULL"
+                               : "UPDATE quote SET agreement = NULL WHERE id = ?2 AND "
+                                 "agreement = ?1 AND state = 'Held'";
+    if (sqlite3_prepare_v2(c->db, sql, -1, &s, NULL))
+        return store_db_error(c->db, err, "claim quote");
+    sqlite3_bind_text(s, 1, x->agreement, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 2, x->id, -1, SQLITE_STATIC);
+    acc_err rc = sqlite3_step(s) == SQLITE_DONE ? ACC_OK : store_db_error(c->db, err, "claim quote");
+    sqlite3_finalize(s);
+    if (!rc && x->claim && sqlite3_changes(c->db) != 1)
+        rc = acc_error_set(err, ACC_ERR_STATE,
+                           "quote %s is no longer Held, or another request is committing it", x->id);
+    return rc;
+}
+
+acc_err acc_store_quote_claim(struct acc_store *st, const char *id, const char *agreement,
+                              bool claim, struct acc_error *err)
+{
+    static const struct store_op op = {claim_job, NULL, NULL};
+    struct claim_arg x = {id, agreement, claim};
     return store_write(st, &op, &x, 0, err);
 }
 

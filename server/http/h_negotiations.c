@@ -21,6 +21,32 @@ static void render_quote(const struct acc_request *rq, struct acc_response *rs,
     acc_reply_text(rs, status, "application/xml");
 }
 
+/* The answer once the job is done: the quote, or the fault. */
+static void quote_finish(struct acc_http_ctx *ctx, const struct acc_request *rq,
+                         struct acc_response *rs)
+{
+    (void)ctx;
+    struct acc_error err;
+    acc_err rc = acc_nego_result(rs->wait, &err);
+    const struct acc_quote *q = rc ? NULL : acc_nego_quote(rs->wait);
+    if (rc)
+        acc_reply_err(rq, rs, &err, NULL);
+    else if (!q)
+        acc_reply_error(rq, rs, ACC_ERR_INTERNAL, "the quote job left no quote", NULL);
+    else
+        render_quote(rq, rs, q, strcmp(rq->method, "POST") == 0 ? 201 : 200);
+}
+
+/* Parks the request until the job on the negotiation queue is done. */
+static void wait_for(struct acc_http_ctx *ctx, const struct acc_request *rq,
+                     struct acc_response *rs, struct acc_nego *job)
+{
+    rs->wait = job;
+    rs->finish = quote_finish;
+    if (acc_nego_is_done(job))
+        acc_http_finish(ctx, rq, rs);
+}
+
 void acc_h_quote_create(struct acc_http_ctx *ctx, const struct acc_request *rq,
                         struct acc_response *rs)
 {
@@ -54,16 +80,15 @@ void acc_h_quote_create(struct acc_http_ctx *ctx, const struct acc_request *rq,
         acc_offer_release(&offer);
         return;
     }
-    struct acc_quote_request qr = {&offer, rq->body, rq->body_len, hold, option};
-    struct acc_quote q;
-    acc_err rc = acc_service_quote(ctx->svc, &qr, &q, &err);
-    acc_offer_release(&offer);
+    struct acc_nego *job;
+    acc_err rc = acc_service_quote_submit(ctx->svc, &offer, rq->body, rq->body_len, hold, option,
+                                          &job, &err);
+    acc_offer_release(&offer); /* what the service did not take */
     if (rc) {
         acc_reply_err(rq, rs, &err, NULL);
         return;
     }
-    render_quote(rq, rs, &q, 201);
-    acc_quote_release(&q);
+    wait_for(ctx, rq, rs, job);
 }
 
 void acc_h_quote_get(struct acc_http_ctx *ctx, const struct acc_request *rq,
@@ -93,10 +118,10 @@ void acc_h_quote_release(struct acc_http_ctx *ctx, const struct acc_request *rq,
     acc_quote_release(&q);
     if (!ok)
         return;
-    if (acc_service_quote_release(ctx->svc, rq->params[0], &q, &err)) {
+    struct acc_nego *job;
+    if (acc_service_quote_release_submit(ctx->svc, rq->params[0], &job, &err)) {
         acc_reply_err(rq, rs, &err, NULL);
         return;
     }
-    render_quote(rq, rs, &q, 200);
-    acc_quote_release(&q);
+    wait_for(ctx, rq, rs, job);
 }

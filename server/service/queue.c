@@ -48,6 +48,8 @@ void acc_nego_release(struct acc_nego *job)
         return;
     acc_offer_release(&job->offer);
     acc_agreement_release(&job->a);
+    if (job->free_data)
+        job->free_data(job->data);
     pthread_mutex_destroy(&job->lock);
     pthread_cond_destroy(&job->cond);
     free(job);
@@ -159,6 +161,22 @@ struct acc_nego *svc_nego_new(struct acc_service *svc, const struct acc_agreemen
     job->active = q->active;
     q->active = job;
     pthread_mutex_unlock(&q->lock);
+    return job;
+}
+
+struct acc_nego *svc_nego_new_run(struct acc_service *svc, const char *id,
+                                  acc_err (*run)(struct acc_service *, struct acc_nego *,
+                                                 struct acc_error *),
+                                  void *data, void (*free_data)(void *))
+{
+    struct acc_nego *job = nego_alloc(svc, id);
+    if (!job) {
+        free_data(data);
+        return NULL;
+    }
+    job->run = run;
+    job->data = data;
+    job->free_data = free_data;
     return job;
 }
 
@@ -275,7 +293,16 @@ static bool unqueue_locked(struct svc_queue *q, struct acc_nego *job)
 static void end_unstarted(struct acc_service *svc, struct acc_nego *job, bool terminated)
 {
     struct acc_error err;
+    if (job->run) {
+        /* Nothing stored yet: only the answer. */
+        acc_error_set(&err, ACC_ERR_INTERRUPTED, "accordd is stopping; nothing was booked");
+        nego_finish(job, ACC_ERR_INTERRUPTED, &err);
+        acc_nego_release(job);
+        return;
+    }
     acc_err rc = svc_settle_unstarted(svc, &job->a, terminated, &err);
+    if (job->quote[0])
+        svc_quote_unclaim(svc, job->quote, job->id);
     if (rc == ACC_OK)
         rc = terminated ? acc_error_set(&err, ACC_ERR_CANCELLED,
                                         "the agreement was terminated before its negotiation "
@@ -320,7 +347,7 @@ static void *worker_main(void *arg)
             end_unstarted(svc, job, atomic_load(&job->stop));
         } else {
             struct acc_error err;
-            acc_err rc = svc_negotiate(svc, job, &err);
+            acc_err rc = job->run ? job->run(svc, job, &err) : svc_negotiate(svc, job, &err);
             nego_finish(job, rc, &err);
             acc_nego_release(job);
         }

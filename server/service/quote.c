@@ -106,13 +106,14 @@ static acc_err take_allocation(const struct acc_plan *p, bool booked, struct acc
     return rc;
 }
 
-acc_err acc_service_quote(struct acc_service *svc, const struct acc_quote_request *rq,
-                          struct acc_quote *out, struct acc_error *err)
+/* The checks of a quote request before anything is stored or booked; the
+ * offer's window.  4xx errors, and the bounds on open quotes. */
+acc_err svc_quote_check(struct acc_service *svc, const struct acc_quote_request *rq,
+                        acc_time now, acc_time *earliest, acc_time *deadline,
+                        struct acc_error *err)
 {
     const struct acc_config *cfg = svc->cfg;
     const struct acc_offer *o = rq->offer;
-    memset(out, 0, sizeof *out);
-    out->held_option = -1;
     if (atomic_load(&svc->stopping))
         return acc_error_set(err, ACC_ERR_INTERRUPTED, "accordd is stopping");
     if (rq->hold < 0 || rq->hold > cfg->max_hold) {
@@ -131,12 +132,24 @@ acc_err acc_service_quote(struct acc_service *svc, const struct acc_quote_reques
     acc_err rc = acc_plan_check(&env, o, err);
     if (rc)
         return rc;
+    if ((rc = svc_window(svc, o, now, earliest, deadline, err)))
+        return rc;
+    return check_bounds(svc, o->initiator ? o->initiator : "anonymous", err);
+}
+
+acc_err acc_service_quote(struct acc_service *svc, const struct acc_quote_request *rq,
+                          struct acc_quote *out, struct acc_error *err)
+{
+    const struct acc_config *cfg = svc->cfg;
+    const struct acc_offer *o = rq->offer;
+    memset(out, 0, sizeof *out);
+    out->held_option = -1;
+    struct acc_plan_env env = {cfg, svc_site_adapter, svc_network_adapter, svc};
     acc_time now = acc_now(), earliest, deadline;
-    if ((rc = svc_window(svc, o, now, &earliest, &deadline, err)))
+    acc_err rc = svc_quote_check(svc, rq, now, &earliest, &deadline, err);
+    if (rc)
         return rc;
     const char *initiator = o->initiator ? o->initiator : "anonymous";
-    if ((rc = check_bounds(svc, initiator, err)))
-        return rc;
 
     struct acc_plan plan = {0};
     struct acc_frames *frames = NULL;

@@ -71,6 +71,8 @@ struct acc_submit {
     size_t len;
     const char *idempotency_key; /* NULL: none */
     bool pending;                /* answer at once and negotiate in the background */
+    const char *quote;           /* commit this Held quote (its offer is the offer):
+                                  * no negotiation; NULL: none */
 };
 
 /* ---------------------------------------------------- negotiation jobs
@@ -190,6 +192,21 @@ acc_err acc_service_quote_get(struct acc_service *svc, const char *id, struct ac
  * released.  ACC_ERR_STATE when it is no longer open. */
 acc_err acc_service_quote_release(struct acc_service *svc, const char *id, struct acc_quote *out,
                                   struct acc_error *err);
+
+/* The same as jobs on the negotiation queue, so that no request thread
+ * previews, books or cancels: a place is reserved first (ACC_ERR_OVERLOADED
+ * when the queue is full, as for acc_service_submit), and a quote's checks
+ * are made at once (their errors as acc_service_quote, nothing queued).
+ * The offer is taken (emptied), the document copied.  When the job is done
+ * (acc_nego_when_done, acc_nego_wait) its result is acc_service_quote's or
+ * acc_service_quote_release's, and acc_nego_quote the quote (borrowed from
+ * the job; NULL when the result is an error). */
+acc_err acc_service_quote_submit(struct acc_service *svc, struct acc_offer *offer,
+                                 const char *document, size_t len, int64_t hold, int option,
+                                 struct acc_nego **job, struct acc_error *err);
+acc_err acc_service_quote_release_submit(struct acc_service *svc, const char *id,
+                                         struct acc_nego **job, struct acc_error *err);
+const struct acc_quote *acc_nego_quote(const struct acc_nego *job);
 
 /* Sites, networks and links with their adapters' health.  Release with
  * acc_service_sites_release. */
