@@ -184,8 +184,8 @@ static acc_err put_job(struct conn *c, void *arg, struct acc_error *err)
             return acc_error_set(err, ACC_ERR_STATE, "quote %s is %s", q->id,
                                  acc_quote_state_name(cur));
         if (x->a && strcmp(claim, x->a->id) != 0)
-            return acc_error_set(err, ACC_ERR_STATE, "quote %s is not being committed as %s",
-                                 q->id, x->a->id);
+            return acc_error_set(err, ACC_ERR_STATE, "quote %s is not being committed as %s", q->id,
+                                 x->a->id);
     }
     opts = encode_options(q);
     alloc = encode_allocation(q);
@@ -220,8 +220,8 @@ static acc_err put_job(struct conn *c, void *arg, struct acc_error *err)
     for (size_t i = 0; !rc && i < x->n_bookings; i++)
         rc = store_journal_put_one(c, &x->bookings[i], q->updated, err);
     if (!rc && x->a)
-        rc = store_agreement_settle_in(c, x->a, ACC_STATE_BIT(ACC_STATE_PENDING), x->trace, NULL,
-                                       0, err);
+        rc = store_agreement_settle_in(c, x->a, ACC_STATE_BIT(ACC_STATE_PENDING), x->trace, NULL, 0,
+                                       err);
 out:
     sqlite3_finalize(s);
     free(opts);
@@ -265,11 +265,13 @@ static acc_err claim_job(struct conn *c, void *arg, struct acc_error *err)
         return store_db_error(c->db, err, "claim quote");
     sqlite3_bind_text(s, 1, x->agreement, -1, SQLITE_STATIC);
     sqlite3_bind_text(s, 2, x->id, -1, SQLITE_STATIC);
-    acc_err rc = sqlite3_step(s) == SQLITE_DONE ? ACC_OK : store_db_error(c->db, err, "claim quote");
+    acc_err rc =
+        sqlite3_step(s) == SQLITE_DONE ? ACC_OK : store_db_error(c->db, err, "claim quote");
     sqlite3_finalize(s);
     if (!rc && x->claim && sqlite3_changes(c->db) != 1)
-        rc = acc_error_set(err, ACC_ERR_STATE,
-                           "quote %s is no longer Held, or another request is committing it", x->id);
+        rc =
+            acc_error_set(err, ACC_ERR_STATE,
+                          "quote %s is no longer Held, or another request is committing it", x->id);
     return rc;
 }
 

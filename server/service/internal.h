@@ -37,9 +37,9 @@ struct acc_nego {
     atomic_uint refs;
     struct acc_service *svc;
     char id[ACC_ID_LEN + 1];
-    struct acc_offer offer;  /* taken from the request */
-    struct acc_agreement a;  /* as stored when Pending */
-    bool pending_mode;       /* ?mode=pending: counted against max_pending */
+    struct acc_offer offer;     /* taken from the request */
+    struct acc_agreement a;     /* as stored when Pending */
+    bool pending_mode;          /* ?mode=pending: counted against max_pending */
     char quote[ACC_ID_LEN + 1]; /* a commit of this held quote; "" otherwise */
     /* A job of another kind (a quote): run instead of a negotiation, with
      * its data (freed by free_data); no agreement row. */
@@ -180,9 +180,8 @@ acc_err svc_fill_allocation(struct acc_agreement *a, const struct acc_plan *p, b
  * held one's reservations are released (housekeeping, after a restart too). */
 void svc_quote_expire(struct acc_service *svc);
 /* quote.c: the checks of acc_service_quote before anything is stored. */
-acc_err svc_quote_check(struct acc_service *svc, const struct acc_quote_request *rq,
-                        acc_time now, acc_time *earliest, acc_time *deadline,
-                        struct acc_error *err);
+acc_err svc_quote_check(struct acc_service *svc, const struct acc_quote_request *rq, acc_time now,
+                        acc_time *earliest, acc_time *deadline, struct acc_error *err);
 struct acc_engine_request;
 /* Books option k of a stored Advisory quote and records it Held (or
  * Rejected when no slot could be booked). */

@@ -108,9 +108,8 @@ static acc_err take_allocation(const struct acc_plan *p, bool booked, struct acc
 
 /* The checks of a quote request before anything is stored or booked; the
  * offer's window.  4xx errors, and the bounds on open quotes. */
-acc_err svc_quote_check(struct acc_service *svc, const struct acc_quote_request *rq,
-                        acc_time now, acc_time *earliest, acc_time *deadline,
-                        struct acc_error *err)
+acc_err svc_quote_check(struct acc_service *svc, const struct acc_quote_request *rq, acc_time now,
+                        acc_time *earliest, acc_time *deadline, struct acc_error *err)
 {
     const struct acc_config *cfg = svc->cfg;
     const struct acc_offer *o = rq->offer;

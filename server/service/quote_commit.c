@@ -32,8 +32,9 @@ acc_err svc_quote_claim(struct acc_service *svc, const char *quote, const char *
                            quote, acc_quote_state_name(q.state), q.reason ? ": " : "",
                            q.reason ? q.reason : "");
     } else if (q.agreement[0]) {
-        rc = acc_error_set(err, ACC_ERR_STATE, "quote %s is already being committed as agreement %s",
-                           quote, q.agreement);
+        rc =
+            acc_error_set(err, ACC_ERR_STATE, "quote %s is already being committed as agreement %s",
+                          quote, q.agreement);
     } else {
         rc = acc_store_quote_claim(svc->store, quote, agreement, true, err);
     }
@@ -152,9 +153,8 @@ static acc_err commit_failed(struct acc_service *svc, struct acc_nego *job, acc_
         a->state = r.state = ACC_STATE_TERMINATED;
         free(a->reason);
         a->reason = r.reason = acc_strdup("terminated before the quote was committed");
-        rc = acc_store_agreement_settle(svc->store, &r,
-                                        ACC_STATE_BIT(ACC_STATE_PENDING_AND_TERMINATING), NULL,
-                                        NULL, 0, &serr);
+        rc = acc_store_agreement_settle(
+            svc->store, &r, ACC_STATE_BIT(ACC_STATE_PENDING_AND_TERMINATING), NULL, NULL, 0, &serr);
         code = ACC_ERR_CANCELLED;
         reason = "the agreement was terminated before the quote was committed";
     }
