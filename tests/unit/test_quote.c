@@ -8,8 +8,10 @@
 
 #include "config.h"
 #include "service.h"
+#include "store.h"
 #include "testutil.h"
 #include "xml.h"
+#include "xml_internal.h"
 
 static const char ini[] = "[negotiation]\n"
                           "lead_time = PT0S\n"
@@ -207,6 +209,99 @@ static void test_bounds(void)
     close_fx(&f);
 }
 
+static bool schema_valid(const struct acc_quote *q)
+{
+    struct acc_buf b = ACC_BUF_INIT;
+    struct acc_error err;
+    bool ok = acc_xml_quote(q, &b, &err) == ACC_OK &&
+              acc_xml_validate_mem(acc_buf_str(&b), b.len, &err) == ACC_OK;
+    if (!ok)
+        fprintf(stderr, "co:Quote not valid: %s\n%s\n", err.msg, acc_buf_str(&b));
+    acc_buf_release(&b);
+    return ok;
+}
+
+/* Commits a held quote through the service (as POST /agreements?quote=). */
+static acc_err commit(struct fx *f, const char *qid, const char *who, char id[ACC_ID_LEN + 1],
+                      struct acc_error *err)
+{
+    char doc[2048];
+    snprintf(doc, sizeof doc, doc_fmt, who);
+    struct acc_offer o;
+    struct acc_xml_limits lim = ACC_XML_LIMITS_DEFAULT;
+    acc_err rc = acc_xml_parse_offer(doc, strlen(doc), &lim, &o, err);
+    if (rc)
+        return rc;
+    struct acc_submit s = {&o, doc, strlen(doc), NULL, false, qid};
+    struct acc_submission sub;
+    rc = acc_service_submit(f->svc, &s, &sub, err);
+    if (!rc) {
+        memcpy(id, sub.id, ACC_ID_LEN + 1);
+        acc_nego_wait(sub.job);
+        rc = acc_nego_result(sub.job, err);
+        acc_nego_release(sub.job);
+    }
+    acc_offer_release(&o);
+    return rc;
+}
+
+/* Every state's document is schema-valid; a commit keeps the reservation
+ * and negotiates nothing; only Held quotes of their initiator commit. */
+static void test_commit_and_schema(void)
+{
+    struct fx f;
+    CU_ASSERT_EQUAL_FATAL(open_fx(&f, "q-commit", true), 0);
+    struct acc_quote q, adv, r;
+    struct acc_error err;
+    char id[ACC_ID_LEN + 1];
+    ACC_ASSERT_OK(quote(&f, "alice", 0, -1, &adv, &err));
+    CU_ASSERT_TRUE(schema_valid(&adv));
+    CU_ASSERT_EQUAL(commit(&f, adv.id, "alice", id, &err), ACC_ERR_STATE); /* Advisory */
+    ACC_ASSERT_OK(quote(&f, "alice", 120, 1, &q, &err));
+    CU_ASSERT_EQUAL(q.held_option, 1);
+    CU_ASSERT_TRUE(schema_valid(&q));
+    CU_ASSERT_EQUAL(commit(&f, q.id, "bob", id, &err), ACC_ERR_NOT_FOUND); /* not his */
+    ACC_ASSERT_OK(commit(&f, q.id, "alice", id, &err));
+    char q_id[ACC_ID_LEN + 1];
+    memcpy(q_id, q.id, sizeof q_id);
+    struct acc_agreement a;
+    ACC_ASSERT_OK(acc_service_get(f.svc, id, false, &a, &err));
+    CU_ASSERT_EQUAL(a.state, ACC_STATE_OBSERVED);
+    CU_ASSERT_EQUAL(a.rounds, 0);
+    CU_ASSERT_EQUAL(a.start, q.options[1].start);
+    CU_ASSERT_STRING_EQUAL(a.comps[0].reservation, q.comps[0].reservation);
+    acc_agreement_release(&a);
+    ACC_ASSERT_OK(acc_service_quote_get(f.svc, q.id, &r, &err));
+    CU_ASSERT_EQUAL(r.state, ACC_QUOTE_COMMITTED);
+    CU_ASSERT_STRING_EQUAL(r.agreement, id);
+    CU_ASSERT_TRUE(schema_valid(&r));
+    acc_quote_release(&r);
+    CU_ASSERT_EQUAL(commit(&f, q.id, "alice", id, &err), ACC_ERR_STATE); /* twice */
+    CU_ASSERT_FALSE(free_at(&f, q.options[1].start + 1));
+    ACC_ASSERT_OK(acc_service_quote_release(f.svc, adv.id, &r, &err));
+    CU_ASSERT_TRUE(schema_valid(&r)); /* Released */
+    acc_quote_release(&r);
+    acc_quote_release(&q);
+    acc_quote_release(&adv);
+    close_fx(&f);
+    /* The journal: the held entry became the agreement's committed one;
+     * none is left under the quote. */
+    struct acc_store_options so = {f.db, false, 1, 0};
+    struct acc_store *st;
+    ACC_ASSERT_OK(acc_store_open(&so, &st, &err));
+    struct acc_booking *b = NULL;
+    size_t n = 0;
+    ACC_ASSERT_OK(acc_store_journal_get(st, id, &b, &n, &err));
+    CU_ASSERT_EQUAL(n, 1);
+    for (size_t i = 0; i < n; i++)
+        CU_ASSERT_EQUAL(b[i].state, ACC_BOOKING_COMMITTED);
+    free(b);
+    ACC_ASSERT_OK(acc_store_journal_get(st, q_id, &b, &n, &err));
+    CU_ASSERT_EQUAL(n, 0);
+    free(b);
+    acc_store_close(st);
+}
+
 static int setup(void)
 {
     struct acc_error err;
@@ -224,6 +319,7 @@ static const struct acc_test_case tests[] = {
     {"hold, two clients, release", test_hold_two_clients_release},
     {"expiry across a restart", test_expiry_across_restart},
     {"bounds", test_bounds},
+    {"commit, schema", test_commit_and_schema},
     {NULL, NULL},
 };
 
