@@ -6,6 +6,7 @@
 
 #include "../../lib/common/strutil.h"
 #include "../../lib/common/timefmt.h"
+#include "../json/json.h"
 #include "http.h"
 
 static void render_quote(const struct acc_request *rq, struct acc_response *rs,
@@ -13,12 +14,14 @@ static void render_quote(const struct acc_request *rq, struct acc_response *rs,
 {
     struct acc_error err;
     acc_buf_reset(&rs->body);
-    if (acc_xml_quote(q, &rs->body, &err)) {
+    if (rq->json) {
+        acc_json_quote(q, &rs->body);
+    } else if (acc_xml_quote(q, &rs->body, &err)) {
         acc_reply_err(rq, rs, &err, q->id);
         return;
     }
     snprintf(rs->location, sizeof rs->location, "/negotiations/%s", q->id);
-    acc_reply_text(rs, status, "application/xml");
+    acc_reply_doc(rq, rs, status);
 }
 
 /* The answer once the job is done: the quote, or the fault. */

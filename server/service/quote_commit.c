@@ -26,6 +26,9 @@ acc_err svc_quote_claim(struct acc_service *svc, const char *quote, const char *
         return rc;
     if (strcmp(q.initiator, initiator) != 0) {
         rc = acc_error_set(err, ACC_ERR_NOT_FOUND, "no quote %s", quote);
+    } else if (q.state == ACC_QUOTE_COMMITTED) {
+        rc = acc_error_set(err, ACC_ERR_STATE, "quote %s is already committed as agreement %s",
+                           quote, q.agreement);
     } else if (q.state != ACC_QUOTE_HELD) {
         rc = acc_error_set(err, ACC_ERR_STATE,
                            "quote %s is %s%s%s: only a Held quote can be committed; quote again",

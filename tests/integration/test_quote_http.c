@@ -2,6 +2,7 @@
  * quote, hold, commit with POST /agreements?quote= (no new round), expiry
  * of a short hold, DELETE, two clients, a double commit, bounds and bad
  * input; and a restart of the real accordd binary during a hold. */
+#include <jansson.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -389,6 +390,77 @@ static void test_bounds_and_params(void)
     fixture_stop(&fx);
 }
 
+/* accordctl (the real binary) with the arguments given after the server;
+ * its exit code, and its standard output in out (free it). */
+static int ctl(char **out, const char *args)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "'%s' --server %s %s 2>/dev/null", ACCORDCTL_PATH, fx.base, args);
+    FILE *p = popen(cmd, "r");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    struct acc_buf b = ACC_BUF_INIT;
+    char chunk[4096];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, p)) > 0)
+        acc_buf_append(&b, chunk, n);
+    int st = pclose(p);
+    *out = acc_buf_detach(&b, NULL);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* The JSON form of the quote, through accordctl quote/commit/release. */
+static void test_cli_and_json(void)
+{
+    fresh("qh-cli");
+    char file[300], args[600], *out;
+    snprintf(file, sizeof file, "%s/qh-cli-offer.xml", acc_test_tmpdir());
+    FILE *f = fopen(file, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs(offer("alice", "q"), f);
+    fclose(f);
+    snprintf(args, sizeof args, "quote '%s' --hold PT2M --option 1 --json", file);
+    CU_ASSERT_EQUAL(ctl(&out, args), 0);
+    json_error_t jerr;
+    json_t *q = json_loads(out, 0, &jerr);
+    free(out);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(q);
+    ASSERT_STR(json_string_value(json_object_get(q, "state")), "Held");
+    CU_ASSERT_EQUAL(json_integer_value(json_object_get(q, "heldOption")), 1);
+    json_t *opts = json_object_get(q, "counterOffers");
+    CU_ASSERT_EQUAL(json_array_size(opts), 3);
+    json_t *held = json_array_get(opts, 1);
+    json_t *comp = json_array_get(json_object_get(held, "components"), 0);
+    CU_ASSERT_PTR_NOT_NULL(json_string_value(json_object_get(comp, "reservation")));
+    CU_ASSERT_PTR_NOT_NULL(json_string_value(json_object_get(held, "why")));
+    char qid[64];
+    snprintf(qid, sizeof qid, "%s", json_string_value(json_object_get(q, "id")));
+    json_decref(q);
+
+    snprintf(args, sizeof args, "commit %s --json", qid);
+    CU_ASSERT_EQUAL(ctl(&out, args), 0);
+    json_t *a = json_loads(out, 0, &jerr);
+    free(out);
+    ASSERT_STR(json_string_value(json_object_get(a, "state")), "Observed");
+    CU_ASSERT_EQUAL(json_integer_value(json_object_get(a, "rounds")), 0);
+    json_decref(a);
+    CU_ASSERT_EQUAL(ctl(&out, args), 4); /* no longer Held */
+    free(out);
+    snprintf(args, sizeof args, "release %s", qid);
+    CU_ASSERT_EQUAL(ctl(&out, args), 4);
+    free(out);
+    snprintf(args, sizeof args, "quote '%s'", file);
+    CU_ASSERT_EQUAL(ctl(&out, args), 0); /* the table */
+    CU_ASSERT_TRUE(strstr(out, "Advisory") != NULL && strstr(out, "option 2") != NULL);
+    free(out);
+    snprintf(args, sizeof args, "quote '%s' --option 1", file);
+    CU_ASSERT_EQUAL(ctl(&out, args), 2); /* usage: an option needs a hold */
+    free(out);
+    CU_ASSERT_EQUAL(ctl(&out, "commit mz73hm4s4ndsuu2a"), 3);
+    free(out);
+    unlink(file);
+    fixture_stop(&fx);
+}
+
 /* The real accordd: a hold outlives a restart and then expires. */
 static void test_restart_keeps_hold(void)
 {
@@ -456,6 +528,7 @@ static const struct acc_test_case tests[] = {
     {"two clients, release", test_two_clients_release},
     {"short hold expires", test_short_hold_expires},
     {"bounds and parameters", test_bounds_and_params},
+    {"accordctl quote, commit, release; JSON", test_cli_and_json},
     {"restart keeps a hold", test_restart_keeps_hold},
     {NULL, NULL},
 };
