@@ -257,8 +257,13 @@ static acc_err claim_job(struct conn *c, void *arg, struct acc_error *err)
 {
     struct claim_arg *x = arg;
     sqlite3_stmt *s = NULL;
+    /* A claim by an agreement that is no longer Pending (its commit was
+     * cut short by a crash: recovery ended it) is stale.  One whose
+     * agreement is not written yet is not. */
     const char *sql = x->claim ? "UPDATE quote SET agreement = ?1 WHERE id = ?2 AND state = "
-                                 "'Held' AND agreement IS NULL"
+                                 "'Held' AND (agreement IS NULL OR agreement IN (SELECT id FROM "
+                                 "agreement WHERE state NOT IN ('Pending', "
+                                 "'PendingAndTerminating')))"
                                : "UPDATE quote SET agreement = NULL WHERE id = ?2 AND "
                                  "agreement = ?1 AND state = 'Held'";
     if (sqlite3_prepare_v2(c->db, sql, -1, &s, NULL))

@@ -34,12 +34,11 @@ acc_err svc_quote_claim(struct acc_service *svc, const char *quote, const char *
                            "quote %s is %s%s%s: only a Held quote can be committed; quote again",
                            quote, acc_quote_state_name(q.state), q.reason ? ": " : "",
                            q.reason ? q.reason : "");
-    } else if (q.agreement[0]) {
-        rc =
-            acc_error_set(err, ACC_ERR_STATE, "quote %s is already being committed as agreement %s",
-                          quote, q.agreement);
     } else {
         rc = acc_store_quote_claim(svc->store, quote, agreement, true, err);
+        if (rc == ACC_ERR_STATE && q.agreement[0])
+            acc_error_set(err, rc, "quote %s is already being committed as agreement %s", quote,
+                          q.agreement);
     }
     acc_quote_release(&q);
     return rc;
