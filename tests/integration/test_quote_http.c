@@ -390,6 +390,54 @@ static void test_bounds_and_params(void)
     fixture_stop(&fx);
 }
 
+static void *quote_thread(void *arg)
+{
+    long *status = arg;
+    struct http_reply r;
+    const char *o = offer("dave", "slow");
+    *status = http_do("POST", url("/negotiations"), o, strlen(o), XML_HDR, &r) ? -1 : r.status;
+    http_reply_free(&r);
+    return NULL;
+}
+
+/* A quote is a job on the negotiation queue: while one waits for a slow
+ * adapter, the server answers other requests, and a full queue refuses the
+ * next quote with 503 before anything is stored. */
+static void test_quote_is_a_queue_job(void)
+{
+    static const char slow_ini[] = "[server]\nallow_control = yes\n"
+                                   "[negotiation]\nlead_time = PT0S\nworkers = 1\n"
+                                   "queue_length = 1\n"
+                                   "[site a]\nadapter = sim-batch\nnodes = 4\n"
+                                   "[site b]\nadapter = sim-batch\nnodes = 4\n";
+    char db[256];
+    snprintf(db, sizeof db, "%s/qh-queue.db", acc_test_tmpdir());
+    unlink(db);
+    CU_ASSERT_EQUAL_FATAL(fixture_start(&fx, slow_ini, db), 0);
+    struct http_reply r;
+    CU_ASSERT_EQUAL_FATAL(
+        req("POST", "/adapters/a/control/fault?call=preview&action=hang&seconds=3", NULL, &r), 200);
+    http_reply_free(&r);
+    long first = 0;
+    pthread_t th;
+    pthread_create(&th, NULL, quote_thread, &first);
+    usleep(500000); /* the first quote is on the worker, in the slow preview */
+    int64_t t0 = acc_mono_us();
+    CU_ASSERT_EQUAL(req("GET", "/healthz", NULL, &r), 200);
+    CU_ASSERT_TRUE(acc_mono_us() - t0 < 1000000); /* not blocked by the quote */
+    http_reply_free(&r);
+    char *id = NULL;
+    CU_ASSERT_EQUAL(quote("erin", "", &id, &r), 503);
+    CU_ASSERT_TRUE(r.body && strstr(r.body, "queue_length") != NULL);
+    http_reply_free(&r);
+    pthread_join(th, NULL);
+    CU_ASSERT_EQUAL(first, 201);
+    CU_ASSERT_EQUAL(quote("erin", "", &id, &r), 201); /* room again */
+    free(id);
+    http_reply_free(&r);
+    fixture_stop(&fx);
+}
+
 /* accordctl (the real binary) with the arguments given after the server;
  * its exit code, and its standard output in out (free it). */
 static int ctl(char **out, const char *args)
@@ -528,6 +576,7 @@ static const struct acc_test_case tests[] = {
     {"two clients, release", test_two_clients_release},
     {"short hold expires", test_short_hold_expires},
     {"bounds and parameters", test_bounds_and_params},
+    {"a quote is a queue job (503 when full)", test_quote_is_a_queue_job},
     {"accordctl quote, commit, release; JSON", test_cli_and_json},
     {"restart keeps a hold", test_restart_keeps_hold},
     {NULL, NULL},
