@@ -18,7 +18,7 @@ static void help(FILE *f)
           f);
 }
 
-static char *read_all(const char *path, size_t *len)
+char *ctl_read_file(const char *path, size_t *len)
 {
     FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
     if (!f)
@@ -79,7 +79,7 @@ static int run(struct ctl *c, int argc, char **argv)
         return CTL_USAGE;
     }
     size_t len = 0;
-    char *doc = read_all(argv[optind], &len);
+    char *doc = ctl_read_file(argv[optind], &len);
     if (!doc) {
         fprintf(stderr, "accordctl submit: cannot read %s\n", argv[optind]);
         return CTL_USAGE;

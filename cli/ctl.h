@@ -67,6 +67,10 @@ int ctl_pass_through(const struct acc_client_reply *r);
 int ctl_run(const struct ctl *c, const char *method, const char *path, const char *body, size_t len,
             const char *const *headers, void (*show)(const struct ctl *c, const json_t *doc));
 
+/* A whole file (- for standard input, at most 64 MiB); NULL when it cannot
+ * be read.  free() it. */
+char *ctl_read_file(const char *path, size_t *len);
+
 /* Escapes s for a URL query (into out, of size bytes). */
 void ctl_url_escape(const char *s, char *out, size_t size);
 
@@ -127,6 +131,6 @@ struct ctl_command {
 
 extern const struct ctl_command ctl_cmd_submit, ctl_cmd_list, ctl_cmd_show, ctl_cmd_state,
     ctl_cmd_trace, ctl_cmd_terminate, ctl_cmd_sites, ctl_cmd_preview, ctl_cmd_launch,
-    ctl_cmd_verify, ctl_cmd_modify;
+    ctl_cmd_verify, ctl_cmd_modify, ctl_cmd_quote, ctl_cmd_commit, ctl_cmd_release;
 
 #endif

@@ -133,6 +133,40 @@ acc_err acc_store_agreement_get_version(struct acc_store *st, const char *id, un
                                         bool with_offer, struct acc_agreement *out,
                                         struct acc_error *err);
 
+/* ---------------------------------------------------------------- quotes */
+
+/* Writes the quote (a new one, or its new state) and the journal entries
+ * given, in one transaction.  from (a bit per enum acc_quote_state): 0 for
+ * a new quote, else the stored state must be one of them (ACC_ERR_STATE,
+ * nothing written, otherwise; ACC_ERR_NOT_FOUND for an unknown id). */
+acc_err acc_store_quote_put(struct acc_store *st, const struct acc_quote *q, unsigned from,
+                            const struct acc_booking *bookings, size_t n_bookings,
+                            struct acc_error *err);
+/* A commit of a held quote (POST /agreements?quote=), one transaction: the
+ * quote (state Committed, agreement set) from Held and claimed by a, its
+ * bookings (the held entries, now a's committed ones), and a settled from
+ * Pending with its trace.  ACC_ERR_STATE (nothing written) when the quote
+ * is no longer Held or claimed by a, or a is no longer Pending. */
+acc_err acc_store_quote_commit(struct acc_store *st, const struct acc_quote *q,
+                               const struct acc_agreement *a, const struct acc_trace *trace,
+                               const struct acc_booking *bookings, size_t n_bookings,
+                               struct acc_error *err);
+/* claim: a Held quote no request is committing is marked as being committed
+ * as the agreement (ACC_ERR_STATE otherwise: exactly one request wins);
+ * !claim: that mark is taken off again (a commit that did not happen). */
+acc_err acc_store_quote_claim(struct acc_store *st, const char *id, const char *agreement,
+                              bool claim, struct acc_error *err);
+/* One quote with its options, allocation and offer; ACC_ERR_NOT_FOUND. */
+acc_err acc_store_quote_get(struct acc_store *st, const char *id, struct acc_quote *out,
+                            struct acc_error *err);
+/* Ids of the open quotes (Advisory, Held) whose hold_until is <= now
+ * (at most 1000, the earliest first). */
+acc_err acc_store_quote_due(struct acc_store *st, acc_time now, char (**ids)[ACC_ID_LEN + 1],
+                            size_t *n, struct acc_error *err);
+/* Open quotes (Advisory, Held): the initiator's and all. */
+acc_err acc_store_quote_count(struct acc_store *st, const char *initiator, uint64_t *mine,
+                              uint64_t *all, struct acc_error *err);
+
 /* ---------------------------------------------------------------- journal */
 
 /* Inserts or updates journal entries (by key), all in one transaction.

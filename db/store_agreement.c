@@ -274,7 +274,14 @@ struct settle_arg {
 static acc_err settle_job(struct conn *c, void *arg, struct acc_error *err)
 {
     struct settle_arg *x = arg;
-    const struct acc_agreement *a = x->a;
+    return store_agreement_settle_in(c, x->a, x->from, x->trace, x->bookings, x->n_bookings, err);
+}
+
+acc_err store_agreement_settle_in(struct conn *c, const struct acc_agreement *a, unsigned from,
+                                  const struct acc_trace *trace, const struct acc_booking *bookings,
+                                  size_t n_bookings, struct acc_error *err)
+{
+    struct settle_arg xs = {a, from, trace, bookings, n_bookings}, *x = &xs;
     enum acc_state cur;
     acc_err rc = store_current_state(c, a->id, &cur, err);
     if (rc)

@@ -197,6 +197,10 @@ acc_err store_current_state(struct conn *c, const char *id, enum acc_state *out,
  * found); reason NULL keeps the stored one. */
 acc_err store_transition(struct conn *c, const char *id, unsigned from, enum acc_state to,
                          const char *reason, enum acc_state *was, struct acc_error *err);
+/* store_agreement.c: acc_store_agreement_settle inside a write transaction. */
+acc_err store_agreement_settle_in(struct conn *c, const struct acc_agreement *a, unsigned from,
+                                  const struct acc_trace *trace, const struct acc_booking *bookings,
+                                  size_t n_bookings, struct acc_error *err);
 acc_err store_journal_put_one(struct conn *c, const struct acc_booking *b, acc_time now,
                               struct acc_error *err);
 /* The events are the given version's (0: the agreement's current one). */

@@ -17,6 +17,7 @@ static const struct stmt_def
                    "amount, start_time, end_time, state, local_id, effective_start, "
                    "effective_end, error, updated) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
                    "ON CONFLICT(key) DO UPDATE SET state = excluded.state, "
+                   "agreement_id = excluded.agreement_id, "
                    "local_id = excluded.local_id, effective_start = excluded.effective_start, "
                    "effective_end = excluded.effective_end, error = excluded.error, "
                    "updated = excluded.updated"},
@@ -32,6 +33,8 @@ static const struct stmt_def
                     "WHERE r.state IN ('intent', 'reserved', 'unknown', 'cancel-failed') "
                     "AND (a.state IS NULL OR a.state NOT IN ('Pending', 'PendingAndTerminating')) "
                     "AND (a.modifying IS NULL OR a.modifying = 0) "
+                    /* a quote's hold being booked (quote.c) */
+                    "AND r.agreement_id NOT IN (SELECT id FROM quote WHERE state = 'Advisory') "
                     "ORDER BY r.rowid"},
     trace_maxseq = {S_TRACE_MAXSEQ,
                     "SELECT coalesce(max(seq), 0), (SELECT version FROM agreement WHERE id = ?1) "

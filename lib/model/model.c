@@ -232,7 +232,7 @@ static const char *const booking_names[ACC_BOOKING__COUNT] = {
     [ACC_BOOKING_INTENT] = "intent",       [ACC_BOOKING_RESERVED] = "reserved",
     [ACC_BOOKING_FAILED] = "failed",       [ACC_BOOKING_UNKNOWN] = "unknown",
     [ACC_BOOKING_CANCELLED] = "cancelled", [ACC_BOOKING_CANCEL_FAILED] = "cancel-failed",
-    [ACC_BOOKING_COMMITTED] = "committed",
+    [ACC_BOOKING_COMMITTED] = "committed", [ACC_BOOKING_HELD] = "held",
 };
 
 const char *acc_booking_state_name(enum acc_booking_state s)
@@ -366,4 +366,44 @@ void acc_run_release(struct acc_run *r)
     free(r->metampich);
     free(r->rsl);
     memset(r, 0, sizeof *r);
+}
+
+static const char *const quote_names[ACC_QUOTE__COUNT] = {
+    [ACC_QUOTE_ADVISORY] = "Advisory",   [ACC_QUOTE_HELD] = "Held",
+    [ACC_QUOTE_COMMITTED] = "Committed", [ACC_QUOTE_EXPIRED] = "Expired",
+    [ACC_QUOTE_RELEASED] = "Released",   [ACC_QUOTE_REJECTED] = "Rejected",
+};
+
+const char *acc_quote_state_name(enum acc_quote_state s)
+{
+    return (unsigned)s < ACC_QUOTE__COUNT ? quote_names[s] : "Unknown";
+}
+
+bool acc_quote_state_parse(const char *s, enum acc_quote_state *out)
+{
+    for (int i = 0; i < ACC_QUOTE__COUNT; i++) {
+        if (strcmp(s, quote_names[i]) == 0) {
+            *out = (enum acc_quote_state)i;
+            return true;
+        }
+    }
+    return false;
+}
+
+void acc_quote_release(struct acc_quote *q)
+{
+    struct acc_agreement a = {0};
+    a.comps = q->comps;
+    a.n_comps = q->n_comps;
+    a.links = q->links;
+    a.n_links = q->n_links;
+    a.offer_xml = q->offer_xml;
+    a.reason = q->reason;
+    a.initiator = q->initiator;
+    acc_agreement_release(&a);
+    for (size_t i = 0; i < q->n_options; i++)
+        free(q->options[i].why);
+    free(q->options);
+    memset(q, 0, sizeof *q);
+    q->held_option = -1;
 }

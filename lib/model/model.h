@@ -201,6 +201,51 @@ struct acc_modification {
     size_t n_nodes, n_bandwidth;
 };
 
+/* ----------------------------------------------------------------- quote */
+
+/* A quote (POST /negotiations): counter-offers to an offer, committing
+ * nothing, or with a hold the first one booked and held until hold_until.
+ * WS-Agreement Negotiation offer states where they fit (docs/documents.md). */
+enum acc_quote_state {
+    ACC_QUOTE_ADVISORY,  /* counter-offers, nothing booked (WSAG-N Advisory) */
+    ACC_QUOTE_HELD,      /* an option is booked and held (WSAG-N Solicited) */
+    ACC_QUOTE_COMMITTED, /* the held option became an agreement (WSAG-N Acceptable) */
+    ACC_QUOTE_EXPIRED,   /* the hold ran out; everything released (WSAG-N Rejected) */
+    ACC_QUOTE_RELEASED,  /* the hold was given back (DELETE) (WSAG-N Rejected) */
+    ACC_QUOTE_REJECTED,  /* no counter-offer exists (WSAG-N Rejected) */
+    ACC_QUOTE__COUNT
+};
+const char *acc_quote_state_name(enum acc_quote_state s);
+bool acc_quote_state_parse(const char *s, enum acc_quote_state *out);
+
+struct acc_quote_option {
+    acc_time start, end;
+    char *why; /* why it starts no earlier, in words */
+};
+
+struct acc_quote {
+    char id[ACC_ID_LEN + 1];
+    char *initiator;
+    enum acc_quote_state state;
+    acc_time created, updated;
+    acc_time hold_until;            /* Held: when the hold expires; 0 without a hold */
+    int held_option;                /* the option held (index), -1 for none */
+    char agreement[ACC_ID_LEN + 1]; /* Committed: the agreement; "" otherwise */
+    char *reason;                   /* Rejected, Expired, Released: why */
+    int64_t duration;
+    struct acc_quote_option *options;
+    size_t n_options;
+    /* Sites and links (as for every option); the reservations when held. */
+    struct acc_alloc_component *comps;
+    size_t n_comps;
+    struct acc_alloc_link *links;
+    size_t n_links;
+    char *offer_xml;
+    size_t offer_len;
+};
+
+void acc_quote_release(struct acc_quote *q);
+
 /* ------------------------------------------------------------------- run */
 
 /* Where the launched meta-job of an agreement stands. */
@@ -292,6 +337,7 @@ enum acc_booking_state {
     ACC_BOOKING_CANCELLED,     /* undone at the adapter */
     ACC_BOOKING_CANCEL_FAILED, /* undoing failed: retried by housekeeping */
     ACC_BOOKING_COMMITTED,     /* part of an Observed agreement */
+    ACC_BOOKING_HELD,          /* booked for a quote's hold: released when it expires */
     ACC_BOOKING__COUNT
 };
 

@@ -197,6 +197,10 @@ static void defaults(struct acc_config *c)
     c->workers = 32;
     c->queue_length = 1024;
     c->max_pending = 256;
+    c->max_hold = 600;
+    c->quote_options = 3;
+    c->max_quotes = 1000;
+    c->max_quotes_per_user = 20;
     c->launch.enabled = false; /* it runs what offers name: an operator's choice */
     c->launch.output_limit = 1024 * 1024;
     c->launch.grace = 10;

@@ -7,7 +7,8 @@
  *                  allow_control, log_level
  *   [database]     path, durable, wal_limit
  *   [negotiation]  strategy, policy, policy_candidates, max_rounds, horizon,
- *                  lead_time, adapter_timeout, workers, queue_length, max_pending
+ *                  lead_time, adapter_timeout, workers, queue_length, max_pending,
+ *                  max_hold, quote_options, max_quotes, max_quotes_per_user
  *   [policy]       latency (A B VALUE, one per pair of sites), max_clusters,
  *                  ca_average, tiebreak, seed
  *   [auth]         tokens (a file of "user token [admin]" lines)
@@ -141,12 +142,16 @@ struct acc_config {
     size_t n_latencies;
     double *latency; /* n_sites x n_sites, row-major in sites' order; NULL: none given */
     unsigned max_rounds;
-    int64_t horizon;         /* how far previews look without a deadline */
-    int64_t lead_time;       /* earliest start no sooner than now + this */
-    int64_t adapter_timeout; /* per adapter call, seconds */
-    unsigned workers;        /* negotiation worker threads */
-    unsigned queue_length;   /* negotiations queued or running at once */
-    unsigned max_pending;    /* of those, ?mode=pending ones */
+    int64_t horizon;              /* how far previews look without a deadline */
+    int64_t lead_time;            /* earliest start no sooner than now + this */
+    int64_t adapter_timeout;      /* per adapter call, seconds */
+    unsigned workers;             /* negotiation worker threads */
+    unsigned queue_length;        /* negotiations queued or running at once */
+    unsigned max_pending;         /* of those, ?mode=pending ones */
+    int64_t max_hold;             /* longest hold of a quote; an unheld quote is open this long */
+    unsigned quote_options;       /* counter-offers in a quote, at most */
+    unsigned max_quotes;          /* open quotes (Advisory or Held) in all */
+    unsigned max_quotes_per_user; /* and per initiator */
 
     struct acc_launch_cfg launch;
     struct acc_site_cfg *sites;

@@ -100,6 +100,10 @@ static const struct key negotiation_keys[] = {
     {"workers", KEY_UNSIGNED, 1, 1024, AT(workers), NULL},
     {"queue_length", KEY_UNSIGNED, 1, 1000000, AT(queue_length), NULL},
     {"max_pending", KEY_UNSIGNED, 0, 1000000, AT(max_pending), NULL},
+    {"max_hold", KEY_DURATION, 1, 86400, AT(max_hold), "a duration such as PT10M"},
+    {"quote_options", KEY_UNSIGNED, 1, 16, AT(quote_options), NULL},
+    {"max_quotes", KEY_UNSIGNED, 1, 1000000, AT(max_quotes), NULL},
+    {"max_quotes_per_user", KEY_UNSIGNED, 1, 1000000, AT(max_quotes_per_user), NULL},
     {NULL, KEY_BOOL, 0, 0, 0, NULL},
 };
 

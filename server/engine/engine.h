@@ -126,6 +126,13 @@ acc_err acc_engine_negotiate(struct acc_engine *e, struct acc_engine_request *re
 acc_err acc_engine_probe(struct acc_engine *e, const struct acc_engine_request *req,
                          acc_time *start, struct acc_error *err);
 
+/* Preview only (a quote): one preview round of every item from
+ * req->earliest to req->deadline, concurrently, booking nothing; out[i]
+ * receives item i's free frames (req->n_items of them; release each with
+ * acc_frames_release).  Fails when an adapter fails. */
+acc_err acc_engine_preview_items(struct acc_engine *e, const struct acc_engine_request *req,
+                                 struct acc_frames *out, struct acc_error *err);
+
 /* One adapter's preview under the time limit (for GET /sites/{site}/preview). */
 acc_err acc_engine_preview(struct acc_engine *e, struct acc_adapter *ad,
                            const struct acc_resource *res, acc_time from, acc_time until,

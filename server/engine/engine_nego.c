@@ -390,3 +390,48 @@ acc_err acc_engine_probe(struct acc_engine *e, const struct acc_engine_request *
     free(g.timed_out);
     return rc;
 }
+
+acc_err acc_engine_preview_items(struct acc_engine *e, const struct acc_engine_request *req,
+                                 struct acc_frames *out, struct acc_error *err)
+{
+    struct acc_engine_result res;
+    memset(&res, 0, sizeof res);
+    acc_err rc = check_request(req, err);
+    if (rc)
+        return rc;
+    for (size_t i = 0; i < req->n_items; i++)
+        acc_frames_init(&out[i]);
+    if (req->earliest + req->duration > req->deadline)
+        return ACC_OK;
+    struct acc_engine_request quiet = *req;
+    quiet.hooks.trace = NULL;
+    struct acc_engine_nego g = {.e = e, .req = &quiet, .res = &res};
+    g.calls = calloc(req->n_items, sizeof *g.calls);
+    g.timed_out = calloc(req->n_items, sizeof *g.timed_out);
+    if (!g.calls || !g.timed_out) {
+        rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    if (!preview_all(&g, req->earliest)) {
+        rc = acc_error_copy(err, &res.err);
+        goto out;
+    }
+    for (size_t i = 0; i < req->n_items && !rc; i++) {
+        const struct acc_frames *f = &g.calls[i]->frames;
+        for (size_t k = 0; k < f->n && !rc; k++) {
+            if (acc_frames_push(&out[i], f->v[k].start, f->v[k].end))
+                rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+        }
+        out[i].truncated = f->truncated;
+    }
+out:
+    if (g.calls)
+        acc_engine_calls_free(&g);
+    free(g.calls);
+    free(g.timed_out);
+    if (rc) {
+        for (size_t i = 0; i < req->n_items; i++)
+            acc_frames_release(&out[i]);
+    }
+    return rc;
+}

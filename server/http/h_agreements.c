@@ -3,6 +3,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "../../lib/common/id.h"
 #include "../../lib/common/strutil.h"
 #include "../json/json.h"
 #include "http.h"
@@ -95,31 +96,63 @@ void acc_h_agreement_create(struct acc_http_ctx *ctx, const struct acc_request *
                         "Idempotency-Key must be 1 to 200 visible ASCII characters", NULL);
         return;
     }
-    if (rq->body_len == 0) {
+    /* ?quote=ID commits a held quote: its offer is the offer. */
+    const char *quote = acc_query(rq, "quote");
+    struct acc_quote q = {0};
+    const char *doc = rq->body;
+    size_t len = rq->body_len;
+    if (quote) {
+        if (!acc_id_valid(quote)) {
+            acc_reply_error(rq, rs, ACC_ERR_BAD_REQUEST,
+                            "quote is the id of a quote (POST /negotiations)", NULL);
+            return;
+        }
+        if (acc_service_quote_get(ctx->svc, quote, &q, &err)) {
+            acc_reply_err(rq, rs, &err, NULL);
+            return;
+        }
+        if (!acc_http_owner_ok(rq, rs, q.initiator, q.id)) {
+            acc_quote_release(&q);
+            return;
+        }
+        if (len && (len != q.offer_len || memcmp(doc, q.offer_xml, len) != 0)) {
+            acc_quote_release(&q);
+            acc_reply_error(rq, rs, ACC_ERR_BAD_REQUEST,
+                            "a commit of a quote sends no body or exactly the quote's offer", NULL);
+            return;
+        }
+        doc = q.offer_xml;
+        len = q.offer_len;
+    }
+    if (len == 0) {
         acc_reply_error(rq, rs, ACC_ERR_MALFORMED, "the request has no body: send an offer", NULL);
         return;
     }
     struct acc_offer offer;
-    if (acc_xml_parse_offer(rq->body, rq->body_len, &ctx->limits, &offer, &err)) {
+    if (acc_xml_parse_offer(doc, len, &ctx->limits, &offer, &err)) {
+        acc_quote_release(&q);
         acc_reply_err(rq, rs, &err, NULL);
         return;
     }
     /* One may only ask in one's own name (an admin in anyone's). */
     if (!acc_http_acts_for(rq, rs, offer.initiator)) {
+        acc_quote_release(&q);
         acc_offer_release(&offer);
         return;
     }
     bool pending = mode && strcmp(mode, "pending") == 0;
     struct acc_submit sub = {
         .offer = &offer,
-        .document = rq->body,
-        .len = rq->body_len,
+        .document = doc,
+        .len = len,
         .idempotency_key = rq->idempotency_key,
         .pending = pending,
+        .quote = quote,
     };
     struct acc_submission out;
     acc_err rc = acc_service_submit(ctx->svc, &sub, &out, &err);
     acc_offer_release(&offer); /* what the service did not take */
+    acc_quote_release(&q);
     if (rc) {
         acc_reply_err(rq, rs, &err, NULL);
         return;

@@ -142,6 +142,9 @@ void acc_h_agreement_launch(struct acc_http_ctx *, const struct acc_request *,
                             struct acc_response *);
 void acc_h_agreement_launch_file(struct acc_http_ctx *, const struct acc_request *,
                                  struct acc_response *);
+void acc_h_quote_create(struct acc_http_ctx *, const struct acc_request *, struct acc_response *);
+void acc_h_quote_get(struct acc_http_ctx *, const struct acc_request *, struct acc_response *);
+void acc_h_quote_release(struct acc_http_ctx *, const struct acc_request *, struct acc_response *);
 void acc_h_sites(struct acc_http_ctx *, const struct acc_request *, struct acc_response *);
 void acc_h_site(struct acc_http_ctx *, const struct acc_request *, struct acc_response *);
 void acc_h_site_preview(struct acc_http_ctx *, const struct acc_request *, struct acc_response *);

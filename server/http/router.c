@@ -18,6 +18,9 @@ struct route {
 
 static const struct route routes[] = {
     {"POST", "/agreements", acc_h_agreement_create, USER},
+    {"POST", "/negotiations", acc_h_quote_create, USER},
+    {"GET", "/negotiations/{}", acc_h_quote_get, USER},
+    {"DELETE", "/negotiations/{}", acc_h_quote_release, USER},
     {"GET", "/agreements", acc_h_agreement_list, USER},
     {"GET", "/agreements/{}", acc_h_agreement_get, USER},
     {"DELETE", "/agreements/{}", acc_h_agreement_terminate, USER},

@@ -18,6 +18,7 @@ void acc_json_list(const struct acc_agreement_list *l, struct acc_buf *out);
 void acc_json_trace(const struct acc_agreement *a, const struct acc_trace *t, struct acc_buf *out);
 void acc_json_sites(const struct acc_sites_view *v, const char *only_site, struct acc_buf *out);
 void acc_json_preview(const struct acc_preview_view *v, struct acc_buf *out);
+void acc_json_quote(const struct acc_quote *q, struct acc_buf *out);
 void acc_json_fault(acc_err code, const char *msg, const char *agreement_id, struct acc_buf *out);
 
 /* Appends s as a JSON string literal (quoted, escaped; NULL as null). */

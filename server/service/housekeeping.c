@@ -59,6 +59,7 @@ static void housekeeping_pass(struct acc_service *svc)
         acc_log_error("housekeeping: %s", err.msg);
     else if (done)
         acc_log_debug("housekeeping: %u agreement(s) complete", done);
+    svc_quote_expire(svc);
     sweep_open_reservations(svc);
     finish_terminations(svc);
     svc_provision_retry(svc);

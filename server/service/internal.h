@@ -13,6 +13,10 @@
  *   provision.c     handing link reservations' flows to network adapters
  *                   that install them on the wire; retries; guarantee states
  *   flows.c         the flows of an agreement's link reservations (flows.h)
+ *   quote.c         quotes: counter-offers from previews, committing nothing
+ *   quote_hold.c    held quotes: hold, release, expiry
+ *   quote_commit.c  committing a held quote as an agreement
+ *   quote_job.c     quotes as jobs on the negotiation queue
  */
 #ifndef ACC_SERVICE_INTERNAL_H
 #define ACC_SERVICE_INTERNAL_H
@@ -34,9 +38,15 @@ struct acc_nego {
     atomic_uint refs;
     struct acc_service *svc;
     char id[ACC_ID_LEN + 1];
-    struct acc_offer offer;  /* taken from the request */
-    struct acc_agreement a;  /* as stored when Pending */
-    bool pending_mode;       /* ?mode=pending: counted against max_pending */
+    struct acc_offer offer;     /* taken from the request */
+    struct acc_agreement a;     /* as stored when Pending */
+    bool pending_mode;          /* ?mode=pending: counted against max_pending */
+    char quote[ACC_ID_LEN + 1]; /* a commit of this held quote; "" otherwise */
+    /* A job of another kind (a quote): run instead of a negotiation, with
+     * its data (freed by free_data); no agreement row. */
+    acc_err (*run)(struct acc_service *svc, struct acc_nego *job, struct acc_error *err);
+    void *data;
+    void (*free_data)(void *data);
     atomic_bool stop;        /* terminate asked for it */
     bool queued;             /* on the waiting list (under the queue's lock) */
     struct acc_nego *next;   /* waiting list */
@@ -130,6 +140,12 @@ void svc_queue_unreserve(struct acc_service *svc, bool pending_mode);
  * once (terminate and idempotent replays find it by id). */
 struct acc_nego *svc_nego_new(struct acc_service *svc, const struct acc_agreement *a,
                               struct acc_offer *offer, bool pending_mode);
+/* A job of another kind (see acc_nego.run), not registered (no agreement);
+ * it takes data (freed with the job, or by free_data at once on failure). */
+struct acc_nego *svc_nego_new_run(struct acc_service *svc, const char *id,
+                                  acc_err (*run)(struct acc_service *, struct acc_nego *,
+                                                 struct acc_error *),
+                                  void *data, void (*free_data)(void *));
 /* A job that is already done, for an idempotent replay of a finished one. */
 struct acc_nego *svc_nego_done(struct acc_service *svc, const char *id, acc_err result,
                                const struct acc_error *err);
@@ -155,6 +171,8 @@ bool svc_queue_wait_idle(struct acc_service *svc, int64_t timeout_us);
 void svc_queue_join(struct acc_service *svc);
 
 /* negotiate.c */
+/* After a commit: provisioning of its links, and its launch scheduled. */
+void svc_after_commit(struct acc_service *svc, const struct acc_agreement *a);
 acc_err svc_negotiate(struct acc_service *svc, struct acc_nego *job, struct acc_error *err);
 /* Records the end of a Pending agreement that never negotiated (shutdown or
  * terminate while it waited). */
@@ -163,6 +181,35 @@ acc_err svc_settle_unstarted(struct acc_service *svc, struct acc_agreement *a, b
 
 /* A reservation that answered after its time limit (the engine's orphan hook). */
 void svc_hook_orphan(void *ctx, struct acc_adapter *ad, const struct acc_booking *b);
+
+/* submit.c: the window an offer asks for, or a 4xx error. */
+acc_err svc_window(const struct acc_service *svc, const struct acc_offer *o, acc_time now,
+                   acc_time *earliest, acc_time *deadline, struct acc_error *err);
+
+struct acc_plan;
+/* negotiate.c: fills a's allocation from the plan (reservations when booked). */
+acc_err svc_fill_allocation(struct acc_agreement *a, const struct acc_plan *p, bool booked);
+
+/* quote.c, quote_hold.c: open quotes whose time is up become Expired, and a
+ * held one's reservations are released (housekeeping, after a restart too). */
+void svc_quote_expire(struct acc_service *svc);
+/* quote.c: the checks of acc_service_quote before anything is stored. */
+acc_err svc_quote_check(struct acc_service *svc, const struct acc_quote_request *rq, acc_time now,
+                        acc_time *earliest, acc_time *deadline, struct acc_error *err);
+struct acc_engine_request;
+/* Books option k of a stored Advisory quote and records it Held (or
+ * Rejected when no slot could be booked). */
+acc_err svc_quote_hold(struct acc_service *svc, struct acc_quote *q, struct acc_plan *plan,
+                       struct acc_engine_request *rq, int k, struct acc_error *err);
+
+/* quote_commit.c: claims a Held quote of the initiator for the new
+ * agreement (ACC_ERR_NOT_FOUND, ACC_ERR_STATE: not Held, or another request
+ * commits it); unclaim undoes it.  svc_quote_commit is the job of such an
+ * agreement (instead of svc_negotiate). */
+acc_err svc_quote_claim(struct acc_service *svc, const char *quote, const char *initiator,
+                        const char *agreement, struct acc_error *err);
+void svc_quote_unclaim(struct acc_service *svc, const char *quote, const char *agreement);
+acc_err svc_quote_commit(struct acc_service *svc, struct acc_nego *job, struct acc_error *err);
 
 /* terminate.c */
 acc_err svc_cancel_committed(struct acc_service *svc, const char *id, struct acc_error *err);

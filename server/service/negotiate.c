@@ -61,7 +61,7 @@ void svc_hook_orphan(void *ctx, struct acc_adapter *ad, const struct acc_booking
 /* Fills the allocation of *a from the plan's components and links (a
  * flexible request's generated parts and links among them; reservations
  * only when the items were booked). */
-static acc_err fill_allocation(struct acc_agreement *a, const struct acc_plan *p, bool booked)
+acc_err svc_fill_allocation(struct acc_agreement *a, const struct acc_plan *p, bool booked)
 {
     a->comps = calloc(p->n_comps, sizeof *a->comps);
     a->links = calloc(p->n_links ? p->n_links : 1, sizeof *a->links);
@@ -187,10 +187,21 @@ acc_err svc_settle_unstarted(struct acc_service *svc, struct acc_agreement *a, b
                                       NULL, NULL, 0, err);
 }
 
+void svc_after_commit(struct acc_service *svc, const struct acc_agreement *a)
+{
+    /* The network adapters that install reservations on the wire get their
+     * flows (a failure is retried by housekeeping). */
+    svc_provision_committed(svc, a);
+    if (a->run && a->run->state == ACC_RUN_WAITING)
+        acc_launcher_schedule(svc->launcher, a, a->run);
+}
+
 /* Runs the negotiation of a job's stored Pending agreement and records its
  * end.  Returns the agreement's result code (see acc_service_submit). */
 acc_err svc_negotiate(struct acc_service *svc, struct acc_nego *job, struct acc_error *err)
 {
+    if (job->quote[0])
+        return svc_quote_commit(svc, job, err);
     const struct acc_config *cfg = svc->cfg;
     const struct acc_offer *o = &job->offer;
     struct acc_agreement *a = &job->a;
@@ -259,7 +270,7 @@ acc_err svc_negotiate(struct acc_service *svc, struct acc_nego *job, struct acc_
         set_rejected(a, res.err.code, res.err.msg);
         rc = res.err.code;
     }
-    acc_err frc = planned ? fill_allocation(a, &plan, agreed) : ACC_OK;
+    acc_err frc = planned ? svc_fill_allocation(a, &plan, agreed) : ACC_OK;
     if (!frc && agreed)
         frc = acc_launcher_describe(svc->launcher, a, &res.err);
     if (frc)
@@ -317,12 +328,8 @@ acc_err svc_negotiate(struct acc_service *svc, struct acc_nego *job, struct acc_
     atomic_fetch_add(&svc->rounds, res.rounds);
     atomic_fetch_add(&svc->rollbacks, res.rollbacks);
     atomic_fetch_add(&svc->negotiation_us, (uint64_t)(acc_mono_us() - t0));
-    /* Committed: the network adapters that install reservations on the
-     * wire get their flows (a failure is retried by housekeeping). */
     if (rc == ACC_OK)
-        svc_provision_committed(svc, a);
-    if (rc == ACC_OK && a->run && a->run->state == ACC_RUN_WAITING)
-        acc_launcher_schedule(svc->launcher, a, a->run);
+        svc_after_commit(svc, a);
     if (rc == ACC_OK)
         acc_log_debug("agreement %s: Observed from %" PRId64 " (%u rounds)", a->id, a->start,
                       res.rounds);

@@ -50,6 +50,8 @@ void acc_nego_release(struct acc_nego *job)
     acc_agreement_release(&job->a);
     free(job->mod);
     acc_agreement_release(&job->changed);
+    if (job->free_data)
+        job->free_data(job->data);
     pthread_mutex_destroy(&job->lock);
     pthread_cond_destroy(&job->cond);
     free(job);
@@ -179,6 +181,22 @@ struct acc_nego *svc_nego_modify_new(struct acc_service *svc, const char *id,
     return job;
 }
 
+struct acc_nego *svc_nego_new_run(struct acc_service *svc, const char *id,
+                                  acc_err (*run)(struct acc_service *, struct acc_nego *,
+                                                 struct acc_error *),
+                                  void *data, void (*free_data)(void *))
+{
+    struct acc_nego *job = nego_alloc(svc, id);
+    if (!job) {
+        free_data(data);
+        return NULL;
+    }
+    job->run = run;
+    job->data = data;
+    job->free_data = free_data;
+    return job;
+}
+
 struct acc_nego *svc_nego_done(struct acc_service *svc, const char *id, acc_err result,
                                const struct acc_error *err)
 {
@@ -302,7 +320,16 @@ static void end_unstarted(struct acc_service *svc, struct acc_nego *job, bool te
         acc_nego_release(job); /* the queue's reference */
         return;
     }
+    if (job->run) {
+        /* Nothing stored yet: only the answer. */
+        acc_error_set(&err, ACC_ERR_INTERRUPTED, "accordd is stopping; nothing was booked");
+        nego_finish(job, ACC_ERR_INTERRUPTED, &err);
+        acc_nego_release(job);
+        return;
+    }
     acc_err rc = svc_settle_unstarted(svc, &job->a, terminated, &err);
+    if (job->quote[0])
+        svc_quote_unclaim(svc, job->quote, job->id);
     if (rc == ACC_OK)
         rc = terminated ? acc_error_set(&err, ACC_ERR_CANCELLED,
                                         "the agreement was terminated before its negotiation "
@@ -347,8 +374,9 @@ static void *worker_main(void *arg)
             end_unstarted(svc, job, atomic_load(&job->stop));
         } else {
             struct acc_error err;
-            acc_err rc = job->mod ? svc_modify_run(svc, job->id, job->mod, &job->changed, &err)
-                                  : svc_negotiate(svc, job, &err);
+            acc_err rc = job->mod   ? svc_modify_run(svc, job->id, job->mod, &job->changed, &err)
+                         : job->run ? job->run(svc, job, &err)
+                                    : svc_negotiate(svc, job, &err);
             nego_finish(job, rc, &err);
             acc_nego_release(job);
         }

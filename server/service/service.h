@@ -71,6 +71,8 @@ struct acc_submit {
     size_t len;
     const char *idempotency_key; /* NULL: none */
     bool pending;                /* answer at once and negotiate in the background */
+    const char *quote;           /* commit this Held quote (its offer is the offer):
+                                  * no negotiation; NULL: none */
 };
 
 /* ---------------------------------------------------- negotiation jobs
@@ -195,6 +197,51 @@ acc_err acc_service_get_version(struct acc_service *svc, const char *id, unsigne
 acc_err acc_service_trace_version(struct acc_service *svc, const char *id, unsigned version,
                                   struct acc_agreement *a, struct acc_trace *out,
                                   struct acc_error *err);
+
+/* ---------------------------------------------------------------- quotes
+ *
+ * POST /negotiations: counter-offers to an offer from one preview round of
+ * every reservation it needs (the engine's preview-only mode), committing
+ * nothing: the earliest common slot and up to [negotiation] quote_options
+ * later ones, each with why it starts no earlier.  With a hold (at most
+ * max_hold) the chosen option is booked at every adapter (an engine
+ * negotiation from its start, so a slot taken meanwhile moves it later) and
+ * held; the held reservations are journal entries, released when the hold
+ * expires (housekeeping, after a restart too) or is given back. */
+struct acc_quote_request {
+    const struct acc_offer *offer; /* parsed and schema-valid; borrowed */
+    const char *document;          /* the offer as received */
+    size_t len;
+    int64_t hold; /* seconds; 0: no hold */
+    int option;   /* the option to hold; -1: the first */
+};
+
+/* ACC_ERR_OVERLOADED when the initiator's or all open quotes are at their
+ * bound (nothing stored); bad input as acc_service_submit.  A quote with no
+ * option is stored Rejected (not an error). */
+acc_err acc_service_quote(struct acc_service *svc, const struct acc_quote_request *rq,
+                          struct acc_quote *out, struct acc_error *err);
+acc_err acc_service_quote_get(struct acc_service *svc, const char *id, struct acc_quote *out,
+                              struct acc_error *err);
+/* Gives a hold back (or closes an Advisory quote): Released, everything
+ * released.  ACC_ERR_STATE when it is no longer open. */
+acc_err acc_service_quote_release(struct acc_service *svc, const char *id, struct acc_quote *out,
+                                  struct acc_error *err);
+
+/* The same as jobs on the negotiation queue, so that no request thread
+ * previews, books or cancels: a place is reserved first (ACC_ERR_OVERLOADED
+ * when the queue is full, as for acc_service_submit), and a quote's checks
+ * are made at once (their errors as acc_service_quote, nothing queued).
+ * The offer is taken (emptied), the document copied.  When the job is done
+ * (acc_nego_when_done, acc_nego_wait) its result is acc_service_quote's or
+ * acc_service_quote_release's, and acc_nego_quote the quote (borrowed from
+ * the job; NULL when the result is an error). */
+acc_err acc_service_quote_submit(struct acc_service *svc, struct acc_offer *offer,
+                                 const char *document, size_t len, int64_t hold, int option,
+                                 struct acc_nego **job, struct acc_error *err);
+acc_err acc_service_quote_release_submit(struct acc_service *svc, const char *id,
+                                         struct acc_nego **job, struct acc_error *err);
+const struct acc_quote *acc_nego_quote(const struct acc_nego *job);
 
 /* Sites, networks and links with their adapters' health.  Release with
  * acc_service_sites_release. */

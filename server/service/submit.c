@@ -32,8 +32,8 @@ static char *join_lines(const struct acc_offer *o, bool guarantees)
 }
 
 /* The window an offer asks for, or a 4xx error. */
-static acc_err window(const struct acc_service *svc, const struct acc_offer *o, acc_time now,
-                      acc_time *earliest, acc_time *deadline, struct acc_error *err)
+acc_err svc_window(const struct acc_service *svc, const struct acc_offer *o, acc_time now,
+                   acc_time *earliest, acc_time *deadline, struct acc_error *err)
 {
     const struct acc_config *cfg = svc->cfg;
     char t[ACC_TIME_STRLEN], d[ACC_DURATION_STRLEN];
@@ -160,7 +160,7 @@ acc_err acc_service_submit(struct acc_service *svc, const struct acc_submit *rq,
     acc_time now = acc_now(), earliest = 0, deadline = 0;
     acc_err rc = acc_plan_check(&env, o, err);
     if (!rc)
-        rc = window(svc, o, now, &earliest, &deadline, err);
+        rc = svc_window(svc, o, now, &earliest, &deadline, err);
     if (rc) {
         atomic_fetch_add(&svc->rejected_input, 1);
         return rc;
@@ -182,14 +182,22 @@ acc_err acc_service_submit(struct acc_service *svc, const struct acc_submit *rq,
         else
             snprintf(key, n, "%s\n%s", a.initiator, rq->idempotency_key);
     }
+    /* A commit of a quote claims it first: of two requests, one wins. */
+    bool claimed = false;
+    if (!rc && rq->quote)
+        claimed = !(rc = svc_quote_claim(svc, rq->quote, a.initiator, a.id, err));
     /* Registered before the row exists, so that terminate can always reach
      * the negotiation. */
     if (!rc && !(job = svc_nego_new(svc, &a, rq->offer, rq->pending)))
         rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     if (rc) {
+        if (claimed)
+            svc_quote_unclaim(svc, rq->quote, a.id);
         svc_queue_unreserve(svc, rq->pending);
         goto out;
     }
+    if (rq->quote)
+        acc_strlcpy(job->quote, rq->quote, sizeof job->quote);
     bool dup = false;
     char first[ACC_ID_LEN + 1];
     /* A synchronous negotiation without a key need not wait for the row: its
@@ -198,6 +206,8 @@ acc_err acc_service_submit(struct acc_service *svc, const struct acc_submit *rq,
     rc = acc_store_agreement_create(svc->store, &a, key,
                                     !key && !rq->pending ? ACC_STORE_NOWAIT : 0, &dup, first, err);
     if (rc || dup) {
+        if (claimed)
+            svc_quote_unclaim(svc, rq->quote, a.id);
         /* Never queued: nobody reads its result (a duplicate has none). */
         svc_nego_abort(job, rc ? rc : ACC_ERR_CANCELLED, rc ? err : NULL);
         acc_nego_release(job);

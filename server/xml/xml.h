@@ -85,6 +85,9 @@ acc_err acc_xml_agreement(const struct acc_agreement *a, struct acc_buf *out,
 acc_err acc_xml_state(const struct acc_state_view *v, struct acc_buf *out, struct acc_error *err);
 
 /* co:Job: the launch of an agreement and what became of its job. */
+/* The quote document (co:Quote), POST /negotiations. */
+acc_err acc_xml_quote(const struct acc_quote *q, struct acc_buf *out, struct acc_error *err);
+
 acc_err acc_xml_run(const struct acc_run *r, struct acc_buf *out, struct acc_error *err);
 
 /* co:AgreementList: one co:AgreementRef per agreement (no offers). */

@@ -1,0 +1,412 @@
+/* store_quote.c - quotes (POST /negotiations) and their held reservations.
+ *
+ * A quote is one row; its options and its allocation are lines of tab-
+ * separated fields in two text columns (no field holds a tab or a line
+ * break: they are replaced by spaces).  Held reservations are journal
+ * entries in state 'held' under the quote's id, written in the same
+ * transaction as the quote's state. */
+#include "store.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lib/common/buf.h"
+#include "../lib/common/strutil.h"
+#include "store_internal.h"
+
+#define QUOTE_COLUMNS                                                                      \
+    "id, initiator, state, created, updated, hold_until, held_option, agreement, reason, " \
+    "duration, options, allocation, offer"
+
+/* ------------------------------------------------------------ the lines */
+
+static void put_field(struct acc_buf *b, const char *s, char end)
+{
+    for (; s && *s; s++)
+        acc_buf_printf(b, "%c", *s == '\t' || *s == '\n' ? ' ' : *s);
+    acc_buf_printf(b, "%c", end);
+}
+
+static char *encode_options(const struct acc_quote *q)
+{
+    struct acc_buf b = ACC_BUF_INIT;
+    acc_buf_printf(&b, "%s", "");
+    for (size_t i = 0; i < q->n_options; i++) {
+        acc_buf_printf(&b, "%" PRId64 "\t%" PRId64 "\t", q->options[i].start, q->options[i].end);
+        put_field(&b, q->options[i].why, '\n');
+    }
+    return acc_buf_detach(&b, NULL);
+}
+
+static char *encode_allocation(const struct acc_quote *q)
+{
+    struct acc_buf b = ACC_BUF_INIT;
+    acc_buf_printf(&b, "%s", "");
+    for (size_t i = 0; i < q->n_comps; i++) {
+        const struct acc_alloc_component *c = &q->comps[i];
+        acc_buf_printf(&b, "C\t%" PRId64 "\t%" PRId64 "\t", c->nodes, c->ppn);
+        put_field(&b, c->name, '\t');
+        put_field(&b, c->site, '\t');
+        put_field(&b, c->reservation, '\t');
+        put_field(&b, c->local_id, '\t');
+        put_field(&b, c->node_names, '\n');
+    }
+    for (size_t i = 0; i < q->n_links; i++) {
+        const struct acc_alloc_link *l = &q->links[i];
+        acc_buf_printf(&b, "L\t%" PRId64 "\t0\t", l->bandwidth);
+        put_field(&b, l->name, '\t');
+        put_field(&b, l->from, '\t');
+        put_field(&b, l->to, '\t');
+        put_field(&b, l->site_a, '\t');
+        put_field(&b, l->site_b, '\t');
+        put_field(&b, l->link, '\t');
+        put_field(&b, l->reservation, '\t');
+        put_field(&b, l->local_id, '\n');
+    }
+    return acc_buf_detach(&b, NULL);
+}
+
+/* The next field of a line (up to a tab or the line's end), NULL when
+ * empty; *p moves past it. */
+static char *next_field(char **p, bool *oom)
+{
+    char *s = *p;
+    size_t n = strcspn(s, "\t\n");
+    *p = s + n + (s[n] == '\t');
+    if (n == 0)
+        return NULL;
+    char *r = acc_strndup(s, n);
+    *oom |= !r;
+    return r;
+}
+
+static int64_t next_i64(char **p)
+{
+    char *end;
+    long long v = strtoll(*p, &end, 10);
+    *p = end + (*end == '\t');
+    return (int64_t)v;
+}
+
+static acc_err decode(struct acc_quote *q, const char *options, const char *alloc,
+                      struct acc_error *err)
+{
+    size_t no = 0, nc = 0, nl = 0;
+    for (const char *s = options; *s; s++)
+        no += *s == '\n';
+    for (const char *s = alloc; *s; s = strchr(s, '\n') + 1) {
+        nc += *s == 'C';
+        nl += *s == 'L';
+        if (!strchr(s, '\n'))
+            break;
+    }
+    q->options = calloc(no ? no : 1, sizeof *q->options);
+    q->comps = calloc(nc ? nc : 1, sizeof *q->comps);
+    q->links = calloc(nl ? nl : 1, sizeof *q->links);
+    char *o = acc_strdup(options), *a = acc_strdup(alloc);
+    bool oom = !q->options || !q->comps || !q->links || !o || !a;
+    for (char *p = o; !oom && *p && q->n_options < no; p += *p == '\n') {
+        struct acc_quote_option *x = &q->options[q->n_options++];
+        x->start = next_i64(&p);
+        x->end = next_i64(&p);
+        x->why = next_field(&p, &oom);
+    }
+    for (char *p = a; !oom && *p; p += *p == '\n') {
+        char kind = *p;
+        p += 2;
+        int64_t v = next_i64(&p), v2 = next_i64(&p);
+        if (kind == 'C' && q->n_comps < nc) {
+            struct acc_alloc_component *c = &q->comps[q->n_comps++];
+            c->nodes = v;
+            c->ppn = v2;
+            c->name = next_field(&p, &oom);
+            c->site = next_field(&p, &oom);
+            c->reservation = next_field(&p, &oom);
+            c->local_id = next_field(&p, &oom);
+            c->node_names = next_field(&p, &oom);
+        } else if (kind == 'L' && q->n_links < nl) {
+            struct acc_alloc_link *l = &q->links[q->n_links++];
+            l->bandwidth = v;
+            l->name = next_field(&p, &oom);
+            l->from = next_field(&p, &oom);
+            l->to = next_field(&p, &oom);
+            l->site_a = next_field(&p, &oom);
+            l->site_b = next_field(&p, &oom);
+            l->link = next_field(&p, &oom);
+            l->reservation = next_field(&p, &oom);
+            l->local_id = next_field(&p, &oom);
+        } else {
+            p += strcspn(p, "\n");
+        }
+    }
+    free(o);
+    free(a);
+    return oom ? acc_error_set(err, ACC_ERR_NOMEM, "out of memory") : ACC_OK;
+}
+
+/* ---------------------------------------------------------------- write */
+
+struct put_arg {
+    const struct acc_quote *q;
+    unsigned from;
+    const struct acc_booking *bookings;
+    size_t n_bookings;
+    /* A commit: the agreement that claimed the quote, and the agreement
+     * settled in the same transaction. */
+    const struct acc_agreement *a;
+    const struct acc_trace *trace;
+};
+
+static acc_err put_job(struct conn *c, void *arg, struct acc_error *err)
+{
+    struct put_arg *x = arg;
+    const struct acc_quote *q = x->q;
+    acc_err rc = ACC_OK;
+    sqlite3_stmt *s = NULL;
+    char *opts = NULL, *alloc = NULL;
+    if (x->from) {
+        if (sqlite3_prepare_v2(c->db, "SELECT state, agreement FROM quote WHERE id = ?", -1, &s,
+                               NULL))
+            return store_db_error(c->db, err, "read quote");
+        sqlite3_bind_text(s, 1, q->id, -1, SQLITE_STATIC);
+        enum acc_quote_state cur = ACC_QUOTE__COUNT;
+        char claim[ACC_ID_LEN + 1] = "";
+        if (sqlite3_step(s) == SQLITE_ROW) {
+            acc_quote_state_parse((const char *)sqlite3_column_text(s, 0), &cur);
+            store_col_copy(s, 1, claim, sizeof claim);
+        }
+        sqlite3_finalize(s);
+        s = NULL;
+        if (cur == ACC_QUOTE__COUNT)
+            return acc_error_set(err, ACC_ERR_NOT_FOUND, "no quote %s", q->id);
+        if (!(x->from & (1u << cur)))
+            return acc_error_set(err, ACC_ERR_STATE, "quote %s is %s", q->id,
+                                 acc_quote_state_name(cur));
+        if (x->a && strcmp(claim, x->a->id) != 0)
+            return acc_error_set(err, ACC_ERR_STATE, "quote %s is not being committed as %s", q->id,
+                                 x->a->id);
+    }
+    opts = encode_options(q);
+    alloc = encode_allocation(q);
+    if (!opts || !alloc) {
+        rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    if (sqlite3_prepare_v2(c->db,
+                           "INSERT OR REPLACE INTO quote (" QUOTE_COLUMNS
+                           ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                           -1, &s, NULL)) {
+        rc = store_db_error(c->db, err, "write quote");
+        goto out;
+    }
+    struct store_bind b = STORE_BIND(s);
+    store_bind_text(&b, q->id);
+    store_bind_text(&b, q->initiator);
+    store_bind_text(&b, acc_quote_state_name(q->state));
+    store_bind_i64(&b, q->created);
+    store_bind_i64(&b, q->updated);
+    store_bind_time(&b, q->hold_until);
+    store_bind_i64(&b, q->held_option);
+    store_bind_text(&b, q->agreement[0] ? q->agreement : NULL);
+    store_bind_text(&b, q->reason);
+    store_bind_i64(&b, q->duration);
+    store_bind_text(&b, opts);
+    store_bind_text(&b, alloc);
+    store_bind_blob(&b, q->offer_xml ? q->offer_xml : "", q->offer_len, false);
+    rc = store_bound(c, &b, "write quote", err);
+    if (!rc && sqlite3_step(s) != SQLITE_DONE)
+        rc = store_db_error(c->db, err, "write quote");
+    for (size_t i = 0; !rc && i < x->n_bookings; i++)
+        rc = store_journal_put_one(c, &x->bookings[i], q->updated, err);
+    if (!rc && x->a)
+        rc = store_agreement_settle_in(c, x->a, ACC_STATE_BIT(ACC_STATE_PENDING), x->trace, NULL, 0,
+                                       err);
+out:
+    sqlite3_finalize(s);
+    free(opts);
+    free(alloc);
+    return rc;
+}
+
+acc_err acc_store_quote_put(struct acc_store *st, const struct acc_quote *q, unsigned from,
+                            const struct acc_booking *bookings, size_t n_bookings,
+                            struct acc_error *err)
+{
+    static const struct store_op op = {put_job, NULL, NULL};
+    struct put_arg x = {q, from, bookings, n_bookings, NULL, NULL};
+    return store_write(st, &op, &x, 0, err);
+}
+
+acc_err acc_store_quote_commit(struct acc_store *st, const struct acc_quote *q,
+                               const struct acc_agreement *a, const struct acc_trace *trace,
+                               const struct acc_booking *bookings, size_t n_bookings,
+                               struct acc_error *err)
+{
+    static const struct store_op op = {put_job, NULL, NULL};
+    struct put_arg x = {q, 1u << ACC_QUOTE_HELD, bookings, n_bookings, a, trace};
+    return store_write(st, &op, &x, 0, err);
+}
+
+struct claim_arg {
+    const char *id, *agreement;
+    bool claim;
+};
+
+static acc_err claim_job(struct conn *c, void *arg, struct acc_error *err)
+{
+    struct claim_arg *x = arg;
+    sqlite3_stmt *s = NULL;
+    /* A claim by an agreement that is no longer Pending (its commit was
+     * cut short by a crash: recovery ended it) is stale.  One whose
+     * agreement is not written yet is not. */
+    const char *sql = x->claim ? "UPDATE quote SET agreement = ?1 WHERE id = ?2 AND state = "
+                                 "'Held' AND (agreement IS NULL OR agreement IN (SELECT id FROM "
+                                 "agreement WHERE state NOT IN ('Pending', "
+                                 "'PendingAndTerminating')))"
+                               : "UPDATE quote SET agreement = NULL WHERE id = ?2 AND "
+                                 "agreement = ?1 AND state = 'Held'";
+    if (sqlite3_prepare_v2(c->db, sql, -1, &s, NULL))
+        return store_db_error(c->db, err, "claim quote");
+    sqlite3_bind_text(s, 1, x->agreement, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s, 2, x->id, -1, SQLITE_STATIC);
+    acc_err rc =
+        sqlite3_step(s) == SQLITE_DONE ? ACC_OK : store_db_error(c->db, err, "claim quote");
+    sqlite3_finalize(s);
+    if (!rc && x->claim && sqlite3_changes(c->db) != 1)
+        rc =
+            acc_error_set(err, ACC_ERR_STATE,
+                          "quote %s is no longer Held, or another request is committing it", x->id);
+    return rc;
+}
+
+acc_err acc_store_quote_claim(struct acc_store *st, const char *id, const char *agreement,
+                              bool claim, struct acc_error *err)
+{
+    static const struct store_op op = {claim_job, NULL, NULL};
+    struct claim_arg x = {id, agreement, claim};
+    return store_write(st, &op, &x, 0, err);
+}
+
+/* ----------------------------------------------------------------- read */
+
+acc_err acc_store_quote_get(struct acc_store *st, const char *id, struct acc_quote *out,
+                            struct acc_error *err)
+{
+    memset(out, 0, sizeof *out);
+    out->held_option = -1;
+    struct conn *c;
+    acc_err rc = store_read_begin(st, &c, err);
+    if (rc)
+        return rc;
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(c->db, "SELECT " QUOTE_COLUMNS " FROM quote WHERE id = ?", -1, &s,
+                           NULL)) {
+        rc = store_db_error(c->db, err, "read quote");
+        goto out;
+    }
+    sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
+    int step = sqlite3_step(s);
+    if (step != SQLITE_ROW) {
+        rc = step == SQLITE_DONE ? acc_error_set(err, ACC_ERR_NOT_FOUND, "no quote %s", id)
+                                 : store_db_error(c->db, err, "read quote");
+        goto out;
+    }
+    store_col_copy(s, 0, out->id, sizeof out->id);
+    out->initiator = store_col_dup(s, 1);
+    if (!acc_quote_state_parse((const char *)sqlite3_column_text(s, 2), &out->state)) {
+        rc = acc_error_set(err, ACC_ERR_STORAGE, "quote %s has an unknown state", id);
+        goto out;
+    }
+    out->created = sqlite3_column_int64(s, 3);
+    out->updated = sqlite3_column_int64(s, 4);
+    out->hold_until = sqlite3_column_int64(s, 5);
+    out->held_option = (int)sqlite3_column_int64(s, 6);
+    store_col_copy(s, 7, out->agreement, sizeof out->agreement);
+    out->reason = store_col_dup(s, 8);
+    out->duration = sqlite3_column_int64(s, 9);
+    const char *opts = (const char *)sqlite3_column_text(s, 10);
+    const char *alloc = (const char *)sqlite3_column_text(s, 11);
+    rc = decode(out, opts ? opts : "", alloc ? alloc : "", err);
+    if (!rc)
+        rc = store_col_blob(s, 12, &out->offer_xml, &out->offer_len);
+    if (rc && rc != ACC_ERR_NOMEM)
+        rc = acc_error_set(err, rc, "quote %s could not be read", id);
+out:
+    sqlite3_finalize(s);
+    store_read_end(st, c);
+    if (rc)
+        acc_quote_release(out);
+    return rc;
+}
+
+acc_err acc_store_quote_due(struct acc_store *st, acc_time now, char (**ids)[ACC_ID_LEN + 1],
+                            size_t *n, struct acc_error *err)
+{
+    *ids = NULL;
+    *n = 0;
+    struct conn *c;
+    acc_err rc = store_read_begin(st, &c, err);
+    if (rc)
+        return rc;
+    sqlite3_stmt *s = NULL;
+    size_t cap = 0;
+    if (sqlite3_prepare_v2(c->db,
+                           "SELECT id FROM quote WHERE state IN ('Advisory', 'Held') AND "
+                           "hold_until <= ? ORDER BY hold_until LIMIT 1000",
+                           -1, &s, NULL)) {
+        rc = store_db_error(c->db, err, "read quotes");
+        goto out;
+    }
+    sqlite3_bind_int64(s, 1, now);
+    while (!rc && sqlite3_step(s) == SQLITE_ROW) {
+        if (*n == cap) {
+            size_t nc = cap ? 2 * cap : 16;
+            void *p = realloc(*ids, nc * sizeof **ids);
+            if (!p) {
+                rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+                break;
+            }
+            *ids = p;
+            cap = nc;
+        }
+        store_col_copy(s, 0, (*ids)[(*n)++], ACC_ID_LEN + 1);
+    }
+out:
+    sqlite3_finalize(s);
+    store_read_end(st, c);
+    if (rc) {
+        free(*ids);
+        *ids = NULL;
+        *n = 0;
+    }
+    return rc;
+}
+
+acc_err acc_store_quote_count(struct acc_store *st, const char *initiator, uint64_t *mine,
+                              uint64_t *all, struct acc_error *err)
+{
+    *mine = *all = 0;
+    struct conn *c;
+    acc_err rc = store_read_begin(st, &c, err);
+    if (rc)
+        return rc;
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(c->db,
+                           "SELECT count(*), coalesce(sum(initiator = ?), 0) FROM quote "
+                           "WHERE state IN ('Advisory', 'Held')",
+                           -1, &s, NULL)) {
+        rc = store_db_error(c->db, err, "count quotes");
+    } else {
+        sqlite3_bind_text(s, 1, initiator, -1, SQLITE_STATIC);
+        if (sqlite3_step(s) == SQLITE_ROW) {
+            *all = (uint64_t)sqlite3_column_int64(s, 0);
+            *mine = (uint64_t)sqlite3_column_int64(s, 1);
+        } else {
+            rc = store_db_error(c->db, err, "count quotes");
+        }
+    }
+    sqlite3_finalize(s);
+    store_read_end(st, c);
+    return rc;
+}

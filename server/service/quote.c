@@ -1,0 +1,229 @@
+/* quote.c - quotes: counter-offers from one preview round of every
+ * reservation an offer needs, committing nothing; with a hold the chosen
+ * option booked and held (part of the service; see service.h). */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../lib/common/id.h"
+#include "../../lib/common/log.h"
+#include "../../lib/common/strutil.h"
+#include "internal.h"
+#include "plan.h"
+
+/* Why option 0 starts no earlier than `start`, from the previews: each
+ * item whose own earliest free time is later than the window's start, or
+ * that the items are free at different times. */
+static char *why_first(const struct acc_plan *p, const struct acc_frames *f, acc_time earliest,
+                       acc_time start, int64_t duration)
+{
+    struct acc_buf b = ACC_BUF_INIT;
+    char t[ACC_TIME_STRLEN];
+    if (start == earliest) {
+        acc_buf_printf(&b, "%s", "the earliest start the offer allows");
+        return acc_buf_detach(&b, NULL);
+    }
+    for (size_t i = 0; i < p->n_items; i++) {
+        acc_time own = acc_engine_common_start(&f[i], 1, earliest, duration);
+        if (own == earliest)
+            continue;
+        if (own < 0) {
+            acc_buf_printf(&b, "%s%s: no free time in the window", b.len ? "; " : "",
+                           p->items[i].label);
+            continue;
+        }
+        acc_time_format(own, t);
+        acc_buf_printf(&b, "%s%s: busy until %s", b.len ? "; " : "", p->items[i].label, t);
+    }
+    if (b.len == 0)
+        acc_buf_printf(&b, "%s", "every reservation is free earlier, but never all at once");
+    return acc_buf_detach(&b, NULL);
+}
+
+/* The options: the earliest common start from the previews, then the next
+ * ones, each starting after the previous one ends. */
+static acc_err make_options(const struct acc_plan *p, const struct acc_frames *f, acc_time earliest,
+                            acc_time deadline, int64_t duration, unsigned max, struct acc_quote *q,
+                            struct acc_error *err)
+{
+    q->options = calloc(max ? max : 1, sizeof *q->options);
+    if (!q->options)
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    acc_time t = earliest;
+    char prev[ACC_TIME_STRLEN];
+    while (q->n_options < max && t + duration <= deadline) {
+        acc_time s = acc_engine_common_start(f, p->n_items, t, duration);
+        if (s < 0 || s + duration > deadline)
+            break;
+        struct acc_quote_option *o = &q->options[q->n_options];
+        o->start = s;
+        o->end = s + duration;
+        if (q->n_options == 0) {
+            o->why = why_first(p, f, earliest, s, duration);
+        } else {
+            struct acc_buf b = ACC_BUF_INIT;
+            acc_time_format(q->options[q->n_options - 1].end, prev);
+            acc_buf_printf(&b, "the next common slot after option %zu ends at %s", q->n_options - 1,
+                           prev);
+            o->why = acc_buf_detach(&b, NULL);
+        }
+        if (!o->why)
+            return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+        q->n_options++;
+        t = s + duration;
+    }
+    return ACC_OK;
+}
+
+static acc_err check_bounds(struct acc_service *svc, const char *initiator, struct acc_error *err)
+{
+    uint64_t mine, all;
+    acc_err rc = acc_store_quote_count(svc->store, initiator, &mine, &all, err);
+    if (rc)
+        return rc;
+    if (mine >= svc->cfg->max_quotes_per_user)
+        return acc_error_set(err, ACC_ERR_TOO_MANY,
+                             "%s has %" PRIu64 " open quotes, the most allowed "
+                             "([negotiation] max_quotes_per_user); release one or wait",
+                             initiator, mine);
+    if (all >= svc->cfg->max_quotes)
+        return acc_error_set(err, ACC_ERR_OVERLOADED,
+                             "%" PRIu64 " quotes are open, the most allowed "
+                             "([negotiation] max_quotes); retry later",
+                             all);
+    return ACC_OK;
+}
+
+/* Sites and links of the plan into the quote (reservations when booked). */
+static acc_err take_allocation(const struct acc_plan *p, bool booked, struct acc_quote *q)
+{
+    struct acc_agreement a = {0};
+    acc_err rc = svc_fill_allocation(&a, p, booked);
+    q->comps = a.comps;
+    q->n_comps = a.n_comps;
+    q->links = a.links;
+    q->n_links = a.n_links;
+    return rc;
+}
+
+/* The checks of a quote request before anything is stored or booked; the
+ * offer's window.  4xx errors, and the bounds on open quotes. */
+acc_err svc_quote_check(struct acc_service *svc, const struct acc_quote_request *rq, acc_time now,
+                        acc_time *earliest, acc_time *deadline, struct acc_error *err)
+{
+    const struct acc_config *cfg = svc->cfg;
+    const struct acc_offer *o = rq->offer;
+    if (atomic_load(&svc->stopping))
+        return acc_error_set(err, ACC_ERR_INTERRUPTED, "accordd is stopping");
+    if (rq->hold < 0 || rq->hold > cfg->max_hold) {
+        char d[ACC_DURATION_STRLEN];
+        acc_duration_format(cfg->max_hold, d);
+        return acc_error_set(err, ACC_ERR_INVALID,
+                             "a hold lasts from PT1S to %s ([negotiation] max_hold)", d);
+    }
+    if (rq->option < -1 || (rq->hold == 0 && rq->option >= 0) ||
+        rq->option >= (int)cfg->quote_options)
+        return acc_error_set(err, ACC_ERR_INVALID,
+                             "option names one of the quote's %u options (0 is the first), "
+                             "and only with a hold",
+                             cfg->quote_options);
+    struct acc_plan_env env = {cfg, svc_site_adapter, svc_network_adapter, svc};
+    acc_err rc = acc_plan_check(&env, o, err);
+    if (rc)
+        return rc;
+    if ((rc = svc_window(svc, o, now, earliest, deadline, err)))
+        return rc;
+    return check_bounds(svc, o->initiator ? o->initiator : "anonymous", err);
+}
+
+acc_err acc_service_quote(struct acc_service *svc, const struct acc_quote_request *rq,
+                          struct acc_quote *out, struct acc_error *err)
+{
+    const struct acc_config *cfg = svc->cfg;
+    const struct acc_offer *o = rq->offer;
+    memset(out, 0, sizeof *out);
+    out->held_option = -1;
+    struct acc_plan_env env = {cfg, svc_site_adapter, svc_network_adapter, svc};
+    acc_time now = acc_now(), earliest, deadline;
+    acc_err rc = svc_quote_check(svc, rq, now, &earliest, &deadline, err);
+    if (rc)
+        return rc;
+    const char *initiator = o->initiator ? o->initiator : "anonymous";
+
+    struct acc_plan plan = {0};
+    struct acc_frames *frames = NULL;
+    if ((rc = acc_id_new(out->id, err)))
+        return rc;
+    out->initiator = acc_strdup(initiator);
+    out->offer_xml = malloc(rq->len + 1);
+    if (!out->initiator || !out->offer_xml) {
+        rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    memcpy(out->offer_xml, rq->document, rq->len);
+    out->offer_xml[rq->len] = '\0';
+    out->offer_len = rq->len;
+    out->created = out->updated = now;
+    out->duration = o->duration;
+    out->hold_until = now + cfg->max_hold; /* an Advisory quote is open this long */
+    struct acc_engine_request er = {
+        .agreement = out->id,
+        .earliest = earliest,
+        .deadline = deadline,
+        .duration = o->duration,
+        .strategy = o->strategy ? o->strategy : cfg->strategy,
+        .max_rounds = cfg->max_rounds,
+        .call_timeout_us = cfg->adapter_timeout * 1000000,
+    };
+    if ((rc = acc_plan_make(&env, svc->engine, o, &er, &plan, err)))
+        goto out;
+    er.items = plan.items;
+    er.n_items = plan.n_items;
+    frames = calloc(plan.n_items ? plan.n_items : 1, sizeof *frames);
+    if (!frames) {
+        rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    if ((rc = acc_engine_preview_items(svc->engine, &er, frames, err)))
+        goto out;
+    if ((rc = make_options(&plan, frames, earliest, deadline, o->duration, cfg->quote_options, out,
+                           err)))
+        goto out;
+    out->state = out->n_options ? ACC_QUOTE_ADVISORY : ACC_QUOTE_REJECTED;
+    if (!out->n_options) {
+        out->reason = acc_strdup("no common slot in the window: every reservation the offer "
+                                 "needs is never free at once for its duration");
+        out->hold_until = 0;
+    }
+    if ((rc = take_allocation(&plan, false, out)))
+        goto out;
+    if (rq->option >= (int)out->n_options && out->n_options) {
+        rc =
+            acc_error_set(err, ACC_ERR_INVALID, "the quote has only %zu option(s)", out->n_options);
+        goto out;
+    }
+    /* Stored before a hold books anything: its journal entries then belong
+     * to a known quote (an Advisory one's are not swept while it holds). */
+    if ((rc = acc_store_quote_put(svc->store, out, 0, NULL, 0, err)))
+        goto out;
+    if (rq->hold && out->n_options) {
+        out->hold_until = now + rq->hold;
+        rc = svc_quote_hold(svc, out, &plan, &er, rq->option < 0 ? 0 : rq->option, err);
+    }
+out:
+    if (frames) {
+        for (size_t i = 0; i < plan.n_items; i++)
+            acc_frames_release(&frames[i]);
+    }
+    free(frames);
+    acc_plan_release(&plan);
+    if (rc)
+        acc_quote_release(out);
+    return rc;
+}
+
+acc_err acc_service_quote_get(struct acc_service *svc, const char *id, struct acc_quote *out,
+                              struct acc_error *err)
+{
+    return acc_store_quote_get(svc->store, id, out, err);
+}

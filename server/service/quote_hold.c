@@ -1,0 +1,168 @@
+/* quote_hold.c - held quotes: booking the chosen option, giving a hold
+ * back, and expiry (part of the service; see service.h). */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../lib/common/log.h"
+#include "../../lib/common/strutil.h"
+#include "internal.h"
+#include "plan.h"
+
+static acc_err hold_journal(void *ctx, const struct acc_booking *b, size_t n, bool durable,
+                            struct acc_error *err)
+{
+    struct acc_service *svc = ctx;
+    return acc_store_journal_put(svc->store, b, n, durable ? 0 : ACC_STORE_NOWAIT, err);
+}
+
+static bool hold_stopped(void *ctx)
+{
+    struct acc_service *svc = ctx;
+    return atomic_load(&svc->stopping);
+}
+
+static void set_reason(struct acc_quote *q, const char *r)
+{
+    free(q->reason);
+    q->reason = acc_strdup(r);
+}
+
+/* Books option k of an Advisory quote (stored) and holds it.  An engine
+ * negotiation from the option's start: a slot another client took
+ * meanwhile moves the hold to the next common one. */
+acc_err svc_quote_hold(struct acc_service *svc, struct acc_quote *q, struct acc_plan *plan,
+                       struct acc_engine_request *rq, int k, struct acc_error *err)
+{
+    rq->earliest = q->options[k].start;
+    rq->hooks = (struct acc_engine_hooks){hold_journal, NULL, hold_stopped, svc};
+    struct acc_engine_result res = {0};
+    acc_err rc = acc_engine_negotiate(svc->engine, rq, &res);
+    if (rc)
+        return rc;
+    struct acc_booking *b = NULL;
+    q->updated = acc_now();
+    if (res.outcome != ACC_ENGINE_AGREED) {
+        q->state = ACC_QUOTE_REJECTED;
+        q->hold_until = 0;
+        set_reason(q, res.err.msg[0] ? res.err.msg : "the option could not be held");
+        rc = acc_store_quote_put(svc->store, q, 1u << ACC_QUOTE_ADVISORY, NULL, 0, err);
+        return rc ? rc : acc_error_copy(err, &res.err);
+    }
+    q->state = ACC_QUOTE_HELD;
+    q->held_option = k;
+    q->options[k].start = res.start;
+    q->options[k].end = res.end;
+    b = calloc(plan->n_items ? plan->n_items : 1, sizeof *b);
+    for (size_t i = 0; b && i < plan->n_items; i++) {
+        b[i] = plan->items[i].booking;
+        b[i].state = ACC_BOOKING_HELD;
+    }
+    /* The allocation again, now with its reservations. */
+    struct acc_quote tmp = *q;
+    q->comps = NULL;
+    q->links = NULL;
+    q->n_comps = q->n_links = 0;
+    struct acc_agreement a = {0};
+    acc_err frc = svc_fill_allocation(&a, plan, true);
+    q->comps = a.comps;
+    q->n_comps = a.n_comps;
+    q->links = a.links;
+    q->n_links = a.n_links;
+    tmp.options = NULL;
+    tmp.n_options = 0;
+    tmp.initiator = tmp.reason = tmp.offer_xml = NULL;
+    acc_quote_release(&tmp); /* the old allocation */
+    rc = !b || frc
+             ? acc_error_set(err, ACC_ERR_NOMEM, "out of memory")
+             : acc_store_quote_put(svc->store, q, 1u << ACC_QUOTE_ADVISORY, b, plan->n_items, err);
+    if (rc) {
+        /* Not recorded as held: give everything back. */
+        for (size_t i = 0; i < plan->n_items; i++) {
+            struct acc_booking x = plan->items[i].booking;
+            x.state = ACC_BOOKING_RESERVED;
+            svc_cancel_bookings(svc, &x, 1);
+        }
+    } else {
+        acc_log_info("quote %s: option %d held until %" PRId64, q->id, k, q->hold_until);
+    }
+    free(b);
+    return rc;
+}
+
+/* Closes an open quote as `to` and releases what it holds: its journal
+ * entries become open again in the same write (so recovery finishes the job
+ * after a crash), then each is cancelled at its adapter. */
+static acc_err close_quote(struct acc_service *svc, struct acc_quote *q, enum acc_quote_state to,
+                           const char *reason, struct acc_error *err)
+{
+    struct acc_booking *b = NULL;
+    size_t n = 0, held = 0;
+    acc_err rc = acc_store_journal_get(svc->store, q->id, &b, &n, err);
+    if (rc)
+        return rc;
+    for (size_t i = 0; i < n; i++) {
+        if (b[i].state == ACC_BOOKING_HELD) {
+            b[held] = b[i];
+            b[held++].state = ACC_BOOKING_RESERVED;
+        }
+    }
+    enum acc_quote_state was = q->state;
+    q->state = to;
+    q->updated = acc_now();
+    set_reason(q, reason);
+    rc = acc_store_quote_put(svc->store, q, (1u << ACC_QUOTE_ADVISORY) | (1u << ACC_QUOTE_HELD), b,
+                             held, err);
+    if (rc) {
+        q->state = was;
+    } else if (held) {
+        size_t failed = svc_cancel_bookings(svc, b, held);
+        if (failed)
+            acc_log_warn("quote %s: %zu reservation(s) not released yet (retried)", q->id, failed);
+    }
+    free(b);
+    return rc;
+}
+
+acc_err acc_service_quote_release(struct acc_service *svc, const char *id, struct acc_quote *out,
+                                  struct acc_error *err)
+{
+    acc_err rc = acc_store_quote_get(svc->store, id, out, err);
+    if (rc)
+        return rc;
+    if (out->state != ACC_QUOTE_ADVISORY && out->state != ACC_QUOTE_HELD) {
+        rc = acc_error_set(err, ACC_ERR_STATE, "quote %s is %s: nothing to release", id,
+                           acc_quote_state_name(out->state));
+        acc_quote_release(out);
+        return rc;
+    }
+    rc = close_quote(svc, out, ACC_QUOTE_RELEASED, "released by its initiator", err);
+    if (rc)
+        acc_quote_release(out);
+    return rc;
+}
+
+void svc_quote_expire(struct acc_service *svc)
+{
+    char(*ids)[ACC_ID_LEN + 1] = NULL;
+    size_t n = 0;
+    struct acc_error err;
+    if (acc_store_quote_due(svc->store, acc_now(), &ids, &n, &err)) {
+        acc_log_error("housekeeping: quotes: %s", err.msg);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        struct acc_quote q;
+        if (acc_store_quote_get(svc->store, ids[i], &q, &err)) {
+            acc_log_error("housekeeping: quote %s: %s", ids[i], err.msg);
+            continue;
+        }
+        const char *why = q.state == ACC_QUOTE_HELD
+                              ? "the hold expired; every held reservation was released"
+                              : "the quote expired without a hold";
+        if (close_quote(svc, &q, ACC_QUOTE_EXPIRED, why, &err) && err.code != ACC_ERR_STATE)
+            acc_log_error("housekeeping: quote %s: %s", ids[i], err.msg);
+        acc_quote_release(&q);
+    }
+    free(ids);
+}
