@@ -383,6 +383,7 @@ static void test_site_choices(void)
     acc_quote_release(&r);
     ACC_ASSERT_OK(acc_service_quote_release(f.svc, q.id, &r, &err));
     acc_quote_release(&r);
+    acc_quote_release(&q);
 
     ACC_ASSERT_OK(quote_doc(&f, doc_free, 120, 1, &h, &err));
     CU_ASSERT_EQUAL(h.state, ACC_QUOTE_HELD);
