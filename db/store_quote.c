@@ -64,6 +64,23 @@ static char *encode_allocation(const struct acc_quote *q)
         put_field(&b, l->reservation, '\t');
         put_field(&b, l->local_id, '\n');
     }
+    /* An option's own sites and links (an offer with components without
+     * a site): lines 'c' and 'l' naming the option. */
+    for (size_t k = 0; k < q->n_options; k++) {
+        const struct acc_quote_option *o = &q->options[k];
+        for (size_t i = 0; i < o->n_comps; i++) {
+            acc_buf_printf(&b, "c\t%zu\t%" PRId64 "\t", k, o->comps[i].nodes);
+            put_field(&b, o->comps[i].name, '\t');
+            put_field(&b, o->comps[i].site, '\n');
+        }
+        for (size_t i = 0; i < o->n_links; i++) {
+            acc_buf_printf(&b, "l\t%zu\t%" PRId64 "\t", k, o->links[i].bandwidth);
+            put_field(&b, o->links[i].name, '\t');
+            put_field(&b, o->links[i].site_a, '\t');
+            put_field(&b, o->links[i].site_b, '\t');
+            put_field(&b, o->links[i].link, '\n');
+        }
+    }
     return acc_buf_detach(&b, NULL);
 }
 
@@ -87,6 +104,53 @@ static int64_t next_i64(char **p)
     long long v = strtoll(*p, &end, 10);
     *p = end + (*end == '\t');
     return (int64_t)v;
+}
+
+/* The options' own sites and links ('c' and 'l' lines, after the
+ * quote's); true when out of memory. */
+static bool decode_option_allocs(struct acc_quote *q, const char *alloc)
+{
+    bool oom = false;
+    for (int pass = 0; pass < 2 && !oom; pass++) {
+        for (const char *s = alloc; *s && !oom; s += strcspn(s, "\n"), s += *s == '\n') {
+            if ((*s != 'c' && *s != 'l') || s[1] != '\t')
+                continue;
+            char *line = acc_strndup(s + 2, strcspn(s + 2, "\n")), *p = line;
+            if (!line)
+                return true;
+            int64_t k = next_i64(&p), v = next_i64(&p);
+            if (k < 0 || (size_t)k >= q->n_options) {
+                free(line);
+                continue;
+            }
+            struct acc_quote_option *o = &q->options[k];
+            if (pass == 0) { /* count */
+                o->n_comps += *s == 'c';
+                o->n_links += *s == 'l';
+            } else if (*s == 'c') {
+                struct acc_alloc_component *c = &o->comps[o->n_comps++];
+                c->nodes = v;
+                c->name = next_field(&p, &oom);
+                c->site = next_field(&p, &oom);
+            } else {
+                struct acc_alloc_link *l = &o->links[o->n_links++];
+                l->bandwidth = v;
+                l->name = next_field(&p, &oom);
+                l->site_a = next_field(&p, &oom);
+                l->site_b = next_field(&p, &oom);
+                l->link = next_field(&p, &oom);
+            }
+            free(line);
+        }
+        for (size_t k = 0; pass == 0 && k < q->n_options; k++) {
+            struct acc_quote_option *o = &q->options[k];
+            o->comps = o->n_comps ? calloc(o->n_comps, sizeof *o->comps) : NULL;
+            o->links = o->n_links ? calloc(o->n_links, sizeof *o->links) : NULL;
+            oom |= (o->n_comps && !o->comps) || (o->n_links && !o->links);
+            o->n_comps = o->n_links = 0; /* filled in the second pass */
+        }
+    }
+    return oom;
 }
 
 static acc_err decode(struct acc_quote *q, const char *options, const char *alloc,
@@ -140,6 +204,8 @@ static acc_err decode(struct acc_quote *q, const char *options, const char *allo
             p += strcspn(p, "\n");
         }
     }
+    if (!oom)
+        oom = decode_option_allocs(q, alloc);
     free(o);
     free(a);
     return oom ? acc_error_set(err, ACC_ERR_NOMEM, "out of memory") : ACC_OK;

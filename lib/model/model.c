@@ -401,8 +401,15 @@ void acc_quote_release(struct acc_quote *q)
     a.reason = q->reason;
     a.initiator = q->initiator;
     acc_agreement_release(&a);
-    for (size_t i = 0; i < q->n_options; i++)
+    for (size_t i = 0; i < q->n_options; i++) {
+        struct acc_agreement oa = {0};
+        oa.comps = q->options[i].comps;
+        oa.n_comps = q->options[i].n_comps;
+        oa.links = q->options[i].links;
+        oa.n_links = q->options[i].n_links;
+        acc_agreement_release(&oa);
         free(q->options[i].why);
+    }
     free(q->options);
     memset(q, 0, sizeof *q);
     q->held_option = -1;

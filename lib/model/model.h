@@ -221,6 +221,13 @@ bool acc_quote_state_parse(const char *s, enum acc_quote_state *out);
 struct acc_quote_option {
     acc_time start, end;
     char *why; /* why it starts no earlier, in words */
+    /* Its own sites and links when the offer has components without a
+     * site (each option may place them elsewhere); none (n_comps 0): the
+     * quote's. */
+    struct acc_alloc_component *comps;
+    size_t n_comps;
+    struct acc_alloc_link *links;
+    size_t n_links;
 };
 
 struct acc_quote {

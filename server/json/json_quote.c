@@ -40,21 +40,27 @@ static void option(struct acc_buf *out, const struct acc_quote *q, size_t i)
     i64(out, &c, "option", (int64_t)i);
     tm(out, &c, "start", o->start);
     tm(out, &c, "end", o->end);
+    /* The option's own placement, but the held one shows its reservations. */
+    bool held = (int)i == q->held_option && q->state == ACC_QUOTE_HELD;
+    bool own = o->n_comps && !held;
+    const struct acc_alloc_component *comps = own ? o->comps : q->comps;
+    size_t n_comps = own ? o->n_comps : q->n_comps, n_links = own ? o->n_links : q->n_links;
+    const struct acc_alloc_link *links = own ? o->links : q->links;
     acc_buf_puts(out, ",\"components\":[");
-    for (size_t k = 0; k < q->n_comps; k++) {
-        const struct acc_alloc_component *x = &q->comps[k];
+    for (size_t k = 0; k < n_comps; k++) {
+        const struct acc_alloc_component *x = &comps[k];
         bool cc = false;
         acc_buf_printf(out, "%s{", k ? "," : "");
         str(out, &cc, "name", x->name);
         str(out, &cc, "site", x->site);
         i64(out, &cc, "nodes", x->nodes);
-        if ((int)i == q->held_option && q->state == ACC_QUOTE_HELD)
+        if (held)
             str(out, &cc, "reservation", x->reservation);
         acc_buf_putc(out, '}');
     }
     acc_buf_puts(out, "],\"links\":[");
-    for (size_t k = 0; k < q->n_links; k++) {
-        const struct acc_alloc_link *l = &q->links[k];
+    for (size_t k = 0; k < n_links; k++) {
+        const struct acc_alloc_link *l = &links[k];
         bool cc = false;
         acc_buf_printf(out, "%s{", k ? "," : "");
         str(out, &cc, "name", l->name);

@@ -356,7 +356,7 @@ static void trace_sized_links(const struct acc_offer *o, const struct acc_engine
 static acc_err by_policy(const struct acc_plan_env *env, struct acc_engine *eng,
                          const struct acc_offer *o, const struct acc_policy_opts *po,
                          const struct acc_engine_request *probe, const char **sites,
-                         struct acc_plan *out, struct acc_error *err)
+                         struct acc_plan *out, struct acc_plan_alts *alts, struct acc_error *err)
 {
     const struct acc_config *cfg = env->cfg;
     int64_t idle[ACC_POLICY_MAX_CLUSTERS], sizes[ACC_POLICY_MAX_PARTS];
@@ -399,6 +399,12 @@ static acc_err by_policy(const struct acc_plan_env *env, struct acc_engine *eng,
     }
     struct acc_plan best = {0};
     bool have = false;
+    acc_time best_start = -1;
+    size_t best_k = 0;
+    if (alts) {
+        alts->policy = acc_policy_name(po->id);
+        alts->total = got;
+    }
     for (size_t k = 0; k < got && rc == ACC_OK; k++) {
         for (size_t j = 0; j < cand[k].n; j++)
             sites[comp_of[cand[k].comp[j]]] = cfg->sites[cand[k].cluster[j]].name;
@@ -428,17 +434,22 @@ static acc_err by_policy(const struct acc_plan_env *env, struct acc_engine *eng,
             plan_trace(probe, start, sites, o, ACC_OK, why);
         }
         /* The first candidate with a slot wins; without any, the first
-         * that was built (the negotiation then reports why). */
-        if (!have || start >= 0) {
-            acc_plan_release(&best);
+         * that was built (the negotiation then reports why).  A quote
+         * (alts) probes them all and keeps the others with a slot. */
+        if (!have || (start >= 0 && best_start < 0)) {
+            plan_keep(alts, &best, best_k, best_start);
             best = p;
+            best_start = start;
+            best_k = k;
             have = true;
         } else {
-            acc_plan_release(&p);
+            plan_keep(alts, &p, k, start);
         }
-        if (start >= 0)
+        if (start >= 0 && !alts)
             break;
     }
+    if (alts)
+        alts->best_rank = best_k;
     if (!rc && !have)
         rc = acc_error_set(err, ACC_ERR_CAPACITY,
                            "no candidate of policy %s fits the configured sites and links",
@@ -452,9 +463,9 @@ out:
     return rc;
 }
 
-acc_err acc_plan_make(const struct acc_plan_env *env, struct acc_engine *eng,
-                      const struct acc_offer *o, const struct acc_engine_request *probe,
-                      struct acc_plan *out, struct acc_error *err)
+static acc_err make(const struct acc_plan_env *env, struct acc_engine *eng,
+                    const struct acc_offer *o, const struct acc_engine_request *probe,
+                    struct acc_plan *out, struct acc_plan_alts *alts, struct acc_error *err)
 {
     const struct acc_config *cfg = env->cfg;
     size_t nc = o->n_components;
@@ -480,7 +491,7 @@ acc_err acc_plan_make(const struct acc_plan_env *env, struct acc_engine *eng,
     }
     for (size_t i = 0; i < nc; i++) {
         if (o->components[i].kind != ACC_COMP_SIZED) {
-            rc = plan_requested(env, eng, o, i, &po, probe, out, err);
+            rc = plan_requested(env, eng, o, i, &po, probe, out, alts, err);
             goto out;
         }
     }
@@ -507,13 +518,14 @@ acc_err acc_plan_make(const struct acc_plan_env *env, struct acc_engine *eng,
         goto out;
     }
     if (po.id != ACC_POLICY_EARLIEST) {
-        rc = by_policy(env, eng, o, &po, probe, sites, out, err);
+        rc = by_policy(env, eng, o, &po, probe, sites, out, alts, err);
         goto out;
     }
 
     /* Probe each assignment that fits and keep the earliest. */
     struct acc_plan best = {0}, cand;
     acc_time best_start = -1;
+    size_t best_k = 0;
     bool have = false;
     struct acc_error last;
     acc_error_set(&last, ACC_ERR_CAPACITY, "no assignment of sites fits the offer");
@@ -543,14 +555,20 @@ acc_err acc_plan_make(const struct acc_plan_env *env, struct acc_engine *eng,
             plan_trace(probe, start, sites, o, ACC_OK, start < 0 ? "no common slot" : NULL);
         }
         if (!have || (start >= 0 && (best_start < 0 || start < best_start))) {
-            acc_plan_release(&best);
+            plan_keep(alts, &best, best_k, best_start);
             best = cand;
             best_start = start;
+            best_k = tried - 1;
             have = true;
         } else {
-            acc_plan_release(&cand);
+            plan_keep(alts, &cand, tried - 1, start);
         }
     } while (tried < ACC_PLAN_MAX_CHOICES && next_choice(cfg, o, pick, sites));
+    if (alts) {
+        alts->policy = "earliest";
+        alts->total = tried;
+        alts->best_rank = best_k;
+    }
     if (!rc && !have)
         rc = acc_error_copy(err, &last);
     if (rc) {
@@ -561,5 +579,22 @@ acc_err acc_plan_make(const struct acc_plan_env *env, struct acc_engine *eng,
 out:
     free(sites);
     free(pick);
+    return rc;
+}
+
+acc_err acc_plan_make(const struct acc_plan_env *env, struct acc_engine *eng,
+                      const struct acc_offer *o, const struct acc_engine_request *probe,
+                      struct acc_plan *out, struct acc_error *err)
+{
+    return make(env, eng, o, probe, out, NULL, err);
+}
+
+acc_err acc_plan_make_alts(const struct acc_plan_env *env, struct acc_engine *eng,
+                           const struct acc_offer *o, const struct acc_engine_request *probe,
+                           struct acc_plan *out, struct acc_plan_alts *alts, struct acc_error *err)
+{
+    acc_err rc = make(env, eng, o, probe, out, alts, err);
+    if (rc)
+        acc_plan_alts_release(alts);
     return rc;
 }

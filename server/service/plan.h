@@ -67,4 +67,28 @@ acc_err acc_plan_make(const struct acc_plan_env *env, struct acc_engine *eng,
                       const struct acc_offer *o, const struct acc_engine_request *probe,
                       struct acc_plan *out, struct acc_error *err);
 
+/* The placements besides the chosen one that have a common slot in the
+ * probe's window (a quote offers each): at most `max`, in the planner's
+ * order, each with its rank among the candidates ("placement 2 of 3 by
+ * worst-fit").  Filled only for offers with components without a site. */
+struct acc_plan_alts {
+    size_t max;             /* set by the caller; 0 keeps none */
+    struct acc_plan *plans; /* n of them, owned */
+    size_t *rank;           /* per plan: its place among the candidates, from 0 */
+    size_t n;
+    size_t total;       /* candidates built and probed */
+    const char *policy; /* the placement policy's name (static) */
+    size_t best_rank;   /* the chosen plan's place among the candidates */
+};
+
+void acc_plan_alts_release(struct acc_plan_alts *a);
+
+/* acc_plan_make that also keeps the other placements with a slot in
+ * *alts (alts->max set, the rest zero).  Under a policy other than
+ * earliest every candidate is probed (not only up to the first with a
+ * slot); the chosen plan is the same as acc_plan_make's. */
+acc_err acc_plan_make_alts(const struct acc_plan_env *env, struct acc_engine *eng,
+                           const struct acc_offer *o, const struct acc_engine_request *probe,
+                           struct acc_plan *out, struct acc_plan_alts *alts, struct acc_error *err);
+
 #endif

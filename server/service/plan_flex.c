@@ -163,7 +163,7 @@ static void describe(char *out, size_t size, const char *policy, size_t k, size_
 acc_err plan_requested(const struct acc_plan_env *env, struct acc_engine *eng,
                        const struct acc_offer *o, size_t fi, const struct acc_policy_opts *po,
                        const struct acc_engine_request *probe, struct acc_plan *out,
-                       struct acc_error *err)
+                       struct acc_plan_alts *alts, struct acc_error *err)
 {
     const struct acc_config *cfg = env->cfg;
     const struct acc_component *rq = &o->components[fi];
@@ -171,6 +171,7 @@ acc_err plan_requested(const struct acc_plan_env *env, struct acc_engine *eng,
     struct acc_placement *cand = NULL;
     struct acc_plan best = {0};
     acc_time best_start = -1;
+    size_t best_k = 0;
     bool have = false;
     if (cfg->n_sites > ACC_POLICY_MAX_CLUSTERS)
         return acc_error_set(err, ACC_ERR_CAPACITY, "policy %s places on at most %d sites",
@@ -259,17 +260,24 @@ acc_err plan_requested(const struct acc_plan_env *env, struct acc_engine *eng,
         /* earliest: the earliest start of all; any other policy: the first
          * candidate with a slot.  Without any, the first built (the
          * negotiation then says why). */
-        bool better = !have || (start >= 0 && (best_start < 0 || start < best_start));
+        bool earliest = po->id == ACC_POLICY_EARLIEST;
+        bool better = !have || (start >= 0 && (best_start < 0 || (earliest && start < best_start)));
         if (better) {
-            acc_plan_release(&best);
+            plan_keep(alts, &best, best_k, best_start);
             best = p;
             best_start = start;
+            best_k = k;
             have = true;
         } else {
-            acc_plan_release(&p);
+            plan_keep(alts, &p, k, start);
         }
-        if (start >= 0 && po->id != ACC_POLICY_EARLIEST)
+        if (start >= 0 && !earliest && !alts)
             break;
+    }
+    if (alts) {
+        alts->policy = pn;
+        alts->total = got;
+        alts->best_rank = best_k;
     }
     if (!rc && !have)
         rc = acc_error_set(err, ACC_ERR_CAPACITY,

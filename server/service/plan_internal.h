@@ -38,10 +38,15 @@ uint64_t plan_seed(const struct acc_config *cfg, const char *agreement);
 /* Places component fi of o, a flexible or total request, with policy po:
  * candidate splits on the sites' nodes less the fixed components, each
  * probed with one preview round; under earliest the earliest common start
- * wins, under any other policy the first candidate with one. */
+ * wins, under any other policy the first candidate with one.  With alts
+ * (a quote) every candidate is probed and the others with a slot kept. */
 acc_err plan_requested(const struct acc_plan_env *env, struct acc_engine *eng,
                        const struct acc_offer *o, size_t fi, const struct acc_policy_opts *po,
                        const struct acc_engine_request *probe, struct acc_plan *out,
-                       struct acc_error *err);
+                       struct acc_plan_alts *alts, struct acc_error *err);
+
+/* A candidate not chosen (rank k, probed start): kept among the
+ * alternatives when it has a slot and there is room, else released. */
+void plan_keep(struct acc_plan_alts *alts, struct acc_plan *p, size_t k, acc_time start);
 
 #endif

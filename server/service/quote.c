@@ -40,39 +40,127 @@ static char *why_first(const struct acc_plan *p, const struct acc_frames *f, acc
     return acc_buf_detach(&b, NULL);
 }
 
-/* The options: the earliest common start from the previews, then the next
- * ones, each starting after the previous one ends. */
-static acc_err make_options(const struct acc_plan *p, const struct acc_frames *f, acc_time earliest,
-                            acc_time deadline, int64_t duration, unsigned max, struct acc_quote *q,
+/* "placement 2 of 3 by worst-fit: x 2 on caesar, y 2 on fzj-xd1" */
+static void describe_placement(struct acc_buf *b, const struct acc_plan_alts *alts, size_t rank,
+                               const struct acc_plan *p)
+{
+    acc_buf_printf(b, "placement %zu of %zu by %s%s:", rank + 1, alts->total, alts->policy,
+                   rank == alts->best_rank ? " (the planner's choice)" : "");
+    for (size_t i = 0; i < p->n_comps; i++)
+        acc_buf_printf(b, "%s %s %" PRId64 " on %s", i ? "," : "", p->comps[i].name,
+                       p->comps[i].nodes, p->site_of[i]);
+}
+
+/* What the options are built from: the chosen plan and its previews, and
+ * the other placements (alts->n of them) a quote offers too. */
+struct sources {
+    const struct acc_plan *best;
+    const struct acc_frames *frames;
+    struct acc_plan_alts *alts;      /* policy NULL: every component names its site */
+    const struct acc_plan **plan_of; /* out: per option, the plan it books */
+};
+
+static acc_err add_option(struct acc_quote *q, const struct sources *src, const struct acc_plan *p,
+                          acc_time s, int64_t duration, struct acc_buf *why, struct acc_error *err)
+{
+    struct acc_quote_option *o = &q->options[q->n_options];
+    o->start = s;
+    o->end = s + duration;
+    o->why = acc_buf_detach(why, NULL);
+    if (!o->why)
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    src->plan_of[q->n_options++] = p;
+    if (!src->alts->policy)
+        return ACC_OK; /* the quote's sites and links are every option's */
+    struct acc_agreement a = {0};
+    acc_err rc = svc_fill_allocation(&a, p, false);
+    o->comps = a.comps;
+    o->n_comps = a.n_comps;
+    o->links = a.links;
+    o->n_links = a.n_links;
+    return rc ? acc_error_set(err, ACC_ERR_NOMEM, "out of memory") : ACC_OK;
+}
+
+/* The earliest slot of each other placement that has one (one preview
+ * round of its reservations), while there is room. */
+static acc_err alt_options(struct acc_service *svc, const struct acc_engine_request *er,
+                           const struct sources *src, unsigned max, struct acc_quote *q,
+                           struct acc_error *err)
+{
+    const struct acc_plan_alts *alts = src->alts;
+    acc_err rc = ACC_OK;
+    for (size_t k = 0; k < alts->n && q->n_options < max && !rc; k++) {
+        const struct acc_plan *p = &alts->plans[k];
+        struct acc_frames *f = calloc(p->n_items ? p->n_items : 1, sizeof *f);
+        if (!f)
+            return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+        struct acc_engine_request r = *er;
+        r.items = p->items;
+        r.n_items = p->n_items;
+        struct acc_error perr;
+        acc_time s = -1;
+        if (acc_engine_preview_items(svc->engine, &r, f, &perr) == ACC_OK)
+            s = acc_engine_common_start(f, p->n_items, er->earliest, er->duration);
+        else
+            acc_log_warn("quote %s: placement %zu not offered: %s", q->id, alts->rank[k] + 1,
+                         perr.msg);
+        if (s >= 0 && s + er->duration <= er->deadline) {
+            struct acc_buf b = ACC_BUF_INIT;
+            describe_placement(&b, alts, alts->rank[k], p);
+            char *w = why_first(p, f, er->earliest, s, er->duration);
+            acc_buf_printf(&b, "; %s", w ? w : "");
+            free(w);
+            rc = add_option(q, src, p, s, er->duration, &b, err);
+        }
+        for (size_t i = 0; i < p->n_items; i++)
+            acc_frames_release(&f[i]);
+        free(f);
+    }
+    return rc;
+}
+
+/* The options: the earliest common start of the chosen placement, then
+ * the earliest of each other placement, then later starts of the chosen
+ * one, each after the previous one of it ends. */
+static acc_err make_options(struct acc_service *svc, const struct acc_engine_request *er,
+                            const struct sources *src, unsigned max, struct acc_quote *q,
                             struct acc_error *err)
 {
+    const struct acc_plan *p = src->best;
+    acc_time earliest = er->earliest, deadline = er->deadline;
+    int64_t duration = er->duration;
     q->options = calloc(max ? max : 1, sizeof *q->options);
     if (!q->options)
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     acc_time t = earliest;
     char prev[ACC_TIME_STRLEN];
-    while (q->n_options < max && t + duration <= deadline) {
-        acc_time s = acc_engine_common_start(f, p->n_items, t, duration);
+    size_t last = 0; /* the last option of the chosen placement */
+    acc_err rc = ACC_OK;
+    while (q->n_options < max && t + duration <= deadline && !rc) {
+        acc_time s = acc_engine_common_start(src->frames, p->n_items, t, duration);
         if (s < 0 || s + duration > deadline)
             break;
-        struct acc_quote_option *o = &q->options[q->n_options];
-        o->start = s;
-        o->end = s + duration;
-        if (q->n_options == 0) {
-            o->why = why_first(p, f, earliest, s, duration);
-        } else {
-            struct acc_buf b = ACC_BUF_INIT;
-            acc_time_format(q->options[q->n_options - 1].end, prev);
-            acc_buf_printf(&b, "the next common slot after option %zu ends at %s", q->n_options - 1,
-                           prev);
-            o->why = acc_buf_detach(&b, NULL);
+        struct acc_buf b = ACC_BUF_INIT;
+        if (src->alts->policy) {
+            describe_placement(&b, src->alts, src->alts->best_rank, p);
+            acc_buf_printf(&b, "%s", "; ");
         }
-        if (!o->why)
-            return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
-        q->n_options++;
+        if (q->n_options == 0) {
+            char *w = why_first(p, src->frames, earliest, s, duration);
+            acc_buf_printf(&b, "%s", w ? w : "");
+            free(w);
+        } else {
+            acc_time_format(q->options[last].end, prev);
+            acc_buf_printf(&b, "the next common slot after option %zu ends at %s", last, prev);
+        }
+        bool first = q->n_options == 0;
+        last = q->n_options;
+        rc = add_option(q, src, p, s, duration, &b, err);
         t = s + duration;
+        if (!rc && first)
+            rc = alt_options(svc, er, src, max, q, err);
     }
-    return ACC_OK;
+    return rc;
 }
 
 static acc_err check_bounds(struct acc_service *svc, const char *initiator, struct acc_error *err)
@@ -151,9 +239,13 @@ acc_err acc_service_quote(struct acc_service *svc, const struct acc_quote_reques
     const char *initiator = o->initiator ? o->initiator : "anonymous";
 
     struct acc_plan plan = {0};
+    struct acc_plan_alts alts = {.max = cfg->quote_options - 1};
     struct acc_frames *frames = NULL;
+    const struct acc_plan **plan_of = calloc(cfg->quote_options, sizeof *plan_of);
+    if (!plan_of)
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     if ((rc = acc_id_new(out->id, err)))
-        return rc;
+        goto out;
     out->initiator = acc_strdup(initiator);
     out->offer_xml = malloc(rq->len + 1);
     if (!out->initiator || !out->offer_xml) {
@@ -175,7 +267,7 @@ acc_err acc_service_quote(struct acc_service *svc, const struct acc_quote_reques
         .max_rounds = cfg->max_rounds,
         .call_timeout_us = cfg->adapter_timeout * 1000000,
     };
-    if ((rc = acc_plan_make(&env, svc->engine, o, &er, &plan, err)))
+    if ((rc = acc_plan_make_alts(&env, svc->engine, o, &er, &plan, &alts, err)))
         goto out;
     er.items = plan.items;
     er.n_items = plan.n_items;
@@ -186,8 +278,8 @@ acc_err acc_service_quote(struct acc_service *svc, const struct acc_quote_reques
     }
     if ((rc = acc_engine_preview_items(svc->engine, &er, frames, err)))
         goto out;
-    if ((rc = make_options(&plan, frames, earliest, deadline, o->duration, cfg->quote_options, out,
-                           err)))
+    struct sources src = {&plan, frames, &alts, plan_of};
+    if ((rc = make_options(svc, &er, &src, cfg->quote_options, out, err)))
         goto out;
     out->state = out->n_options ? ACC_QUOTE_ADVISORY : ACC_QUOTE_REJECTED;
     if (!out->n_options) {
@@ -208,7 +300,12 @@ acc_err acc_service_quote(struct acc_service *svc, const struct acc_quote_reques
         goto out;
     if (rq->hold && out->n_options) {
         out->hold_until = now + rq->hold;
-        rc = svc_quote_hold(svc, out, &plan, &er, rq->option < 0 ? 0 : rq->option, err);
+        /* The chosen option's placement is booked (not always the planner's). */
+        int k = rq->option < 0 ? 0 : rq->option;
+        struct acc_plan *chosen = (struct acc_plan *)plan_of[k];
+        er.items = chosen->items;
+        er.n_items = chosen->n_items;
+        rc = svc_quote_hold(svc, out, chosen, &er, k, err);
     }
 out:
     if (frames) {
@@ -216,6 +313,8 @@ out:
             acc_frames_release(&frames[i]);
     }
     free(frames);
+    free(plan_of);
+    acc_plan_alts_release(&alts);
     acc_plan_release(&plan);
     if (rc)
         acc_quote_release(out);

@@ -10,18 +10,24 @@ static void option(struct acc_xml_writer *w, const struct acc_quote *q, size_t i
     acc_xml_w_attr_i64(w, "co", "option", (int64_t)i);
     acc_xml_w_el_time(w, "co", "Start", o->start);
     acc_xml_w_el_time(w, "co", "End", o->end);
-    for (size_t k = 0; k < q->n_comps; k++) {
-        const struct acc_alloc_component *c = &q->comps[k];
+    /* The option's own placement, but the held one shows its reservations. */
+    bool held = (int)i == q->held_option && q->state == ACC_QUOTE_HELD;
+    bool own = o->n_comps && !held;
+    const struct acc_alloc_component *comps = own ? o->comps : q->comps;
+    size_t n_comps = own ? o->n_comps : q->n_comps, n_links = own ? o->n_links : q->n_links;
+    const struct acc_alloc_link *links = own ? o->links : q->links;
+    for (size_t k = 0; k < n_comps; k++) {
+        const struct acc_alloc_component *c = &comps[k];
         acc_xml_w_start(w, "co", "Component");
         acc_xml_w_attr(w, "co", "name", c->name);
         acc_xml_w_el(w, "co", "Site", c->site);
         acc_xml_w_el_i64(w, "co", "Nodes", c->nodes);
-        if ((int)i == q->held_option && q->state == ACC_QUOTE_HELD)
+        if (held)
             acc_xml_w_el(w, "co", "Reservation", c->reservation);
         acc_xml_w_end(w);
     }
-    for (size_t k = 0; k < q->n_links; k++) {
-        const struct acc_alloc_link *l = &q->links[k];
+    for (size_t k = 0; k < n_links; k++) {
+        const struct acc_alloc_link *l = &links[k];
         acc_xml_w_start(w, "co", "Link");
         acc_xml_w_attr(w, "co", "name", l->name);
         acc_xml_w_el(w, "co", "From", l->site_a);

@@ -39,7 +39,7 @@ struct fx {
     char db[256];
 };
 
-static int open_fx(struct fx *f, const char *name, bool fresh)
+static int open_ini(struct fx *f, const char *name, bool fresh, const char *text)
 {
     struct acc_error err;
     snprintf(f->db, sizeof f->db, "%s/%s.db", acc_test_tmpdir(), name);
@@ -49,12 +49,17 @@ static int open_fx(struct fx *f, const char *name, bool fresh)
         snprintf(p, sizeof p, "%s-wal", f->db);
         unlink(p);
     }
-    if (acc_config_load_string(ini, name, &f->cfg, &err) ||
+    if (acc_config_load_string(text, name, &f->cfg, &err) ||
         acc_config_set_db(&f->cfg, f->db, &err) || acc_service_open(&f->cfg, &f->svc, &err)) {
         fprintf(stderr, "open: %s\n", err.msg);
         return -1;
     }
     return 0;
+}
+
+static int open_fx(struct fx *f, const char *name, bool fresh)
+{
+    return open_ini(f, name, fresh, ini);
 }
 
 static void close_fx(struct fx *f)
@@ -63,11 +68,9 @@ static void close_fx(struct fx *f)
     acc_config_release(&f->cfg);
 }
 
-static acc_err quote(struct fx *f, const char *who, int64_t hold, int option, struct acc_quote *q,
-                     struct acc_error *err)
+static acc_err quote_doc(struct fx *f, const char *doc, int64_t hold, int option,
+                         struct acc_quote *q, struct acc_error *err)
 {
-    char doc[2048];
-    snprintf(doc, sizeof doc, doc_fmt, who);
     struct acc_offer o;
     struct acc_xml_limits lim = ACC_XML_LIMITS_DEFAULT;
     acc_err rc = acc_xml_parse_offer(doc, strlen(doc), &lim, &o, err);
@@ -77,6 +80,14 @@ static acc_err quote(struct fx *f, const char *who, int64_t hold, int option, st
     rc = acc_service_quote(f->svc, &rq, q, err);
     acc_offer_release(&o);
     return rc;
+}
+
+static acc_err quote(struct fx *f, const char *who, int64_t hold, int option, struct acc_quote *q,
+                     struct acc_error *err)
+{
+    char doc[2048];
+    snprintf(doc, sizeof doc, doc_fmt, who);
+    return quote_doc(f, doc, hold, option, q, err);
 }
 
 /* Whether site a's 4 nodes are free for half an hour from t (at the adapter). */
@@ -222,11 +233,9 @@ static bool schema_valid(const struct acc_quote *q)
 }
 
 /* Commits a held quote through the service (as POST /agreements?quote=). */
-static acc_err commit(struct fx *f, const char *qid, const char *who, char id[ACC_ID_LEN + 1],
-                      struct acc_error *err)
+static acc_err commit_doc(struct fx *f, const char *qid, const char *doc, char id[ACC_ID_LEN + 1],
+                          struct acc_error *err)
 {
-    char doc[2048];
-    snprintf(doc, sizeof doc, doc_fmt, who);
     struct acc_offer o;
     struct acc_xml_limits lim = ACC_XML_LIMITS_DEFAULT;
     acc_err rc = acc_xml_parse_offer(doc, strlen(doc), &lim, &o, err);
@@ -243,6 +252,14 @@ static acc_err commit(struct fx *f, const char *qid, const char *who, char id[AC
     }
     acc_offer_release(&o);
     return rc;
+}
+
+static acc_err commit(struct fx *f, const char *qid, const char *who, char id[ACC_ID_LEN + 1],
+                      struct acc_error *err)
+{
+    char doc[2048];
+    snprintf(doc, sizeof doc, doc_fmt, who);
+    return commit_doc(f, qid, doc, id, err);
 }
 
 /* Every state's document is schema-valid; a commit keeps the reservation
@@ -302,6 +319,118 @@ static void test_commit_and_schema(void)
     acc_store_close(st);
 }
 
+/* Two sites that fit a component without a site. */
+static const char ini_two[] = "[negotiation]\n"
+                              "lead_time = PT0S\n"
+                              "quote_options = 3\n"
+                              "[site a]\nadapter = sim-batch\nnodes = 4\n"
+                              "[site b]\nadapter = sim-batch\nnodes = 4\n";
+
+static const char doc_free[] =
+    "<wsag:AgreementOffer xmlns:wsag=\"http://schemas.ggf.org/graap/2007/03/ws-agreement\" "
+    "xmlns:co=\"urn:accord:coalloc:1\"><wsag:Name>q</wsag:Name><wsag:Context>"
+    "<wsag:AgreementInitiator>alice</wsag:AgreementInitiator>"
+    "<wsag:ServiceProvider>AgreementResponder</wsag:ServiceProvider></wsag:Context>"
+    "<wsag:Terms><wsag:All><wsag:ServiceDescriptionTerm wsag:Name=\"schedule\" "
+    "wsag:ServiceName=\"metajob\"><co:Schedule><co:Duration>PT1H</co:Duration></co:Schedule>"
+    "</wsag:ServiceDescriptionTerm><wsag:ServiceDescriptionTerm wsag:Name=\"x\" "
+    "wsag:ServiceName=\"metajob\"><co:Component><co:Nodes>3</co:Nodes>"
+    "</co:Component></wsag:ServiceDescriptionTerm></wsag:All></wsag:Terms>"
+    "</wsag:AgreementOffer>";
+
+/* Whether `nodes` of `site` are free for half an hour from t. */
+static bool free_on(struct fx *f, const char *site, int64_t nodes, acc_time t)
+{
+    struct acc_frames fr;
+    acc_frames_init(&fr);
+    acc_time from, until;
+    struct acc_error err;
+    bool ok = false;
+    if (acc_service_preview(f->svc, site, nodes, 1800, t, t + 7200, &fr, &from, &until, &err) == 0)
+        ok = fr.n > 0 && fr.v[0].start <= t && fr.v[0].end >= t + 1800;
+    acc_frames_release(&fr);
+    return ok;
+}
+
+/* A component without a site on two sites that fit: an option on each;
+ * holding the second books at its site, and the commit keeps that site. */
+static void test_site_choices(void)
+{
+    struct fx f;
+    CU_ASSERT_EQUAL_FATAL(open_ini(&f, "q-sites", true, ini_two), 0);
+    struct acc_quote q, h, r;
+    struct acc_error err;
+    ACC_ASSERT_OK(quote_doc(&f, doc_free, 0, -1, &q, &err));
+    CU_ASSERT_EQUAL_FATAL(q.n_options, 3);
+    CU_ASSERT_EQUAL_FATAL(q.options[0].n_comps, 1);
+    CU_ASSERT_EQUAL_FATAL(q.options[1].n_comps, 1);
+    CU_ASSERT_STRING_EQUAL(q.options[0].comps[0].site, "a");
+    CU_ASSERT_STRING_EQUAL(q.options[1].comps[0].site, "b");
+    CU_ASSERT_EQUAL(q.options[1].comps[0].nodes, 3);
+    CU_ASSERT_EQUAL(q.options[1].start, q.options[0].start); /* both free now */
+    CU_ASSERT_PTR_NOT_NULL(strstr(q.options[1].why, "placement 2 of 2 by earliest: x 3 on b"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(q.options[0].why, "(the planner's choice)"));
+    /* option 2: a later start of the chosen placement */
+    CU_ASSERT_STRING_EQUAL(q.options[2].comps[0].site, "a");
+    CU_ASSERT_EQUAL(q.options[2].start, q.options[0].end);
+    CU_ASSERT_TRUE(schema_valid(&q));
+    /* Stored: each option's sites read back. */
+    ACC_ASSERT_OK(acc_service_quote_get(f.svc, q.id, &r, &err));
+    CU_ASSERT_EQUAL_FATAL(r.options[1].n_comps, 1);
+    CU_ASSERT_STRING_EQUAL(r.options[1].comps[0].site, "b");
+    CU_ASSERT_STRING_EQUAL(r.options[1].comps[0].name, "x");
+    CU_ASSERT_STRING_EQUAL(r.options[0].comps[0].site, "a");
+    acc_quote_release(&r);
+    ACC_ASSERT_OK(acc_service_quote_release(f.svc, q.id, &r, &err));
+    acc_quote_release(&r);
+    acc_quote_release(&q);
+
+    ACC_ASSERT_OK(quote_doc(&f, doc_free, 120, 1, &h, &err));
+    CU_ASSERT_EQUAL(h.state, ACC_QUOTE_HELD);
+    CU_ASSERT_EQUAL(h.held_option, 1);
+    CU_ASSERT_EQUAL_FATAL(h.n_comps, 1);
+    CU_ASSERT_STRING_EQUAL(h.comps[0].site, "b");
+    CU_ASSERT_PTR_NOT_NULL(h.comps[0].reservation);
+    acc_time t = h.options[1].start + 1;
+    CU_ASSERT_FALSE(free_on(&f, "b", 2, t)); /* held at b's adapter */
+    CU_ASSERT_TRUE(free_on(&f, "a", 4, t));  /* nothing at a */
+    CU_ASSERT_TRUE(schema_valid(&h));
+    char id[ACC_ID_LEN + 1];
+    ACC_ASSERT_OK(commit_doc(&f, h.id, doc_free, id, &err));
+    struct acc_agreement a;
+    ACC_ASSERT_OK(acc_service_get(f.svc, id, false, &a, &err));
+    CU_ASSERT_EQUAL(a.state, ACC_STATE_OBSERVED);
+    CU_ASSERT_EQUAL(a.rounds, 0);
+    CU_ASSERT_EQUAL_FATAL(a.n_comps, 1);
+    CU_ASSERT_STRING_EQUAL(a.comps[0].site, "b");
+    CU_ASSERT_STRING_EQUAL(a.comps[0].reservation, h.comps[0].reservation);
+    acc_agreement_release(&a);
+    CU_ASSERT_FALSE(free_on(&f, "b", 2, t));
+    CU_ASSERT_TRUE(free_on(&f, "a", 4, t));
+    acc_quote_release(&h);
+    close_fx(&f);
+}
+
+/* A fixed offer: later starts of its one placement, no own sites. */
+static void test_fixed_later_starts(void)
+{
+    struct fx f;
+    CU_ASSERT_EQUAL_FATAL(open_ini(&f, "q-fixed", true, ini_two), 0);
+    struct acc_quote q;
+    struct acc_error err;
+    ACC_ASSERT_OK(quote(&f, "alice", 0, -1, &q, &err));
+    CU_ASSERT_EQUAL_FATAL(q.n_options, 3);
+    for (size_t i = 0; i < q.n_options; i++) {
+        CU_ASSERT_EQUAL(q.options[i].n_comps, 0);
+        CU_ASSERT_PTR_NULL(strstr(q.options[i].why, "placement"));
+    }
+    CU_ASSERT_EQUAL(q.options[1].start, q.options[0].end);
+    CU_ASSERT_EQUAL(q.options[2].start, q.options[1].end);
+    CU_ASSERT_STRING_EQUAL(q.comps[0].site, "a");
+    acc_quote_release(&q);
+    close_fx(&f);
+}
+
 static int setup(void)
 {
     struct acc_error err;
@@ -320,6 +449,8 @@ static const struct acc_test_case tests[] = {
     {"expiry across a restart", test_expiry_across_restart},
     {"bounds", test_bounds},
     {"commit, schema", test_commit_and_schema},
+    {"site choices", test_site_choices},
+    {"fixed offer: later starts", test_fixed_later_starts},
     {NULL, NULL},
 };
 
