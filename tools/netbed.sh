@@ -120,7 +120,7 @@ down() {
     if [ -f "$DIR/namespaces" ]; then
         while read -r ns; do
             # Only names of the layout: a corrupted list never deletes anything else.
-            if [ -n "$ns" ] && all_ns | grep -qx -- "$ns"; then
+            if [ -n "$ns" ] && grep -qx -- "$ns" <<<"$(all_ns)"; then
                 mine+=("$ns")
             elif [ -n "$ns" ]; then
                 echo "$PROG: skipping odd entry '$ns' in $DIR/namespaces" >&2
@@ -172,7 +172,7 @@ up() {
     done < <(all_ns)
     gone_nbw0 # one of ours still being dismantled by the kernel
     [ ! -e /sys/class/net/nbw0 ] || die "link nbw0 exists but was not made by $PROG"
-    if ip -4 route show 10.79.0.0/16 | grep -q .; then
+    if [ -n "$(ip -4 route show 10.79.0.0/16)" ]; then
         die "the root namespace already has a route for 10.79.0.0/16"
     fi
 

@@ -48,7 +48,7 @@ for i in $(seq "$N"); do
     id=$(curl -s -X POST --data-binary "$offer" -H 'Content-Type: application/xml' "$url/agreements" |
         grep -o 'AgreementId="[^"]*' | head -1 | cut -d'"' -f2)
     [ -n "$id" ] || { echo "offer $i was not agreed" >&2; exit 1; }
-    while ! build/accordctl --server "$url" state "$id" | grep -q ': Complete'; do sleep 0.02; done
+    while ! grep -q ': Complete' <<<"$(build/accordctl --server "$url" state "$id")"; do sleep 0.02; done
     done_at=$(date +%s.%N)
     agreed=$(build/accordctl --server "$url" --json show "$id" | grep -o '"start":"[^"]*' | cut -d'"' -f4)
     started=$(grep "agreement $id: job started" "$dir/accordd.log" | cut -c1-23)

@@ -51,7 +51,7 @@ nothing_left() {
         if [ -e "/run/netns/$ns" ]; then echo "namespace $ns left"; return 1; fi
     done
     if [ -e /sys/class/net/nbw0 ]; then echo "veth nbw0 left"; return 1; fi
-    if ip -4 route show 10.79.0.0/16 | grep -q .; then echo "route left"; return 1; fi
+    if [ -n "$(ip -4 route show 10.79.0.0/16)" ]; then echo "route left"; return 1; fi
     if [ -e /run/accord-netbed ]; then echo "/run/accord-netbed left"; return 1; fi
     return 0
 }
@@ -97,7 +97,16 @@ round() { # N
     ip netns exec acc-gamma2 "$FLOWGEN" serve 5302 >/dev/null 2>&1 &
     local left=$!
     sleep 0.2
-    check "round $r: down" "$NETBED" down
+    local said
+    if said=$("$NETBED" down 2>&1); then ok "round $r: down"; else bad "round $r: down"; fi
+    # Every namespace of its own list is recognised (a pipeline "all_ns | grep
+    # -q" under pipefail once skipped one at random: SIGPIPE made it fail).
+    if grep -q "skipping" <<<"$said"; then
+        bad "round $r: down skipped part of its own list"
+        sed 's/^/    | /' <<<"$said"
+    else
+        ok "round $r: down recognised every namespace it made"
+    fi
     sleep 0.1
     if kill -0 "$left" 2>/dev/null; then
         bad "round $r: down left a process running in acc-gamma2"

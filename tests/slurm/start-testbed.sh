@@ -84,7 +84,7 @@ mkdir -p "$DIR"
 chmod 755 "$DIR"
 
 # ---------------------------------------------------------------- 3. ports
-port_busy() { ss -Htln "sport = :$1" 2>/dev/null | grep -q .; }
+port_busy() { [ -n "$(ss -Htln "sport = :$1" 2>/dev/null)" ]; }
 k=0
 for spec in $CLUSTERS; do
     n=${spec#*:}
