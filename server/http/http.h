@@ -194,7 +194,8 @@ acc_err acc_http_start(struct acc_http_ctx *ctx, const struct acc_http_options *
                        struct acc_http_server **out, struct acc_error *err);
 /* The port actually bound (useful with port 0). */
 unsigned acc_http_port(const struct acc_http_server *srv);
-/* Shutdown, first step: accept no new connections. */
+/* Shutdown, first step: accept no new connections (each is closed at once,
+ * before a byte is read; the listening socket closes with acc_http_stop). */
 void acc_http_quiesce(struct acc_http_server *srv);
 /* Answers the requests that were parked (after acc_service_shutdown ended
  * their jobs; waits at most a second for them), then stops. */

@@ -11,6 +11,7 @@
 #include <microhttpd.h>
 #include <netdb.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +34,8 @@ struct acc_http_server {
     unsigned port;
     pthread_mutex_t lock;
     pthread_cond_t cond;
-    unsigned parked; /* requests suspended or resumed and not yet completed */
+    unsigned parked;      /* requests suspended or resumed and not yet completed */
+    atomic_bool quiesced; /* acc_http_quiesce: every new connection is closed at once */
 };
 
 /* Per request, from its first callback (the URI log) to its completion. */
@@ -382,6 +384,16 @@ static void connection_event(void *cls, struct MHD_Connection *con, void **socke
     }
 }
 
+/* MHD's accept policy: after acc_http_quiesce no connection is taken (it is
+ * closed at once, before a byte is read). */
+static enum MHD_Result accept_policy(void *cls, const struct sockaddr *addr, socklen_t len)
+{
+    (void)addr;
+    (void)len;
+    const struct acc_http_server *srv = cls;
+    return atomic_load(&srv->quiesced) ? MHD_NO : MHD_YES;
+}
+
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
     (void)cls;
@@ -428,13 +440,13 @@ acc_err acc_http_start(struct acc_http_ctx *ctx, const struct acc_http_options *
         flags |= MHD_USE_IPv6;
     /* The logger must be the first option, or MHD logs the others itself. */
     srv->daemon = MHD_start_daemon(
-        flags, (uint16_t)opt->port, NULL, NULL, access_handler, srv, MHD_OPTION_EXTERNAL_LOGGER,
-        mhd_log, NULL, MHD_OPTION_SOCK_ADDR, ai->ai_addr, MHD_OPTION_URI_LOG_CALLBACK, uri_seen,
-        srv, MHD_OPTION_NOTIFY_COMPLETED, completed, srv, MHD_OPTION_NOTIFY_CONNECTION,
-        connection_event, srv, MHD_OPTION_THREAD_POOL_SIZE, opt->threads,
-        MHD_OPTION_CONNECTION_LIMIT, opt->connection_limit, MHD_OPTION_CONNECTION_TIMEOUT,
-        opt->timeout, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)ACC_HTTP_CONNECTION_MEMORY,
-        MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, MHD_OPTION_END);
+        flags, (uint16_t)opt->port, accept_policy, srv, access_handler, srv,
+        MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
+        MHD_OPTION_URI_LOG_CALLBACK, uri_seen, srv, MHD_OPTION_NOTIFY_COMPLETED, completed, srv,
+        MHD_OPTION_NOTIFY_CONNECTION, connection_event, srv, MHD_OPTION_THREAD_POOL_SIZE,
+        opt->threads, MHD_OPTION_CONNECTION_LIMIT, opt->connection_limit,
+        MHD_OPTION_CONNECTION_TIMEOUT, opt->timeout, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+        (size_t)ACC_HTTP_CONNECTION_MEMORY, MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, MHD_OPTION_END);
     freeaddrinfo(ai);
     if (!srv->daemon) {
         acc_http_stop(srv);
@@ -453,13 +465,16 @@ unsigned acc_http_port(const struct acc_http_server *srv)
     return srv->port;
 }
 
+/* Not MHD_quiesce_daemon(): on an epoll daemon with a thread pool it races
+ * the workers, which take the listen socket out of their epoll sets too, and
+ * the loser's epoll_ctl() makes MHD abort the process ("Failed to remove
+ * listen FD from epoll set"; it aborted a test once).  The accept policy
+ * refuses every connection from now on instead; the listening socket itself
+ * is closed by acc_http_stop. */
 void acc_http_quiesce(struct acc_http_server *srv)
 {
-    if (!srv || !srv->daemon)
-        return;
-    MHD_socket s = MHD_quiesce_daemon(srv->daemon);
-    if (s != MHD_INVALID_SOCKET)
-        close(s);
+    if (srv)
+        atomic_store(&srv->quiesced, true);
 }
 
 void acc_http_stop(struct acc_http_server *srv)
