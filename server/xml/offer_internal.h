@@ -111,6 +111,13 @@ void *offer_push(void *v, size_t *n, size_t sz);
 
 /* offer_terms.c */
 acc_err offer_service_term(struct offer_interp *in, const xmlNode *n);
+/* A component's executable from element e (what: its name in messages, such
+ * as "co:Executable"), checked as mpiexec needs it; and one more argument,
+ * as written (at most MAX_ARGS). */
+acc_err offer_executable(struct offer_interp *in, const xmlNode *e, const char *term,
+                         const char *what, struct acc_component *c);
+acc_err offer_argument(struct offer_interp *in, const xmlNode *e, const char *term,
+                       struct acc_component *c);
 acc_err offer_guarantee_term(struct offer_interp *in, const xmlNode *n);
 /* The checks of the time window once earliest, deadline and duration are
  * set (a co:Schedule or a wsag4j:TimeConstraint, n, in term). */

@@ -138,6 +138,29 @@ static acc_err flexible_bounds(struct offer_interp *in, const xmlNode *n, const 
 
 /* co:Component (SIZED), co:Flexible and co:Total: the same fields, the
  * schema says which each has. */
+acc_err offer_executable(struct offer_interp *in, const xmlNode *e, const char *term,
+                         const char *what, struct acc_component *c)
+{
+    struct acc_error why;
+    acc_err rc = offer_text(in, e, term, false, &c->executable);
+    if (!rc && acc_executable_check(c->executable, &why))
+        rc = offer_bad(in, e, "term '%s': %s %s", term, what, why.msg);
+    return rc;
+}
+
+acc_err offer_argument(struct offer_interp *in, const xmlNode *e, const char *term,
+                       struct acc_component *c)
+{
+    if (c->n_args == MAX_ARGS)
+        return offer_bad(in, e, "term '%s': more than %d arguments", term, MAX_ARGS);
+    char **args = offer_push(c->args, &c->n_args, sizeof *args);
+    if (!args)
+        return offer_nomem(in);
+    c->args = args;
+    /* Arguments are passed as written, blanks included. */
+    return offer_text(in, e, term, true, &args[c->n_args - 1]);
+}
+
 static acc_err comp_term(struct offer_interp *in, const xmlNode *n, const char *term,
                          enum acc_comp_kind kind)
 {
@@ -185,19 +208,9 @@ static acc_err comp_term(struct offer_interp *in, const xmlNode *n, const char *
         } else if (offer_is_co(e, "ProcessesPerNode")) {
             rc = offer_number(in, e, term, 1, MAX_PPN, &c->ppn);
         } else if (offer_is_co(e, "Executable")) {
-            struct acc_error why;
-            rc = offer_text(in, e, term, false, &c->executable);
-            if (!rc && acc_executable_check(c->executable, &why))
-                rc = offer_bad(in, e, "term '%s': co:Executable %s", term, why.msg);
+            rc = offer_executable(in, e, term, "co:Executable", c);
         } else if (offer_is_co(e, "Argument")) {
-            if (c->n_args == MAX_ARGS)
-                return offer_bad(in, e, "term '%s': more than %d arguments", term, MAX_ARGS);
-            char **args = offer_push(c->args, &c->n_args, sizeof *args);
-            if (!args)
-                return offer_nomem(in);
-            c->args = args;
-            /* Arguments are passed as written, blanks included. */
-            rc = offer_text(in, e, term, true, &args[c->n_args - 1]);
+            rc = offer_argument(in, e, term, c);
         }
     }
     if (!rc && c->nodes < 1)

@@ -107,20 +107,10 @@ static acc_err posix(struct offer_interp *in, const xmlNode *n, const char *term
 {
     acc_err rc = ACC_OK;
     for (xmlNode *e = offer_first_el(n); e && !rc; e = offer_next_el(e)) {
-        if (is_posix(e, "Executable")) {
-            struct acc_error why;
-            rc = offer_text(in, e, term, false, &c->executable);
-            if (!rc && acc_executable_check(c->executable, &why))
-                rc = offer_bad(in, e, "term '%s': jsdl-posix:Executable %s", term, why.msg);
-        } else if (is_posix(e, "Argument")) {
-            if (c->n_args == MAX_ARGS)
-                return offer_bad(in, e, "term '%s': more than %d arguments", term, MAX_ARGS);
-            char **args = offer_push(c->args, &c->n_args, sizeof *args);
-            if (!args)
-                return offer_nomem(in);
-            c->args = args;
-            rc = offer_text(in, e, term, true, &args[c->n_args - 1]);
-        }
+        if (is_posix(e, "Executable"))
+            rc = offer_executable(in, e, term, "jsdl-posix:Executable", c);
+        else if (is_posix(e, "Argument"))
+            rc = offer_argument(in, e, term, c);
     }
     return rc;
 }
