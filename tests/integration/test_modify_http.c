@@ -26,21 +26,8 @@ static const char ini[] = "[server]\nallow_control = yes\n"
                           "[network sim]\nadapter = sim-network\n"
                           "[link alpha-beta]\nsites = alpha beta\ncapacity = 200\nnetwork = sim\n";
 
-static const char offer[] =
-    "<wsag:AgreementOffer xmlns:wsag=\"http://schemas.ggf.org/graap/2007/03/ws-agreement\" "
-    "xmlns:co=\"urn:accord:coalloc:1\"><wsag:Name>mod</wsag:Name><wsag:Context>"
-    "<wsag:AgreementInitiator>tester</wsag:AgreementInitiator>"
-    "<wsag:ServiceProvider>AgreementResponder</wsag:ServiceProvider></wsag:Context>"
-    "<wsag:Terms><wsag:All><wsag:ServiceDescriptionTerm wsag:Name=\"schedule\" "
-    "wsag:ServiceName=\"metajob\"><co:Schedule><co:Duration>PT1H</co:Duration></co:Schedule>"
-    "</wsag:ServiceDescriptionTerm>"
-    "<wsag:ServiceDescriptionTerm wsag:Name=\"a\" wsag:ServiceName=\"metajob\"><co:Component>"
-    "<co:Site>alpha</co:Site><co:Nodes>2</co:Nodes></co:Component></wsag:ServiceDescriptionTerm>"
-    "<wsag:ServiceDescriptionTerm wsag:Name=\"b\" wsag:ServiceName=\"metajob\"><co:Component>"
-    "<co:Site>beta</co:Site><co:Nodes>2</co:Nodes></co:Component></wsag:ServiceDescriptionTerm>"
-    "<wsag:ServiceDescriptionTerm wsag:Name=\"ab\" wsag:ServiceName=\"metajob\"><co:Link>"
-    "<co:Between>a</co:Between><co:And>b</co:And><co:Bandwidth>100</co:Bandwidth></co:Link>"
-    "</wsag:ServiceDescriptionTerm></wsag:All></wsag:Terms></wsag:AgreementOffer>";
+/* The offer test_modify uses too: components a (alpha) and b (beta), link ab. */
+static char *offer;
 
 static const char *const XML_HDR[] = {"Content-Type: application/xml", NULL};
 static const char *const JSON_ACCEPT[] = {"Accept: application/json", NULL};
@@ -366,6 +353,9 @@ static void test_race_terminate(void)
 
 static int setup(void)
 {
+    offer = acc_test_slurp(ACC_SOURCE_DIR "/tests/data/modify/offer-ab.xml", NULL);
+    if (!offer)
+        return 1;
     snprintf(db_path, sizeof db_path, "%s/modify_http.db", acc_test_tmpdir());
     return fixture_start(&fx, ini, db_path);
 }
@@ -373,6 +363,7 @@ static int setup(void)
 static int teardown(void)
 {
     fixture_stop(&fx);
+    free(offer);
     return 0;
 }
 

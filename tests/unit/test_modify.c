@@ -21,21 +21,9 @@ static const char ini[] = "[negotiation]\nadapter_timeout = PT30S\nworkers = 1\n
                           "[network sim]\nadapter = sim-network\n"
                           "[link alpha-beta]\nsites = alpha beta\ncapacity = 200\nnetwork = sim\n";
 
-static const char doc[] =
-    "<wsag:AgreementOffer xmlns:wsag=\"http://schemas.ggf.org/graap/2007/03/ws-agreement\" "
-    "xmlns:co=\"urn:accord:coalloc:1\"><wsag:Name>mod</wsag:Name><wsag:Context>"
-    "<wsag:AgreementInitiator>tester</wsag:AgreementInitiator>"
-    "<wsag:ServiceProvider>AgreementResponder</wsag:ServiceProvider></wsag:Context>"
-    "<wsag:Terms><wsag:All><wsag:ServiceDescriptionTerm wsag:Name=\"schedule\" "
-    "wsag:ServiceName=\"metajob\"><co:Schedule><co:Duration>PT1H</co:Duration></co:Schedule>"
-    "</wsag:ServiceDescriptionTerm>"
-    "<wsag:ServiceDescriptionTerm wsag:Name=\"a\" wsag:ServiceName=\"metajob\"><co:Component>"
-    "<co:Site>alpha</co:Site><co:Nodes>2</co:Nodes></co:Component></wsag:ServiceDescriptionTerm>"
-    "<wsag:ServiceDescriptionTerm wsag:Name=\"b\" wsag:ServiceName=\"metajob\"><co:Component>"
-    "<co:Site>beta</co:Site><co:Nodes>2</co:Nodes></co:Component></wsag:ServiceDescriptionTerm>"
-    "<wsag:ServiceDescriptionTerm wsag:Name=\"ab\" wsag:ServiceName=\"metajob\"><co:Link>"
-    "<co:Between>a</co:Between><co:And>b</co:And><co:Bandwidth>100</co:Bandwidth></co:Link>"
-    "</wsag:ServiceDescriptionTerm></wsag:All></wsag:Terms></wsag:AgreementOffer>";
+/* Components a (alpha, 2 nodes) and b (beta, 2 nodes), link ab of 100 Mbit/s
+ * (shared with test_modify_http). */
+static char *doc;
 
 static struct acc_config cfg;
 static struct acc_service *svc;
@@ -329,12 +317,14 @@ static void test_overlapping_change(void)
 static int setup(void)
 {
     struct acc_error err;
-    return acc_xml_init(&err) ? 1 : 0;
+    doc = acc_test_slurp(ACC_SOURCE_DIR "/tests/data/modify/offer-ab.xml", NULL);
+    return !doc || acc_xml_init(&err) ? 1 : 0;
 }
 
 static int teardown(void)
 {
     acc_xml_cleanup();
+    free(doc);
     return 0;
 }
 
