@@ -409,7 +409,10 @@ static void test_every_version_signed(void)
     acc_time e = 0;
     CU_ASSERT_EQUAL(acc_time_parse(end, &e, NULL), ACC_OK);
     char t[40], body[256], url[256];
-    acc_time_format(e + 600, t);
+    /* shortened: the new booking lies within the old one, which counts as
+     * free for it, so the change fits whatever else the calendars hold
+     * (the embedded testbed has background load: extending could meet it) */
+    acc_time_format(e - 600, t);
     snprintf(body, sizeof body,
              "<co:Modification xmlns:co=\"urn:accord:coalloc:1\"><co:End>%s</co:End>"
              "</co:Modification>",
@@ -418,6 +421,8 @@ static void test_every_version_signed(void)
     struct http_reply r;
     CU_ASSERT_EQUAL_FATAL(http_do("POST", url, body, strlen(body), NULL, &r), 0);
     CU_ASSERT_EQUAL(r.status, 200);
+    if (r.status != 200)
+        fprintf(stderr, "modify answered %ld: %s\n", (long)r.status, r.body ? r.body : "");
     CU_ASSERT_PTR_NOT_NULL(r.body ? strstr(r.body, "<ds:Signature") : NULL);
     CU_ASSERT_EQUAL(r.body ? xmlsec1_verdict(r.body, r.len, crt) : -1, 0);
     http_reply_free(&r);
