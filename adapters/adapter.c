@@ -28,6 +28,7 @@ const struct acc_adapter_ops *acc_adapter_kind_find(const char *kind)
 struct acc_adapter {
     const struct acc_adapter_ops *ops;
     char *name;
+    unsigned caps;        /* ops->caps narrowed by instance_caps (version 4) */
     bool serial;          /* not thread-safe: one call at a time */
     pthread_mutex_t lock; /* held around calls when serial */
     atomic_uint_least64_t calls, failures;
@@ -106,9 +107,14 @@ acc_err acc_adapter_open(const struct acc_adapter_ops *ops, const struct acc_ada
         free(ad);
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     }
+    ad->caps = ops->caps;
     ad->serial = !(ops->caps & ACC_CAP_THREADSAFE);
     pthread_mutex_init(&ad->lock, NULL);
     acc_err rc = ops->open(ad->state, env, err);
+    if (!rc && ops->version >= 4 && ops->instance_caps) {
+        ad->caps &= ops->instance_caps(ad->state);
+        ad->serial = !(ad->caps & ACC_CAP_THREADSAFE);
+    }
     if (rc) {
         acc_error_prefix(err, "%s (adapter %s)", env->section, ops->kind);
         if (ops->close)
@@ -155,7 +161,7 @@ bool acc_adapter_has(const struct acc_adapter *ad, unsigned cap)
     if ((cap & ACC_CAP_REPLACE) &&
         (ad->ops->version < 3 || !ad->ops->preview_replacing || !ad->ops->reserve_replacing))
         return false;
-    return (ad->ops->caps & cap) == cap;
+    return (ad->caps & cap) == cap;
 }
 
 static int64_t call_begin(struct acc_adapter *ad)
@@ -182,7 +188,7 @@ static acc_err call_end(struct acc_adapter *ad, int64_t t0, acc_err rc, struct a
 static bool resource_ok(const struct acc_adapter *ad, const struct acc_resource *res)
 {
     unsigned need = res->kind == ACC_RES_NODES ? ACC_CAP_NODES : ACC_CAP_BANDWIDTH;
-    return (ad->ops->caps & need) && res->amount > 0;
+    return (ad->caps & need) && res->amount > 0;
 }
 
 acc_err acc_adapter_preview(struct acc_adapter *ad, const struct acc_resource *res, acc_time from,

@@ -30,7 +30,7 @@
 #include "../lib/common/timefmt.h"
 #include "../lib/model/model.h"
 
-#define ACC_ADAPTER_OPS_VERSION 3
+#define ACC_ADAPTER_OPS_VERSION 4
 
 /* Capabilities: ask "can it do X?", never "which adapter is it?". */
 enum {
@@ -99,6 +99,10 @@ struct acc_job {
     const char *output;     /* file for the job's standard output, or NULL */
     acc_time end;           /* the reservation's end: the job must be done by then */
     const char *const *env; /* "NAME=value" entries set for the job; NULL-terminated, or NULL */
+    /* version 4: the one host of the reservation the job starts on (a Hydra
+     * proxy of a meta-job launched across domains), or NULL: the whole
+     * reservation */
+    const char *host;
 };
 
 /* Where a submitted job stands. */
@@ -145,6 +149,11 @@ struct acc_provision_status {
 struct acc_health {
     bool up;
     char detail[256];
+    /* version 4: the round trip of the health call to a remote site daemon
+     * (0: not measured: an in-process adapter), and where it is ("" for
+     * in-process adapters; the site daemon's URL for remote ones) */
+    int64_t rtt_us;
+    char endpoint[128];
 };
 
 struct acc_adapter_ops {
@@ -221,6 +230,13 @@ struct acc_adapter_ops {
     acc_err (*reserve_replacing)(void *state, const char *key, const char *old_key,
                                  const struct acc_resource *res, acc_time start, int64_t duration,
                                  struct acc_reservation *out, struct acc_error *err);
+
+    /* ---- version 4 (adapters whose capabilities are known only once open:
+     * remote ones, which serve whatever their site daemon serves) */
+
+    /* Called once after a successful open; the instance's capabilities are
+     * caps & instance_caps(state).  May be NULL: caps. */
+    unsigned (*instance_caps)(void *state);
 };
 
 /* The compiled-in kinds, NULL-terminated. */

@@ -46,6 +46,7 @@ static const struct {
                          "too many header fields or query parameters"},
     [ACC_ERR_BAD_REQUEST] = {"InvalidRequest", 400, "the request is malformed"},
     [ACC_ERR_TOO_MANY_ATTRS] = {"TooManyAttributes", 400, "too many attributes"},
+    [ACC_ERR_PEER_LIMIT] = {"PeerLimit", 403, "over the limits the site gives this peer"},
 };
 
 static acc_err clamp(acc_err code)
@@ -56,6 +57,15 @@ static acc_err clamp(acc_err code)
 const char *acc_err_symbol(acc_err code)
 {
     return table[clamp(code)].symbol;
+}
+
+acc_err acc_err_from_symbol(const char *symbol)
+{
+    for (int i = 0; symbol && i < ACC_ERR__COUNT; i++) {
+        if (table[i].symbol && strcmp(table[i].symbol, symbol) == 0)
+            return (acc_err)i;
+    }
+    return ACC_ERR__COUNT;
 }
 
 int acc_err_http_status(acc_err code)

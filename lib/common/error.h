@@ -48,6 +48,7 @@ typedef enum acc_err {
     ACC_ERR_HEADERS,           /* too many header fields or query parameters */
     ACC_ERR_BAD_REQUEST,       /* a request (not an offer) is malformed */
     ACC_ERR_TOO_MANY_ATTRS,    /* an element or a document carries too many attributes */
+    ACC_ERR_PEER_LIMIT,        /* a site daemon: the peer is over the limits the site gives it */
     ACC_ERR__COUNT
 } acc_err;
 
@@ -63,6 +64,10 @@ struct acc_error {
 
 /* Stable symbolic name of a code, as used in faults ("NoCommonSlot"). */
 const char *acc_err_symbol(acc_err code);
+
+/* The code of a symbolic name (acc_err_symbol's inverse), or ACC_ERR__COUNT
+ * when no code has that name (a fault from a newer peer). */
+acc_err acc_err_from_symbol(const char *symbol);
 
 /* The HTTP status a code maps to (400, 404, 409, 503, ...). */
 int acc_err_http_status(acc_err code);
