@@ -31,6 +31,9 @@ enum {
 struct ctl {
     const char *server; /* base URL, no trailing slash needed */
     const char *token;  /* bearer token, or NULL */
+    const char *cacert; /* HTTPS: CA file the server must verify against; NULL: the system's */
+    const char *cert;   /* client certificate file, or NULL */
+    const char *key;    /* its key file, or NULL */
     long timeout;       /* seconds for the whole exchange */
     bool json, xml;     /* pass the server's document through */
     /* Columns of the terminal (else $COLUMNS); 0 when unknown, that is when
@@ -77,12 +80,13 @@ void ctl_url_escape(const char *s, char *out, size_t size);
 /* ------------------------------------------------------------- options */
 
 /* The options every command takes. */
-#define CTL_COMMON_OPTIONS                                                             \
-    {"server", required_argument, NULL, 'S'}, {"token", required_argument, NULL, 'T'}, \
-        {"json", no_argument, NULL, 'J'}, {"xml", no_argument, NULL, 'X'},             \
-        {"timeout", required_argument, NULL, 'W'},                                     \
-    {                                                                                  \
-        "help", no_argument, NULL, 'h'                                                 \
+#define CTL_COMMON_OPTIONS                                                                   \
+    {"server", required_argument, NULL, 'S'}, {"token", required_argument, NULL, 'T'},       \
+        {"json", no_argument, NULL, 'J'}, {"xml", no_argument, NULL, 'X'},                   \
+        {"timeout", required_argument, NULL, 'W'}, {"cacert", required_argument, NULL, 'C'}, \
+        {"cert", required_argument, NULL, 'E'}, {"key", required_argument, NULL, 'K'},       \
+    {                                                                                        \
+        "help", no_argument, NULL, 'h'                                                       \
     }
 
 /* Handles a common option; returns -1 when opt is not one, else an exit
