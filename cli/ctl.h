@@ -79,14 +79,20 @@ void ctl_url_escape(const char *s, char *out, size_t size);
 
 /* ------------------------------------------------------------- options */
 
+/* Codes of common options without a letter: above every character, so that
+ * they never meet a command's own option letters. */
+enum { CTL_OPT_CACERT = 0x100, CTL_OPT_CERT, CTL_OPT_KEY };
+
 /* The options every command takes. */
-#define CTL_COMMON_OPTIONS                                                                   \
-    {"server", required_argument, NULL, 'S'}, {"token", required_argument, NULL, 'T'},       \
-        {"json", no_argument, NULL, 'J'}, {"xml", no_argument, NULL, 'X'},                   \
-        {"timeout", required_argument, NULL, 'W'}, {"cacert", required_argument, NULL, 'C'}, \
-        {"cert", required_argument, NULL, 'E'}, {"key", required_argument, NULL, 'K'},       \
-    {                                                                                        \
-        "help", no_argument, NULL, 'h'                                                       \
+#define CTL_COMMON_OPTIONS                                                             \
+    {"server", required_argument, NULL, 'S'}, {"token", required_argument, NULL, 'T'}, \
+        {"json", no_argument, NULL, 'J'}, {"xml", no_argument, NULL, 'X'},             \
+        {"timeout", required_argument, NULL, 'W'},                                     \
+        {"cacert", required_argument, NULL, CTL_OPT_CACERT},                           \
+        {"cert", required_argument, NULL, CTL_OPT_CERT},                               \
+        {"key", required_argument, NULL, CTL_OPT_KEY},                                 \
+    {                                                                                  \
+        "help", no_argument, NULL, 'h'                                                 \
     }
 
 /* Handles a common option; returns -1 when opt is not one, else an exit

@@ -14,13 +14,13 @@ int ctl_common_option(struct ctl *c, int opt, const char *arg, void (*help)(FILE
     case 'T':
         c->token = arg;
         return -2;
-    case 'C':
+    case CTL_OPT_CACERT:
         c->cacert = arg;
         return -2;
-    case 'E':
+    case CTL_OPT_CERT:
         c->cert = arg;
         return -2;
-    case 'K':
+    case CTL_OPT_KEY:
         c->key = arg;
         return -2;
     case 'J':
