@@ -36,6 +36,14 @@ acc_err acc_proto_next(const xmlNode *parent, const xmlNode **cur, struct acc_er
 /* True for the element `name` (in ACC_PROTO_NS). */
 bool acc_proto_is(const xmlNode *n, const char *name);
 
+/* Children that appear at most once: each child of parent must be one of
+ * names[0..n) (a leading '?' marks an optional one) and lands in found[i];
+ * ACC_ERR_BAD_REQUEST for an unknown, a repeated or a missing one. */
+acc_err acc_proto_children(const xmlNode *parent, const char *const *names, const xmlNode **found,
+                           size_t n, struct acc_error *err);
+/* Printable ASCII without blanks, 1 .. max bytes (local ids, job states). */
+bool acc_proto_token_ok(const char *s, size_t max);
+
 /* ACC_ERR_BAD_REQUEST naming the element as unknown where it is. */
 acc_err acc_proto_unknown(const xmlNode *n, struct acc_error *err);
 /* ACC_ERR_BAD_REQUEST: n has its child `name` twice. */
