@@ -145,22 +145,10 @@ static int handler(void *user, const char *section, const char *k, const char *v
         return cfg_launch_key(p, k, v);
     if (strcmp(section, "policy") == 0)
         return cfg_policy_key(p, k, v);
-    static const char *const kinds[] = {"site ", "network ", "link "};
-    for (int i = 0; i < 3; i++) {
-        size_t kl = strlen(kinds[i]);
-        if (strncmp(section, kinds[i], kl) != 0)
-            continue;
-        const char *name = section + kl;
-        while (*name == ' ')
-            name++;
-        if (!acc_name_valid(name, 63))
-            return cfg_bad(p, section, "'%s' is not a valid name (letters, digits, . _ -)", name);
-        if (i == 0)
-            return cfg_site_key(p, section, name, k, v);
-        if (i == 1)
-            return cfg_network_key(p, name, k, v);
-        return cfg_link_key(p, section, name, k, v);
-    }
+    bool matched = false;
+    int rc = cfg_resource_key(p, section, k, v, &matched);
+    if (matched)
+        return rc;
     return cfg_bad(
         p, section,
         "unknown section (server, database, signing, negotiation, policy, launch, auth, site "

@@ -46,7 +46,11 @@ int cfg_negotiation_key(struct cfg_parse *p, const char *k, const char *v);
 int cfg_auth_key(struct cfg_parse *p, const char *k, const char *v);
 int cfg_launch_key(struct cfg_parse *p, const char *k, const char *v);
 
-/* config_sites.c: name is the section's NAME, already checked. */
+/* config_sites.c: a key of [site NAME], [network NAME] or [link NAME]
+ * (*matched false, 0, for any other section). */
+int cfg_resource_key(struct cfg_parse *p, const char *section, const char *k, const char *v,
+                     bool *matched);
+/* name is the section's NAME, already checked. */
 int cfg_site_key(struct cfg_parse *p, const char *section, const char *name, const char *k,
                  const char *v);
 int cfg_network_key(struct cfg_parse *p, const char *name, const char *k, const char *v);
