@@ -266,6 +266,22 @@ acc_err acc_config_set_db(struct acc_config *c, const char *path, struct acc_err
     return ACC_OK;
 }
 
+acc_err acc_config_resource_key(struct acc_config *c, const char *section, const char *k,
+                                const char *v, struct acc_error *err)
+{
+    struct cfg_parse p = {.c = c};
+    bool matched = false;
+    int rc = cfg_resource_key(&p, section, k, v, &matched);
+    if (!matched)
+        return acc_error_set(err, ACC_ERR_NOT_FOUND, "[%s] is not a site, network or link",
+                             section);
+    if (p.failed)
+        return acc_error_copy(err, &p.err);
+    if (!rc)
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    return ACC_OK;
+}
+
 static void free_settings(struct acc_kv *kv, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
