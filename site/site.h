@@ -24,8 +24,8 @@
 /* A [peer NAME] section: an Accord instance the site admits, and its limits. */
 struct acc_site_peer_cfg {
     char *name;
-    char *subject;     /* the certificate's subject DN ("CN=accord-main"), or NULL */
-    char *fingerprint; /* "SHA256:AB:CD:..." (upper case), or NULL */
+    char *subject;            /* the certificate's subject DN ("CN=accord-main"), or NULL */
+    char *fingerprint;        /* "SHA256:AB:CD:..." (upper case), or NULL */
     int64_t max_nodes;        /* largest reservation of nodes */
     int64_t max_bandwidth;    /* largest reservation of bandwidth, Mbit/s */
     int64_t max_duration;     /* seconds */

@@ -197,10 +197,10 @@ static int peer_key(struct parse *p, const char *section, const char *name, cons
     } limits[] = {
         {"max_nodes", false, 10000000, offsetof(struct acc_site_peer_cfg, max_nodes)},
         {"max_bandwidth", false, 100000000, offsetof(struct acc_site_peer_cfg, max_bandwidth)},
-        {"max_duration", true, 10LL * 366 * 86400, offsetof(struct acc_site_peer_cfg, max_duration)},
+        {"max_duration", true, 10LL * 366 * 86400,
+         offsetof(struct acc_site_peer_cfg, max_duration)},
         {"max_advance", true, 10LL * 366 * 86400, offsetof(struct acc_site_peer_cfg, max_advance)},
-        {"max_reservations", false, 1000000,
-         offsetof(struct acc_site_peer_cfg, max_reservations)},
+        {"max_reservations", false, 1000000, offsetof(struct acc_site_peer_cfg, max_reservations)},
     };
     for (size_t i = 0; i < sizeof limits / sizeof *limits; i++) {
         if (strcmp(k, limits[i].key) != 0)
@@ -311,8 +311,9 @@ static acc_err finish(struct acc_site_config *c, struct parse *p, int line, cons
     else if (p->failed)
         rc = acc_error_set(err, ACC_ERR_CONFIG, "%s line %d: %s", origin, line, p->err.msg);
     else if (line > 0)
-        rc = acc_error_set(err, ACC_ERR_CONFIG, "%s line %d: not a valid INI line (or out of "
-                                                "memory)",
+        rc = acc_error_set(err, ACC_ERR_CONFIG,
+                           "%s line %d: not a valid INI line (or out of "
+                           "memory)",
                            origin, line);
     if (!rc && (rc = check(c, err)) != ACC_OK)
         acc_error_prefix(err, "%s", origin);

@@ -56,8 +56,8 @@ static bool admit(void *arg, const struct acc_tls_peer *peer)
     struct acc_site *s = arg;
     bool ok = site_peers_find(s->peers, peer->subject, peer->fingerprint, NULL);
     if (!ok)
-        acc_log_warn("site %s: refused a client certificate no [peer] names: %s (%s)",
-                     s->cfg.name, peer->subject, peer->fingerprint);
+        acc_log_warn("site %s: refused a client certificate no [peer] names: %s (%s)", s->cfg.name,
+                     peer->subject, peer->fingerprint);
     return ok;
 }
 
@@ -91,12 +91,11 @@ static void completed(void *cls, struct MHD_Connection *con, void **req_cls,
     *req_cls = NULL;
 }
 
-static enum MHD_Result reply(struct MHD_Connection *con, const struct site_response *rs,
-                             bool close)
+static enum MHD_Result reply(struct MHD_Connection *con, const struct site_response *rs, bool close)
 {
     size_t len = rs->body.len;
-    struct MHD_Response *r = MHD_create_response_from_buffer(
-        len, len ? rs->body.data : (void *)"", MHD_RESPMEM_MUST_COPY);
+    struct MHD_Response *r = MHD_create_response_from_buffer(len, len ? rs->body.data : (void *)"",
+                                                             MHD_RESPMEM_MUST_COPY);
     if (!r)
         return MHD_NO;
     if (len)
@@ -128,8 +127,8 @@ static acc_err identify(struct site_http *h, struct MHD_Connection *con, struct 
     if (rc)
         return rc;
     if (!site_peers_find(h->site->peers, tp.subject, tp.fingerprint, &x->peer))
-        return acc_error_set(err, ACC_ERR_FORBIDDEN, "site %s does not admit %s",
-                             h->site->cfg.name, tp.subject);
+        return acc_error_set(err, ACC_ERR_FORBIDDEN, "site %s does not admit %s", h->site->cfg.name,
+                             tp.subject);
     x->have_peer = true;
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(con, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
@@ -146,8 +145,7 @@ static acc_err identify(struct site_http *h, struct MHD_Connection *con, struct 
 
 static enum MHD_Result access_handler(void *cls, struct MHD_Connection *con, const char *url,
                                       const char *method, const char *version,
-                                      const char *upload_data, size_t *upload_size,
-                                      void **req_cls)
+                                      const char *upload_data, size_t *upload_size, void **req_cls)
 {
     (void)version;
     struct site_http *h = cls;
@@ -197,8 +195,9 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *con, con
     struct acc_error err;
     if (x->too_large || !acc_buf_ok(&x->body)) {
         if (x->too_large)
-            acc_error_set(&err, ACC_ERR_TOO_LARGE, "the body is over the protocol's limit of %d "
-                                                   "bytes",
+            acc_error_set(&err, ACC_ERR_TOO_LARGE,
+                          "the body is over the protocol's limit of %d "
+                          "bytes",
                           ACC_PROTO_BODY_MAX);
         else
             acc_error_set(&err, ACC_ERR_NOMEM, "out of memory");
@@ -266,8 +265,7 @@ acc_err site_http_start(struct acc_site *s, struct site_http **out, struct acc_e
         goto fail;
     }
     opts[n++] = (struct MHD_OptionItem){MHD_OPTION_THREAD_POOL_SIZE, s->cfg.threads, NULL};
-    opts[n++] =
-        (struct MHD_OptionItem){MHD_OPTION_CONNECTION_LIMIT, s->cfg.max_connections, NULL};
+    opts[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_LIMIT, s->cfg.max_connections, NULL};
     opts[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_TIMEOUT, s->cfg.timeout, NULL};
     opts[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_MEMORY_LIMIT, 128 * 1024, NULL};
     opts[n++] = (struct MHD_OptionItem){MHD_OPTION_SOCK_ADDR, 0, ai->ai_addr};

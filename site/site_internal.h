@@ -53,15 +53,15 @@ acc_err site_store_get(struct site_store *st, const char *key, struct site_booki
 /* A new intent row (ACC_ERR_KEY_REUSED when the key has a row). */
 acc_err site_store_intent(struct site_store *st, const struct site_booking *b, acc_time now,
                           struct acc_error *err);
-acc_err site_store_reserved(struct site_store *st, const char *key,
-                            const struct acc_reservation *r, acc_time now, struct acc_error *err);
+acc_err site_store_reserved(struct site_store *st, const char *key, const struct acc_reservation *r,
+                            acc_time now, struct acc_error *err);
 acc_err site_store_set_state(struct site_store *st, const char *key, enum site_state state,
                              acc_time now, struct acc_error *err);
 acc_err site_store_delete(struct site_store *st, const char *key, struct acc_error *err);
 /* A cancelled row for a key that had none, so that a reserve arriving after
  * its cancel books nothing; a peer's oldest tombstones beyond a bound go. */
-acc_err site_store_tombstone(struct site_store *st, const char *peer, const char *key,
-                             acc_time now, struct acc_error *err);
+acc_err site_store_tombstone(struct site_store *st, const char *peer, const char *key, acc_time now,
+                             struct acc_error *err);
 /* Forgets cancelled rows and ended reservations older than a day. */
 acc_err site_store_prune(struct site_store *st, acc_time now, struct acc_error *err);
 /* A peer's open reservations (intent, or reserved and not ended). */
@@ -142,12 +142,11 @@ struct site_ask {
 acc_err site_open_resources(struct acc_site *s, struct acc_error *err);
 void site_close_resources(struct acc_site *s);
 acc_err site_recover(struct acc_site *s, struct acc_error *err);
-acc_err site_op_preview(struct acc_site *s, const struct site_peer *peer,
-                        const struct site_ask *a, struct acc_frames *out, struct acc_error *err);
+acc_err site_op_preview(struct acc_site *s, const struct site_peer *peer, const struct site_ask *a,
+                        struct acc_frames *out, struct acc_error *err);
 /* out gets the stored booking (the same key again: the first one). */
 acc_err site_op_reserve(struct acc_site *s, const struct site_peer *peer, const char *key,
-                        const struct site_ask *a, struct site_booking *out,
-                        struct acc_error *err);
+                        const struct site_ask *a, struct site_booking *out, struct acc_error *err);
 /* out gets the booking with res read back from the adapter. */
 acc_err site_op_query(struct acc_site *s, const struct site_peer *peer, const char *key,
                       struct site_booking *out, struct acc_error *err);
@@ -155,16 +154,14 @@ acc_err site_op_cancel(struct acc_site *s, const struct site_peer *peer, const c
                        struct acc_error *err);
 acc_err site_op_provision(struct acc_site *s, const struct site_peer *peer, const char *key,
                           const struct acc_flow *flow, struct acc_error *err);
-acc_err site_op_provision_status(struct acc_site *s, const struct site_peer *peer,
-                                 const char *key, struct acc_provision_status *out,
-                                 struct acc_error *err);
+acc_err site_op_provision_status(struct acc_site *s, const struct site_peer *peer, const char *key,
+                                 struct acc_provision_status *out, struct acc_error *err);
 /* The peer's reserved booking of key, for jobs (ACC_ERR_NOT_FOUND else). */
 acc_err site_op_booking(struct acc_site *s, const struct site_peer *peer, const char *key,
                         struct site_booking *out, struct acc_error *err);
 /* Health of every adapter: up when all are; detail names the first down;
  * caps the ACC_CAP_* the daemon serves. */
-void site_op_health(struct acc_site *s, bool *up, char *detail, size_t detail_len,
-                    unsigned *caps);
+void site_op_health(struct acc_site *s, bool *up, char *detail, size_t detail_len, unsigned *caps);
 
 /* site_http.c */
 struct site_http;
@@ -185,8 +182,8 @@ struct site_request {
 };
 
 struct site_response {
-    int status;           /* 200, 201, 204 or the fault's */
-    struct acc_buf body;  /* application/xml; empty for 204 */
+    int status;          /* 200, 201, 204 or the fault's */
+    struct acc_buf body; /* application/xml; empty for 204 */
 };
 
 void site_route(struct acc_site *s, const struct site_request *rq, struct site_response *rs);

@@ -151,11 +151,10 @@ static acc_err check_limits(const struct acc_site *s, const struct site_peer *pe
 {
     int64_t max = a->kind == ACC_RES_NODES ? peer->max_nodes : peer->max_bandwidth;
     if (a->amount > max)
-        return acc_error_set(err, ACC_ERR_PEER_LIMIT,
-                             "site %s: %lld %s is over peer %s's limit (%s = %lld)", s->cfg.name,
-                             (long long)a->amount, a->kind == ACC_RES_NODES ? "nodes" : "Mbit/s",
-                             peer->name, a->kind == ACC_RES_NODES ? "max_nodes" : "max_bandwidth",
-                             (long long)max);
+        return acc_error_set(
+            err, ACC_ERR_PEER_LIMIT, "site %s: %lld %s is over peer %s's limit (%s = %lld)",
+            s->cfg.name, (long long)a->amount, a->kind == ACC_RES_NODES ? "nodes" : "Mbit/s",
+            peer->name, a->kind == ACC_RES_NODES ? "max_nodes" : "max_bandwidth", (long long)max);
     if (a->duration > peer->max_duration)
         return acc_error_set(err, ACC_ERR_PEER_LIMIT,
                              "site %s: a duration of %lld s is over peer %s's limit "
@@ -182,8 +181,8 @@ static bool ask_valid(const struct site_ask *a, struct acc_error *err)
 
 /* --------------------------------------------------------------- previews */
 
-acc_err site_op_preview(struct acc_site *s, const struct site_peer *peer,
-                        const struct site_ask *a, struct acc_frames *out, struct acc_error *err)
+acc_err site_op_preview(struct acc_site *s, const struct site_peer *peer, const struct site_ask *a,
+                        struct acc_frames *out, struct acc_error *err)
 {
     if (!ask_valid(a, err))
         return err->code;
@@ -218,9 +217,9 @@ acc_err site_op_preview(struct acc_site *s, const struct site_peer *peer,
 
 static bool same_ask(const struct site_booking *b, const struct site_ask *a)
 {
-    return b->kind == a->kind && strcmp(b->resource, a->resource) == 0 &&
-           b->amount == a->amount && b->start == a->start &&
-           b->end == a->start + a->duration && acc_streq(b->old_key, a->old_key);
+    return b->kind == a->kind && strcmp(b->resource, a->resource) == 0 && b->amount == a->amount &&
+           b->start == a->start && b->end == a->start + a->duration &&
+           acc_streq(b->old_key, a->old_key);
 }
 
 static void maybe_prune(struct acc_site *s, acc_time now)
@@ -280,8 +279,8 @@ static acc_err reserve_new(struct acc_site *s, const struct site_peer *peer, con
         if (acc_adapter_cancel(r->ad, key, NULL, &ce) == ACC_OK)
             site_store_delete(s->store, key, NULL);
         else
-            acc_log_warn("site %s: reservation %s: %s (the intent stays for recovery)",
-                         s->cfg.name, key, ce.msg);
+            acc_log_warn("site %s: reservation %s: %s (the intent stays for recovery)", s->cfg.name,
+                         key, ce.msg);
         return rc;
     }
     if ((rc = site_store_reserved(s->store, key, &b.res, acc_now(), err)) != ACC_OK) {
@@ -317,8 +316,7 @@ acc_err site_op_reserve(struct acc_site *s, const struct site_peer *peer, const 
     if (rc)
         goto out;
     if (strcmp(b.peer, peer->name) != 0) {
-        rc = acc_error_set(err, ACC_ERR_KEY_REUSED, "site %s: key %s is in use", s->cfg.name,
-                           key);
+        rc = acc_error_set(err, ACC_ERR_KEY_REUSED, "site %s: key %s is in use", s->cfg.name, key);
     } else if (b.state == SITE_CANCELLED) {
         rc = acc_error_set(err, ACC_ERR_STATE,
                            "site %s: reservation %s was cancelled; a cancelled key is not "
@@ -358,8 +356,7 @@ static acc_err own_reserved(struct acc_site *s, const struct site_peer *peer, co
     acc_err rc = site_store_get(s->store, key, out, err);
     if (rc == ACC_OK && (strcmp(out->peer, peer->name) != 0 || out->state != SITE_RESERVED)) {
         site_booking_release(out);
-        rc = acc_error_set(err, ACC_ERR_NOT_FOUND, "site %s: no reservation %s", s->cfg.name,
-                           key);
+        rc = acc_error_set(err, ACC_ERR_NOT_FOUND, "site %s: no reservation %s", s->cfg.name, key);
     } else if (rc == ACC_ERR_NOT_FOUND) {
         acc_error_set(err, ACC_ERR_NOT_FOUND, "site %s: no reservation %s", s->cfg.name, key);
     }
@@ -435,9 +432,8 @@ acc_err site_op_provision(struct acc_site *s, const struct site_peer *peer, cons
     return rc;
 }
 
-acc_err site_op_provision_status(struct acc_site *s, const struct site_peer *peer,
-                                 const char *key, struct acc_provision_status *out,
-                                 struct acc_error *err)
+acc_err site_op_provision_status(struct acc_site *s, const struct site_peer *peer, const char *key,
+                                 struct acc_provision_status *out, struct acc_error *err)
 {
     struct site_booking b;
     acc_err rc = own_reserved(s, peer, key, &b, err);
@@ -449,13 +445,12 @@ acc_err site_op_provision_status(struct acc_site *s, const struct site_peer *pee
     return rc;
 }
 
-void site_op_health(struct acc_site *s, bool *up, char *detail, size_t detail_len,
-                    unsigned *caps)
+void site_op_health(struct acc_site *s, bool *up, char *detail, size_t detail_len, unsigned *caps)
 {
     *up = true;
     *caps = ACC_CAP_THREADSAFE;
     acc_strlcpy(detail, "ok", detail_len);
-    static const unsigned served[] = {ACC_CAP_NODES,     ACC_CAP_BANDWIDTH, ACC_CAP_NODE_NAMES,
+    static const unsigned served[] = {ACC_CAP_NODES, ACC_CAP_BANDWIDTH, ACC_CAP_NODE_NAMES,
                                       ACC_CAP_PROVISION, ACC_CAP_REPLACE};
     for (size_t i = 0; i < s->n_ads; i++) {
         for (size_t k = 0; k < sizeof served / sizeof *served; k++) {
@@ -493,8 +488,8 @@ acc_err site_recover(struct acc_site *s, struct acc_error *err)
                          s->cfg.name, v[i].key, v[i].peer);
         } else {
             left++;
-            acc_log_warn("site %s: recovery: reservation %s: %s (it stays an intent)",
-                         s->cfg.name, v[i].key, e.msg);
+            acc_log_warn("site %s: recovery: reservation %s: %s (it stays an intent)", s->cfg.name,
+                         v[i].key, e.msg);
         }
         site_booking_release(&v[i]);
     }

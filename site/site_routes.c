@@ -95,8 +95,8 @@ static void h_preview(struct acc_site *s, const struct site_request *rq, const s
     acc_frames_init(&f);
     acc_err rc = acc_proto_read_preview(rq->body, rq->body_len, &pv, &err);
     if (!rc) {
-        struct site_ask a = {pv.kind, pv.resource, pv.amount, pv.from, pv.until, 0,
-                             pv.duration, pv.old_key};
+        struct site_ask a = {pv.kind,  pv.resource, pv.amount,   pv.from,
+                             pv.until, 0,           pv.duration, pv.old_key};
         rc = site_op_preview(s, rq->peer, &a, &f, &err);
     }
     if (!rc)
@@ -278,8 +278,7 @@ void site_route(struct acc_site *s, const struct site_request *rq, struct site_r
         }
     }
     if (known)
-        acc_error_set(&err, ACC_ERR_METHOD, "%.16s is not allowed on %.200s", rq->method,
-                      rq->path);
+        acc_error_set(&err, ACC_ERR_METHOD, "%.16s is not allowed on %.200s", rq->method, rq->path);
     else
         acc_error_set(&err, ACC_ERR_NOT_FOUND, "no such path: %.200s", rq->path);
     site_fault(s, &err, rs);

@@ -29,8 +29,8 @@ static const char *const migrations[] = {
     "  kind TEXT NOT NULL CHECK (kind IN ('nodes', 'bandwidth')),"
     "  resource TEXT NOT NULL,"
     "  amount INTEGER NOT NULL,"
-    "  start INTEGER NOT NULL,"    /* as asked */
-    "  end INTEGER NOT NULL,"      /* as asked */
+    "  start INTEGER NOT NULL," /* as asked */
+    "  end INTEGER NOT NULL,"   /* as asked */
     "  old_key TEXT NOT NULL DEFAULT '',"
     "  local_id TEXT NOT NULL DEFAULT '',"
     "  eff_start INTEGER NOT NULL DEFAULT 0," /* as the adapter booked it */
@@ -158,7 +158,7 @@ static const char *state_name(enum site_state s)
 
 static enum site_state state_of(const char *s)
 {
-    return strcmp(s, "intent") == 0 ? SITE_INTENT
+    return strcmp(s, "intent") == 0     ? SITE_INTENT
            : strcmp(s, "reserved") == 0 ? SITE_RESERVED
                                         : SITE_CANCELLED;
 }
@@ -208,8 +208,8 @@ acc_err site_store_get(struct site_store *st, const char *key, struct site_booki
     sqlite3_stmt *s = NULL;
     acc_err rc = ACC_OK;
     pthread_mutex_lock(&st->lock);
-    if (sqlite3_prepare_v2(st->db, "SELECT " BOOKING_COLS " FROM site_bookings WHERE key = ?1",
-                           -1, &s, NULL) != SQLITE_OK ||
+    if (sqlite3_prepare_v2(st->db, "SELECT " BOOKING_COLS " FROM site_bookings WHERE key = ?1", -1,
+                           &s, NULL) != SQLITE_OK ||
         sqlite3_bind_text(s, 1, key, -1, SQLITE_STATIC) != SQLITE_OK) {
         rc = db_error(st->db, err, "read a booking");
         goto out;
@@ -248,10 +248,10 @@ static acc_err run(struct site_store *st, const char *sql, const struct bindv *b
         goto out;
     }
     for (int i = 0; i < n; i++) {
-        int r = b[i].is_text ? (b[i].text ? sqlite3_bind_text(s, i + 1, b[i].text, -1,
-                                                              SQLITE_STATIC)
-                                          : sqlite3_bind_null(s, i + 1))
-                             : sqlite3_bind_int64(s, i + 1, b[i].i);
+        int r = b[i].is_text
+                    ? (b[i].text ? sqlite3_bind_text(s, i + 1, b[i].text, -1, SQLITE_STATIC)
+                                 : sqlite3_bind_null(s, i + 1))
+                    : sqlite3_bind_int64(s, i + 1, b[i].i);
         if (r != SQLITE_OK) {
             rc = db_error(st->db, err, "bind");
             goto out;
@@ -278,8 +278,9 @@ acc_err site_store_intent(struct site_store *st, const struct site_booking *b, a
                           struct acc_error *err)
 {
     const struct bindv v[] = {
-        T(b->key), T(b->peer), T(acc_resource_kind_name(b->kind)), T(b->resource), I(b->amount),
-        I(b->start), I(b->end), T(b->old_key), I(now),
+        T(b->key),      T(b->peer),    T(acc_resource_kind_name(b->kind)),
+        T(b->resource), I(b->amount),  I(b->start),
+        I(b->end),      T(b->old_key), I(now),
     };
     return run(st,
                "INSERT INTO site_bookings (key, peer, kind, resource, amount, start, end, "
@@ -288,8 +289,8 @@ acc_err site_store_intent(struct site_store *st, const struct site_booking *b, a
                v, 9, NULL, err);
 }
 
-acc_err site_store_reserved(struct site_store *st, const char *key,
-                            const struct acc_reservation *r, acc_time now, struct acc_error *err)
+acc_err site_store_reserved(struct site_store *st, const char *key, const struct acc_reservation *r,
+                            acc_time now, struct acc_error *err)
 {
     const struct bindv v[] = {
         T(key), T(r->local_id), I(r->start), I(r->end), I(r->amount), T(r->nodes), I(now),
@@ -314,8 +315,8 @@ acc_err site_store_delete(struct site_store *st, const char *key, struct acc_err
     return run(st, "DELETE FROM site_bookings WHERE key = ?1", v, 1, NULL, err);
 }
 
-acc_err site_store_tombstone(struct site_store *st, const char *peer, const char *key,
-                             acc_time now, struct acc_error *err)
+acc_err site_store_tombstone(struct site_store *st, const char *peer, const char *key, acc_time now,
+                             struct acc_error *err)
 {
     const struct bindv v[] = {T(key), T(peer), I(now)};
     acc_err rc = run(st,
@@ -374,8 +375,8 @@ acc_err site_store_intents(struct site_store *st, struct site_booking **out, siz
     acc_err rc = ACC_OK;
     pthread_mutex_lock(&st->lock);
     if (sqlite3_prepare_v2(st->db,
-                           "SELECT " BOOKING_COLS " FROM site_bookings WHERE state = 'intent'",
-                           -1, &s, NULL) != SQLITE_OK) {
+                           "SELECT " BOOKING_COLS " FROM site_bookings WHERE state = 'intent'", -1,
+                           &s, NULL) != SQLITE_OK) {
         rc = db_error(st->db, err, "read intents");
         goto out;
     }
