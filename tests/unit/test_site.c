@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../../lib/common/buf.h"
 #include "../../lib/common/strutil.h"
@@ -446,6 +447,67 @@ static void test_handshake_refusals(void)
     acc_buf_release(&out);
 }
 
+/* A handle of its own (its own kept-alive connection) for accord-main. */
+static CURL *handle(struct acc_buf *out)
+{
+    char url[256], cert[600], key[600], ca[600];
+    snprintf(url, sizeof url, "https://127.0.0.1:%u/v1/health", port);
+    snprintf(cert, sizeof cert, "%s/accord.crt", certs);
+    snprintf(key, sizeof key, "%s/accord.key", certs);
+    snprintf(ca, sizeof ca, "%s/ca.crt", certs);
+    CURL *c = curl_easy_init();
+    CU_ASSERT_FATAL(c != NULL);
+    struct acc_tls_client tc = {ca, cert, key};
+    CU_ASSERT_FATAL(acc_tls_curl_setup(c, &tc) == ACC_OK);
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT, 20L);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, out);
+    return c;
+}
+
+static long perform(CURL *c, struct acc_buf *out)
+{
+    long status = -1;
+    acc_buf_reset(out);
+    if (curl_easy_perform(c) == CURLE_OK)
+        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    return status;
+}
+
+static void test_connection_limit(void)
+{
+    struct acc_buf out = ACC_BUF_INIT;
+    CURL *open[4];
+    /* accord-main may hold 4 connections: each handle keeps its own. */
+    for (int i = 0; i < 4; i++) {
+        open[i] = handle(&out);
+        CU_ASSERT_EQUAL(perform(open[i], &out), 200);
+    }
+    CURL *fifth = handle(&out);
+    CU_ASSERT_EQUAL(perform(fifth, &out), 429);
+    CU_ASSERT_EQUAL(fault_of(&out), ACC_ERR_TOO_MANY);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out.data, "connections = 4"));
+    /* The kept ones still work; another peer is not counted against it. */
+    CU_ASSERT_EQUAL(perform(open[0], &out), 200);
+    CU_ASSERT_EQUAL(request_as("alice", "GET", "/v1/health", NULL, 0, &out), 200);
+    /* One closed: room for one more (the daemon sees the close shortly). */
+    curl_easy_cleanup(open[3]);
+    long st = -1;
+    for (int tries = 0; tries < 50 && st != 200; tries++) {
+        st = perform(fifth, &out);
+        if (st != 200) {
+            struct timespec ts = {0, 20 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    CU_ASSERT_EQUAL(st, 200);
+    for (int i = 0; i < 3; i++)
+        curl_easy_cleanup(open[i]);
+    curl_easy_cleanup(fifth);
+    acc_buf_release(&out);
+}
+
 static void test_reload(void)
 {
     struct acc_buf out = ACC_BUF_INIT;
@@ -481,6 +543,7 @@ static const struct acc_test_case tests[] = {
     {"intent rows cancelled at start-up", test_intent_recovered},
     {"bad requests", test_bad_requests},
     {"handshake refusals", test_handshake_refusals},
+    {"connections per peer", test_connection_limit},
     {"reload", test_reload},
     {NULL, NULL},
 };
