@@ -22,7 +22,7 @@
 #define ACC_PROTO_MAX_NODES_TEXT 16384
 
 /* Parses body into *doc (xmlFreeDoc() it) and checks that its root is the
- * element `root` of ACC_PROTO_NS: ACC_ERR_TOO_LARGE, ACC_ERR_MALFORMED,
+ * element `root` (NULL: any) of ACC_PROTO_NS: ACC_ERR_TOO_LARGE, ACC_ERR_MALFORMED,
  * ACC_ERR_DTD, ACC_ERR_TOO_DEEP, ACC_ERR_TOO_MANY_ATTRS, and
  * ACC_ERR_BAD_REQUEST for another root. */
 acc_err acc_proto_parse(const char *body, size_t len, const char *root, xmlDocPtr *doc,

@@ -336,7 +336,8 @@ bool acc_proto_key_ok(const char *key)
         if (!ok || n >= ACC_KEY_MAX - 1)
             return false;
     }
-    return n > 0;
+    /* "." and ".." would be path segments of their own. */
+    return n > 0 && strcmp(key, ".") != 0 && strcmp(key, "..") != 0;
 }
 
 acc_err acc_proto_key(const xmlNode *n, const char *what, const char *s, char *buf,
