@@ -39,7 +39,7 @@ static void write_conf(void)
     fprintf(f,
             "[daemon]\nname = alpha\nlisten = 127.0.0.1:0\ndatabase = %s\ndurable = no\n"
             "certificate = %s/site-alpha.crt\nkey = %s/site-alpha.key\nclient_ca = %s/ca.crt\n"
-            "threads = 2\nlog_level = warn\n"
+            "threads = 2\nlog_level = warn\ncontrol_networks = 127.0.0.0/8\n"
             "[site alpha]\nadapter = sim-batch\nnodes = 16\n"
             "[peer accord-main]\nsubject = CN=accord-main\nmax_nodes = 8\n"
             "max_duration = PT2H\nmax_advance = 86400\nmax_reservations = 3\nconnections = 4\n"
@@ -236,6 +236,7 @@ static void test_health(void)
     CU_ASSERT_EQUAL(h.version, 1);
     CU_ASSERT(h.caps & ACC_CAP_NODES);
     CU_ASSERT_FALSE(h.caps & ACC_CAP_BANDWIDTH);
+    CU_ASSERT(h.caps & ACC_CAP_SUBMIT); /* control_networks given, the proxy installed */
     CU_ASSERT_EQUAL_FATAL(h.n_resources, 1);
     CU_ASSERT_STRING_EQUAL(h.resources[0].name, "alpha");
     CU_ASSERT_EQUAL(h.resources[0].capacity, 16);
@@ -447,6 +448,73 @@ static void test_handshake_refusals(void)
     acc_buf_release(&out);
 }
 
+/* POST /v1/jobs of a Hydra proxy for key on host, as who. */
+static long submit_as(const char *who, const char *key, const char *exe, const char *control,
+                      struct acc_buf *out)
+{
+    const char *args[] = {"--control-port",  control,  "--rmk",      "user",
+                          "--launcher",      "manual", "--demux",    "poll",
+                          "--pgid",          "0",      "--retries",  "0",
+                          "--usize",         "-2",     "--pmi-port", "0",
+                          "--gpus-per-proc", "-2",     "--proxy-id", "0"};
+    struct acc_job j = {.key = key,
+                        .local_id = "peer-view",
+                        .nodes = 1,
+                        .ppn = 1,
+                        .executable = exe,
+                        .args = args,
+                        .n_args = sizeof args / sizeof *args,
+                        .host = "alpha-n1"};
+    struct acc_buf body = ACC_BUF_INIT;
+    acc_proto_write_job(&j, &body);
+    long st = request_as(who, "POST", "/v1/jobs", body.data, body.len, out);
+    acc_buf_release(&body);
+    return st;
+}
+
+/* The Hydra proxies the daemon starts for a peer (site_jobs.c does the
+ * checks and the starting; here the routes, the booking handed over and
+ * ownership).  The proxy's control port is closed: it starts and fails. */
+static void test_jobs(void)
+{
+    struct acc_buf out = ACC_BUF_INIT;
+    struct acc_error err;
+    acc_time now = acc_now();
+    CU_ASSERT_EQUAL_FATAL(reserve("j1", 1, now, 600, &out), 200);
+    /* Only hydra_pmi_proxy, with Hydra's options. */
+    CU_ASSERT_EQUAL(submit_as("accord", "j1", "/bin/sh", "127.0.0.1:9", &out), 400);
+    CU_ASSERT_EQUAL(fault_of(&out), ACC_ERR_INVALID);
+    CU_ASSERT_EQUAL(submit_as("accord", "j1", "hydra_pmi_proxy", "192.0.2.1:9", &out), 400);
+    /* Not inside the reservation yet; another peer's key; an unknown one. */
+    CU_ASSERT_EQUAL(submit_as("accord", "k2", "hydra_pmi_proxy", "127.0.0.1:9", &out), 409);
+    CU_ASSERT_EQUAL(submit_as("alice", "j1", "hydra_pmi_proxy", "127.0.0.1:9", &out), 404);
+    CU_ASSERT_EQUAL(submit_as("accord", "nokey", "hydra_pmi_proxy", "127.0.0.1:9", &out), 404);
+    CU_ASSERT_EQUAL_FATAL(submit_as("accord", "j1", "hydra_pmi_proxy", "127.0.0.1:9", &out), 201);
+    char id[64];
+    ACC_ASSERT_OK(acc_proto_read_job_ref(out.data, out.len, id, sizeof id, &err));
+    char path[128];
+    snprintf(path, sizeof path, "/v1/jobs/%s", id);
+    CU_ASSERT_EQUAL(request_as("accord", "GET", path, NULL, 0, &out), 200);
+    struct acc_job_status js;
+    ACC_ASSERT_OK(acc_proto_read_job_status(out.data, out.len, &js, &err));
+    CU_ASSERT_EQUAL(request_as("alice", "GET", path, NULL, 0, &out), 404);
+    CU_ASSERT_EQUAL(request_as("alice", "DELETE", path, NULL, 0, &out), 404);
+    CU_ASSERT_EQUAL(request_as("accord", "DELETE", path, NULL, 0, &out), 204);
+    /* Stopped: done, sooner or later. */
+    bool done = false;
+    for (int i = 0; i < 100 && !done; i++) {
+        CU_ASSERT_EQUAL(request_as("accord", "GET", path, NULL, 0, &out), 200);
+        done = acc_proto_read_job_status(out.data, out.len, &js, &err) == ACC_OK && js.done;
+        if (!done) {
+            struct timespec ts = {0, 50 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    CU_ASSERT(done);
+    CU_ASSERT_EQUAL(call("accord", "DELETE", "j1", &out), 204);
+    acc_buf_release(&out);
+}
+
 /* A handle of its own (its own kept-alive connection) for accord-main. */
 static CURL *handle(struct acc_buf *out)
 {
@@ -543,6 +611,7 @@ static const struct acc_test_case tests[] = {
     {"intent rows cancelled at start-up", test_intent_recovered},
     {"bad requests", test_bad_requests},
     {"handshake refusals", test_handshake_refusals},
+    {"jobs: Hydra proxies", test_jobs},
     {"connections per peer", test_connection_limit},
     {"reload", test_reload},
     {NULL, NULL},
