@@ -15,6 +15,7 @@
 
 #include "../lib/common/log.h"
 #include "../lib/common/strutil.h"
+#include "site_jobs.h"
 
 /* How often the journal is pruned of old rows, at most (seconds). */
 #define SITE_PRUNE_EVERY 60
@@ -413,6 +414,10 @@ acc_err site_op_cancel(struct acc_site *s, const struct site_peer *peer, const c
     rc = acc_adapter_cancel(r->ad, key, *b.res.local_id ? b.res.local_id : NULL, err);
     if (!rc)
         rc = site_store_set_state(s->store, key, SITE_CANCELLED, now, err);
+    /* The proxies started inside it go with it (only the owner's cancel
+     * gets here). */
+    if (!rc && s->jobs)
+        acc_site_jobs_cancel_key(s->jobs, key);
 out:
     pthread_mutex_unlock(lock);
     site_booking_release(&b);

@@ -144,8 +144,6 @@ static void h_cancel(struct acc_site *s, const struct site_request *rq, const st
 {
     struct acc_error err;
     acc_err rc = site_op_cancel(s, rq->peer, p->part[1], &err);
-    if (!rc && s->jobs)
-        acc_site_jobs_cancel_key(s->jobs, p->part[1]);
     answer(s, rc, &err, 204, rs);
 }
 

@@ -6,12 +6,16 @@
  * row a crash left, bodies too large, bad XML, paths and methods, and
  * certificates refused in the handshake.  The certificates are made by
  * tests/support/mkcerts.sh in the test's temporary directory. */
+#include <arpa/inet.h>
 #include <curl/curl.h>
+#include <netinet/in.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../../lib/common/buf.h"
 #include "../../lib/common/strutil.h"
@@ -472,46 +476,104 @@ static long submit_as(const char *who, const char *key, const char *exe, const c
     return st;
 }
 
-/* The Hydra proxies the daemon starts for a peer (site_jobs.c does the
- * checks and the starting; here the routes, the booking handed over and
- * ownership).  The proxy's control port is closed: it starts and fails. */
-static void test_jobs(void)
+/* A listening socket on 127.0.0.1 that never answers: a proxy that
+ * connects to it waits there (a job that keeps running). */
+static int silent_listener(unsigned *port_out)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof a;
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(fd, 16) != 0 ||
+        getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    *port_out = ntohs(a.sin_port);
+    return fd;
+}
+
+/* Whether job id (path /v1/jobs/ID) of accord-main ends within about 5 s. */
+static bool job_ends(const char *path)
 {
     struct acc_buf out = ACC_BUF_INIT;
-    struct acc_error err;
-    acc_time now = acc_now();
-    CU_ASSERT_EQUAL_FATAL(reserve("j1", 1, now, 600, &out), 200);
-    /* Only hydra_pmi_proxy, with Hydra's options. */
-    CU_ASSERT_EQUAL(submit_as("accord", "j1", "/bin/sh", "127.0.0.1:9", &out), 400);
-    CU_ASSERT_EQUAL(fault_of(&out), ACC_ERR_INVALID);
-    CU_ASSERT_EQUAL(submit_as("accord", "j1", "hydra_pmi_proxy", "192.0.2.1:9", &out), 400);
-    /* Not inside the reservation yet; another peer's key; an unknown one. */
-    CU_ASSERT_EQUAL(submit_as("accord", "k2", "hydra_pmi_proxy", "127.0.0.1:9", &out), 409);
-    CU_ASSERT_EQUAL(submit_as("alice", "j1", "hydra_pmi_proxy", "127.0.0.1:9", &out), 404);
-    CU_ASSERT_EQUAL(submit_as("accord", "nokey", "hydra_pmi_proxy", "127.0.0.1:9", &out), 404);
-    CU_ASSERT_EQUAL_FATAL(submit_as("accord", "j1", "hydra_pmi_proxy", "127.0.0.1:9", &out), 201);
-    char id[64];
-    ACC_ASSERT_OK(acc_proto_read_job_ref(out.data, out.len, id, sizeof id, &err));
-    char path[128];
-    snprintf(path, sizeof path, "/v1/jobs/%s", id);
-    CU_ASSERT_EQUAL(request_as("accord", "GET", path, NULL, 0, &out), 200);
     struct acc_job_status js;
-    ACC_ASSERT_OK(acc_proto_read_job_status(out.data, out.len, &js, &err));
-    CU_ASSERT_EQUAL(request_as("alice", "GET", path, NULL, 0, &out), 404);
-    CU_ASSERT_EQUAL(request_as("alice", "DELETE", path, NULL, 0, &out), 404);
-    CU_ASSERT_EQUAL(request_as("accord", "DELETE", path, NULL, 0, &out), 204);
-    /* Stopped: done, sooner or later. */
+    struct acc_error err;
     bool done = false;
     for (int i = 0; i < 100 && !done; i++) {
-        CU_ASSERT_EQUAL(request_as("accord", "GET", path, NULL, 0, &out), 200);
-        done = acc_proto_read_job_status(out.data, out.len, &js, &err) == ACC_OK && js.done;
+        done = request_as("accord", "GET", path, NULL, 0, &out) == 200 &&
+               acc_proto_read_job_status(out.data, out.len, &js, &err) == ACC_OK && js.done;
         if (!done) {
             struct timespec ts = {0, 50 * 1000 * 1000};
             nanosleep(&ts, NULL);
         }
     }
-    CU_ASSERT(done);
+    acc_buf_release(&out);
+    return done;
+}
+
+static bool job_running(const char *path)
+{
+    struct acc_buf out = ACC_BUF_INIT;
+    struct acc_job_status js;
+    struct acc_error err;
+    bool running = request_as("accord", "GET", path, NULL, 0, &out) == 200 &&
+                   acc_proto_read_job_status(out.data, out.len, &js, &err) == ACC_OK && !js.done;
+    acc_buf_release(&out);
+    return running;
+}
+
+static void submit_ok(const char *control, char *path, size_t len)
+{
+    struct acc_buf out = ACC_BUF_INIT;
+    struct acc_error err;
+    char id[64] = "";
+    CU_ASSERT_EQUAL_FATAL(submit_as("accord", "j1", "hydra_pmi_proxy", control, &out), 201);
+    ACC_ASSERT_OK(acc_proto_read_job_ref(out.data, out.len, id, sizeof id, &err));
+    snprintf(path, len, "/v1/jobs/%s", id);
+    acc_buf_release(&out);
+}
+
+/* The Hydra proxies the daemon starts for a peer (site_jobs.c does the
+ * checks and the starting; here the routes, the booking handed over,
+ * ownership, and the jobs going with their reservation). */
+static void test_jobs(void)
+{
+    struct acc_buf out = ACC_BUF_INIT;
+    unsigned lport = 0;
+    int lfd = silent_listener(&lport);
+    CU_ASSERT_FATAL(lfd >= 0);
+    char control[64];
+    snprintf(control, sizeof control, "127.0.0.1:%u", lport);
+    CU_ASSERT_EQUAL_FATAL(reserve("j1", 1, acc_now(), 600, &out), 200);
+    /* Only hydra_pmi_proxy, with Hydra's options, control inside the networks. */
+    CU_ASSERT_EQUAL(submit_as("accord", "j1", "/bin/sh", control, &out), 400);
+    CU_ASSERT_EQUAL(fault_of(&out), ACC_ERR_INVALID);
+    CU_ASSERT_EQUAL(submit_as("accord", "j1", "hydra_pmi_proxy", "192.0.2.1:9", &out), 400);
+    /* Not inside the reservation yet; another peer's key; an unknown one. */
+    CU_ASSERT_EQUAL(submit_as("accord", "k2", "hydra_pmi_proxy", control, &out), 409);
+    CU_ASSERT_EQUAL(submit_as("alice", "j1", "hydra_pmi_proxy", control, &out), 404);
+    CU_ASSERT_EQUAL(submit_as("accord", "nokey", "hydra_pmi_proxy", control, &out), 404);
+    char path[128];
+    submit_ok(control, path, sizeof path);
+    struct timespec ts = {0, 300 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    CU_ASSERT(job_running(path));
+    /* Another peer can neither see it nor stop it, nor its reservation. */
+    CU_ASSERT_EQUAL(request_as("alice", "GET", path, NULL, 0, &out), 404);
+    CU_ASSERT_EQUAL(request_as("alice", "DELETE", path, NULL, 0, &out), 404);
+    CU_ASSERT_EQUAL(call("alice", "DELETE", "j1", &out), 204);
+    CU_ASSERT(job_running(path));
+    /* Its owner stops it. */
+    CU_ASSERT_EQUAL(request_as("accord", "DELETE", path, NULL, 0, &out), 204);
+    CU_ASSERT(job_ends(path));
+    /* A proxy goes with its reservation. */
+    submit_ok(control, path, sizeof path);
+    nanosleep(&ts, NULL);
+    CU_ASSERT(job_running(path));
     CU_ASSERT_EQUAL(call("accord", "DELETE", "j1", &out), 204);
+    CU_ASSERT(job_ends(path));
+    close(lfd);
     acc_buf_release(&out);
 }
 
