@@ -72,6 +72,7 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    acc_log_set_program("accord-site");
     struct acc_error err;
     struct acc_site_config cfg;
     if (load(config, listen, db, &cfg, &err)) {
