@@ -233,6 +233,14 @@ static void maybe_prune(struct acc_site *s, acc_time now)
         acc_log_warn("site %s: %s", s->cfg.name, e.msg);
 }
 
+/* An adapter's answer that says nothing was booked. */
+static bool refused(acc_err rc)
+{
+    return rc == ACC_ERR_BUSY || rc == ACC_ERR_CAPACITY || rc == ACC_ERR_INVALID ||
+           rc == ACC_ERR_BAD_REQUEST || rc == ACC_ERR_NOT_FOUND || rc == ACC_ERR_UNSUPPORTED ||
+           rc == ACC_ERR_NO_SLOT;
+}
+
 /* A new reservation: the key has no row (the caller holds its lock). */
 static acc_err reserve_new(struct acc_site *s, const struct site_peer *peer, const char *key,
                            const struct site_ask *a, struct site_booking *out,
@@ -273,11 +281,12 @@ static acc_err reserve_new(struct acc_site *s, const struct site_peer *peer, con
     struct acc_resource res = {a->kind, r->name, a->amount};
     rc = acc_adapter_reserve_replacing(r->ad, key, old, &res, a->start, a->duration, &b.res, err);
     if (rc) {
-        /* Whatever the adapter did (a time-out may have booked), the key is
-         * cancelled there before the row goes; if that fails too the intent
-         * stays for recovery. */
+        /* A refusal booked nothing: the row goes.  Otherwise (a time-out or
+         * an error may have booked) the key is cancelled at the adapter
+         * before the row goes; if that fails too the intent stays for
+         * recovery. */
         struct acc_error ce;
-        if (acc_adapter_cancel(r->ad, key, NULL, &ce) == ACC_OK)
+        if (refused(rc) || acc_adapter_cancel(r->ad, key, NULL, &ce) == ACC_OK)
             site_store_delete(s->store, key, NULL);
         else
             acc_log_warn("site %s: reservation %s: %s (the intent stays for recovery)", s->cfg.name,

@@ -6,14 +6,11 @@
  * row a crash left, bodies too large, bad XML, paths and methods, and
  * certificates refused in the handshake.  The certificates are made by
  * tests/support/mkcerts.sh in the test's temporary directory. */
-#include <arpa/inet.h>
 #include <curl/curl.h>
-#include <netinet/in.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -23,11 +20,11 @@
 #include "../../lib/proto/proto.h"
 #include "../../lib/tls/tls.h"
 #include "../../site/site.h"
+#include "site_client.h"
 #include "testutil.h"
 
 static char certs[512], conf[512], db[512];
 static struct acc_site *site;
-static unsigned port;
 static acc_time T; /* a start well ahead, on a whole hour */
 
 static void write_conf(void)
@@ -64,7 +61,7 @@ static void start(void)
     if (rc)
         fprintf(stderr, "start: %s\n", err.msg);
     CU_ASSERT_FATAL(rc == ACC_OK);
-    port = acc_site_port(site);
+    site_client_set(certs, acc_site_port(site));
 }
 
 static void stop(void)
@@ -96,57 +93,11 @@ static int suite_cleanup(void)
 
 /* ------------------------------------------------------------------ client */
 
-static size_t collect(char *p, size_t size, size_t n, void *arg)
-{
-    acc_buf_append(arg, p, size * n);
-    return size * n;
-}
-
-/* One request as the client whose certificate is NAME (NULL: none).
- * Returns the HTTP status, or -1 when the exchange failed (handshake). */
-static long request_as(const char *name, const char *method, const char *path, const char *body,
-                       size_t len, struct acc_buf *out)
-{
-    char url[256], cert[600], key[600], ca[600];
-    snprintf(url, sizeof url, "https://127.0.0.1:%u%s", port, path);
-    snprintf(cert, sizeof cert, "%s/%s.crt", certs, name ? name : "");
-    snprintf(key, sizeof key, "%s/%s.key", certs, name ? name : "");
-    snprintf(ca, sizeof ca, "%s/ca.crt", certs);
-    CURL *c = curl_easy_init();
-    CU_ASSERT_FATAL(c != NULL);
-    struct acc_tls_client tc = {ca, name ? cert : NULL, name ? key : NULL};
-    CU_ASSERT_FATAL(acc_tls_curl_setup(c, &tc) == ACC_OK);
-    struct curl_slist *h = curl_slist_append(NULL, "Content-Type: application/xml");
-    curl_easy_setopt(c, CURLOPT_URL, url);
-    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
-    curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-    curl_easy_setopt(c, CURLOPT_TIMEOUT, 20L);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, out);
-    if (body) {
-        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
-    }
-    acc_buf_reset(out);
-    long status = -1;
-    if (curl_easy_perform(c) == CURLE_OK)
-        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-    curl_slist_free_all(h);
-    curl_easy_cleanup(c);
-    return status;
-}
-
 static long request(const char *method, const char *path, const struct acc_buf *body,
                     struct acc_buf *out)
 {
-    return request_as("accord", method, path, body ? body->data : NULL, body ? body->len : 0, out);
-}
-
-/* The fault's code in an answer. */
-static acc_err fault_of(const struct acc_buf *b)
-{
-    struct acc_error err;
-    return acc_proto_read_fault(b->data, b->len, &err);
+    return site_request("accord", method, path, body ? body->data : NULL, body ? body->len : 0,
+                        out);
 }
 
 static long reserve_as(const char *who, const char *key, int64_t nodes, acc_time start,
@@ -159,7 +110,7 @@ static long reserve_as(const char *who, const char *key, int64_t nodes, acc_time
     acc_proto_write_reserve(&r, &body);
     char path[160];
     snprintf(path, sizeof path, "/v1/reservations/%s", key);
-    long st = request_as(who, "PUT", path, body.data, body.len, out);
+    long st = site_request(who, "PUT", path, body.data, body.len, out);
     acc_buf_release(&body);
     return st;
 }
@@ -190,7 +141,7 @@ static long call(const char *who, const char *method, const char *key, struct ac
 {
     char path[160];
     snprintf(path, sizeof path, "/v1/reservations/%s", key);
-    return request_as(who, method, path, NULL, 0, out);
+    return site_request(who, method, path, NULL, 0, out);
 }
 
 /* ------------------------------------------------------------------ tests */
@@ -267,7 +218,7 @@ static void test_preview(void)
     acc_buf_reset(&body);
     acc_proto_write_preview(&p, &body);
     CU_ASSERT_EQUAL(request("POST", "/v1/preview", &body, &out), 404);
-    CU_ASSERT_EQUAL(fault_of(&out), ACC_ERR_NOT_FOUND);
+    CU_ASSERT_EQUAL(site_fault_of(&out), ACC_ERR_NOT_FOUND);
     CU_ASSERT_PTR_NOT_NULL(strstr(out.data, "it has: alpha"));
     /* Over the peer's nodes: its limit, before the adapter sees it. */
     acc_strlcpy(p.resource, "alpha", sizeof p.resource);
@@ -275,7 +226,7 @@ static void test_preview(void)
     acc_buf_reset(&body);
     acc_proto_write_preview(&p, &body);
     CU_ASSERT_EQUAL(request("POST", "/v1/preview", &body, &out), 403);
-    CU_ASSERT_EQUAL(fault_of(&out), ACC_ERR_PEER_LIMIT);
+    CU_ASSERT_EQUAL(site_fault_of(&out), ACC_ERR_PEER_LIMIT);
     CU_ASSERT_PTR_NOT_NULL(strstr(out.data, "max_nodes"));
     acc_buf_release(&body);
     acc_buf_release(&out);
@@ -298,7 +249,7 @@ static void test_reserve_idempotent(void)
     CU_ASSERT_STRING_EQUAL(r1.local_id, r2.local_id);
     /* The same key with other terms: refused, nothing changed. */
     CU_ASSERT_EQUAL(reserve("k1", 5, T, 3600, &out), 422);
-    CU_ASSERT_EQUAL(fault_of(&out), ACC_ERR_KEY_REUSED);
+    CU_ASSERT_EQUAL(site_fault_of(&out), ACC_ERR_KEY_REUSED);
     /* 16 nodes: two reservations of 6 fit at T beside the one k1 (a second
      * k1 would have left room for one). */
     CU_ASSERT_EQUAL(booked_start("k1b", 6, T), T);
@@ -321,14 +272,14 @@ static void test_other_peer(void)
     struct acc_buf out = ACC_BUF_INIT;
     /* alice sees nothing of accord-main's k1, and her cancel does nothing. */
     CU_ASSERT_EQUAL(call("alice", "GET", "k1", &out), 404);
-    CU_ASSERT_EQUAL(fault_of(&out), ACC_ERR_NOT_FOUND);
+    CU_ASSERT_EQUAL(site_fault_of(&out), ACC_ERR_NOT_FOUND);
     CU_ASSERT_EQUAL(call("alice", "DELETE", "k1", &out), 204);
     CU_ASSERT_EQUAL(call("accord", "GET", "k1", &out), 200);
     /* Nor may she book under its key. */
     CU_ASSERT_EQUAL(reserve_as("alice", "k1", 2, T, 3600, &out), 422);
     /* Her own limits apply to her: 4 nodes. */
     CU_ASSERT_EQUAL(reserve_as("alice", "a1", 5, T, 3600, &out), 403);
-    CU_ASSERT_EQUAL(fault_of(&out), ACC_ERR_PEER_LIMIT);
+    CU_ASSERT_EQUAL(site_fault_of(&out), ACC_ERR_PEER_LIMIT);
     acc_buf_release(&out);
 }
 
@@ -340,7 +291,7 @@ static void test_cancel(void)
     CU_ASSERT_EQUAL(call("accord", "DELETE", "k1", &out), 204); /* idempotent */
     /* A cancelled key is not booked again. */
     CU_ASSERT_EQUAL(reserve("k1", 4, T, 3600, &out), 409);
-    CU_ASSERT_EQUAL(fault_of(&out), ACC_ERR_STATE);
+    CU_ASSERT_EQUAL(site_fault_of(&out), ACC_ERR_STATE);
     /* An unknown key: 204, and a reserve arriving after its cancel books
      * nothing. */
     CU_ASSERT_EQUAL(call("accord", "DELETE", "never-booked", &out), 204);
@@ -355,7 +306,7 @@ static void test_limits(void)
 {
     struct acc_buf out = ACC_BUF_INIT;
     CU_ASSERT_EQUAL(reserve("l1", 9, T + 86400 / 2, 3600, &out), 403);
-    CU_ASSERT_EQUAL(fault_of(&out), ACC_ERR_PEER_LIMIT);
+    CU_ASSERT_EQUAL(site_fault_of(&out), ACC_ERR_PEER_LIMIT);
     CU_ASSERT_PTR_NOT_NULL(strstr(out.data, "max_nodes"));
     CU_ASSERT_EQUAL(reserve("l2", 1, T, 3 * 3600, &out), 403);
     CU_ASSERT_PTR_NOT_NULL(strstr(out.data, "max_duration"));
@@ -412,7 +363,7 @@ static void test_intent_recovered(void)
     CU_ASSERT_EQUAL(booked_start("k6", 8, T), T);
     /* And a retry of k4 is not booked: it was cancelled. */
     CU_ASSERT_EQUAL(reserve("k4", 8, T, 3600, &out), 409);
-    CU_ASSERT_EQUAL(fault_of(&out), ACC_ERR_STATE);
+    CU_ASSERT_EQUAL(site_fault_of(&out), ACC_ERR_STATE);
     acc_buf_release(&out);
 }
 
@@ -424,18 +375,18 @@ static void test_bad_requests(void)
     char *body = malloc(big);
     CU_ASSERT_FATAL(body != NULL);
     memset(body, ' ', big);
-    CU_ASSERT_EQUAL(request_as("accord", "POST", "/v1/preview", body, big, &out), 413);
-    CU_ASSERT_EQUAL(fault_of(&out), ACC_ERR_TOO_LARGE);
+    CU_ASSERT_EQUAL(site_request("accord", "POST", "/v1/preview", body, big, &out), 413);
+    CU_ASSERT_EQUAL(site_fault_of(&out), ACC_ERR_TOO_LARGE);
     free(body);
     const char *bad = "<Preview xmlns='urn:accord:site:1'><unclosed>";
-    CU_ASSERT_EQUAL(request_as("accord", "POST", "/v1/preview", bad, strlen(bad), &out), 400);
-    CU_ASSERT_EQUAL(fault_of(&out), ACC_ERR_MALFORMED);
+    CU_ASSERT_EQUAL(site_request("accord", "POST", "/v1/preview", bad, strlen(bad), &out), 400);
+    CU_ASSERT_EQUAL(site_fault_of(&out), ACC_ERR_MALFORMED);
     const char *dtd = "<!DOCTYPE x [<!ENTITY e 'x'>]><Preview xmlns='urn:accord:site:1'/>";
-    long st = request_as("accord", "POST", "/v1/preview", dtd, strlen(dtd), &out);
+    long st = site_request("accord", "POST", "/v1/preview", dtd, strlen(dtd), &out);
     CU_ASSERT(st == 400 || st == 422);
-    CU_ASSERT_EQUAL(request_as("accord", "GET", "/v1/nothing", NULL, 0, &out), 404);
-    CU_ASSERT_EQUAL(request_as("accord", "POST", "/v1/health", "", 0, &out), 405);
-    CU_ASSERT_EQUAL(fault_of(&out), ACC_ERR_METHOD);
+    CU_ASSERT_EQUAL(site_request("accord", "GET", "/v1/nothing", NULL, 0, &out), 404);
+    CU_ASSERT_EQUAL(site_request("accord", "POST", "/v1/health", "", 0, &out), 405);
+    CU_ASSERT_EQUAL(site_fault_of(&out), ACC_ERR_METHOD);
     CU_ASSERT_EQUAL(call("accord", "GET", "bad%20key", &out), 404);
     acc_buf_release(&out);
 }
@@ -443,12 +394,12 @@ static void test_bad_requests(void)
 static void test_handshake_refusals(void)
 {
     struct acc_buf out = ACC_BUF_INIT;
-    CU_ASSERT_EQUAL(request_as("accord", "GET", "/v1/health", NULL, 0, &out), 200);
+    CU_ASSERT_EQUAL(site_request("accord", "GET", "/v1/health", NULL, 0, &out), 200);
     /* Same CA, no [peer] names it; another CA; expired; tampered; none:
      * the handshake fails, no HTTP answer at all. */
     const char *refused[] = {"intruder", "stranger", "expired", "tampered", NULL};
     for (size_t i = 0; i < sizeof refused / sizeof *refused; i++)
-        CU_ASSERT_EQUAL(request_as(refused[i], "GET", "/v1/health", NULL, 0, &out), -1);
+        CU_ASSERT_EQUAL(site_request(refused[i], "GET", "/v1/health", NULL, 0, &out), -1);
     acc_buf_release(&out);
 }
 
@@ -471,26 +422,9 @@ static long submit_as(const char *who, const char *key, const char *exe, const c
                         .host = "alpha-n1"};
     struct acc_buf body = ACC_BUF_INIT;
     acc_proto_write_job(&j, &body);
-    long st = request_as(who, "POST", "/v1/jobs", body.data, body.len, out);
+    long st = site_request(who, "POST", "/v1/jobs", body.data, body.len, out);
     acc_buf_release(&body);
     return st;
-}
-
-/* A listening socket on 127.0.0.1 that never answers: a proxy that
- * connects to it waits there (a job that keeps running). */
-static int silent_listener(unsigned *port_out)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof a;
-    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(fd, 16) != 0 ||
-        getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
-        if (fd >= 0)
-            close(fd);
-        return -1;
-    }
-    *port_out = ntohs(a.sin_port);
-    return fd;
 }
 
 /* Whether job id (path /v1/jobs/ID) of accord-main ends within about 5 s. */
@@ -501,7 +435,7 @@ static bool job_ends(const char *path)
     struct acc_error err;
     bool done = false;
     for (int i = 0; i < 100 && !done; i++) {
-        done = request_as("accord", "GET", path, NULL, 0, &out) == 200 &&
+        done = site_request("accord", "GET", path, NULL, 0, &out) == 200 &&
                acc_proto_read_job_status(out.data, out.len, &js, &err) == ACC_OK && js.done;
         if (!done) {
             struct timespec ts = {0, 50 * 1000 * 1000};
@@ -517,7 +451,7 @@ static bool job_running(const char *path)
     struct acc_buf out = ACC_BUF_INIT;
     struct acc_job_status js;
     struct acc_error err;
-    bool running = request_as("accord", "GET", path, NULL, 0, &out) == 200 &&
+    bool running = site_request("accord", "GET", path, NULL, 0, &out) == 200 &&
                    acc_proto_read_job_status(out.data, out.len, &js, &err) == ACC_OK && !js.done;
     acc_buf_release(&out);
     return running;
@@ -541,14 +475,14 @@ static void test_jobs(void)
 {
     struct acc_buf out = ACC_BUF_INIT;
     unsigned lport = 0;
-    int lfd = silent_listener(&lport);
+    int lfd = site_silent_listener(&lport);
     CU_ASSERT_FATAL(lfd >= 0);
     char control[64];
     snprintf(control, sizeof control, "127.0.0.1:%u", lport);
     CU_ASSERT_EQUAL_FATAL(reserve("j1", 1, acc_now(), 600, &out), 200);
     /* Only hydra_pmi_proxy, with Hydra's options, control inside the networks. */
     CU_ASSERT_EQUAL(submit_as("accord", "j1", "/bin/sh", control, &out), 400);
-    CU_ASSERT_EQUAL(fault_of(&out), ACC_ERR_INVALID);
+    CU_ASSERT_EQUAL(site_fault_of(&out), ACC_ERR_INVALID);
     CU_ASSERT_EQUAL(submit_as("accord", "j1", "hydra_pmi_proxy", "192.0.2.1:9", &out), 400);
     /* Not inside the reservation yet; another peer's key; an unknown one. */
     CU_ASSERT_EQUAL(submit_as("accord", "k2", "hydra_pmi_proxy", control, &out), 409);
@@ -560,12 +494,12 @@ static void test_jobs(void)
     nanosleep(&ts, NULL);
     CU_ASSERT(job_running(path));
     /* Another peer can neither see it nor stop it, nor its reservation. */
-    CU_ASSERT_EQUAL(request_as("alice", "GET", path, NULL, 0, &out), 404);
-    CU_ASSERT_EQUAL(request_as("alice", "DELETE", path, NULL, 0, &out), 404);
+    CU_ASSERT_EQUAL(site_request("alice", "GET", path, NULL, 0, &out), 404);
+    CU_ASSERT_EQUAL(site_request("alice", "DELETE", path, NULL, 0, &out), 404);
     CU_ASSERT_EQUAL(call("alice", "DELETE", "j1", &out), 204);
     CU_ASSERT(job_running(path));
     /* Its owner stops it. */
-    CU_ASSERT_EQUAL(request_as("accord", "DELETE", path, NULL, 0, &out), 204);
+    CU_ASSERT_EQUAL(site_request("accord", "DELETE", path, NULL, 0, &out), 204);
     CU_ASSERT(job_ends(path));
     /* A proxy goes with its reservation. */
     submit_ok(control, path, sizeof path);
@@ -577,55 +511,27 @@ static void test_jobs(void)
     acc_buf_release(&out);
 }
 
-/* A handle of its own (its own kept-alive connection) for accord-main. */
-static CURL *handle(struct acc_buf *out)
-{
-    char url[256], cert[600], key[600], ca[600];
-    snprintf(url, sizeof url, "https://127.0.0.1:%u/v1/health", port);
-    snprintf(cert, sizeof cert, "%s/accord.crt", certs);
-    snprintf(key, sizeof key, "%s/accord.key", certs);
-    snprintf(ca, sizeof ca, "%s/ca.crt", certs);
-    CURL *c = curl_easy_init();
-    CU_ASSERT_FATAL(c != NULL);
-    struct acc_tls_client tc = {ca, cert, key};
-    CU_ASSERT_FATAL(acc_tls_curl_setup(c, &tc) == ACC_OK);
-    curl_easy_setopt(c, CURLOPT_URL, url);
-    curl_easy_setopt(c, CURLOPT_TIMEOUT, 20L);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, out);
-    return c;
-}
-
-static long perform(CURL *c, struct acc_buf *out)
-{
-    long status = -1;
-    acc_buf_reset(out);
-    if (curl_easy_perform(c) == CURLE_OK)
-        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-    return status;
-}
-
 static void test_connection_limit(void)
 {
     struct acc_buf out = ACC_BUF_INIT;
     CURL *open[4];
     /* accord-main may hold 4 connections: each handle keeps its own. */
     for (int i = 0; i < 4; i++) {
-        open[i] = handle(&out);
-        CU_ASSERT_EQUAL(perform(open[i], &out), 200);
+        open[i] = site_handle("accord", &out);
+        CU_ASSERT_EQUAL(site_perform(open[i], &out), 200);
     }
-    CURL *fifth = handle(&out);
-    CU_ASSERT_EQUAL(perform(fifth, &out), 429);
-    CU_ASSERT_EQUAL(fault_of(&out), ACC_ERR_TOO_MANY);
+    CURL *fifth = site_handle("accord", &out);
+    CU_ASSERT_EQUAL(site_perform(fifth, &out), 429);
+    CU_ASSERT_EQUAL(site_fault_of(&out), ACC_ERR_TOO_MANY);
     CU_ASSERT_PTR_NOT_NULL(strstr(out.data, "connections = 4"));
     /* The kept ones still work; another peer is not counted against it. */
-    CU_ASSERT_EQUAL(perform(open[0], &out), 200);
-    CU_ASSERT_EQUAL(request_as("alice", "GET", "/v1/health", NULL, 0, &out), 200);
+    CU_ASSERT_EQUAL(site_perform(open[0], &out), 200);
+    CU_ASSERT_EQUAL(site_request("alice", "GET", "/v1/health", NULL, 0, &out), 200);
     /* One closed: room for one more (the daemon sees the close shortly). */
     curl_easy_cleanup(open[3]);
     long st = -1;
     for (int tries = 0; tries < 50 && st != 200; tries++) {
-        st = perform(fifth, &out);
+        st = site_perform(fifth, &out);
         if (st != 200) {
             struct timespec ts = {0, 20 * 1000 * 1000};
             nanosleep(&ts, NULL);
@@ -650,14 +556,14 @@ static void test_reload(void)
     struct acc_error err;
     ACC_ASSERT_OK(acc_site_config_load_file(conf, &fresh, &err));
     ACC_ASSERT_OK(acc_site_reload(site, &fresh, &err));
-    CU_ASSERT_EQUAL(request_as("intruder", "GET", "/v1/health", NULL, 0, &out), 200);
+    CU_ASSERT_EQUAL(site_request("intruder", "GET", "/v1/health", NULL, 0, &out), 200);
     CU_ASSERT_EQUAL(call("intruder", "GET", "k2", &out), 404); /* not its key */
     /* A reload naming a missing certificate changes nothing. */
     ACC_ASSERT_OK(acc_site_config_load_file(conf, &fresh, &err));
     free(fresh.certificate);
     fresh.certificate = acc_strdup("/nonexistent.crt");
     CU_ASSERT_NOT_EQUAL(acc_site_reload(site, &fresh, &err), ACC_OK);
-    CU_ASSERT_EQUAL(request_as("accord", "GET", "/v1/health", NULL, 0, &out), 200);
+    CU_ASSERT_EQUAL(site_request("accord", "GET", "/v1/health", NULL, 0, &out), 200);
     acc_buf_release(&out);
 }
 
