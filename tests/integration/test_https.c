@@ -288,6 +288,31 @@ static void test_curl_cli(void)
     CU_ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 60);
 }
 
+/* accordctl --cacert --cert --key, and the same from the environment. */
+static void test_accordctl(void)
+{
+    char cmd[1536];
+    snprintf(cmd, sizeof cmd,
+             "%s --server %s --cacert %s --cert %s --key %s --json sites > /dev/null",
+             ACCORDCTL_PATH, base, cert("ca.crt"), cert("alice.crt"), cert("alice.key"));
+    CU_ASSERT_EQUAL(system(cmd), 0);
+    snprintf(cmd, sizeof cmd,
+             "ACCORD_URL=%s ACCORD_CACERT=%s ACCORD_TOKEN=%s %s --json sites > /dev/null", base,
+             cert("ca.crt"), BOB_TOKEN, ACCORDCTL_PATH);
+    CU_ASSERT_EQUAL(system(cmd), 0);
+    /* a certificate that names no user and no token: 7, not allowed */
+    snprintf(cmd, sizeof cmd,
+             "%s --server %s --cacert %s --cert %s --key %s sites > /dev/null 2>&1", ACCORDCTL_PATH,
+             base, cert("ca.crt"), cert("intruder.crt"), cert("intruder.key"));
+    int st = system(cmd);
+    CU_ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 7);
+    /* without the CA: the server is not trusted, no answer (6) */
+    snprintf(cmd, sizeof cmd, "%s --server %s --token %s sites > /dev/null 2>&1", ACCORDCTL_PATH,
+             base, BOB_TOKEN);
+    st = system(cmd);
+    CU_ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 6);
+}
+
 /* A new connection's server certificate subject, waiting (5 s at most) for
  * it to contain want. */
 static bool serves(const char *want)
@@ -345,6 +370,7 @@ static const struct acc_test_case tests[] = {
     {"client certificates are users, tokens still work", test_users},
     {"foreign, expired, tampered certificates fail the handshake", test_refused},
     {"curl --cacert", test_curl_cli},
+    {"accordctl --cacert --cert --key", test_accordctl},
     {"SIGHUP serves new certificate files to new connections", test_sighup},
     {NULL, NULL},
 };

@@ -178,9 +178,10 @@ static struct result get(CURL *h, unsigned port, const char *ca, const char *nam
 /* A refusal in the handshake.  With TLS 1.2 the server checks the client's
  * certificate before its own Finished: curl fails in the handshake (35).
  * With TLS 1.3 the client's side of the handshake ends first, so curl meets
- * the server's alert (56), or the closed connection (52, 55: no certificate
- * at all, which GnuTLS refuses without an alert), when it sends its request.
- * Either way there is no HTTP answer and the handler never runs. */
+ * the server's alert (56, usually) or the closed connection (52, 55: always
+ * for no certificate at all, which GnuTLS refuses without an alert; under
+ * load now and then for the others) when it sends its request.  Either way
+ * there is no HTTP answer and the handler never runs. */
 static void assert_refused(const struct server *s, const char *name)
 {
     int before = atomic_load(&handled);
@@ -192,8 +193,6 @@ static void assert_refused(const struct server *s, const char *name)
     CU_ASSERT_TRUE(r.rc == CURLE_RECV_ERROR || r.rc == CURLE_GOT_NOTHING ||
                    r.rc == CURLE_SEND_ERROR || r.rc == CURLE_SSL_CONNECT_ERROR);
     CU_ASSERT_EQUAL(r.status, 0);
-    if (name) /* the alert names the reason: curl's 56, never a silent close */
-        CU_ASSERT_EQUAL(r.rc, CURLE_RECV_ERROR);
     CU_ASSERT_EQUAL(atomic_load(&handled), before);
     /* A client without a certificate is refused by GnuTLS itself (the
      * handshake requires one): the verify function never runs. */
