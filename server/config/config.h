@@ -75,7 +75,9 @@ struct acc_launch_cfg {
     char *mpiexec;       /* the Hydra mpiexec to run (default mpiexec.hydra) */
     char *launcher;      /* Hydra's -launcher: fork (default), ssh, rsh, ... */
     char *launcher_exec; /* -launcher-exec (an ssh agent or stand-in); NULL: none */
-    char *localhost;     /* -localhost: where the ranks reach mpiexec; NULL: Hydra's choice */
+    char *localhost;     /* -localhost (control_address): where the ranks and, with
+                            launcher = manual, the sites' proxies reach mpiexec; NULL:
+                            Hydra's choice */
     char *directory; /* a directory per agreement is made in it; NULL: accord-jobs beside the db */
     char *path;      /* prepended to the job's PATH; NULL: accordd's own directory */
     struct acc_kv *env; /* env = NAME=VALUE lines, given to every rank (-genv) */
@@ -83,7 +85,16 @@ struct acc_launch_cfg {
     size_t output_limit;  /* bytes of a job's output kept (default 1 MiB) */
     int64_t grace;        /* seconds from SIGTERM to SIGKILL when a job is stopped */
     unsigned router_port; /* MetaMPICH: the first router port */
+    /* launcher = manual (proxies started by the sites' daemons): mpiexec's
+     * control ports (MPIEXEC_PORT_RANGE; 0: Hydra's choice) and how long
+     * its HYDRA_LAUNCH lines may take to come */
+    unsigned control_port_min, control_port_max;
+    int64_t proxy_timeout; /* seconds, default 30 */
 };
+
+/* True when [launch] launcher = manual: Hydra prints its proxies' commands
+ * and accordd hands them to the sites (docs/launch.md). */
+bool acc_launch_cfg_manual(const struct acc_launch_cfg *l);
 
 /* [policy] latency = A B VALUE as given (the matrix is built after reading). */
 struct acc_latency_cfg {
@@ -191,6 +202,22 @@ acc_err acc_config_set_listen(struct acc_config *c, const char *hostport, struct
 acc_err acc_config_set_db(struct acc_config *c, const char *path, struct acc_error *err);
 
 void acc_config_release(struct acc_config *c);
+
+/* accord-site (site/) hosts adapters configured with the same [site NAME],
+ * [network NAME] and [link NAME] sections as accordd's: one key of such a
+ * section (section is the whole name, "site alpha") into c, which starts
+ * zeroed and is released with acc_config_release.  ACC_ERR_NOT_FOUND when
+ * section is none of the three (nothing changed); ACC_ERR_CONFIG naming the
+ * section and key when the value is bad. */
+acc_err acc_config_resource_key(struct acc_config *c, const char *section, const char *k,
+                                const char *v, struct acc_error *err);
+
+/* The checks accordd makes on sites, networks and links once the file is
+ * read, without "at least one site"; with foreign_sites a link may join
+ * sites that are not configured here (a network's site daemon serves links
+ * between sites it does not host). */
+acc_err acc_config_resource_check(const struct acc_config *c, bool foreign_sites,
+                                  struct acc_error *err);
 
 /* The user whose token this is, or NULL (compared in constant time). */
 const struct acc_user *acc_config_user_by_token(const struct acc_config *c, const char *token);
