@@ -135,8 +135,12 @@ static void collect(struct acc_launcher *l, struct acc_launcher_entry *e, char *
         len = 0;
         size_t room = out.len < limit ? limit - out.len : 0;
         char *text = acc_launcher_read_file(r->directory, name, room, &len);
-        acc_buf_printf(&out, "== component %s: batch job %s on site %s, %s, exit status %d ==\n",
-                       x->comp, x->job_id, x->site, x->done ? x->status.state : "stopped", st);
+        /* a part on a site without launch = sbatch is a Hydra proxy (launcher = manual);
+         * its ranks' output came through mpiexec */
+        const struct acc_site_cfg *site = acc_config_site(l->cfg, x->site);
+        acc_buf_printf(&out, "== component %s: %s %s on site %s, %s, exit status %d ==\n", x->comp,
+                       site && !site->sbatch ? "proxy job" : "batch job", x->job_id, x->site,
+                       x->done ? x->status.state : "stopped", st);
         if (text)
             acc_buf_append(&out, text, len);
         free(text);

@@ -245,6 +245,10 @@ static void test_ring(void)
                                     : NULL);
     CU_ASSERT_EQUAL(acc_site_jobs_running(f.sites[0].jobs), 0);
     CU_ASSERT_EQUAL(acc_site_jobs_running(f.sites[1].jobs), 0);
+    /* each proxy is listed with its site's outcome */
+    CU_ASSERT_PTR_NOT_NULL(f.output ? strstr(f.output, "== component right: proxy job p") : NULL);
+    CU_ASSERT_PTR_NOT_NULL(f.output ? strstr(f.output, "on site beta, COMPLETED, exit status 0 ==")
+                                    : NULL);
     fix_close(&f);
 }
 
@@ -286,6 +290,9 @@ static void assert_silent_gone(struct fix *f)
     long p = strtol(pid, NULL, 10);
     free(pid);
     CU_ASSERT_TRUE(p > 1);
+    /* SIGKILL was sent to its group; its death is not instantaneous */
+    for (int i = 0; i < 40 && acc_proc_start_time((pid_t)p) != 0; i++)
+        usleep(50 * 1000);
     CU_ASSERT_EQUAL(acc_proc_start_time((pid_t)p), 0);
 }
 
