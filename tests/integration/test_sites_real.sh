@@ -1,0 +1,448 @@
+#!/usr/bin/env bash
+# test_sites_real.sh - sites in their own domains, end to end (issue 11): three
+# accord-site daemons in network namespaces of the testbed (alpha and beta:
+# sim-batch; net: the tc network adapter), accordd in the root namespace with
+# remote adapters, everything over mutual TLS (tests/integration/sites-bed.sh).
+#
+#   1. an offer across the three is negotiated, each site answers its
+#      reservation by key (asked over mTLS with curl), the link's HTB class is on
+#      the wire at the start; /sites and accordctl sites show the sites' health,
+#      round trip and endpoint; terminated: gone at every site;
+#   2. a meta-job (Hydra -launcher manual): the site daemons start the proxies;
+#      accord-ring runs to RING OK and exit 0, each component's ranks in its own
+#      site's namespace;
+#   3. site alpha SIGKILLed between reserve and verify: 503 naming alpha,
+#      rollback at beta and net, nothing of it booked anywhere after alpha comes
+#      back, and alpha's earlier booking survived its restart;
+#   4. beta's link down between reserve and verify: the calls time out,
+#      rollback; after the link is up again beta's booking is cancelled and a
+#      new offer is agreed;
+#   5. accordd SIGKILLed mid-negotiation: after its restart every open journal
+#      entry is cancelled at its remote site by key;
+#   6. TLS: no certificate, an unadmitted one (same CA), another CA's, an
+#      expired one and a tampered one are refused in the handshake; the
+#      admitted peer over its limits gets the site's PeerLimit.
+#
+# How a kill lands between reserve and verify: site net's answers are delayed
+# by 1 s (netem on acc-gamma1's eth0), so a round's reserve step lasts >= 1 s
+# after alpha's (and beta's) reserve has answered; the test polls the site's
+# own journal (site_bookings, state reserved) and kills or partitions then.
+#
+# Root only.  Holds /run/lock/accord-netbed.lock for the whole run; the bed
+# goes down however this ends (trap; a guardian in its own session when this
+# shell is killed).  ctest: test_sites_real (RESOURCE_LOCK netbed).
+#
+#   tests/integration/test_sites_real.sh BUILD_DIR
+set -uo pipefail
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+BED=$SRC/tests/integration/sites-bed.sh
+export ACCORD_BUILD=${1:?usage: $0 BUILD_DIR}
+export SITES_BED_DIR=${SITES_BED_DIR:-/run/accord-sites-bed}
+DIR=$SITES_BED_DIR
+C=$DIR/certs
+T0=$(date +%s)
+failures=0
+checks=0
+
+ok() {
+    checks=$((checks + 1))
+    echo "ok: $*"
+}
+bad() {
+    checks=$((checks + 1))
+    failures=$((failures + 1))
+    echo "FAIL: $*"
+}
+expect() { # DESCRIPTION CONDITION-COMMAND...
+    local what=$1
+    shift
+    if "$@"; then ok "$what"; else bad "$what"; fi
+}
+
+[ "$(id -u)" = 0 ] || { echo "test_sites_real: needs root"; exit 1; }
+for b in accordd accord-site accordctl accord-ring; do
+    [ -x "$ACCORD_BUILD/$b" ] || { echo "test_sites_real: $ACCORD_BUILD/$b missing"; exit 1; }
+done
+command -v sqlite3 >/dev/null || { echo "test_sites_real: sqlite3 missing (apt-get install -y sqlite3)"; exit 1; }
+
+exec 9>/run/lock/accord-netbed.lock
+flock -w 900 9 || { echo "test_sites_real: the testbed stayed in use"; exit 1; }
+# The guardian: in a session of its own (a timeout's kill of this process group
+# misses it), holding the lock until it has cleaned up.
+MAIN=$$
+setsid bash -c "trap '' INT TERM HUP
+    while kill -0 $MAIN 2>/dev/null; do sleep 0.5; done
+    [ -e '$DIR.done' ] || '$BED' down >/dev/null 2>&1
+    rm -f '$DIR.done'" </dev/null >/dev/null 2>&1 &
+trap '"$BED" down >/dev/null 2>&1; : >"$DIR.done"' EXIT
+rm -f "$DIR.done"
+
+if ! "$BED" up; then
+    echo "test_sites_real: the bed did not come up"
+    for f in "$DIR"/*/log; do [ -f "$f" ] && { echo "== $f"; tail -n 30 "$f"; }; done
+    exit 1
+fi
+URL=$(cat "$DIR/accordd/url")
+ADB=$DIR/accordd/accordd.db
+
+# ------------------------------------------------------------ helpers
+
+# accordd's API: the body on stdout, the status in $STATUS.
+STATUS=000
+api() { # METHOD PATH [BODY]
+    local out
+    out=$(curl -s --max-time 60 --cacert "$C/ca.crt" -X "$1" -H 'Content-Type: application/xml' \
+        ${3:+--data-binary "$3"} -w '\n%{http_code}' "$URL$2")
+    STATUS=${out##*$'\n'}
+    printf '%s' "${out%$'\n'*}"
+}
+
+site_addr() { case $1 in alpha) echo 10.79.1.11 ;; beta) echo 10.79.2.11 ;; net | wan) echo 10.79.3.11 ;; esac; }
+site_dir() { case $1 in wan) echo net ;; *) echo "$1" ;; esac; }
+
+# A site's answer for a reservation key, over mTLS as accordd (accord.crt):
+# the HTTP status on stdout (000: no answer).
+site_key() { # SITE KEY
+    curl -s -o /dev/null --max-time 10 -w '%{http_code}' --cacert "$C/ca.crt" \
+        --cert "$C/accord.crt" --key "$C/accord.key" "https://$(site_addr "$1"):8443/v1/reservations/$2"
+}
+
+# accordd's journal: "key adapter state" of an agreement's reservations.
+journal() { # AGREEMENT-ID
+    sqlite3 -cmd '.timeout 5000' "$ADB" \
+        "SELECT key, adapter, state FROM reservation WHERE agreement_id = '$1' ORDER BY key"
+}
+
+# Keys at SITE's own journal in state STATE (site_bookings), one a line.
+site_rows() { # SITE STATE
+    local d
+    d=$(site_dir "$1")
+    sqlite3 -cmd '.timeout 5000' "$DIR/$d/$d.db" \
+        "SELECT key FROM site_bookings WHERE state = '$2' ORDER BY key" 2>/dev/null
+}
+
+# Waits up to SECONDS for a key at SITE in state reserved that is not in the
+# list KNOWN (space separated); prints it.
+wait_new_reserved() { # SITE KNOWN SECONDS
+    local k end
+    end=$(($(date +%s%N) + $3 * 1000000000))
+    while [ "$(date +%s%N)" -lt "$end" ]; do
+        for k in $(site_rows "$1" reserved); do
+            case " $2 " in *" $k "*) ;; *)
+                echo "$k"
+                return 0
+                ;;
+            esac
+        done
+        sleep 0.02
+    done
+    return 1
+}
+
+# Waits up to SECONDS until COMMAND succeeds.
+wait_for() { # SECONDS COMMAND...
+    local end=$(($(date +%s) + $1))
+    shift
+    while ! "$@"; do
+        [ "$(date +%s)" -lt "$end" ] || return 1
+        sleep 0.25
+    done
+}
+
+utc() { date -u -d "@$1" +%Y-%m-%dT%H:%M:%SZ; }
+
+# An offer: components a (alpha) and b (beta) of NODES_A/NODES_B nodes, a link
+# of MBIT between them (0: none), starting at the earliest AHEAD s from now
+# for SECONDS; EXTRA terms appended (a launch).
+offer() { # NAME AHEAD SECONDS NODES_A NODES_B MBIT [COMPONENT-EXTRA] [TERMS]
+    local s
+    s=$(utc $(($(date +%s) + $2)))
+    cat <<EOF
+<wsag:AgreementOffer xmlns:wsag="http://schemas.ggf.org/graap/2007/03/ws-agreement" xmlns:co="urn:accord:coalloc:1">
+<wsag:Name>$1</wsag:Name><wsag:Context><wsag:AgreementInitiator>tester</wsag:AgreementInitiator>
+<wsag:ServiceProvider>AgreementResponder</wsag:ServiceProvider></wsag:Context><wsag:Terms><wsag:All>
+<wsag:ServiceDescriptionTerm wsag:Name="schedule" wsag:ServiceName="m"><co:Schedule>
+<co:EarliestStart>$s</co:EarliestStart><co:Duration>PT$3S</co:Duration></co:Schedule></wsag:ServiceDescriptionTerm>
+<wsag:ServiceDescriptionTerm wsag:Name="a" wsag:ServiceName="m"><co:Component><co:Site>alpha</co:Site>
+<co:Nodes>$4</co:Nodes>${7:-}</co:Component></wsag:ServiceDescriptionTerm>
+<wsag:ServiceDescriptionTerm wsag:Name="b" wsag:ServiceName="m"><co:Component><co:Site>beta</co:Site>
+<co:Nodes>$5</co:Nodes>${7:-}</co:Component></wsag:ServiceDescriptionTerm>
+EOF
+    if [ "$6" -gt 0 ]; then
+        cat <<EOF
+<wsag:ServiceDescriptionTerm wsag:Name="ab" wsag:ServiceName="m"><co:Link><co:Between>a</co:Between>
+<co:And>b</co:And><co:Bandwidth>$6</co:Bandwidth></co:Link></wsag:ServiceDescriptionTerm>
+EOF
+    fi
+    echo "${8:-}</wsag:All></wsag:Terms></wsag:AgreementOffer>"
+}
+
+agreement_id() { sed -n 's/.*wsag:AgreementId="\([^"]*\)".*/\1/p' <<<"$1" | head -n 1; }
+agreement_state() { # ID
+    api GET "/agreements/$1/state" | sed -n 's/.*<wsag:State>\([A-Za-z]*\)<\/wsag:State>.*/\1/p' | head -n 1
+}
+state_is() { [ "$(agreement_state "$1")" = "$2" ]; }
+
+# Every key of the journal lines on stdin answers WANT at its site.
+keys_answer() { # WANT  (stdin: journal lines)
+    local k a s got rc=0
+    while read -r k a s; do
+        [ -n "$k" ] || continue
+        got=$(site_key "$a" "$k")
+        if [ "$got" != "$1" ]; then
+            echo "    | $a: $k ($s) answers $got, not $1"
+            rc=1
+        fi
+    done
+    return "$rc"
+}
+
+# Nothing booked at any site but the keys KEEP: no reserved or intent row in
+# any site's journal, and no booking in alpha's and beta's calendars.
+nothing_booked_but() { # KEEP (space separated keys)
+    local s d k rc=0
+    for s in alpha beta net; do
+        for k in $(site_rows "$s" reserved) $(site_rows "$s" intent); do
+            case " $1 " in *" $k "*) ;; *)
+                echo "    | $s still holds $k"
+                rc=1
+                ;;
+            esac
+        done
+    done
+    for s in alpha beta; do
+        for k in $(sqlite3 -cmd '.timeout 5000' "$DIR/$s/$s.db.sim-$s" "SELECT key FROM booking" 2>/dev/null); do
+            case " $1 " in *" $k "*) ;; *)
+                echo "    | $s's calendar still books $k"
+                rc=1
+                ;;
+            esac
+        done
+    done
+    return "$rc"
+}
+
+# HTB leaf classes of RATE Mbit/s on alpha's uplink (the link's path).
+leaves() { tc -n acc-gw-alpha class show dev up0 | grep -c "rate ${1}Mbit " || true; }
+
+delay_net() { # on|off: site net's answers late by 1 s
+    if [ "$1" = on ]; then
+        ip netns exec acc-gamma1 tc qdisc replace dev eth0 root netem delay 1000ms
+    else
+        ip netns exec acc-gamma1 tc qdisc del dev eth0 root 2>/dev/null || true
+    fi
+}
+
+# ------------------------------------------------------------ 1. end to end
+
+echo "== 1. an offer across alpha, beta and net, end to end"
+reply=$(api POST /agreements "$(offer e2e 5 40 1 1 100)")
+ID1=$(agreement_id "$reply")
+if [ "$STATUS" = 201 ] && [ -n "$ID1" ]; then ok "agreed across three sites ($ID1)"; else
+    bad "POST /agreements: $STATUS"
+    head -c 2000 <<<"$reply"
+    echo
+fi
+J1=$(journal "$ID1" | grep ' committed$' || true)
+expect "one committed reservation at each of alpha, beta, wan" \
+    test "$(awk '{print $2}' <<<"$J1" | sort | tr '\n' ' ')" = "alpha beta wan "
+if keys_answer 200 <<<"$J1"; then ok "each site answers its reservation by key (mTLS)"; else bad "a site does not know its reservation"; fi
+body=$(curl -s --max-time 10 --cacert "$C/ca.crt" --cert "$C/accord.crt" --key "$C/accord.key" \
+    "https://10.79.1.11:8443/v1/reservations/$(awk '$2 == "alpha" {print $1}' <<<"$J1")")
+expect "alpha's reservation document: 1 node, Observed" \
+    grep -q 'amount="1"' <<<"$body"
+sites=$(api GET /sites)
+expect "/sites shows the remote endpoints" \
+    grep -q 'https://10.79.1.11:8443' <<<"$sites"
+ctl=$("$ACCORD_BUILD/accordctl" --server "$URL" --cacert "$C/ca.crt" sites 2>&1)
+expect "accordctl sites shows alpha's endpoint and a round trip" \
+    sh -c 'grep -q "10.79.1.11:8443" && grep -qi "rtt\|ms"' <<<"$ctl"
+expect "no HTB class before the start" test "$(leaves 100)" = 0
+if wait_for 12 sh -c "[ \"\$(tc -n acc-gw-alpha class show dev up0 | grep -c 'rate 100Mbit ')\" -ge 1 ]"; then
+    ok "at the start the net site's tc adapter put the link's class on the wire"
+else
+    bad "no 100 Mbit/s class on acc-gw-alpha/up0 after the start"
+fi
+api POST "/agreements/$ID1/terminate" >/dev/null
+expect "terminated (200)" test "$STATUS" = 200
+if wait_for 10 keys_answer 404 <<<"$J1"; then ok "gone at every site (404 by key)"; else bad "still known at a site after terminate"; fi
+expect "the link's class is gone" wait_for 5 sh -c "[ \"\$(tc -n acc-gw-alpha class show dev up0 | grep -c 'rate 100Mbit ')\" = 0 ]"
+if out=$(nothing_booked_but ""); then ok "nothing booked anywhere after terminate"; else bad "bookings left after terminate"; echo "$out"; fi
+
+# ------------------------------------------------------------ 2. meta-job
+
+echo "== 2. a meta-job whose proxies the site daemons start"
+launch='<wsag:ServiceDescriptionTerm wsag:Name="launch" wsag:ServiceName="m"><co:Launch style="mpich-g2"/></wsag:ServiceDescriptionTerm>'
+comp='<co:ProcessesPerNode>2</co:ProcessesPerNode><co:Executable>accord-ring</co:Executable><co:Argument>across domains</co:Argument>'
+reply=$(api POST /agreements "$(offer ring 4 90 1 1 0 "$comp" "$launch")")
+ID2=$(agreement_id "$reply")
+expect "meta-job agreed" test "$STATUS" = 201 -a -n "$ID2"
+if wait_for 75 state_is "$ID2" Complete; then ok "meta-job Complete"; else bad "meta-job not Complete: $(agreement_state "$ID2")"; fi
+out=$(api GET "/agreements/$ID2/launch/output")
+expect "RING OK with 4 ranks of components a and b" grep -q 'RING OK ranks=4 components=a:2,b:2' <<<"$out"
+launchdoc=$(api GET "/agreements/$ID2/launch")
+expect "exit status 0" grep -q '<co:ExitStatus>0</co:ExitStatus>' <<<"$launchdoc"
+ns_alpha=$(ip netns exec acc-alpha1 readlink /proc/self/ns/net)
+ns_beta=$(ip netns exec acc-beta1 readlink /proc/self/ns/net)
+ns_a=$(sed -n 's/.*component a host [^ ]* netns \([^ ]*\).*/\1/p' <<<"$out" | sort -u | tr '\n' ' ')
+ns_b=$(sed -n 's/.*component b host [^ ]* netns \([^ ]*\).*/\1/p' <<<"$out" | sort -u | tr '\n' ' ')
+expect "component a's ranks ran in alpha's namespace ($ns_alpha)" test "$ns_a" = "$ns_alpha "
+expect "component b's ranks ran in beta's namespace ($ns_beta)" test "$ns_b" = "$ns_beta "
+for s in alpha beta; do
+    n=$(sqlite3 -cmd '.timeout 5000' "$DIR/$s/$s.db" "SELECT count(*) FROM site_jobs" 2>/dev/null || echo 0)
+    expect "site $s's daemon started the proxy (site_jobs: $n)" test "${n:-0}" -ge 1
+done
+[ "$failures" = 0 ] || { echo "    | launch output:"; head -n 40 <<<"$out" | sed 's/^/    | /'; }
+
+# ------------------------------------------------------------ 3. site killed
+
+echo "== 3. site alpha killed (SIGKILL) between reserve and verify"
+# alpha's own booking, to survive its restart (2 h ahead, no link).
+reply=$(api POST /agreements "$(offer keep 7200 600 1 1 0)")
+ID3K=$(agreement_id "$reply")
+expect "an agreement to keep at alpha" test "$STATUS" = 201
+KEEP=$(journal "$ID3K" | awk '$3 == "committed" {print $1}' | tr '\n' ' ')
+KEEP_ALPHA=$(journal "$ID3K" | awk '$2 == "alpha" && $3 == "committed" {print $1}')
+delay_net on
+known=$(site_rows alpha reserved | tr '\n' ' ')
+api POST /agreements "$(offer killed 5 40 1 1 50)" >"$DIR/post3" &
+post=$!
+if k=$(wait_new_reserved alpha "$known" 20); then
+    "$BED" stop alpha KILL
+    ok "alpha killed right after it reserved $k (net still answering its reserve)"
+else
+    bad "alpha never reserved the new offer"
+fi
+wait "$post"
+reply=$(cat "$DIR/post3")
+ID3=$(sqlite3 -cmd '.timeout 5000' "$ADB" "SELECT agreement_id FROM reservation WHERE key = '${k:-none}'")
+st=$(agreement_state "$ID3")
+expect "the negotiation failed (agreement $ID3 $st, not Observed)" test -n "$ID3" -a "$st" != Observed
+expect "the answer names site alpha" grep -q "alpha" <<<"$reply"
+grep -q "503\|Unavailable\|unreachable" <<<"$reply$STATUS" && ok "503/unreachable" || { bad "not a 503: $(head -c 400 <<<"$reply")"; }
+delay_net off
+J3=$(journal "$ID3")
+if keys_answer 404 < <(grep -v ' alpha ' <<<"$J3"); then ok "rolled back at beta and net"; else bad "left at beta or net"; fi
+"$BED" start alpha && ok "alpha restarted" || bad "alpha did not restart"
+expect "alpha's earlier booking survived its restart" test "$(site_key alpha "$KEEP_ALPHA")" = 200
+if wait_for 20 nothing_booked_but "$KEEP" >/dev/null; then ok "nothing of the failed offer booked anywhere once alpha is back"; else
+    bad "bookings of the failed offer left"
+    nothing_booked_but "$KEEP"
+fi
+
+# ------------------------------------------------------------ 4. partition
+
+echo "== 4. beta's link down between reserve and verify"
+delay_net on
+known=$(site_rows beta reserved | tr '\n' ' ')
+t=$(date +%s)
+api POST /agreements "$(offer cut 5 40 1 1 50)" >"$DIR/post4" &
+post=$!
+if k=$(wait_new_reserved beta "$known" 20); then
+    ip -n acc-beta1 link set eth0 down
+    ok "beta's link down right after it reserved $k"
+else
+    bad "beta never reserved the new offer"
+fi
+wait "$post"
+reply=$(cat "$DIR/post4")
+took=$(($(date +%s) - t))
+ID4=$(sqlite3 -cmd '.timeout 5000' "$ADB" "SELECT agreement_id FROM reservation WHERE key = '${k:-none}'")
+expect "the negotiation failed ($(agreement_state "$ID4"))" test -n "$ID4" -a "$(agreement_state "$ID4")" != Observed
+expect "the answer names beta and a time-out (took $took s)" \
+    sh -c 'grep -q beta && grep -qi "timed out\|timeout"' <<<"$reply"
+delay_net off
+if keys_answer 404 < <(grep -v ' beta ' <<<"$(journal "$ID4")"); then ok "rolled back at alpha and net"; else bad "left at alpha or net"; fi
+ip -n acc-beta1 link set eth0 up
+ip -n acc-beta1 route replace default via 10.79.2.1
+if wait_for 25 nothing_booked_but "$KEEP" >/dev/null; then ok "healed: beta's booking cancelled once the link is up"; else
+    bad "beta still holds the booking after the link came back"
+    nothing_booked_but "$KEEP"
+fi
+reply=$(api POST /agreements "$(offer healed 5 30 1 1 50)")
+ID4B=$(agreement_id "$reply")
+expect "a new offer across the three is agreed after the partition" test "$STATUS" = 201
+[ -z "$ID4B" ] || api POST "/agreements/$ID4B/terminate" >/dev/null
+
+# ------------------------------------------------------------ 5. accordd killed
+
+echo "== 5. accordd killed (SIGKILL) mid-negotiation"
+delay_net on
+known=$(site_rows alpha reserved | tr '\n' ' ')
+api POST /agreements "$(offer crash 5 40 1 1 50)" >/dev/null 2>&1 &
+post=$!
+if k=$(wait_new_reserved alpha "$known" 20); then
+    "$BED" stop accordd KILL
+    ok "accordd killed after alpha reserved $k"
+else
+    bad "alpha never reserved the new offer"
+fi
+wait "$post"
+ID5=$(sqlite3 -cmd '.timeout 5000' "$ADB" "SELECT agreement_id FROM reservation WHERE key = '${k:-none}'")
+open=$(journal "$ID5" | grep -cv ' cancelled$\| failed$' || true)
+echo "    | open journal entries at the kill: $open"
+"$BED" start accordd && ok "accordd restarted" || bad "accordd did not restart"
+URL=$(cat "$DIR/accordd/url")
+delay_net off
+if wait_for 20 sh -c "! sqlite3 -cmd '.timeout 5000' '$ADB' \"SELECT state FROM reservation WHERE agreement_id = '$ID5'\" | grep -qv '^cancelled$\|^failed$'"; then
+    ok "every journal entry of the interrupted negotiation cancelled"
+else
+    bad "open entries after the restart: $(journal "$ID5" | tr '\n' ';')"
+fi
+if wait_for 15 keys_answer 404 < <(journal "$ID5"); then ok "cancelled at each remote site by key"; else bad "a remote site still holds one"; fi
+expect "the agreement is Rejected (Interrupted)" state_is "$ID5" Rejected
+if out=$(nothing_booked_but "$KEEP"); then ok "nothing booked anywhere but the kept agreement"; else bad "left"; echo "$out"; fi
+
+# ------------------------------------------------------------ 6. TLS
+
+echo "== 6. TLS: who the sites admit"
+tls() { # SITE CERT-NAME ...: curl's exit code and HTTP status
+    local s=$1 n=$2 rc code
+    shift 2
+    code=$(curl -s -o /dev/null --max-time 10 -w '%{http_code}' --cacert "$C/ca.crt" \
+        ${n:+--cert "$C/$n.crt" --key "$C/$n.key"} "https://$(site_addr "$s"):8443/v1/health")
+    rc=$?
+    echo "$rc $code"
+}
+refused() { # DESCRIPTION CERT-NAME
+    local r
+    r=$(tls alpha "$2")
+    # No HTTP answer at all, and a TLS failure (35: handshake; 56: the
+    # server's alert read after TLS 1.3's client Finished), not a refused connect.
+    case $r in
+    "35 000" | "56 000") ok "$1 refused in the handshake (curl $r)" ;;
+    *) bad "$1: curl exit and status '$r'" ;;
+    esac
+}
+expect "accord.crt (admitted) gets an answer" test "$(tls alpha accord)" = "0 200"
+refused "no client certificate" ""
+refused "intruder.crt (same CA, not admitted)" intruder
+refused "stranger.crt (another CA)" stranger
+refused "expired.crt (same CA, expired)" expired
+# Tampered: accord.crt with one byte of its signature changed.
+openssl x509 -in "$C/accord.crt" -outform DER -out "$DIR/t.der"
+last=$(($(stat -c %s "$DIR/t.der") - 1))
+byte=$(od -An -tu1 -j "$last" -N1 "$DIR/t.der" | tr -d ' ')
+printf "$(printf '\\%03o' $((byte ^ 0xff)))" |
+    dd of="$DIR/t.der" bs=1 seek="$last" conv=notrunc 2>/dev/null
+openssl x509 -inform DER -in "$DIR/t.der" -out "$C/tampered.crt" 2>/dev/null
+cp "$C/accord.key" "$C/tampered.key"
+refused "a tampered accord.crt" tampered
+code=$(curl -s -o /dev/null --max-time 10 -w '%{http_code}' --cacert "$C/other-ca.crt" \
+    --cert "$C/accord.crt" --key "$C/accord.key" https://10.79.1.11:8443/v1/health)
+expect "a site's certificate does not verify against another CA" test "$code" = 000
+# Over the peer's limits: 2 nodes at alpha (max_nodes = 1).
+reply=$(api POST /agreements "$(offer greedy 5 40 2 1 0)")
+expect "2 nodes at alpha (max_nodes 1): refused ($STATUS) with the site's PeerLimit" \
+    grep -q "PeerLimit\|max_nodes" <<<"$reply"
+[ "$failures" = 0 ] || head -c 600 <<<"$reply"
+reply=$(api POST /agreements "$(offer long 5 7200 1 1 0)")
+expect "2 h at alpha (max_duration 1 h): refused ($STATUS) with PeerLimit" \
+    grep -q "PeerLimit\|max_duration" <<<"$reply"
+if out=$(nothing_booked_but "$KEEP"); then ok "the refused offers left nothing booked"; else bad "left"; echo "$out"; fi
+
+echo "test_sites_real: $((checks - failures)) of $checks checks passed in $(($(date +%s) - T0)) s"
+if [ "$failures" != 0 ]; then
+    for f in "$DIR"/*/log; do [ -f "$f" ] && { echo "== $f (tail)"; tail -n 15 "$f"; }; done
+fi
+[ "$failures" = 0 ]
