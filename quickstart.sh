@@ -16,9 +16,11 @@ cd "$(dirname "$0")"
 
 PACKAGES=(build-essential cmake pkg-config libmicrohttpd-dev libxml2-dev libsqlite3-dev
           libssl-dev libcurl4-openssl-dev libcunit1-dev libinih-dev libjansson-dev clang-format
-          valgrind curl mpich libmpich-dev gnuplot-nox libxmlsec1-dev
+          libgnutls28-dev valgrind curl mpich libmpich-dev gnuplot-nox libxmlsec1-dev
           libxmlsec1-openssl)
 # libxmlsec1 (OpenSSL backend) signs the agreements (XML-DSig, lib/dsig).
+# GnuTLS: the TLS of libmicrohttpd's servers (lib/tls: certificates reloaded,
+# client certificates verified in the handshake).
 # MPICH starts the agreed meta-jobs (mpiexec.hydra) and builds accord-ring.
 # gnuplot-nox draws accord-sim's plots (examples/sim, docs/simulator.md).
 # The tests also run real Slurm clusters (tests/slurm/start-testbed.sh) and
