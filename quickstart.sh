@@ -30,7 +30,7 @@ PACKAGES=(build-essential cmake pkg-config libmicrohttpd-dev libxml2-dev libsqli
 # clang and its runtime (libFuzzer) build the fuzzers (tests/fuzz).
 # The signature tests check issued agreements with the real xmlsec1 command.
 # The sites test (tests/integration/test_sites_real.sh) reads the daemons'
-# journals with the sqlite3 shell and tampers with a certificate with openssl.
+# journals with the sqlite3 shell.
 TEST_PACKAGES=(slurm-wlm munge iproute2 iputils-ping clang libclang-rt-dev xmlsec1 sqlite3
                openssl)
 JOBS=${JOBS:-$(nproc)}

@@ -20,7 +20,8 @@
 #   sites-bed.sh stop NAME [SIGNAL]           default TERM; KILL for a crash
 #   sites-bed.sh url                          accordd's base URL
 # Environment: SITES_BED_DIR (default /run/accord-sites-bed): certificates in certs/,
-#   one directory per daemon (config, database, log, pid), accordd.url.
+#   one directory per daemon (config, database, log, pid; accordd/url);
+#   SITES_BED_HTTPS (default yes): accordd's API over HTTPS (server.crt), else HTTP.
 # Callers hold /run/lock/accord-netbed.lock (see tools/netbed.sh) from before "up"
 # until after "down"; this script does not take it.
 set -Eeuo pipefail
@@ -144,11 +145,15 @@ EOF
 
     mkdir -p "$DIR/accordd"
     {
-        cat <<EOF
+        if [ "${SITES_BED_HTTPS:-yes}" = yes ]; then
+            cat <<EOF
 [server]
 certificate = $DIR/certs/server.crt
 key = $DIR/certs/server.key
 
+EOF
+        fi
+        cat <<EOF
 [negotiation]
 lead_time = PT1S
 adapter_timeout = PT8S
@@ -255,8 +260,9 @@ start_accordd() {
         tail -n 20 "$DIR/accordd/log.now" >&2
         return 1
     fi
-    # The API serves HTTPS with server.crt: whatever the line's scheme, use https.
-    echo "https://${url#*://}" >"$DIR/accordd/url"
+    # With [server] certificate the API serves HTTPS (server.crt, SAN 127.0.0.1).
+    if [ "${SITES_BED_HTTPS:-yes}" = yes ]; then url="https://${url#*://}"; fi
+    echo "$url" >"$DIR/accordd/url"
 }
 
 stop_one() { # NAME [SIGNAL]
