@@ -170,10 +170,17 @@ env = UCX_TLS=tcp
 env = LD_PRELOAD=$BUILD/tests/libucx_finalize_barrier.so
 
 EOF
+        k=0
         for s in alpha beta; do
+            k=$((k + 1))
+            # accordd's own view of the site (its size, host names for the
+            # launch, addresses for the link's flows) as at the site.
             cat <<EOF
 [site $s]
 adapter = remote
+nodes = 2
+hosts = $s-n[1-2]
+addresses = 10.79.$k.[11-12]
 url = https://$(site_addr $s):8443
 ca = $DIR/certs/ca.crt
 certificate = $DIR/certs/accord.crt
