@@ -9,19 +9,36 @@ static void help(FILE *f)
           "\n"
           "Lists the sites (clusters) with their size and batch adapter, the networks\n"
           "with their adapter, and the links between sites with their capacity; each\n"
-          "adapter with its health and how many calls it has served and failed.\n",
+          "adapter with its health and how many calls it has served and failed.  A\n"
+          "remote site (a site daemon reached over HTTPS) shows the round trip of its\n"
+          "health call (RTT) and its daemon's address before its health; in-process\n"
+          "adapters show RTT as -.\n",
           f);
+}
+
+/* The health call's round trip ("0.8ms"), or "-" when none was measured. */
+static void rtt_cell(const json_t *s)
+{
+    long long us = ctl_int(s, "rttUs", 0);
+    char cell[32];
+    if (us <= 0)
+        snprintf(cell, sizeof cell, "-");
+    else if (us < 100000)
+        snprintf(cell, sizeof cell, "%.1fms", (double)us / 1000.0);
+    else
+        snprintf(cell, sizeof cell, "%lldms", us / 1000);
+    printf("%10s  ", cell);
 }
 
 static void adapters(const struct ctl *c, const json_t *list, const char *title, bool nodes)
 {
     /* The health, last, takes what the terminal has left; without a
      * terminal (and COLUMNS) it is not cut. */
-    int health_w = c->width ? (int)c->width - (14 + 13 + 7 + 6 + 8 + 8) : INT_MAX;
+    int health_w = c->width ? (int)c->width - (14 + 13 + 7 + 6 + 8 + 8 + 10) : INT_MAX;
     if (health_w < 12)
         health_w = 12;
-    printf("%-14s%-13s%7s %-5s%8s%8s  %s\n", title, "ADAPTER", nodes ? "NODES" : "", "UP", "CALLS",
-           "FAILED", "HEALTH");
+    printf("%-14s%-13s%7s %-5s%8s%8s%10s  %s\n", title, "ADAPTER", nodes ? "NODES" : "", "UP",
+           "CALLS", "FAILED", "RTT", "HEALTH");
     for (size_t i = 0; i < json_array_size(list); i++) {
         const json_t *s = json_array_get(list, i);
         ctl_cell(ctl_str(s, "name", "?"), 13, true);
@@ -31,9 +48,15 @@ static void adapters(const struct ctl *c, const json_t *list, const char *title,
             printf(" %6lld", ctl_int(s, "nodes", 0));
         else
             printf(" %6s", "");
-        printf(" %-5s%8lld%8lld  ", ctl_bool(s, "up", false) ? "yes" : "NO", ctl_int(s, "calls", 0),
+        printf(" %-5s%8lld%8lld", ctl_bool(s, "up", false) ? "yes" : "NO", ctl_int(s, "calls", 0),
                ctl_int(s, "failures", 0));
-        ctl_cell(ctl_str(s, "health", ""), health_w, false);
+        rtt_cell(s);
+        /* a remote site: where its daemon is, then what it said */
+        const char *endpoint = ctl_str(s, "endpoint", "");
+        char health[512];
+        snprintf(health, sizeof health, "%s%s%s", endpoint, endpoint[0] ? " " : "",
+                 ctl_str(s, "health", ""));
+        ctl_cell(health, health_w, false);
         printf("\n");
     }
 }

@@ -454,6 +454,11 @@ struct acc_site_info {
     bool up;
     const char *health; /* the adapter's words */
     uint64_t calls, failures;
+    /* the round trip of the health call to a remote site daemon, in
+     * microseconds (0: not measured: an in-process adapter), and where that
+     * daemon is (NULL or "": in-process) */
+    int64_t rtt_us;
+    const char *endpoint;
 };
 
 struct acc_link_info {

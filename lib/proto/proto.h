@@ -145,7 +145,8 @@ void acc_proto_write_fault(acc_err code, const char *site, const char *msg, stru
  * unreadable body: ACC_ERR_ADAPTER "protocol error: ..."); returns err->code. */
 acc_err acc_proto_read_fault(const char *body, size_t len, struct acc_error *err);
 
-/* Keys and job ids in paths: [A-Za-z0-9._:-]{1,95}; false otherwise. */
+/* Keys and job ids in paths: [A-Za-z0-9._:-]{1,95}; false otherwise (also
+ * for "." and "..", which a path would resolve). */
 bool acc_proto_key_ok(const char *key);
 
 #endif

@@ -22,7 +22,7 @@
 #define ACC_PROTO_MAX_NODES_TEXT 16384
 
 /* Parses body into *doc (xmlFreeDoc() it) and checks that its root is the
- * element `root` of ACC_PROTO_NS: ACC_ERR_TOO_LARGE, ACC_ERR_MALFORMED,
+ * element `root` (NULL: any) of ACC_PROTO_NS: ACC_ERR_TOO_LARGE, ACC_ERR_MALFORMED,
  * ACC_ERR_DTD, ACC_ERR_TOO_DEEP, ACC_ERR_TOO_MANY_ATTRS, and
  * ACC_ERR_BAD_REQUEST for another root. */
 acc_err acc_proto_parse(const char *body, size_t len, const char *root, xmlDocPtr *doc,
@@ -35,6 +35,14 @@ acc_err acc_proto_next(const xmlNode *parent, const xmlNode **cur, struct acc_er
 
 /* True for the element `name` (in ACC_PROTO_NS). */
 bool acc_proto_is(const xmlNode *n, const char *name);
+
+/* Children that appear at most once: each child of parent must be one of
+ * names[0..n) (a leading '?' marks an optional one) and lands in found[i];
+ * ACC_ERR_BAD_REQUEST for an unknown, a repeated or a missing one. */
+acc_err acc_proto_children(const xmlNode *parent, const char *const *names, const xmlNode **found,
+                           size_t n, struct acc_error *err);
+/* Printable ASCII without blanks, 1 .. max bytes (local ids, job states). */
+bool acc_proto_token_ok(const char *s, size_t max);
 
 /* ACC_ERR_BAD_REQUEST naming the element as unknown where it is. */
 acc_err acc_proto_unknown(const xmlNode *n, struct acc_error *err);

@@ -321,7 +321,7 @@ acc_err acc_proto_parse(const char *body, size_t len, const char *root, xmlDocPt
                             (const char *)top->name);
         goto out;
     }
-    if (strcmp((const char *)top->name, root) != 0) {
+    if (root && strcmp((const char *)top->name, root) != 0) {
         rc = acc_proto_fail(top, ACC_ERR_BAD_REQUEST, err, "expected a %s document, not %s", root,
                             (const char *)top->name);
         goto out;

@@ -336,7 +336,8 @@ bool acc_proto_key_ok(const char *key)
         if (!ok || n >= ACC_KEY_MAX - 1)
             return false;
     }
-    return n > 0;
+    /* "." and ".." would be path segments of their own. */
+    return n > 0 && strcmp(key, ".") != 0 && strcmp(key, "..") != 0;
 }
 
 acc_err acc_proto_key(const xmlNode *n, const char *what, const char *s, char *buf,
@@ -375,4 +376,40 @@ acc_err acc_proto_resource(const xmlNode *n, const char *amount_attr, enum acc_r
     if (!rc)
         rc = acc_proto_i64(n, amount_attr, a, 1, INT64_MAX, amount, err);
     return rc;
+}
+
+acc_err acc_proto_children(const xmlNode *parent, const char *const *names, const xmlNode **found,
+                           size_t n, struct acc_error *err)
+{
+    const xmlNode *c = NULL;
+    acc_err rc;
+
+    for (size_t i = 0; i < n; i++)
+        found[i] = NULL;
+    while (!(rc = acc_proto_next(parent, &c, err)) && c) {
+        size_t i = 0;
+        while (i < n && strcmp((const char *)c->name, names[i] + (names[i][0] == '?')) != 0)
+            i++;
+        if (i == n)
+            return acc_proto_unknown(c, err);
+        if (found[i])
+            return acc_proto_twice(c, err);
+        found[i] = c;
+    }
+    if (rc)
+        return rc;
+    for (size_t i = 0; i < n; i++)
+        if (!found[i] && names[i][0] != '?')
+            return acc_proto_missing(parent, names[i], err);
+    return ACC_OK;
+}
+
+/* Printable ASCII without blanks, 1 .. max bytes. */
+bool acc_proto_token_ok(const char *s, size_t max)
+{
+    size_t n = 0;
+    for (; s[n]; n++)
+        if ((unsigned char)s[n] <= 0x20 || (unsigned char)s[n] >= 0x7f || n >= max)
+            return false;
+    return n > 0;
 }

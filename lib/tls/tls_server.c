@@ -10,8 +10,10 @@
  * gone.  Retired generations (a few KB each) are freed with the server.
  *
  * The certificate callback gets only the GnuTLS session; libmicrohttpd puts
- * its connection in the session's pointer, the connection names its
- * (master) daemon, and a process-wide table maps bound daemons to servers. */
+ * its connection in the session's pointer, the connection names its daemon
+ * (a worker of the thread pool, which shares the master's listening socket)
+ * and a process-wide table maps the listening sockets of bound daemons to
+ * servers. */
 #include "tls.h"
 
 #include <gnutls/abstract.h>
@@ -55,8 +57,10 @@ static struct {
     pthread_mutex_t lock;
     pthread_cond_t cond;
     pthread_once_t once;
+    unsigned long seq; /* bindings so far */
     struct {
-        struct MHD_Daemon *daemon;
+        int fd; /* the daemon's listening socket */
+        unsigned long seq;
         struct acc_tls_server *srv;
     } slot[ACC_TLS_MAX_SERVERS];
 } reg = {.lock = PTHREAD_MUTEX_INITIALIZER, .once = PTHREAD_ONCE_INIT};
@@ -236,22 +240,36 @@ static struct generation *current(struct acc_tls_server *srv)
     return g;
 }
 
-/* The server of a session's daemon; waits for a bind that is on its way. */
+/* The listening socket of a daemon: a connection's daemon is the worker of
+ * a thread pool, which shares its master's socket. */
+static int listen_fd(struct MHD_Daemon *d)
+{
+    const union MHD_DaemonInfo *di = MHD_get_daemon_info(d, MHD_DAEMON_INFO_LISTEN_FD);
+    return di ? di->listen_fd : -1;
+}
+
+/* The server of a session's daemon; waits for a bind that is on its way.
+ * The newest binding of a socket wins (a stopped daemon's socket number may
+ * be reused before its server is freed). */
 static struct acc_tls_server *server_of(gnutls_session_t s)
 {
     struct MHD_Connection *con = gnutls_session_get_ptr(s);
     const union MHD_ConnectionInfo *ci =
         con ? MHD_get_connection_info(con, MHD_CONNECTION_INFO_DAEMON) : NULL;
-    if (!ci || !ci->daemon)
+    int fd = ci && ci->daemon ? listen_fd(ci->daemon) : -1;
+    if (fd < 0)
         return NULL;
     pthread_once(&reg.once, reg_init);
     struct acc_tls_server *srv = NULL;
     struct timespec until = acc_mono_deadline(BIND_WAIT_US);
     pthread_mutex_lock(&reg.lock);
     for (;;) {
-        for (size_t i = 0; i < ACC_TLS_MAX_SERVERS && !srv; i++) {
-            if (reg.slot[i].daemon == ci->daemon)
+        unsigned long newest = 0;
+        for (size_t i = 0; i < ACC_TLS_MAX_SERVERS; i++) {
+            if (reg.slot[i].srv && reg.slot[i].fd == fd && reg.slot[i].seq > newest) {
                 srv = reg.slot[i].srv;
+                newest = reg.slot[i].seq;
+            }
         }
         if (srv || pthread_cond_timedwait(&reg.cond, &reg.lock, &until) != 0)
             break;
@@ -294,6 +312,11 @@ static int verify_client(gnutls_session_t s)
         client_address(s, addr, sizeof addr);
         atomic_fetch_add(&srv->refused, 1);
         acc_log_info("tls: handshake from %s refused: %s", addr, why.msg);
+        /* libmicrohttpd closes a failed handshake without a word: tell the
+         * client why (best effort, the socket is not blocking). */
+        gnutls_alert_send(s, GNUTLS_AL_FATAL,
+                          rc == ACC_ERR_FORBIDDEN ? GNUTLS_A_ACCESS_DENIED
+                                                  : GNUTLS_A_BAD_CERTIFICATE);
         return GNUTLS_E_CERTIFICATE_ERROR;
     }
     return 0;
@@ -344,11 +367,15 @@ acc_err acc_tls_server_bind(struct acc_tls_server *srv, struct MHD_Daemon *daemo
                             struct acc_error *err)
 {
     pthread_once(&reg.once, reg_init);
+    int fd = listen_fd(daemon);
+    if (fd < 0)
+        return acc_error_set(err, ACC_ERR_INVALID, "the daemon has no listening socket");
     acc_err rc = ACC_ERR_TOO_MANY;
     pthread_mutex_lock(&reg.lock);
     for (size_t i = 0; i < ACC_TLS_MAX_SERVERS && rc; i++) {
-        if (!reg.slot[i].daemon) {
-            reg.slot[i].daemon = daemon;
+        if (!reg.slot[i].srv) {
+            reg.slot[i].fd = fd;
+            reg.slot[i].seq = ++reg.seq;
             reg.slot[i].srv = srv;
             rc = ACC_OK;
         }
@@ -368,7 +395,7 @@ void acc_tls_server_free(struct acc_tls_server *srv)
     pthread_mutex_lock(&reg.lock);
     for (size_t i = 0; i < ACC_TLS_MAX_SERVERS; i++) {
         if (reg.slot[i].srv == srv)
-            reg.slot[i].daemon = NULL, reg.slot[i].srv = NULL;
+            reg.slot[i].srv = NULL;
     }
     pthread_mutex_unlock(&reg.lock);
     generation_free(srv->cur);

@@ -474,6 +474,8 @@ static void site_members(struct jw *j, const struct acc_site_info *s, bool nodes
     m_str(j, "health", s->health);
     m_i64(j, "calls", (int64_t)s->calls);
     m_i64(j, "failures", (int64_t)s->failures);
+    m_i64(j, "rttUs", s->rtt_us);
+    m_str(j, "endpoint", s->endpoint && s->endpoint[0] ? s->endpoint : NULL);
 }
 
 static void link_obj(struct jw *j, const struct acc_link_info *l)

@@ -26,15 +26,16 @@ const struct acc_config *acc_service_config(const struct acc_service *svc)
 /* ------------------------------------------------------- sites, previews */
 
 static void site_info(struct acc_adapter *ad, const char *name, int64_t nodes,
-                      struct acc_site_info *out, char *health)
+                      struct acc_site_info *out, char *health, char *endpoint)
 {
     struct acc_health h;
     struct acc_adapter_stats st;
     acc_adapter_health(ad, &h);
     acc_adapter_stats(ad, &st);
     acc_strlcpy(health, h.detail, 256);
-    *out = (struct acc_site_info){name,     acc_adapter_kind(ad), nodes, h.up, health,
-                                  st.calls, st.failures};
+    acc_strlcpy(endpoint, h.endpoint, 128);
+    *out = (struct acc_site_info){name,     acc_adapter_kind(ad), nodes,    h.up,    health,
+                                  st.calls, st.failures,          h.rtt_us, endpoint};
 }
 
 acc_err acc_service_sites(struct acc_service *svc, struct acc_service_sites *out,
@@ -46,17 +47,20 @@ acc_err acc_service_sites(struct acc_service *svc, struct acc_service_sites *out
     out->networks = calloc(cfg->n_networks ? cfg->n_networks : 1, sizeof *out->networks);
     out->links = calloc(cfg->n_links ? cfg->n_links : 1, sizeof *out->links);
     out->health = calloc(cfg->n_sites + cfg->n_networks + 1, sizeof *out->health);
-    if (!out->sites || !out->networks || !out->links || !out->health) {
+    out->endpoint = calloc(cfg->n_sites + cfg->n_networks + 1, sizeof *out->endpoint);
+    if (!out->sites || !out->networks || !out->links || !out->health || !out->endpoint) {
         acc_service_sites_release(out);
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     }
     size_t h = 0;
-    for (size_t i = 0; i < cfg->n_sites; i++)
+    for (size_t i = 0; i < cfg->n_sites; i++, h++) {
         site_info(svc->site_ad[i], cfg->sites[i].name, cfg->sites[i].nodes, &out->sites[i],
-                  out->health[h++]);
+                  out->health[h], out->endpoint[h]);
+    }
     out->n_sites = cfg->n_sites;
-    for (size_t i = 0; i < cfg->n_networks; i++)
-        site_info(svc->net_ad[i], cfg->networks[i].name, 0, &out->networks[i], out->health[h++]);
+    for (size_t i = 0; i < cfg->n_networks; i++, h++)
+        site_info(svc->net_ad[i], cfg->networks[i].name, 0, &out->networks[i], out->health[h],
+                  out->endpoint[h]);
     out->n_networks = cfg->n_networks;
     for (size_t i = 0; i < cfg->n_links; i++) {
         const struct acc_link_cfg *l = &cfg->links[i];
@@ -85,6 +89,7 @@ void acc_service_sites_release(struct acc_service_sites *s)
     free(s->networks);
     free(s->links);
     free(s->health);
+    free(s->endpoint);
     memset(s, 0, sizeof *s);
 }
 

@@ -252,7 +252,8 @@ struct acc_service_sites {
     size_t n_networks;
     struct acc_link_info *links;
     size_t n_links;
-    char (*health)[256]; /* storage for the health texts */
+    char (*health)[256];   /* storage for the health texts */
+    char (*endpoint)[128]; /* and for the remote adapters' endpoints */
     struct acc_sites_view view;
 };
 

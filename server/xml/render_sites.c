@@ -17,6 +17,15 @@
 
 /* ----------------------------------------------------------------- sites */
 
+/* The remote adapters' round trip and endpoint, as attributes. */
+static void site_remote_attrs(struct acc_xml_writer *w, const struct acc_site_info *s)
+{
+    if (s->rtt_us > 0)
+        acc_xml_w_attr_i64(w, "co", "rttUs", s->rtt_us);
+    if (s->endpoint && s->endpoint[0])
+        acc_xml_w_attr(w, "co", "endpoint", s->endpoint);
+}
+
 static void site_body(struct acc_xml_writer *w, const struct acc_site_info *s)
 {
     acc_xml_w_el(w, "co", "Health", s->health);
@@ -46,6 +55,7 @@ static void site_open(struct acc_xml_writer *w, const struct acc_site_info *s, b
     acc_xml_w_attr(w, "co", "adapter", s->adapter ? s->adapter : "");
     acc_xml_w_attr_i64(w, "co", "nodes", s->nodes);
     acc_xml_w_attr(w, "co", "up", s->up ? "true" : "false");
+    site_remote_attrs(w, s);
     site_body(w, s);
 }
 
@@ -83,6 +93,7 @@ acc_err acc_xml_sites(const struct acc_sites_view *v, const char *only_site, str
         acc_xml_w_attr(&w, "co", "name", n->name ? n->name : "");
         acc_xml_w_attr(&w, "co", "adapter", n->adapter ? n->adapter : "");
         acc_xml_w_attr(&w, "co", "up", n->up ? "true" : "false");
+        site_remote_attrs(&w, n);
         site_body(&w, n);
         acc_xml_w_end(&w);
     }

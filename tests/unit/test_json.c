@@ -482,10 +482,12 @@ static void test_trace(void)
 }
 
 static const struct acc_site_info sites[] = {
-    {"fzj-xd1", "sim-batch", 64, true, "ok", 10, 0},
-    {"caesar", "sim-batch", 128, false, "unreachable: \"connect\" failed", 12, 5},
+    {"fzj-xd1", "sim-batch", 64, true, "ok", 10, 0, 0, NULL},
+    {"caesar", "sim-batch", 128, false, "unreachable: \"connect\" failed", 12, 5, 1500,
+     "https://10.79.3.11:8443"},
 };
-static const struct acc_site_info networks[] = {{"viola", "sim-network", 0, true, NULL, 5, 0}};
+static const struct acc_site_info networks[] = {
+    {"viola", "sim-network", 0, true, NULL, 5, 0, 0, NULL}};
 static const struct acc_link_info links[] = {
     {"caesar~fzj-xd1", "caesar", "fzj-xd1", "viola", "sim-network", 10000, true},
 };
@@ -498,9 +500,9 @@ static void test_sites(void)
     CU_ASSERT(valid(&b));
     CU_ASSERT(has(&b, "{\"name\":\"caesar\",\"adapter\":\"sim-batch\",\"nodes\":128,\"up\":false,"
                       "\"health\":\"unreachable: \\\"connect\\\" failed\",\"calls\":12,"
-                      "\"failures\":5}"));
+                      "\"failures\":5,\"rttUs\":1500,\"endpoint\":\"https://10.79.3.11:8443\"}"));
     CU_ASSERT(has(&b, "\"networks\":[{\"name\":\"viola\",\"adapter\":\"sim-network\",\"up\":true,"
-                      "\"calls\":5,\"failures\":0}]"));
+                      "\"calls\":5,\"failures\":0,\"rttUs\":0}]"));
     CU_ASSERT(has(&b, "\"links\":[{\"name\":\"caesar~fzj-xd1\",\"siteA\":\"caesar\",\"siteB\":"
                       "\"fzj-xd1\",\"network\":\"viola\",\"adapter\":\"sim-network\","
                       "\"capacity\":10000,\"up\":true}]"));
@@ -509,6 +511,9 @@ static void test_sites(void)
     acc_json_sites(&testbed, "fzj-xd1", &b);
     CU_ASSERT(valid(&b));
     CU_ASSERT(has(&b, "{\"name\":\"fzj-xd1\",\"adapter\":\"sim-batch\",\"nodes\":64"));
+    /* an in-process adapter: no round trip measured, no endpoint */
+    CU_ASSERT(has(&b, "\"failures\":0,\"rttUs\":0,\"links\""));
+    CU_ASSERT(lacks(&b, "\"endpoint\""));
     CU_ASSERT(has(&b, "\"links\":[{\"name\":\"caesar~fzj-xd1\""));
     CU_ASSERT(lacks(&b, "\"sites\""));
     acc_buf_release(&b);

@@ -1117,11 +1117,13 @@ static void test_trace(void)
 }
 
 static const struct acc_site_info sites[] = {
-    {"fzj-xd1", "sim-batch", 64, true, "ok", 10, 0},
-    {"caesar", "sim-batch", 128, true, "ok", 12, 1},
-    {"fh-brs", "slurm", 32, false, "scontrol: <timeout> & retry", 3, 3},
+    {"fzj-xd1", "sim-batch", 64, true, "ok", 10, 0, 0, NULL},
+    {"caesar", "sim-batch", 128, true, "ok", 12, 1, 0, NULL},
+    {"fh-brs", "slurm", 32, false, "scontrol: <timeout> & retry", 3, 3, 1500,
+     "https://10.79.3.11:8443"},
 };
-static const struct acc_site_info networks[] = {{"viola", "sim-network", 0, true, NULL, 5, 0}};
+static const struct acc_site_info networks[] = {
+    {"viola", "sim-network", 0, true, NULL, 5, 0, 0, NULL}};
 static const struct acc_link_info links[] = {
     {"caesar~fzj-xd1", "caesar", "fzj-xd1", "viola", "sim-network", 10000, true},
     {"caesar~fh-brs", "caesar", "fh-brs", "viola", "sim-network", 10000, true},
@@ -1159,6 +1161,9 @@ static void test_sites(void)
     CU_ASSERT(acc_xml_is(root, ACC_NS_CO, "Site"));
     CU_ASSERT(prop_is(root, ACC_NS_CO, "up", "false"));
     CU_ASSERT(content_is(find(root->children, ACC_NS_CO, "Health"), "scontrol: <timeout> & retry"));
+    /* a remote site: its health call's round trip and its daemon's URL */
+    CU_ASSERT(prop_is(root, ACC_NS_CO, "rttUs", "1500"));
+    CU_ASSERT(prop_is(root, ACC_NS_CO, "endpoint", "https://10.79.3.11:8443"));
     n_links = 0;
     for (xmlNode *k = xmlFirstElementChild(root); k; k = xmlNextElementSibling(k))
         n_links += acc_xml_is(k, ACC_NS_CO, "Link");

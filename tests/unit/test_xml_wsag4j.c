@@ -401,8 +401,8 @@ static void test_files(void)
 /* ------------------------------------------------------------ template */
 
 static const struct acc_site_info sites[] = {
-    {"caesar", "sim-batch", 128, true, "ok", 12, 1},
-    {"fh-brs", "slurm", 32, true, "ok", 3, 0},
+    {"caesar", "sim-batch", 128, true, "ok", 12, 1, 0, NULL},
+    {"fh-brs", "slurm", 32, true, "ok", 3, 0, 0, NULL},
 };
 static const struct acc_sites_view view = {sites, 2, NULL, 0, NULL, 0};
 

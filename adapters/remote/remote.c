@@ -1,0 +1,191 @@
+/* remote.c - the `remote` adapter: one site daemon (accord-site), reached
+ * over the adapter protocol (lib/proto, docs/protocol.md) on HTTPS with
+ * mutual TLS.  Every operation is one exchange (remote_http.c); the site
+ * keeps its own calendars and journal, so this adapter keeps no state but
+ * its connections. */
+#include "remote_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "../../lib/common/strutil.h"
+#include "../../lib/proto/proto.h"
+
+/* ---------------------------------------------------------------- settings */
+
+static acc_err file_setting(struct remote *r, const struct acc_adapter_env *env, const char *k,
+                            const char *v, char **dst, struct acc_error *err)
+{
+    if (!v[0] || access(v, R_OK) != 0)
+        return acc_error_set(err, ACC_ERR_CONFIG, "%s: %s: cannot read '%s'", env->section, k, v);
+    free(*dst);
+    *dst = acc_strdup(v);
+    (void)r;
+    return *dst ? ACC_OK : acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+}
+
+static acc_err int_setting(const struct acc_adapter_env *env, const char *k, const char *v,
+                           int64_t min, int64_t max, int64_t *out, struct acc_error *err)
+{
+    struct acc_error e;
+    if (acc_parse_i64(v, min, max, out, &e))
+        return acc_error_set(err, ACC_ERR_CONFIG, "%s: %s: %s", env->section, k, e.msg);
+    return ACC_OK;
+}
+
+static acc_err url_setting(struct remote *r, const struct acc_adapter_env *env, const char *v,
+                           struct acc_error *err)
+{
+    size_t n = strlen(v);
+    while (n > 0 && v[n - 1] == '/')
+        n--;
+    if (n == 0 || n >= sizeof r->url || strchr(v, '?') || strchr(v, '#') || strchr(v, ' '))
+        return acc_error_set(err, ACC_ERR_CONFIG,
+                             "%s: url: '%s' is not a site daemon's address such as "
+                             "https://10.79.1.11:8443",
+                             env->section, v);
+    memcpy(r->url, v, n);
+    r->url[n] = '\0';
+    return ACC_OK;
+}
+
+static acc_err read_settings(struct remote *r, const struct acc_adapter_env *env,
+                             struct acc_error *err)
+{
+    acc_err rc = ACC_OK;
+    r->timeout_s = 5;
+    r->connect_timeout_s = 2;
+    r->retries = 2;
+    int64_t conns = 8;
+    for (size_t i = 0; i < env->n_settings && !rc; i++) {
+        const char *k = env->settings[i].key, *v = env->settings[i].value;
+        if (strcmp(k, "url") == 0)
+            rc = url_setting(r, env, v, err);
+        else if (strcmp(k, "ca") == 0)
+            rc = file_setting(r, env, k, v, &r->ca, err);
+        else if (strcmp(k, "certificate") == 0)
+            rc = file_setting(r, env, k, v, &r->cert, err);
+        else if (strcmp(k, "key") == 0)
+            rc = file_setting(r, env, k, v, &r->key, err);
+        else if (strcmp(k, "remote_name") == 0) {
+            if (!acc_name_valid(v, sizeof r->remote_name))
+                rc = acc_error_set(err, ACC_ERR_CONFIG, "%s: remote_name: '%s' is not a name",
+                                   env->section, v);
+            else
+                acc_strlcpy(r->remote_name, v, sizeof r->remote_name);
+        } else if (strcmp(k, "timeout") == 0)
+            rc = int_setting(env, k, v, 1, 3600, &r->timeout_s, err);
+        else if (strcmp(k, "connect_timeout") == 0)
+            rc = int_setting(env, k, v, 1, 600, &r->connect_timeout_s, err);
+        else if (strcmp(k, "retries") == 0)
+            rc = int_setting(env, k, v, 0, REMOTE_MAX_RETRIES, &r->retries, err);
+        else if (strcmp(k, "connections") == 0)
+            rc = int_setting(env, k, v, 1, REMOTE_MAX_CONNECTIONS, &conns, err);
+        else if (strcmp(k, "insecure_http") == 0) {
+            struct acc_error e;
+            if (acc_parse_bool(v, &r->insecure_http, &e))
+                rc = acc_error_set(err, ACC_ERR_CONFIG, "%s: insecure_http: %s", env->section,
+                                   e.msg);
+        } else
+            rc = acc_error_set(err, ACC_ERR_CONFIG,
+                               "%s: unknown setting '%s' (remote takes url, ca, certificate, key, "
+                               "remote_name, timeout, connect_timeout, retries, connections, "
+                               "insecure_http)",
+                               env->section, k);
+    }
+    if (rc)
+        return rc;
+    if (!r->url[0])
+        return acc_error_set(err, ACC_ERR_CONFIG,
+                             "%s: adapter remote needs url = the site daemon's address "
+                             "(https://HOST:PORT)",
+                             env->section);
+    bool https = strncasecmp(r->url, "https://", 8) == 0;
+    bool http = strncasecmp(r->url, "http://", 7) == 0;
+    if (!https && !(http && r->insecure_http))
+        return acc_error_set(err, ACC_ERR_CONFIG,
+                             "%s: url: '%s' must be https:// (http:// only with insecure_http = "
+                             "yes, for tests of the protocol)",
+                             env->section, r->url);
+    if (!r->ca && https)
+        return acc_error_set(err, ACC_ERR_CONFIG,
+                             "%s: adapter remote needs ca = the site's CA certificate (PEM file)",
+                             env->section);
+    if (!r->cert != !r->key)
+        return acc_error_set(err, ACC_ERR_CONFIG,
+                             "%s: certificate and key (accordd's client certificate) go together",
+                             env->section);
+    r->n_slots = (size_t)conns;
+    return ACC_OK;
+}
+
+/* ---------------------------------------------------------------- lifetime */
+
+static acc_err remote_open(void *state, const struct acc_adapter_env *env, struct acc_error *err)
+{
+    struct remote *r = state;
+    if (!acc_name_valid(env->name, sizeof r->name))
+        return acc_error_set(err, ACC_ERR_CONFIG, "%s: bad name", env->section);
+    acc_strlcpy(r->name, env->name, sizeof r->name);
+    acc_strlcpy(r->remote_name, env->name, sizeof r->remote_name);
+    r->network = env->links != NULL;
+    acc_err rc = read_settings(r, env, err);
+    if (rc)
+        return rc;
+    snprintf(r->what, sizeof r->what, "%s %s (%s)", r->network ? "network" : "site", r->name,
+             r->url);
+    return remote_http_open(r, err);
+}
+
+static void remote_close(void *state)
+{
+    struct remote *r = state;
+    remote_http_close(r);
+    free(r->ca);
+    free(r->cert);
+    free(r->key);
+}
+
+static unsigned remote_instance_caps(void *state)
+{
+    struct remote *r = state;
+    if (r->network)
+        return ACC_CAP_BANDWIDTH | ACC_CAP_PROVISION | ACC_CAP_REPLACE | ACC_CAP_THREADSAFE;
+    return ACC_CAP_NODES | ACC_CAP_SUBMIT | ACC_CAP_NODE_NAMES | ACC_CAP_REPLACE |
+           ACC_CAP_THREADSAFE;
+}
+
+static void remote_interrupt(void *state)
+{
+    remote_http_interrupt(state);
+}
+
+/* Every capability a site daemon may serve; open narrows it to what the
+ * section is for (instance_caps). */
+const struct acc_adapter_ops acc_remote_ops = {
+    .version = ACC_ADAPTER_OPS_VERSION,
+    .kind = "remote",
+    .caps = ACC_CAP_NODES | ACC_CAP_BANDWIDTH | ACC_CAP_SUBMIT | ACC_CAP_NODE_NAMES |
+            ACC_CAP_THREADSAFE | ACC_CAP_PROVISION | ACC_CAP_REPLACE,
+    .state_size = sizeof(struct remote),
+    .open = remote_open,
+    .close = remote_close,
+    .preview = remote_preview,
+    .reserve = remote_reserve,
+    .query = remote_query,
+    .cancel = remote_cancel,
+    .submit = remote_submit,
+    .job_status = remote_job_status,
+    .job_cancel = remote_job_cancel,
+    .health = remote_health,
+    .control = remote_control,
+    .interrupt = remote_interrupt,
+    .provision = remote_provision,
+    .provision_status = remote_provision_status,
+    .preview_replacing = remote_preview_replacing,
+    .reserve_replacing = remote_reserve_replacing,
+    .instance_caps = remote_instance_caps,
+};

@@ -1,0 +1,589 @@
+/* site_jobs.c - the job table of accord-site: checked Hydra proxies started
+ * as the site's job user, each in a process group and a directory of its
+ * own, found again after a restart of the daemon.
+ *
+ * A job's directory (DIRECTORY/ID, owned by the job user) holds
+ *   job             what the daemon recorded: peer, key, host, pid, start
+ *   output          the proxy's standard output and error, bounded
+ *   output.dropped  how many bytes past the bound were dropped
+ *   status          the proxy's exit code, written when it ended by itself
+ *   cancelled       present when a peer (or the reservation's end) stopped it
+ * The proxy runs under a small sh wrapper (the launcher's own in accordd)
+ * that writes output and status, so a job that outlives the daemon still
+ * leaves its outcome. */
+#define _GNU_SOURCE /* close_range, getgrouplist */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <pthread.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../lib/common/buf.h"
+#include "../lib/common/proc.h"
+#include "../lib/common/strutil.h"
+#include "site_jobs.h"
+
+#define MAX_GROUPS 64
+#define FILE_MAX   4096
+
+static const char wrapper[] = "limit=$1; shift\n"
+                              "{ \"$@\"; echo $? > status.tmp && mv status.tmp status; } 2>&1 |\n"
+                              "    { head -c \"$limit\"; wc -c > output.dropped; } > output\n";
+
+struct job {
+    char id[ACC_SITE_JOB_ID_MAX];
+    char peer[256], key[96], host[64];
+    pid_t pid;
+    int64_t pid_start;
+    acc_time end;
+    bool child; /* ours to reap (started by this process) */
+    bool done;
+    struct acc_job_status st;
+};
+
+struct acc_site_jobs {
+    char *dir, *proxy, *user, *srun, *slurm_conf;
+    uid_t uid;
+    gid_t gid;
+    gid_t groups[MAX_GROUPS];
+    int n_groups;
+    struct acc_site_cidr *nets;
+    size_t n_nets, max_jobs, output_limit;
+    bool use_srun;
+    pthread_mutex_t lock;
+    struct job *jobs;
+    size_t n;
+    unsigned seq;
+};
+
+static void job_path(const struct acc_site_jobs *j, const char *id, const char *name, char *out,
+                     size_t len)
+{
+    snprintf(out, len, "%s/%s%s%s", j->dir, id, name ? "/" : "", name ? name : "");
+}
+
+static char *read_small(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NULL;
+    char *buf = malloc(FILE_MAX + 1);
+    size_t n = buf ? fread(buf, 1, FILE_MAX, f) : 0;
+    fclose(f);
+    if (buf)
+        buf[n] = '\0';
+    return buf;
+}
+
+/* The value of "name=value" line name in text, copied into out. */
+static bool field(const char *text, const char *name, char *out, size_t len)
+{
+    size_t nl = strlen(name);
+    for (const char *p = text; p && *p;) {
+        if (strncmp(p, name, nl) == 0 && p[nl] == '=') {
+            size_t vl = strcspn(p + nl + 1, "\n");
+            if (vl >= len)
+                return false;
+            memcpy(out, p + nl + 1, vl);
+            out[vl] = '\0';
+            return true;
+        }
+        p = strchr(p, '\n');
+        p = p ? p + 1 : NULL;
+    }
+    return false;
+}
+
+static bool load_job(struct acc_site_jobs *j, const char *id, struct job *out)
+{
+    char path[PATH_MAX], pid[32], start[32], end[32];
+    job_path(j, id, "job", path, sizeof path);
+    char *text = read_small(path);
+    memset(out, 0, sizeof *out);
+    int64_t v1, v2, v3;
+    struct acc_error ignored;
+    bool ok =
+        text && field(text, "peer", out->peer, sizeof out->peer) &&
+        field(text, "key", out->key, sizeof out->key) &&
+        field(text, "host", out->host, sizeof out->host) && field(text, "pid", pid, sizeof pid) &&
+        field(text, "pid_start", start, sizeof start) && field(text, "end", end, sizeof end) &&
+        !acc_parse_i64(pid, 1, INT_MAX, &v1, &ignored) &&
+        !acc_parse_i64(start, 0, INT64_MAX, &v2, &ignored) &&
+        !acc_parse_i64(end, 0, INT64_MAX, &v3, &ignored);
+    free(text);
+    if (!ok)
+        return false;
+    acc_strlcpy(out->id, id, sizeof out->id);
+    out->pid = (pid_t)v1;
+    out->pid_start = v2;
+    out->end = (acc_time)v3;
+    return true;
+}
+
+static void remove_dir(struct acc_site_jobs *j, const char *id)
+{
+    static const char *const files[] = {"job",    "output",     "output.dropped",
+                                        "status", "status.tmp", "cancelled"};
+    char path[PATH_MAX];
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        job_path(j, id, files[i], path, sizeof path);
+        unlink(path);
+    }
+    job_path(j, id, NULL, path, sizeof path);
+    rmdir(path);
+}
+
+/* Settles job x when its process group's leader is gone. */
+static void settle(struct acc_site_jobs *j, struct job *x)
+{
+    if (x->done)
+        return;
+    if (x->child) {
+        int ws;
+        pid_t r = waitpid(x->pid, &ws, WNOHANG);
+        if (r == 0)
+            return;
+    } else if (acc_proc_start_time(x->pid) == x->pid_start && x->pid_start != 0) {
+        return;
+    }
+    char path[PATH_MAX];
+    job_path(j, x->id, "cancelled", path, sizeof path);
+    bool cancelled = access(path, F_OK) == 0;
+    job_path(j, x->id, "status", path, sizeof path);
+    char *s = read_small(path);
+    int64_t code = -1;
+    struct acc_error ignored;
+    if (!s || acc_parse_i64(s, 0, 255, &code, &ignored))
+        code = -1;
+    free(s);
+    x->done = true;
+    x->st.done = true;
+    x->st.exit_status = (int)code;
+    x->st.signal = cancelled ? SIGTERM : 0;
+    acc_strlcpy(x->st.state,
+                cancelled   ? "CANCELLED"
+                : code == 0 ? "COMPLETED"
+                            : "FAILED",
+                sizeof x->st.state);
+}
+
+static bool group_alive(const struct job *x)
+{
+    return kill(-x->pid, 0) == 0 || errno != ESRCH;
+}
+
+/* SIGTERM to the group, SIGKILL after 2 s when it is still there. */
+static void stop(struct acc_site_jobs *j, struct job *x)
+{
+    settle(j, x);
+    if (x->done)
+        return;
+    char path[PATH_MAX];
+    job_path(j, x->id, "cancelled", path, sizeof path);
+    FILE *f = fopen(path, "w");
+    if (f)
+        fclose(f);
+    kill(-x->pid, SIGTERM);
+    for (int i = 0; i < 40 && group_alive(x); i++) {
+        struct timespec ts = {0, 50 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        /* ours, or (found again by a restart of the same process) still
+         * our child: reaped, else its zombie keeps the group */
+        waitpid(x->pid, NULL, WNOHANG);
+    }
+    if (group_alive(x))
+        kill(-x->pid, SIGKILL);
+    for (int i = 0; i < 40 && waitpid(x->pid, NULL, WNOHANG) == 0; i++) {
+        struct timespec ts = {0, 25 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    x->child = false; /* reaped (or left to init): judged by its start time now */
+    x->pid_start = -1; /* never matches again: the job ended */
+    settle(j, x);
+}
+
+/* Jobs past their reservation's end are stopped. */
+static void sweep(struct acc_site_jobs *j, acc_time now)
+{
+    for (size_t i = 0; i < j->n; i++) {
+        settle(j, &j->jobs[i]);
+        if (!j->jobs[i].done && j->jobs[i].end <= now)
+            stop(j, &j->jobs[i]);
+    }
+}
+
+static acc_err load_existing(struct acc_site_jobs *j, struct acc_error *err)
+{
+    DIR *d = opendir(j->dir);
+    if (!d)
+        return acc_error_set(err, ACC_ERR_CONFIG, "jobs directory %s: %s", j->dir, strerror(errno));
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        unsigned long long t;
+        unsigned seq;
+        int used = 0;
+        if (de->d_name[0] != 'p' || sscanf(de->d_name, "p%llu-%u%n", &t, &seq, &used) != 2 ||
+            de->d_name[used] != '\0' || strlen(de->d_name) >= ACC_SITE_JOB_ID_MAX)
+            continue;
+        if (seq >= j->seq)
+            j->seq = seq + 1;
+        struct job x;
+        if (j->n >= j->max_jobs || !load_job(j, de->d_name, &x))
+            continue;
+        j->jobs[j->n++] = x;
+        settle(j, &j->jobs[j->n - 1]);
+    }
+    closedir(d);
+    return ACC_OK;
+}
+
+acc_err acc_site_jobs_open(const struct acc_site_jobs_cfg *cfg, struct acc_site_jobs **out,
+                           struct acc_error *err)
+{
+    const char *user = cfg->job_user && *cfg->job_user ? cfg->job_user : "nobody";
+    if (!cfg->directory || !*cfg->directory)
+        return acc_error_set(err, ACC_ERR_CONFIG, "no jobs directory");
+    if (!cfg->proxy_path || cfg->proxy_path[0] != '/' || access(cfg->proxy_path, X_OK) != 0)
+        return acc_error_set(err, ACC_ERR_CONFIG,
+                             "hydra_pmi_proxy = %s: not an absolute path of an executable",
+                             cfg->proxy_path ? cfg->proxy_path : "(none)");
+    if (cfg->n_nets == 0)
+        return acc_error_set(err, ACC_ERR_CONFIG, "control_networks: no network given");
+    struct passwd pw, *pwp = NULL;
+    char pwbuf[4096];
+    if (getpwnam_r(user, &pw, pwbuf, sizeof pwbuf, &pwp) != 0 || !pwp)
+        return acc_error_set(err, ACC_ERR_CONFIG, "job_user %s: no such user", user);
+    if (pw.pw_uid == 0)
+        return acc_error_set(err, ACC_ERR_CONFIG, "job_user %s: proxies never run as root", user);
+    struct acc_site_jobs *j = calloc(1, sizeof *j);
+    if (!j)
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    acc_err rc = ACC_OK;
+    j->uid = pw.pw_uid;
+    j->gid = pw.pw_gid;
+    j->n_groups = MAX_GROUPS;
+    if (getgrouplist(user, pw.pw_gid, j->groups, &j->n_groups) < 0) {
+        j->groups[0] = pw.pw_gid;
+        j->n_groups = 1;
+    }
+    j->max_jobs = cfg->max_jobs ? cfg->max_jobs : ACC_SITE_JOBS_MAX;
+    j->output_limit = cfg->output_limit ? cfg->output_limit : ACC_SITE_JOBS_OUTPUT_MAX;
+    j->use_srun = cfg->srun;
+    j->dir = strdup(cfg->directory);
+    j->proxy = strdup(cfg->proxy_path);
+    j->user = strdup(user);
+    j->srun = strdup(cfg->srun_path ? cfg->srun_path : "srun");
+    const char *sc = getenv("SLURM_CONF");
+    j->slurm_conf = sc ? malloc(strlen(sc) + 12) : NULL;
+    if (j->slurm_conf)
+        snprintf(j->slurm_conf, strlen(sc) + 12, "SLURM_CONF=%s", sc);
+    j->nets = malloc(cfg->n_nets * sizeof *j->nets);
+    j->jobs = calloc(j->max_jobs, sizeof *j->jobs);
+    if (!j->dir || !j->proxy || !j->user || !j->srun || !j->nets || !j->jobs ||
+        (sc && !j->slurm_conf)) {
+        rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+        goto fail;
+    }
+    memcpy(j->nets, cfg->nets, cfg->n_nets * sizeof *j->nets);
+    j->n_nets = cfg->n_nets;
+    if (mkdir(j->dir, 0711) != 0 && errno != EEXIST) {
+        rc = acc_error_set(err, ACC_ERR_CONFIG, "cannot make %s: %s", j->dir, strerror(errno));
+        goto fail;
+    }
+    pthread_mutex_init(&j->lock, NULL);
+    rc = load_existing(j, err);
+    if (rc) {
+        pthread_mutex_destroy(&j->lock);
+        goto fail;
+    }
+    *out = j;
+    return ACC_OK;
+fail:
+    free(j->dir);
+    free(j->proxy);
+    free(j->user);
+    free(j->srun);
+    free(j->slurm_conf);
+    free(j->nets);
+    free(j->jobs);
+    free(j);
+    return rc;
+}
+
+void acc_site_jobs_close(struct acc_site_jobs *j)
+{
+    if (!j)
+        return;
+    pthread_mutex_destroy(&j->lock);
+    free(j->dir);
+    free(j->proxy);
+    free(j->user);
+    free(j->srun);
+    free(j->slurm_conf);
+    free(j->nets);
+    free(j->jobs);
+    free(j);
+}
+
+static bool host_in(const char *nodes, const char *host)
+{
+    size_t hl = strlen(host);
+    for (const char *p = nodes; *p;) {
+        p += strspn(p, " ,");
+        size_t l = strcspn(p, " ,");
+        if (l == hl && memcmp(p, host, l) == 0)
+            return true;
+        p += l;
+    }
+    return false;
+}
+
+/* Room in the table: the oldest ended job is forgotten (and its directory
+ * removed) when it is full. */
+static bool make_room(struct acc_site_jobs *j)
+{
+    if (j->n < j->max_jobs)
+        return true;
+    for (size_t i = 0; i < j->n; i++) {
+        if (j->jobs[i].done) {
+            remove_dir(j, j->jobs[i].id);
+            memmove(&j->jobs[i], &j->jobs[i + 1], (j->n - i - 1) * sizeof *j->jobs);
+            j->n--;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* fork, then in the child only async-signal-safe calls: its own group, its
+ * directory, the job user's groups and ids, exec. */
+static acc_err spawn(struct acc_site_jobs *j, const char *dir, const char *const *argv,
+                     const char *const *envp, pid_t *pid, struct acc_error *err)
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pid_t p = fork();
+    if (p == 0) {
+        for (int s = 1; s < NSIG; s++)
+            signal(s, SIG_DFL);
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        int null = open("/dev/null", O_RDWR);
+        if (setpgid(0, 0) != 0 || chdir(dir) != 0 || null < 0 || dup2(null, 0) < 0 ||
+            dup2(null, 1) < 0 || dup2(null, 2) < 0)
+            _exit(126);
+        close_range(3, ~0u, 0);
+        if (setgroups((size_t)j->n_groups, j->groups) != 0 || setgid(j->gid) != 0 ||
+            setuid(j->uid) != 0 || setuid(0) == 0)
+            _exit(126);
+        execve(argv[0], (char *const *)argv, (char *const *)envp);
+        _exit(127);
+    }
+    int e = errno;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (p < 0)
+        return acc_error_set(err, ACC_ERR_IO, "cannot start the proxy: %s", strerror(e));
+    setpgid(p, p); /* either of us may come first */
+    *pid = p;
+    return ACC_OK;
+}
+
+static bool write_job_file(struct acc_site_jobs *j, const struct job *x)
+{
+    char path[PATH_MAX];
+    job_path(j, x->id, "job", path, sizeof path);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return false;
+    int n = fprintf(f, "peer=%s\nkey=%s\nhost=%s\npid=%d\npid_start=%" PRId64 "\nend=%" PRId64 "\n",
+                    x->peer, x->key, x->host, (int)x->pid, x->pid_start, (int64_t)x->end);
+    return (fclose(f) == 0) & (n > 0);
+}
+
+static acc_err check_submit(struct acc_site_jobs *j, const char *peer,
+                            const struct acc_site_job_booking *b, const struct acc_job *job,
+                            acc_time now, struct acc_error *err)
+{
+    if (!peer || !*peer || strlen(peer) >= sizeof(((struct job *)0)->peer) || strchr(peer, '\n'))
+        return acc_error_set(err, ACC_ERR_INVALID, "job: no usable peer name");
+    if (!job->key || !b->key || strcmp(job->key, b->key) != 0)
+        return acc_error_set(err, ACC_ERR_INVALID, "job: key %.95s is not the booking's",
+                             job->key ? job->key : "(none)");
+    if (strlen(job->key) >= sizeof(((struct job *)0)->key))
+        return acc_error_set(err, ACC_ERR_INVALID, "job: key too long");
+    if (!job->host || !acc_name_valid(job->host, 63))
+        return acc_error_set(err, ACC_ERR_INVALID, "job: host '%.63s' is not a host name",
+                             job->host ? job->host : "");
+    if (b->nodes && !host_in(b->nodes, job->host))
+        return acc_error_set(err, ACC_ERR_INVALID, "job: host %s is not a host of reservation %s",
+                             job->host, b->key);
+    if (now < b->start || now >= b->end)
+        return acc_error_set(err, ACC_ERR_STATE, "job: reservation %s is not running now", b->key);
+    if (j->use_srun && (!b->local_id || !acc_name_valid(b->local_id, 127)))
+        return acc_error_set(err, ACC_ERR_INVALID, "job: reservation %s has no usable local id",
+                             b->key);
+    return acc_site_proxy_check(job->executable, job->args, job->n_args, j->nets, j->n_nets, NULL,
+                                err);
+}
+
+acc_err acc_site_jobs_submit(struct acc_site_jobs *j, const char *peer,
+                             const struct acc_site_job_booking *b, const struct acc_job *job,
+                             acc_time now, char *id, size_t id_len, struct acc_error *err)
+{
+    acc_err rc = check_submit(j, peer, b, job, now, err);
+    if (rc)
+        return rc;
+    pthread_mutex_lock(&j->lock);
+    sweep(j, now);
+    struct job x = {0};
+    char dir[PATH_MAX], limit[32], resv[160], nodelist[80], name[128];
+    const char *argv[16 + ACC_SITE_PROXY_MAX_ARGS];
+    if (!make_room(j)) {
+        rc = acc_error_set(err, ACC_ERR_OVERLOADED, "job: this site runs %zu jobs already",
+                           j->max_jobs);
+        goto out;
+    }
+    snprintf(x.id, sizeof x.id, "p%" PRId64 "-%u", (int64_t)now, j->seq++);
+    acc_strlcpy(x.peer, peer, sizeof x.peer);
+    acc_strlcpy(x.key, job->key, sizeof x.key);
+    acc_strlcpy(x.host, job->host, sizeof x.host);
+    x.end = b->end;
+    job_path(j, x.id, NULL, dir, sizeof dir);
+    if (mkdir(dir, 0700) != 0 || chown(dir, j->uid, j->gid) != 0) {
+        rc = acc_error_set(err, ACC_ERR_IO, "job: cannot make %s: %s", dir, strerror(errno));
+        goto out;
+    }
+    size_t k = 0;
+    snprintf(limit, sizeof limit, "%zu", j->output_limit);
+    argv[k++] = "/bin/sh";
+    argv[k++] = "-c";
+    argv[k++] = wrapper;
+    argv[k++] = "accord-proxy";
+    argv[k++] = limit;
+    if (j->use_srun) {
+        snprintf(resv, sizeof resv, "--reservation=%s", b->local_id);
+        snprintf(nodelist, sizeof nodelist, "--nodelist=%s", job->host);
+        snprintf(name, sizeof name, "--job-name=accord-%s", job->key);
+        argv[k++] = j->srun;
+        argv[k++] = resv;
+        argv[k++] = nodelist;
+        argv[k++] = "-N1";
+        argv[k++] = "-n1";
+        argv[k++] = name;
+    }
+    argv[k++] = j->proxy;
+    for (size_t i = 0; i < job->n_args; i++)
+        argv[k++] = job->args[i];
+    argv[k] = NULL;
+    char home[PATH_MAX + 8], user[96];
+    snprintf(home, sizeof home, "HOME=%s", dir);
+    snprintf(user, sizeof user, "USER=%s", j->user);
+    const char *envp[] = {"PATH=/usr/local/bin:/usr/bin:/bin", home, user, j->slurm_conf, NULL};
+    rc = spawn(j, dir, argv, envp, &x.pid, err);
+    if (rc) {
+        remove_dir(j, x.id);
+        goto out;
+    }
+    x.child = true;
+    x.pid_start = acc_proc_start_time(x.pid);
+    if (!write_job_file(j, &x)) {
+        /* not found again after a restart: better not run at all */
+        struct job tmp = x;
+        stop(j, &tmp);
+        remove_dir(j, x.id);
+        rc = acc_error_set(err, ACC_ERR_IO, "job: cannot record %s", x.id);
+        goto out;
+    }
+    acc_strlcpy(x.st.state, "RUNNING", sizeof x.st.state);
+    x.st.exit_status = -1;
+    j->jobs[j->n++] = x;
+    if (acc_strlcpy(id, x.id, id_len) >= id_len)
+        rc = acc_error_set(err, ACC_ERR_INTERNAL, "job id buffer too small");
+out:
+    pthread_mutex_unlock(&j->lock);
+    return rc;
+}
+
+static struct job *find(struct acc_site_jobs *j, const char *peer, const char *id)
+{
+    for (size_t i = 0; id && peer && i < j->n; i++) {
+        if (strcmp(j->jobs[i].id, id) == 0)
+            return strcmp(j->jobs[i].peer, peer) == 0 ? &j->jobs[i] : NULL;
+    }
+    return NULL;
+}
+
+acc_err acc_site_jobs_status(struct acc_site_jobs *j, const char *peer, const char *id,
+                             struct acc_job_status *out, struct acc_error *err)
+{
+    pthread_mutex_lock(&j->lock);
+    sweep(j, acc_now());
+    struct job *x = find(j, peer, id);
+    if (x) {
+        if (x->done) {
+            *out = x->st;
+        } else {
+            memset(out, 0, sizeof *out);
+            out->exit_status = -1;
+            acc_strlcpy(out->state, "RUNNING", sizeof out->state);
+        }
+    }
+    pthread_mutex_unlock(&j->lock);
+    if (!x)
+        return acc_error_set(err, ACC_ERR_NOT_FOUND, "no job %.95s", id ? id : "");
+    return ACC_OK;
+}
+
+acc_err acc_site_jobs_cancel(struct acc_site_jobs *j, const char *peer, const char *id,
+                             struct acc_error *err)
+{
+    pthread_mutex_lock(&j->lock);
+    struct job *x = find(j, peer, id);
+    if (x)
+        stop(j, x);
+    pthread_mutex_unlock(&j->lock);
+    if (!x)
+        return acc_error_set(err, ACC_ERR_NOT_FOUND, "no job %.95s", id ? id : "");
+    return ACC_OK;
+}
+
+size_t acc_site_jobs_cancel_key(struct acc_site_jobs *j, const char *key)
+{
+    size_t n = 0;
+    pthread_mutex_lock(&j->lock);
+    for (size_t i = 0; key && i < j->n; i++) {
+        struct job *x = &j->jobs[i];
+        settle(j, x);
+        if (!x->done && strcmp(x->key, key) == 0) {
+            stop(j, x);
+            n++;
+        }
+    }
+    pthread_mutex_unlock(&j->lock);
+    return n;
+}
+
+size_t acc_site_jobs_running(struct acc_site_jobs *j)
+{
+    size_t n = 0;
+    pthread_mutex_lock(&j->lock);
+    for (size_t i = 0; i < j->n; i++) {
+        settle(j, &j->jobs[i]);
+        n += !j->jobs[i].done;
+    }
+    pthread_mutex_unlock(&j->lock);
+    return n;
+}
