@@ -198,7 +198,8 @@ keys_answer() { # WANT  (stdin: journal lines)
 }
 
 # Nothing booked at any site but the keys KEEP: no reserved or intent row in
-# any site's journal, and no booking in alpha's and beta's calendars.
+# any site's journal, and no booking in the adapters' calendars (sim-batch's
+# and tc's files beside the site's database).
 nothing_booked_but() { # KEEP (space separated keys)
     local s d k rc=0
     for s in alpha beta net; do
@@ -210,10 +211,11 @@ nothing_booked_but() { # KEEP (space separated keys)
             esac
         done
     done
-    for s in alpha beta; do
-        for k in $(sqlite3 -cmd '.timeout 5000' "$DIR/$s/$s.db.sim-$s" "SELECT key FROM booking" 2>/dev/null); do
+    for s in alpha:alpha beta:beta net:wan; do
+        for k in $(sqlite3 -cmd '.timeout 5000' "$DIR/${s%%:*}/${s%%:*}.db.sim-${s#*:}" \
+            "SELECT key FROM booking" 2>/dev/null); do
             case " $1 " in *" $k "*) ;; *)
-                echo "    | $s's calendar still books $k"
+                echo "    | ${s%%:*}'s calendar (${s#*:}) still books $k"
                 rc=1
                 ;;
             esac
