@@ -123,7 +123,7 @@ test)
                 "passed ($PASSED)"
             exit 1
         fi
-        fuzz_note="fuzzing $((3 * FUZZ_SECONDS)) s: no crash"
+        fuzz_note="fuzzing $((4 * FUZZ_SECONDS)) s: no crash"
     fi
     log "PASSED: every test passed ($PASSED); $fuzz_note"
     ;;

@@ -203,9 +203,9 @@ acc_err acc_proto_read_reservation(const char *body, size_t len, struct acc_rese
         rc = acc_proto_attr_req(root, "state", &st, err);
     if (!rc)
         rc = acc_proto_key(root, "key", k, key, err);
-    if (!rc && !acc_proto_token_ok(id, ACC_LOCAL_ID_MAX - 1))
+    if (!rc && id[0] && !acc_proto_token_ok(id, ACC_LOCAL_ID_MAX - 1))
         rc = acc_proto_fail(root, ACC_ERR_INVALID, err,
-                            "Reservation: localId '%.140s' is not 1 to %d printable characters "
+                            "Reservation: localId '%.140s' is not 0 to %d printable characters "
                             "without blanks",
                             id, ACC_LOCAL_ID_MAX - 1);
     if (!rc && strcmp(st, "Observed") != 0)

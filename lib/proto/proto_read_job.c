@@ -245,9 +245,9 @@ static acc_err job_attrs(const xmlNode *root, struct acc_proto_job *j, struct ac
         rc = acc_proto_attr_req(root, "ppn", &ppn, err);
     if (!rc)
         rc = acc_proto_key(root, "key", k, key, err);
-    if (!rc && id && !acc_proto_token_ok(id, ACC_LOCAL_ID_MAX - 1))
+    if (!rc && id && id[0] && !acc_proto_token_ok(id, ACC_LOCAL_ID_MAX - 1))
         rc = acc_proto_fail(root, ACC_ERR_INVALID, err,
-                            "Job: localId '%.140s' is not 1 to %d printable characters without "
+                            "Job: localId '%.140s' is not 0 to %d printable characters without "
                             "blanks",
                             id, ACC_LOCAL_ID_MAX - 1);
     if (!rc && h)

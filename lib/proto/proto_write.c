@@ -271,13 +271,26 @@ void acc_proto_write_job_ref(const char *id, struct acc_buf *out)
     acc_buf_puts(out, "/>\n");
 }
 
+/* The values a JobStatus can carry: a resource manager's word is printable
+ * ASCII without blanks (blanks and other bytes become '_'; none: UNKNOWN),
+ * an exit status outside 0..255 is unknown (-1), a signal outside 1..128
+ * none (0). */
 void acc_proto_write_job_status(const struct acc_job_status *s, struct acc_buf *out)
 {
+    char state[sizeof s->state];
+    size_t n = 0;
+    for (; n + 1 < sizeof state && s->state[n]; n++) {
+        unsigned char c = (unsigned char)s->state[n];
+        state[n] = c > 0x20 && c < 0x7f ? (char)c : '_';
+    }
+    state[n] = '\0';
+
     acc_proto_w_root(out, "JobStatus");
     acc_proto_w_attr(out, "done", s->done ? "true" : "false");
-    acc_proto_w_attr_i64(out, "exitStatus", s->exit_status);
-    acc_proto_w_attr_i64(out, "signal", s->signal);
-    acc_proto_w_attr(out, "state", s->state);
+    acc_proto_w_attr_i64(out, "exitStatus",
+                         s->exit_status >= 0 && s->exit_status <= 255 ? s->exit_status : -1);
+    acc_proto_w_attr_i64(out, "signal", s->signal > 0 && s->signal <= 128 ? s->signal : 0);
+    acc_proto_w_attr(out, "state", n ? state : "UNKNOWN");
     acc_buf_puts(out, "/>\n");
 }
 

@@ -22,6 +22,7 @@ HARNESSES=(
     "fuzz_offer:$SRC/tests/data/offers $SRC/docs/examples:offer"
     "fuzz_config:$SRC/tests/fuzz/seeds/config:config"
     "fuzz_http:$SRC/tests/fuzz/seeds/http:http"
+    "fuzz_proto:$SRC/tests/fuzz/seeds/proto:proto"
 )
 
 total_runs=0

@@ -174,13 +174,21 @@ static void test_reservation(void)
     CU_ASSERT_STRING_EQUAL(q.nodes, "node-1,node-2,n3.example.org");
     acc_reservation_release(&q);
 
-    /* no node names (a link) */
+    /* no node names (a link), no local id, markup in an id */
     r.nodes = NULL;
+    r.local_id[0] = '\0';
+    acc_buf_reset(&b);
+    acc_proto_write_reservation("agr-1.l0", ACC_RES_BANDWIDTH, "a-b", &r, &b);
+    CU_ASSERT(valid(&b));
+    ACC_ASSERT_OK(acc_proto_read_reservation(b.data, b.len, &q, &e));
+    CU_ASSERT_STRING_EQUAL(q.local_id, "");
+    acc_strlcpy(r.local_id, "a&b<c\"d'e>", sizeof r.local_id);
     acc_buf_reset(&b);
     acc_proto_write_reservation("agr-1.l0", ACC_RES_BANDWIDTH, "a-b", &r, &b);
     CU_ASSERT(valid(&b));
     ACC_ASSERT_OK(acc_proto_read_reservation(b.data, b.len, &q, &e));
     CU_ASSERT_PTR_NULL(q.nodes);
+    CU_ASSERT_STRING_EQUAL(q.local_id, "a&b<c\"d'e>");
     acc_buf_release(&b);
 }
 
@@ -361,6 +369,22 @@ static void test_job_ref_and_status(void)
     CU_ASSERT_EQUAL(q.exit_status, -1);
     CU_ASSERT_EQUAL(q.signal, 9);
     CU_ASSERT_STRING_EQUAL(q.state, "CANCELLED+");
+
+    /* the writer keeps a status within what the protocol carries */
+    struct acc_job_status odd = {.done = false, .exit_status = 300, .signal = -5};
+    acc_buf_reset(&b);
+    acc_proto_write_job_status(&odd, &b);
+    CU_ASSERT(valid(&b));
+    ACC_ASSERT_OK(acc_proto_read_job_status(b.data, b.len, &q, &e));
+    CU_ASSERT_STRING_EQUAL(q.state, "UNKNOWN");
+    CU_ASSERT_EQUAL(q.exit_status, -1);
+    CU_ASSERT_EQUAL(q.signal, 0);
+    acc_strlcpy(odd.state, "NODE FAIL\t\x80", sizeof odd.state);
+    acc_buf_reset(&b);
+    acc_proto_write_job_status(&odd, &b);
+    CU_ASSERT(valid(&b));
+    ACC_ASSERT_OK(acc_proto_read_job_status(b.data, b.len, &q, &e));
+    CU_ASSERT_STRING_EQUAL(q.state, "NODE_FAIL__");
     acc_buf_release(&b);
 }
 
@@ -545,11 +569,14 @@ static const struct acc_test_case tests[] = {
     {NULL, NULL},
 };
 
-/* test_proto_bad.c: what the readers refuse. */
+/* test_proto_bad.c: what the readers refuse; test_proto_docs.c: the
+ * examples of docs/protocol.md. */
 extern const struct acc_test_case acc_proto_bad_tests[];
+extern const struct acc_test_case acc_proto_docs_tests[];
 
 const struct acc_test_suite acc_test_suites[] = {
     {"proto", NULL, NULL, tests},
     {"proto_bad", NULL, NULL, acc_proto_bad_tests},
+    {"proto_docs", NULL, NULL, acc_proto_docs_tests},
     {NULL, NULL, NULL, NULL},
 };
