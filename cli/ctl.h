@@ -31,6 +31,9 @@ enum {
 struct ctl {
     const char *server; /* base URL, no trailing slash needed */
     const char *token;  /* bearer token, or NULL */
+    const char *cacert; /* HTTPS: CA file the server must verify against; NULL: the system's */
+    const char *cert;   /* client certificate file, or NULL */
+    const char *key;    /* its key file, or NULL */
     long timeout;       /* seconds for the whole exchange */
     bool json, xml;     /* pass the server's document through */
     /* Columns of the terminal (else $COLUMNS); 0 when unknown, that is when
@@ -76,11 +79,18 @@ void ctl_url_escape(const char *s, char *out, size_t size);
 
 /* ------------------------------------------------------------- options */
 
+/* Codes of common options without a letter: above every character, so that
+ * they never meet a command's own option letters. */
+enum { CTL_OPT_CACERT = 0x100, CTL_OPT_CERT, CTL_OPT_KEY };
+
 /* The options every command takes. */
 #define CTL_COMMON_OPTIONS                                                             \
     {"server", required_argument, NULL, 'S'}, {"token", required_argument, NULL, 'T'}, \
         {"json", no_argument, NULL, 'J'}, {"xml", no_argument, NULL, 'X'},             \
         {"timeout", required_argument, NULL, 'W'},                                     \
+        {"cacert", required_argument, NULL, CTL_OPT_CACERT},                           \
+        {"cert", required_argument, NULL, CTL_OPT_CERT},                               \
+        {"key", required_argument, NULL, CTL_OPT_KEY},                                 \
     {                                                                                  \
         "help", no_argument, NULL, 'h'                                                 \
     }

@@ -14,6 +14,15 @@ int ctl_common_option(struct ctl *c, int opt, const char *arg, void (*help)(FILE
     case 'T':
         c->token = arg;
         return -2;
+    case CTL_OPT_CACERT:
+        c->cacert = arg;
+        return -2;
+    case CTL_OPT_CERT:
+        c->cert = arg;
+        return -2;
+    case CTL_OPT_KEY:
+        c->key = arg;
+        return -2;
     case 'J':
         c->json = true;
         return -2;

@@ -45,7 +45,10 @@ int ctl_request(const struct ctl *c, const char *method, const char *path, const
                                     .body = body ? body : none,
                                     .len = body ? len : 0,
                                     .headers = all,
-                                    .timeout = c->timeout};
+                                    .timeout = c->timeout,
+                                    .cacert = c->cacert,
+                                    .cert = c->cert,
+                                    .key = c->key};
     if (acc_client_do(&rq, out, err, sizeof err) != 0) {
         fprintf(stderr, "accordctl: %s: %s\n", c->server, err);
         return CTL_NETWORK;

@@ -21,7 +21,8 @@ static const struct ctl_command *const commands[] = {
 
 static void usage(FILE *f)
 {
-    fputs("usage: accordctl [--server URL] [--token TOKEN] [--timeout S] COMMAND [ARGS]\n"
+    fputs("usage: accordctl [--server URL] [--token TOKEN] [--timeout S]\n"
+          "                 [--cacert FILE] [--cert FILE --key FILE] COMMAND [ARGS]\n"
           "       accordctl COMMAND --help | --help | --version\n"
           "\n"
           "Commands:\n",
@@ -30,7 +31,10 @@ static void usage(FILE *f)
         fprintf(f, "  %-10s %s\n", commands[i]->name, commands[i]->summary);
     fputs("\n"
           "Every command takes --server URL (default $ACCORD_URL, else\n"
-          "http://127.0.0.1:8080), --token TOKEN (default $ACCORD_TOKEN), and the read\n"
+          "http://127.0.0.1:8080), --token TOKEN (default $ACCORD_TOKEN), for HTTPS\n"
+          "--cacert FILE (the CA the server's certificate must verify against; default\n"
+          "$ACCORD_CACERT, else the system's) and --cert FILE --key FILE (a client\n"
+          "certificate; $ACCORD_CERT, $ACCORD_KEY), and the read\n"
           "commands --json or --xml to print the server's document for scripts.\n"
           "Exit codes: 0 ok, 1 refused as wrong, 2 usage, 3 not found, 4 rejected (no\n"
           "common slot), 5 server or adapter failure, 6 no answer from the server,\n"
@@ -59,12 +63,22 @@ static unsigned terminal_width(void)
     return tty ? 80 : 0;
 }
 
+/* An environment variable, or NULL when unset or empty. */
+static const char *env(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v ? v : NULL;
+}
+
 int main(int argc, char **argv)
 {
     struct ctl c = {
         .server = getenv("ACCORD_URL") && *getenv("ACCORD_URL") ? getenv("ACCORD_URL")
                                                                 : "http://127.0.0.1:8080",
         .token = getenv("ACCORD_TOKEN") && *getenv("ACCORD_TOKEN") ? getenv("ACCORD_TOKEN") : NULL,
+        .cacert = env("ACCORD_CACERT"),
+        .cert = env("ACCORD_CERT"),
+        .key = env("ACCORD_KEY"),
         .timeout = 600,
         .width = terminal_width(),
     };

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "../lib/tls/tls.h"
+
 /* What the callbacks fill while the exchange runs. */
 struct exchange {
     struct acc_client_reply *reply;
@@ -102,6 +104,19 @@ int acc_client_do(const struct acc_client_request *rq, struct acc_client_reply *
             goto out;
         }
         headers = more;
+    }
+    if (rq->cacert || rq->cert || rq->key) {
+        struct acc_tls_client tc = {rq->cacert, rq->cert, rq->key};
+        if (acc_tls_curl_setup(h, &tc) != ACC_OK) {
+            char msg[ACC_CLIENT_ERROR_SIZE + 128];
+            snprintf(msg, sizeof msg,
+                     "cannot use the TLS files (CA %.60s, certificate %.60s, key %.60s): "
+                     "unreadable, or a key without its certificate",
+                     rq->cacert ? rq->cacert : "-", rq->cert ? rq->cert : "-",
+                     rq->key ? rq->key : "-");
+            rc = fail(err, err_size, msg);
+            goto out;
+        }
     }
     curl_easy_setopt(h, CURLOPT_URL, rq->url);
     curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, rq->method);

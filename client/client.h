@@ -23,6 +23,11 @@ struct acc_client_request {
     size_t len;                 /* of body */
     const char *const *headers; /* "Name: value" lines, NULL-terminated, or NULL */
     long timeout;               /* seconds for the whole exchange; 0: 60 */
+    /* HTTPS (lib/tls): the CA the server must verify against (NULL: the
+     * system's), a client certificate and its key (NULL: none). */
+    const char *cacert;
+    const char *cert;
+    const char *key;
 };
 
 struct acc_client_reply {

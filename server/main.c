@@ -140,6 +140,7 @@ int main(int argc, char **argv)
     sigemptyset(&sigs);
     sigaddset(&sigs, SIGINT);
     sigaddset(&sigs, SIGTERM);
+    sigaddset(&sigs, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &sigs, NULL);
     signal(SIGPIPE, SIG_IGN);
 
@@ -172,7 +173,8 @@ int main(int argc, char **argv)
     bool v6 = strchr(host, ':') != NULL;
     acc_log_info("serving %s (%zu sites, %zu links) with database %s", cfg.origin, cfg.n_sites,
                  cfg.n_links, cfg.db_path);
-    printf("accordd %s listening on http://%s%s%s:%u\n", ACCORD_VERSION, v6 ? "[" : "", host,
+    const char *scheme = cfg.tls_certificate ? "https" : "http";
+    printf("accordd %s listening on %s://%s%s%s:%u\n", ACCORD_VERSION, scheme, v6 ? "[" : "", host,
            v6 ? "]" : "", acc_http_port(srv));
     if (cfg.embedded)
         printf("try:  curl -s -X POST --data-binary @docs/examples/offer.xml "
@@ -180,8 +182,23 @@ int main(int argc, char **argv)
                v6 ? "[" : "", host, v6 ? "]" : "", acc_http_port(srv));
     fflush(stdout);
 
+    /* SIGHUP: HTTPS reads its certificate, key and client CA files again
+     * (new connections get them; a failed reload keeps the old ones). */
     int sig = 0;
-    sigwait(&sigs, &sig);
+    while (sigwait(&sigs, &sig) == 0 && sig == SIGHUP) {
+        if (!cfg.tls_certificate) {
+            acc_log_info("SIGHUP: nothing to reload (plain HTTP)");
+            continue;
+        }
+        struct acc_error re = {0};
+        if (acc_http_reload_tls(srv, &re))
+            acc_log_error("SIGHUP: the certificates were not reloaded, the old ones stay: %s",
+                          re.msg);
+        else
+            acc_log_info("SIGHUP: reloaded certificate %s, key %s%s%s", cfg.tls_certificate,
+                         cfg.tls_key, cfg.client_ca ? ", client CA " : "",
+                         cfg.client_ca ? cfg.client_ca : "");
+    }
     acc_log_info("signal %d: shutting down", sig);
     status = 0;
 out:

@@ -9,7 +9,8 @@
  * key that does not match its certificate, an unreadable CA) changes nothing
  * and says why.
  *
- * With a client CA every handshake REQUIRES a client certificate that
+ * With a client CA every handshake REQUIRES (client_optional: asks for) a
+ * client certificate that
  * verifies against that CA (signature, validity dates, key purpose when the
  * certificate names one); with an admission callback the verified peer must
  * also be admitted by its subject DN or its SHA-256 fingerprint.  Anything
@@ -85,6 +86,8 @@ struct acc_tls_server_cfg {
                               * NULL: no client certificate is asked for */
     acc_tls_admit_fn *admit; /* NULL: every certificate of client_ca is admitted */
     void *admit_arg;
+    bool client_optional; /* a client may send no certificate (accordd: bearer tokens
+                           * still work); one it sends must still verify and be admitted */
 };
 
 struct acc_tls_server;

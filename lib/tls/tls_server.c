@@ -41,6 +41,7 @@ struct generation {
     gnutls_x509_trust_list_t ca; /* NULL: no client certificates asked for */
     acc_tls_admit_fn *admit;
     void *admit_arg;
+    bool optional;
     struct generation *retired; /* the next older retired generation */
 };
 
@@ -196,6 +197,7 @@ acc_err acc_tls_server_new(const struct acc_tls_server_cfg *cfg, struct acc_tls_
     }
     srv->cur->admit = cfg->admit;
     srv->cur->admit_arg = cfg->admit_arg;
+    srv->cur->optional = cfg->client_optional;
     *out = srv;
     return ACC_OK;
 }
@@ -207,8 +209,9 @@ acc_err acc_tls_server_reload(struct acc_tls_server *srv, const struct acc_tls_s
     struct generation *g = NULL;
     acc_err rc = ACC_OK;
     pthread_mutex_lock(&srv->lock);
-    const struct acc_tls_server_cfg same = {srv->certificate, srv->key, srv->client_ca,
-                                            srv->cur->admit, srv->cur->admit_arg};
+    const struct acc_tls_server_cfg same = {srv->certificate,    srv->key,
+                                            srv->client_ca,      srv->cur->admit,
+                                            srv->cur->admit_arg, srv->cur->optional};
     if (!cfg)
         cfg = &same;
     rc = set_paths(&paths, cfg, err);
@@ -221,6 +224,7 @@ acc_err acc_tls_server_reload(struct acc_tls_server *srv, const struct acc_tls_s
     }
     g->admit = cfg->admit;
     g->admit_arg = cfg->admit_arg;
+    g->optional = cfg->client_optional;
     free_paths(srv);
     srv->certificate = paths.certificate;
     srv->key = paths.key;
@@ -301,6 +305,9 @@ static int verify_client(gnutls_session_t s)
     if (!srv)
         return GNUTLS_E_CERTIFICATE_ERROR;
     struct generation *g = current(srv);
+    unsigned n = 0;
+    if (g->optional && (!gnutls_certificate_get_peers(s, &n) || n == 0))
+        return 0;
     struct acc_tls_peer peer;
     struct acc_error why = {0};
     acc_err rc = acc_tls_verify_client(s, g->ca, &peer, &why);
@@ -337,7 +344,8 @@ static int retrieve(gnutls_session_t s, const gnutls_datum_t *req_ca_dn, int n_r
         return -1;
     struct generation *g = current(srv);
     if (g->ca) {
-        gnutls_certificate_server_set_request(s, GNUTLS_CERT_REQUIRE);
+        gnutls_certificate_server_set_request(s, g->optional ? GNUTLS_CERT_REQUEST
+                                                             : GNUTLS_CERT_REQUIRE);
         gnutls_session_set_verify_function(s, verify_client);
     }
     *pcert = g->pcert;

@@ -229,6 +229,8 @@ static acc_err finish(struct acc_config *c, struct cfg_parse *p, int line, const
     if (!rc)
         rc = cfg_check(c, err);
     if (!rc)
+        rc = cfg_auth_check(c, err);
+    if (!rc)
         rc = cfg_policy_finish(c, err);
     if (rc)
         acc_config_release(c);
@@ -319,6 +321,8 @@ void acc_config_release(struct acc_config *c)
     for (size_t i = 0; i < c->n_users; i++) {
         free(c->users[i].name);
         free(c->users[i].token);
+        free(c->users[i].subject);
+        free(c->users[i].fingerprint);
     }
     free(c->users);
     cfg_policy_release(c);
@@ -333,6 +337,9 @@ void acc_config_release(struct acc_config *c)
     free(c->db_path);
     free(c->sign_key);
     free(c->sign_cert);
+    free(c->tls_certificate);
+    free(c->tls_key);
+    free(c->client_ca);
     free(c->origin);
     memset(c, 0, sizeof *c);
 }

@@ -4,14 +4,16 @@
  *   [server]       listen, max_body, max_depth, max_attributes,
  *                  max_total_attributes, threads, connection_limit,
  *                  client_connections, timeout, request_timeout, max_query,
- *                  allow_control, log_level
+ *                  allow_control, log_level, certificate, key (HTTPS)
  *   [database]     path, durable, wal_limit
  *   [negotiation]  strategy, policy, policy_candidates, max_rounds, horizon,
  *                  lead_time, adapter_timeout, workers, queue_length, max_pending,
  *                  max_hold, quote_options, max_quotes, max_quotes_per_user
  *   [policy]       latency (A B VALUE, one per pair of sites), max_clusters,
  *                  ca_average, tiebreak, seed
- *   [auth]         tokens (a file of "user token [admin]" lines)
+ *   [auth]         tokens (a file of "user token [admin]" lines), client_ca,
+ *                  client_certificates (a file of "user SUBJECT-or-SHA256:FP
+ *                  [admin]" lines)
  *   [launch]       enabled, mpiexec, launcher, launcher_exec, localhost,
  *                  directory, path, env, output_limit, grace, router_port
  *   [site NAME]    adapter, nodes, hosts, addresses, contact, launch, then the
@@ -89,11 +91,14 @@ struct acc_latency_cfg {
     double value;
 };
 
-/* A user who may call the API, from the [auth] tokens file. */
+/* A user who may call the API, from the [auth] tokens file (token set) or
+ * the client certificates file (subject or fingerprint set). */
 struct acc_user {
     char *name;
-    char *token;
-    bool admin; /* sees and terminates every agreement, uses adapter controls */
+    char *token;       /* NULL: a client certificate user */
+    bool admin;        /* sees and terminates every agreement, uses adapter controls */
+    char *subject;     /* the certificate's subject DN (RFC 4514, "CN=alice"), or NULL */
+    char *fingerprint; /* "SHA256:AB:..." (upper case), or NULL */
 };
 
 struct acc_config {
@@ -115,6 +120,8 @@ struct acc_config {
     unsigned max_query;          /* query parameters per request */
     bool allow_control;          /* POST /adapters/{name}/control/{op} (simulators' faults) */
     enum acc_log_level log_level;
+    char *tls_certificate; /* HTTPS: the server's certificate file (PEM); NULL: plain HTTP */
+    char *tls_key;         /* and its key; both reread on SIGHUP */
 
     /* [signing]: the key (PEM, RSA) and certificate (PEM) agreements are
      * signed with; NULL: a self-signed pair beside the database. */
@@ -129,6 +136,8 @@ struct acc_config {
     /* [auth]: with no users, every request is served without credentials. */
     struct acc_user *users;
     size_t n_users;
+    size_t n_cert_users; /* of them, from client_certificates */
+    char *client_ca;     /* CA file client certificates must verify against; NULL: none asked */
 
     /* [negotiation] */
     enum acc_strategy strategy;    /* the default when an offer names none */
@@ -185,6 +194,10 @@ void acc_config_release(struct acc_config *c);
 
 /* The user whose token this is, or NULL (compared in constant time). */
 const struct acc_user *acc_config_user_by_token(const struct acc_config *c, const char *token);
+
+/* The client certificate user with this fingerprint or subject, or NULL. */
+const struct acc_user *acc_config_user_by_cert(const struct acc_config *c, const char *subject,
+                                               const char *fingerprint);
 
 /* The options of placement policy `name` (NULL: the configured [negotiation]
  * policy) with the [policy] section's open points: an "fcm-K" name sets

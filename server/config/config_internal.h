@@ -8,6 +8,8 @@
  *                   (and the users' tokens) and [launch]
  *   config_sites.c  [site NAME], [network NAME] and [link NAME], the checks
  *                   across them, and looking sites and links up
+ *   config_auth.c   HTTPS and client certificates: [server] certificate and
+ *                   key, [auth] client_ca and client_certificates
  *   config_policy.c [policy] (latency matrix, policy options) and which
  *                   placement policies accordd runs
  *
@@ -45,6 +47,12 @@ int cfg_signing_key(struct cfg_parse *p, const char *k, const char *v);
 int cfg_negotiation_key(struct cfg_parse *p, const char *k, const char *v);
 int cfg_auth_key(struct cfg_parse *p, const char *k, const char *v);
 int cfg_launch_key(struct cfg_parse *p, const char *k, const char *v);
+
+/* config_auth.c */
+int cfg_tls_server_key(struct cfg_parse *p, const char *k, const char *v);
+int cfg_auth_cert_key(struct cfg_parse *p, const char *k, const char *v);
+/* After reading: certificate with key, client_ca with HTTPS, certificate users with a CA. */
+acc_err cfg_auth_check(const struct acc_config *c, struct acc_error *err);
 
 /* config_sites.c: name is the section's NAME, already checked. */
 int cfg_site_key(struct cfg_parse *p, const char *section, const char *name, const char *k,

@@ -162,6 +162,8 @@ int cfg_server_key(struct cfg_parse *p, const char *k, const char *v)
             return cfg_bad(p, "server", "%s", e.msg);
         return 1;
     }
+    if (strcmp(k, "certificate") == 0 || strcmp(k, "key") == 0)
+        return cfg_tls_server_key(p, k, v);
     if (strcmp(k, "log_level") == 0) {
         if (!acc_log_parse_level(v, &c->log_level))
             return cfg_bad(p, "server", "log_level is error, warn, info or debug");
@@ -265,6 +267,7 @@ static acc_err read_tokens(struct acc_config *c, const char *path, struct acc_er
         }
         c->users = v;
         struct acc_user *u = &c->users[c->n_users];
+        memset(u, 0, sizeof *u);
         u->name = strdup(name);
         u->token = strdup(token);
         u->admin = n == 3;
@@ -277,17 +280,19 @@ static acc_err read_tokens(struct acc_config *c, const char *path, struct acc_er
         c->n_users++;
     }
     fclose(f);
-    if (!rc && c->n_users == 0)
+    if (!rc && c->n_users == c->n_cert_users)
         rc = acc_error_set(err, ACC_ERR_CONFIG, "tokens file %s names no user", path);
     return rc;
 }
 
 int cfg_auth_key(struct cfg_parse *p, const char *k, const char *v)
 {
+    if (strcmp(k, "client_ca") == 0 || strcmp(k, "client_certificates") == 0)
+        return cfg_auth_cert_key(p, k, v);
     if (strcmp(k, "tokens") != 0)
-        return cfg_bad(p, "auth", "unknown key '%s'", k);
+        return cfg_bad(p, "auth", "unknown key '%s' (tokens, client_ca, client_certificates)", k);
     struct acc_error e;
-    if (p->c->n_users)
+    if (p->c->n_users > p->c->n_cert_users)
         return cfg_bad(p, "auth", "tokens is given twice");
     if (read_tokens(p->c, v, &e))
         return cfg_bad(p, "auth", "%s", e.msg);
@@ -364,6 +369,8 @@ const struct acc_user *acc_config_user_by_token(const struct acc_config *c, cons
      * or how much matched. */
     for (size_t i = 0; i < c->n_users; i++) {
         const char *t = c->users[i].token;
+        if (!t)
+            continue; /* a client certificate user */
         size_t tl = strlen(t);
         unsigned char diff = (unsigned char)(tl != len);
         for (size_t k = 0; k < tl; k++)

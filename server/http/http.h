@@ -52,6 +52,10 @@ struct acc_request {
     const char *content_type;
     const char *idempotency_key;
     const char *authorization; /* the Authorization header */
+    /* The client certificate's identity (HTTPS with [auth] client_ca, when
+     * the client sent one; it verified in the handshake); NULL otherwise. */
+    const char *peer_subject;
+    const char *peer_fingerprint;
     /* Who asks, when [auth] is configured (set by the router); NULL without. */
     const struct acc_user *user;
     bool json;           /* the client accepts application/json rather than XML */
@@ -183,6 +187,9 @@ struct acc_http_options {
     unsigned request_timeout;    /* seconds for a whole request to arrive */
     unsigned max_query;          /* query parameters */
     size_t max_body;
+    const char *certificate; /* HTTPS: certificate and key files; NULL: plain HTTP */
+    const char *key;
+    const char *client_ca; /* client certificates asked for (optional), verified against it */
 };
 
 /* The offer limits of a configuration's [server] section. */
@@ -192,6 +199,10 @@ struct acc_http_options acc_http_options_of(const struct acc_config *cfg);
 
 acc_err acc_http_start(struct acc_http_ctx *ctx, const struct acc_http_options *opt,
                        struct acc_http_server **out, struct acc_error *err);
+/* HTTPS: reads the certificate, key and client CA files again; new
+ * connections get them, open ones keep theirs.  On failure the server keeps
+ * the old ones and *err says why.  ACC_ERR_INVALID on a plain HTTP server. */
+acc_err acc_http_reload_tls(struct acc_http_server *srv, struct acc_error *err);
 /* The port actually bound (useful with port 0). */
 unsigned acc_http_port(const struct acc_http_server *srv);
 /* Shutdown, first step: accept no new connections (each is closed at once,

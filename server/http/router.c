@@ -51,6 +51,13 @@ static bool authenticated(struct acc_http_ctx *ctx, struct acc_request *rq, stru
     if (cfg->n_users == 0 || strcmp(rq->path, "/healthz") == 0 ||
         strcmp(rq->path, "/certificate") == 0)
         return true;
+    /* A client certificate (verified in the handshake) that names a user is
+     * that user; a bearer token is needed only without one. */
+    if (rq->peer_fingerprint || rq->peer_subject) {
+        rq->user = acc_config_user_by_cert(cfg, rq->peer_subject, rq->peer_fingerprint);
+        if (rq->user)
+            return true;
+    }
     const char *h = rq->authorization;
     if (!h || strncasecmp(h, "Bearer ", 7) != 0) {
         acc_reply_error(rq, rs, ACC_ERR_UNAUTHORIZED,
@@ -219,6 +226,9 @@ struct acc_http_options acc_http_options_of(const struct acc_config *cfg)
         .request_timeout = cfg->request_timeout,
         .max_query = cfg->max_query,
         .max_body = cfg->max_body,
+        .certificate = cfg->tls_certificate,
+        .key = cfg->tls_key,
+        .client_ca = cfg->client_ca,
     };
 }
 

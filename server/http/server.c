@@ -23,6 +23,7 @@
 #include "../../lib/common/log.h"
 #include "../../lib/common/sync.h"
 #include "../../lib/common/timefmt.h"
+#include "../../lib/tls/tls.h"
 #include "clients.h"
 #include "http.h"
 
@@ -34,8 +35,9 @@ struct acc_http_server {
     unsigned port;
     pthread_mutex_t lock;
     pthread_cond_t cond;
-    unsigned parked;      /* requests suspended or resumed and not yet completed */
-    atomic_bool quiesced; /* acc_http_quiesce: every new connection is closed at once */
+    unsigned parked;            /* requests suspended or resumed and not yet completed */
+    atomic_bool quiesced;       /* acc_http_quiesce: every new connection is closed at once */
+    struct acc_tls_server *tls; /* HTTPS; NULL: plain HTTP */
 };
 
 /* Per request, from its first callback (the URI log) to its completion. */
@@ -55,6 +57,7 @@ struct exchange {
     pthread_mutex_t lock;
     bool parked, suspended, ready;
     struct acc_nego_waiter waiter;
+    struct acc_tls_peer peer; /* the client certificate, when there is one */
     struct acc_request rq;
     struct acc_response rs;
     struct query *q;
@@ -345,6 +348,10 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *con, con
             MHD_lookup_connection_value(con, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION),
         .json = wants_json(MHD_lookup_connection_value(con, MHD_HEADER_KIND, "Accept")),
     };
+    if (srv->tls && acc_tls_peer(con, &ex->peer, NULL) == ACC_OK) {
+        ex->rq.peer_subject = ex->peer.subject;
+        ex->rq.peer_fingerprint = ex->peer.fingerprint;
+    }
     acc_response_init(&ex->rs);
     acc_http_route(srv->ctx, &ex->rq, &ex->rs);
     return answer(con, ex);
@@ -438,6 +445,24 @@ acc_err acc_http_start(struct acc_http_ctx *ctx, const struct acc_http_options *
                      MHD_USE_ERROR_LOG;
     if (ai->ai_family == AF_INET6)
         flags |= MHD_USE_IPv6;
+    /* HTTPS: lib/tls serves the certificate (reloadable) and checks client
+     * certificates in the handshake. */
+    struct MHD_OptionItem tls_opts[4] = {{MHD_OPTION_END, 0, NULL}};
+    if (opt->certificate) {
+        struct acc_tls_server_cfg tc = {.certificate = opt->certificate,
+                                        .key = opt->key,
+                                        .client_ca = opt->client_ca,
+                                        .client_optional = true};
+        acc_err rc = acc_tls_server_new(&tc, &srv->tls, err);
+        if (rc) {
+            freeaddrinfo(ai);
+            acc_http_stop(srv);
+            return rc;
+        }
+        size_t n = acc_tls_mhd_options(srv->tls, tls_opts, 3);
+        tls_opts[n] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
+        flags |= acc_tls_mhd_flags(srv->tls);
+    }
     /* The logger must be the first option, or MHD logs the others itself. */
     srv->daemon = MHD_start_daemon(
         flags, (uint16_t)opt->port, accept_policy, srv, access_handler, srv,
@@ -446,8 +471,13 @@ acc_err acc_http_start(struct acc_http_ctx *ctx, const struct acc_http_options *
         MHD_OPTION_NOTIFY_CONNECTION, connection_event, srv, MHD_OPTION_THREAD_POOL_SIZE,
         opt->threads, MHD_OPTION_CONNECTION_LIMIT, opt->connection_limit,
         MHD_OPTION_CONNECTION_TIMEOUT, opt->timeout, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-        (size_t)ACC_HTTP_CONNECTION_MEMORY, MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, MHD_OPTION_END);
+        (size_t)ACC_HTTP_CONNECTION_MEMORY, MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, MHD_OPTION_ARRAY,
+        tls_opts, MHD_OPTION_END);
     freeaddrinfo(ai);
+    if (srv->daemon && srv->tls && acc_tls_server_bind(srv->tls, srv->daemon, err)) {
+        acc_http_stop(srv);
+        return err ? err->code : ACC_ERR_TOO_MANY;
+    }
     if (!srv->daemon) {
         acc_http_stop(srv);
         return acc_error_set(err, ACC_ERR_IO,
@@ -458,6 +488,13 @@ acc_err acc_http_start(struct acc_http_ctx *ctx, const struct acc_http_options *
     srv->port = info ? info->port : opt->port;
     *out = srv;
     return ACC_OK;
+}
+
+acc_err acc_http_reload_tls(struct acc_http_server *srv, struct acc_error *err)
+{
+    if (!srv->tls)
+        return acc_error_set(err, ACC_ERR_INVALID, "the server speaks plain HTTP");
+    return acc_tls_server_reload(srv->tls, NULL, err);
 }
 
 unsigned acc_http_port(const struct acc_http_server *srv)
@@ -491,6 +528,7 @@ void acc_http_stop(struct acc_http_server *srv)
         pthread_mutex_unlock(&srv->lock);
         MHD_stop_daemon(srv->daemon);
     }
+    acc_tls_server_free(srv->tls);
     acc_clients_free(srv->clients);
     pthread_mutex_destroy(&srv->lock);
     pthread_cond_destroy(&srv->cond);

@@ -225,6 +225,74 @@ static void test_tokens(void)
     }
 }
 
+/* [server] certificate/key and [auth] client_ca/client_certificates (issue
+ * 11): the users a client certificates file names, and what is refused. */
+static void test_client_certificates(void)
+{
+#define FP                                                                                        \
+    "SHA256:60:9b:F5:0F:EF:E8:70:40:4E:AA:68:08:54:FF:B1:36:06:DF:A5:ED:5D:5C:50:D7:E8:8B:A4:8F:" \
+    "41:B9:C5:BF"
+    static const struct {
+        const char *server, *auth, *file, *says; /* says NULL: accepted */
+    } cases[] = {
+        {"certificate = s.crt\nkey = s.key\n", "client_ca = ca.crt\n",
+         "alice CN=alice, O=Example Org\nops " FP " admin # the operators\n\n", NULL},
+        {"certificate = s.crt\n", "", NULL, "go together"},
+        {"key = s.key\n", "", NULL, "go together"},
+        {"", "client_ca = ca.crt\n", NULL, "needs HTTPS"},
+        {"certificate = s.crt\nkey = s.key\n", "", "alice CN=alice\n", "needs client_ca"},
+        {"certificate = s.crt\nkey = s.key\n", "client_ca = ca.crt\n", "alice\n",
+         "line 1: expected"},
+        {"certificate = s.crt\nkey = s.key\n", "client_ca = ca.crt\n",
+         "alice CN=alice\nbob SHA256:AB:CD\n", "line 2: 'SHA256:AB:CD' is not a SHA-256"},
+        {"certificate = s.crt\nkey = s.key\n", "client_ca = ca.crt\n", "alice alice\n",
+         "not a subject"},
+        {"certificate = s.crt\nkey = s.key\n", "client_ca = ca.crt\n", "# nobody\n",
+         "names no user"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char path[256], ini[1024] = "";
+        snprintf(path, sizeof path, "%s/certusers%zu", acc_test_tmpdir(), i);
+        if (cases[i].file) {
+            FILE *f = fopen(path, "w");
+            CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+            fputs(cases[i].file, f);
+            fclose(f);
+        }
+        snprintf(ini, sizeof ini,
+                 "[server]\n%s[auth]\n%s%s%s%s[site a]\nadapter=sim-batch\nnodes=1\n",
+                 cases[i].server, cases[i].auth, cases[i].file ? "client_certificates = " : "",
+                 cases[i].file ? path : "", cases[i].file ? "\n" : "");
+        struct acc_config c;
+        struct acc_error err;
+        acc_err rc = acc_config_load_string(ini, "t.ini", &c, &err);
+        if (!cases[i].says) {
+            CU_ASSERT_EQUAL_FATAL(rc, ACC_OK);
+            CU_ASSERT_STRING_EQUAL(c.tls_certificate, "s.crt");
+            CU_ASSERT_STRING_EQUAL(c.client_ca, "ca.crt");
+            CU_ASSERT_EQUAL(c.n_users, 2);
+            const struct acc_user *u = acc_config_user_by_cert(&c, "CN=alice, O=Example Org", NULL);
+            CU_ASSERT_TRUE(u && strcmp(u->name, "alice") == 0 && !u->admin);
+            /* the fingerprint in upper case, as lib/tls gives it */
+            u = acc_config_user_by_cert(
+                &c, "CN=whoever",
+                "SHA256:60:9B:F5:0F:EF:E8:70:40:4E:AA:68:08:54:FF:B1:36:06:DF:A5:ED:5D:5C:50:D7:"
+                "E8:8B:A4:8F:41:B9:C5:BF");
+            CU_ASSERT_TRUE(u && strcmp(u->name, "ops") == 0 && u->admin);
+            CU_ASSERT_PTR_NULL(acc_config_user_by_cert(&c, "CN=alice", NULL));
+            /* certificate users have no token */
+            CU_ASSERT_PTR_NULL(acc_config_user_by_token(&c, ""));
+            acc_config_release(&c);
+        } else {
+            CU_ASSERT_EQUAL(rc, ACC_ERR_CONFIG);
+            CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, cases[i].says));
+            if (!strstr(err.msg, cases[i].says))
+                fprintf(stderr, "case %zu: %s\n", i, err.msg);
+        }
+    }
+#undef FP
+}
+
 /* A tokens file that never ends (a device, a log named by mistake) was read
  * for ever. */
 static void test_tokens_endless(void)
@@ -291,6 +359,7 @@ static const struct acc_test_case tests[] = {
     {"addresses aligned with hosts", test_addresses},
     {"tokens file that never ends", test_tokens_endless},
     {"tokens file", test_tokens},
+    {"client certificates file", test_client_certificates},
     {"embedded testbed", test_embedded},
     {"file and overrides", test_file_and_overrides},
     {"errors name the problem", test_errors_name_the_problem},
