@@ -208,7 +208,7 @@ static void stop(struct acc_site_jobs *j, struct job *x)
         struct timespec ts = {0, 25 * 1000 * 1000};
         nanosleep(&ts, NULL);
     }
-    x->child = false; /* reaped (or left to init): judged by its start time now */
+    x->child = false;  /* reaped (or left to init): judged by its start time now */
     x->pid_start = -1; /* never matches again: the job ended */
     settle(j, x);
 }

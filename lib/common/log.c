@@ -8,6 +8,13 @@
 #include <unistd.h>
 
 static atomic_int current_level = ACC_LOG_INFO;
+/* Set once at start-up, before any thread logs. */
+static const char *program = "accordd";
+
+void acc_log_set_program(const char *name)
+{
+    program = name;
+}
 
 static const char *const names[] = {"error", "warn", "info", "debug"};
 
@@ -42,9 +49,9 @@ void acc_log(enum acc_log_level level, const char *fmt, ...)
     clock_gettime(CLOCK_REALTIME, &ts);
     gmtime_r(&ts.tv_sec, &tm);
     int n = snprintf(line, sizeof line,
-                     "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ accordd %s: ", tm.tm_year + 1900,
+                     "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %s %s: ", tm.tm_year + 1900,
                      tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                     ts.tv_nsec / 1000000, names[level]);
+                     ts.tv_nsec / 1000000, program, names[level]);
     va_list ap;
     va_start(ap, fmt);
     int m = vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);

@@ -11,6 +11,9 @@
 enum acc_log_level { ACC_LOG_ERROR, ACC_LOG_WARN, ACC_LOG_INFO, ACC_LOG_DEBUG };
 
 void acc_log_set_level(enum acc_log_level level);
+/* The program named in each line ("accordd" unless set; accord-site sets
+ * its own), set once before any thread starts; name must outlive it. */
+void acc_log_set_program(const char *name);
 bool acc_log_enabled(enum acc_log_level level);
 /* "error", "warn", "info", "debug"; false for anything else. */
 bool acc_log_parse_level(const char *s, enum acc_log_level *out);

@@ -145,22 +145,10 @@ static int handler(void *user, const char *section, const char *k, const char *v
         return cfg_launch_key(p, k, v);
     if (strcmp(section, "policy") == 0)
         return cfg_policy_key(p, k, v);
-    static const char *const kinds[] = {"site ", "network ", "link "};
-    for (int i = 0; i < 3; i++) {
-        size_t kl = strlen(kinds[i]);
-        if (strncmp(section, kinds[i], kl) != 0)
-            continue;
-        const char *name = section + kl;
-        while (*name == ' ')
-            name++;
-        if (!acc_name_valid(name, 63))
-            return cfg_bad(p, section, "'%s' is not a valid name (letters, digits, . _ -)", name);
-        if (i == 0)
-            return cfg_site_key(p, section, name, k, v);
-        if (i == 1)
-            return cfg_network_key(p, name, k, v);
-        return cfg_link_key(p, section, name, k, v);
-    }
+    bool matched = false;
+    int rc = cfg_resource_key(p, section, k, v, &matched);
+    if (matched)
+        return rc;
     return cfg_bad(
         p, section,
         "unknown section (server, database, signing, negotiation, policy, launch, auth, site "
@@ -276,6 +264,22 @@ acc_err acc_config_set_db(struct acc_config *c, const char *path, struct acc_err
     if (!path || !*path)
         return acc_error_set(err, ACC_ERR_CONFIG, "the database path is empty");
     if (!cfg_set_str(&c->db_path, path))
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    return ACC_OK;
+}
+
+acc_err acc_config_resource_key(struct acc_config *c, const char *section, const char *k,
+                                const char *v, struct acc_error *err)
+{
+    struct cfg_parse p = {.c = c};
+    bool matched = false;
+    int rc = cfg_resource_key(&p, section, k, v, &matched);
+    if (!matched)
+        return acc_error_set(err, ACC_ERR_NOT_FOUND, "[%s] is not a site, network or link",
+                             section);
+    if (p.failed)
+        return acc_error_copy(err, &p.err);
+    if (!rc)
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     return ACC_OK;
 }

@@ -192,6 +192,22 @@ acc_err acc_config_set_db(struct acc_config *c, const char *path, struct acc_err
 
 void acc_config_release(struct acc_config *c);
 
+/* accord-site (site/) hosts adapters configured with the same [site NAME],
+ * [network NAME] and [link NAME] sections as accordd's: one key of such a
+ * section (section is the whole name, "site alpha") into c, which starts
+ * zeroed and is released with acc_config_release.  ACC_ERR_NOT_FOUND when
+ * section is none of the three (nothing changed); ACC_ERR_CONFIG naming the
+ * section and key when the value is bad. */
+acc_err acc_config_resource_key(struct acc_config *c, const char *section, const char *k,
+                                const char *v, struct acc_error *err);
+
+/* The checks accordd makes on sites, networks and links once the file is
+ * read, without "at least one site"; with foreign_sites a link may join
+ * sites that are not configured here (a network's site daemon serves links
+ * between sites it does not host). */
+acc_err acc_config_resource_check(const struct acc_config *c, bool foreign_sites,
+                                  struct acc_error *err);
+
 /* The user whose token this is, or NULL (compared in constant time). */
 const struct acc_user *acc_config_user_by_token(const struct acc_config *c, const char *token);
 

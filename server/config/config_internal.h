@@ -54,7 +54,11 @@ int cfg_auth_cert_key(struct cfg_parse *p, const char *k, const char *v);
 /* After reading: certificate with key, client_ca with HTTPS, certificate users with a CA. */
 acc_err cfg_auth_check(const struct acc_config *c, struct acc_error *err);
 
-/* config_sites.c: name is the section's NAME, already checked. */
+/* config_sites.c: a key of [site NAME], [network NAME] or [link NAME]
+ * (*matched false, 0, for any other section). */
+int cfg_resource_key(struct cfg_parse *p, const char *section, const char *k, const char *v,
+                     bool *matched);
+/* name is the section's NAME, already checked. */
 int cfg_site_key(struct cfg_parse *p, const char *section, const char *name, const char *k,
                  const char *v);
 int cfg_network_key(struct cfg_parse *p, const char *name, const char *k, const char *v);

@@ -137,12 +137,42 @@ int cfg_link_key(struct cfg_parse *p, const char *section, const char *name, con
     return cfg_bad(p, section, "unknown key '%s'", k);
 }
 
+int cfg_resource_key(struct cfg_parse *p, const char *section, const char *k, const char *v,
+                     bool *matched)
+{
+    static const char *const kinds[] = {"site ", "network ", "link "};
+    *matched = false;
+    for (int i = 0; i < 3; i++) {
+        size_t kl = strlen(kinds[i]);
+        if (strncmp(section, kinds[i], kl) != 0)
+            continue;
+        *matched = true;
+        const char *name = section + kl;
+        while (*name == ' ')
+            name++;
+        if (!acc_name_valid(name, 63))
+            return cfg_bad(p, section, "'%s' is not a valid name (letters, digits, . _ -)", name);
+        if (i == 0)
+            return cfg_site_key(p, section, name, k, v);
+        if (i == 1)
+            return cfg_network_key(p, name, k, v);
+        return cfg_link_key(p, section, name, k, v);
+    }
+    return 0;
+}
+
 /* ---------------------------------------------------------------- checks */
 
 acc_err cfg_check(const struct acc_config *c, struct acc_error *err)
 {
     if (c->n_sites == 0)
         return acc_error_set(err, ACC_ERR_CONFIG, "no [site NAME] section: nothing to allocate");
+    return acc_config_resource_check(c, false, err);
+}
+
+acc_err acc_config_resource_check(const struct acc_config *c, bool foreign_sites,
+                                  struct acc_error *err)
+{
     for (size_t i = 0; i < c->n_sites; i++) {
         const struct acc_site_cfg *s = &c->sites[i];
         if (!s->adapter)
@@ -177,7 +207,7 @@ acc_err cfg_check(const struct acc_config *c, struct acc_error *err)
         const struct acc_link_cfg *l = &c->links[i];
         if (!l->site_a)
             return acc_error_set(err, ACC_ERR_CONFIG, "[link %s] needs sites = A B", l->name);
-        if (!acc_config_site(c, l->site_a) || !acc_config_site(c, l->site_b))
+        if (!foreign_sites && (!acc_config_site(c, l->site_a) || !acc_config_site(c, l->site_b)))
             return acc_error_set(err, ACC_ERR_CONFIG, "[link %s] joins an unknown site (%s, %s)",
                                  l->name, l->site_a, l->site_b);
         if (strcmp(l->site_a, l->site_b) == 0)

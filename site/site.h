@@ -1,0 +1,86 @@
+/* site.h - accord-site: one site's adapters served over the adapter
+ * protocol (docs/protocol.md) to the Accord instances the site admits.
+ *
+ * The daemon hosts the adapters of its [site NAME], [network NAME] and
+ * [link NAME] sections (read as accordd reads them), keeps its own SQLite
+ * (the adapters' state beside it, its journal of bookings and jobs in it),
+ * and serves HTTPS with a client certificate required of every peer.  Each
+ * admitted peer ([peer NAME]) has limits the site enforces itself.  See
+ * docs/site.md.
+ *
+ * This header is for site/main.c and in-process tests; the files of site/
+ * share site_internal.h. */
+#ifndef ACC_SITE_H
+#define ACC_SITE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../lib/common/error.h"
+#include "../lib/common/log.h"
+#include "../server/config/config.h"
+
+/* A [peer NAME] section: an Accord instance the site admits, and its limits. */
+struct acc_site_peer_cfg {
+    char *name;
+    char *subject;            /* the certificate's subject DN ("CN=accord-main"), or NULL */
+    char *fingerprint;        /* "SHA256:AB:CD:..." (upper case), or NULL */
+    int64_t max_nodes;        /* largest reservation of nodes */
+    int64_t max_bandwidth;    /* largest reservation of bandwidth, Mbit/s */
+    int64_t max_duration;     /* seconds */
+    int64_t max_advance;      /* furthest start from now, seconds */
+    int64_t max_reservations; /* open reservations held at once */
+    unsigned connections;     /* concurrent connections */
+};
+
+struct acc_site_config {
+    char *origin; /* the file read */
+    /* [daemon] */
+    char *name;
+    /* listen, database and durable are kept in res (listen_host,
+     * listen_port, db_path, durable), where the adapters find them */
+    char *certificate, *key, *client_ca;
+    char *job_user;
+    char *hydra_pmi_proxy;
+    char *control_networks;
+    unsigned threads;
+    unsigned max_connections;
+    unsigned timeout; /* seconds a connection may idle */
+    enum acc_log_level log_level;
+    /* [site NAME], [network NAME], [link NAME] as accordd reads them */
+    struct acc_config res;
+    struct acc_site_peer_cfg *peers;
+    size_t n_peers;
+};
+
+acc_err acc_site_config_load_file(const char *path, struct acc_site_config *out,
+                                  struct acc_error *err);
+acc_err acc_site_config_load_string(const char *text, const char *origin,
+                                    struct acc_site_config *out, struct acc_error *err);
+/* Command-line overrides (--listen, --db). */
+acc_err acc_site_config_set_listen(struct acc_site_config *c, const char *hostport,
+                                   struct acc_error *err);
+acc_err acc_site_config_set_db(struct acc_site_config *c, const char *path, struct acc_error *err);
+void acc_site_config_release(struct acc_site_config *c);
+
+struct acc_site;
+
+/* Opens the database (migrations, then the recovery of intent rows), the
+ * adapters and the HTTPS listener.  The daemon takes cfg (emptied here,
+ * released by acc_site_stop), also on failure. */
+acc_err acc_site_start(struct acc_site_config *cfg, struct acc_site **out, struct acc_error *err);
+
+/* The port it listens on (useful with port 0). */
+unsigned acc_site_port(const struct acc_site *s);
+
+/* SIGHUP: the certificate files and the [peer] sections of fresh (read from
+ * the same file again) replace the running ones; the rest of fresh is
+ * ignored.  On failure nothing changes and err says why.  fresh is released
+ * either way. */
+acc_err acc_site_reload(struct acc_site *s, struct acc_site_config *fresh, struct acc_error *err);
+
+/* Stops serving, closes the adapters and the database; NULL does nothing. */
+void acc_site_stop(struct acc_site *s);
+
+#endif

@@ -1,0 +1,380 @@
+/* site_config.c - accord-site's configuration file (INI, read with inih):
+ * [daemon], [peer NAME], and the [site NAME], [network NAME] and [link NAME]
+ * sections, which server/config reads exactly as accordd does. */
+#include "site.h"
+
+#include <ini.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lib/common/strutil.h"
+#include "../lib/common/timefmt.h"
+
+struct parse {
+    struct acc_site_config *c;
+    struct acc_error err; /* the first error */
+    bool failed;
+};
+
+static int bad(struct parse *p, const char *section, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int bad(struct parse *p, const char *section, const char *fmt, ...)
+{
+    if (!p->failed) {
+        char msg[768];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof msg, fmt, ap);
+        va_end(ap);
+        acc_error_set(&p->err, ACC_ERR_CONFIG, "[%s] %s", section, msg);
+        p->failed = true;
+    }
+    return 0;
+}
+
+static int set_str(struct parse *p, const char *section, const char *k, char **dst, const char *v)
+{
+    if (!*v)
+        return bad(p, section, "%s is empty", k);
+    char *s = strdup(v);
+    if (!s)
+        return 0;
+    free(*dst);
+    *dst = s;
+    return 1;
+}
+
+/* Seconds, as a whole number or an ISO 8601 duration (PT12H). */
+static acc_err parse_seconds(const char *v, int64_t min, int64_t max, int64_t *out,
+                             struct acc_error *err)
+{
+    if (v[0] == 'P' || v[0] == 'p') {
+        int64_t d;
+        if (acc_duration_parse(v, &d, err))
+            return err->code;
+        if (d < min || d > max)
+            return acc_error_set(err, ACC_ERR_CONFIG, "%s is outside %lld..%lld seconds", v,
+                                 (long long)min, (long long)max);
+        *out = d;
+        return ACC_OK;
+    }
+    return acc_parse_i64(v, min, max, out, err);
+}
+
+static int daemon_key(struct parse *p, const char *k, const char *v)
+{
+    struct acc_site_config *c = p->c;
+    struct acc_error e;
+    int64_t n;
+    if (strcmp(k, "name") == 0) {
+        if (!acc_name_valid(v, 63))
+            return bad(p, "daemon", "name '%s' is not a valid name (letters, digits, . _ -)", v);
+        return set_str(p, "daemon", k, &c->name, v);
+    }
+    if (strcmp(k, "listen") == 0) {
+        if (acc_config_set_listen(&c->res, v, &e))
+            return bad(p, "daemon", "%s", e.msg);
+        return 1;
+    }
+    if (strcmp(k, "database") == 0) {
+        if (acc_config_set_db(&c->res, v, &e))
+            return bad(p, "daemon", "database: %s", e.msg);
+        return 1;
+    }
+    if (strcmp(k, "durable") == 0) {
+        if (acc_parse_bool(v, &c->res.durable, &e))
+            return bad(p, "daemon", "durable: %s", e.msg);
+        return 1;
+    }
+    if (strcmp(k, "certificate") == 0)
+        return set_str(p, "daemon", k, &c->certificate, v);
+    if (strcmp(k, "key") == 0)
+        return set_str(p, "daemon", k, &c->key, v);
+    if (strcmp(k, "client_ca") == 0)
+        return set_str(p, "daemon", k, &c->client_ca, v);
+    if (strcmp(k, "job_user") == 0)
+        return set_str(p, "daemon", k, &c->job_user, v);
+    if (strcmp(k, "hydra_pmi_proxy") == 0) {
+        if (v[0] != '/')
+            return bad(p, "daemon", "hydra_pmi_proxy must be an absolute path");
+        return set_str(p, "daemon", k, &c->hydra_pmi_proxy, v);
+    }
+    if (strcmp(k, "control_networks") == 0)
+        return set_str(p, "daemon", k, &c->control_networks, v);
+    if (strcmp(k, "log_level") == 0) {
+        if (!acc_log_parse_level(v, &c->log_level))
+            return bad(p, "daemon", "log_level is error, warn, info or debug");
+        return 1;
+    }
+    if (strcmp(k, "threads") == 0 || strcmp(k, "max_connections") == 0 ||
+        strcmp(k, "timeout") == 0) {
+        int64_t max = strcmp(k, "threads") == 0 ? 64 : 100000;
+        if (acc_parse_i64(v, 1, max, &n, &e))
+            return bad(p, "daemon", "%s: %s", k, e.msg);
+        if (strcmp(k, "threads") == 0)
+            c->threads = (unsigned)n;
+        else if (strcmp(k, "timeout") == 0)
+            c->timeout = (unsigned)n;
+        else
+            c->max_connections = (unsigned)n;
+        return 1;
+    }
+    return bad(p, "daemon",
+               "unknown key '%s' (name, listen, database, durable, certificate, key, client_ca, "
+               "job_user, hydra_pmi_proxy, control_networks, threads, max_connections, timeout, "
+               "log_level)",
+               k);
+}
+
+static struct acc_site_peer_cfg *peer_entry(struct acc_site_config *c, const char *name)
+{
+    for (size_t i = 0; i < c->n_peers; i++) {
+        if (strcmp(c->peers[i].name, name) == 0)
+            return &c->peers[i];
+    }
+    if (c->n_peers >= 1024)
+        return NULL;
+    struct acc_site_peer_cfg *v = realloc(c->peers, (c->n_peers + 1) * sizeof *v);
+    if (!v)
+        return NULL;
+    c->peers = v;
+    struct acc_site_peer_cfg *e = &v[c->n_peers];
+    *e = (struct acc_site_peer_cfg){
+        .max_nodes = 8,
+        .max_bandwidth = 1000,
+        .max_duration = 43200,
+        .max_advance = 2592000,
+        .max_reservations = 256,
+        .connections = 16,
+    };
+    e->name = strdup(name);
+    if (!e->name)
+        return NULL;
+    c->n_peers++;
+    return e;
+}
+
+static bool fingerprint_ok(const char *v)
+{
+    /* SHA256: then 32 bytes as XX joined by ':' */
+    if (strncmp(v, "SHA256:", 7) != 0 || strlen(v) != 7 + 32 * 3 - 1)
+        return false;
+    for (size_t i = 7; v[i]; i++) {
+        bool colon = (i - 7) % 3 == 2;
+        if (colon ? v[i] != ':' : !strchr("0123456789ABCDEF", v[i]))
+            return false;
+    }
+    return true;
+}
+
+static int peer_key(struct parse *p, const char *section, const char *name, const char *k,
+                    const char *v)
+{
+    if (!acc_name_valid(name, 63))
+        return bad(p, section, "'%s' is not a valid name (letters, digits, . _ -)", name);
+    struct acc_site_peer_cfg *e = peer_entry(p->c, name);
+    if (!e)
+        return p->c->n_peers >= 1024 ? bad(p, section, "more than 1024 peers") : 0;
+    struct acc_error err;
+    if (strcmp(k, "subject") == 0)
+        return set_str(p, section, k, &e->subject, v);
+    if (strcmp(k, "fingerprint") == 0) {
+        if (!fingerprint_ok(v))
+            return bad(p, section,
+                       "fingerprint is SHA256: and 32 upper-case hex bytes joined by ':' "
+                       "(openssl x509 -noout -fingerprint -sha256)");
+        return set_str(p, section, k, &e->fingerprint, v);
+    }
+    static const struct {
+        const char *key;
+        bool seconds;
+        int64_t max;
+        size_t off;
+    } limits[] = {
+        {"max_nodes", false, 10000000, offsetof(struct acc_site_peer_cfg, max_nodes)},
+        {"max_bandwidth", false, 100000000, offsetof(struct acc_site_peer_cfg, max_bandwidth)},
+        {"max_duration", true, 10LL * 366 * 86400,
+         offsetof(struct acc_site_peer_cfg, max_duration)},
+        {"max_advance", true, 10LL * 366 * 86400, offsetof(struct acc_site_peer_cfg, max_advance)},
+        {"max_reservations", false, 1000000, offsetof(struct acc_site_peer_cfg, max_reservations)},
+    };
+    for (size_t i = 0; i < sizeof limits / sizeof *limits; i++) {
+        if (strcmp(k, limits[i].key) != 0)
+            continue;
+        int64_t *dst = (int64_t *)((char *)e + limits[i].off);
+        acc_err rc = limits[i].seconds ? parse_seconds(v, 1, limits[i].max, dst, &err)
+                                       : acc_parse_i64(v, 1, limits[i].max, dst, &err);
+        if (rc)
+            return bad(p, section, "%s: %s", k, err.msg);
+        return 1;
+    }
+    if (strcmp(k, "connections") == 0) {
+        int64_t n;
+        if (acc_parse_i64(v, 1, 100000, &n, &err))
+            return bad(p, section, "connections: %s", err.msg);
+        e->connections = (unsigned)n;
+        return 1;
+    }
+    return bad(p, section,
+               "unknown key '%s' (subject, fingerprint, max_nodes, max_bandwidth, max_duration, "
+               "max_advance, max_reservations, connections)",
+               k);
+}
+
+static int handler(void *user, const char *section, const char *k, const char *v)
+{
+    struct parse *p = user;
+    if (p->failed)
+        return 1; /* report only the first error */
+    if (strcmp(section, "daemon") == 0)
+        return daemon_key(p, k, v);
+    if (strncmp(section, "peer ", 5) == 0) {
+        const char *name = section + 5;
+        while (*name == ' ')
+            name++;
+        return peer_key(p, section, name, k, v);
+    }
+    struct acc_error e;
+    acc_err rc = acc_config_resource_key(&p->c->res, section, k, v, &e);
+    if (rc == ACC_ERR_NOT_FOUND)
+        return bad(p, section,
+                   "unknown section (daemon, peer NAME, site NAME, network NAME or link NAME)");
+    if (rc == ACC_ERR_NOMEM)
+        return 0;
+    if (rc) {
+        p->failed = true;
+        acc_error_copy(&p->err, &e);
+        return 0;
+    }
+    return 1;
+}
+
+static void defaults(struct acc_site_config *c)
+{
+    memset(c, 0, sizeof *c);
+    c->res.listen_port = 8443;
+    c->res.durable = true;
+    c->threads = 4;
+    c->max_connections = 64;
+    c->timeout = 60;
+    c->log_level = ACC_LOG_INFO;
+}
+
+static acc_err check(struct acc_site_config *c, struct acc_error *err)
+{
+    if (!c->name)
+        return acc_error_set(err, ACC_ERR_CONFIG, "[daemon] needs name = (the site's name)");
+    if (!c->certificate || !c->key)
+        return acc_error_set(err, ACC_ERR_CONFIG,
+                             "[daemon] needs certificate = and key = (the daemon's server "
+                             "certificate and its key, PEM files)");
+    if (!c->client_ca)
+        return acc_error_set(err, ACC_ERR_CONFIG,
+                             "[daemon] needs client_ca = (the CA of the admitted Accord "
+                             "instances' certificates)");
+    if (c->res.n_sites == 0 && c->res.n_networks == 0)
+        return acc_error_set(err, ACC_ERR_CONFIG,
+                             "no [site NAME] or [network NAME] section: nothing to serve");
+    for (size_t i = 0; i < c->n_peers; i++) {
+        const struct acc_site_peer_cfg *pe = &c->peers[i];
+        if (!pe->subject && !pe->fingerprint)
+            return acc_error_set(err, ACC_ERR_CONFIG,
+                                 "[peer %s] needs subject = (its certificate's subject, such as "
+                                 "CN=accord-main) or fingerprint = SHA256:...",
+                                 pe->name);
+    }
+    if (c->n_peers == 0)
+        acc_log_warn("%s: no [peer NAME] section: every peer will be refused", c->origin);
+    acc_err rc = acc_config_resource_check(&c->res, true, err);
+    if (rc)
+        return rc;
+    if ((!c->res.listen_host && !(c->res.listen_host = strdup("127.0.0.1"))) ||
+        (!c->res.db_path && !(c->res.db_path = strdup("accord-site.db"))) ||
+        (!c->job_user && !(c->job_user = strdup("nobody"))) ||
+        (!c->hydra_pmi_proxy && !(c->hydra_pmi_proxy = strdup("/usr/bin/hydra_pmi_proxy"))))
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    return ACC_OK;
+}
+
+static acc_err finish(struct acc_site_config *c, struct parse *p, int line, const char *origin,
+                      struct acc_error *err)
+{
+    acc_err rc = ACC_OK;
+    if (!(c->origin = strdup(origin)))
+        rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    else if (line < 0)
+        rc = acc_error_set(err, ACC_ERR_CONFIG, "%s: cannot read it", origin);
+    else if (p->failed)
+        rc = acc_error_set(err, ACC_ERR_CONFIG, "%s line %d: %s", origin, line, p->err.msg);
+    else if (line > 0)
+        rc = acc_error_set(err, ACC_ERR_CONFIG,
+                           "%s line %d: not a valid INI line (or out of "
+                           "memory)",
+                           origin, line);
+    if (!rc && (rc = check(c, err)) != ACC_OK)
+        acc_error_prefix(err, "%s", origin);
+    if (rc)
+        acc_site_config_release(c);
+    return rc;
+}
+
+acc_err acc_site_config_load_string(const char *text, const char *origin,
+                                    struct acc_site_config *out, struct acc_error *err)
+{
+    defaults(out);
+    struct parse p = {.c = out};
+    int line = ini_parse_string(text, handler, &p);
+    return finish(out, &p, line, origin, err);
+}
+
+acc_err acc_site_config_load_file(const char *path, struct acc_site_config *out,
+                                  struct acc_error *err)
+{
+    defaults(out);
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        acc_error_set(err, ACC_ERR_CONFIG, "%s: cannot open it", path);
+        return err->code;
+    }
+    struct parse p = {.c = out};
+    int line = ini_parse_file(f, handler, &p);
+    fclose(f);
+    return finish(out, &p, line, path, err);
+}
+
+acc_err acc_site_config_set_listen(struct acc_site_config *c, const char *hostport,
+                                   struct acc_error *err)
+{
+    return acc_config_set_listen(&c->res, hostport, err);
+}
+
+acc_err acc_site_config_set_db(struct acc_site_config *c, const char *path, struct acc_error *err)
+{
+    return acc_config_set_db(&c->res, path, err);
+}
+
+void acc_site_config_release(struct acc_site_config *c)
+{
+    if (!c)
+        return;
+    for (size_t i = 0; i < c->n_peers; i++) {
+        free(c->peers[i].name);
+        free(c->peers[i].subject);
+        free(c->peers[i].fingerprint);
+    }
+    free(c->peers);
+    acc_config_release(&c->res);
+    free(c->origin);
+    free(c->name);
+    free(c->certificate);
+    free(c->key);
+    free(c->client_ca);
+    free(c->job_user);
+    free(c->hydra_pmi_proxy);
+    free(c->control_networks);
+    memset(c, 0, sizeof *c);
+}

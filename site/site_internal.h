@@ -1,0 +1,193 @@
+/* site_internal.h - what the files of site/ share and nothing outside sees:
+ *
+ *   site.c        the daemon's life: start (store, adapters, recovery,
+ *                 listener), reload, stop
+ *   site_config.c the configuration file ([daemon], [peer NAME] and the
+ *                 resource sections read by server/config)
+ *   site_store.c  SQLite: the journal of bookings and the jobs table
+ *   site_peers.c  the admitted peers, their limits and connections
+ *   site_ops.c    the adapter operations on behalf of a peer: limits,
+ *                 idempotency by key, ownership, recovery of intent rows
+ *   site_http.c   libmicrohttpd with TLS (lib/tls): requests and bodies
+ *   site_routes.c the /v1 paths: protocol documents in and out (lib/proto)
+ *
+ * Nothing here but site_http.c and site_routes.c knows HTTP or XML; only
+ * site_store.c knows SQL. */
+#ifndef ACC_SITE_INTERNAL_H
+#define ACC_SITE_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#include "../adapters/adapter.h"
+#include "site.h"
+
+/* ------------------------------------------------------------------ store */
+
+enum site_state { SITE_INTENT, SITE_RESERVED, SITE_CANCELLED };
+
+/* One row of site_bookings. */
+struct site_booking {
+    char key[ACC_KEY_MAX];
+    char peer[64];
+    enum acc_resource_kind kind;
+    char resource[128];
+    int64_t amount;
+    acc_time start, end; /* as asked */
+    char old_key[ACC_KEY_MAX];
+    struct acc_reservation res; /* as booked (state reserved); res.nodes malloc'd */
+    enum site_state state;
+    acc_time created, updated;
+};
+
+void site_booking_release(struct site_booking *b);
+
+struct site_store;
+
+acc_err site_store_open(const char *path, bool durable, struct site_store **out,
+                        struct acc_error *err);
+void site_store_close(struct site_store *st);
+/* ACC_ERR_NOT_FOUND when there is no row of that key. */
+acc_err site_store_get(struct site_store *st, const char *key, struct site_booking *out,
+                       struct acc_error *err);
+/* A new intent row (ACC_ERR_KEY_REUSED when the key has a row). */
+acc_err site_store_intent(struct site_store *st, const struct site_booking *b, acc_time now,
+                          struct acc_error *err);
+acc_err site_store_reserved(struct site_store *st, const char *key, const struct acc_reservation *r,
+                            acc_time now, struct acc_error *err);
+acc_err site_store_set_state(struct site_store *st, const char *key, enum site_state state,
+                             acc_time now, struct acc_error *err);
+acc_err site_store_delete(struct site_store *st, const char *key, struct acc_error *err);
+/* A cancelled row for a key that had none, so that a reserve arriving after
+ * its cancel books nothing; a peer's oldest tombstones beyond a bound go. */
+acc_err site_store_tombstone(struct site_store *st, const char *peer, const char *key, acc_time now,
+                             struct acc_error *err);
+/* Forgets cancelled rows and ended reservations older than a day. */
+acc_err site_store_prune(struct site_store *st, acc_time now, struct acc_error *err);
+/* A peer's open reservations (intent, or reserved and not ended). */
+acc_err site_store_count_open(struct site_store *st, const char *peer, acc_time now, int64_t *n,
+                              struct acc_error *err);
+/* Every intent row (recovery); *out malloc'd, each site_booking_release()d. */
+acc_err site_store_intents(struct site_store *st, struct site_booking **out, size_t *n,
+                           struct acc_error *err);
+
+/* ------------------------------------------------------------------ peers */
+
+/* An admitted peer as one request sees it (a copy: a reload may replace
+ * the table meanwhile). */
+struct site_peer {
+    char name[64];
+    int64_t max_nodes, max_bandwidth, max_duration, max_advance, max_reservations;
+    unsigned connections;
+};
+
+struct site_peers;
+
+acc_err site_peers_new(const struct acc_site_peer_cfg *v, size_t n, struct site_peers **out,
+                       struct acc_error *err);
+void site_peers_free(struct site_peers *p);
+/* Replaces the peers (SIGHUP); open connections stay counted by name. */
+acc_err site_peers_replace(struct site_peers *p, const struct acc_site_peer_cfg *v, size_t n,
+                           struct acc_error *err);
+/* The peer of this certificate (subject DN or SHA-256 fingerprint). */
+bool site_peers_find(struct site_peers *p, const char *subject, const char *fingerprint,
+                     struct site_peer *out);
+/* One more connection of peer name; ACC_ERR_TOO_MANY (nothing counted)
+ * when it holds its `connections` already. */
+acc_err site_peers_connect(struct site_peers *p, const char *name, struct acc_error *err);
+void site_peers_disconnect(struct site_peers *p, const char *name);
+
+/* ---------------------------------------------------------------- daemon */
+
+struct acc_site_jobs;
+
+/* One resource the daemon serves: a site's nodes or a link's bandwidth. */
+struct site_resource {
+    const char *name; /* the section's name (owned by the config) */
+    enum acc_resource_kind kind;
+    int64_t capacity;
+    struct acc_adapter *ad;
+};
+
+#define SITE_KEY_LOCKS 64
+
+struct acc_site {
+    struct acc_site_config cfg;
+    struct site_store *store;
+    struct site_peers *peers;
+    struct acc_adapter **ads; /* one per [site] and [network] section */
+    size_t n_ads;
+    struct site_resource *res;
+    size_t n_res;
+    /* Calls on one key are serialised (a retried reserve waits for the
+     * first, a cancel for a reserve in flight): striped by the key's hash. */
+    pthread_mutex_t key_locks[SITE_KEY_LOCKS];
+    atomic_int_least64_t pruned; /* last prune of the journal */
+    struct site_http *http;
+    struct acc_site_jobs *jobs; /* site_jobs.h (helper LAUNCH); NULL: jobs unsupported */
+};
+
+/* A request's parameters, for preview (from, until) and reserve (start). */
+struct site_ask {
+    enum acc_resource_kind kind;
+    const char *resource;
+    int64_t amount;
+    acc_time from, until; /* preview */
+    acc_time start;       /* reserve */
+    int64_t duration;
+    const char *old_key; /* "" or NULL: none */
+};
+
+/* site_ops.c: each answers the protocol's fault code in err on failure. */
+acc_err site_open_resources(struct acc_site *s, struct acc_error *err);
+void site_close_resources(struct acc_site *s);
+acc_err site_recover(struct acc_site *s, struct acc_error *err);
+acc_err site_op_preview(struct acc_site *s, const struct site_peer *peer, const struct site_ask *a,
+                        struct acc_frames *out, struct acc_error *err);
+/* out gets the stored booking (the same key again: the first one). */
+acc_err site_op_reserve(struct acc_site *s, const struct site_peer *peer, const char *key,
+                        const struct site_ask *a, struct site_booking *out, struct acc_error *err);
+/* out gets the booking with res read back from the adapter. */
+acc_err site_op_query(struct acc_site *s, const struct site_peer *peer, const char *key,
+                      struct site_booking *out, struct acc_error *err);
+acc_err site_op_cancel(struct acc_site *s, const struct site_peer *peer, const char *key,
+                       struct acc_error *err);
+acc_err site_op_provision(struct acc_site *s, const struct site_peer *peer, const char *key,
+                          const struct acc_flow *flow, struct acc_error *err);
+acc_err site_op_provision_status(struct acc_site *s, const struct site_peer *peer, const char *key,
+                                 struct acc_provision_status *out, struct acc_error *err);
+/* The peer's reserved booking of key, for jobs (ACC_ERR_NOT_FOUND else). */
+acc_err site_op_booking(struct acc_site *s, const struct site_peer *peer, const char *key,
+                        struct site_booking *out, struct acc_error *err);
+/* Health of every adapter: up when all are; detail names the first down;
+ * caps the ACC_CAP_* the daemon serves. */
+void site_op_health(struct acc_site *s, bool *up, char *detail, size_t detail_len, unsigned *caps);
+
+/* site_http.c */
+struct site_http;
+acc_err site_http_start(struct acc_site *s, struct site_http **out, struct acc_error *err);
+unsigned site_http_port(const struct site_http *h);
+/* The certificate files again (SIGHUP; new paths may be given). */
+acc_err site_http_reload(struct site_http *h, const char *certificate, const char *key,
+                         const char *client_ca, struct acc_error *err);
+void site_http_stop(struct site_http *h);
+
+/* site_routes.c: one request, already admitted and read whole. */
+struct site_request {
+    const char *method;
+    const char *path;
+    const char *body;
+    size_t body_len;
+    const struct site_peer *peer;
+};
+
+struct site_response {
+    int status;          /* 200, 201, 204 or the fault's */
+    struct acc_buf body; /* application/xml; empty for 204 */
+};
+
+void site_route(struct acc_site *s, const struct site_request *rq, struct site_response *rs);
+/* A <Fault> answer of err. */
+void site_fault(struct acc_site *s, const struct acc_error *err, struct site_response *rs);
+
+#endif

@@ -1,0 +1,591 @@
+/* test_site.c - accord-site in-process on 127.0.0.1 (port 0) with a
+ * sim-batch site, driven over mutual TLS with libcurl and the protocol's
+ * own codec: health, preview, reserve (the same key again, the same key
+ * with other terms), query, cancel (an unknown key, another peer's key),
+ * the peer's limits, a restart that keeps bookings, recovery of an intent
+ * row a crash left, bodies too large, bad XML, paths and methods, and
+ * certificates refused in the handshake.  The certificates are made by
+ * tests/support/mkcerts.sh in the test's temporary directory. */
+#include <curl/curl.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../../lib/common/buf.h"
+#include "../../lib/common/strutil.h"
+#include "../../lib/common/timefmt.h"
+#include "../../lib/proto/proto.h"
+#include "../../lib/tls/tls.h"
+#include "../../site/site.h"
+#include "site_client.h"
+#include "testutil.h"
+
+static char certs[512], conf[512], db[512];
+static struct acc_site *site;
+static acc_time T; /* a start well ahead, on a whole hour */
+
+static void write_conf(void)
+{
+    char alice_fp[ACC_TLS_FP_LEN];
+    struct acc_tls_peer id;
+    char path[600];
+    snprintf(path, sizeof path, "%s/alice.crt", certs);
+    CU_ASSERT_FATAL(acc_tls_file_identity(path, &id, NULL) == ACC_OK);
+    acc_strlcpy(alice_fp, id.fingerprint, sizeof alice_fp);
+    FILE *f = fopen(conf, "w");
+    CU_ASSERT_FATAL(f != NULL);
+    fprintf(f,
+            "[daemon]\nname = alpha\nlisten = 127.0.0.1:0\ndatabase = %s\ndurable = no\n"
+            "certificate = %s/site-alpha.crt\nkey = %s/site-alpha.key\nclient_ca = %s/ca.crt\n"
+            "threads = 2\nlog_level = warn\ncontrol_networks = 127.0.0.0/8\n"
+            "[site alpha]\nadapter = sim-batch\nnodes = 16\n"
+            "[peer accord-main]\nsubject = CN=accord-main\nmax_nodes = 8\n"
+            "max_duration = PT2H\nmax_advance = 86400\nmax_reservations = 3\nconnections = 4\n"
+            "[peer alice]\nfingerprint = %s\nmax_nodes = 4\n",
+            db, certs, certs, certs, alice_fp);
+    fclose(f);
+}
+
+static void start(void)
+{
+    struct acc_site_config cfg;
+    struct acc_error err;
+    acc_err rc = acc_site_config_load_file(conf, &cfg, &err);
+    if (rc)
+        fprintf(stderr, "config: %s\n", err.msg);
+    CU_ASSERT_FATAL(rc == ACC_OK);
+    rc = acc_site_start(&cfg, &site, &err);
+    if (rc)
+        fprintf(stderr, "start: %s\n", err.msg);
+    CU_ASSERT_FATAL(rc == ACC_OK);
+    site_client_set(certs, acc_site_port(site));
+}
+
+static void stop(void)
+{
+    acc_site_stop(site);
+    site = NULL;
+}
+
+static int suite_init(void)
+{
+    const char *tmp = acc_test_tmpdir();
+    snprintf(certs, sizeof certs, "%s/certs", tmp);
+    snprintf(conf, sizeof conf, "%s/alpha.conf", tmp);
+    snprintf(db, sizeof db, "%s/alpha.db", tmp);
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "%s/tests/support/mkcerts.sh %s", ACC_SOURCE_DIR, certs);
+    if (system(cmd) != 0)
+        return 1;
+    T = (acc_now() / 3600 + 2) * 3600;
+    return curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK ? 0 : 1;
+}
+
+static int suite_cleanup(void)
+{
+    stop();
+    curl_global_cleanup();
+    return 0;
+}
+
+/* ------------------------------------------------------------------ client */
+
+static long request(const char *method, const char *path, const struct acc_buf *body,
+                    struct acc_buf *out)
+{
+    return site_request("accord", method, path, body ? body->data : NULL, body ? body->len : 0,
+                        out);
+}
+
+static long reserve_as(const char *who, const char *key, int64_t nodes, acc_time start,
+                       int64_t duration, struct acc_buf *out)
+{
+    struct acc_proto_reserve r = {
+        .kind = ACC_RES_NODES, .amount = nodes, .start = start, .duration = duration};
+    acc_strlcpy(r.resource, "alpha", sizeof r.resource);
+    struct acc_buf body = ACC_BUF_INIT;
+    acc_proto_write_reserve(&r, &body);
+    char path[160];
+    snprintf(path, sizeof path, "/v1/reservations/%s", key);
+    long st = site_request(who, "PUT", path, body.data, body.len, out);
+    acc_buf_release(&body);
+    return st;
+}
+
+static long reserve(const char *key, int64_t nodes, acc_time start, int64_t duration,
+                    struct acc_buf *out)
+{
+    return reserve_as("accord", key, nodes, start, duration, out);
+}
+
+/* The start sim-batch booked (it books later than asked when the start is
+ * taken), or -1 when the reserve was not answered 200. */
+static acc_time booked_start(const char *key, int64_t nodes, acc_time start)
+{
+    struct acc_buf out = ACC_BUF_INIT;
+    struct acc_reservation r = {0};
+    struct acc_error err;
+    acc_time t = -1;
+    if (reserve(key, nodes, start, 3600, &out) == 200 &&
+        acc_proto_read_reservation(out.data, out.len, &r, &err) == ACC_OK)
+        t = r.start;
+    acc_reservation_release(&r);
+    acc_buf_release(&out);
+    return t;
+}
+
+static long call(const char *who, const char *method, const char *key, struct acc_buf *out)
+{
+    char path[160];
+    snprintf(path, sizeof path, "/v1/reservations/%s", key);
+    return site_request(who, method, path, NULL, 0, out);
+}
+
+/* ------------------------------------------------------------------ tests */
+
+static void test_config_errors(void)
+{
+    struct acc_site_config cfg;
+    struct acc_error err;
+    const char *no_ca = "[daemon]\nname = a\ncertificate = x\nkey = y\n"
+                        "[site a]\nadapter = sim-batch\nnodes = 2\n";
+    CU_ASSERT_EQUAL(acc_site_config_load_string(no_ca, "t", &cfg, &err), ACC_ERR_CONFIG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "client_ca"));
+    const char *bad_peer = "[daemon]\nname = a\ncertificate = x\nkey = y\nclient_ca = z\n"
+                           "[site a]\nadapter = sim-batch\nnodes = 2\n[peer p]\nmax_nodes = 2\n";
+    CU_ASSERT_EQUAL(acc_site_config_load_string(bad_peer, "t", &cfg, &err), ACC_ERR_CONFIG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "[peer p] needs subject"));
+    const char *bad_limit = "[daemon]\nname = a\ncertificate = x\nkey = y\nclient_ca = z\n"
+                            "[site a]\nadapter = sim-batch\nnodes = 2\n"
+                            "[peer p]\nsubject = CN=p\nmax_duration = -5\n";
+    CU_ASSERT_EQUAL(acc_site_config_load_string(bad_limit, "t", &cfg, &err), ACC_ERR_CONFIG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "max_duration"));
+    const char *unknown = "[daemon]\nname = a\nbogus = 1\n";
+    CU_ASSERT_EQUAL(acc_site_config_load_string(unknown, "t", &cfg, &err), ACC_ERR_CONFIG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "bogus"));
+    /* A network daemon: its links join sites it does not host. */
+    const char *net = "[daemon]\nname = n\ncertificate = x\nkey = y\nclient_ca = z\n"
+                      "[network wan]\nadapter = sim-network\n"
+                      "[link a-b]\nsites = a b\ncapacity = 1000\nnetwork = wan\n"
+                      "[peer p]\nsubject = CN=p\nmax_duration = PT12H\n";
+    ACC_ASSERT_OK(acc_site_config_load_string(net, "t", &cfg, &err));
+    CU_ASSERT_EQUAL(cfg.peers[0].max_duration, 43200);
+    CU_ASSERT_EQUAL(cfg.res.n_links, 1);
+    acc_site_config_release(&cfg);
+}
+
+static void test_health(void)
+{
+    write_conf();
+    start();
+    struct acc_buf out = ACC_BUF_INIT;
+    CU_ASSERT_EQUAL(request("GET", "/v1/health", NULL, &out), 200);
+    struct acc_proto_health h;
+    struct acc_error err;
+    ACC_ASSERT_OK(acc_proto_read_health(out.data, out.len, &h, &err));
+    CU_ASSERT(h.up);
+    CU_ASSERT_STRING_EQUAL(h.site, "alpha");
+    CU_ASSERT_EQUAL(h.version, 1);
+    CU_ASSERT(h.caps & ACC_CAP_NODES);
+    CU_ASSERT_FALSE(h.caps & ACC_CAP_BANDWIDTH);
+    CU_ASSERT(h.caps & ACC_CAP_SUBMIT); /* control_networks given, the proxy installed */
+    CU_ASSERT_EQUAL_FATAL(h.n_resources, 1);
+    CU_ASSERT_STRING_EQUAL(h.resources[0].name, "alpha");
+    CU_ASSERT_EQUAL(h.resources[0].capacity, 16);
+    acc_buf_release(&out);
+}
+
+static void test_preview(void)
+{
+    struct acc_proto_preview p = {
+        .kind = ACC_RES_NODES, .amount = 4, .from = T, .until = T + 6 * 3600, .duration = 3600};
+    acc_strlcpy(p.resource, "alpha", sizeof p.resource);
+    struct acc_buf body = ACC_BUF_INIT, out = ACC_BUF_INIT;
+    acc_proto_write_preview(&p, &body);
+    CU_ASSERT_EQUAL(request("POST", "/v1/preview", &body, &out), 200);
+    struct acc_frames f;
+    struct acc_error err;
+    ACC_ASSERT_OK(acc_proto_read_frames(out.data, out.len, &f, &err));
+    CU_ASSERT_EQUAL_FATAL(f.n, 1); /* an empty calendar: one frame, all of it */
+    CU_ASSERT_EQUAL(f.v[0].start, T);
+    CU_ASSERT_EQUAL(f.v[0].end, T + 6 * 3600);
+    acc_frames_release(&f);
+    /* An unknown resource is not found, naming what there is. */
+    acc_strlcpy(p.resource, "beta", sizeof p.resource);
+    acc_buf_reset(&body);
+    acc_proto_write_preview(&p, &body);
+    CU_ASSERT_EQUAL(request("POST", "/v1/preview", &body, &out), 404);
+    CU_ASSERT_EQUAL(site_fault_of(&out), ACC_ERR_NOT_FOUND);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out.data, "it has: alpha"));
+    /* Over the peer's nodes: its limit, before the adapter sees it. */
+    acc_strlcpy(p.resource, "alpha", sizeof p.resource);
+    p.amount = 9;
+    acc_buf_reset(&body);
+    acc_proto_write_preview(&p, &body);
+    CU_ASSERT_EQUAL(request("POST", "/v1/preview", &body, &out), 403);
+    CU_ASSERT_EQUAL(site_fault_of(&out), ACC_ERR_PEER_LIMIT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out.data, "max_nodes"));
+    acc_buf_release(&body);
+    acc_buf_release(&out);
+}
+
+static void test_reserve_idempotent(void)
+{
+    struct acc_buf out = ACC_BUF_INIT;
+    struct acc_error err;
+    CU_ASSERT_EQUAL_FATAL(reserve("k1", 4, T, 3600, &out), 200);
+    struct acc_reservation r1 = {0}, r2 = {0};
+    ACC_ASSERT_OK(acc_proto_read_reservation(out.data, out.len, &r1, &err));
+    CU_ASSERT(r1.local_id[0] != '\0');
+    CU_ASSERT_EQUAL(r1.start, T);
+    CU_ASSERT_EQUAL(r1.end, T + 3600);
+    CU_ASSERT_EQUAL(r1.amount, 4);
+    /* The same key again: the same reservation, not a second one. */
+    CU_ASSERT_EQUAL(reserve("k1", 4, T, 3600, &out), 200);
+    ACC_ASSERT_OK(acc_proto_read_reservation(out.data, out.len, &r2, &err));
+    CU_ASSERT_STRING_EQUAL(r1.local_id, r2.local_id);
+    /* The same key with other terms: refused, nothing changed. */
+    CU_ASSERT_EQUAL(reserve("k1", 5, T, 3600, &out), 422);
+    CU_ASSERT_EQUAL(site_fault_of(&out), ACC_ERR_KEY_REUSED);
+    /* 16 nodes: two reservations of 6 fit at T beside the one k1 (a second
+     * k1 would have left room for one). */
+    CU_ASSERT_EQUAL(booked_start("k1b", 6, T), T);
+    CU_ASSERT_EQUAL(booked_start("k1c", 6, T), T);
+    CU_ASSERT_EQUAL(call("accord", "DELETE", "k1b", &out), 204);
+    CU_ASSERT_EQUAL(call("accord", "DELETE", "k1c", &out), 204);
+    /* Query reads it back from the adapter. */
+    CU_ASSERT_EQUAL(call("accord", "GET", "k1", &out), 200);
+    acc_reservation_release(&r2);
+    ACC_ASSERT_OK(acc_proto_read_reservation(out.data, out.len, &r2, &err));
+    CU_ASSERT_STRING_EQUAL(r1.local_id, r2.local_id);
+    CU_ASSERT_EQUAL(r2.start, T);
+    acc_reservation_release(&r1);
+    acc_reservation_release(&r2);
+    acc_buf_release(&out);
+}
+
+static void test_other_peer(void)
+{
+    struct acc_buf out = ACC_BUF_INIT;
+    /* alice sees nothing of accord-main's k1, and her cancel does nothing. */
+    CU_ASSERT_EQUAL(call("alice", "GET", "k1", &out), 404);
+    CU_ASSERT_EQUAL(site_fault_of(&out), ACC_ERR_NOT_FOUND);
+    CU_ASSERT_EQUAL(call("alice", "DELETE", "k1", &out), 204);
+    CU_ASSERT_EQUAL(call("accord", "GET", "k1", &out), 200);
+    /* Nor may she book under its key. */
+    CU_ASSERT_EQUAL(reserve_as("alice", "k1", 2, T, 3600, &out), 422);
+    /* Her own limits apply to her: 4 nodes. */
+    CU_ASSERT_EQUAL(reserve_as("alice", "a1", 5, T, 3600, &out), 403);
+    CU_ASSERT_EQUAL(site_fault_of(&out), ACC_ERR_PEER_LIMIT);
+    acc_buf_release(&out);
+}
+
+static void test_cancel(void)
+{
+    struct acc_buf out = ACC_BUF_INIT;
+    CU_ASSERT_EQUAL(call("accord", "DELETE", "k1", &out), 204);
+    CU_ASSERT_EQUAL(call("accord", "GET", "k1", &out), 404);
+    CU_ASSERT_EQUAL(call("accord", "DELETE", "k1", &out), 204); /* idempotent */
+    /* A cancelled key is not booked again. */
+    CU_ASSERT_EQUAL(reserve("k1", 4, T, 3600, &out), 409);
+    CU_ASSERT_EQUAL(site_fault_of(&out), ACC_ERR_STATE);
+    /* An unknown key: 204, and a reserve arriving after its cancel books
+     * nothing. */
+    CU_ASSERT_EQUAL(call("accord", "DELETE", "never-booked", &out), 204);
+    CU_ASSERT_EQUAL(reserve("never-booked", 4, T, 3600, &out), 409);
+    /* The capacity k1 held is free again: 8 + 8 fit at T. */
+    CU_ASSERT_EQUAL(booked_start("k2", 8, T), T);
+    CU_ASSERT_EQUAL(booked_start("k3", 8, T), T);
+    acc_buf_release(&out);
+}
+
+static void test_limits(void)
+{
+    struct acc_buf out = ACC_BUF_INIT;
+    CU_ASSERT_EQUAL(reserve("l1", 9, T + 86400 / 2, 3600, &out), 403);
+    CU_ASSERT_EQUAL(site_fault_of(&out), ACC_ERR_PEER_LIMIT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out.data, "max_nodes"));
+    CU_ASSERT_EQUAL(reserve("l2", 1, T, 3 * 3600, &out), 403);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out.data, "max_duration"));
+    CU_ASSERT_EQUAL(reserve("l3", 1, acc_now() + 2 * 86400, 3600, &out), 403);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out.data, "max_advance"));
+    /* k2 and k3 are open; a third fits, a fourth is over max_reservations. */
+    CU_ASSERT_EQUAL(reserve("l4", 1, T + 3 * 3600, 3600, &out), 200);
+    CU_ASSERT_EQUAL(reserve("l5", 1, T + 3 * 3600, 3600, &out), 403);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out.data, "max_reservations"));
+    /* Nothing of the refused ones was journalled. */
+    CU_ASSERT_EQUAL(call("accord", "GET", "l1", &out), 404);
+    CU_ASSERT_EQUAL(call("accord", "GET", "l5", &out), 404);
+    CU_ASSERT_EQUAL(call("accord", "DELETE", "l4", &out), 204);
+    acc_buf_release(&out);
+}
+
+static void test_restart_keeps_bookings(void)
+{
+    struct acc_buf out = ACC_BUF_INIT;
+    stop();
+    start();
+    CU_ASSERT_EQUAL(call("accord", "GET", "k2", &out), 200);
+    CU_ASSERT_EQUAL(call("accord", "GET", "k3", &out), 200);
+    /* k2 holds 8 of 16 nodes at T: the adapter's calendar came back too. */
+    CU_ASSERT_EQUAL(call("accord", "DELETE", "k3", &out), 204);
+    CU_ASSERT_EQUAL(booked_start("k4", 8, T), T);
+    /* sim-batch books later than asked when the start is taken. */
+    CU_ASSERT_EQUAL(reserve("k5", 8, T, 3600, &out), 200);
+    struct acc_reservation r = {0};
+    struct acc_error err;
+    ACC_ASSERT_OK(acc_proto_read_reservation(out.data, out.len, &r, &err));
+    CU_ASSERT(r.start >= T + 3600);
+    acc_reservation_release(&r);
+    CU_ASSERT_EQUAL(call("accord", "DELETE", "k5", &out), 204);
+    acc_buf_release(&out);
+}
+
+/* A crash between the adapter's reserve and the journal's "reserved": the
+ * row says intent while the adapter holds the booking.  Start-up cancels it
+ * at the adapter by key. */
+static void test_intent_recovered(void)
+{
+    struct acc_buf out = ACC_BUF_INIT;
+    stop();
+    sqlite3 *h = NULL;
+    CU_ASSERT_FATAL(sqlite3_open(db, &h) == SQLITE_OK);
+    CU_ASSERT_FATAL(sqlite3_exec(h, "UPDATE site_bookings SET state = 'intent' WHERE key = 'k4'",
+                                 NULL, NULL, NULL) == SQLITE_OK);
+    CU_ASSERT_EQUAL(sqlite3_changes(h), 1);
+    sqlite3_close(h);
+    start();
+    CU_ASSERT_EQUAL(call("accord", "GET", "k4", &out), 404);
+    /* k4's 8 nodes are free at the adapter again. */
+    CU_ASSERT_EQUAL(booked_start("k6", 8, T), T);
+    /* And a retry of k4 is not booked: it was cancelled. */
+    CU_ASSERT_EQUAL(reserve("k4", 8, T, 3600, &out), 409);
+    CU_ASSERT_EQUAL(site_fault_of(&out), ACC_ERR_STATE);
+    acc_buf_release(&out);
+}
+
+static void test_bad_requests(void)
+{
+    struct acc_buf out = ACC_BUF_INIT;
+    /* Over 64 KiB: refused on its Content-Length. */
+    size_t big = ACC_PROTO_BODY_MAX + 100;
+    char *body = malloc(big);
+    CU_ASSERT_FATAL(body != NULL);
+    memset(body, ' ', big);
+    CU_ASSERT_EQUAL(site_request("accord", "POST", "/v1/preview", body, big, &out), 413);
+    CU_ASSERT_EQUAL(site_fault_of(&out), ACC_ERR_TOO_LARGE);
+    free(body);
+    const char *bad = "<Preview xmlns='urn:accord:site:1'><unclosed>";
+    CU_ASSERT_EQUAL(site_request("accord", "POST", "/v1/preview", bad, strlen(bad), &out), 400);
+    CU_ASSERT_EQUAL(site_fault_of(&out), ACC_ERR_MALFORMED);
+    const char *dtd = "<!DOCTYPE x [<!ENTITY e 'x'>]><Preview xmlns='urn:accord:site:1'/>";
+    long st = site_request("accord", "POST", "/v1/preview", dtd, strlen(dtd), &out);
+    CU_ASSERT(st == 400 || st == 422);
+    CU_ASSERT_EQUAL(site_request("accord", "GET", "/v1/nothing", NULL, 0, &out), 404);
+    CU_ASSERT_EQUAL(site_request("accord", "POST", "/v1/health", "", 0, &out), 405);
+    CU_ASSERT_EQUAL(site_fault_of(&out), ACC_ERR_METHOD);
+    CU_ASSERT_EQUAL(call("accord", "GET", "bad%20key", &out), 404);
+    acc_buf_release(&out);
+}
+
+static void test_handshake_refusals(void)
+{
+    struct acc_buf out = ACC_BUF_INIT;
+    CU_ASSERT_EQUAL(site_request("accord", "GET", "/v1/health", NULL, 0, &out), 200);
+    /* Same CA, no [peer] names it; another CA; expired; tampered; none:
+     * the handshake fails, no HTTP answer at all. */
+    const char *refused[] = {"intruder", "stranger", "expired", "tampered", NULL};
+    for (size_t i = 0; i < sizeof refused / sizeof *refused; i++)
+        CU_ASSERT_EQUAL(site_request(refused[i], "GET", "/v1/health", NULL, 0, &out), -1);
+    acc_buf_release(&out);
+}
+
+/* POST /v1/jobs of a Hydra proxy for key on host, as who. */
+static long submit_as(const char *who, const char *key, const char *exe, const char *control,
+                      struct acc_buf *out)
+{
+    const char *args[] = {"--control-port",  control,  "--rmk",      "user",
+                          "--launcher",      "manual", "--demux",    "poll",
+                          "--pgid",          "0",      "--retries",  "0",
+                          "--usize",         "-2",     "--pmi-port", "0",
+                          "--gpus-per-proc", "-2",     "--proxy-id", "0"};
+    struct acc_job j = {.key = key,
+                        .local_id = "peer-view",
+                        .nodes = 1,
+                        .ppn = 1,
+                        .executable = exe,
+                        .args = args,
+                        .n_args = sizeof args / sizeof *args,
+                        .host = "alpha-n1"};
+    struct acc_buf body = ACC_BUF_INIT;
+    acc_proto_write_job(&j, &body);
+    long st = site_request(who, "POST", "/v1/jobs", body.data, body.len, out);
+    acc_buf_release(&body);
+    return st;
+}
+
+/* Whether job id (path /v1/jobs/ID) of accord-main ends within about 5 s. */
+static bool job_ends(const char *path)
+{
+    struct acc_buf out = ACC_BUF_INIT;
+    struct acc_job_status js;
+    struct acc_error err;
+    bool done = false;
+    for (int i = 0; i < 100 && !done; i++) {
+        done = site_request("accord", "GET", path, NULL, 0, &out) == 200 &&
+               acc_proto_read_job_status(out.data, out.len, &js, &err) == ACC_OK && js.done;
+        if (!done) {
+            struct timespec ts = {0, 50 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    acc_buf_release(&out);
+    return done;
+}
+
+static bool job_running(const char *path)
+{
+    struct acc_buf out = ACC_BUF_INIT;
+    struct acc_job_status js;
+    struct acc_error err;
+    bool running = site_request("accord", "GET", path, NULL, 0, &out) == 200 &&
+                   acc_proto_read_job_status(out.data, out.len, &js, &err) == ACC_OK && !js.done;
+    acc_buf_release(&out);
+    return running;
+}
+
+static void submit_ok(const char *control, char *path, size_t len)
+{
+    struct acc_buf out = ACC_BUF_INIT;
+    struct acc_error err;
+    char id[64] = "";
+    CU_ASSERT_EQUAL_FATAL(submit_as("accord", "j1", "hydra_pmi_proxy", control, &out), 201);
+    ACC_ASSERT_OK(acc_proto_read_job_ref(out.data, out.len, id, sizeof id, &err));
+    snprintf(path, len, "/v1/jobs/%s", id);
+    acc_buf_release(&out);
+}
+
+/* The Hydra proxies the daemon starts for a peer (site_jobs.c does the
+ * checks and the starting; here the routes, the booking handed over,
+ * ownership, and the jobs going with their reservation). */
+static void test_jobs(void)
+{
+    struct acc_buf out = ACC_BUF_INIT;
+    unsigned lport = 0;
+    int lfd = site_silent_listener(&lport);
+    CU_ASSERT_FATAL(lfd >= 0);
+    char control[64];
+    snprintf(control, sizeof control, "127.0.0.1:%u", lport);
+    CU_ASSERT_EQUAL_FATAL(reserve("j1", 1, acc_now(), 600, &out), 200);
+    /* Only hydra_pmi_proxy, with Hydra's options, control inside the networks. */
+    CU_ASSERT_EQUAL(submit_as("accord", "j1", "/bin/sh", control, &out), 400);
+    CU_ASSERT_EQUAL(site_fault_of(&out), ACC_ERR_INVALID);
+    CU_ASSERT_EQUAL(submit_as("accord", "j1", "hydra_pmi_proxy", "192.0.2.1:9", &out), 400);
+    /* Not inside the reservation yet; another peer's key; an unknown one. */
+    CU_ASSERT_EQUAL(submit_as("accord", "k2", "hydra_pmi_proxy", control, &out), 409);
+    CU_ASSERT_EQUAL(submit_as("alice", "j1", "hydra_pmi_proxy", control, &out), 404);
+    CU_ASSERT_EQUAL(submit_as("accord", "nokey", "hydra_pmi_proxy", control, &out), 404);
+    char path[128];
+    submit_ok(control, path, sizeof path);
+    struct timespec ts = {0, 300 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    CU_ASSERT(job_running(path));
+    /* Another peer can neither see it nor stop it, nor its reservation. */
+    CU_ASSERT_EQUAL(site_request("alice", "GET", path, NULL, 0, &out), 404);
+    CU_ASSERT_EQUAL(site_request("alice", "DELETE", path, NULL, 0, &out), 404);
+    CU_ASSERT_EQUAL(call("alice", "DELETE", "j1", &out), 204);
+    CU_ASSERT(job_running(path));
+    /* Its owner stops it. */
+    CU_ASSERT_EQUAL(site_request("accord", "DELETE", path, NULL, 0, &out), 204);
+    CU_ASSERT(job_ends(path));
+    /* A proxy goes with its reservation. */
+    submit_ok(control, path, sizeof path);
+    nanosleep(&ts, NULL);
+    CU_ASSERT(job_running(path));
+    CU_ASSERT_EQUAL(call("accord", "DELETE", "j1", &out), 204);
+    CU_ASSERT(job_ends(path));
+    close(lfd);
+    acc_buf_release(&out);
+}
+
+static void test_connection_limit(void)
+{
+    struct acc_buf out = ACC_BUF_INIT;
+    CURL *open[4];
+    /* accord-main may hold 4 connections: each handle keeps its own. */
+    for (int i = 0; i < 4; i++) {
+        open[i] = site_handle("accord", &out);
+        CU_ASSERT_EQUAL(site_perform(open[i], &out), 200);
+    }
+    CURL *fifth = site_handle("accord", &out);
+    CU_ASSERT_EQUAL(site_perform(fifth, &out), 429);
+    CU_ASSERT_EQUAL(site_fault_of(&out), ACC_ERR_TOO_MANY);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out.data, "connections = 4"));
+    /* The kept ones still work; another peer is not counted against it. */
+    CU_ASSERT_EQUAL(site_perform(open[0], &out), 200);
+    CU_ASSERT_EQUAL(site_request("alice", "GET", "/v1/health", NULL, 0, &out), 200);
+    /* One closed: room for one more (the daemon sees the close shortly). */
+    curl_easy_cleanup(open[3]);
+    long st = -1;
+    for (int tries = 0; tries < 50 && st != 200; tries++) {
+        st = site_perform(fifth, &out);
+        if (st != 200) {
+            struct timespec ts = {0, 20 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    CU_ASSERT_EQUAL(st, 200);
+    for (int i = 0; i < 3; i++)
+        curl_easy_cleanup(open[i]);
+    curl_easy_cleanup(fifth);
+    acc_buf_release(&out);
+}
+
+static void test_reload(void)
+{
+    struct acc_buf out = ACC_BUF_INIT;
+    /* A file that names intruder as a peer: after reload it is admitted. */
+    FILE *f = fopen(conf, "a");
+    CU_ASSERT_FATAL(f != NULL);
+    fprintf(f, "[peer intruder]\nsubject = CN=intruder\n");
+    fclose(f);
+    struct acc_site_config fresh;
+    struct acc_error err;
+    ACC_ASSERT_OK(acc_site_config_load_file(conf, &fresh, &err));
+    ACC_ASSERT_OK(acc_site_reload(site, &fresh, &err));
+    CU_ASSERT_EQUAL(site_request("intruder", "GET", "/v1/health", NULL, 0, &out), 200);
+    CU_ASSERT_EQUAL(call("intruder", "GET", "k2", &out), 404); /* not its key */
+    /* A reload naming a missing certificate changes nothing. */
+    ACC_ASSERT_OK(acc_site_config_load_file(conf, &fresh, &err));
+    free(fresh.certificate);
+    fresh.certificate = acc_strdup("/nonexistent.crt");
+    CU_ASSERT_NOT_EQUAL(acc_site_reload(site, &fresh, &err), ACC_OK);
+    CU_ASSERT_EQUAL(site_request("accord", "GET", "/v1/health", NULL, 0, &out), 200);
+    acc_buf_release(&out);
+}
+
+static const struct acc_test_case tests[] = {
+    {"config errors", test_config_errors},
+    {"health", test_health},
+    {"preview", test_preview},
+    {"reserve: the same key again is the same reservation", test_reserve_idempotent},
+    {"another peer sees and cancels nothing", test_other_peer},
+    {"cancel, unknown keys, cancelled keys", test_cancel},
+    {"peer limits", test_limits},
+    {"restart keeps bookings", test_restart_keeps_bookings},
+    {"intent rows cancelled at start-up", test_intent_recovered},
+    {"bad requests", test_bad_requests},
+    {"handshake refusals", test_handshake_refusals},
+    {"jobs: Hydra proxies", test_jobs},
+    {"connections per peer", test_connection_limit},
+    {"reload", test_reload},
+    {NULL, NULL},
+};
+
+const struct acc_test_suite acc_test_suites[] = {
+    {"site", suite_init, suite_cleanup, tests},
+    {NULL, NULL, NULL, NULL},
+};
