@@ -11,8 +11,8 @@ static void help(FILE *f)
           "with their adapter, and the links between sites with their capacity; each\n"
           "adapter with its health and how many calls it has served and failed.  A\n"
           "remote site (a site daemon reached over HTTPS) shows the round trip of its\n"
-          "health call (RTT) and its daemon's address before its health; in-process\n"
-          "adapters show RTT as -.\n",
+          "health call (RTT, a column shown when remote sites are listed) and its\n"
+          "daemon's address before its health; in-process adapters show RTT as -.\n",
           f);
 }
 
@@ -30,15 +30,32 @@ static void rtt_cell(const json_t *s)
     printf("%10s  ", cell);
 }
 
+/* Whether any adapter of the list is a remote one (measured or located). */
+static bool any_remote(const json_t *list)
+{
+    for (size_t i = 0; i < json_array_size(list); i++) {
+        const json_t *s = json_array_get(list, i);
+        if (ctl_int(s, "rttUs", 0) > 0 || ctl_str(s, "endpoint", "")[0])
+            return true;
+    }
+    return false;
+}
+
 static void adapters(const struct ctl *c, const json_t *list, const char *title, bool nodes)
 {
+    /* The RTT column only when a remote site daemon is listed (in-process
+     * adapters have no round trip), so the table keeps its 80 columns. */
+    bool rtt = any_remote(list);
     /* The health, last, takes what the terminal has left; without a
      * terminal (and COLUMNS) it is not cut. */
-    int health_w = c->width ? (int)c->width - (14 + 13 + 7 + 6 + 8 + 8 + 10) : INT_MAX;
+    int health_w = c->width ? (int)c->width - (14 + 13 + 7 + 6 + 8 + 8 + (rtt ? 12 : 0)) : INT_MAX;
     if (health_w < 12)
         health_w = 12;
-    printf("%-14s%-13s%7s %-5s%8s%8s%10s  %s\n", title, "ADAPTER", nodes ? "NODES" : "", "UP",
-           "CALLS", "FAILED", "RTT", "HEALTH");
+    printf("%-14s%-13s%7s %-5s%8s%8s", title, "ADAPTER", nodes ? "NODES" : "", "UP", "CALLS",
+           "FAILED");
+    if (rtt)
+        printf("%10s", "RTT");
+    printf("  %s\n", "HEALTH");
     for (size_t i = 0; i < json_array_size(list); i++) {
         const json_t *s = json_array_get(list, i);
         ctl_cell(ctl_str(s, "name", "?"), 13, true);
@@ -50,7 +67,10 @@ static void adapters(const struct ctl *c, const json_t *list, const char *title,
             printf(" %6s", "");
         printf(" %-5s%8lld%8lld", ctl_bool(s, "up", false) ? "yes" : "NO", ctl_int(s, "calls", 0),
                ctl_int(s, "failures", 0));
-        rtt_cell(s);
+        if (rtt)
+            rtt_cell(s);
+        else
+            printf("  ");
         /* a remote site: where its daemon is, then what it said */
         const char *endpoint = ctl_str(s, "endpoint", "");
         char health[512];
