@@ -193,6 +193,7 @@ static void defaults(struct acc_config *c)
     c->launch.output_limit = 1024 * 1024;
     c->launch.grace = 10;
     c->launch.router_port = 33000;
+    c->launch.proxy_timeout = 30;
 }
 
 static acc_err finish(struct acc_config *c, struct cfg_parse *p, int line, const char *origin,

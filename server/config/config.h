@@ -75,7 +75,9 @@ struct acc_launch_cfg {
     char *mpiexec;       /* the Hydra mpiexec to run (default mpiexec.hydra) */
     char *launcher;      /* Hydra's -launcher: fork (default), ssh, rsh, ... */
     char *launcher_exec; /* -launcher-exec (an ssh agent or stand-in); NULL: none */
-    char *localhost;     /* -localhost: where the ranks reach mpiexec; NULL: Hydra's choice */
+    char *localhost;     /* -localhost (control_address): where the ranks and, with
+                            launcher = manual, the sites' proxies reach mpiexec; NULL:
+                            Hydra's choice */
     char *directory; /* a directory per agreement is made in it; NULL: accord-jobs beside the db */
     char *path;      /* prepended to the job's PATH; NULL: accordd's own directory */
     struct acc_kv *env; /* env = NAME=VALUE lines, given to every rank (-genv) */
@@ -83,7 +85,16 @@ struct acc_launch_cfg {
     size_t output_limit;  /* bytes of a job's output kept (default 1 MiB) */
     int64_t grace;        /* seconds from SIGTERM to SIGKILL when a job is stopped */
     unsigned router_port; /* MetaMPICH: the first router port */
+    /* launcher = manual (proxies started by the sites' daemons): mpiexec's
+     * control ports (MPIEXEC_PORT_RANGE; 0: Hydra's choice) and how long
+     * its HYDRA_LAUNCH lines may take to come */
+    unsigned control_port_min, control_port_max;
+    int64_t proxy_timeout; /* seconds, default 30 */
 };
+
+/* True when [launch] launcher = manual: Hydra prints its proxies' commands
+ * and accordd hands them to the sites (docs/launch.md). */
+bool acc_launch_cfg_manual(const struct acc_launch_cfg *l);
 
 /* [policy] latency = A B VALUE as given (the matrix is built after reading). */
 struct acc_latency_cfg {

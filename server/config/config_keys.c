@@ -301,6 +301,11 @@ int cfg_auth_key(struct cfg_parse *p, const char *k, const char *v)
 
 /* -------------------------------------------------------------- [launch] */
 
+bool acc_launch_cfg_manual(const struct acc_launch_cfg *l)
+{
+    return l->launcher && strcmp(l->launcher, "manual") == 0;
+}
+
 int cfg_launch_key(struct cfg_parse *p, const char *k, const char *v)
 {
     struct acc_launch_cfg *l = &p->c->launch;
@@ -320,8 +325,26 @@ int cfg_launch_key(struct cfg_parse *p, const char *k, const char *v)
         str = &l->launcher;
     } else if (strcmp(k, "launcher_exec") == 0) {
         str = &l->launcher_exec;
-    } else if (strcmp(k, "localhost") == 0) {
+    } else if (strcmp(k, "localhost") == 0 || strcmp(k, "control_address") == 0) {
         str = &l->localhost;
+    } else if (strcmp(k, "control_ports") == 0) {
+        int64_t lo = 0, hi = 0;
+        const char *colon = strchr(v, ':');
+        char first[16];
+        if (!colon || (size_t)(colon - v) >= sizeof first)
+            return cfg_bad(p, "launch", "control_ports: LOW:HIGH, such as 50000:50100");
+        memcpy(first, v, (size_t)(colon - v));
+        first[colon - v] = '\0';
+        if (acc_parse_i64(first, 1024, 65535, &lo, &e) ||
+            acc_parse_i64(colon + 1, 1024, 65535, &hi, &e) || hi < lo)
+            return cfg_bad(p, "launch", "control_ports: LOW:HIGH within 1024..65535, got '%s'", v);
+        l->control_port_min = (unsigned)lo;
+        l->control_port_max = (unsigned)hi;
+    } else if (strcmp(k, "proxy_timeout") == 0) {
+        if ((acc_parse_i64(v, 1, 3600, &n, &e) && !duration_ok(v, 1, &n)) || n > 3600)
+            return cfg_bad(p, "launch", "proxy_timeout: '%s' is not 1..3600 seconds (30 or PT30S)",
+                           v);
+        l->proxy_timeout = n;
     } else if (strcmp(k, "directory") == 0) {
         str = &l->directory;
     } else if (strcmp(k, "path") == 0) {

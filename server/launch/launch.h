@@ -15,6 +15,7 @@
 #ifndef ACC_LAUNCH_H
 #define ACC_LAUNCH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "../../lib/common/buf.h"
@@ -83,6 +84,43 @@ void acc_argv_release(struct acc_argv *a);
 acc_err acc_launch_command(const struct acc_launch_plan *p, const struct acc_launch_cfg *lc,
                            enum acc_launch style, const char *description, struct acc_argv *out,
                            struct acc_error *err);
+
+/* ---- Hydra's manual launcher (launcher = manual, docs/launch.md) ---- */
+
+/* The most proxies (hosts) and words of one proxy command taken, and the
+ * longest HYDRA_LAUNCH line. */
+#define ACC_MANUAL_MAX_PROXIES 1024
+#define ACC_MANUAL_MAX_WORDS   64
+#define ACC_MANUAL_LINE_MAX    4096
+
+/* One proxy command Hydra printed: argv[0] is the proxy's path. */
+struct acc_manual_proxy {
+    long id; /* --proxy-id */
+    char **argv;
+    size_t argc;
+};
+
+struct acc_manual_launch {
+    struct acc_manual_proxy *proxies; /* in the order printed */
+    size_t n;
+    bool complete; /* HYDRA_LAUNCH_END was seen */
+};
+
+/* Reads mpiexec's output so far: every "HYDRA_LAUNCH: CMD..." line up to
+ * "HYDRA_LAUNCH_END" (other lines are skipped; a line not yet ended by a
+ * newline is left for the next read).  Each command must be words separated
+ * by blanks, at most ACC_MANUAL_MAX_WORDS, carrying --proxy-id N with N <
+ * n_hosts, each id once, and there must be exactly n_hosts of them once the
+ * end is seen.  ACC_ERR_INVALID naming the line; out is empty then.
+ * acc_manual_release() it either way. */
+acc_err acc_manual_parse(const char *text, size_t len, size_t n_hosts,
+                         struct acc_manual_launch *out, struct acc_error *err);
+void acc_manual_release(struct acc_manual_launch *m);
+
+/* Host n of the plan's global -hosts list (the hosts of comps[0], then
+ * comps[1], ...): its component's index in p->comps and its name; false
+ * when there is no such host. */
+bool acc_manual_host(const struct acc_launch_plan *p, size_t n, size_t *comp, const char **host);
 
 /* Appends argv as one shell-quoted line (for people and logs). */
 void acc_launch_quote_argv(const struct acc_argv *argv, struct acc_buf *out);

@@ -125,3 +125,12 @@ bool acc_launcher_parts_done(struct acc_launcher *l, struct acc_launcher_entry *
     }
     return all;
 }
+
+const struct acc_launcher_part *acc_launcher_part_failed(const struct acc_launcher_entry *e)
+{
+    for (size_t i = 0; i < e->n_parts; i++) {
+        if (e->parts[i].done && e->parts[i].status.exit_status != 0)
+            return &e->parts[i];
+    }
+    return NULL;
+}

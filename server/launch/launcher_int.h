@@ -98,6 +98,15 @@ acc_err acc_launcher_start_job(struct acc_launcher *l, struct acc_launcher_entry
  * its end, reports, and frees the entry. */
 void *acc_launcher_watch_main(void *arg);
 
+/* launcher_manual.c */
+
+/* With launcher = manual, after mpiexec (e->pid) started for plan: waits
+ * for its HYDRA_LAUNCH lines and submits each proxy to the site of its host
+ * as a part of e.  On failure the proxies submitted are cancelled and
+ * mpiexec is killed and reaped (e->pid 0). */
+acc_err acc_launcher_manual_proxies(struct acc_launcher *l, struct acc_launcher_entry *e,
+                                    const struct acc_launch_plan *plan, struct acc_error *err);
+
 /* launcher_batch.c */
 
 acc_err acc_launcher_submit_parts(struct acc_launcher *l, struct acc_launcher_entry *e,
@@ -107,6 +116,8 @@ void acc_launcher_cancel_parts(struct acc_launcher *l, struct acc_launcher_entry
 /* Asks about the parts that still run (when poll); true when every part
  * has ended. */
 bool acc_launcher_parts_done(struct acc_launcher *l, struct acc_launcher_entry *e, bool poll);
+/* The first part that ended other than with exit status 0, or NULL. */
+const struct acc_launcher_part *acc_launcher_part_failed(const struct acc_launcher_entry *e);
 /* The parts as "COMPONENT SITE JOBID" lines in e->run.batch, and back
  * (after a restart); false when out of memory. */
 bool acc_launcher_batch_text(struct acc_launcher_entry *e);

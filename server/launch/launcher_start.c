@@ -99,9 +99,10 @@ static acc_err start_mpiexec(struct acc_launcher *l, struct acc_launcher_entry *
     }
     struct acc_argv argv = {0};
     acc_err rc = acc_launch_command(&part, lc, r->style, description, &argv, err);
-    free(mine);
-    if (rc)
+    if (rc) {
+        free(mine);
         return rc;
+    }
     struct acc_buf cmd = ACC_BUF_INIT;
     acc_launch_quote_argv(&argv, &cmd);
     acc_buf_putc(&cmd, '\n');
@@ -112,6 +113,7 @@ static acc_err start_mpiexec(struct acc_launcher *l, struct acc_launcher_entry *
     r->command = acc_buf_detach(&cmd, NULL);
     if (!r->command) {
         acc_argv_release(&argv);
+        free(mine);
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     }
     r->command[strlen(r->command) - 1] = '\0'; /* the file's line end; arguments may hold more */
@@ -125,6 +127,7 @@ static acc_err start_mpiexec(struct acc_launcher *l, struct acc_launcher_entry *
     const char **wargv = calloc(argv.n + 6, sizeof *wargv);
     if (!wargv) {
         acc_argv_release(&argv);
+        free(mine);
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     }
     size_t k = 0;
@@ -136,18 +139,31 @@ static acc_err start_mpiexec(struct acc_launcher *l, struct acc_launcher_entry *
     for (size_t i = 0; i < argv.n; i++)
         wargv[k++] = argv.v[i];
     wargv[k] = NULL;
-    const char *env[] = {l->path, NULL};
+    /* Hydra's control port within the configured range (manual launches:
+     * the sites' proxies connect to it) */
+    char ports[64] = "";
+    if (lc->control_port_min)
+        snprintf(ports, sizeof ports, "MPIEXEC_PORT_RANGE=%u:%u", lc->control_port_min,
+                 lc->control_port_max);
+    const char *env[] = {l->path, ports[0] ? ports : NULL, NULL};
     pid_t pid = 0;
     rc = acc_proc_start(wargv, env, r->directory, &pid, err);
     free(wargv);
     acc_argv_release(&argv);
-    if (rc)
-        return rc;
-    e->pid = pid;
-    e->pid_start = acc_proc_start_time(pid);
-    r->pid = pid;
-    r->pid_start = e->pid_start;
-    return ACC_OK;
+    if (!rc) {
+        e->pid = pid;
+        e->pid_start = acc_proc_start_time(pid);
+        r->pid = pid;
+        r->pid_start = e->pid_start;
+        if (acc_launch_cfg_manual(lc))
+            rc = acc_launcher_manual_proxies(l, e, &part, err);
+    }
+    free(mine);
+    if (rc) {
+        r->pid = 0;
+        r->pid_start = 0;
+    }
+    return rc;
 }
 
 acc_err acc_launcher_start_job(struct acc_launcher *l, struct acc_launcher_entry *e,

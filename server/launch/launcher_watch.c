@@ -221,6 +221,7 @@ static void run_entry(struct acc_launcher *l, struct acc_launcher_entry *e)
     int wstatus = 0, sig = 0;
     unsigned tick = 0;
     bool reaped = false, ended = false, terminated = false, detached = false;
+    const struct acc_launcher_part *failed = NULL;
     pthread_mutex_lock(&l->lock);
     for (;;) {
         if (l->stopping) {
@@ -241,11 +242,14 @@ static void run_entry(struct acc_launcher *l, struct acc_launcher_entry *e)
         }
         pthread_mutex_unlock(&l->lock);
         /* Batch systems are asked every few seconds, not at every look. */
-        ended = !job_alive(e, &wstatus, &reaped) &&
-                acc_launcher_parts_done(l, e, tick++ % ACC_LAUNCHER_BATCH_POLL == 0);
+        bool alive = job_alive(e, &wstatus, &reaped);
+        ended = !alive && acc_launcher_parts_done(l, e, tick++ % ACC_LAUNCHER_BATCH_POLL == 0);
+        /* A proxy that failed at its site leaves mpiexec waiting for it. */
+        failed =
+            alive && acc_launch_cfg_manual(&l->cfg->launch) ? acc_launcher_part_failed(e) : NULL;
         bool due = acc_now() >= deadline;
         pthread_mutex_lock(&l->lock);
-        if (ended || due)
+        if (ended || due || failed)
             break;
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
@@ -268,7 +272,14 @@ static void run_entry(struct acc_launcher *l, struct acc_launcher_entry *e)
     r->ended = acc_now();
     char why[160] = "";
     collect(l, e, why, sizeof why);
-    if (terminated) {
+    if (failed) {
+        r->signal = sig;
+        finish(l, r, ACC_RUN_FAILED,
+               "proxy job %s of component %s on site %s ended (%s, exit status %d) while "
+               "mpiexec waited for it; the job was stopped",
+               failed->job_id, failed->comp, failed->site, failed->status.state,
+               failed->status.exit_status);
+    } else if (terminated) {
         r->signal = sig;
         finish(l, r, ACC_RUN_TERMINATED,
                "the job was stopped because the agreement was "
