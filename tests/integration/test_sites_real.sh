@@ -23,11 +23,11 @@
 #      expired one and a tampered one are refused in the handshake; the
 #      admitted peer over its limits gets the site's PeerLimit.
 #
-# How a kill lands between reserve and verify: site net's answers are slowed
-# to 16 kbit/s (tbf on acc-gamma1's eth0), so a round's reserve step lasts
-# tenths of a second after alpha's (and beta's) reserve has answered; the test
-# polls the site's own journal (site_bookings, state reserved) and kills or
-# partitions then, before the engine's verify step.
+# How a kill lands between reserve and verify: the test write-locks site net's
+# journal (net.db) with a sqlite3 shell, so net's reserve waits while alpha's
+# and beta's answer; the test polls the site's own journal (site_bookings,
+# state reserved), kills or partitions, and only then releases the lock: the
+# engine verifies after every reserve has answered.
 #
 # Root only.  Holds /run/lock/accord-netbed.lock for the whole run; the bed
 # goes down however this ends (trap; a guardian in its own session when this
@@ -75,7 +75,7 @@ setsid bash -c "trap '' INT TERM HUP
     while kill -0 $MAIN 2>/dev/null; do sleep 0.5; done
     [ -e '$DIR.done' ] || '$BED' down >/dev/null 2>&1
     rm -f '$DIR.done'" </dev/null >/dev/null 2>&1 &
-trap '[ -z "${SLOW_PID:-}" ] || kill "$SLOW_PID" 2>/dev/null
+trap '[ -z "${LOCK_PID:-}" ] || kill "$LOCK_PID" 2>/dev/null
     "$BED" down >/dev/null 2>&1; rm -f "$DIR.status" "$DIR.bg"; : >"$DIR.done"' EXIT
 rm -f "$DIR.done"
 
@@ -231,30 +231,29 @@ nothing_booked_but() { # KEEP (space separated keys)
 # HTB leaf classes of RATE Mbit/s on alpha's uplink (the link's path).
 leaves() { tc -n acc-gw-alpha class show dev up0 | grep -c "rate ${1}Mbit " || true; }
 
-# on|off: site net slow.  Its daemon is stopped (SIGSTOP) for 0.5 s and runs
-# for 20 ms, over and over: each answer of net waits for the next 20 ms, so a
-# round's reserve step goes on for up to half a second after alpha and beta
-# have answered theirs.  (No netem in this kernel; a rate limit with tbf did
-# not hold small answers back reliably.)
-SLOW_PID=
-slow_net() {
-    local pid
-    pid=$(cat "$DIR/net/pid" 2>/dev/null)
-    if [ "$1" = on ]; then
-        (
-            trap 'kill -CONT '"$pid"' 2>/dev/null; exit 0' TERM
-            while kill -STOP "$pid" 2>/dev/null; do
-                sleep 0.5
-                kill -CONT "$pid" 2>/dev/null
-                sleep 0.02
-            done
-        ) &
-        SLOW_PID=$!
-    elif [ -n "$SLOW_PID" ]; then
-        kill -TERM "$SLOW_PID" 2>/dev/null
-        wait "$SLOW_PID" 2>/dev/null
-        SLOW_PID=
-        kill -CONT "$pid" 2>/dev/null
+# hold|release: site net's journal (net.db) write-locked by a sqlite3 shell of
+# the test (BEGIN IMMEDIATE).  Net's previews only read and go on; its reserve
+# must first write its intent row and waits for the lock (net's busy time-out
+# is 5 s, accordd's time limit per call 3 s): while the test holds the lock,
+# the round's reserve step cannot end, so the engine cannot verify yet.
+LOCK_PID=
+LOCK_FD=
+net_lock() {
+    if [ "$1" = hold ]; then
+        rm -f "$DIR/net-lock"
+        mkfifo "$DIR/net-lock"
+        sqlite3 "$DIR/net/net.db" <"$DIR/net-lock" >/dev/null 2>&1 &
+        LOCK_PID=$!
+        exec {LOCK_FD}>"$DIR/net-lock"
+        echo "BEGIN IMMEDIATE;" >&"$LOCK_FD"
+        # held once another writer is refused at once
+        wait_for 3 sh -c "sqlite3 '$DIR/net/net.db' 'BEGIN IMMEDIATE; ROLLBACK;' 2>&1 | grep -q locked"
+    elif [ -n "$LOCK_PID" ]; then
+        echo "ROLLBACK;" >&"$LOCK_FD"
+        exec {LOCK_FD}>&-
+        wait "$LOCK_PID" 2>/dev/null
+        LOCK_PID=
+        rm -f "$DIR/net-lock"
     fi
     return 0
 }
@@ -274,14 +273,17 @@ between_reserve_and_verify() { # SITE OFFER-NAME ACTION UNDO
     local site=$1 attempt known post
     for attempt in 1 2 3; do
         known=$(site_rows "$site" reserved | tr '\n' ' ')
+        net_lock hold || echo "    | could not lock net's journal"
         STATUS_FILE=$DIR.bg api POST /agreements "$(offer "$2-$attempt" 5 40 1 1 50)" >"$DIR/post" &
         post=$!
-        if ! KEY=$(wait_new_reserved "$site" "$known" 20); then
+        if ! KEY=$(wait_new_reserved "$site" "$known" 2); then
+            net_lock release
             wait "$post"
             echo "    | $site never reserved: $(head -c 400 "$DIR/post")"
             return 1
         fi
         eval "$3"
+        net_lock release
         wait "$post"
         AID=$(agreement_of "$KEY")
         if [ -n "$AID" ] && ! journal "$AID" | grep -qv ' committed$'; then
@@ -370,13 +372,11 @@ expect "an agreement to keep at alpha" test "$(st)" = 201
 [ "$(st)" = 201 ] || sed 's/^/    | /' <<<"$reply" | head -n 20
 KEEP=$(journal "$ID3K" | awk '$3 == "committed" {print $1}' | tr '\n' ' ')
 KEEP_ALPHA=$(journal "$ID3K" | awk '$2 == "alpha" && $3 == "committed" {print $1}')
-slow_net on
 if between_reserve_and_verify alpha killed '"$BED" stop alpha KILL' '"$BED" start alpha'; then
     ok "alpha killed right after it reserved $KEY, before the verify step"
 else
     bad "the kill never landed between reserve and verify"
 fi
-slow_net off
 reply=$(cat "$DIR/post")
 expect "the negotiation failed (agreement $AID: $(agreement_state "$AID"))" \
     test -n "$AID" -a "$(agreement_state "$AID")" != Observed
@@ -398,14 +398,12 @@ link_up() {
     ip -n acc-beta1 link set eth0 up
     ip -n acc-beta1 route replace default via 10.79.2.1
 }
-slow_net on
 t=$(date +%s)
 if between_reserve_and_verify beta cut 'ip -n acc-beta1 link set eth0 down' link_up; then
     ok "beta's link down right after it reserved $KEY, before the verify step"
 else
     bad "the partition never landed between reserve and verify"
 fi
-slow_net off
 took=$(($(date +%s) - t))
 reply=$(cat "$DIR/post")
 expect "the negotiation failed (agreement $AID: $(agreement_state "$AID"))" \
@@ -430,13 +428,11 @@ expect "a new offer across the three is agreed after the partition" test "$(st)"
 
 echo "== 5. accordd killed (SIGKILL) mid-negotiation"
 restart_accordd() { "$BED" start accordd && URL=$(cat "$DIR/accordd/url"); }
-slow_net on
 if between_reserve_and_verify alpha crash '"$BED" stop accordd KILL' restart_accordd; then
     ok "accordd killed after alpha reserved $KEY, before the commit"
 else
     bad "the kill of accordd never landed mid-negotiation"
 fi
-slow_net off
 echo "    | journal at the kill: $(journal "$AID" | tr '\n' ';')"
 restart_accordd && ok "accordd restarted" || bad "accordd did not restart"
 if wait_for 20 sh -c "! sqlite3 -cmd '.timeout 5000' '$ADB' \"SELECT state FROM reservation WHERE agreement_id = '$AID'\" | grep -qv '^cancelled$\|^failed$'"; then
