@@ -484,12 +484,14 @@ code=$(curl -s -o /dev/null --max-time 10 -w '%{http_code}' --cacert "$C/other-c
 expect "a site's certificate does not verify against another CA" test "$code" = 000
 # Over the peer's limits: 2 nodes at alpha (max_nodes = 1).
 reply=$(api POST /agreements "$(offer greedy 5 40 2 1 0)")
+printf '%s' "$reply" >"$DIR/reply"
 expect "2 nodes at alpha (max_nodes 1): refused ($(st)) with the site's PeerLimit" \
-    sh -c 'grep -q "site alpha" "$1" && grep -q "PeerLimit\|max_nodes" "$1"' _ <(printf '%s' "$reply")
+    sh -c 'grep -q "site alpha" "$1" && grep -q "PeerLimit\|max_nodes" "$1"' _ "$DIR/reply"
 [ "$failures" = 0 ] || head -c 600 <<<"$reply"
 reply=$(api POST /agreements "$(offer long 5 7200 1 1 0)")
+printf '%s' "$reply" >"$DIR/reply"
 expect "2 h at alpha (max_duration 1 h): refused ($(st)) with PeerLimit" \
-    sh -c 'grep -q "site alpha" "$1" && grep -q "PeerLimit\|max_duration" "$1"' _ <(printf '%s' "$reply")
+    sh -c 'grep -q "site alpha" "$1" && grep -q "PeerLimit\|max_duration" "$1"' _ "$DIR/reply"
 if out=$(nothing_booked_but "$KEEP"); then ok "the refused offers left nothing booked"; else bad "left"; echo "$out"; fi
 
 echo "test_sites_real: $((checks - failures)) of $checks checks passed in $(($(date +%s) - T0)) s"
