@@ -74,7 +74,7 @@ MAIN=$$
 setsid bash -c "trap '' INT TERM HUP
     while kill -0 $MAIN 2>/dev/null; do sleep 0.5; done
     [ -e '$DIR.done' ] || '$BED' down >/dev/null 2>&1
-    rm -f '$DIR.done'" </dev/null >/dev/null 2>&1 &
+    rm -f '$DIR.done' '$DIR.status' '$DIR.bg'" </dev/null >/dev/null 2>&1 &
 trap '[ -z "${LOCK_PID:-}" ] || kill "$LOCK_PID" 2>/dev/null
     "$BED" down >/dev/null 2>&1; rm -f "$DIR.status" "$DIR.bg"; : >"$DIR.done"' EXIT
 rm -f "$DIR.done"
