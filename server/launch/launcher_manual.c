@@ -179,6 +179,7 @@ static acc_err wait_lines(struct acc_launcher *l, struct acc_launcher_entry *e, 
         size_t len = 0;
         char *text =
             acc_launcher_read_file(e->run.directory, "output", l->cfg->launch.output_limit, &len);
+        memset(m, 0, sizeof *m); /* no output file yet: nothing read */
         acc_err rc = text ? acc_manual_parse(text, len, n_hosts, m, err) : ACC_OK;
         free(text);
         if (rc || m->complete)

@@ -564,6 +564,17 @@ static void test_reload(void)
     fresh.certificate = acc_strdup("/nonexistent.crt");
     CU_ASSERT_NOT_EQUAL(acc_site_reload(site, &fresh, &err), ACC_OK);
     CU_ASSERT_EQUAL(site_request("accord", "GET", "/v1/health", NULL, 0, &out), 200);
+    /* The file without intruder again: its kept-alive connection is
+     * refused on its next request, a new one in the handshake. */
+    CURL *kept = site_handle("intruder", &out);
+    CU_ASSERT_EQUAL(site_perform(kept, &out), 200);
+    write_conf();
+    ACC_ASSERT_OK(acc_site_config_load_file(conf, &fresh, &err));
+    ACC_ASSERT_OK(acc_site_reload(site, &fresh, &err));
+    CU_ASSERT_EQUAL(site_perform(kept, &out), 403);
+    CU_ASSERT_EQUAL(site_fault_of(&out), ACC_ERR_FORBIDDEN);
+    CU_ASSERT_EQUAL(site_request("intruder", "GET", "/v1/health", NULL, 0, &out), -1);
+    curl_easy_cleanup(kept);
     acc_buf_release(&out);
 }
 

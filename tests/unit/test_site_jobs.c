@@ -384,6 +384,49 @@ static void test_jobs_cancel_bound_restart(void)
     acc_site_jobs_close(f.j);
 }
 
+/* A Slurm site: the proxy goes through srun into the reservation on its
+ * host (a stand-in srun prints what it was given). */
+static void test_jobs_srun(void)
+{
+    if (geteuid() != 0) {
+        fprintf(stderr, "(not root) ");
+        return;
+    }
+    struct jfix f;
+    CU_ASSERT_TRUE_FATAL(jfix_open(&f, 4));
+    acc_site_jobs_close(f.j);
+    char srun[700];
+    snprintf(srun, sizeof srun, "%s/srun", f.dir);
+    FILE *p = fopen(srun, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    fputs("#!/bin/sh\necho \"srun: $*\"\nexit 0\n", p);
+    fclose(p);
+    chmod(srun, 0755);
+    f.cfg.srun = true;
+    f.cfg.srun_path = srun;
+    struct acc_error err;
+    ACC_ASSERT_OK(acc_site_jobs_open(&f.cfg, &f.j, &err));
+    char id[ACC_SITE_JOB_ID_MAX];
+    acc_time now = acc_now();
+    ACC_ASSERT_OK(submit(&f, "P", "alpha-n1", "0", now - 1, now + 600, id, &err));
+    struct acc_job_status st;
+    CU_ASSERT_TRUE_FATAL(wait_done(&f, "P", id, &st));
+    CU_ASSERT_STRING_EQUAL(st.state, "COMPLETED");
+    CU_ASSERT_EQUAL(st.exit_status, 0);
+    char *out = job_file(&f, id, "output");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+    char want[1200];
+    snprintf(want, sizeof want,
+             "srun: --reservation=r1 --nodelist=alpha-n1 -N1 -n1 --job-name=accord-k1 %s "
+             "--control-port 10.79.0.1:45839 --rmk user",
+             f.proxy);
+    if (!strstr(out, want))
+        fprintf(stderr, "\n%s\n", out);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, want));
+    free(out);
+    acc_site_jobs_close(f.j);
+}
+
 static void test_jobs_config(void)
 {
     struct jfix f;
@@ -420,6 +463,7 @@ static const struct acc_test_case table_tests[] = {
     {"configuration refused", test_jobs_config},
     {"run as nobody, bounded output, other peers, refusals", test_jobs_run},
     {"cancel a group, the bound, a restart", test_jobs_cancel_bound_restart},
+    {"a Slurm site: through srun --reservation", test_jobs_srun},
     {NULL, NULL},
 };
 
