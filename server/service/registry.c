@@ -87,7 +87,18 @@ acc_err acc_service_open_site(const struct acc_config *cfg, size_t i,
         .n_settings = s->n_settings,
         .nodes = s->nodes,
     };
-    return acc_adapter_open(ops, &env, out, err);
+    acc_err rc = acc_adapter_open(ops, &env, out, err);
+    /* An instance narrows its kind's capabilities (remote: by its section);
+     * what the section needs must be left. */
+    if (!rc && (!acc_adapter_has(*out, ACC_CAP_NODES) ||
+                (s->sbatch && !acc_adapter_has(*out, ACC_CAP_SUBMIT)))) {
+        acc_adapter_close(*out);
+        *out = NULL;
+        return acc_error_set(err, ACC_ERR_CONFIG, "%s: this %s instance does not %s", section,
+                             s->adapter,
+                             s->sbatch ? "reserve nodes and submit jobs" : "reserve nodes");
+    }
+    return rc;
 }
 
 acc_err svc_open_adapters(struct acc_service *svc, struct acc_error *err)
@@ -138,6 +149,10 @@ acc_err svc_open_adapters(struct acc_service *svc, struct acc_error *err)
         free(links);
         if (rc)
             return rc;
+        if (!acc_adapter_has(svc->net_ad[i], ACC_CAP_BANDWIDTH))
+            return acc_error_set(err, ACC_ERR_CONFIG,
+                                 "%s: this %s instance does not reserve bandwidth", section,
+                                 n->adapter);
     }
     return ACC_OK;
 }
