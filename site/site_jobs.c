@@ -2,12 +2,15 @@
  * as the site's job user, each in a process group and a directory of its
  * own, found again after a restart of the daemon.
  *
- * A job's directory (DIRECTORY/ID, owned by the job user) holds
- *   job             what the daemon recorded: peer, key, host, pid, start
+ * The daemon's record of a job (peer, key, host, pid, its start time, the
+ * reservation's end) is DIRECTORY/ID.job; the job's directory (DIRECTORY/ID,
+ * owned by the job user) holds
  *   output          the proxy's standard output and error, bounded
  *   output.dropped  how many bytes past the bound were dropped
  *   status          the proxy's exit code, written when it ended by itself
- *   cancelled       present when a peer (or the reservation's end) stopped it
+ * and is only ever read by the daemon (no links followed, regular files
+ * only); DIRECTORY/ID.cancelled marks a job a peer (or the reservation's
+ * end) stopped.
  * The proxy runs under a small sh wrapper (the launcher's own in accordd)
  * that writes output and status, so a job that outlives the daemon still
  * leaves its outcome. */
@@ -73,14 +76,35 @@ static void job_path(const struct acc_site_jobs *j, const char *id, const char *
     snprintf(out, len, "%s/%s%s%s", j->dir, id, name ? "/" : "", name ? name : "");
 }
 
+/* The daemon's own files of a job, DIRECTORY/ID.job (the record) and
+ * DIRECTORY/ID.cancelled (a peer or the reservation's end stopped it):
+ * beside the job's directory, not in it, since the job user owns that
+ * directory and could replace anything in it (a forged pid would be
+ * signalled on cancel; a symbolic link written through as root). */
+static void record_path(const struct acc_site_jobs *j, const char *id, const char *suffix,
+                        char *out, size_t len)
+{
+    snprintf(out, len, "%s/%s%s", j->dir, id, suffix);
+}
+
+/* At most FILE_MAX bytes of a regular file; NULL otherwise.  Never follows a
+ * symbolic link nor blocks on a FIFO: the job user owns the job's directory
+ * and may have put either there. */
 static char *read_small(const char *path)
 {
-    FILE *f = fopen(path, "r");
-    if (!f)
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
         return NULL;
-    char *buf = malloc(FILE_MAX + 1);
-    size_t n = buf ? fread(buf, 1, FILE_MAX, f) : 0;
-    fclose(f);
+    struct stat st;
+    char *buf = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? malloc(FILE_MAX + 1) : NULL;
+    size_t n = 0;
+    while (buf && n < FILE_MAX) {
+        ssize_t r = read(fd, buf + n, FILE_MAX - n);
+        if (r <= 0)
+            break;
+        n += (size_t)r;
+    }
+    close(fd);
     if (buf)
         buf[n] = '\0';
     return buf;
@@ -108,7 +132,7 @@ static bool field(const char *text, const char *name, char *out, size_t len)
 static bool load_job(struct acc_site_jobs *j, const char *id, struct job *out)
 {
     char path[PATH_MAX], pid[32], start[32], end[32];
-    job_path(j, id, "job", path, sizeof path);
+    record_path(j, id, ".job", path, sizeof path);
     char *text = read_small(path);
     memset(out, 0, sizeof *out);
     int64_t v1, v2, v3;
@@ -133,8 +157,7 @@ static bool load_job(struct acc_site_jobs *j, const char *id, struct job *out)
 
 static void remove_dir(struct acc_site_jobs *j, const char *id)
 {
-    static const char *const files[] = {"job",    "output",     "output.dropped",
-                                        "status", "status.tmp", "cancelled"};
+    static const char *const files[] = {"output", "output.dropped", "status", "status.tmp"};
     char path[PATH_MAX];
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         job_path(j, id, files[i], path, sizeof path);
@@ -142,6 +165,10 @@ static void remove_dir(struct acc_site_jobs *j, const char *id)
     }
     job_path(j, id, NULL, path, sizeof path);
     rmdir(path);
+    record_path(j, id, ".job", path, sizeof path);
+    unlink(path);
+    record_path(j, id, ".cancelled", path, sizeof path);
+    unlink(path);
 }
 
 /* Settles job x when its process group's leader is gone. */
@@ -158,7 +185,7 @@ static void settle(struct acc_site_jobs *j, struct job *x)
         return;
     }
     char path[PATH_MAX];
-    job_path(j, x->id, "cancelled", path, sizeof path);
+    record_path(j, x->id, ".cancelled", path, sizeof path);
     bool cancelled = access(path, F_OK) == 0;
     job_path(j, x->id, "status", path, sizeof path);
     char *s = read_small(path);
@@ -190,7 +217,7 @@ static void stop(struct acc_site_jobs *j, struct job *x)
     if (x->done)
         return;
     char path[PATH_MAX];
-    job_path(j, x->id, "cancelled", path, sizeof path);
+    record_path(j, x->id, ".cancelled", path, sizeof path);
     FILE *f = fopen(path, "w");
     if (f)
         fclose(f);
@@ -234,12 +261,16 @@ static acc_err load_existing(struct acc_site_jobs *j, struct acc_error *err)
         unsigned seq;
         int used = 0;
         if (de->d_name[0] != 'p' || sscanf(de->d_name, "p%llu-%u%n", &t, &seq, &used) != 2 ||
-            de->d_name[used] != '\0' || strlen(de->d_name) >= ACC_SITE_JOB_ID_MAX)
+            (size_t)used >= ACC_SITE_JOB_ID_MAX)
             continue;
         if (seq >= j->seq)
             j->seq = seq + 1;
+        if (strcmp(de->d_name + used, ".job") != 0)
+            continue; /* a job's directory: its record says the rest */
+        char id[ACC_SITE_JOB_ID_MAX];
+        snprintf(id, sizeof id, "%.*s", used, de->d_name);
         struct job x;
-        if (j->n >= j->max_jobs || !load_job(j, de->d_name, &x))
+        if (j->n >= j->max_jobs || !load_job(j, id, &x))
             continue;
         j->jobs[j->n++] = x;
         settle(j, &j->jobs[j->n - 1]);
@@ -404,7 +435,7 @@ static acc_err spawn(struct acc_site_jobs *j, const char *dir, const char *const
 static bool write_job_file(struct acc_site_jobs *j, const struct job *x)
 {
     char path[PATH_MAX];
-    job_path(j, x->id, "job", path, sizeof path);
+    record_path(j, x->id, ".job", path, sizeof path);
     FILE *f = fopen(path, "w");
     if (!f)
         return false;

@@ -15,9 +15,10 @@
  *                 cancel by id; a bounded number of jobs
  *
  * Nothing here knows HTTP, XML or SQL: the daemon looks the booking up in
- * its journal and hands it over as plain data.  A job's state lives in its
- * directory (the files "job", "status", "output"), so jobs survive a restart
- * of the daemon and are found again by acc_site_jobs_open. */
+ * its journal and hands it over as plain data.  A job's state lives in files
+ * (DIRECTORY/ID.job, the daemon's record; DIRECTORY/ID/status and output,
+ * the proxy's), so jobs survive a restart of the daemon and are found again
+ * by acc_site_jobs_open. */
 #ifndef ACC_SITE_JOBS_H
 #define ACC_SITE_JOBS_H
 

@@ -170,7 +170,8 @@ static void sleep_ms(long ms)
 
 /* Waits for the complete set of lines in the job's output; ACC_ERR_TIMEOUT
  * past proxy_timeout, ACC_ERR_CANCELLED when the run was terminated meanwhile,
- * ACC_ERR_IO when mpiexec ended first. */
+ * ACC_ERR_INTERRUPTED when the launcher stops, ACC_ERR_IO when mpiexec ended
+ * first. */
 static acc_err wait_lines(struct acc_launcher *l, struct acc_launcher_entry *e, size_t n_hosts,
                           struct acc_manual_launch *m, struct acc_error *err)
 {
@@ -186,10 +187,13 @@ static acc_err wait_lines(struct acc_launcher *l, struct acc_launcher_entry *e, 
             return rc;
         acc_manual_release(m);
         pthread_mutex_lock(&l->lock);
-        bool stop = e->stop || l->stopping;
+        bool stop = e->stop, stopping = l->stopping;
         pthread_mutex_unlock(&l->lock);
         if (stop)
-            return acc_error_set(err, ACC_ERR_CANCELLED, "stopped while mpiexec started");
+            return acc_error_set(err, ACC_ERR_CANCELLED,
+                                 "the agreement was terminated while its job started");
+        if (stopping)
+            return acc_error_set(err, ACC_ERR_INTERRUPTED, "accordd stopped while the job started");
         if (acc_proc_start_time(e->pid) != e->pid_start)
             return acc_error_set(err, ACC_ERR_IO,
                                  "mpiexec ended before it printed its proxies' commands");

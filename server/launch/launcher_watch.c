@@ -135,8 +135,12 @@ static void collect(struct acc_launcher *l, struct acc_launcher_entry *e, char *
         len = 0;
         size_t room = out.len < limit ? limit - out.len : 0;
         char *text = acc_launcher_read_file(r->directory, name, room, &len);
-        acc_buf_printf(&out, "== component %s: batch job %s on site %s, %s, exit status %d ==\n",
-                       x->comp, x->job_id, x->site, x->done ? x->status.state : "stopped", st);
+        /* a part on a site without launch = sbatch is a Hydra proxy (launcher = manual);
+         * its ranks' output came through mpiexec */
+        const struct acc_site_cfg *site = acc_config_site(l->cfg, x->site);
+        acc_buf_printf(&out, "== component %s: %s %s on site %s, %s, exit status %d ==\n", x->comp,
+                       site && !site->sbatch ? "proxy job" : "batch job", x->job_id, x->site,
+                       x->done ? x->status.state : "stopped", st);
         if (text)
             acc_buf_append(&out, text, len);
         free(text);
@@ -193,7 +197,12 @@ static bool start(struct acc_launcher *l, struct acc_launcher_entry *e)
     } else if (acc_now() >= e->ag.end) {
         finish(l, r, ACC_RUN_MISSED,
                "accordd was not running during the reservation; the job never started");
-    } else if (acc_launcher_start_job(l, e, &err)) {
+    } else if ((may = acc_launcher_start_job(l, e, &err)) == ACC_ERR_CANCELLED) {
+        finish(l, r, ACC_RUN_TERMINATED, "%s", err.msg); /* manual launch: terminated meanwhile */
+    } else if (may == ACC_ERR_INTERRUPTED) {
+        acc_log_warn("launch %s: %s", e->id, err.msg); /* started anew after a restart */
+        return false;
+    } else if (may) {
         finish(l, r, ACC_RUN_FAILED, "the job could not be started: %s", err.msg);
     } else {
         acc_log_info("agreement %s: job started (process group %d)", e->id, (int)e->pid);
@@ -243,10 +252,13 @@ static void run_entry(struct acc_launcher *l, struct acc_launcher_entry *e)
         pthread_mutex_unlock(&l->lock);
         /* Batch systems are asked every few seconds, not at every look. */
         bool alive = job_alive(e, &wstatus, &reaped);
-        ended = !alive && acc_launcher_parts_done(l, e, tick++ % ACC_LAUNCHER_BATCH_POLL == 0);
-        /* A proxy that failed at its site leaves mpiexec waiting for it. */
-        failed =
-            alive && acc_launch_cfg_manual(&l->cfg->launch) ? acc_launcher_part_failed(e) : NULL;
+        bool poll = tick++ % ACC_LAUNCHER_BATCH_POLL == 0;
+        if (alive && acc_launch_cfg_manual(&l->cfg->launch)) {
+            /* A proxy that failed at its site leaves mpiexec waiting for it. */
+            acc_launcher_parts_done(l, e, poll);
+            failed = acc_launcher_part_failed(e);
+        }
+        ended = !alive && acc_launcher_parts_done(l, e, poll);
         bool due = acc_now() >= deadline;
         pthread_mutex_lock(&l->lock);
         if (ended || due || failed)

@@ -214,6 +214,7 @@ static void fix_run(struct fix *f)
 
 static void fix_close(struct fix *f)
 {
+    acc_launcher_stop(f->l, f->ag.id); /* a failed test leaves no mpiexec behind */
     acc_launcher_free(f->l);
     for (size_t i = 0; i < 2; i++) {
         if (f->sites[i].jobs) {
@@ -234,15 +235,20 @@ static void test_ring(void)
     struct fix f;
     CU_ASSERT_TRUE_FATAL(fix_open(&f, "ring", "mpiexec.hydra", "127.0.0.1", ""));
     fix_run(&f);
-    CU_ASSERT_TRUE_FATAL(wait_ended(&f, 90));
-    if (f.state != ACC_RUN_EXITED || !strstr(f.output, "RING OK"))
+    CU_ASSERT_TRUE(wait_ended(&f, 90));
+    if (f.state != ACC_RUN_EXITED || !f.output || !strstr(f.output, "RING OK"))
         fprintf(stderr, "\nreason: %s\noutput:\n%s\n", f.reason, f.output);
     CU_ASSERT_EQUAL(f.state, ACC_RUN_EXITED);
     CU_ASSERT_EQUAL(f.exit_status, 0);
     CU_ASSERT_EQUAL(f.submitted, 3); /* one proxy per host: alpha-n1, alpha-n2, beta-n1 */
-    CU_ASSERT_PTR_NOT_NULL(strstr(f.output, "RING OK ranks=3 components=left:2,right:1"));
+    CU_ASSERT_PTR_NOT_NULL(f.output ? strstr(f.output, "RING OK ranks=3 components=left:2,right:1")
+                                    : NULL);
     CU_ASSERT_EQUAL(acc_site_jobs_running(f.sites[0].jobs), 0);
     CU_ASSERT_EQUAL(acc_site_jobs_running(f.sites[1].jobs), 0);
+    /* each proxy is listed with its site's outcome */
+    CU_ASSERT_PTR_NOT_NULL(f.output ? strstr(f.output, "== component right: proxy job p") : NULL);
+    CU_ASSERT_PTR_NOT_NULL(f.output ? strstr(f.output, "on site beta, COMPLETED, exit status 0 ==")
+                                    : NULL);
     fix_close(&f);
 }
 
@@ -252,7 +258,7 @@ static void test_outside_networks(void)
     /* 10.x is not in the sites' 127.0.0.0/8: the first proxy is refused */
     CU_ASSERT_TRUE_FATAL(fix_open(&f, "outside", "mpiexec.hydra", "10.254.254.254", ""));
     fix_run(&f);
-    CU_ASSERT_TRUE_FATAL(wait_ended(&f, 60));
+    CU_ASSERT_TRUE(wait_ended(&f, 60));
     CU_ASSERT_EQUAL(f.state, ACC_RUN_FAILED);
     CU_ASSERT_PTR_NOT_NULL(strstr(f.reason, "outside this site's control_networks"));
     CU_ASSERT_EQUAL(f.submitted, 0);
@@ -260,37 +266,105 @@ static void test_outside_networks(void)
     fix_close(&f);
 }
 
-static void test_no_lines(void)
+/* An mpiexec that says nothing and waits; its pid goes to ROOT/fake.pid. */
+static void silent_mpiexec(struct fix *f)
 {
-    struct fix f;
     char fake[600];
-    CU_ASSERT_TRUE_FATAL(fix_open(&f, "silent", "/bin/true", "127.0.0.1", "proxy_timeout = 2\n"));
-    /* an mpiexec that says nothing and waits */
-    snprintf(fake, sizeof fake, "%s/fake-mpiexec", f.root);
+    snprintf(fake, sizeof fake, "%s/fake-mpiexec", f->root);
     FILE *s = fopen(fake, "w");
     CU_ASSERT_PTR_NOT_NULL_FATAL(s);
-    fprintf(s, "#!/bin/sh\necho starting\necho $$ > %s/fake.pid\nexec sleep 300\n", f.root);
+    fprintf(s, "#!/bin/sh\necho starting\necho $$ > %s/fake.pid\nexec sleep 300\n", f->root);
     fclose(s);
     chmod(fake, 0755);
-    free(f.cfg.launch.mpiexec);
-    f.cfg.launch.mpiexec = strdup(fake);
-    int64_t t0 = acc_mono_us();
-    fix_run(&f);
-    CU_ASSERT_TRUE_FATAL(wait_ended(&f, 30));
-    int64_t took = acc_mono_us() - t0;
-    CU_ASSERT_EQUAL(f.state, ACC_RUN_FAILED);
-    CU_ASSERT_PTR_NOT_NULL(strstr(f.reason, "within 2 s"));
-    CU_ASSERT_TRUE(took >= 2000000 && took < 10000000);
-    CU_ASSERT_EQUAL(f.submitted, 0);
-    /* the stand-in was killed with its group (and reaped) */
+    free(f->cfg.launch.mpiexec);
+    f->cfg.launch.mpiexec = strdup(fake);
+}
+
+/* The silent mpiexec is gone (or only its zombie is left). */
+static void assert_silent_gone(struct fix *f)
+{
     char path[700];
-    snprintf(path, sizeof path, "%s/fake.pid", f.root);
+    snprintf(path, sizeof path, "%s/fake.pid", f->root);
     char *pid = acc_test_slurp(path, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(pid);
     long p = strtol(pid, NULL, 10);
     free(pid);
     CU_ASSERT_TRUE(p > 1);
-    CU_ASSERT_EQUAL(acc_proc_start_time((pid_t)p), 0); /* gone, or only its zombie */
+    /* SIGKILL was sent to its group; its death is not instantaneous */
+    for (int i = 0; i < 40 && acc_proc_start_time((pid_t)p) != 0; i++)
+        usleep(50 * 1000);
+    CU_ASSERT_EQUAL(acc_proc_start_time((pid_t)p), 0);
+}
+
+static void test_terminated_while_waiting(void)
+{
+    struct fix f;
+    CU_ASSERT_TRUE_FATAL(fix_open(&f, "terminated", "/bin/true", "127.0.0.1", ""));
+    silent_mpiexec(&f);
+    fix_run(&f);
+    /* until mpiexec runs and waits in the manual launcher */
+    char path[700];
+    snprintf(path, sizeof path, "%s/fake.pid", f.root);
+    for (int i = 0; i < 100 && access(path, F_OK) != 0; i++)
+        usleep(50 * 1000);
+    usleep(200 * 1000);
+    int64_t t0 = acc_mono_us();
+    CU_ASSERT_TRUE(acc_launcher_stop(f.l, f.ag.id));
+    CU_ASSERT_TRUE(wait_ended(&f, 10));
+    CU_ASSERT_TRUE(acc_mono_us() - t0 < 5000000); /* not proxy_timeout's 30 s */
+    CU_ASSERT_EQUAL(f.state, ACC_RUN_TERMINATED);
+    CU_ASSERT_PTR_NOT_NULL(strstr(f.reason, "terminated while its job started"));
+    assert_silent_gone(&f);
+    fix_close(&f);
+}
+
+/* Site beta's proxy fails at once: mpiexec would wait for it for ever. */
+static void test_proxy_fails(void)
+{
+    struct fix f;
+    CU_ASSERT_TRUE_FATAL(fix_open(&f, "proxyfails", "mpiexec.hydra", "127.0.0.1", ""));
+    char bad[700], dir[700];
+    snprintf(bad, sizeof bad, "%s/hydra_pmi_proxy", f.root);
+    FILE *s = fopen(bad, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    fputs("#!/bin/sh\necho 'no MPI here' >&2\nexit 9\n", s);
+    fclose(s);
+    chmod(bad, 0755);
+    acc_site_jobs_close(f.sites[1].jobs);
+    snprintf(dir, sizeof dir, "%s/site-beta", f.root);
+    struct acc_site_jobs_cfg jc = {.directory = dir,
+                                   .proxy_path = bad,
+                                   .job_user = "nobody",
+                                   .nets = f.nets,
+                                   .n_nets = f.n_nets};
+    struct acc_error err;
+    ACC_ASSERT_OK(acc_site_jobs_open(&jc, &f.sites[1].jobs, &err));
+    fix_run(&f);
+    CU_ASSERT_TRUE(wait_ended(&f, 60));
+    CU_ASSERT_EQUAL(f.state, ACC_RUN_FAILED);
+    if (!strstr(f.reason, "on site beta ended (FAILED, exit status 9)"))
+        fprintf(stderr, "\nreason: %s\n", f.reason);
+    CU_ASSERT_PTR_NOT_NULL(strstr(f.reason, "on site beta ended (FAILED, exit status 9)"));
+    CU_ASSERT_EQUAL(f.submitted, 3);
+    /* alpha's proxies were cancelled with the job */
+    CU_ASSERT_EQUAL(acc_site_jobs_running(f.sites[0].jobs), 0);
+    fix_close(&f);
+}
+
+static void test_no_lines(void)
+{
+    struct fix f;
+    CU_ASSERT_TRUE_FATAL(fix_open(&f, "silent", "/bin/true", "127.0.0.1", "proxy_timeout = 2\n"));
+    silent_mpiexec(&f);
+    int64_t t0 = acc_mono_us();
+    fix_run(&f);
+    CU_ASSERT_TRUE(wait_ended(&f, 30));
+    int64_t took = acc_mono_us() - t0;
+    CU_ASSERT_EQUAL(f.state, ACC_RUN_FAILED);
+    CU_ASSERT_PTR_NOT_NULL(strstr(f.reason, "within 2 s"));
+    CU_ASSERT_TRUE(took >= 2000000 && took < 10000000);
+    CU_ASSERT_EQUAL(f.submitted, 0);
+    assert_silent_gone(&f); /* killed with its group */
     fix_close(&f);
 }
 
@@ -298,6 +372,8 @@ static const struct acc_test_case tests[] = {
     {"accord-ring across two sites' proxies to RING OK", test_ring},
     {"a control address outside the sites' networks", test_outside_networks},
     {"no HYDRA_LAUNCH lines within proxy_timeout", test_no_lines},
+    {"a proxy that fails at its site stops the job", test_proxy_fails},
+    {"terminated while mpiexec waits for its lines", test_terminated_while_waiting},
     {NULL, NULL},
 };
 

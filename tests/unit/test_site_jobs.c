@@ -331,6 +331,23 @@ static void test_jobs_run(void)
     CU_ASSERT_EQUAL(submit(&f, "CN=accord-main", "../x", "0", now - 10, now + 600, id2, &err),
                     ACC_ERR_INVALID);
     CU_ASSERT_EQUAL(acc_site_jobs_running(f.j), 0);
+    /* The job user owns its directory: a status file it turned into a
+     * link (to a root file saying 0) is not followed after a restart. */
+    acc_site_jobs_close(f.j);
+    char status[1200], target[700];
+    snprintf(status, sizeof status, "%s/%s/status", f.jobs, id);
+    snprintf(target, sizeof target, "%s/zero", f.dir);
+    FILE *z = fopen(target, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(z);
+    fputs("0\n", z);
+    fclose(z);
+    CU_ASSERT_EQUAL(unlink(status), 0);
+    CU_ASSERT_EQUAL(symlink(target, status), 0);
+    ACC_ASSERT_OK(acc_site_jobs_open(&f.cfg, &f.j, &err));
+    ACC_ASSERT_OK(acc_site_jobs_status(f.j, "CN=accord-main", id, &st, &err));
+    CU_ASSERT_TRUE(st.done);
+    CU_ASSERT_EQUAL(st.exit_status, -1);
+    CU_ASSERT_STRING_EQUAL(st.state, "FAILED");
     acc_site_jobs_close(f.j);
 }
 
@@ -361,7 +378,9 @@ static void test_jobs_cancel_bound_restart(void)
     CU_ASSERT_FALSE(st.done);
     CU_ASSERT_STRING_EQUAL(st.state, "RUNNING");
     /* cancel stops the whole group (the background sleep too) */
-    char *job = job_file(&f, a, "job");
+    char rec[700];
+    snprintf(rec, sizeof rec, "%s/%s.job", f.jobs, a);
+    char *job = acc_test_slurp(rec, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(job);
     int pid = 0;
     const char *pp = strstr(job, "\npid=");
