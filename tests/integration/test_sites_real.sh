@@ -354,10 +354,10 @@ ns_a=$(sed -n 's/.*component a host [^ ]* netns \([^ ]*\).*/\1/p' <<<"$out" | so
 ns_b=$(sed -n 's/.*component b host [^ ]* netns \([^ ]*\).*/\1/p' <<<"$out" | sort -u | tr '\n' ' ')
 expect "component a's ranks ran in alpha's namespace ($ns_alpha)" test "$ns_a" = "$ns_alpha "
 expect "component b's ranks ran in beta's namespace ($ns_beta)" test "$ns_b" = "$ns_beta "
-# The site daemons' job tables: a job directory (SITE.jobs/ID/job) per proxy,
+# The site daemons' job tables: a record (SITE.jobs/ID.job) per proxy,
 # for a key of this agreement.
 for s in alpha beta; do
-    n=$(grep -l "acc-$ID2-" "$DIR/$s/$s.jobs"/*/job 2>/dev/null | wc -l)
+    n=$(grep -l "acc-$ID2-" "$DIR/$s/$s.jobs"/*.job 2>/dev/null | wc -l)
     expect "site $s's daemon started the agreement's proxy ($n job)" test "$n" -ge 1
 done
 [ "$failures" = 0 ] || { echo "    | launch output:"; head -n 40 <<<"$out" | sed 's/^/    | /'; }
