@@ -317,7 +317,8 @@ expect "alpha's reservation document: 1 node" grep -q 'amount="1"' <<<"$body"
 expect "alpha's reservation document: Observed" grep -q 'state="Observed"' <<<"$body"
 sites=$(api GET /sites)
 expect "/sites shows the remote endpoints" \
-    grep -q 'https://10.79.1.11:8443' <<<"$sites"
+    grep -q 'co:endpoint="https://10.79.1.11:8443"' <<<"$sites"
+expect "/sites shows a measured round trip" grep -q 'co:rttUs="[1-9][0-9]*"' <<<"$sites"
 ctl=$("$ACCORD_BUILD/accordctl" --server "$URL" --cacert "$C/ca.crt" sites 2>&1)
 expect "accordctl sites shows alpha's endpoint" grep -q "https://10.79.1.11:8443" <<<"$ctl"
 expect "accordctl sites shows a round-trip column" grep -q "RTT" <<<"$ctl"
@@ -482,6 +483,17 @@ refused "tampered.crt (accord.crt, one byte of its signature changed)" tampered
 code=$(curl -s -o /dev/null --max-time 10 -w '%{http_code}' --cacert "$C/other-ca.crt" \
     --cert "$C/accord.crt" --key "$C/accord.key" https://10.79.1.11:8443/v1/health)
 expect "a site's certificate does not verify against another CA" test "$code" = 000
+# accordd checks each site's certificate against the CA of its section: with
+# another CA for alpha, alpha cannot be reached.
+sed -i '/^\[site alpha\]/,/^\[/ s|^ca = .*|ca = '"$C"'/other-ca.crt|' "$DIR/accordd/accordd.ini"
+"$BED" stop accordd && restart_accordd
+reply=$(api POST /agreements "$(offer wrongca 5 40 1 1 0)")
+printf '%s' "$reply" >"$DIR/reply"
+expect "with another CA for alpha: refused ($(st)), alpha unreachable over TLS" \
+    sh -c 'grep -q "site alpha" "$1" && grep -qi "unreachable" "$1" && grep -qi "TLS\|certificate" "$1"' _ "$DIR/reply"
+[ "$failures" = 0 ] || head -c 600 "$DIR/reply"
+sed -i 's|^ca = .*other-ca.crt|ca = '"$C"'/ca.crt|' "$DIR/accordd/accordd.ini"
+"$BED" stop accordd && restart_accordd
 # Over the peer's limits: 2 nodes at alpha (max_nodes = 1).
 reply=$(api POST /agreements "$(offer greedy 5 40 2 1 0)")
 printf '%s' "$reply" >"$DIR/reply"
