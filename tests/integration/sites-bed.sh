@@ -17,7 +17,8 @@
 #   ACCORD_BUILD=BUILD sites-bed.sh down      stops every daemon, netbed down, removes DIR
 #   sites-bed.sh status                       what runs (exit 0: all of it)
 #   ACCORD_BUILD=BUILD sites-bed.sh start NAME        NAME: alpha, beta, net or accordd
-#   sites-bed.sh stop NAME [SIGNAL]           default TERM; KILL for a crash
+#   sites-bed.sh stop NAME [SIGNAL]           default TERM; KILL for a crash; exit 3
+#                                             when it needed SIGKILL after 5 s
 #   sites-bed.sh url                          accordd's base URL
 # Environment: SITES_BED_DIR (default /run/accord-sites-bed): certificates in certs/,
 #   one directory per daemon (config, database, log, pid; accordd/url);
@@ -272,8 +273,10 @@ start_accordd() {
     echo "$url" >"$DIR/accordd/url"
 }
 
+# Stops NAME with SIGNAL, with SIGKILL after 5 s; returns 3 when SIGKILL was
+# needed (it did not stop on SIGNAL).
 stop_one() { # NAME [SIGNAL]
-    local n=$1 sig=${2:-TERM} comm pid i
+    local n=$1 sig=${2:-TERM} comm pid i forced=
     comm=accord-site
     [ "$n" = accordd ] && comm=accordd
     pid=$(live_pid "$DIR/$n/pid" "$comm")
@@ -284,13 +287,20 @@ stop_one() { # NAME [SIGNAL]
     kill "-$sig" "$pid" 2>/dev/null || true
     for i in $(seq 100); do
         [ -n "$(live_pid "$DIR/$n/pid" "$comm")" ] || break
-        [ "$i" = 50 ] && kill -KILL "$pid" 2>/dev/null
+        if [ "$i" = 50 ] && [ "$sig" != KILL ]; then
+            forced=yes
+            kill -KILL "$pid" 2>/dev/null
+        fi
         sleep 0.1
     done
     # A killed accordd's log lines since its start go to the whole log.
     [ "$n" != accordd ] || [ ! -f "$DIR/accordd/log.now" ] ||
         { cat "$DIR/accordd/log.now" >>"$DIR/accordd/log" && rm -f "$DIR/accordd/log.now"; }
     rm -f "$DIR/$n/pid"
+    if [ -n "$forced" ]; then
+        echo "$PROG: $n did not stop within 5 s of SIG$sig: killed" >&2
+        return 3
+    fi
 }
 
 up() {
@@ -313,9 +323,9 @@ up() {
 
 down() {
     local s
-    stop_one accordd TERM
+    stop_one accordd TERM || true
     for s in "${SITE_NAMES[@]}"; do
-        stop_one "$s" TERM
+        stop_one "$s" TERM || true
     done
     "$NETBED" down
     # The jobs' and proxies' leftovers are killed by netbed down (they ran in the

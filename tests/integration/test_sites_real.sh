@@ -506,6 +506,19 @@ expect "2 h at alpha (max_duration 1 h): refused ($(st)) with PeerLimit" \
     sh -c 'grep -q "site alpha" "$1" && grep -q "PeerLimit\|max_duration" "$1"' _ "$DIR/reply"
 if out=$(nothing_booked_but "$KEEP"); then ok "the refused offers left nothing booked"; else bad "left"; echo "$out"; fi
 
+# Every daemon stops on SIGTERM; a sanitized build reports what it found in
+# the daemons' logs (leaks at exit, errors).
+echo "== the daemons stop, and their logs"
+for n in accordd alpha beta net; do
+    "$BED" stop "$n" TERM && ok "$n stopped on SIGTERM" || bad "$n did not stop on SIGTERM within 5 s"
+done
+if found=$(grep -l "AddressSanitizer\|LeakSanitizer\|runtime error:" "$DIR"/*/log); then
+    bad "sanitizer reports in $found"
+    grep -h -A12 "AddressSanitizer\|LeakSanitizer\|runtime error:" $found | head -n 40
+else
+    ok "no sanitizer report in any daemon's log"
+fi
+
 echo "test_sites_real: $((checks - failures)) of $checks checks passed in $(($(date +%s) - T0)) s"
 if [ "$failures" != 0 ]; then
     for f in "$DIR"/*/log; do [ -f "$f" ] && { echo "== $f (tail)"; tail -n 15 "$f"; }; done
