@@ -20,8 +20,11 @@
 #   5. accordd SIGKILLed mid-negotiation: after its restart every open journal
 #      entry is cancelled at its remote site by key;
 #   6. TLS: no certificate, an unadmitted one (same CA), another CA's, an
-#      expired one and a tampered one are refused in the handshake; the
-#      admitted peer over its limits gets the site's PeerLimit.
+#      expired one and a tampered one are refused in the handshake (TLS 1.2
+#      and 1.3); accordd with another CA for alpha cannot reach alpha; the
+#      admitted peer over its limits gets the site's PeerLimit;
+#   and at the end every daemon stops on SIGTERM, with no sanitizer report in
+#   any daemon's log (the ASan build's daemons are checked too).
 #
 # How a kill lands between reserve and verify: the test write-locks site net's
 # journal (net.db) with a sqlite3 shell, so net's reserve waits while alpha's
