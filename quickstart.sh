@@ -29,7 +29,10 @@ PACKAGES=(build-essential cmake pkg-config libmicrohttpd-dev libxml2-dev libsqli
 # (iproute2) and sends traffic with ping.
 # clang and its runtime (libFuzzer) build the fuzzers (tests/fuzz).
 # The signature tests check issued agreements with the real xmlsec1 command.
-TEST_PACKAGES=(slurm-wlm munge iproute2 iputils-ping clang libclang-rt-dev xmlsec1)
+# The sites test (tests/integration/test_sites_real.sh) reads the daemons'
+# journals with the sqlite3 shell.
+TEST_PACKAGES=(slurm-wlm munge iproute2 iputils-ping clang libclang-rt-dev xmlsec1 sqlite3
+               openssl)
 JOBS=${JOBS:-$(nproc)}
 FUZZ_SECONDS=${FUZZ_SECONDS:-20}
 
