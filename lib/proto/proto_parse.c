@@ -68,3 +68,21 @@ out:
     xmlFreeDoc(d);
     return rc;
 }
+
+acc_err acc_proto_open(const char *body, size_t len, const char *root, const char *const *allowed,
+                       xmlDocPtr *doc, xmlNode **root_out, struct acc_error *err)
+{
+    *root_out = NULL;
+    acc_err rc = acc_proto_parse(body, len, root, doc, err);
+    if (rc)
+        return rc;
+    xmlNode *top = xmlDocGetRootElement(*doc);
+    rc = acc_proto_attrs(top, allowed, err);
+    if (rc) {
+        xmlFreeDoc(*doc);
+        *doc = NULL;
+        return rc;
+    }
+    *root_out = top;
+    return ACC_OK;
+}
