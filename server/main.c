@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "../lib/common/log.h"
+#include "../lib/common/proc.h"
 #include "../lib/common/tuning.h"
 #include "../lib/dsig/dsig.h"
 #include "config/config.h"
@@ -137,12 +138,7 @@ int main(int argc, char **argv)
 
     /* Signals are taken by sigwait below, in this thread only. */
     sigset_t sigs;
-    sigemptyset(&sigs);
-    sigaddset(&sigs, SIGINT);
-    sigaddset(&sigs, SIGTERM);
-    sigaddset(&sigs, SIGHUP);
-    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
-    signal(SIGPIPE, SIG_IGN);
+    acc_proc_daemon_signals(&sigs);
 
     struct acc_service *svc = NULL;
     struct acc_http_server *srv = NULL;

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "../lib/common/log.h"
+#include "../lib/common/proc.h"
 #include "site.h"
 
 static void usage(FILE *f)
@@ -83,12 +84,7 @@ int main(int argc, char **argv)
 
     /* Signals are taken by sigwait below, in this thread only. */
     sigset_t sigs;
-    sigemptyset(&sigs);
-    sigaddset(&sigs, SIGINT);
-    sigaddset(&sigs, SIGTERM);
-    sigaddset(&sigs, SIGHUP);
-    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
-    signal(SIGPIPE, SIG_IGN);
+    acc_proc_daemon_signals(&sigs);
 
     struct acc_site *site = NULL;
     if (acc_site_start(&cfg, &site, &err)) {

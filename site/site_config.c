@@ -4,7 +4,6 @@
 #include "site.h"
 
 #include <ini.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,26 +14,10 @@
 
 struct parse {
     struct acc_site_config *c;
-    struct acc_error err; /* the first error */
-    bool failed;
+    struct acc_config_first first;
 };
 
-static int bad(struct parse *p, const char *section, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int bad(struct parse *p, const char *section, const char *fmt, ...)
-{
-    if (!p->failed) {
-        char msg[768];
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(msg, sizeof msg, fmt, ap);
-        va_end(ap);
-        acc_error_set(&p->err, ACC_ERR_CONFIG, "[%s] %s", section, msg);
-        p->failed = true;
-    }
-    return 0;
-}
+#define bad(p, ...) acc_config_bad(&(p)->first, __VA_ARGS__)
 
 static int set_str(struct parse *p, const char *section, const char *k, char **dst, const char *v)
 {
@@ -228,7 +211,7 @@ static int peer_key(struct parse *p, const char *section, const char *name, cons
 static int handler(void *user, const char *section, const char *k, const char *v)
 {
     struct parse *p = user;
-    if (p->failed)
+    if (p->first.failed)
         return 1; /* report only the first error */
     if (strcmp(section, "daemon") == 0)
         return daemon_key(p, k, v);
@@ -246,8 +229,8 @@ static int handler(void *user, const char *section, const char *k, const char *v
     if (rc == ACC_ERR_NOMEM)
         return 0;
     if (rc) {
-        p->failed = true;
-        acc_error_copy(&p->err, &e);
+        p->first.failed = true;
+        acc_error_copy(&p->first.err, &e);
         return 0;
     }
     return 1;
@@ -308,8 +291,8 @@ static acc_err finish(struct acc_site_config *c, struct parse *p, int line, cons
         rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     else if (line < 0)
         rc = acc_error_set(err, ACC_ERR_CONFIG, "%s: cannot read it", origin);
-    else if (p->failed)
-        rc = acc_error_set(err, ACC_ERR_CONFIG, "%s line %d: %s", origin, line, p->err.msg);
+    else if (p->first.failed)
+        rc = acc_error_set(err, ACC_ERR_CONFIG, "%s line %d: %s", origin, line, p->first.err.msg);
     else if (line > 0)
         rc = acc_error_set(err, ACC_ERR_CONFIG,
                            "%s line %d: not a valid INI line (or out of "

@@ -1,21 +1,12 @@
 /* site_jobs.c - the job table of accord-site: checked Hydra proxies started
  * as the site's job user, each in a process group and a directory of its
- * own, found again after a restart of the daemon.
- *
- * The daemon's record of a job (peer, key, host, pid, its start time, the
- * reservation's end) is DIRECTORY/ID.job; the job's directory (DIRECTORY/ID,
- * owned by the job user) holds
- *   output          the proxy's standard output and error, bounded
- *   output.dropped  how many bytes past the bound were dropped
- *   status          the proxy's exit code, written when it ended by itself
- * and is only ever read by the daemon (no links followed, regular files
- * only); DIRECTORY/ID.cancelled marks a job a peer (or the reservation's
- * end) stopped.
+ * own; submit, status, cancel, and stopping jobs past their reservation.
+ * What a job leaves on disk, and finding it again after a restart of the
+ * daemon, is site_jobs_record.c.
  * The proxy runs under a small sh wrapper (the launcher's own in accordd)
  * that writes output and status, so a job that outlives the daemon still
  * leaves its outcome. */
 #define _GNU_SOURCE /* close_range, getgrouplist */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -36,174 +27,11 @@
 #include "../lib/common/proc.h"
 #include "../lib/common/strutil.h"
 #include "site_jobs.h"
-
-#define MAX_GROUPS 64
-#define FILE_MAX   4096
+#include "site_jobs_int.h"
 
 static const char wrapper[] = "limit=$1; shift\n"
                               "{ \"$@\"; echo $? > status.tmp && mv status.tmp status; } 2>&1 |\n"
                               "    { head -c \"$limit\"; wc -c > output.dropped; } > output\n";
-
-struct job {
-    char id[ACC_SITE_JOB_ID_MAX];
-    char peer[256], key[96], host[64];
-    pid_t pid;
-    int64_t pid_start;
-    acc_time end;
-    bool child; /* ours to reap (started by this process) */
-    bool done;
-    struct acc_job_status st;
-};
-
-struct acc_site_jobs {
-    char *dir, *proxy, *user, *srun, *slurm_conf;
-    uid_t uid;
-    gid_t gid;
-    gid_t groups[MAX_GROUPS];
-    int n_groups;
-    struct acc_site_cidr *nets;
-    size_t n_nets, max_jobs, output_limit;
-    bool use_srun;
-    pthread_mutex_t lock;
-    struct job *jobs;
-    size_t n;
-    unsigned seq;
-};
-
-static void job_path(const struct acc_site_jobs *j, const char *id, const char *name, char *out,
-                     size_t len)
-{
-    snprintf(out, len, "%s/%s%s%s", j->dir, id, name ? "/" : "", name ? name : "");
-}
-
-/* The daemon's own files of a job, DIRECTORY/ID.job (the record) and
- * DIRECTORY/ID.cancelled (a peer or the reservation's end stopped it):
- * beside the job's directory, not in it, since the job user owns that
- * directory and could replace anything in it (a forged pid would be
- * signalled on cancel; a symbolic link written through as root). */
-static void record_path(const struct acc_site_jobs *j, const char *id, const char *suffix,
-                        char *out, size_t len)
-{
-    snprintf(out, len, "%s/%s%s", j->dir, id, suffix);
-}
-
-/* At most FILE_MAX bytes of a regular file; NULL otherwise.  Never follows a
- * symbolic link nor blocks on a FIFO: the job user owns the job's directory
- * and may have put either there. */
-static char *read_small(const char *path)
-{
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0)
-        return NULL;
-    struct stat st;
-    char *buf = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? malloc(FILE_MAX + 1) : NULL;
-    size_t n = 0;
-    while (buf && n < FILE_MAX) {
-        ssize_t r = read(fd, buf + n, FILE_MAX - n);
-        if (r <= 0)
-            break;
-        n += (size_t)r;
-    }
-    close(fd);
-    if (buf)
-        buf[n] = '\0';
-    return buf;
-}
-
-/* The value of "name=value" line name in text, copied into out. */
-static bool field(const char *text, const char *name, char *out, size_t len)
-{
-    size_t nl = strlen(name);
-    for (const char *p = text; p && *p;) {
-        if (strncmp(p, name, nl) == 0 && p[nl] == '=') {
-            size_t vl = strcspn(p + nl + 1, "\n");
-            if (vl >= len)
-                return false;
-            memcpy(out, p + nl + 1, vl);
-            out[vl] = '\0';
-            return true;
-        }
-        p = strchr(p, '\n');
-        p = p ? p + 1 : NULL;
-    }
-    return false;
-}
-
-static bool load_job(struct acc_site_jobs *j, const char *id, struct job *out)
-{
-    char path[PATH_MAX], pid[32], start[32], end[32];
-    record_path(j, id, ".job", path, sizeof path);
-    char *text = read_small(path);
-    memset(out, 0, sizeof *out);
-    int64_t v1, v2, v3;
-    struct acc_error ignored;
-    bool ok =
-        text && field(text, "peer", out->peer, sizeof out->peer) &&
-        field(text, "key", out->key, sizeof out->key) &&
-        field(text, "host", out->host, sizeof out->host) && field(text, "pid", pid, sizeof pid) &&
-        field(text, "pid_start", start, sizeof start) && field(text, "end", end, sizeof end) &&
-        !acc_parse_i64(pid, 1, INT_MAX, &v1, &ignored) &&
-        !acc_parse_i64(start, 0, INT64_MAX, &v2, &ignored) &&
-        !acc_parse_i64(end, 0, INT64_MAX, &v3, &ignored);
-    free(text);
-    if (!ok)
-        return false;
-    acc_strlcpy(out->id, id, sizeof out->id);
-    out->pid = (pid_t)v1;
-    out->pid_start = v2;
-    out->end = (acc_time)v3;
-    return true;
-}
-
-static void remove_dir(struct acc_site_jobs *j, const char *id)
-{
-    static const char *const files[] = {"output", "output.dropped", "status", "status.tmp"};
-    char path[PATH_MAX];
-    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
-        job_path(j, id, files[i], path, sizeof path);
-        unlink(path);
-    }
-    job_path(j, id, NULL, path, sizeof path);
-    rmdir(path);
-    record_path(j, id, ".job", path, sizeof path);
-    unlink(path);
-    record_path(j, id, ".cancelled", path, sizeof path);
-    unlink(path);
-}
-
-/* Settles job x when its process group's leader is gone. */
-static void settle(struct acc_site_jobs *j, struct job *x)
-{
-    if (x->done)
-        return;
-    if (x->child) {
-        int ws;
-        pid_t r = waitpid(x->pid, &ws, WNOHANG);
-        if (r == 0)
-            return;
-    } else if (acc_proc_start_time(x->pid) == x->pid_start && x->pid_start != 0) {
-        return;
-    }
-    char path[PATH_MAX];
-    record_path(j, x->id, ".cancelled", path, sizeof path);
-    bool cancelled = access(path, F_OK) == 0;
-    job_path(j, x->id, "status", path, sizeof path);
-    char *s = read_small(path);
-    int64_t code = -1;
-    struct acc_error ignored;
-    if (!s || acc_parse_i64(s, 0, 255, &code, &ignored))
-        code = -1;
-    free(s);
-    x->done = true;
-    x->st.done = true;
-    x->st.exit_status = (int)code;
-    x->st.signal = cancelled ? SIGTERM : 0;
-    acc_strlcpy(x->st.state,
-                cancelled   ? "CANCELLED"
-                : code == 0 ? "COMPLETED"
-                            : "FAILED",
-                sizeof x->st.state);
-}
 
 static bool group_alive(const struct job *x)
 {
@@ -213,11 +41,11 @@ static bool group_alive(const struct job *x)
 /* SIGTERM to the group, SIGKILL after 2 s when it is still there. */
 static void stop(struct acc_site_jobs *j, struct job *x)
 {
-    settle(j, x);
+    sjobs_settle(j, x);
     if (x->done)
         return;
     char path[PATH_MAX];
-    record_path(j, x->id, ".cancelled", path, sizeof path);
+    sjobs_record_path(j, x->id, ".cancelled", path, sizeof path);
     FILE *f = fopen(path, "w");
     if (f)
         fclose(f);
@@ -237,46 +65,29 @@ static void stop(struct acc_site_jobs *j, struct job *x)
     }
     x->child = false;  /* reaped (or left to init): judged by its start time now */
     x->pid_start = -1; /* never matches again: the job ended */
-    settle(j, x);
+    sjobs_settle(j, x);
 }
 
 /* Jobs past their reservation's end are stopped. */
 static void sweep(struct acc_site_jobs *j, acc_time now)
 {
     for (size_t i = 0; i < j->n; i++) {
-        settle(j, &j->jobs[i]);
+        sjobs_settle(j, &j->jobs[i]);
         if (!j->jobs[i].done && j->jobs[i].end <= now)
             stop(j, &j->jobs[i]);
     }
 }
 
-static acc_err load_existing(struct acc_site_jobs *j, struct acc_error *err)
+static void free_table(struct acc_site_jobs *j)
 {
-    DIR *d = opendir(j->dir);
-    if (!d)
-        return acc_error_set(err, ACC_ERR_CONFIG, "jobs directory %s: %s", j->dir, strerror(errno));
-    struct dirent *de;
-    while ((de = readdir(d)) != NULL) {
-        unsigned long long t;
-        unsigned seq;
-        int used = 0;
-        if (de->d_name[0] != 'p' || sscanf(de->d_name, "p%llu-%u%n", &t, &seq, &used) != 2 ||
-            (size_t)used >= ACC_SITE_JOB_ID_MAX)
-            continue;
-        if (seq >= j->seq)
-            j->seq = seq + 1;
-        if (strcmp(de->d_name + used, ".job") != 0)
-            continue; /* a job's directory: its record says the rest */
-        char id[ACC_SITE_JOB_ID_MAX];
-        snprintf(id, sizeof id, "%.*s", used, de->d_name);
-        struct job x;
-        if (j->n >= j->max_jobs || !load_job(j, id, &x))
-            continue;
-        j->jobs[j->n++] = x;
-        settle(j, &j->jobs[j->n - 1]);
-    }
-    closedir(d);
-    return ACC_OK;
+    free(j->dir);
+    free(j->proxy);
+    free(j->user);
+    free(j->srun);
+    free(j->slurm_conf);
+    free(j->nets);
+    free(j->jobs);
+    free(j);
 }
 
 acc_err acc_site_jobs_open(const struct acc_site_jobs_cfg *cfg, struct acc_site_jobs **out,
@@ -333,7 +144,7 @@ acc_err acc_site_jobs_open(const struct acc_site_jobs_cfg *cfg, struct acc_site_
         goto fail;
     }
     pthread_mutex_init(&j->lock, NULL);
-    rc = load_existing(j, err);
+    rc = sjobs_load_existing(j, err);
     if (rc) {
         pthread_mutex_destroy(&j->lock);
         goto fail;
@@ -341,14 +152,7 @@ acc_err acc_site_jobs_open(const struct acc_site_jobs_cfg *cfg, struct acc_site_
     *out = j;
     return ACC_OK;
 fail:
-    free(j->dir);
-    free(j->proxy);
-    free(j->user);
-    free(j->srun);
-    free(j->slurm_conf);
-    free(j->nets);
-    free(j->jobs);
-    free(j);
+    free_table(j);
     return rc;
 }
 
@@ -357,14 +161,7 @@ void acc_site_jobs_close(struct acc_site_jobs *j)
     if (!j)
         return;
     pthread_mutex_destroy(&j->lock);
-    free(j->dir);
-    free(j->proxy);
-    free(j->user);
-    free(j->srun);
-    free(j->slurm_conf);
-    free(j->nets);
-    free(j->jobs);
-    free(j);
+    free_table(j);
 }
 
 static bool host_in(const char *nodes, const char *host)
@@ -388,7 +185,7 @@ static bool make_room(struct acc_site_jobs *j)
         return true;
     for (size_t i = 0; i < j->n; i++) {
         if (j->jobs[i].done) {
-            remove_dir(j, j->jobs[i].id);
+            sjobs_remove(j, j->jobs[i].id);
             memmove(&j->jobs[i], &j->jobs[i + 1], (j->n - i - 1) * sizeof *j->jobs);
             j->n--;
             return true;
@@ -430,18 +227,6 @@ static acc_err spawn(struct acc_site_jobs *j, const char *dir, const char *const
     setpgid(p, p); /* either of us may come first */
     *pid = p;
     return ACC_OK;
-}
-
-static bool write_job_file(struct acc_site_jobs *j, const struct job *x)
-{
-    char path[PATH_MAX];
-    record_path(j, x->id, ".job", path, sizeof path);
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return false;
-    int n = fprintf(f, "peer=%s\nkey=%s\nhost=%s\npid=%d\npid_start=%" PRId64 "\nend=%" PRId64 "\n",
-                    x->peer, x->key, x->host, (int)x->pid, x->pid_start, (int64_t)x->end);
-    return (fclose(f) == 0) & (n > 0);
 }
 
 static acc_err check_submit(struct acc_site_jobs *j, const char *peer,
@@ -492,7 +277,7 @@ acc_err acc_site_jobs_submit(struct acc_site_jobs *j, const char *peer,
     acc_strlcpy(x.key, job->key, sizeof x.key);
     acc_strlcpy(x.host, job->host, sizeof x.host);
     x.end = b->end;
-    job_path(j, x.id, NULL, dir, sizeof dir);
+    sjobs_dir_path(j, x.id, NULL, dir, sizeof dir);
     if (mkdir(dir, 0700) != 0 || chown(dir, j->uid, j->gid) != 0) {
         rc = acc_error_set(err, ACC_ERR_IO, "job: cannot make %s: %s", dir, strerror(errno));
         goto out;
@@ -525,16 +310,16 @@ acc_err acc_site_jobs_submit(struct acc_site_jobs *j, const char *peer,
     const char *envp[] = {"PATH=/usr/local/bin:/usr/bin:/bin", home, user, j->slurm_conf, NULL};
     rc = spawn(j, dir, argv, envp, &x.pid, err);
     if (rc) {
-        remove_dir(j, x.id);
+        sjobs_remove(j, x.id);
         goto out;
     }
     x.child = true;
     x.pid_start = acc_proc_start_time(x.pid);
-    if (!write_job_file(j, &x)) {
+    if (!sjobs_write_record(j, &x)) {
         /* not found again after a restart: better not run at all */
         struct job tmp = x;
         stop(j, &tmp);
-        remove_dir(j, x.id);
+        sjobs_remove(j, x.id);
         rc = acc_error_set(err, ACC_ERR_IO, "job: cannot record %s", x.id);
         goto out;
     }
@@ -597,7 +382,7 @@ size_t acc_site_jobs_cancel_key(struct acc_site_jobs *j, const char *key)
     pthread_mutex_lock(&j->lock);
     for (size_t i = 0; key && i < j->n; i++) {
         struct job *x = &j->jobs[i];
-        settle(j, x);
+        sjobs_settle(j, x);
         if (!x->done && strcmp(x->key, key) == 0) {
             stop(j, x);
             n++;
@@ -612,7 +397,7 @@ size_t acc_site_jobs_running(struct acc_site_jobs *j)
     size_t n = 0;
     pthread_mutex_lock(&j->lock);
     for (size_t i = 0; i < j->n; i++) {
-        settle(j, &j->jobs[i]);
+        sjobs_settle(j, &j->jobs[i]);
         n += !j->jobs[i].done;
     }
     pthread_mutex_unlock(&j->lock);

@@ -302,3 +302,13 @@ int64_t acc_proc_start_time(pid_t pid)
         return 0;
     return v;
 }
+
+void acc_proc_daemon_signals(sigset_t *sigs)
+{
+    sigemptyset(sigs);
+    sigaddset(sigs, SIGINT);
+    sigaddset(sigs, SIGTERM);
+    sigaddset(sigs, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, sigs, NULL);
+    signal(SIGPIPE, SIG_IGN);
+}

@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <signal.h>
 #include <stdint.h>
 
 #include <sys/types.h>
@@ -49,4 +50,9 @@ acc_err acc_proc_start(const char *const *argv, const char *const *env, const ch
  * a recorded pid can be recognised after a restart; 0 when there is no such
  * process (or only its zombie). */
 int64_t acc_proc_start_time(pid_t pid);
+
+/* For a daemon's main thread, before it starts any other: blocks SIGINT,
+ * SIGTERM and SIGHUP (threads started later inherit the mask, so only a
+ * sigwait() on *sigs takes them) and ignores SIGPIPE. */
+void acc_proc_daemon_signals(sigset_t *sigs);
 #endif

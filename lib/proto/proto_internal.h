@@ -27,6 +27,11 @@
  * ACC_ERR_BAD_REQUEST for another root. */
 acc_err acc_proto_parse(const char *body, size_t len, const char *root, xmlDocPtr *doc,
                         struct acc_error *err);
+/* acc_proto_parse, then the root's attributes checked against allowed
+ * (NULL-terminated; NULL: none) as acc_proto_attrs does; *root_out is the
+ * document element.  On failure nothing is left to free. */
+acc_err acc_proto_open(const char *body, size_t len, const char *root, const char *const *allowed,
+                       xmlDocPtr *doc, xmlNode **root_out, struct acc_error *err);
 
 /* The next element child of parent after *cur (NULL: the first) into *cur,
  * NULL after the last.  ACC_ERR_BAD_REQUEST for text that is not blank and
@@ -41,6 +46,8 @@ bool acc_proto_is(const xmlNode *n, const char *name);
  * ACC_ERR_BAD_REQUEST for an unknown, a repeated or a missing one. */
 acc_err acc_proto_children(const xmlNode *parent, const char *const *names, const xmlNode **found,
                            size_t n, struct acc_error *err);
+/* ACC_ERR_BAD_REQUEST when n has a child element (text as acc_proto_next). */
+acc_err acc_proto_empty(const xmlNode *n, struct acc_error *err);
 /* Printable ASCII without blanks, 1 .. max bytes (local ids, job states). */
 bool acc_proto_token_ok(const char *s, size_t max);
 

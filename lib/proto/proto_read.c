@@ -46,13 +46,11 @@ acc_err acc_proto_read_preview(const char *body, size_t len, struct acc_proto_pr
     const xmlNode *f[N(names)];
     struct acc_proto_preview p = {.kind = ACC_RES_NODES};
     xmlDocPtr doc = NULL;
-    acc_err rc = acc_proto_parse(body, len, "Preview", &doc, err);
+    xmlNode *root = NULL;
+    acc_err rc = acc_proto_open(body, len, "Preview", NULL, &doc, &root, err);
     if (rc)
         return rc;
-    xmlNode *root = root_of(doc);
-    rc = acc_proto_attrs(root, NULL, err);
-    if (!rc)
-        rc = acc_proto_children(root, names, f, N(names), err);
+    rc = acc_proto_children(root, names, f, N(names), err);
     if (!rc)
         rc = acc_proto_resource(f[0], "amount", &p.kind, p.resource, sizeof p.resource, &p.amount,
                                 err);
@@ -134,13 +132,11 @@ acc_err acc_proto_read_reserve(const char *body, size_t len, struct acc_proto_re
     const xmlNode *f[N(names)];
     struct acc_proto_reserve r = {.kind = ACC_RES_NODES};
     xmlDocPtr doc = NULL;
-    acc_err rc = acc_proto_parse(body, len, "Reserve", &doc, err);
+    xmlNode *root = NULL;
+    acc_err rc = acc_proto_open(body, len, "Reserve", NULL, &doc, &root, err);
     if (rc)
         return rc;
-    xmlNode *root = root_of(doc);
-    rc = acc_proto_attrs(root, NULL, err);
-    if (!rc)
-        rc = acc_proto_children(root, names, f, N(names), err);
+    rc = acc_proto_children(root, names, f, N(names), err);
     if (!rc)
         rc = acc_proto_resource(f[0], "amount", &r.kind, r.resource, sizeof r.resource, &r.amount,
                                 err);
@@ -190,13 +186,11 @@ acc_err acc_proto_read_reservation(const char *body, size_t len, struct acc_rese
     char name[128], key[ACC_KEY_MAX];
     const char *k, *id, *st;
     xmlDocPtr doc = NULL;
-    acc_err rc = acc_proto_parse(body, len, "Reservation", &doc, err);
+    xmlNode *root = NULL;
+    acc_err rc = acc_proto_open(body, len, "Reservation", attrs, &doc, &root, err);
     if (rc)
         return rc;
-    xmlNode *root = root_of(doc);
-    rc = acc_proto_attrs(root, attrs, err);
-    if (!rc)
-        rc = acc_proto_attr_req(root, "key", &k, err);
+    rc = acc_proto_attr_req(root, "key", &k, err);
     if (!rc)
         rc = acc_proto_attr_req(root, "localId", &id, err);
     if (!rc)

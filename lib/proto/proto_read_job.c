@@ -79,13 +79,11 @@ acc_err acc_proto_read_flow(const char *body, size_t len, struct acc_proto_flow 
     xmlDocPtr doc = NULL;
 
     memset(out, 0, sizeof *out);
-    acc_err rc = acc_proto_parse(body, len, "Flow", &doc, err);
+    xmlNode *root = NULL;
+    acc_err rc = acc_proto_open(body, len, "Flow", NULL, &doc, &root, err);
     if (rc)
         return rc;
-    xmlNode *root = xmlDocGetRootElement(doc);
-    rc = acc_proto_attrs(root, NULL, err);
-    if (!rc)
-        rc = acc_proto_children(root, names, f, N(names), err);
+    rc = acc_proto_children(root, names, f, N(names), err);
     if (!rc)
         rc = read_side(f[0], &p.site_a, &p.addrs_a, &p.flow.n_a, err);
     if (!rc)
@@ -125,13 +123,11 @@ acc_err acc_proto_read_provision_status(const char *body, size_t len,
     struct acc_provision_status s = {.provisioned = false};
     const char *prov, *act, *st;
     xmlDocPtr doc = NULL;
-    acc_err rc = acc_proto_parse(body, len, "ProvisionStatus", &doc, err);
+    xmlNode *root = NULL;
+    acc_err rc = acc_proto_open(body, len, "ProvisionStatus", attrs, &doc, &root, err);
     if (rc)
         return rc;
-    xmlNode *root = xmlDocGetRootElement(doc);
-    rc = acc_proto_attrs(root, attrs, err);
-    if (!rc)
-        rc = acc_proto_attr_req(root, "provisioned", &prov, err);
+    rc = acc_proto_attr_req(root, "provisioned", &prov, err);
     if (!rc)
         rc = acc_proto_attr_req(root, "active", &act, err);
     if (!rc)
@@ -339,16 +335,13 @@ acc_err acc_proto_read_job_ref(const char *body, size_t len, char *id, size_t id
                                struct acc_error *err)
 {
     static const char *const attrs[] = {"id", NULL};
-    const xmlNode *c = NULL;
     const char *v;
     xmlDocPtr doc = NULL;
-    acc_err rc = acc_proto_parse(body, len, "JobRef", &doc, err);
+    xmlNode *root = NULL;
+    acc_err rc = acc_proto_open(body, len, "JobRef", attrs, &doc, &root, err);
     if (rc)
         return rc;
-    xmlNode *root = xmlDocGetRootElement(doc);
-    rc = acc_proto_attrs(root, attrs, err);
-    if (!rc && !(rc = acc_proto_next(root, &c, err)) && c)
-        rc = acc_proto_unknown(c, err);
+    rc = acc_proto_empty(root, err);
     if (!rc)
         rc = acc_proto_attr_req(root, "id", &v, err);
     if (!rc && !acc_proto_key_ok(v))
@@ -369,17 +362,14 @@ acc_err acc_proto_read_job_status(const char *body, size_t len, struct acc_job_s
 {
     static const char *const attrs[] = {"done", "exitStatus", "signal", "state", NULL};
     struct acc_job_status s = {.exit_status = -1};
-    const xmlNode *c = NULL;
     const char *done, *ex, *sig, *st;
     int64_t x = 0, g = 0;
     xmlDocPtr doc = NULL;
-    acc_err rc = acc_proto_parse(body, len, "JobStatus", &doc, err);
+    xmlNode *root = NULL;
+    acc_err rc = acc_proto_open(body, len, "JobStatus", attrs, &doc, &root, err);
     if (rc)
         return rc;
-    xmlNode *root = xmlDocGetRootElement(doc);
-    rc = acc_proto_attrs(root, attrs, err);
-    if (!rc && !(rc = acc_proto_next(root, &c, err)) && c)
-        rc = acc_proto_unknown(c, err);
+    rc = acc_proto_empty(root, err);
     if (!rc)
         rc = acc_proto_attr_req(root, "done", &done, err);
     if (!rc)

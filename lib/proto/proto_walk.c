@@ -77,6 +77,11 @@ acc_err acc_proto_unknown(const xmlNode *n, struct acc_error *err)
                           (const char *)n->name, ACC_PROTO_VERSION);
 }
 
+acc_err acc_proto_empty(const xmlNode *n, struct acc_error *err)
+{
+    return acc_proto_children(n, NULL, NULL, 0, err);
+}
+
 acc_err acc_proto_twice(const xmlNode *n, struct acc_error *err)
 {
     return acc_proto_fail(n, ACC_ERR_BAD_REQUEST, err, "%s: the element %s appears twice",

@@ -84,16 +84,16 @@ const char *acc_config_embedded_text(void)
 
 /* ------------------------------------------------------------------ parse */
 
-int cfg_bad(struct cfg_parse *p, const char *section, const char *fmt, ...)
+int acc_config_bad(struct acc_config_first *f, const char *section, const char *fmt, ...)
 {
-    if (!p->failed) {
-        char msg[512];
+    if (!f->failed) {
+        char msg[768];
         va_list ap;
         va_start(ap, fmt);
         vsnprintf(msg, sizeof msg, fmt, ap);
         va_end(ap);
-        acc_error_set(&p->err, ACC_ERR_CONFIG, "[%s] %s", section, msg);
-        p->failed = true;
+        acc_error_set(&f->err, ACC_ERR_CONFIG, "[%s] %s", section, msg);
+        f->failed = true;
     }
     return 0;
 }
@@ -129,7 +129,7 @@ int cfg_add_setting(struct acc_kv **kv, size_t *n, const char *k, const char *v)
 static int handler(void *user, const char *section, const char *k, const char *v)
 {
     struct cfg_parse *p = user;
-    if (p->failed)
+    if (p->first.failed)
         return 1; /* report only the first error */
     if (strcmp(section, "auth") == 0)
         return cfg_auth_key(p, k, v);
@@ -202,9 +202,10 @@ static acc_err finish(struct acc_config *c, struct cfg_parse *p, int line, const
     acc_err rc = ACC_OK;
     if (line < 0) {
         rc = acc_error_set(err, ACC_ERR_CONFIG, "%s: cannot read it", origin);
-    } else if (line > 0 || p->failed) {
-        if (p->failed)
-            rc = acc_error_set(err, ACC_ERR_CONFIG, "%s line %d: %s", origin, line, p->err.msg);
+    } else if (line > 0 || p->first.failed) {
+        if (p->first.failed)
+            rc = acc_error_set(err, ACC_ERR_CONFIG, "%s line %d: %s", origin, line,
+                               p->first.err.msg);
         else
             rc = acc_error_set(err, ACC_ERR_CONFIG, "%s line %d: not a valid INI line", origin,
                                line);
@@ -278,8 +279,8 @@ acc_err acc_config_resource_key(struct acc_config *c, const char *section, const
     if (!matched)
         return acc_error_set(err, ACC_ERR_NOT_FOUND, "[%s] is not a site, network or link",
                              section);
-    if (p.failed)
-        return acc_error_copy(err, &p.err);
+    if (p.first.failed)
+        return acc_error_copy(err, &p.first.err);
     if (!rc)
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     return ACC_OK;

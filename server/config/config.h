@@ -203,6 +203,19 @@ acc_err acc_config_set_db(struct acc_config *c, const char *path, struct acc_err
 
 void acc_config_release(struct acc_config *c);
 
+/* The first error of an INI reader (accordd's and accord-site's): inih's
+ * handler goes on after it without reading more, and the loader reports
+ * it with its line. */
+struct acc_config_first {
+    struct acc_error err;
+    bool failed;
+};
+
+/* Records "[section] message" in f unless an error is recorded already;
+ * returns 0 (inih's "stop"). */
+int acc_config_bad(struct acc_config_first *f, const char *section, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* accord-site (site/) hosts adapters configured with the same [site NAME],
  * [network NAME] and [link NAME] sections as accordd's: one key of such a
  * section (section is the whole name, "site alpha") into c, which starts

@@ -23,13 +23,11 @@
 
 struct cfg_parse {
     struct acc_config *c;
-    struct acc_error err; /* the first error */
-    bool failed;
+    struct acc_config_first first;
 };
 
 /* Records "[section] message" unless an error is recorded already; 0. */
-int cfg_bad(struct cfg_parse *p, const char *section, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+#define cfg_bad(p, ...) acc_config_bad(&(p)->first, __VA_ARGS__)
 
 /* Replaces *dst with a copy of v; 0 when out of memory. */
 int cfg_set_str(char **dst, const char *v);

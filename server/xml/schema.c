@@ -3,25 +3,21 @@
  * through.
  *
  * Defence in depth against hostile documents:
- *   - SAX hooks stop the parser at the first DOCTYPE, declaration or entity
- *     reference, so nothing is ever declared, expanded or fetched (a
- *     billion-laughs document stops at its DOCTYPE);
- *   - no option that substitutes entities or loads DTDs is ever given;
+ *   - the guarded parser of lib/xmlguard (shared with lib/proto) checks
+ *     size, NUL bytes and attribute counts in one pass over the bytes, stops
+ *     at the first DOCTYPE, declaration or entity reference (a
+ *     billion-laughs document stops at its DOCTYPE), never substitutes
+ *     entities or loads DTDs, reads every document as UTF-8 and bounds
+ *     depth and element count while parsing;
  *   - the process-wide external entity loader serves the embedded
  *     schemas by name and refuses everything else, so even a code path
- *     that tried could reach neither the network nor the file system;
- *   - size, NUL bytes and attribute counts are checked before parsing, in
- *     one pass over the bytes (prescan.c: libxml2's own duplicate check is
- *     quadratic), depth and element count while parsing;
- *   - every document is read as UTF-8: a declared encoding such as UTF-7
- *     would hide markup from that pass.
+ *     that tried could reach neither the network nor the file system.
  * libxml2's messages are collected per call through the structured error
  * handlers of the parser and validation contexts, never through the global
  * ones, so threads never see each other's errors.
  */
 #include "xml.h"
 
-#include <libxml/SAX2.h>
 #include <libxml/parser.h>
 #include <libxml/parserInternals.h>
 #include <libxml/xmlerror.h>
@@ -32,6 +28,7 @@
 
 #include "../../lib/common/embed.h"
 #include "../../lib/common/strutil.h"
+#include "../../lib/xmlguard/xmlguard.h"
 #include "xml_internal.h"
 
 /* The .xsd files of schema/, compiled in by cmake/embed.cmake. */
@@ -214,243 +211,43 @@ void acc_xml_cleanup(void)
 
 /* ----------------------------------------------------- the guarded parser */
 
-enum stop_reason { STOP_NONE, STOP_DTD, STOP_DEEP, STOP_MANY };
-
-struct reader {
-    struct errlog log;
-    unsigned depth, elements;
-    unsigned max_depth, max_elements;
-    enum stop_reason stop;
-    int stop_line;
-    char what[128]; /* for STOP_DTD: what was found */
-};
-
-static struct reader *reader_of(void *ctx, xmlParserCtxtPtr *ctxt)
+static struct acc_xmlguard_limits guard_limits(const struct acc_xml_limits *lim)
 {
-    *ctxt = ctx;
-    return (*ctxt)->_private;
+    return (struct acc_xmlguard_limits){lim->max_bytes, lim->max_depth, lim->max_elements,
+                                        lim->max_attributes, lim->max_total_attributes};
 }
 
-static void stop(xmlParserCtxtPtr ctxt, struct reader *r, enum stop_reason why)
+acc_err acc_xml_prescan(const char *data, size_t len, const struct acc_xml_limits *lim,
+                        struct acc_error *err)
 {
-    if (r->stop == STOP_NONE) {
-        r->stop = why;
-        r->stop_line = xmlSAX2GetLineNumber(ctxt);
-    }
-    xmlStopParser(ctxt);
+    struct acc_xmlguard_limits g = guard_limits(lim);
+    return acc_xmlguard_prescan(data, len, &g, err);
 }
-
-static void refuse(void *ctx, const char *fmt, const xmlChar *name)
-{
-    xmlParserCtxtPtr ctxt;
-    struct reader *r = reader_of(ctx, &ctxt);
-    if (r->stop == STOP_NONE)
-        snprintf(r->what, sizeof r->what, fmt, name ? (const char *)name : "");
-    stop(ctxt, r, STOP_DTD);
-}
-
-/* The parser reports with its own context (userData), like the SAX hooks. */
-static void on_parse_error(void *ctx, xmlErrorPtr e)
-{
-    xmlParserCtxtPtr ctxt;
-    struct reader *r = reader_of(ctx, &ctxt);
-    on_error(&r->log, e);
-}
-
-static void on_internal_subset(void *ctx, const xmlChar *name, const xmlChar *ext_id,
-                               const xmlChar *sys_id)
-{
-    (void)ext_id;
-    (void)sys_id;
-    refuse(ctx, "a DOCTYPE (%.64s)", name);
-}
-
-static void on_entity_decl(void *ctx, const xmlChar *name, int type, const xmlChar *public_id,
-                           const xmlChar *system_id, xmlChar *content)
-{
-    (void)type;
-    (void)public_id;
-    (void)system_id;
-    (void)content;
-    refuse(ctx, "the entity declaration %.64s", name);
-}
-
-static void on_unparsed_entity_decl(void *ctx, const xmlChar *name, const xmlChar *public_id,
-                                    const xmlChar *system_id, const xmlChar *notation)
-{
-    (void)public_id;
-    (void)system_id;
-    (void)notation;
-    refuse(ctx, "the entity declaration %.64s", name);
-}
-
-static void on_notation_decl(void *ctx, const xmlChar *name, const xmlChar *public_id,
-                             const xmlChar *system_id)
-{
-    (void)public_id;
-    (void)system_id;
-    refuse(ctx, "the notation declaration %.64s", name);
-}
-
-static void on_element_decl(void *ctx, const xmlChar *name, int type, xmlElementContentPtr content)
-{
-    (void)type;
-    (void)content;
-    refuse(ctx, "the element declaration %.64s", name);
-}
-
-static void on_attribute_decl(void *ctx, const xmlChar *elem, const xmlChar *fullname, int type,
-                              int def, const xmlChar *default_value, xmlEnumerationPtr tree)
-{
-    (void)fullname;
-    (void)type;
-    (void)def;
-    (void)default_value;
-    xmlFreeEnumeration(tree); /* the handler owns it */
-    refuse(ctx, "an attribute list declaration for %.64s", elem);
-}
-
-static xmlEntityPtr on_get_entity(void *ctx, const xmlChar *name)
-{
-    refuse(ctx, "the entity reference &%.64s;", name);
-    return NULL;
-}
-
-static xmlEntityPtr on_get_parameter_entity(void *ctx, const xmlChar *name)
-{
-    refuse(ctx, "the parameter entity reference %%%.64s;", name);
-    return NULL;
-}
-
-static void on_reference(void *ctx, const xmlChar *name)
-{
-    refuse(ctx, "the entity reference &%.64s;", name);
-}
-
-static xmlParserInputPtr on_resolve_entity(void *ctx, const xmlChar *public_id,
-                                           const xmlChar *system_id)
-{
-    (void)public_id;
-    refuse(ctx, "the external entity %.64s", system_id);
-    return NULL;
-}
-
-static void on_start(void *ctx, const xmlChar *localname, const xmlChar *prefix, const xmlChar *uri,
-                     int nb_namespaces, const xmlChar **namespaces, int nb_attributes,
-                     int nb_defaulted, const xmlChar **attributes)
-{
-    xmlParserCtxtPtr ctxt;
-    struct reader *r = reader_of(ctx, &ctxt);
-
-    if (r->stop != STOP_NONE)
-        return;
-    if (++r->depth > r->max_depth) {
-        stop(ctxt, r, STOP_DEEP);
-        return;
-    }
-    if (++r->elements > r->max_elements) {
-        stop(ctxt, r, STOP_MANY);
-        return;
-    }
-    xmlSAX2StartElementNs(ctx, localname, prefix, uri, nb_namespaces, namespaces, nb_attributes,
-                          nb_defaulted, attributes);
-}
-
-static void on_end(void *ctx, const xmlChar *localname, const xmlChar *prefix, const xmlChar *uri)
-{
-    xmlParserCtxtPtr ctxt;
-    struct reader *r = reader_of(ctx, &ctxt);
-
-    if (r->stop != STOP_NONE)
-        return;
-    r->depth--;
-    xmlSAX2EndElementNs(ctx, localname, prefix, uri);
-}
-
-/* Never: XML_PARSE_NOENT (substitutes entities), XML_PARSE_DTDLOAD,
- * XML_PARSE_DTDATTR, XML_PARSE_DTDVALID, XML_PARSE_XINCLUDE, XML_PARSE_HUGE. */
-#define READ_OPTIONS (XML_PARSE_NONET | XML_PARSE_NOCDATA | XML_PARSE_NOWARNING)
 
 static acc_err read_doc(const char *data, size_t len, const struct acc_xml_limits *lim,
                         const char *url, xmlDocPtr *out, struct acc_error *err)
 {
-    struct reader r = {.max_depth = lim->max_depth, .max_elements = lim->max_elements};
-    xmlParserCtxtPtr ctxt = NULL;
+    struct acc_xmlguard_limits g = guard_limits(lim);
+    struct errlog log = {.len = 0};
     xmlDocPtr doc = NULL;
-    acc_err rc = ACC_OK;
 
     *out = NULL;
-    if (len > lim->max_bytes || len > INT_MAX)
-        return acc_error_set(err, ACC_ERR_TOO_LARGE,
-                             "the document is %zu bytes; at most %zu are "
-                             "accepted",
-                             len, lim->max_bytes);
-    if (len == 0)
-        return acc_error_set(err, ACC_ERR_MALFORMED, "line 1: the document is empty");
-    rc = acc_xml_prescan(data, len, lim, err);
+    acc_err rc = acc_xmlguard_read(data, len, &g, url, 0, on_error, &log, &doc, err);
     if (rc)
         return rc;
-
-    ctxt = xmlNewParserCtxt();
-    if (!ctxt)
-        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
-    xmlSAXHandlerPtr sax = ctxt->sax;
-    sax->internalSubset = on_internal_subset;
-    sax->externalSubset = on_internal_subset;
-    sax->entityDecl = on_entity_decl;
-    sax->unparsedEntityDecl = on_unparsed_entity_decl;
-    sax->notationDecl = on_notation_decl;
-    sax->elementDecl = on_element_decl;
-    sax->attributeDecl = on_attribute_decl;
-    sax->getEntity = on_get_entity;
-    sax->getParameterEntity = on_get_parameter_entity;
-    sax->reference = on_reference;
-    sax->resolveEntity = on_resolve_entity;
-    sax->startElementNs = on_start;
-    sax->endElementNs = on_end;
-    sax->serror = on_parse_error;
-    ctxt->_private = &r;
-
-    doc = xmlCtxtReadMemory(ctxt, data, (int)len, url, "UTF-8", READ_OPTIONS);
-    switch (r.stop) {
-    case STOP_DTD:
-        rc = acc_error_set(err, ACC_ERR_DTD,
-                           "line %d: %s: documents must not carry a DTD, entity declarations "
-                           "or entity references",
-                           r.stop_line, r.what);
-        goto out;
-    case STOP_DEEP:
-        rc = acc_error_set(err, ACC_ERR_TOO_DEEP, "line %d: elements nest deeper than %u levels",
-                           r.stop_line, r.max_depth);
-        goto out;
-    case STOP_MANY:
-        rc =
-            acc_error_set(err, ACC_ERR_TOO_LARGE, "line %d: the document has more than %u elements",
-                          r.stop_line, r.max_elements);
-        goto out;
-    case STOP_NONE:
-        break;
-    }
-    if (!doc || !ctxt->wellFormed || r.log.kept) {
-        rc = errlog_fail(&r.log, ACC_ERR_MALFORMED, "the document is not well-formed XML", err);
-        goto out;
-    }
-    if (!xmlDocGetRootElement(doc)) {
-        rc = acc_error_set(err, ACC_ERR_MALFORMED, "line 1: the document has no root element");
-        goto out;
+    if (!doc || log.kept) {
+        xmlFreeDoc(doc);
+        rc = errlog_fail(&log, ACC_ERR_MALFORMED, "the document is not well-formed XML", err);
+        if (log.kept > 1) {
+            /* Later messages mostly follow from the first: keep that one. */
+            char *nl = err ? strchr(err->msg, '\n') : NULL;
+            if (nl)
+                *nl = '\0';
+        }
+        return rc;
     }
     *out = doc;
-    doc = NULL;
-out:
-    if (rc == ACC_ERR_MALFORMED && r.log.kept > 1) {
-        /* Later messages mostly follow from the first: keep that one. */
-        char *nl = err ? strchr(err->msg, '\n') : NULL;
-        if (nl)
-            *nl = '\0';
-    }
-    xmlFreeDoc(doc);
-    xmlFreeParserCtxt(ctxt);
-    return rc;
+    return ACC_OK;
 }
 
 acc_err acc_xml_read(const char *data, size_t len, const struct acc_xml_limits *lim, xmlDocPtr *out,

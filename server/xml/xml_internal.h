@@ -24,7 +24,8 @@
 acc_err acc_xml_read(const char *data, size_t len, const struct acc_xml_limits *lim, xmlDocPtr *doc,
                      struct acc_error *err);
 
-/* One pass over the raw bytes, before libxml2 (prescan.c): ACC_ERR_MALFORMED
+/* One pass over the raw bytes, before libxml2 (acc_xmlguard_prescan() of
+ * lib/xmlguard): ACC_ERR_MALFORMED
  * for a NUL byte (naming its offset), ACC_ERR_TOO_MANY_ATTRS for more than
  * lim->max_attributes attributes on one element or lim->max_total_attributes
  * in all (naming the element and its line).  Namespace declarations count

@@ -1,4 +1,4 @@
-/* prescan.c - one linear pass over a document's bytes before libxml2 sees
+/* xmlguard_prescan.c - one linear pass over a document's bytes before libxml2 sees
  * them.
  *
  * libxml2 (2.9) checks each attribute of an element against every earlier
@@ -15,17 +15,18 @@
  *     namespace declaration); a start tag ends at '>' outside quotes, and
  *     libxml2 reads no attribute after a syntax error in a tag until the
  *     next '<';
- *   - the bytes are what libxml2 reads: read_doc() has it take them as
+ *   - the bytes are what libxml2 reads: acc_xmlguard_read() has it take them as
  *     UTF-8 whatever the document declares (UTF-7 or EBCDIC would hide the
  *     markup from this pass), and a NUL byte, where libxml2 would stop
  *     reading as if the document ended, is refused here.
  * It may count more than libxml2 (markup inside a comment counts too);
- * that only matters to documents far outside what an offer needs.
+ * that only matters to documents far outside what an offer or a protocol
+ * document needs.
  */
 #include <stdio.h>
 #include <string.h>
 
-#include "xml_internal.h"
+#include "xmlguard.h"
 
 /* The element name after '<' for a message: up to a blank, '/' or '>'. */
 static void element_name(const char *p, const char *end, char *out, size_t size)
@@ -37,8 +38,8 @@ static void element_name(const char *p, const char *end, char *out, size_t size)
     out[n] = '\0';
 }
 
-acc_err acc_xml_prescan(const char *data, size_t len, const struct acc_xml_limits *lim,
-                        struct acc_error *err)
+acc_err acc_xmlguard_prescan(const char *data, size_t len, const struct acc_xmlguard_limits *lim,
+                             struct acc_error *err)
 {
     enum { TEXT, TAG, QUOTED } state = TEXT;
     const char *end = data + len, *tag = NULL;
