@@ -29,6 +29,7 @@
 #include "adapter.h"
 #include "config.h"
 #include "fixture.h"
+#include "log.h"
 #include "../../site/site.h"
 #include "service.h"
 #include "timefmt.h"
@@ -56,6 +57,20 @@ static const char offer[] =
     "</wsag:ServiceDescriptionTerm>"
     "<wsag:ServiceDescriptionTerm wsag:Name=\"c\" wsag:ServiceName=\"m\"><co:Component>"
     "<co:Site>fh-brs</co:Site><co:Nodes>1</co:Nodes></co:Component>"
+    "</wsag:ServiceDescriptionTerm>"
+    "</wsag:All></wsag:Terms></wsag:AgreementOffer>";
+
+/* The same with only its first component (one site). */
+static const char offer1[] =
+    "<wsag:AgreementOffer xmlns:wsag=\"http://schemas.ggf.org/graap/2007/03/ws-agreement\" "
+    "xmlns:co=\"urn:accord:coalloc:1\"><wsag:Name>bench</wsag:Name><wsag:Context>"
+    "<wsag:AgreementInitiator>bench</wsag:AgreementInitiator>"
+    "<wsag:ServiceProvider>AgreementResponder</wsag:ServiceProvider></wsag:Context>"
+    "<wsag:Terms><wsag:All>"
+    "<wsag:ServiceDescriptionTerm wsag:Name=\"s\" wsag:ServiceName=\"m\"><co:Schedule>"
+    "<co:Duration>PT15M</co:Duration></co:Schedule></wsag:ServiceDescriptionTerm>"
+    "<wsag:ServiceDescriptionTerm wsag:Name=\"a\" wsag:ServiceName=\"m\"><co:Component>"
+    "<co:Site>fzj-xd1</co:Site><co:Nodes>1</co:Nodes></co:Component>"
     "</wsag:ServiceDescriptionTerm>"
     "</wsag:All></wsag:Terms></wsag:AgreementOffer>";
 
@@ -162,7 +177,8 @@ static int64_t stat_of(struct acc_service *svc, int i, const char *what)
     return v;
 }
 
-static void latency(struct acc_service *svc, const char *label, int n, int64_t *median)
+static void latency(struct acc_service *svc, const char *label, const char *doc, int n,
+                    int64_t *median)
 {
     int64_t *us = calloc((size_t)n, sizeof *us);
     int ok = 0;
@@ -170,7 +186,7 @@ static void latency(struct acc_service *svc, const char *label, int n, int64_t *
     int64_t cpu0 = cpu_us();
     for (int i = 0; i < n; i++) {
         char id[ACC_ID_LEN + 1];
-        acc_err rc = svc_negotiate_doc(svc, offer, id, &us[i], &err);
+        acc_err rc = svc_negotiate_doc(svc, doc, id, &us[i], &err);
         if (rc == ACC_ERR_MALFORMED || rc == ACC_ERR_SCHEMA) {
             fprintf(stderr, "remote_bench: %s\n", err.msg);
             exit(1);
@@ -228,7 +244,7 @@ static long throughput(struct acc_service *svc, const char *label, int seconds)
 /* The time of one protocol call as a remote adapter sees it (one at a time,
  * kept-alive connection): median of n previews, reserves, queries and
  * cancels against site 0, through an adapter of its own. */
-static int64_t call_times(struct acc_site *site, int n)
+static void call_times(struct acc_site *site, int n)
 {
     char url[64], section[64];
     snprintf(url, sizeof url, "https://127.0.0.1:%u", acc_site_port(site));
@@ -284,20 +300,16 @@ static int64_t call_times(struct acc_site *site, int n)
         }
         t[0][i] = t1 - t0, t[1][i] = t2 - t1, t[2][i] = t3 - t2, t[3][i] = t4 - t3;
     }
-    int64_t sum = 0;
     printf("remote     one call, one at a time (median of %d):", n);
     for (int o = 0; o < 4; o++) {
         qsort(t[o], (size_t)n, sizeof *t[o], cmp_i64);
         printf(" %s %lld us%s", ops[o], (long long)t[o][n / 2], o < 3 ? "," : "\n");
-        if (o < 3)
-            sum += t[o][n / 2];
         free(t[o]);
     }
     printf("remote     (previews of 14 days as the negotiations', %zu frames on average; CPU "
            "%lld us per call, both ends)\n",
            frames / (size_t)n, (long long)((cpu_us() - cpu0) / (4 * n)));
     acc_adapter_close(ad);
-    return sum / 3; /* the mean of preview, reserve and query: one round trip */
 }
 
 /* What each site saw per negotiation, and the TLS connections opened. */
@@ -335,6 +347,7 @@ int main(int argc, char **argv)
         return 2;
     }
     site_threads = (unsigned)threads;
+    acc_log_set_level(ACC_LOG_ERROR); /* the daemons' start-up lines are not figures */
     snprintf(dir, sizeof dir, "/tmp/accord-remote-bench-XXXXXX");
     if (!mkdtemp(dir))
         return 1;
@@ -354,9 +367,10 @@ int main(int argc, char **argv)
            "accord-site threads = %u\n",
            seconds, n, durable ? "yes" : "no", site_threads);
     struct acc_config cfg;
-    int64_t inproc_median = 0, remote_median = 0;
+    int64_t inproc_median = 0, remote_median = 0, inproc1 = 0, remote1 = 0;
     struct acc_service *svc = open_service("inproc-lat", NULL, &cfg);
-    latency(svc, "in-process", n, &inproc_median);
+    latency(svc, "in-process", offer, n, &inproc_median);
+    latency(svc, "in-proc 1", offer1, n, &inproc1);
     acc_service_close(svc);
     acc_config_release(&cfg);
     svc = open_service("inproc-run", NULL, &cfg);
@@ -374,16 +388,20 @@ int main(int argc, char **argv)
             calls0[i] = stat_of(svc, i, "calls");
         long done = n;
         if (round == 0)
-            latency(svc, "remote", n, &remote_median);
+            latency(svc, "remote", offer, n, &remote_median);
         else
             done = throughput(svc, "remote", seconds);
         remote_figures(svc, calls0, done);
         if (round == 0) {
-            int64_t one = call_times(site[0], n < 200 ? n : 200);
-            printf("remote     sequential round trips a negotiation waited for: (%lld - %lld) / "
-                   "%lld = %.2f\n",
-                   (long long)remote_median, (long long)inproc_median, (long long)one,
-                   one > 0 ? (double)(remote_median - inproc_median) / (double)one : 0.0);
+            latency(svc, "remote 1", offer1, n, &remote1);
+            printf("remote     what the remote path adds: %lld us with 3 sites, %lld us with 1 "
+                   "(3 sites cost %.2f times 1: 1 if a round's calls ran fully concurrently, 3 if "
+                   "one after another)\n",
+                   (long long)(remote_median - inproc_median), (long long)(remote1 - inproc1),
+                   remote1 - inproc1 > 0
+                       ? (double)(remote_median - inproc_median) / (double)(remote1 - inproc1)
+                       : 0.0);
+            call_times(site[0], n < 200 ? n : 200);
         }
         acc_service_close(svc);
         acc_config_release(&cfg);
