@@ -12,6 +12,7 @@
  * site_route (site_routes.c), which never sees libmicrohttpd. */
 #include "site_internal.h"
 
+#include <gnutls/gnutls.h>
 #include <microhttpd.h>
 #include <netdb.h>
 #include <stdio.h>
@@ -32,9 +33,17 @@ struct site_http {
     unsigned port;
 };
 
-/* Per connection (MHD's socket context). */
+/* Per connection (MHD's socket context).  The identity read from the
+ * client's certificate is kept with that certificate's DER bytes: a later
+ * request on the connection whose certificate is byte for byte the same
+ * (always, unless a renegotiation changed it) skips parsing it again.
+ * Which [peer] that identity is, is looked up on every request (SIGHUP may
+ * have removed it). */
 struct conn {
     char peer[64]; /* the peer counted against its connections; "" none yet */
+    unsigned char *der;
+    size_t der_len;
+    struct acc_tls_peer id;
 };
 
 /* Per request, from its first callback to its completion. */
@@ -73,6 +82,8 @@ static void connection_event(void *cls, struct MHD_Connection *con, void **socke
     struct conn *c = *socket_context;
     if (c && c->peer[0])
         site_peers_disconnect(h->site->peers, c->peer);
+    if (c)
+        free(c->der);
     free(c);
     *socket_context = NULL;
 }
@@ -117,22 +128,51 @@ static enum MHD_Result refuse(struct site_http *h, struct MHD_Connection *con,
     return ret;
 }
 
+/* The identity of the connection's client certificate: the one read before
+ * when the certificate is the same, else read now (and kept). */
+static acc_err peer_identity(struct MHD_Connection *con, struct conn *c, struct acc_tls_peer *out,
+                             struct acc_error *err)
+{
+    const union MHD_ConnectionInfo *ti =
+        MHD_get_connection_info(con, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+    unsigned n = 0;
+    const gnutls_datum_t *raw =
+        ti && ti->tls_session ? gnutls_certificate_get_peers(ti->tls_session, &n) : NULL;
+    if (c && raw && n > 0 && c->der && c->der_len == raw[0].size &&
+        memcmp(c->der, raw[0].data, c->der_len) == 0) {
+        *out = c->id;
+        return ACC_OK;
+    }
+    acc_err rc = acc_tls_peer(con, out, err);
+    if (rc || !c || !raw || n == 0)
+        return rc;
+    unsigned char *der = malloc(raw[0].size ? raw[0].size : 1);
+    if (der) { /* without memory it is read again next time: no harm */
+        memcpy(der, raw[0].data, raw[0].size);
+        free(c->der);
+        c->der = der;
+        c->der_len = raw[0].size;
+        c->id = *out;
+    }
+    return ACC_OK;
+}
+
 /* The peer of the connection, counted against its connections on the
  * connection's first request. */
 static acc_err identify(struct site_http *h, struct MHD_Connection *con, struct exchange *x,
                         struct acc_error *err)
 {
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(con, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    struct conn *c = ci ? ci->socket_context : NULL;
     struct acc_tls_peer tp;
-    acc_err rc = acc_tls_peer(con, &tp, err);
+    acc_err rc = peer_identity(con, c, &tp, err);
     if (rc)
         return rc;
     if (!site_peers_find(h->site->peers, tp.subject, tp.fingerprint, &x->peer))
         return acc_error_set(err, ACC_ERR_FORBIDDEN, "site %s does not admit %s", h->site->cfg.name,
                              tp.subject);
     x->have_peer = true;
-    const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(con, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-    struct conn *c = ci ? ci->socket_context : NULL;
     if (!c)
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     if (c->peer[0])
