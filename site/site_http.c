@@ -7,8 +7,10 @@
  * Per peer, the open connections are counted (counted once per connection,
  * on its first request; over `connections` the request gets TooMany and the
  * connection is closed).  A body is at most ACC_PROTO_BODY_MAX bytes: a
- * larger Content-Length is refused before a byte is read, a body that grows
- * past it is discarded and refused.  Requests are then handed whole to
+ * Content-Length over SITE_DRAIN_MAX is refused before a byte is read (and
+ * the connection closed); a smaller body over the limit, declared or grown,
+ * is read, discarded and refused once it has all come, so that the client
+ * reads the answer.  Requests are then handed whole to
  * site_route (site_routes.c), which never sees libmicrohttpd. */
 #include "site_internal.h"
 
@@ -25,6 +27,9 @@
 #include "../lib/common/strutil.h"
 #include "../lib/proto/proto.h"
 #include "../lib/tls/tls.h"
+
+/* Bodies up to this size are read (and dropped) before a TooLarge answer. */
+#define SITE_DRAIN_MAX (1024 * 1024)
 
 struct site_http {
     struct acc_site *site;
@@ -205,13 +210,17 @@ static enum MHD_Result access_handler(void *cls, struct MHD_Connection *con, con
             MHD_lookup_connection_value(con, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
         int64_t declared = 0;
         if (cl && acc_parse_i64(cl, 0, INT64_MAX, &declared, NULL) == ACC_OK &&
-            declared > ACC_PROTO_BODY_MAX) {
+            declared > SITE_DRAIN_MAX) {
             acc_error_set(&x->refused, ACC_ERR_TOO_LARGE,
                           "a body of %lld bytes is over the protocol's limit of %d",
                           (long long)declared, ACC_PROTO_BODY_MAX);
             x->is_refused = true;
             return refuse(h, con, &x->refused, true);
         }
+        /* A body a little over the limit is read and dropped before the
+         * answer: answered early, a client still sending (TLS) may lose the
+         * answer to the connection's reset. */
+        x->too_large = declared > ACC_PROTO_BODY_MAX;
         const char *type =
             MHD_lookup_connection_value(con, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
         x->bad_type = type && strncasecmp(type, "application/xml", 15) != 0 &&
