@@ -30,7 +30,7 @@
 #   SLURM_TESTBED_DIR=... tests/integration/test_sites_slurm.sh BUILD_DIR
 set -uo pipefail
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
-BUILD=${1:?usage: $0 BUILD_DIR}
+BUILD=$(cd "${1:?usage: $0 BUILD_DIR}" && pwd) || exit 1
 T0=$(date +%s)
 failures=0
 checks=0
