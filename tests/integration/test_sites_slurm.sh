@@ -347,6 +347,22 @@ fi
 api POST "/agreements/$ID2/terminate" >/dev/null
 expect "the meta-job's Slurm reservation $LA is gone after terminate" wait_for 15 no_resv "$LA"
 
+# Every daemon stops on SIGTERM; a sanitized build's daemons leave no report.
+echo "== the daemons stop, and their logs"
+# (a daemon that exited stays a zombie of this shell until waited for)
+gone() { [ ! -e "/proc/$1" ] || [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" = Z ]; }
+for p in "${PIDS[@]}"; do
+    name=$(cat "/proc/$p/comm" 2>/dev/null || echo "pid $p")
+    kill -TERM "$p" 2>/dev/null
+    expect "$name stops on SIGTERM" wait_for 5 gone "$p"
+done
+if found=$(grep -l "AddressSanitizer\|LeakSanitizer\|runtime error:" "$DIR"/*/log); then
+    bad "sanitizer reports in $found"
+    grep -h -A12 "AddressSanitizer\|LeakSanitizer\|runtime error:" $found | head -n 40
+else
+    ok "no sanitizer report in any daemon's log"
+fi
+
 echo "test_sites_slurm: $((checks - failures)) of $checks checks passed in $(($(date +%s) - T0)) s"
 if [ "$failures" != 0 ]; then
     for f in "$DIR"/*/log; do [ -f "$f" ] && { echo "== $f (tail)"; tail -n 20 "$f"; }; done
