@@ -3,10 +3,12 @@
  * its listener; reload (SIGHUP: certificates and peers) and stop. */
 #include "site_internal.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lib/common/kv.h"
 #include "../lib/common/log.h"
 #include "../lib/common/strutil.h"
 #include "site_jobs.h"
@@ -42,10 +44,24 @@ static acc_err open_jobs(struct acc_site *s, struct acc_error *err)
         rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
         goto out;
     }
-    /* A Slurm site starts its proxies through srun --reservation. */
+    /* A Slurm site starts its proxies through srun --reservation, with the
+     * slurm adapter's own slurm_conf and bin_dir (the first slurm site's). */
     bool srun = false;
-    for (size_t i = 0; i < s->cfg.res.n_sites; i++)
-        srun |= strcmp(s->cfg.res.sites[i].adapter, "slurm") == 0;
+    const char *slurm_conf = NULL, *bin_dir = NULL;
+    for (size_t i = 0; i < s->cfg.res.n_sites; i++) {
+        const struct acc_site_cfg *sc = &s->cfg.res.sites[i];
+        if (srun || strcmp(sc->adapter, "slurm") != 0)
+            continue;
+        srun = true;
+        slurm_conf = acc_kv_get(sc->settings, sc->n_settings, "slurm_conf");
+        bin_dir = acc_kv_get(sc->settings, sc->n_settings, "bin_dir");
+    }
+    char srun_path[PATH_MAX];
+    if (bin_dir &&
+        (size_t)snprintf(srun_path, sizeof srun_path, "%s/srun", bin_dir) >= sizeof srun_path) {
+        rc = acc_error_set(err, ACC_ERR_CONFIG, "bin_dir %.64s...: too long", bin_dir);
+        goto out;
+    }
     struct acc_site_jobs_cfg jc = {
         .directory = dir,
         .proxy_path = s->cfg.hydra_pmi_proxy,
@@ -53,6 +69,8 @@ static acc_err open_jobs(struct acc_site *s, struct acc_error *err)
         .nets = nets,
         .n_nets = n_nets,
         .srun = srun,
+        .srun_path = bin_dir ? srun_path : NULL,
+        .slurm_conf = slurm_conf,
     };
     rc = acc_site_jobs_open(&jc, &s->jobs, err);
     if (rc) {

@@ -126,7 +126,7 @@ acc_err acc_site_jobs_open(const struct acc_site_jobs_cfg *cfg, struct acc_site_
     j->proxy = strdup(cfg->proxy_path);
     j->user = strdup(user);
     j->srun = strdup(cfg->srun_path ? cfg->srun_path : "srun");
-    const char *sc = getenv("SLURM_CONF");
+    const char *sc = cfg->slurm_conf ? cfg->slurm_conf : getenv("SLURM_CONF");
     j->slurm_conf = sc ? malloc(strlen(sc) + 12) : NULL;
     if (j->slurm_conf)
         snprintf(j->slurm_conf, strlen(sc) + 12, "SLURM_CONF=%s", sc);

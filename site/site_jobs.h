@@ -85,9 +85,12 @@ struct acc_site_jobs_cfg {
     size_t output_limit; /* 0: ACC_SITE_JOBS_OUTPUT_MAX */
     /* A Slurm site: start through `srun --reservation=LOCALID
      * --nodelist=HOST -N1 -n1 --job-name=accord-KEY PROXY ARGS` (srun_path,
-     * NULL: "srun" in PATH) instead of fork and exec here. */
+     * NULL: "srun" in PATH) instead of fork and exec here, with
+     * SLURM_CONF=slurm_conf (the slurm site's own setting; NULL: the daemon's
+     * SLURM_CONF, if any). */
     bool srun;
     const char *srun_path;
+    const char *slurm_conf;
 };
 
 /* The booking the job is for, as the daemon's journal holds it (only
