@@ -67,6 +67,17 @@ command -v curl >/dev/null || die "curl missing (apt-get install -y curl)"
 [ -r "${SLURM_CONF_SITEA:-}" ] || die "the testbed has no cluster sitea"
 export SLURM_CONF=$SLURM_CONF_SITEA TZ=UTC
 scontrol ping >/dev/null 2>&1 || die "sitea's slurmctld does not answer (scontrol ping)"
+# Every node of sitea idle first: the test before this one on the cluster
+# (test_slurm_real) ends by restarting sitea's slurmctld, whose nodes answer
+# "not responding" (idle*) until their slurmd registers again, and a preview
+# then finds no free node at all.
+nodes=$(sinfo -h -N -o '%N' | sort -u | wc -l)
+for i in $(seq 180); do
+    idle=$(sinfo -h -N -o '%N %t' 2>/dev/null | awk '$2=="idle"' | sort -u | wc -l || true)
+    [ "$idle" -eq "$nodes" ] && break
+    [ "$i" -eq 180 ] && { sinfo -N >&2; die "sitea: only $idle of $nodes nodes idle after 90 s"; }
+    sleep 0.5
+done
 
 DIR=$(mktemp -d /tmp/accord-sites-slurm.XXXXXX)
 chmod 0755 "$DIR"
@@ -305,7 +316,9 @@ expect "simb answers 404 for its key" test "$(site_code simb "$KB")" = 404
 
 echo "== 2. a meta-job: sitea's proxy through srun --reservation"
 launch='<wsag:ServiceDescriptionTerm wsag:Name="launch" wsag:ServiceName="m"><co:Launch style="mpich-g2"/></wsag:ServiceDescriptionTerm>'
-comp='<co:ProcessesPerNode>2</co:ProcessesPerNode><co:Executable>accord-ring</co:Executable><co:Argument>through slurm</co:Argument>'
+# --sleep=3: the ring alone ends in about 0.4 s, sometimes before squeue
+# below has seen its proxy (it missed it once in a run after test_slurm_real)
+comp='<co:ProcessesPerNode>2</co:ProcessesPerNode><co:Executable>accord-ring</co:Executable><co:Argument>through slurm</co:Argument><co:Argument>--sleep=3</co:Argument>'
 reply=$(api POST /agreements "$(offer ring 4 180 "$comp" "$launch")")
 ID2=$(agreement_id "$reply")
 expect "meta-job agreed" test "$(st)" = 201 -a -n "$ID2"
