@@ -12,18 +12,8 @@ NETBED=$SRC/tools/netbed.sh
 FLOWGEN=${1:?usage: $0 PATH/TO/accord-flowgen}
 CAP_MBIT=200
 export CAP=${CAP_MBIT}mbit
-failures=0
-checks=0
-
-ok() {
-    checks=$((checks + 1))
-    echo "ok: $*"
-}
-bad() {
-    checks=$((checks + 1))
-    failures=$((failures + 1))
-    echo "FAIL: $*"
-}
+# shellcheck source=../support/checks.sh
+. "$SRC/tests/support/checks.sh"
 check() { # DESCRIPTION COMMAND...  (a failure shows what the command said)
     local what=$1 out
     shift
@@ -125,5 +115,4 @@ round() { # N
 round 1
 round 2
 check "a bad CAP is refused and changes nothing" sh -c "! CAP=fast '$NETBED' up && [ ! -e /run/netns/acc-wan ]"
-echo "test_netbed: $((checks - failures)) of $checks checks passed"
-[ "$failures" = 0 ]
+checks_summary test_netbed

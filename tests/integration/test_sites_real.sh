@@ -45,23 +45,8 @@ export SITES_BED_DIR=${SITES_BED_DIR:-/run/accord-sites-bed}
 DIR=$SITES_BED_DIR
 C=$DIR/certs
 T0=$(date +%s)
-failures=0
-checks=0
-
-ok() {
-    checks=$((checks + 1))
-    echo "ok: $*"
-}
-bad() {
-    checks=$((checks + 1))
-    failures=$((failures + 1))
-    echo "FAIL: $*"
-}
-expect() { # DESCRIPTION CONDITION-COMMAND...
-    local what=$1
-    shift
-    if "$@"; then ok "$what"; else bad "$what"; fi
-}
+# shellcheck source=../support/checks.sh
+. "$SRC/tests/support/checks.sh"
 
 [ "$(id -u)" = 0 ] || { echo "test_sites_real: needs root"; exit 1; }
 for b in accordd accord-site accordctl accord-ring; do
@@ -515,15 +500,9 @@ echo "== the daemons stop, and their logs"
 for n in accordd alpha beta net; do
     "$BED" stop "$n" TERM && ok "$n stopped on SIGTERM" || bad "$n did not stop on SIGTERM within 5 s"
 done
-if found=$(grep -l "AddressSanitizer\|LeakSanitizer\|runtime error:" "$DIR"/*/log); then
-    bad "sanitizer reports in $found"
-    grep -h -A12 "AddressSanitizer\|LeakSanitizer\|runtime error:" $found | head -n 40
-else
-    ok "no sanitizer report in any daemon's log"
-fi
+no_sanitizer_reports "$DIR"/*/log
 
-echo "test_sites_real: $((checks - failures)) of $checks checks passed in $(($(date +%s) - T0)) s"
 if [ "$failures" != 0 ]; then
     for f in "$DIR"/*/log; do [ -f "$f" ] && { echo "== $f (tail)"; tail -n 15 "$f"; }; done
 fi
-[ "$failures" = 0 ]
+checks_summary test_sites_real "in $(($(date +%s) - T0)) s"

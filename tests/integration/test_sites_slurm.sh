@@ -32,23 +32,8 @@ set -uo pipefail
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=$(cd "${1:?usage: $0 BUILD_DIR}" && pwd) || exit 1
 T0=$(date +%s)
-failures=0
-checks=0
-
-ok() {
-    checks=$((checks + 1))
-    echo "ok: $*"
-}
-bad() {
-    checks=$((checks + 1))
-    failures=$((failures + 1))
-    echo "FAIL: $*"
-}
-expect() { # DESCRIPTION CONDITION-COMMAND...
-    local what=$1
-    shift
-    if "$@"; then ok "$what"; else bad "$what"; fi
-}
+# shellcheck source=../support/checks.sh
+. "$SRC/tests/support/checks.sh"
 die() {
     echo "test_sites_slurm: $*"
     exit 1
@@ -369,15 +354,9 @@ for p in "${PIDS[@]}"; do
     kill -TERM "$p" 2>/dev/null
     expect "$name stops on SIGTERM" wait_for 5 gone "$p"
 done
-if found=$(grep -l "AddressSanitizer\|LeakSanitizer\|runtime error:" "$DIR"/*/log); then
-    bad "sanitizer reports in $found"
-    grep -h -A12 "AddressSanitizer\|LeakSanitizer\|runtime error:" $found | head -n 40
-else
-    ok "no sanitizer report in any daemon's log"
-fi
+no_sanitizer_reports "$DIR"/*/log
 
-echo "test_sites_slurm: $((checks - failures)) of $checks checks passed in $(($(date +%s) - T0)) s"
 if [ "$failures" != 0 ]; then
     for f in "$DIR"/*/log; do [ -f "$f" ] && { echo "== $f (tail)"; tail -n 20 "$f"; }; done
 fi
-[ "$failures" = 0 ]
+checks_summary test_sites_slurm "in $(($(date +%s) - T0)) s"
