@@ -39,14 +39,6 @@ struct acc_adapter {
 
 /* ------------------------------------------------------------------ frames */
 
-void acc_reservation_release(struct acc_reservation *r)
-{
-    if (!r)
-        return;
-    free(r->nodes);
-    memset(r, 0, sizeof *r);
-}
-
 static int frame_cmp(const void *a, const void *b)
 {
     const struct acc_frame *x = a, *y = b;

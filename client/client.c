@@ -7,7 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "../lib/tls/tls.h"
+#include "../lib/tls/tls_client.h"
 
 /* What the callbacks fill while the exchange runs. */
 struct exchange {

@@ -26,7 +26,7 @@
 #include "../lib/common/log.h"
 #include "../lib/common/strutil.h"
 #include "../lib/proto/proto.h"
-#include "../lib/tls/tls.h"
+#include "../lib/tls/tls_server.h"
 
 /* Bodies up to this size are read (and dropped) before a TooLarge answer. */
 #define SITE_DRAIN_MAX (1024 * 1024)

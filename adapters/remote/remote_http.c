@@ -15,7 +15,7 @@
 
 #include "../../lib/common/sync.h"
 #include "../../lib/proto/proto.h"
-#include "../../lib/tls/tls.h"
+#include "../../lib/tls/tls_client.h"
 
 void remote_reply_release(struct remote_reply *r)
 {

@@ -24,11 +24,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../../adapters/adapter.h"
 #include "../common/buf.h"
 #include "../common/error.h"
 #include "../common/timefmt.h"
 #include "../model/model.h"
+#include "../model/reservation.h"
 
 #define ACC_PROTO_VERSION  1
 #define ACC_PROTO_NS       "urn:accord:site:1"

@@ -1,6 +1,6 @@
 /* tls_client.c - the client side: a libcurl handle that verifies its server
  * against a CA and presents a client certificate. */
-#include "tls.h"
+#include "tls_client.h"
 
 #include <unistd.h>
 

@@ -5,7 +5,7 @@
 #include <gnutls/gnutls.h>
 #include <gnutls/x509.h>
 
-#include "tls.h"
+#include "tls_server.h"
 
 /* The subject DN and SHA-256 fingerprint of a certificate. */
 acc_err acc_tls_crt_identity(gnutls_x509_crt_t crt, struct acc_tls_peer *out,

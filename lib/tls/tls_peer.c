@@ -1,6 +1,6 @@
 /* tls_peer.c - who is at the other end: a certificate's subject and
  * fingerprint, the verification of a client's chain, file identities. */
-#include "tls.h"
+#include "tls_server.h"
 
 #include <ctype.h>
 #include <stdio.h>

@@ -14,7 +14,7 @@
  * (a worker of the thread pool, which shares the master's listening socket)
  * and a process-wide table maps the listening sockets of bound daemons to
  * servers. */
-#include "tls.h"
+#include "tls_server.h"
 
 #include <gnutls/abstract.h>
 #include <netdb.h>

@@ -23,7 +23,7 @@
 #include "../../lib/common/log.h"
 #include "../../lib/common/sync.h"
 #include "../../lib/common/timefmt.h"
-#include "../../lib/tls/tls.h"
+#include "../../lib/tls/tls_server.h"
 #include "clients.h"
 #include "http.h"
 

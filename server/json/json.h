@@ -10,6 +10,7 @@
 #include "../../lib/common/buf.h"
 #include "../../lib/common/error.h"
 #include "../../lib/model/model.h"
+#include "../view/view.h"
 
 void acc_json_agreement(const struct acc_agreement *a, struct acc_buf *out);
 void acc_json_state(const struct acc_state_view *v, struct acc_buf *out);

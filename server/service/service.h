@@ -23,6 +23,7 @@
 #include "../../lib/common/kv.h"
 #include "../config/config.h"
 #include "../../lib/model/model.h"
+#include "../view/view.h"
 
 struct acc_service;
 

@@ -22,6 +22,7 @@
 #include "../../lib/common/buf.h"
 #include "../../lib/common/error.h"
 #include "../../lib/model/model.h"
+#include "../view/view.h"
 
 #define ACC_NS_WSAG "http://schemas.ggf.org/graap/2007/03/ws-agreement"
 #define ACC_NS_CO   "urn:accord:coalloc:1"

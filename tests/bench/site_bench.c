@@ -20,7 +20,7 @@
 #include "../../lib/common/strutil.h"
 #include "../../lib/common/timefmt.h"
 #include "../../lib/proto/proto.h"
-#include "../../lib/tls/tls.h"
+#include "../../lib/tls/tls_client.h"
 #include "../../site/site.h"
 
 static char certs[512];

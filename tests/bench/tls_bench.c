@@ -12,7 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "tls.h"
+#include "tls_client.h"
+#include "tls_server.h"
 
 static char dir[64];
 

@@ -16,7 +16,7 @@
 #include "buf.h"
 #include "daemon.h"
 #include "testutil.h"
-#include "tls.h"
+#include "tls_client.h"
 
 #define BOB_TOKEN "bob-token-0123456789abcdef"
 

@@ -13,7 +13,7 @@
 
 #include "proto.h"
 #include "strutil.h"
-#include "tls.h"
+#include "tls_server.h"
 
 struct fake_site {
     char name[64];

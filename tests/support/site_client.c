@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "../../lib/proto/proto.h"
-#include "../../lib/tls/tls.h"
+#include "../../lib/tls/tls_client.h"
 
 static char certs_dir[512];
 static unsigned site_port;

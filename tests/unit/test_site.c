@@ -18,7 +18,7 @@
 #include "../../lib/common/strutil.h"
 #include "../../lib/common/timefmt.h"
 #include "../../lib/proto/proto.h"
-#include "../../lib/tls/tls.h"
+#include "../../lib/tls/tls_server.h"
 #include "../../site/site.h"
 #include "site_client.h"
 #include "testutil.h"

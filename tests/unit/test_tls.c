@@ -14,7 +14,8 @@
 #include "buf.h"
 #include "error.h"
 #include "testutil.h"
-#include "tls.h"
+#include "tls_client.h"
+#include "tls_server.h"
 
 static char certs[256];
 static atomic_int handled; /* requests the HTTP handler saw */

@@ -1,6 +1,5 @@
-/* tls.h - TLS both ways: libmicrohttpd (GnuTLS) servers and libcurl clients.
- *
- * Server side (accord-site, accordd's HTTPS API).  An acc_tls_server holds
+/* tls_server.h - TLS for libmicrohttpd (GnuTLS) servers: accord-site and
+ * accordd's HTTPS API (tls_client.h is the client side).  An acc_tls_server holds
  * the server's certificate and key and, optionally, the CA that client
  * certificates must verify against.  libmicrohttpd gets them through
  * MHD_OPTION_HTTPS_CERT_CALLBACK, so acc_tls_server_reload (SIGHUP) swaps them
@@ -46,20 +45,15 @@
  * MHD_start_daemon and acc_tls_server_bind waits (at most 2 s) for the bind.
  * At most ACC_TLS_MAX_SERVERS servers are bound at once in a process.
  *
- * Client side (the remote adapter, accordctl, tests): acc_tls_curl_setup
- * makes a libcurl handle verify the server against a CA (peer and host name
- * or IP), present a client certificate, and speak TLS 1.2 or later.
- *
  * Files are PEM.  Keys are EC or RSA, unencrypted (a daemon has nobody to
  * ask for a passphrase); tests/support/mkcerts.sh makes a test set.
  */
-#ifndef ACC_TLS_H
-#define ACC_TLS_H
+#ifndef ACC_TLS_SERVER_H
+#define ACC_TLS_SERVER_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
-#include <curl/curl.h>
 #include <microhttpd.h>
 
 #include "../common/error.h"
@@ -136,17 +130,5 @@ acc_err acc_tls_file_identity(const char *path, struct acc_tls_peer *out, struct
  * ':' (either case); norm (ACC_TLS_FP_LEN bytes, may be NULL) gets it in
  * upper case, as acc_tls_peer gives it. */
 bool acc_tls_fingerprint_ok(const char *s, char *norm);
-
-/* Client side. */
-struct acc_tls_client {
-    const char *ca;          /* CA file the server must verify against; NULL: the system's */
-    const char *certificate; /* client certificate file; NULL: none */
-    const char *key;         /* its key (NULL: in the certificate file) */
-};
-
-/* Sets CA, client certificate and key, peer and host verification and TLS
- * >= 1.2 on a libcurl handle.  ACC_ERR_CONFIG when a file is unreadable,
- * ACC_ERR_UNSUPPORTED when libcurl refuses an option. */
-acc_err acc_tls_curl_setup(CURL *curl, const struct acc_tls_client *cfg);
 
 #endif
