@@ -11,7 +11,7 @@
 
 #define BY_ID "(SELECT seq FROM agreement WHERE id = ?)"
 
-static const struct stmt_def
+static const struct acc_sql_query
     agr_insert = {S_AGR_INSERT,
                   "INSERT INTO agreement (id, name, initiator, state, created, updated, "
                   "earliest, deadline, duration, strategy, launch, idem_key, offer, terms, "
@@ -54,60 +54,52 @@ struct create_arg {
     char existing[ACC_ID_LEN + 1];
 };
 
-static acc_err create_job(struct conn *c, void *arg, struct acc_error *err)
+static acc_err create_job(struct acc_sql_conn *c, void *arg, struct acc_error *err)
 {
     struct create_arg *x = arg;
     const struct acc_agreement *a = &x->a;
-    sqlite3_stmt *s;
+    struct acc_sql_stmt *s;
     acc_err rc;
 
     if (x->idem_key) {
-        if (!(s = store_stmt(c, &agr_free_idem, err)))
+        if (!(s = acc_sql_prepare(c, &agr_free_idem, err)))
             return ACC_ERR_STORAGE;
-        struct store_bind fb = STORE_BIND(s);
-        store_bind_text(&fb, x->idem_key);
-        if ((rc = store_bound(c, &fb, "free an interrupted idempotency key", err)))
+        acc_sql_bind_text(s, x->idem_key);
+        if ((rc = acc_sql_run(s, "free an interrupted idempotency key", err)))
             return rc;
-        int freed = sqlite3_step(s);
-        store_done(s);
-        if (freed != SQLITE_DONE)
-            return store_db_error(c->db, err, "free an interrupted idempotency key");
-        if (!(s = store_stmt(c, &agr_by_idem, err)))
+        if (!(s = acc_sql_prepare(c, &agr_by_idem, err)))
             return ACC_ERR_STORAGE;
-        struct store_bind b = STORE_BIND(s);
-        store_bind_text(&b, x->idem_key);
-        if ((rc = store_bound(c, &b, "read idempotency key", err)))
+        acc_sql_bind_text(s, x->idem_key);
+        if ((rc = acc_sql_bound(s, "read idempotency key", err)))
             return rc;
-        int step = sqlite3_step(s);
-        if (step == SQLITE_ROW) {
+        bool row;
+        rc = acc_sql_step(s, &row, "read idempotency key", err);
+        if (!rc && row) {
             x->duplicate = true;
-            store_col_copy(s, 0, x->existing, sizeof x->existing);
+            acc_sql_col_copy(s, 0, x->existing, sizeof x->existing);
         }
-        store_done(s);
-        if (step != SQLITE_ROW && step != SQLITE_DONE)
-            return store_db_error(c->db, err, "read idempotency key");
-        if (x->duplicate)
-            return ACC_OK;
+        acc_sql_done(s);
+        if (rc || x->duplicate)
+            return rc;
     }
-    if (!(s = store_stmt(c, &agr_insert, err)))
+    if (!(s = acc_sql_prepare(c, &agr_insert, err)))
         return ACC_ERR_STORAGE;
-    struct store_bind b = STORE_BIND(s);
-    store_bind_text(&b, a->id);
-    store_bind_text(&b, a->name);
-    store_bind_text(&b, a->initiator ? a->initiator : "anonymous");
-    store_bind_text(&b, acc_state_name(a->state));
-    store_bind_i64(&b, a->created);
-    store_bind_i64(&b, a->updated);
-    store_bind_time(&b, a->earliest);
-    store_bind_time(&b, a->deadline);
-    store_bind_i64(&b, a->duration);
-    store_bind_text(&b, acc_strategy_name(a->strategy));
-    store_bind_text(&b, acc_launch_name(a->launch));
-    store_bind_text(&b, x->idem_key);
-    store_bind_blob(&b, a->offer_xml, a->offer_len, false);
-    store_bind_text(&b, a->terms);
-    store_bind_text(&b, a->guarantees);
-    return store_bind_step(c, &b, "insert agreement", err);
+    acc_sql_bind_text(s, a->id);
+    acc_sql_bind_text(s, a->name);
+    acc_sql_bind_text(s, a->initiator ? a->initiator : "anonymous");
+    acc_sql_bind_text(s, acc_state_name(a->state));
+    acc_sql_bind_i64(s, a->created);
+    acc_sql_bind_i64(s, a->updated);
+    acc_sql_bind_time(s, a->earliest);
+    acc_sql_bind_time(s, a->deadline);
+    acc_sql_bind_i64(s, a->duration);
+    acc_sql_bind_text(s, acc_strategy_name(a->strategy));
+    acc_sql_bind_text(s, acc_launch_name(a->launch));
+    acc_sql_bind_text(s, x->idem_key);
+    acc_sql_bind_blob(s, a->offer_xml, a->offer_len, false);
+    acc_sql_bind_text(s, a->terms);
+    acc_sql_bind_text(s, a->guarantees);
+    return acc_sql_run(s, "insert agreement", err);
 }
 
 static void create_release(void *arg)
@@ -153,7 +145,7 @@ acc_err acc_store_agreement_create(struct acc_store *st, const struct acc_agreem
                                    const char *idem_key, unsigned flags, bool *duplicate,
                                    char existing[ACC_ID_LEN + 1], struct acc_error *err)
 {
-    static const struct store_op op = {create_job, create_copy, create_release};
+    static const struct store_op op = {{create_job, create_release}, create_copy};
     if (idem_key && (flags & ACC_STORE_NOWAIT))
         return acc_error_set(err, ACC_ERR_INVALID,
                              "database: an idempotency key needs an awaited create");
@@ -171,94 +163,90 @@ acc_err acc_store_agreement_create(struct acc_store *st, const struct acc_agreem
 
 /* ----------------------------------------------------------------- settle */
 
-acc_err store_current_state(struct conn *c, const char *id, enum acc_state *out,
+acc_err store_current_state(struct acc_sql_conn *c, const char *id, enum acc_state *out,
                             struct acc_error *err)
 {
-    sqlite3_stmt *s = store_stmt(c, &agr_state, err);
+    struct acc_sql_stmt *s = acc_sql_prepare(c, &agr_state, err);
     if (!s)
         return ACC_ERR_STORAGE;
-    struct store_bind b = STORE_BIND(s);
-    store_bind_text(&b, id);
-    acc_err r = store_bound(c, &b, "read state", err);
+    acc_sql_bind_text(s, id);
+    acc_err r = acc_sql_bound(s, "read state", err);
     if (r)
         return r;
-    int rc = sqlite3_step(s);
-    if (rc == SQLITE_ROW) {
-        const char *v = (const char *)sqlite3_column_text(s, 0);
+    bool row;
+    r = acc_sql_step(s, &row, "read state", err);
+    if (!r && row) {
+        const char *v = acc_sql_col_text(s, 0);
         if (!v || !acc_state_parse(v, out))
             r = acc_error_set(err, ACC_ERR_STORAGE, "agreement %s has a bad state", id);
-    } else if (rc == SQLITE_DONE) {
+    } else if (!r) {
         r = acc_error_set(err, ACC_ERR_NOT_FOUND, "no agreement with id '%.40s'", id);
-    } else {
-        r = store_db_error(c->db, err, "read state");
     }
-    store_done(s);
+    acc_sql_done(s);
     return r;
 }
 
-acc_err store_write_components(struct conn *c, const struct acc_agreement *a, struct acc_error *err)
+acc_err store_write_components(struct acc_sql_conn *c, const struct acc_agreement *a,
+                               struct acc_error *err)
 {
-    sqlite3_stmt *s = store_stmt(c, &comp_delete, err);
+    struct acc_sql_stmt *s = acc_sql_prepare(c, &comp_delete, err);
     if (!s)
         return ACC_ERR_STORAGE;
-    struct store_bind b = STORE_BIND(s);
-    store_bind_text(&b, a->id);
-    acc_err rc = store_bind_step(c, &b, "update allocation", err);
+    acc_sql_bind_text(s, a->id);
+    acc_err rc = acc_sql_run(s, "update allocation", err);
     for (size_t i = 0; !rc && i < a->n_comps; i++) {
         const struct acc_alloc_component *x = &a->comps[i];
-        if (!(s = store_stmt(c, &comp_insert, err)))
+        if (!(s = acc_sql_prepare(c, &comp_insert, err)))
             return ACC_ERR_STORAGE;
         struct acc_buf args = ACC_BUF_INIT;
         for (size_t j = 0; j < x->n_args; j++)
             acc_buf_append(&args, x->args[j], strlen(x->args[j]) + 1);
         if (!acc_buf_ok(&args))
             return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
-        b = STORE_BIND(s);
-        store_bind_text(&b, a->id);
-        store_bind_i64(&b, (int64_t)i);
-        store_bind_text(&b, x->name);
-        store_bind_text(&b, x->site);
-        store_bind_i64(&b, x->nodes);
-        store_bind_i64(&b, x->ppn);
-        store_bind_text(&b, x->reservation);
-        store_bind_text(&b, x->local_id);
-        store_bind_text(&b, x->node_names);
-        store_bind_text(&b, x->executable);
+        acc_sql_bind_text(s, a->id);
+        acc_sql_bind_i64(s, (int64_t)i);
+        acc_sql_bind_text(s, x->name);
+        acc_sql_bind_text(s, x->site);
+        acc_sql_bind_i64(s, x->nodes);
+        acc_sql_bind_i64(s, x->ppn);
+        acc_sql_bind_text(s, x->reservation);
+        acc_sql_bind_text(s, x->local_id);
+        acc_sql_bind_text(s, x->node_names);
+        acc_sql_bind_text(s, x->executable);
         if (x->n_args)
-            store_bind_blob(&b, args.data, args.len, true);
+            acc_sql_bind_blob(s, args.data, args.len, true);
         else
-            store_bind_null(&b);
+            acc_sql_bind_null(s);
         acc_buf_release(&args);
-        rc = store_bind_step(c, &b, "write allocation", err);
+        rc = acc_sql_run(s, "write allocation", err);
     }
     return rc;
 }
 
-acc_err store_write_links(struct conn *c, const struct acc_agreement *a, struct acc_error *err)
+acc_err store_write_links(struct acc_sql_conn *c, const struct acc_agreement *a,
+                          struct acc_error *err)
 {
-    sqlite3_stmt *s = store_stmt(c, &link_delete, err);
+    struct acc_sql_stmt *s = acc_sql_prepare(c, &link_delete, err);
     if (!s)
         return ACC_ERR_STORAGE;
-    struct store_bind b = STORE_BIND(s);
-    store_bind_text(&b, a->id);
-    acc_err rc = store_bind_step(c, &b, "update allocation", err);
+    acc_sql_bind_text(s, a->id);
+    acc_err rc = acc_sql_run(s, "update allocation", err);
     for (size_t i = 0; !rc && i < a->n_links; i++) {
         const struct acc_alloc_link *l = &a->links[i];
-        if (!(s = store_stmt(c, &link_insert, err)))
+        if (!(s = acc_sql_prepare(c, &link_insert, err)))
             return ACC_ERR_STORAGE;
-        b = STORE_BIND(s);
-        store_bind_text(&b, a->id);
-        store_bind_i64(&b, (int64_t)i);
-        store_bind_text(&b, l->name);
-        store_bind_text(&b, l->from);
-        store_bind_text(&b, l->to);
-        store_bind_text(&b, l->site_a);
-        store_bind_text(&b, l->site_b);
-        store_bind_text(&b, l->link);
-        store_bind_i64(&b, l->bandwidth);
-        store_bind_text(&b, l->reservation);
-        store_bind_text(&b, l->local_id);
-        rc = store_bind_step(c, &b, "write allocation", err);
+        acc_sql_bind_text(s, a->id);
+        acc_sql_bind_i64(s, (int64_t)i);
+        acc_sql_bind_text(s, l->name);
+        acc_sql_bind_text(s, l->from);
+        acc_sql_bind_text(s, l->to);
+        acc_sql_bind_text(s, l->site_a);
+        acc_sql_bind_text(s, l->site_b);
+        acc_sql_bind_text(s, l->link);
+        acc_sql_bind_i64(s, l->bandwidth);
+        acc_sql_bind_text(s, l->reservation);
+        acc_sql_bind_text(s, l->local_id);
+        rc = acc_sql_run(s, "write allocation", err);
     }
     return rc;
 }
@@ -271,15 +259,16 @@ struct settle_arg {
     size_t n_bookings;
 };
 
-static acc_err settle_job(struct conn *c, void *arg, struct acc_error *err)
+static acc_err settle_job(struct acc_sql_conn *c, void *arg, struct acc_error *err)
 {
     struct settle_arg *x = arg;
     return store_agreement_settle_in(c, x->a, x->from, x->trace, x->bookings, x->n_bookings, err);
 }
 
-acc_err store_agreement_settle_in(struct conn *c, const struct acc_agreement *a, unsigned from,
-                                  const struct acc_trace *trace, const struct acc_booking *bookings,
-                                  size_t n_bookings, struct acc_error *err)
+acc_err store_agreement_settle_in(struct acc_sql_conn *c, const struct acc_agreement *a,
+                                  unsigned from, const struct acc_trace *trace,
+                                  const struct acc_booking *bookings, size_t n_bookings,
+                                  struct acc_error *err)
 {
     struct settle_arg xs = {a, from, trace, bookings, n_bookings}, *x = &xs;
     enum acc_state cur;
@@ -289,20 +278,19 @@ acc_err store_agreement_settle_in(struct conn *c, const struct acc_agreement *a,
     if (!(x->from & ACC_STATE_BIT(cur)))
         return acc_error_set(err, ACC_ERR_STATE, "agreement %s is %s", a->id, acc_state_name(cur));
 
-    sqlite3_stmt *s = store_stmt(c, &agr_settle, err);
+    struct acc_sql_stmt *s = acc_sql_prepare(c, &agr_settle, err);
     if (!s)
         return ACC_ERR_STORAGE;
-    struct store_bind b = STORE_BIND(s);
-    store_bind_text(&b, acc_state_name(a->state));
-    store_bind_i64(&b, a->updated);
-    store_bind_time(&b, a->start);
-    store_bind_time(&b, a->end);
-    store_bind_i64(&b, a->rounds);
-    store_bind_i64(&b, a->rollbacks);
-    store_bind_text(&b, a->fault_code);
-    store_bind_text(&b, a->reason);
-    store_bind_text(&b, a->id);
-    if ((rc = store_bind_step(c, &b, "update agreement", err)) ||
+    acc_sql_bind_text(s, acc_state_name(a->state));
+    acc_sql_bind_i64(s, a->updated);
+    acc_sql_bind_time(s, a->start);
+    acc_sql_bind_time(s, a->end);
+    acc_sql_bind_i64(s, a->rounds);
+    acc_sql_bind_i64(s, a->rollbacks);
+    acc_sql_bind_text(s, a->fault_code);
+    acc_sql_bind_text(s, a->reason);
+    acc_sql_bind_text(s, a->id);
+    if ((rc = acc_sql_run(s, "update agreement", err)) ||
         (rc = store_write_components(c, a, err)) || (rc = store_write_links(c, a, err)) ||
         (rc = store_trace_put(c, a->id, x->trace, 0, err)))
         return rc;
@@ -320,14 +308,14 @@ acc_err acc_store_agreement_settle(struct acc_store *st, const struct acc_agreem
                                    const struct acc_booking *bookings, size_t n_bookings,
                                    struct acc_error *err)
 {
-    static const struct store_op op = {settle_job, NULL, NULL};
+    static const struct store_op op = {{settle_job, NULL}, NULL};
     struct settle_arg x = {a, from, trace, bookings, n_bookings};
     return store_write(st, &op, &x, 0, err);
 }
 
 /* ------------------------------------------------------------- transition */
 
-acc_err store_transition(struct conn *c, const char *id, unsigned from, enum acc_state to,
+acc_err store_transition(struct acc_sql_conn *c, const char *id, unsigned from, enum acc_state to,
                          const char *reason, enum acc_state *was, struct acc_error *err)
 {
     acc_err rc = store_current_state(c, id, was, err);
@@ -335,16 +323,16 @@ acc_err store_transition(struct conn *c, const char *id, unsigned from, enum acc
         return rc;
     if (!(from & ACC_STATE_BIT(*was)))
         return acc_error_set(err, ACC_ERR_STATE, "agreement %s is %s", id, acc_state_name(*was));
-    sqlite3_stmt *s = store_stmt(c, reason ? &agr_set_state_reason : &agr_set_state, err);
+    struct acc_sql_stmt *s =
+        acc_sql_prepare(c, reason ? &agr_set_state_reason : &agr_set_state, err);
     if (!s)
         return ACC_ERR_STORAGE;
-    struct store_bind b = STORE_BIND(s);
-    store_bind_text(&b, acc_state_name(to));
-    store_bind_i64(&b, acc_now());
+    acc_sql_bind_text(s, acc_state_name(to));
+    acc_sql_bind_i64(s, acc_now());
     if (reason)
-        store_bind_text(&b, reason);
-    store_bind_text(&b, id);
-    return store_bind_step(c, &b, "update state", err);
+        acc_sql_bind_text(s, reason);
+    acc_sql_bind_text(s, id);
+    return acc_sql_run(s, "update state", err);
 }
 
 struct transition_arg {
@@ -355,7 +343,7 @@ struct transition_arg {
     enum acc_state was;
 };
 
-static acc_err transition_job(struct conn *c, void *arg, struct acc_error *err)
+static acc_err transition_job(struct acc_sql_conn *c, void *arg, struct acc_error *err)
 {
     struct transition_arg *x = arg;
     return store_transition(c, x->id, x->from, x->to, x->reason, &x->was, err);
@@ -365,7 +353,7 @@ acc_err acc_store_agreement_transition(struct acc_store *st, const char *id, uns
                                        enum acc_state to, const char *reason, enum acc_state *was,
                                        struct acc_error *err)
 {
-    static const struct store_op op = {transition_job, NULL, NULL};
+    static const struct store_op op = {{transition_job, NULL}, NULL};
     struct transition_arg x = {id, from, to, reason, ACC_STATE_PENDING};
     acc_err rc = store_write(st, &op, &x, 0, err);
     if (was && (rc == ACC_OK || rc == ACC_ERR_STATE))
@@ -378,24 +366,23 @@ struct complete_arg {
     unsigned count;
 };
 
-static acc_err complete_job(struct conn *c, void *arg, struct acc_error *err)
+static acc_err complete_job(struct acc_sql_conn *c, void *arg, struct acc_error *err)
 {
     struct complete_arg *x = arg;
-    sqlite3_stmt *s = store_stmt(c, &agr_complete_ended, err);
+    struct acc_sql_stmt *s = acc_sql_prepare(c, &agr_complete_ended, err);
     if (!s)
         return ACC_ERR_STORAGE;
-    struct store_bind b = STORE_BIND(s);
-    store_bind_i64(&b, x->now);
-    store_bind_i64(&b, x->now);
-    acc_err rc = store_bind_step(c, &b, "complete agreements", err);
-    x->count = rc ? 0 : (unsigned)sqlite3_changes(c->db);
+    acc_sql_bind_i64(s, x->now);
+    acc_sql_bind_i64(s, x->now);
+    acc_err rc = acc_sql_run(s, "complete agreements", err);
+    x->count = rc ? 0 : (unsigned)acc_sql_changes(c);
     return rc;
 }
 
 acc_err acc_store_agreement_complete_ended(struct acc_store *st, acc_time now, unsigned *count,
                                            struct acc_error *err)
 {
-    static const struct store_op op = {complete_job, NULL, NULL};
+    static const struct store_op op = {{complete_job, NULL}, NULL};
     struct complete_arg x = {now, 0};
     acc_err rc = store_write(st, &op, &x, 0, err);
     if (count)

@@ -15,10 +15,12 @@
 
 #define BY_ID "(SELECT seq FROM agreement WHERE id = ?)"
 
-static const struct stmt_def
+static const struct acc_sql_query
     agr_get = {S_AGR_GET, "SELECT " AGR_COLUMNS " FROM agreement WHERE id = ?"},
     agr_get_offer = {S_AGR_GET_OFFER, "SELECT offer FROM agreement WHERE id = ?"},
     agr_counts = {S_AGR_COUNTS, "SELECT state, count(*) FROM agreement GROUP BY state"},
+    agr_ids = {S_AGR_IDS, "SELECT id, state FROM agreement WHERE state NOT IN "
+                          "('Rejected', 'Complete', 'Terminated') OR ? ORDER BY created"},
     comp_get = {S_COMP_GET,
                 "SELECT name, site, nodes, ppn, reservation, local_id, node_names, executable, "
                 "args FROM allocation_component WHERE agreement = " BY_ID " ORDER BY idx"},
@@ -28,77 +30,105 @@ static const struct stmt_def
 
 /* ------------------------------------------------------------------- read */
 
-static acc_err read_agreement_row(sqlite3_stmt *s, struct acc_agreement *a)
+/* A component's arguments: a blob of NUL-terminated strings. */
+static acc_err args_decode(struct acc_sql_stmt *s, int i, char ***out, size_t *n)
+{
+    size_t len = 0, count = 0;
+    const char *p = acc_sql_col_blob_ref(s, i, &len);
+    *out = NULL;
+    *n = 0;
+    for (size_t k = 0; p && k < len; k++)
+        count += p[k] == '\0';
+    if (!count)
+        return ACC_OK;
+    char **v = calloc(count, sizeof *v);
+    if (!v)
+        return ACC_ERR_NOMEM;
+    for (size_t k = 0, j = 0; j < count; j++) {
+        v[j] = strdup(p + k);
+        if (!v[j]) {
+            for (size_t m = 0; m < j; m++)
+                free(v[m]);
+            free(v);
+            return ACC_ERR_NOMEM;
+        }
+        k += strlen(p + k) + 1;
+    }
+    *out = v;
+    *n = count;
+    return ACC_OK;
+}
+
+static acc_err read_agreement_row(struct acc_sql_stmt *s, struct acc_agreement *a)
 {
     memset(a, 0, sizeof *a);
-    store_col_copy(s, 0, a->id, sizeof a->id);
-    a->name = store_col_dup(s, 1);
-    a->initiator = store_col_dup(s, 2);
-    const char *state = (const char *)sqlite3_column_text(s, 3);
-    if (store_col_lost(s, 3, state))
+    acc_sql_col_copy(s, 0, a->id, sizeof a->id);
+    a->name = acc_sql_col_dup(s, 1);
+    a->initiator = acc_sql_col_dup(s, 2);
+    const char *state = acc_sql_col_text(s, 3);
+    if (acc_sql_col_lost(s, 3, state))
         return ACC_ERR_NOMEM;
     if (!state || !acc_state_parse(state, &a->state))
         a->state = ACC_STATE_REJECTED;
-    a->created = sqlite3_column_int64(s, 4);
-    a->updated = sqlite3_column_int64(s, 5);
-    a->start = sqlite3_column_int64(s, 6);
-    a->end = sqlite3_column_int64(s, 7);
-    a->earliest = sqlite3_column_int64(s, 8);
-    a->deadline = sqlite3_column_int64(s, 9);
-    a->duration = sqlite3_column_int64(s, 10);
-    const char *strategy = (const char *)sqlite3_column_text(s, 11);
-    if (store_col_lost(s, 11, strategy))
+    a->created = acc_sql_col_i64(s, 4);
+    a->updated = acc_sql_col_i64(s, 5);
+    a->start = acc_sql_col_i64(s, 6);
+    a->end = acc_sql_col_i64(s, 7);
+    a->earliest = acc_sql_col_i64(s, 8);
+    a->deadline = acc_sql_col_i64(s, 9);
+    a->duration = acc_sql_col_i64(s, 10);
+    const char *strategy = acc_sql_col_text(s, 11);
+    if (acc_sql_col_lost(s, 11, strategy))
         return ACC_ERR_NOMEM;
     if (!strategy || !acc_strategy_parse(strategy, &a->strategy))
         a->strategy = ACC_STRATEGY_DEFAULT;
-    const char *launch = (const char *)sqlite3_column_text(s, 12);
-    if (store_col_lost(s, 12, launch))
+    const char *launch = acc_sql_col_text(s, 12);
+    if (acc_sql_col_lost(s, 12, launch))
         return ACC_ERR_NOMEM;
     if (!launch || !acc_launch_parse(launch, &a->launch))
         a->launch = ACC_LAUNCH_NONE;
-    a->rounds = (unsigned)sqlite3_column_int(s, 13);
-    a->rollbacks = (unsigned)sqlite3_column_int(s, 14);
-    a->fault_code = store_col_dup(s, 15);
-    a->reason = store_col_dup(s, 16);
-    a->terms = store_col_dup(s, 17);
-    a->guarantees = store_col_dup(s, 18);
-    a->version = (unsigned)sqlite3_column_int(s, 19);
+    a->rounds = (unsigned)acc_sql_col_int(s, 13);
+    a->rollbacks = (unsigned)acc_sql_col_int(s, 14);
+    a->fault_code = acc_sql_col_dup(s, 15);
+    a->reason = acc_sql_col_dup(s, 16);
+    a->terms = acc_sql_col_dup(s, 17);
+    a->guarantees = acc_sql_col_dup(s, 18);
+    a->version = (unsigned)acc_sql_col_int(s, 19);
     a->versions = a->version;
-    a->change = store_col_dup(s, 20);
-    if (store_col_lost(s, 20, a->change))
+    a->change = acc_sql_col_dup(s, 20);
+    if (acc_sql_col_lost(s, 20, a->change))
         return ACC_ERR_NOMEM;
-    if (store_col_lost(s, 1, a->name) || !a->initiator || store_col_lost(s, 15, a->fault_code) ||
-        store_col_lost(s, 16, a->reason) || store_col_lost(s, 17, a->terms) ||
-        store_col_lost(s, 18, a->guarantees))
+    if (acc_sql_col_lost(s, 1, a->name) || !a->initiator ||
+        acc_sql_col_lost(s, 15, a->fault_code) || acc_sql_col_lost(s, 16, a->reason) ||
+        acc_sql_col_lost(s, 17, a->terms) || acc_sql_col_lost(s, 18, a->guarantees))
         return ACC_ERR_NOMEM;
     return ACC_OK;
 }
 
 /* Runs a statement keyed by an agreement id and calls row() for each row. */
-static acc_err each_row(struct conn *c, const struct stmt_def *d, const char *id,
-                        acc_err (*row)(sqlite3_stmt *s, void *ctx), void *ctx, const char *what,
-                        struct acc_error *err)
+static acc_err each_row(struct acc_sql_conn *c, const struct acc_sql_query *d, const char *id,
+                        acc_err (*row)(struct acc_sql_stmt *s, void *ctx), void *ctx,
+                        const char *what, struct acc_error *err)
 {
-    sqlite3_stmt *s = store_stmt(c, d, err);
+    struct acc_sql_stmt *s = acc_sql_prepare(c, d, err);
     if (!s)
         return ACC_ERR_STORAGE;
-    struct store_bind b = STORE_BIND(s);
-    store_bind_text(&b, id);
-    acc_err rc = store_bound(c, &b, what, err);
+    acc_sql_bind_text(s, id);
+    acc_err rc = acc_sql_bound(s, what, err);
     if (rc)
         return rc;
-    int step;
-    while ((step = sqlite3_step(s)) == SQLITE_ROW) {
+    bool more;
+    while (!(rc = acc_sql_step(s, &more, what, err)) && more) {
         if ((rc = row(s, ctx))) {
-            store_done(s);
+            acc_sql_done(s);
             return acc_error_set(err, rc, "out of memory");
         }
     }
-    store_done(s);
-    return step == SQLITE_DONE ? ACC_OK : store_db_error(c->db, err, what);
+    acc_sql_done(s);
+    return rc;
 }
 
-static acc_err comp_row(sqlite3_stmt *s, void *ctx)
+static acc_err comp_row(struct acc_sql_stmt *s, void *ctx)
 {
     struct acc_agreement *a = ctx;
     void *v = realloc(a->comps, (a->n_comps + 1) * sizeof *a->comps);
@@ -107,22 +137,22 @@ static acc_err comp_row(sqlite3_stmt *s, void *ctx)
     a->comps = v;
     struct acc_alloc_component *x = &a->comps[a->n_comps++];
     memset(x, 0, sizeof *x);
-    x->name = store_col_dup(s, 0);
-    x->site = store_col_dup(s, 1);
-    x->nodes = sqlite3_column_int64(s, 2);
-    x->ppn = sqlite3_column_int64(s, 3);
-    x->reservation = store_col_dup(s, 4);
-    x->local_id = store_col_dup(s, 5);
-    x->node_names = store_col_dup(s, 6);
-    x->executable = store_col_dup(s, 7);
-    if (store_col_lost(s, 0, x->name) || store_col_lost(s, 1, x->site) ||
-        store_col_lost(s, 4, x->reservation) || store_col_lost(s, 5, x->local_id) ||
-        store_col_lost(s, 6, x->node_names) || store_col_lost(s, 7, x->executable))
+    x->name = acc_sql_col_dup(s, 0);
+    x->site = acc_sql_col_dup(s, 1);
+    x->nodes = acc_sql_col_i64(s, 2);
+    x->ppn = acc_sql_col_i64(s, 3);
+    x->reservation = acc_sql_col_dup(s, 4);
+    x->local_id = acc_sql_col_dup(s, 5);
+    x->node_names = acc_sql_col_dup(s, 6);
+    x->executable = acc_sql_col_dup(s, 7);
+    if (acc_sql_col_lost(s, 0, x->name) || acc_sql_col_lost(s, 1, x->site) ||
+        acc_sql_col_lost(s, 4, x->reservation) || acc_sql_col_lost(s, 5, x->local_id) ||
+        acc_sql_col_lost(s, 6, x->node_names) || acc_sql_col_lost(s, 7, x->executable))
         return ACC_ERR_NOMEM;
-    return store_args_decode(s, 8, &x->args, &x->n_args);
+    return args_decode(s, 8, &x->args, &x->n_args);
 }
 
-static acc_err link_row(sqlite3_stmt *s, void *ctx)
+static acc_err link_row(struct acc_sql_stmt *s, void *ctx)
 {
     struct acc_agreement *a = ctx;
     void *v = realloc(a->links, (a->n_links + 1) * sizeof *a->links);
@@ -131,57 +161,53 @@ static acc_err link_row(sqlite3_stmt *s, void *ctx)
     a->links = v;
     struct acc_alloc_link *x = &a->links[a->n_links++];
     memset(x, 0, sizeof *x);
-    x->name = store_col_dup(s, 0);
-    x->from = store_col_dup(s, 1);
-    x->to = store_col_dup(s, 2);
-    x->site_a = store_col_dup(s, 3);
-    x->site_b = store_col_dup(s, 4);
-    x->link = store_col_dup(s, 5);
-    x->bandwidth = sqlite3_column_int64(s, 6);
-    x->reservation = store_col_dup(s, 7);
-    x->local_id = store_col_dup(s, 8);
-    if (store_col_lost(s, 0, x->name) || store_col_lost(s, 1, x->from) ||
-        store_col_lost(s, 2, x->to) || store_col_lost(s, 3, x->site_a) ||
-        store_col_lost(s, 4, x->site_b) || store_col_lost(s, 5, x->link) ||
-        store_col_lost(s, 7, x->reservation) || store_col_lost(s, 8, x->local_id))
+    x->name = acc_sql_col_dup(s, 0);
+    x->from = acc_sql_col_dup(s, 1);
+    x->to = acc_sql_col_dup(s, 2);
+    x->site_a = acc_sql_col_dup(s, 3);
+    x->site_b = acc_sql_col_dup(s, 4);
+    x->link = acc_sql_col_dup(s, 5);
+    x->bandwidth = acc_sql_col_i64(s, 6);
+    x->reservation = acc_sql_col_dup(s, 7);
+    x->local_id = acc_sql_col_dup(s, 8);
+    if (acc_sql_col_lost(s, 0, x->name) || acc_sql_col_lost(s, 1, x->from) ||
+        acc_sql_col_lost(s, 2, x->to) || acc_sql_col_lost(s, 3, x->site_a) ||
+        acc_sql_col_lost(s, 4, x->site_b) || acc_sql_col_lost(s, 5, x->link) ||
+        acc_sql_col_lost(s, 7, x->reservation) || acc_sql_col_lost(s, 8, x->local_id))
         return ACC_ERR_NOMEM;
     return ACC_OK;
 }
 
-static acc_err offer_row(sqlite3_stmt *s, void *ctx)
+static acc_err offer_row(struct acc_sql_stmt *s, void *ctx)
 {
     struct acc_agreement *a = ctx;
-    return store_col_blob(s, 0, &a->offer_xml, &a->offer_len);
+    return acc_sql_col_blob(s, 0, &a->offer_xml, &a->offer_len);
 }
 
-static acc_err read_allocation(struct conn *c, struct acc_agreement *a, struct acc_error *err)
+static acc_err read_allocation(struct acc_sql_conn *c, struct acc_agreement *a,
+                               struct acc_error *err)
 {
     acc_err rc = each_row(c, &comp_get, a->id, comp_row, a, "read allocation", err);
     return rc ? rc : each_row(c, &link_get, a->id, link_row, a, "read allocation", err);
 }
 
-static acc_err get_one(struct conn *c, const char *id, bool with_offer, struct acc_agreement *out,
-                       struct acc_error *err)
+static acc_err get_one(struct acc_sql_conn *c, const char *id, bool with_offer,
+                       struct acc_agreement *out, struct acc_error *err)
 {
-    sqlite3_stmt *s = store_stmt(c, &agr_get, err);
+    struct acc_sql_stmt *s = acc_sql_prepare(c, &agr_get, err);
     if (!s)
         return ACC_ERR_STORAGE;
-    struct store_bind b = STORE_BIND(s);
-    store_bind_text(&b, id);
-    acc_err r = store_bound(c, &b, "read agreement", err);
+    acc_sql_bind_text(s, id);
+    acc_err r = acc_sql_bound(s, "read agreement", err);
     if (r)
         return r;
-    int rc = sqlite3_step(s);
-    if (rc == SQLITE_DONE) {
-        store_done(s);
-        return acc_error_set(err, ACC_ERR_NOT_FOUND, "no agreement with id '%.40s'", id);
-    }
-    if (rc != SQLITE_ROW) {
-        store_done(s);
-        return store_db_error(c->db, err, "read agreement");
+    bool row;
+    if ((r = acc_sql_step(s, &row, "read agreement", err)) || !row) {
+        acc_sql_done(s);
+        return r ? r : acc_error_set(err, ACC_ERR_NOT_FOUND, "no agreement with id '%.40s'", id);
     }
     r = read_agreement_row(s, out);
-    store_done(s);
+    acc_sql_done(s);
     if (r)
         return acc_error_set(err, r, "out of memory");
     r = read_allocation(c, out, err);
@@ -192,7 +218,7 @@ static acc_err get_one(struct conn *c, const char *id, bool with_offer, struct a
 
 /* ---------------------------------------------------------------- versions */
 
-static const struct stmt_def
+static const struct acc_sql_query
     ver_get = {S_VER_GET, "SELECT start_time, end_time, rounds, rollbacks, change, replaced FROM "
                           "agreement_version WHERE agreement = " BY_ID " AND version = ?"},
     ver_comp_get = {S_VER_COMP_GET,
@@ -205,41 +231,41 @@ static const struct stmt_def
                     " AND version = ?2 ORDER BY idx"};
 
 /* Like each_row with the version as the second parameter. */
-static acc_err each_version_row(struct conn *c, const struct stmt_def *d, const char *id,
-                                unsigned version, acc_err (*row)(sqlite3_stmt *s, void *ctx),
-                                void *ctx, struct acc_error *err)
+static acc_err each_version_row(struct acc_sql_conn *c, const struct acc_sql_query *d,
+                                const char *id, unsigned version,
+                                acc_err (*row)(struct acc_sql_stmt *s, void *ctx), void *ctx,
+                                struct acc_error *err)
 {
-    sqlite3_stmt *s = store_stmt(c, d, err);
+    struct acc_sql_stmt *s = acc_sql_prepare(c, d, err);
     if (!s)
         return ACC_ERR_STORAGE;
-    struct store_bind b = STORE_BIND(s);
-    store_bind_text(&b, id);
-    store_bind_i64(&b, version);
-    acc_err rc = store_bound(c, &b, "read version", err);
+    acc_sql_bind_text(s, id);
+    acc_sql_bind_i64(s, version);
+    acc_err rc = acc_sql_bound(s, "read version", err);
     if (rc)
         return rc;
-    int step;
-    while ((step = sqlite3_step(s)) == SQLITE_ROW) {
+    bool more;
+    while (!(rc = acc_sql_step(s, &more, "read version", err)) && more) {
         if ((rc = row(s, ctx))) {
-            store_done(s);
+            acc_sql_done(s);
             return acc_error_set(err, rc, "out of memory");
         }
     }
-    store_done(s);
-    return step == SQLITE_DONE ? ACC_OK : store_db_error(c->db, err, "read version");
+    acc_sql_done(s);
+    return rc;
 }
 
-static acc_err version_row(sqlite3_stmt *s, void *ctx)
+static acc_err version_row(struct acc_sql_stmt *s, void *ctx)
 {
     struct acc_agreement *a = ctx;
-    a->start = sqlite3_column_int64(s, 0);
-    a->end = sqlite3_column_int64(s, 1);
-    a->rounds = (unsigned)sqlite3_column_int(s, 2);
-    a->rollbacks = (unsigned)sqlite3_column_int(s, 3);
-    a->updated = sqlite3_column_int64(s, 5);
+    a->start = acc_sql_col_i64(s, 0);
+    a->end = acc_sql_col_i64(s, 1);
+    a->rounds = (unsigned)acc_sql_col_int(s, 2);
+    a->rollbacks = (unsigned)acc_sql_col_int(s, 3);
+    a->updated = acc_sql_col_i64(s, 5);
     free(a->change);
-    a->change = store_col_dup(s, 4);
-    if (store_col_lost(s, 4, a->change))
+    a->change = acc_sql_col_dup(s, 4);
+    if (acc_sql_col_lost(s, 4, a->change))
         return ACC_ERR_NOMEM;
     a->version = 0; /* found */
     return ACC_OK;
@@ -262,9 +288,9 @@ acc_err acc_store_agreement_get_version(struct acc_store *st, const char *id, un
                                         bool with_offer, struct acc_agreement *out,
                                         struct acc_error *err)
 {
-    struct conn *c;
+    struct acc_sql_conn *c;
     memset(out, 0, sizeof *out);
-    acc_err rc = store_read_begin(st, &c, err);
+    acc_err rc = acc_sql_read_begin(st->db, &c, err);
     if (rc)
         return rc;
     rc = get_one(c, id, with_offer, out, err);
@@ -285,7 +311,7 @@ acc_err acc_store_agreement_get_version(struct acc_store *st, const char *id, un
         if (!rc)
             rc = each_version_row(c, &ver_link_get, id, version, link_row, out, err);
     }
-    store_read_end(st, c);
+    acc_sql_read_end(st->db, c);
     if (rc)
         acc_agreement_release(out);
     return rc;
@@ -294,13 +320,13 @@ acc_err acc_store_agreement_get_version(struct acc_store *st, const char *id, un
 acc_err acc_store_agreement_get(struct acc_store *st, const char *id, bool with_offer,
                                 struct acc_agreement *out, struct acc_error *err)
 {
-    struct conn *c;
+    struct acc_sql_conn *c;
     memset(out, 0, sizeof *out);
-    acc_err rc = store_read_begin(st, &c, err);
+    acc_err rc = acc_sql_read_begin(st->db, &c, err);
     if (rc)
         return rc;
     rc = get_one(c, id, with_offer, out, err);
-    store_read_end(st, c);
+    acc_sql_read_end(st->db, c);
     if (rc)
         acc_agreement_release(out);
     return rc;
@@ -308,50 +334,58 @@ acc_err acc_store_agreement_get(struct acc_store *st, const char *id, bool with_
 
 /* ------------------------------------------------------------------- list */
 
+/* The filters a list asks for, as conditions with positional parameters
+ * bound in the same order by bind_filter. */
+static acc_err list_query(const struct acc_list_filter *f, char *q, size_t size,
+                          struct acc_error *err)
+{
+    int n = snprintf(
+        q, size,
+        "SELECT " AGR_COLUMNS " FROM agreement WHERE 1=1%s%s%s%s%s "
+        "ORDER BY created DESC, seq DESC LIMIT ? OFFSET ?",
+        f->state ? " AND state = ?" : "", f->initiator ? " AND initiator = ?" : "",
+        f->site ? " AND seq IN (SELECT agreement FROM allocation_component WHERE site = ?)" : "",
+        f->from ? " AND end_time > ?" : "", f->until ? " AND start_time < ?" : "");
+    if (n < 0 || (size_t)n >= size)
+        return acc_error_set(err, ACC_ERR_INTERNAL, "list query too long");
+    return ACC_OK;
+}
+
+static void bind_filter(struct acc_sql_stmt *s, const struct acc_list_filter *f)
+{
+    if (f->state)
+        acc_sql_bind_text(s, f->state);
+    if (f->initiator)
+        acc_sql_bind_text(s, f->initiator);
+    if (f->site)
+        acc_sql_bind_text(s, f->site);
+    if (f->from)
+        acc_sql_bind_i64(s, f->from);
+    if (f->until)
+        acc_sql_bind_i64(s, f->until);
+    acc_sql_bind_i64(s, f->limit ? f->limit : 100);
+    acc_sql_bind_i64(s, f->offset);
+}
+
 acc_err acc_store_agreement_list(struct acc_store *st, const struct acc_list_filter *f,
                                  struct acc_agreement_list *out, struct acc_error *err)
 {
     char q[1024];
-    int n = snprintf(
-        q, sizeof q,
-        "SELECT " AGR_COLUMNS " FROM agreement WHERE 1=1%s%s%s%s%s "
-        "ORDER BY created DESC, rowid DESC LIMIT :limit OFFSET :offset",
-        f->state ? " AND state = :state" : "", f->initiator ? " AND initiator = :initiator" : "",
-        f->site ? " AND seq IN (SELECT agreement FROM allocation_component "
-                  "WHERE site = :site)"
-                : "",
-        f->from ? " AND end_time > :from" : "", f->until ? " AND start_time < :until" : "");
-    if (n < 0 || (size_t)n >= sizeof q)
-        return acc_error_set(err, ACC_ERR_INTERNAL, "list query too long");
-    memset(out, 0, sizeof *out);
-
-    struct conn *c;
-    acc_err rc = store_read_begin(st, &c, err);
+    acc_err rc = list_query(f, q, sizeof q, err);
     if (rc)
         return rc;
-    sqlite3_stmt *s = NULL;
-    if (sqlite3_prepare_v2(c->db, q, -1, &s, NULL) != SQLITE_OK) {
-        rc = store_db_error(c->db, err, "list agreements");
+    memset(out, 0, sizeof *out);
+    struct acc_sql_conn *c;
+    if ((rc = acc_sql_read_begin(st->db, &c, err)))
+        return rc;
+    struct acc_sql_stmt *s = NULL;
+    if ((rc = acc_sql_prepare_once(c, q, &s, err)))
         goto out;
-    }
-    struct store_bind b = STORE_BIND(s);
-    if (f->state)
-        store_bind_named_text(&b, ":state", f->state);
-    if (f->initiator)
-        store_bind_named_text(&b, ":initiator", f->initiator);
-    if (f->site)
-        store_bind_named_text(&b, ":site", f->site);
-    if (f->from)
-        store_bind_named_i64(&b, ":from", f->from);
-    if (f->until)
-        store_bind_named_i64(&b, ":until", f->until);
-    store_bind_named_i64(&b, ":limit", f->limit ? f->limit : 100);
-    store_bind_named_i64(&b, ":offset", f->offset);
-    if ((rc = store_bound(c, &b, "list agreements", err)))
+    bind_filter(s, f);
+    if ((rc = acc_sql_bound(s, "list agreements", err)))
         goto out;
-
-    int step;
-    while ((step = sqlite3_step(s)) == SQLITE_ROW) {
+    bool row;
+    while (!(rc = acc_sql_step(s, &row, "list agreements", err)) && row) {
         void *v = realloc(out->v, (out->n + 1) * sizeof *out->v);
         if (!v) {
             rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
@@ -366,11 +400,9 @@ acc_err acc_store_agreement_list(struct acc_store *st, const struct acc_list_fil
         if ((rc = read_allocation(c, a, err)))
             goto out;
     }
-    if (step != SQLITE_DONE)
-        rc = store_db_error(c->db, err, "list agreements");
 out:
-    sqlite3_finalize(s);
-    store_read_end(st, c);
+    acc_sql_finalize(s);
+    acc_sql_read_end(st->db, c);
     if (rc)
         acc_agreement_list_release(out);
     return rc;
@@ -381,29 +413,25 @@ acc_err acc_store_agreement_ids(struct acc_store *st, unsigned states, char (**i
 {
     *ids = NULL;
     *n = 0;
-    struct conn *c;
-    acc_err rc = store_read_begin(st, &c, err);
+    struct acc_sql_conn *c;
+    acc_err rc = acc_sql_read_begin(st->db, &c, err);
     if (rc)
         return rc;
-    sqlite3_stmt *s = NULL;
-    if (sqlite3_prepare_v2(c->db,
-                           "SELECT id, state FROM agreement WHERE state NOT IN "
-                           "('Rejected', 'Complete', 'Terminated') OR ? ORDER BY created",
-                           -1, &s, NULL) != SQLITE_OK) {
-        rc = store_db_error(c->db, err, "list ids");
+    struct acc_sql_stmt *s = acc_sql_prepare(c, &agr_ids, err);
+    if (!s) {
+        rc = ACC_ERR_STORAGE;
         goto out;
     }
     /* Final states are many and rarely wanted: scan them only when asked. */
     unsigned finals = ACC_STATE_BIT(ACC_STATE_REJECTED) | ACC_STATE_BIT(ACC_STATE_COMPLETE) |
                       ACC_STATE_BIT(ACC_STATE_TERMINATED);
-    struct store_bind b = STORE_BIND(s);
-    store_bind_i64(&b, (states & finals) != 0);
-    if ((rc = store_bound(c, &b, "list ids", err)))
+    acc_sql_bind_i64(s, (states & finals) != 0);
+    if ((rc = acc_sql_bound(s, "list ids", err)))
         goto out;
-    int step;
-    while ((step = sqlite3_step(s)) == SQLITE_ROW) {
+    bool row;
+    while (!(rc = acc_sql_step(s, &row, "list ids", err)) && row) {
         enum acc_state st_;
-        const char *v = (const char *)sqlite3_column_text(s, 1);
+        const char *v = acc_sql_col_text(s, 1);
         if (!v || !acc_state_parse(v, &st_) || !(states & ACC_STATE_BIT(st_)))
             continue;
         void *p = realloc(*ids, (*n + 1) * sizeof **ids);
@@ -412,14 +440,12 @@ acc_err acc_store_agreement_ids(struct acc_store *st, unsigned states, char (**i
             goto out;
         }
         *ids = p;
-        store_col_copy(s, 0, (*ids)[*n], ACC_ID_LEN + 1);
+        acc_sql_col_copy(s, 0, (*ids)[*n], ACC_ID_LEN + 1);
         (*n)++;
     }
-    if (step != SQLITE_DONE)
-        rc = store_db_error(c->db, err, "list ids");
 out:
-    sqlite3_finalize(s);
-    store_read_end(st, c);
+    acc_sql_done(s);
+    acc_sql_read_end(st->db, c);
     if (rc) {
         free(*ids);
         *ids = NULL;
@@ -431,25 +457,23 @@ out:
 acc_err acc_store_agreement_counts(struct acc_store *st, uint64_t *counts, struct acc_error *err)
 {
     memset(counts, 0, ACC_STATE__COUNT * sizeof *counts);
-    struct conn *c;
-    acc_err rc = store_reader_take(st, &c, err);
+    struct acc_sql_conn *c;
+    acc_err rc = acc_sql_reader_take(st->db, &c, err);
     if (rc)
         return rc;
-    sqlite3_stmt *s = store_stmt(c, &agr_counts, err);
+    struct acc_sql_stmt *s = acc_sql_prepare(c, &agr_counts, err);
     if (!s) {
-        store_reader_give(st, c);
+        acc_sql_reader_give(st->db, c);
         return ACC_ERR_STORAGE;
     }
-    int step;
-    while ((step = sqlite3_step(s)) == SQLITE_ROW) {
+    bool row;
+    while (!(rc = acc_sql_step(s, &row, "count agreements", err)) && row) {
         enum acc_state x;
-        const char *v = (const char *)sqlite3_column_text(s, 0);
+        const char *v = acc_sql_col_text(s, 0);
         if (v && acc_state_parse(v, &x))
-            counts[x] = (uint64_t)sqlite3_column_int64(s, 1);
+            counts[x] = (uint64_t)acc_sql_col_i64(s, 1);
     }
-    if (step != SQLITE_DONE)
-        rc = store_db_error(c->db, err, "count agreements");
-    store_done(s);
-    store_reader_give(st, c);
+    acc_sql_done(s);
+    acc_sql_reader_give(st->db, c);
     return rc;
 }

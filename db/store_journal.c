@@ -11,7 +11,7 @@
     "r.key, r.agreement_id, r.round, r.adapter, r.kind, r.resource, r.amount, r.start_time, " \
     "r.end_time, r.state, r.local_id, r.effective_start, r.effective_end, r.error"
 
-static const struct stmt_def
+static const struct acc_sql_query
     journal_put = {S_JOURNAL_PUT,
                    "INSERT INTO reservation (key, agreement_id, round, adapter, kind, resource, "
                    "amount, start_time, end_time, state, local_id, effective_start, "
@@ -52,29 +52,28 @@ static const struct stmt_def
 
 /* ---------------------------------------------------------------- journal */
 
-acc_err store_journal_put_one(struct conn *c, const struct acc_booking *bk, acc_time now,
+acc_err store_journal_put_one(struct acc_sql_conn *c, const struct acc_booking *bk, acc_time now,
                               struct acc_error *err)
 {
-    sqlite3_stmt *s = store_stmt(c, &journal_put, err);
+    struct acc_sql_stmt *s = acc_sql_prepare(c, &journal_put, err);
     if (!s)
         return ACC_ERR_STORAGE;
-    struct store_bind b = STORE_BIND(s);
-    store_bind_text(&b, bk->key);
-    store_bind_text(&b, bk->agreement);
-    store_bind_i64(&b, bk->round);
-    store_bind_text(&b, bk->adapter);
-    store_bind_text(&b, acc_resource_kind_name(bk->kind));
-    store_bind_text(&b, bk->resource);
-    store_bind_i64(&b, bk->amount);
-    store_bind_i64(&b, bk->start);
-    store_bind_i64(&b, bk->end);
-    store_bind_text(&b, acc_booking_state_name(bk->state));
-    store_bind_text(&b, bk->local_id[0] ? bk->local_id : NULL);
-    store_bind_time(&b, bk->eff_start);
-    store_bind_time(&b, bk->eff_end);
-    store_bind_text(&b, bk->error[0] ? bk->error : NULL);
-    store_bind_i64(&b, now);
-    return store_bind_step(c, &b, "write journal", err);
+    acc_sql_bind_text(s, bk->key);
+    acc_sql_bind_text(s, bk->agreement);
+    acc_sql_bind_i64(s, bk->round);
+    acc_sql_bind_text(s, bk->adapter);
+    acc_sql_bind_text(s, acc_resource_kind_name(bk->kind));
+    acc_sql_bind_text(s, bk->resource);
+    acc_sql_bind_i64(s, bk->amount);
+    acc_sql_bind_i64(s, bk->start);
+    acc_sql_bind_i64(s, bk->end);
+    acc_sql_bind_text(s, acc_booking_state_name(bk->state));
+    acc_sql_bind_text(s, bk->local_id[0] ? bk->local_id : NULL);
+    acc_sql_bind_time(s, bk->eff_start);
+    acc_sql_bind_time(s, bk->eff_end);
+    acc_sql_bind_text(s, bk->error[0] ? bk->error : NULL);
+    acc_sql_bind_i64(s, now);
+    return acc_sql_run(s, "write journal", err);
 }
 
 struct journal_arg {
@@ -82,7 +81,7 @@ struct journal_arg {
     size_t n;
 };
 
-static acc_err journal_job(struct conn *c, void *arg, struct acc_error *err)
+static acc_err journal_job(struct acc_sql_conn *c, void *arg, struct acc_error *err)
 {
     struct journal_arg *x = arg;
     acc_time now = acc_now();
@@ -111,7 +110,7 @@ static void *journal_copy(const void *arg)
 acc_err acc_store_journal_put(struct acc_store *st, const struct acc_booking *b, size_t n,
                               unsigned flags, struct acc_error *err)
 {
-    static const struct store_op op = {journal_job, journal_copy, free};
+    static const struct store_op op = {{journal_job, free}, journal_copy};
     if (n == 0)
         return ACC_OK;
     struct journal_arg x = {b, n};
@@ -123,21 +122,20 @@ acc_err acc_store_journal_get(struct acc_store *st, const char *agreement, struc
 {
     *out = NULL;
     *n = 0;
-    struct conn *c;
-    acc_err rc = store_reader_take(st, &c, err);
+    struct acc_sql_conn *c;
+    acc_err rc = acc_sql_reader_take(st->db, &c, err);
     if (rc)
         return rc;
-    sqlite3_stmt *s = store_stmt(c, agreement ? &journal_by_agr : &journal_open, err);
+    struct acc_sql_stmt *s = acc_sql_prepare(c, agreement ? &journal_by_agr : &journal_open, err);
     if (!s) {
-        store_reader_give(st, c);
+        acc_sql_reader_give(st->db, c);
         return ACC_ERR_STORAGE;
     }
-    struct store_bind bind = STORE_BIND(s);
     if (agreement)
-        store_bind_text(&bind, agreement);
-    int step = SQLITE_DONE;
-    rc = store_bound(c, &bind, "read journal", err);
-    while (!rc && (step = sqlite3_step(s)) == SQLITE_ROW) {
+        acc_sql_bind_text(s, agreement);
+    bool row = false;
+    rc = acc_sql_bound(s, "read journal", err);
+    while (!rc && !(rc = acc_sql_step(s, &row, "read journal", err)) && row) {
         void *v = realloc(*out, (*n + 1) * sizeof **out);
         if (!v) {
             rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
@@ -146,28 +144,26 @@ acc_err acc_store_journal_get(struct acc_store *st, const char *agreement, struc
         *out = v;
         struct acc_booking *b = &(*out)[(*n)++];
         memset(b, 0, sizeof *b);
-        store_col_copy(s, 0, b->key, sizeof b->key);
-        store_col_copy(s, 1, b->agreement, sizeof b->agreement);
-        b->round = (unsigned)sqlite3_column_int(s, 2);
-        store_col_copy(s, 3, b->adapter, sizeof b->adapter);
-        const char *kind = (const char *)sqlite3_column_text(s, 4);
+        acc_sql_col_copy(s, 0, b->key, sizeof b->key);
+        acc_sql_col_copy(s, 1, b->agreement, sizeof b->agreement);
+        b->round = (unsigned)acc_sql_col_int(s, 2);
+        acc_sql_col_copy(s, 3, b->adapter, sizeof b->adapter);
+        const char *kind = acc_sql_col_text(s, 4);
         b->kind = kind && strcmp(kind, "bandwidth") == 0 ? ACC_RES_BANDWIDTH : ACC_RES_NODES;
-        store_col_copy(s, 5, b->resource, sizeof b->resource);
-        b->amount = sqlite3_column_int64(s, 6);
-        b->start = sqlite3_column_int64(s, 7);
-        b->end = sqlite3_column_int64(s, 8);
-        const char *state = (const char *)sqlite3_column_text(s, 9);
+        acc_sql_col_copy(s, 5, b->resource, sizeof b->resource);
+        b->amount = acc_sql_col_i64(s, 6);
+        b->start = acc_sql_col_i64(s, 7);
+        b->end = acc_sql_col_i64(s, 8);
+        const char *state = acc_sql_col_text(s, 9);
         if (!state || !acc_booking_state_parse(state, &b->state))
             b->state = ACC_BOOKING_UNKNOWN;
-        store_col_copy(s, 10, b->local_id, sizeof b->local_id);
-        b->eff_start = sqlite3_column_int64(s, 11);
-        b->eff_end = sqlite3_column_int64(s, 12);
-        store_col_copy(s, 13, b->error, sizeof b->error);
+        acc_sql_col_copy(s, 10, b->local_id, sizeof b->local_id);
+        b->eff_start = acc_sql_col_i64(s, 11);
+        b->eff_end = acc_sql_col_i64(s, 12);
+        acc_sql_col_copy(s, 13, b->error, sizeof b->error);
     }
-    if (!rc && step != SQLITE_DONE)
-        rc = store_db_error(c->db, err, "read journal");
-    store_done(s);
-    store_reader_give(st, c);
+    acc_sql_done(s);
+    acc_sql_reader_give(st->db, c);
     if (rc) {
         free(*out);
         *out = NULL;
@@ -178,46 +174,47 @@ acc_err acc_store_journal_get(struct acc_store *st, const char *agreement, struc
 
 /* ------------------------------------------------------------------ trace */
 
-acc_err store_trace_put(struct conn *c, const char *id, const struct acc_trace *t, unsigned version,
-                        struct acc_error *err)
+acc_err store_trace_put(struct acc_sql_conn *c, const char *id, const struct acc_trace *t,
+                        unsigned version, struct acc_error *err)
 {
     if (!t || t->n == 0)
         return ACC_OK;
-    sqlite3_stmt *s = store_stmt(c, &trace_maxseq, err);
+    struct acc_sql_stmt *s = acc_sql_prepare(c, &trace_maxseq, err);
     if (!s)
         return ACC_ERR_STORAGE;
-    struct store_bind b = STORE_BIND(s);
-    store_bind_text(&b, id);
-    acc_err rc = store_bound(c, &b, "write trace", err);
+    acc_sql_bind_text(s, id);
+    acc_err rc = acc_sql_bound(s, "write trace", err);
     if (rc)
         return rc;
-    int step = sqlite3_step(s);
-    int64_t base = step == SQLITE_ROW ? sqlite3_column_int64(s, 0) : 0;
-    if (step == SQLITE_ROW && !version)
-        version = (unsigned)sqlite3_column_int64(s, 1);
-    store_done(s);
-    if (step != SQLITE_ROW)
-        return store_db_error(c->db, err, "write trace");
+    bool row;
+    rc = acc_sql_step(s, &row, "write trace", err);
+    int64_t base = row ? acc_sql_col_i64(s, 0) : 0;
+    if (row && !version)
+        version = (unsigned)acc_sql_col_i64(s, 1);
+    acc_sql_done(s);
+    if (!rc && !row)
+        rc = acc_error_set(err, ACC_ERR_STORAGE, "database: write trace: no agreement %.40s", id);
+    if (rc)
+        return rc;
     for (size_t i = 0; i < t->n; i++) {
         const struct acc_trace_event *e = &t->v[i];
-        if (!(s = store_stmt(c, &trace_insert, err)))
+        if (!(s = acc_sql_prepare(c, &trace_insert, err)))
             return ACC_ERR_STORAGE;
-        b = STORE_BIND(s);
-        store_bind_text(&b, id);
-        store_bind_i64(&b, base + (int64_t)i + 1);
-        store_bind_i64(&b, e->round);
-        store_bind_text(&b, acc_trace_kind_name(e->kind));
-        store_bind_text(&b, e->target);
-        store_bind_text(&b, e->adapter);
-        store_bind_i64(&b, e->amount);
-        store_bind_time(&b, e->t_from);
-        store_bind_time(&b, e->t_until);
-        store_bind_time(&b, e->t_result);
-        store_bind_text(&b, acc_err_symbol(e->status));
-        store_bind_i64(&b, e->elapsed_us);
-        store_bind_text(&b, e->detail);
-        store_bind_i64(&b, version ? version : 1);
-        if ((rc = store_bind_step(c, &b, "write trace", err)))
+        acc_sql_bind_text(s, id);
+        acc_sql_bind_i64(s, base + (int64_t)i + 1);
+        acc_sql_bind_i64(s, e->round);
+        acc_sql_bind_text(s, acc_trace_kind_name(e->kind));
+        acc_sql_bind_text(s, e->target);
+        acc_sql_bind_text(s, e->adapter);
+        acc_sql_bind_i64(s, e->amount);
+        acc_sql_bind_time(s, e->t_from);
+        acc_sql_bind_time(s, e->t_until);
+        acc_sql_bind_time(s, e->t_result);
+        acc_sql_bind_text(s, acc_err_symbol(e->status));
+        acc_sql_bind_i64(s, e->elapsed_us);
+        acc_sql_bind_text(s, e->detail);
+        acc_sql_bind_i64(s, version ? version : 1);
+        if ((rc = acc_sql_run(s, "write trace", err)))
             return rc;
     }
     return ACC_OK;
@@ -233,49 +230,46 @@ acc_err acc_store_trace_get_version(struct acc_store *st, const char *id, unsign
                                     struct acc_trace *out, struct acc_error *err)
 {
     acc_trace_init(out);
-    struct conn *c;
-    acc_err rc = store_reader_take(st, &c, err);
+    struct acc_sql_conn *c;
+    acc_err rc = acc_sql_reader_take(st->db, &c, err);
     if (rc)
         return rc;
-    sqlite3_stmt *s = store_stmt(c, &trace_get, err);
+    struct acc_sql_stmt *s = acc_sql_prepare(c, &trace_get, err);
     if (!s) {
-        store_reader_give(st, c);
+        acc_sql_reader_give(st->db, c);
         return ACC_ERR_STORAGE;
     }
-    struct store_bind b = STORE_BIND(s);
-    store_bind_text(&b, id);
-    store_bind_i64(&b, version);
-    int step = SQLITE_DONE;
-    rc = store_bound(c, &b, "read trace", err);
-    while (!rc && (step = sqlite3_step(s)) == SQLITE_ROW) {
+    acc_sql_bind_text(s, id);
+    acc_sql_bind_i64(s, version);
+    bool row = false;
+    rc = acc_sql_bound(s, "read trace", err);
+    while (!rc && !(rc = acc_sql_step(s, &row, "read trace", err)) && row) {
         struct acc_trace_event e = {0};
-        e.round = (unsigned)sqlite3_column_int(s, 1);
-        const char *kind = (const char *)sqlite3_column_text(s, 2);
+        e.round = (unsigned)acc_sql_col_int(s, 1);
+        const char *kind = acc_sql_col_text(s, 2);
         if (!kind || !acc_trace_kind_parse(kind, &e.kind))
             e.kind = ACC_TRACE_FAIL;
-        e.target = (char *)sqlite3_column_text(s, 3);
-        e.adapter = (char *)sqlite3_column_text(s, 4);
-        e.amount = sqlite3_column_int64(s, 5);
-        e.t_from = sqlite3_column_int64(s, 6);
-        e.t_until = sqlite3_column_int64(s, 7);
-        e.t_result = sqlite3_column_int64(s, 8);
-        const char *status = (const char *)sqlite3_column_text(s, 9);
+        e.target = (char *)acc_sql_col_text(s, 3);
+        e.adapter = (char *)acc_sql_col_text(s, 4);
+        e.amount = acc_sql_col_i64(s, 5);
+        e.t_from = acc_sql_col_i64(s, 6);
+        e.t_until = acc_sql_col_i64(s, 7);
+        e.t_result = acc_sql_col_i64(s, 8);
+        const char *status = acc_sql_col_text(s, 9);
         e.status = ACC_OK;
         for (int k = 0; status && k < ACC_ERR__COUNT; k++) {
             if (strcmp(status, acc_err_symbol((acc_err)k)) == 0)
                 e.status = (acc_err)k;
         }
-        e.elapsed_us = sqlite3_column_int64(s, 10);
-        e.detail = (char *)sqlite3_column_text(s, 11);
+        e.elapsed_us = acc_sql_col_i64(s, 10);
+        e.detail = (char *)acc_sql_col_text(s, 11);
         if (acc_trace_add(out, &e)) {
             rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
             break;
         }
     }
-    if (!rc && step != SQLITE_DONE)
-        rc = store_db_error(c->db, err, "read trace");
-    store_done(s);
-    store_reader_give(st, c);
+    acc_sql_done(s);
+    acc_sql_reader_give(st->db, c);
     if (rc)
         acc_trace_release(out);
     return rc;

@@ -19,6 +19,25 @@
     "id, initiator, state, created, updated, hold_until, held_option, agreement, reason, " \
     "duration, options, allocation, offer"
 
+static const struct acc_sql_query
+    quote_state = {S_QUOTE_STATE, "SELECT state, agreement FROM quote WHERE id = ?"},
+    quote_put = {S_QUOTE_PUT, "INSERT OR REPLACE INTO quote (" QUOTE_COLUMNS
+                              ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)"},
+    /* A claim by an agreement that is no longer Pending (its commit was cut
+     * short by a crash: recovery ended it) is stale.  One whose agreement
+     * is not written yet is not. */
+    quote_claim = {S_QUOTE_CLAIM,
+                   "UPDATE quote SET agreement = ?1 WHERE id = ?2 AND state = 'Held' AND "
+                   "(agreement IS NULL OR agreement IN (SELECT id FROM agreement WHERE state NOT "
+                   "IN ('Pending', 'PendingAndTerminating')))"},
+    quote_unclaim = {S_QUOTE_UNCLAIM, "UPDATE quote SET agreement = NULL WHERE id = ?2 AND "
+                                      "agreement = ?1 AND state = 'Held'"},
+    quote_get = {S_QUOTE_GET, "SELECT " QUOTE_COLUMNS " FROM quote WHERE id = ?"},
+    quote_due = {S_QUOTE_DUE, "SELECT id FROM quote WHERE state IN ('Advisory', 'Held') AND "
+                              "hold_until <= ? ORDER BY hold_until LIMIT 1000"},
+    quote_count = {S_QUOTE_COUNT, "SELECT count(*), coalesce(sum(initiator = ?), 0) FROM quote "
+                                  "WHERE state IN ('Advisory', 'Held')"};
+
 /* ------------------------------------------------------------ the lines */
 
 static void put_field(struct acc_buf *b, const char *s, char end)
@@ -224,26 +243,30 @@ struct put_arg {
     const struct acc_trace *trace;
 };
 
-static acc_err put_job(struct conn *c, void *arg, struct acc_error *err)
+static acc_err put_job(struct acc_sql_conn *c, void *arg, struct acc_error *err)
 {
     struct put_arg *x = arg;
     const struct acc_quote *q = x->q;
     acc_err rc = ACC_OK;
-    sqlite3_stmt *s = NULL;
+    struct acc_sql_stmt *s = NULL;
     char *opts = NULL, *alloc = NULL;
     if (x->from) {
-        if (sqlite3_prepare_v2(c->db, "SELECT state, agreement FROM quote WHERE id = ?", -1, &s,
-                               NULL))
-            return store_db_error(c->db, err, "read quote");
-        sqlite3_bind_text(s, 1, q->id, -1, SQLITE_STATIC);
+        if (!(s = acc_sql_prepare(c, &quote_state, err)))
+            return ACC_ERR_STORAGE;
+        acc_sql_bind_text(s, q->id);
         enum acc_quote_state cur = ACC_QUOTE__COUNT;
         char claim[ACC_ID_LEN + 1] = "";
-        if (sqlite3_step(s) == SQLITE_ROW) {
-            acc_quote_state_parse((const char *)sqlite3_column_text(s, 0), &cur);
-            store_col_copy(s, 1, claim, sizeof claim);
+        bool row = false;
+        if (!(rc = acc_sql_bound(s, "read quote", err)))
+            rc = acc_sql_step(s, &row, "read quote", err);
+        if (row) {
+            acc_quote_state_parse(acc_sql_col_text(s, 0), &cur);
+            acc_sql_col_copy(s, 1, claim, sizeof claim);
         }
-        sqlite3_finalize(s);
+        acc_sql_done(s);
         s = NULL;
+        if (rc)
+            return rc;
         if (cur == ACC_QUOTE__COUNT)
             return acc_error_set(err, ACC_ERR_NOT_FOUND, "no quote %s", q->id);
         if (!(x->from & (1u << cur)))
@@ -259,37 +282,30 @@ static acc_err put_job(struct conn *c, void *arg, struct acc_error *err)
         rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
         goto out;
     }
-    if (sqlite3_prepare_v2(c->db,
-                           "INSERT OR REPLACE INTO quote (" QUOTE_COLUMNS
-                           ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                           -1, &s, NULL)) {
-        rc = store_db_error(c->db, err, "write quote");
+    if (!(s = acc_sql_prepare(c, &quote_put, err))) {
+        rc = ACC_ERR_STORAGE;
         goto out;
     }
-    struct store_bind b = STORE_BIND(s);
-    store_bind_text(&b, q->id);
-    store_bind_text(&b, q->initiator);
-    store_bind_text(&b, acc_quote_state_name(q->state));
-    store_bind_i64(&b, q->created);
-    store_bind_i64(&b, q->updated);
-    store_bind_time(&b, q->hold_until);
-    store_bind_i64(&b, q->held_option);
-    store_bind_text(&b, q->agreement[0] ? q->agreement : NULL);
-    store_bind_text(&b, q->reason);
-    store_bind_i64(&b, q->duration);
-    store_bind_text(&b, opts);
-    store_bind_text(&b, alloc);
-    store_bind_blob(&b, q->offer_xml ? q->offer_xml : "", q->offer_len, false);
-    rc = store_bound(c, &b, "write quote", err);
-    if (!rc && sqlite3_step(s) != SQLITE_DONE)
-        rc = store_db_error(c->db, err, "write quote");
+    acc_sql_bind_text(s, q->id);
+    acc_sql_bind_text(s, q->initiator);
+    acc_sql_bind_text(s, acc_quote_state_name(q->state));
+    acc_sql_bind_i64(s, q->created);
+    acc_sql_bind_i64(s, q->updated);
+    acc_sql_bind_time(s, q->hold_until);
+    acc_sql_bind_i64(s, q->held_option);
+    acc_sql_bind_text(s, q->agreement[0] ? q->agreement : NULL);
+    acc_sql_bind_text(s, q->reason);
+    acc_sql_bind_i64(s, q->duration);
+    acc_sql_bind_text(s, opts);
+    acc_sql_bind_text(s, alloc);
+    acc_sql_bind_blob(s, q->offer_xml ? q->offer_xml : "", q->offer_len, false);
+    rc = acc_sql_run(s, "write quote", err);
     for (size_t i = 0; !rc && i < x->n_bookings; i++)
         rc = store_journal_put_one(c, &x->bookings[i], q->updated, err);
     if (!rc && x->a)
         rc = store_agreement_settle_in(c, x->a, ACC_STATE_BIT(ACC_STATE_PENDING), x->trace, NULL, 0,
                                        err);
 out:
-    sqlite3_finalize(s);
     free(opts);
     free(alloc);
     return rc;
@@ -299,7 +315,7 @@ acc_err acc_store_quote_put(struct acc_store *st, const struct acc_quote *q, uns
                             const struct acc_booking *bookings, size_t n_bookings,
                             struct acc_error *err)
 {
-    static const struct store_op op = {put_job, NULL, NULL};
+    static const struct store_op op = {{put_job, NULL}, NULL};
     struct put_arg x = {q, from, bookings, n_bookings, NULL, NULL};
     return store_write(st, &op, &x, 0, err);
 }
@@ -309,7 +325,7 @@ acc_err acc_store_quote_commit(struct acc_store *st, const struct acc_quote *q,
                                const struct acc_booking *bookings, size_t n_bookings,
                                struct acc_error *err)
 {
-    static const struct store_op op = {put_job, NULL, NULL};
+    static const struct store_op op = {{put_job, NULL}, NULL};
     struct put_arg x = {q, 1u << ACC_QUOTE_HELD, bookings, n_bookings, a, trace};
     return store_write(st, &op, &x, 0, err);
 }
@@ -319,27 +335,16 @@ struct claim_arg {
     bool claim;
 };
 
-static acc_err claim_job(struct conn *c, void *arg, struct acc_error *err)
+static acc_err claim_job(struct acc_sql_conn *c, void *arg, struct acc_error *err)
 {
     struct claim_arg *x = arg;
-    sqlite3_stmt *s = NULL;
-    /* A claim by an agreement that is no longer Pending (its commit was
-     * cut short by a crash: recovery ended it) is stale.  One whose
-     * agreement is not written yet is not. */
-    const char *sql = x->claim ? "UPDATE quote SET agreement = ?1 WHERE id = ?2 AND state = "
-                                 "'Held' AND (agreement IS NULL OR agreement IN (SELECT id FROM "
-                                 "agreement WHERE state NOT IN ('Pending', "
-                                 "'PendingAndTerminating')))"
-                               : "UPDATE quote SET agreement = NULL WHERE id = ?2 AND "
-                                 "agreement = ?1 AND state = 'Held'";
-    if (sqlite3_prepare_v2(c->db, sql, -1, &s, NULL))
-        return store_db_error(c->db, err, "claim quote");
-    sqlite3_bind_text(s, 1, x->agreement, -1, SQLITE_STATIC);
-    sqlite3_bind_text(s, 2, x->id, -1, SQLITE_STATIC);
-    acc_err rc =
-        sqlite3_step(s) == SQLITE_DONE ? ACC_OK : store_db_error(c->db, err, "claim quote");
-    sqlite3_finalize(s);
-    if (!rc && x->claim && sqlite3_changes(c->db) != 1)
+    struct acc_sql_stmt *s = acc_sql_prepare(c, x->claim ? &quote_claim : &quote_unclaim, err);
+    if (!s)
+        return ACC_ERR_STORAGE;
+    acc_sql_bind_text(s, x->agreement);
+    acc_sql_bind_text(s, x->id);
+    acc_err rc = acc_sql_run(s, "claim quote", err);
+    if (!rc && x->claim && acc_sql_changes(c) != 1)
         rc =
             acc_error_set(err, ACC_ERR_STATE,
                           "quote %s is no longer Held, or another request is committing it", x->id);
@@ -349,7 +354,7 @@ static acc_err claim_job(struct conn *c, void *arg, struct acc_error *err)
 acc_err acc_store_quote_claim(struct acc_store *st, const char *id, const char *agreement,
                               bool claim, struct acc_error *err)
 {
-    static const struct store_op op = {claim_job, NULL, NULL};
+    static const struct store_op op = {{claim_job, NULL}, NULL};
     struct claim_arg x = {id, agreement, claim};
     return store_write(st, &op, &x, 0, err);
 }
@@ -361,46 +366,47 @@ acc_err acc_store_quote_get(struct acc_store *st, const char *id, struct acc_quo
 {
     memset(out, 0, sizeof *out);
     out->held_option = -1;
-    struct conn *c;
-    acc_err rc = store_read_begin(st, &c, err);
+    struct acc_sql_conn *c;
+    acc_err rc = acc_sql_read_begin(st->db, &c, err);
     if (rc)
         return rc;
-    sqlite3_stmt *s = NULL;
-    if (sqlite3_prepare_v2(c->db, "SELECT " QUOTE_COLUMNS " FROM quote WHERE id = ?", -1, &s,
-                           NULL)) {
-        rc = store_db_error(c->db, err, "read quote");
+    struct acc_sql_stmt *s = acc_sql_prepare(c, &quote_get, err);
+    if (!s) {
+        rc = ACC_ERR_STORAGE;
         goto out;
     }
-    sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-    int step = sqlite3_step(s);
-    if (step != SQLITE_ROW) {
-        rc = step == SQLITE_DONE ? acc_error_set(err, ACC_ERR_NOT_FOUND, "no quote %s", id)
-                                 : store_db_error(c->db, err, "read quote");
+    acc_sql_bind_text(s, id);
+    bool row = false;
+    if (!(rc = acc_sql_bound(s, "read quote", err)))
+        rc = acc_sql_step(s, &row, "read quote", err);
+    if (rc || !row) {
+        if (!rc)
+            rc = acc_error_set(err, ACC_ERR_NOT_FOUND, "no quote %s", id);
         goto out;
     }
-    store_col_copy(s, 0, out->id, sizeof out->id);
-    out->initiator = store_col_dup(s, 1);
-    if (!acc_quote_state_parse((const char *)sqlite3_column_text(s, 2), &out->state)) {
+    acc_sql_col_copy(s, 0, out->id, sizeof out->id);
+    out->initiator = acc_sql_col_dup(s, 1);
+    if (!acc_quote_state_parse(acc_sql_col_text(s, 2), &out->state)) {
         rc = acc_error_set(err, ACC_ERR_STORAGE, "quote %s has an unknown state", id);
         goto out;
     }
-    out->created = sqlite3_column_int64(s, 3);
-    out->updated = sqlite3_column_int64(s, 4);
-    out->hold_until = sqlite3_column_int64(s, 5);
-    out->held_option = (int)sqlite3_column_int64(s, 6);
-    store_col_copy(s, 7, out->agreement, sizeof out->agreement);
-    out->reason = store_col_dup(s, 8);
-    out->duration = sqlite3_column_int64(s, 9);
-    const char *opts = (const char *)sqlite3_column_text(s, 10);
-    const char *alloc = (const char *)sqlite3_column_text(s, 11);
+    out->created = acc_sql_col_i64(s, 3);
+    out->updated = acc_sql_col_i64(s, 4);
+    out->hold_until = acc_sql_col_i64(s, 5);
+    out->held_option = (int)acc_sql_col_i64(s, 6);
+    acc_sql_col_copy(s, 7, out->agreement, sizeof out->agreement);
+    out->reason = acc_sql_col_dup(s, 8);
+    out->duration = acc_sql_col_i64(s, 9);
+    const char *opts = acc_sql_col_text(s, 10);
+    const char *alloc = acc_sql_col_text(s, 11);
     rc = decode(out, opts ? opts : "", alloc ? alloc : "", err);
     if (!rc)
-        rc = store_col_blob(s, 12, &out->offer_xml, &out->offer_len);
+        rc = acc_sql_col_blob(s, 12, &out->offer_xml, &out->offer_len);
     if (rc && rc != ACC_ERR_NOMEM)
         rc = acc_error_set(err, rc, "quote %s could not be read", id);
 out:
-    sqlite3_finalize(s);
-    store_read_end(st, c);
+    acc_sql_done(s);
+    acc_sql_read_end(st->db, c);
     if (rc)
         acc_quote_release(out);
     return rc;
@@ -411,21 +417,20 @@ acc_err acc_store_quote_due(struct acc_store *st, acc_time now, char (**ids)[ACC
 {
     *ids = NULL;
     *n = 0;
-    struct conn *c;
-    acc_err rc = store_read_begin(st, &c, err);
+    struct acc_sql_conn *c;
+    acc_err rc = acc_sql_read_begin(st->db, &c, err);
     if (rc)
         return rc;
-    sqlite3_stmt *s = NULL;
+    struct acc_sql_stmt *s = acc_sql_prepare(c, &quote_due, err);
     size_t cap = 0;
-    if (sqlite3_prepare_v2(c->db,
-                           "SELECT id FROM quote WHERE state IN ('Advisory', 'Held') AND "
-                           "hold_until <= ? ORDER BY hold_until LIMIT 1000",
-                           -1, &s, NULL)) {
-        rc = store_db_error(c->db, err, "read quotes");
+    if (!s) {
+        rc = ACC_ERR_STORAGE;
         goto out;
     }
-    sqlite3_bind_int64(s, 1, now);
-    while (!rc && sqlite3_step(s) == SQLITE_ROW) {
+    acc_sql_bind_i64(s, now);
+    bool row = false;
+    rc = acc_sql_bound(s, "read quotes", err);
+    while (!rc && !(rc = acc_sql_step(s, &row, "read quotes", err)) && row) {
         if (*n == cap) {
             size_t nc = cap ? 2 * cap : 16;
             void *p = realloc(*ids, nc * sizeof **ids);
@@ -436,11 +441,11 @@ acc_err acc_store_quote_due(struct acc_store *st, acc_time now, char (**ids)[ACC
             *ids = p;
             cap = nc;
         }
-        store_col_copy(s, 0, (*ids)[(*n)++], ACC_ID_LEN + 1);
+        acc_sql_col_copy(s, 0, (*ids)[(*n)++], ACC_ID_LEN + 1);
     }
 out:
-    sqlite3_finalize(s);
-    store_read_end(st, c);
+    acc_sql_done(s);
+    acc_sql_read_end(st->db, c);
     if (rc) {
         free(*ids);
         *ids = NULL;
@@ -453,26 +458,24 @@ acc_err acc_store_quote_count(struct acc_store *st, const char *initiator, uint6
                               uint64_t *all, struct acc_error *err)
 {
     *mine = *all = 0;
-    struct conn *c;
-    acc_err rc = store_read_begin(st, &c, err);
+    struct acc_sql_conn *c;
+    acc_err rc = acc_sql_read_begin(st->db, &c, err);
     if (rc)
         return rc;
-    sqlite3_stmt *s = NULL;
-    if (sqlite3_prepare_v2(c->db,
-                           "SELECT count(*), coalesce(sum(initiator = ?), 0) FROM quote "
-                           "WHERE state IN ('Advisory', 'Held')",
-                           -1, &s, NULL)) {
-        rc = store_db_error(c->db, err, "count quotes");
+    struct acc_sql_stmt *s = acc_sql_prepare(c, &quote_count, err);
+    bool row = false;
+    if (!s) {
+        rc = ACC_ERR_STORAGE;
     } else {
-        sqlite3_bind_text(s, 1, initiator, -1, SQLITE_STATIC);
-        if (sqlite3_step(s) == SQLITE_ROW) {
-            *all = (uint64_t)sqlite3_column_int64(s, 0);
-            *mine = (uint64_t)sqlite3_column_int64(s, 1);
-        } else {
-            rc = store_db_error(c->db, err, "count quotes");
+        acc_sql_bind_text(s, initiator);
+        if (!(rc = acc_sql_bound(s, "count quotes", err)))
+            rc = acc_sql_step(s, &row, "count quotes", err);
+        if (row) {
+            *all = (uint64_t)acc_sql_col_i64(s, 0);
+            *mine = (uint64_t)acc_sql_col_i64(s, 1);
         }
     }
-    sqlite3_finalize(s);
-    store_read_end(st, c);
+    acc_sql_done(s);
+    acc_sql_read_end(st->db, c);
     return rc;
 }

@@ -9,7 +9,7 @@
 
 #define BY_ID "(SELECT seq FROM agreement WHERE id = ?)"
 
-static const struct stmt_def
+static const struct acc_sql_query
     ver_state = {S_VER_STATE, "SELECT state, version, modifying FROM agreement WHERE id = ?"},
     ver_flag = {S_VER_FLAG, "UPDATE agreement SET modifying = ? WHERE id = ?"},
     ver_snapshot =
@@ -39,42 +39,41 @@ static const struct stmt_def
 
 /* The state, version and mark of an agreement inside the writer's
  * transaction. */
-static acc_err read_mark(struct conn *c, const char *id, enum acc_state *state, unsigned *version,
-                         bool *modifying, struct acc_error *err)
+static acc_err read_mark(struct acc_sql_conn *c, const char *id, enum acc_state *state,
+                         unsigned *version, bool *modifying, struct acc_error *err)
 {
-    sqlite3_stmt *s = store_stmt(c, &ver_state, err);
+    *version = 0;
+    *modifying = false;
+    struct acc_sql_stmt *s = acc_sql_prepare(c, &ver_state, err);
     if (!s)
         return ACC_ERR_STORAGE;
-    struct store_bind b = STORE_BIND(s);
-    store_bind_text(&b, id);
-    acc_err rc = store_bound(c, &b, "read version", err);
+    acc_sql_bind_text(s, id);
+    acc_err rc = acc_sql_bound(s, "read version", err);
     if (rc)
         return rc;
-    int step = sqlite3_step(s);
-    if (step == SQLITE_ROW) {
-        const char *v = (const char *)sqlite3_column_text(s, 0);
+    bool row;
+    rc = acc_sql_step(s, &row, "read version", err);
+    if (!rc && row) {
+        const char *v = acc_sql_col_text(s, 0);
         if (!v || !acc_state_parse(v, state))
             rc = acc_error_set(err, ACC_ERR_STORAGE, "agreement %s has a bad state", id);
-        *version = (unsigned)sqlite3_column_int64(s, 1);
-        *modifying = sqlite3_column_int64(s, 2) != 0;
-    } else if (step == SQLITE_DONE) {
+        *version = (unsigned)acc_sql_col_i64(s, 1);
+        *modifying = acc_sql_col_i64(s, 2) != 0;
+    } else if (!rc) {
         rc = acc_error_set(err, ACC_ERR_NOT_FOUND, "no agreement with id '%.40s'", id);
-    } else {
-        rc = store_db_error(c->db, err, "read version");
     }
-    store_done(s);
+    acc_sql_done(s);
     return rc;
 }
 
-static acc_err set_mark(struct conn *c, const char *id, bool on, struct acc_error *err)
+static acc_err set_mark(struct acc_sql_conn *c, const char *id, bool on, struct acc_error *err)
 {
-    sqlite3_stmt *s = store_stmt(c, &ver_flag, err);
+    struct acc_sql_stmt *s = acc_sql_prepare(c, &ver_flag, err);
     if (!s)
         return ACC_ERR_STORAGE;
-    struct store_bind b = STORE_BIND(s);
-    store_bind_i64(&b, on);
-    store_bind_text(&b, id);
-    return store_bind_step(c, &b, "mark modification", err);
+    acc_sql_bind_i64(s, on);
+    acc_sql_bind_text(s, id);
+    return acc_sql_run(s, "mark modification", err);
 }
 
 struct begin_arg {
@@ -82,7 +81,7 @@ struct begin_arg {
     unsigned version;
 };
 
-static acc_err begin_job(struct conn *c, void *arg, struct acc_error *err)
+static acc_err begin_job(struct acc_sql_conn *c, void *arg, struct acc_error *err)
 {
     struct begin_arg *x = arg;
     enum acc_state st;
@@ -105,7 +104,7 @@ static acc_err begin_job(struct conn *c, void *arg, struct acc_error *err)
 acc_err acc_store_modify_begin(struct acc_store *st, const char *id, unsigned *version,
                                struct acc_error *err)
 {
-    static const struct store_op op = {begin_job, NULL, NULL};
+    static const struct store_op op = {{begin_job, NULL}, NULL};
     struct begin_arg x = {id, 0};
     acc_err rc = store_write(st, &op, &x, 0, err);
     if (!rc)
@@ -113,14 +112,14 @@ acc_err acc_store_modify_begin(struct acc_store *st, const char *id, unsigned *v
     return rc;
 }
 
-static acc_err abort_job(struct conn *c, void *arg, struct acc_error *err)
+static acc_err abort_job(struct acc_sql_conn *c, void *arg, struct acc_error *err)
 {
     return set_mark(c, arg, false, err);
 }
 
 acc_err acc_store_modify_abort(struct acc_store *st, const char *id, struct acc_error *err)
 {
-    static const struct store_op op = {abort_job, NULL, NULL};
+    static const struct store_op op = {{abort_job, NULL}, NULL};
     return store_write(st, &op, (void *)id, 0, err);
 }
 
@@ -134,19 +133,18 @@ struct commit_arg {
 };
 
 /* Runs a snapshot statement (?1 the id, ?2 the version or time). */
-static acc_err snapshot(struct conn *c, const struct stmt_def *d, const char *id, int64_t v,
-                        struct acc_error *err)
+static acc_err snapshot(struct acc_sql_conn *c, const struct acc_sql_query *d, const char *id,
+                        int64_t v, struct acc_error *err)
 {
-    sqlite3_stmt *s = store_stmt(c, d, err);
+    struct acc_sql_stmt *s = acc_sql_prepare(c, d, err);
     if (!s)
         return ACC_ERR_STORAGE;
-    struct store_bind b = STORE_BIND(s);
-    store_bind_text(&b, id);
-    store_bind_i64(&b, v);
-    return store_bind_step(c, &b, "keep the version", err);
+    acc_sql_bind_text(s, id);
+    acc_sql_bind_i64(s, v);
+    return acc_sql_run(s, "keep the version", err);
 }
 
-static acc_err commit_job(struct conn *c, void *arg, struct acc_error *err)
+static acc_err commit_job(struct acc_sql_conn *c, void *arg, struct acc_error *err)
 {
     struct commit_arg *x = arg;
     const struct acc_agreement *a = x->a;
@@ -163,18 +161,17 @@ static acc_err commit_job(struct conn *c, void *arg, struct acc_error *err)
         (rc = snapshot(c, &ver_snap_comp, a->id, version, err)) ||
         (rc = snapshot(c, &ver_snap_link, a->id, version, err)))
         return rc;
-    sqlite3_stmt *s = store_stmt(c, &ver_bump, err);
+    struct acc_sql_stmt *s = acc_sql_prepare(c, &ver_bump, err);
     if (!s)
         return ACC_ERR_STORAGE;
-    struct store_bind b = STORE_BIND(s);
-    store_bind_i64(&b, a->updated);
-    store_bind_time(&b, a->start);
-    store_bind_time(&b, a->end);
-    store_bind_i64(&b, a->rounds);
-    store_bind_i64(&b, a->rollbacks);
-    store_bind_text(&b, x->change);
-    store_bind_text(&b, a->id);
-    if ((rc = store_bind_step(c, &b, "write the new version", err)) ||
+    acc_sql_bind_i64(s, a->updated);
+    acc_sql_bind_time(s, a->start);
+    acc_sql_bind_time(s, a->end);
+    acc_sql_bind_i64(s, a->rounds);
+    acc_sql_bind_i64(s, a->rollbacks);
+    acc_sql_bind_text(s, x->change);
+    acc_sql_bind_text(s, a->id);
+    if ((rc = acc_sql_run(s, "write the new version", err)) ||
         (rc = store_write_components(c, a, err)) || (rc = store_write_links(c, a, err)) ||
         (rc = store_trace_put(c, a->id, x->trace, version + 1, err)))
         return rc;
@@ -190,23 +187,22 @@ acc_err acc_store_modify_commit(struct acc_store *st, const struct acc_agreement
                                 const struct acc_booking *bookings, size_t n_bookings,
                                 struct acc_error *err)
 {
-    static const struct store_op op = {commit_job, NULL, NULL};
+    static const struct store_op op = {{commit_job, NULL}, NULL};
     struct commit_arg x = {a, version, change, trace, bookings, n_bookings};
     return store_write(st, &op, &x, 0, err);
 }
 
-static acc_err recover_job(struct conn *c, void *arg, struct acc_error *err)
+static acc_err recover_job(struct acc_sql_conn *c, void *arg, struct acc_error *err)
 {
     (void)arg;
-    sqlite3_stmt *s = store_stmt(c, &ver_recover, err);
+    struct acc_sql_stmt *s = acc_sql_prepare(c, &ver_recover, err);
     if (!s)
         return ACC_ERR_STORAGE;
-    struct store_bind b = STORE_BIND(s);
-    return store_bind_step(c, &b, "clear modification marks", err);
+    return acc_sql_run(s, "clear modification marks", err);
 }
 
 acc_err acc_store_modify_recover(struct acc_store *st, struct acc_error *err)
 {
-    static const struct store_op op = {recover_job, NULL, NULL};
+    static const struct store_op op = {{recover_job, NULL}, NULL};
     return store_write(st, &op, NULL, 0, err);
 }

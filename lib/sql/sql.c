@@ -1,0 +1,294 @@
+/* sql.c - databases: open and migrate, the main connection, the readers'
+ * pool, transactions and errors (sql.h). */
+#include "sql.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/log.h"
+#include "sql_internal.h"
+
+#define READERS_DEFAULT 32
+
+acc_err sql_fail(const struct acc_sql *db, enum sql_rc rc, const char *what, const char *msg,
+                 struct acc_error *err)
+{
+    return acc_error_set(err, rc == SQL_NOMEM ? ACC_ERR_NOMEM : ACC_ERR_STORAGE, "%s %s: %s: %s",
+                         db->opt.label, db->opt.path, what, msg ? msg : "failed");
+}
+
+acc_err sql_conn_fail(struct acc_sql_conn *c, enum sql_rc rc, const char *what,
+                      struct acc_error *err)
+{
+    return sql_fail(c->db, rc, what, c->db->be->errmsg(c->h), err);
+}
+
+/* ------------------------------------------------------------ connections */
+
+void acc_sql_disconnect(struct acc_sql_conn *c)
+{
+    if (!c)
+        return;
+    for (unsigned i = 0; c->cache && i < c->db->opt.n_slots; i++)
+        sql_stmt_free(c->cache[i]);
+    free(c->cache);
+    if (c->h)
+        c->db->be->disconnect(c->h);
+    free(c);
+}
+
+acc_err acc_sql_connect(struct acc_sql *db, struct acc_sql_conn **out, struct acc_error *err)
+{
+    struct acc_sql_conn *c = calloc(1, sizeof *c);
+    if (!c || (db->opt.n_slots && !(c->cache = calloc(db->opt.n_slots, sizeof *c->cache)))) {
+        free(c);
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    }
+    c->db = db;
+    acc_err rc = db->be->connect(&db->opt, &c->h, err);
+    if (rc) {
+        acc_error_prefix(err, "%s %s", db->opt.label, db->opt.path);
+        acc_sql_disconnect(c);
+        return rc;
+    }
+    *out = c;
+    return ACC_OK;
+}
+
+struct acc_sql *acc_sql_conn_db(const struct acc_sql_conn *c)
+{
+    return c->db;
+}
+
+struct acc_sql_conn *acc_sql_main_lock(struct acc_sql *db)
+{
+    pthread_mutex_lock(&db->main_lock);
+    return db->main;
+}
+
+void acc_sql_main_unlock(struct acc_sql *db)
+{
+    pthread_mutex_unlock(&db->main_lock);
+}
+
+/* ---------------------------------------------------------------- readers */
+
+acc_err acc_sql_reader_take(struct acc_sql *db, struct acc_sql_conn **out, struct acc_error *err)
+{
+    pthread_mutex_lock(&db->rlock);
+    while (!db->free_readers && db->readers >= db->opt.max_readers)
+        pthread_cond_wait(&db->rfree, &db->rlock);
+    if (db->free_readers) {
+        *out = db->free_readers;
+        db->free_readers = (*out)->next;
+        pthread_mutex_unlock(&db->rlock);
+        return ACC_OK;
+    }
+    db->readers++;
+    pthread_mutex_unlock(&db->rlock);
+    acc_err rc = acc_sql_connect(db, out, err);
+    if (rc) {
+        pthread_mutex_lock(&db->rlock);
+        db->readers--;
+        pthread_cond_signal(&db->rfree);
+        pthread_mutex_unlock(&db->rlock);
+    }
+    return rc;
+}
+
+void acc_sql_reader_give(struct acc_sql *db, struct acc_sql_conn *c)
+{
+    pthread_mutex_lock(&db->rlock);
+    c->next = db->free_readers;
+    db->free_readers = c;
+    pthread_cond_signal(&db->rfree);
+    pthread_mutex_unlock(&db->rlock);
+}
+
+acc_err acc_sql_read_begin(struct acc_sql *db, struct acc_sql_conn **out, struct acc_error *err)
+{
+    acc_err rc = acc_sql_reader_take(db, out, err);
+    if (rc)
+        return rc;
+    rc = acc_sql_begin(*out, 0, err);
+    if (rc)
+        acc_sql_reader_give(db, *out);
+    return rc;
+}
+
+void acc_sql_read_end(struct acc_sql *db, struct acc_sql_conn *c)
+{
+    acc_sql_commit(c, NULL);
+    acc_sql_reader_give(db, c);
+}
+
+/* ----------------------------------------------------------- transactions */
+
+acc_err acc_sql_exec(struct acc_sql_conn *c, const char *sql, struct acc_error *err)
+{
+    const char *msg = NULL;
+    enum sql_rc rc = c->db->be->exec(c->h, sql, &msg);
+    return rc == SQL_OK ? ACC_OK : sql_fail(c->db, rc, "exec", msg, err);
+}
+
+int64_t acc_sql_changes(struct acc_sql_conn *c)
+{
+    return c->db->be->changes(c->h);
+}
+
+acc_err acc_sql_begin(struct acc_sql_conn *c, unsigned flags, struct acc_error *err)
+{
+    const struct sql_backend *be = c->db->be;
+    return acc_sql_exec(c, flags & ACC_SQL_WRITE ? be->begin_write : be->begin_read, err);
+}
+
+acc_err acc_sql_commit(struct acc_sql_conn *c, struct acc_error *err)
+{
+    return acc_sql_exec(c, "COMMIT", err);
+}
+
+void acc_sql_rollback(struct acc_sql_conn *c)
+{
+    acc_sql_exec(c, "ROLLBACK", NULL);
+}
+
+/* Savepoint names are the caller's plain words, never input. */
+static acc_err savepoint_op(struct acc_sql_conn *c, const char *op, const char *name,
+                            struct acc_error *err)
+{
+    char sql[96];
+    int n = snprintf(sql, sizeof sql, "%s %s", op, name);
+    if (n < 0 || (size_t)n >= sizeof sql)
+        return acc_error_set(err, ACC_ERR_INTERNAL, "savepoint name too long");
+    return acc_sql_exec(c, sql, err);
+}
+
+acc_err acc_sql_savepoint(struct acc_sql_conn *c, const char *name, struct acc_error *err)
+{
+    return savepoint_op(c, "SAVEPOINT", name, err);
+}
+
+acc_err acc_sql_release(struct acc_sql_conn *c, const char *name, struct acc_error *err)
+{
+    return savepoint_op(c, "RELEASE", name, err);
+}
+
+void acc_sql_rollback_to(struct acc_sql_conn *c, const char *name)
+{
+    savepoint_op(c, "ROLLBACK TO", name, NULL);
+}
+
+/* ------------------------------------------------------------- migrations */
+
+static acc_err migrate(struct acc_sql *db, struct acc_error *err)
+{
+    struct acc_sql_conn *c = db->main;
+    acc_err rc = ACC_OK;
+    unsigned version = db->be->schema_version(c->h, err, &rc);
+    if (rc)
+        return rc;
+    unsigned newest = (unsigned)db->opt.n_migrations;
+    if (version > newest)
+        return acc_error_set(err, ACC_ERR_STORAGE,
+                             "%s %s: schema version %u is newer than this %s (%u)", db->opt.label,
+                             db->opt.path, version, db->opt.program ? db->opt.program : "program",
+                             newest);
+    for (unsigned v = version; v < newest; v++) {
+        const struct acc_embedded *m = &db->opt.migrations[v];
+        if ((rc = acc_sql_begin(c, ACC_SQL_WRITE, err)))
+            return rc;
+        rc = acc_sql_exec(c, m->data, err);
+        enum sql_rc vr = rc ? SQL_OK : db->be->set_schema_version(c->h, v + 1);
+        if (!rc && vr != SQL_OK)
+            rc = sql_conn_fail(c, vr, "schema version", err);
+        if (!rc)
+            rc = acc_sql_commit(c, err);
+        if (rc) {
+            acc_sql_rollback(c);
+            acc_error_prefix(err, "migration %s", m->name);
+            return rc;
+        }
+        acc_log_info("%s %s: applied migration %s", db->opt.label, db->opt.path, m->name);
+    }
+    db->version = newest > version ? newest : version;
+    return ACC_OK;
+}
+
+/* ------------------------------------------------------------ open, close */
+
+static acc_err copy_options(struct acc_sql *db, const struct acc_sql_options *opt,
+                            struct acc_error *err)
+{
+    db->opt = *opt;
+    db->opt.path = strdup(opt->path ? opt->path : "");
+    db->opt.label = strdup(opt->label ? opt->label : "database");
+    if (!db->opt.path || !db->opt.label)
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    if (!db->opt.wal_limit)
+        db->opt.wal_limit = ACC_SQL_WAL_LIMIT_DEFAULT;
+    if (!db->opt.max_readers)
+        db->opt.max_readers = READERS_DEFAULT;
+    return ACC_OK;
+}
+
+acc_err acc_sql_open(const struct acc_sql_options *opt, struct acc_sql **out, struct acc_error *err)
+{
+    *out = NULL;
+    if (opt->wal_limit < 0)
+        return acc_error_set(err, ACC_ERR_INVALID, "%s: wal_limit must not be negative",
+                             opt->label ? opt->label : "database");
+    struct acc_sql *db = calloc(1, sizeof *db);
+    if (!db)
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    db->be = &sql_sqlite;
+    pthread_mutex_init(&db->main_lock, NULL);
+    pthread_mutex_init(&db->rlock, NULL);
+    pthread_cond_init(&db->rfree, NULL);
+    acc_err rc = copy_options(db, opt, err);
+    if (!rc)
+        rc = acc_sql_connect(db, &db->main, err);
+    if (!rc && (rc = db->be->wal_setup(db->main->h, err)))
+        acc_error_prefix(err, "%s %s", db->opt.label, db->opt.path);
+    if (!rc)
+        rc = migrate(db, err);
+    if (rc) {
+        acc_sql_close(db);
+        return rc;
+    }
+    *out = db;
+    return ACC_OK;
+}
+
+void acc_sql_close(struct acc_sql *db)
+{
+    if (!db)
+        return;
+    while (db->free_readers) {
+        struct acc_sql_conn *c = db->free_readers;
+        db->free_readers = c->next;
+        acc_sql_disconnect(c);
+    }
+    acc_sql_disconnect(db->main);
+    pthread_mutex_destroy(&db->main_lock);
+    pthread_mutex_destroy(&db->rlock);
+    pthread_cond_destroy(&db->rfree);
+    free((char *)db->opt.path);
+    free((char *)db->opt.label);
+    free(db);
+}
+
+const char *acc_sql_path(const struct acc_sql *db)
+{
+    return db->opt.path;
+}
+
+bool acc_sql_durable(const struct acc_sql *db)
+{
+    return db->opt.durable;
+}
+
+unsigned acc_sql_schema_version(const struct acc_sql *db)
+{
+    return db->version;
+}

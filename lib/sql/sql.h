@@ -1,0 +1,186 @@
+/* sql.h - the one SQL layer: every database Accord keeps (accordd's store,
+ * the booking ledger of the simulated sites, the tc adapter's state,
+ * accord-site's journal) is opened, migrated, queried and written through
+ * it.
+ *
+ * The interface names no database library: a backend (sql_internal.h, a
+ * table of operations in the manner of SQLite's VFS) does the work.  Today
+ * there is one, SQLite (sql_sqlite.c: WAL, the project's pragmas); a
+ * PostgreSQL backend plugs in behind the same functions.  What differs
+ * between dialects stays out of the callers' way where it can: parameters
+ * are positional `?` (a backend that numbers them rewrites the text),
+ * transactions are asked for by what they do (acc_sql_begin's write flag),
+ * and the schema version is the backend's to keep.
+ *
+ *   database    acc_sql_open: a path (or ":memory:"), the project's
+ *               settings, numbered migrations from embedded .sql files
+ *               applied at once; one main connection, and a pool of reader
+ *               connections (acc_sql_reader_take)
+ *   statements  prepared once per connection and cached in a slot
+ *               (struct acc_sql_query), or once (acc_sql_prepare_once);
+ *               bound in order with the first failure kept, stepped, read
+ *   errors      the library's codes become acc_err here: ACC_ERR_NOMEM for
+ *               memory, ACC_ERR_STORAGE for everything else, with a message
+ *               that names the database ("calendar /var/lib/x: write: disk
+ *               I/O error")
+ *   writer      sql_writer.h: one thread, group commit
+ *
+ * A connection is used by one thread at a time: the main connection under
+ * acc_sql_main_lock (or by the writer), a reader by whoever took it.
+ */
+#ifndef ACC_SQL_H
+#define ACC_SQL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/embed.h"
+#include "../common/error.h"
+#include "../common/timefmt.h"
+
+/* How long a statement waits for a lock another connection holds. */
+#define ACC_SQL_BUSY_MS 10000
+/* The bound on the write-ahead log when none is given (bytes). */
+#define ACC_SQL_WAL_LIMIT_DEFAULT ((int64_t)64 << 20)
+
+struct acc_sql;      /* an open database */
+struct acc_sql_conn; /* one connection to it */
+struct acc_sql_stmt; /* a prepared statement of a connection */
+
+struct acc_sql_options {
+    const char *path;  /* the database file, or ":memory:" */
+    const char *label; /* what it is, for messages ("calendar /var/lib/x: write: ...") */
+    /* the program, for "schema version 7 is newer than this accordd (6)" */
+    const char *program;
+    bool durable;      /* every commit reaches the disk (SQLite: synchronous=FULL) */
+    int64_t wal_limit; /* bytes the write-ahead log is cut back to (0: the default) */
+    /* Migration i brings the schema from version i to i + 1 (embedded
+     * NNNN_name.sql files, in name order); applied at open. */
+    const struct acc_embedded *migrations;
+    size_t n_migrations;
+    unsigned n_slots;     /* prepared statements cached per connection (struct acc_sql_query) */
+    unsigned max_readers; /* reader connections at most (0: 32) */
+};
+
+/* Opens (creating) the database, applies the migrations it lacks, each in a
+ * transaction of its own, and opens the main connection.  A schema newer
+ * than the migrations is an error: a database is never used by an older
+ * program than the one that last wrote it. */
+acc_err acc_sql_open(const struct acc_sql_options *opt, struct acc_sql **out,
+                     struct acc_error *err);
+/* Closes every connection; statements and readers must be given back.
+ * NULL does nothing. */
+void acc_sql_close(struct acc_sql *db);
+
+const char *acc_sql_path(const struct acc_sql *db);
+bool acc_sql_durable(const struct acc_sql *db);
+/* The schema version now (the number of migrations applied). */
+unsigned acc_sql_schema_version(const struct acc_sql *db);
+
+/* The main connection, for one user at a time: lock, use, unlock.  A
+ * writer (sql_writer.h) takes the same lock around each of its batches. */
+struct acc_sql_conn *acc_sql_main_lock(struct acc_sql *db);
+void acc_sql_main_unlock(struct acc_sql *db);
+
+/* A reader connection of the pool (opened when none is free and fewer than
+ * max_readers exist; otherwise it waits for one).  acc_sql_read_begin also
+ * starts a read transaction, so every statement sees one snapshot. */
+acc_err acc_sql_reader_take(struct acc_sql *db, struct acc_sql_conn **out, struct acc_error *err);
+void acc_sql_reader_give(struct acc_sql *db, struct acc_sql_conn *c);
+acc_err acc_sql_read_begin(struct acc_sql *db, struct acc_sql_conn **out, struct acc_error *err);
+void acc_sql_read_end(struct acc_sql *db, struct acc_sql_conn *c);
+
+/* A connection of one's own (a checkpointer), outside the pool. */
+acc_err acc_sql_connect(struct acc_sql *db, struct acc_sql_conn **out, struct acc_error *err);
+void acc_sql_disconnect(struct acc_sql_conn *c);
+
+struct acc_sql *acc_sql_conn_db(const struct acc_sql_conn *c);
+
+/* ----------------------------------------------------------- transactions */
+
+enum { ACC_SQL_WRITE = 1u << 0 };
+
+/* BEGIN: with ACC_SQL_WRITE the write lock is taken at once (SQLite's
+ * IMMEDIATE), so a transaction that will write never fails half-way for
+ * a lock another writer holds. */
+acc_err acc_sql_begin(struct acc_sql_conn *c, unsigned flags, struct acc_error *err);
+acc_err acc_sql_commit(struct acc_sql_conn *c, struct acc_error *err);
+/* Rolls back; never fails (what could fail leaves nothing to undo). */
+void acc_sql_rollback(struct acc_sql_conn *c);
+/* Savepoints inside a transaction, named by a plain word. */
+acc_err acc_sql_savepoint(struct acc_sql_conn *c, const char *name, struct acc_error *err);
+acc_err acc_sql_release(struct acc_sql_conn *c, const char *name, struct acc_error *err);
+void acc_sql_rollback_to(struct acc_sql_conn *c, const char *name);
+
+/* Runs statements that return nothing (schema, pragmas). */
+acc_err acc_sql_exec(struct acc_sql_conn *c, const char *sql, struct acc_error *err);
+/* Rows the last statement of c inserted, changed or deleted. */
+int64_t acc_sql_changes(struct acc_sql_conn *c);
+
+/* ------------------------------------------------------------- statements */
+
+/* A statement kept prepared in slot `slot` (< n_slots) of every connection
+ * that runs it; its text lives beside the code that runs it. */
+struct acc_sql_query {
+    unsigned slot;
+    const char *sql;
+};
+
+/* The connection's statement for q, prepared on first use, ready to bind
+ * (reset, nothing bound); NULL with *err set when it cannot be prepared.
+ * Give it back with acc_sql_done. */
+struct acc_sql_stmt *acc_sql_prepare(struct acc_sql_conn *c, const struct acc_sql_query *q,
+                                     struct acc_error *err);
+/* A statement for this once (a query built for the request); free it with
+ * acc_sql_finalize. */
+acc_err acc_sql_prepare_once(struct acc_sql_conn *c, const char *sql, struct acc_sql_stmt **out,
+                             struct acc_error *err);
+void acc_sql_finalize(struct acc_sql_stmt *s);
+/* Resets a statement and unbinds its parameters (NULL is fine). */
+void acc_sql_done(struct acc_sql_stmt *s);
+
+/* Binding parameters 1, 2, 3... in order.  The first failure sticks (later
+ * binds do nothing) and acc_sql_bound reports it, so a value the database
+ * cannot take is an error, never a NULL.  Text and blobs are not copied
+ * (unless copy): they must live until the statement is stepped. */
+void acc_sql_bind_text(struct acc_sql_stmt *s, const char *v); /* NULL binds NULL */
+void acc_sql_bind_i64(struct acc_sql_stmt *s, int64_t v);
+void acc_sql_bind_time(struct acc_sql_stmt *s, acc_time t); /* 0 binds NULL ("none") */
+void acc_sql_bind_blob(struct acc_sql_stmt *s, const void *p, size_t n, bool copy);
+void acc_sql_bind_null(struct acc_sql_stmt *s);
+/* ACC_OK when every bind succeeded; otherwise resets the statement and says
+ * which value could not be bound. */
+acc_err acc_sql_bound(struct acc_sql_stmt *s, const char *what, struct acc_error *err);
+
+/* The next row: ACC_OK with *row true (read its columns), or with *row
+ * false when there is none left; a failure names `what`. */
+acc_err acc_sql_step(struct acc_sql_stmt *s, bool *row, const char *what, struct acc_error *err);
+/* acc_sql_bound, then steps a statement that returns no rows (or whose rows
+ * do not matter), then acc_sql_done. */
+acc_err acc_sql_run(struct acc_sql_stmt *s, const char *what, struct acc_error *err);
+
+/* --------------------------------------------------------------- columns */
+
+bool acc_sql_col_null(struct acc_sql_stmt *s, int i);
+int64_t acc_sql_col_i64(struct acc_sql_stmt *s, int i);
+int acc_sql_col_int(struct acc_sql_stmt *s, int i);
+/* The text of column i, valid until the next step or reset; NULL for NULL,
+ * and also when the library could not copy it (see acc_sql_col_lost). */
+const char *acc_sql_col_text(struct acc_sql_stmt *s, int i);
+/* A malloc'd copy of the text (NULL for NULL or out of memory). */
+char *acc_sql_col_dup(struct acc_sql_stmt *s, int i);
+/* Whether column i holds a value that did not come through (v is what was
+ * read of it): a text the library could not copy for lack of memory, or a
+ * copy that failed.  A read must then fail rather than return a hole. */
+bool acc_sql_col_lost(struct acc_sql_stmt *s, int i, const void *v);
+/* Copies the text into dst (truncated; "" for NULL). */
+void acc_sql_col_copy(struct acc_sql_stmt *s, int i, char *dst, size_t size);
+/* The bytes of a blob column, valid until the next step or reset; *len its
+ * length (NULL and 0 for NULL). */
+const void *acc_sql_col_blob_ref(struct acc_sql_stmt *s, int i, size_t *len);
+/* A blob column as a malloc'd NUL-terminated copy; *len its length.  NULL
+ * column: *out NULL.  ACC_ERR_NOMEM when out of memory. */
+acc_err acc_sql_col_blob(struct acc_sql_stmt *s, int i, char **out, size_t *len);
+
+#endif

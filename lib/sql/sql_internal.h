@@ -1,0 +1,107 @@
+/* sql_internal.h - what the files of lib/sql share and nothing outside
+ * sees: the backend's table of operations and the structs behind the opaque
+ * handles of sql.h.
+ *
+ *   sql.c          databases, connections, the readers' pool, transactions,
+ *                  migrations
+ *   sql_stmt.c     statements: the per-connection cache, binding, stepping,
+ *                  columns
+ *   sql_sqlite.c   the SQLite backend
+ *   sql_writer.c   the group-commit writer (sql_writer.h)
+ *
+ * A backend is one const table, as SQLite's VFS is: a new backend fills the
+ * same table (a PostgreSQL one over libpq: `?` numbered into `$n` at
+ * prepare, the schema version in a table of its own, no WAL hooks).  The
+ * handles it returns (void *) are its own; the layer never looks inside. */
+#ifndef ACC_SQL_INTERNAL_H
+#define ACC_SQL_INTERNAL_H
+
+#include <pthread.h>
+
+#include "sql.h"
+
+/* What a bind or a step answered, in the layer's words. */
+enum sql_rc { SQL_OK, SQL_ROW, SQL_DONE, SQL_NOMEM, SQL_ERROR };
+
+struct sql_backend {
+    const char *name;
+    /* A connection with the project's settings (busy time-out, durability,
+     * foreign keys, the log's size limit); *why says what failed. */
+    acc_err (*connect)(const struct acc_sql_options *opt, void **h, struct acc_error *why);
+    void (*disconnect)(void *h);
+    /* The library's message for the last failure on h. */
+    const char *(*errmsg)(void *h);
+    /* Statements that return nothing; *msg (static or h's) on failure. */
+    enum sql_rc (*exec)(void *h, const char *sql, const char **msg);
+    int64_t (*changes)(void *h);
+    /* The write-ahead log on (main connection, once). */
+    acc_err (*wal_setup)(void *h, struct acc_error *why);
+    unsigned (*schema_version)(void *h, struct acc_error *why, acc_err *rc);
+    /* Sets the version inside the migration's transaction. */
+    enum sql_rc (*set_schema_version)(void *h, unsigned v);
+    const char *begin_read, *begin_write; /* the statements that start a transaction */
+
+    enum sql_rc (*prepare)(void *h, const char *sql, bool keep, void **s);
+    void (*finalize)(void *s);
+    void (*reset)(void *s); /* and unbind */
+    enum sql_rc (*bind_text)(void *s, int i, const char *v, size_t n);
+    enum sql_rc (*bind_i64)(void *s, int i, int64_t v);
+    enum sql_rc (*bind_blob)(void *s, int i, const void *p, size_t n, bool copy);
+    enum sql_rc (*bind_null)(void *s, int i);
+    enum sql_rc (*step)(void *s);
+    bool (*col_null)(void *s, int i);
+    int64_t (*col_i64)(void *s, int i);
+    const char *(*col_text)(void *s, int i);
+    const void *(*col_blob)(void *s, int i, size_t *len);
+
+    /* The write-ahead log, for a writer that bounds it (sql_writer.c); NULL
+     * where the database keeps its log itself.  wal_bound_start makes the
+     * writer's connection count the log instead of checkpointing at its
+     * commits; after_batch runs on it between two batches; checkpoint
+     * copies the log into the database from a connection of its own,
+     * passively. */
+    void (*wal_bound_start)(void *h);
+    void (*after_batch)(void *h, int64_t wal_limit, bool (*stopping)(void *arg), void *arg);
+    void (*checkpoint)(void *h);
+};
+
+extern const struct sql_backend sql_sqlite;
+
+struct acc_sql_stmt {
+    struct acc_sql_conn *c;
+    void *h;
+    int next;       /* the parameter the next bind fills */
+    enum sql_rc rc; /* the first bind that failed */
+    bool once;      /* from acc_sql_prepare_once: finalized by its user */
+};
+
+struct acc_sql_conn {
+    struct acc_sql *db;
+    void *h;
+    struct acc_sql_stmt **cache; /* n_slots */
+    struct acc_sql_conn *next;   /* the pool's free list */
+};
+
+struct acc_sql {
+    const struct sql_backend *be;
+    struct acc_sql_options opt; /* path and label are copies */
+    unsigned version;
+
+    pthread_mutex_t main_lock;
+    struct acc_sql_conn *main;
+
+    pthread_mutex_t rlock;
+    pthread_cond_t rfree;
+    struct acc_sql_conn *free_readers;
+    unsigned readers;
+};
+
+/* "label path: what: msg" into err, as ACC_ERR_STORAGE (NOMEM: ACC_ERR_NOMEM). */
+acc_err sql_fail(const struct acc_sql *db, enum sql_rc rc, const char *what, const char *msg,
+                 struct acc_error *err);
+/* The same with the connection's own last message. */
+acc_err sql_conn_fail(struct acc_sql_conn *c, enum sql_rc rc, const char *what,
+                      struct acc_error *err);
+void sql_stmt_free(struct acc_sql_stmt *s);
+
+#endif
