@@ -14,8 +14,11 @@
 acc_err sql_fail(const struct acc_sql *db, enum sql_rc rc, const char *what, const char *msg,
                  struct acc_error *err)
 {
-    return acc_error_set(err, rc == SQL_NOMEM ? ACC_ERR_NOMEM : ACC_ERR_STORAGE, "%s %s: %s: %s",
-                         db->opt.label, db->opt.path, what, msg ? msg : "failed");
+    acc_err code = rc == SQL_NOMEM       ? ACC_ERR_NOMEM
+                   : rc == SQL_DUPLICATE ? ACC_ERR_KEY_REUSED
+                                         : ACC_ERR_STORAGE;
+    return acc_error_set(err, code, "%s %s: %s: %s", db->opt.label, db->opt.path, what,
+                         msg ? msg : "failed");
 }
 
 acc_err sql_conn_fail(struct acc_sql_conn *c, enum sql_rc rc, const char *what,

@@ -20,9 +20,10 @@
  *               (struct acc_sql_query), or once (acc_sql_prepare_once);
  *               bound in order with the first failure kept, stepped, read
  *   errors      the library's codes become acc_err here: ACC_ERR_NOMEM for
- *               memory, ACC_ERR_STORAGE for everything else, with a message
- *               that names the database ("calendar /var/lib/x: write: disk
- *               I/O error")
+ *               memory, ACC_ERR_KEY_REUSED for a value a unique or primary
+ *               key already holds, ACC_ERR_STORAGE for everything else, with
+ *               a message that names the database ("calendar /var/lib/x:
+ *               write: disk I/O error")
  *   writer      sql_writer.h: one thread, group commit
  *
  * A connection is used by one thread at a time: the main connection under

@@ -21,7 +21,14 @@
 #include "sql.h"
 
 /* What a bind or a step answered, in the layer's words. */
-enum sql_rc { SQL_OK, SQL_ROW, SQL_DONE, SQL_NOMEM, SQL_ERROR };
+enum sql_rc {
+    SQL_OK,
+    SQL_ROW,
+    SQL_DONE,
+    SQL_NOMEM,
+    SQL_DUPLICATE, /* a unique or primary key would hold one value twice */
+    SQL_ERROR,
+};
 
 struct sql_backend {
     const char *name;

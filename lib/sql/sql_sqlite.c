@@ -25,6 +25,8 @@ struct lite {
 
 static enum sql_rc rc_of(int rc)
 {
+    if (rc == SQLITE_CONSTRAINT_UNIQUE || rc == SQLITE_CONSTRAINT_PRIMARYKEY)
+        return SQL_DUPLICATE;
     switch (rc & 0xff) {
     case SQLITE_OK:
         return SQL_OK;
@@ -59,7 +61,8 @@ static enum sql_rc lite_exec(void *h, const char *sql, const char **msg)
     int rc = sqlite3_exec(l->db, sql, NULL, NULL, NULL);
     if (rc != SQLITE_OK && msg)
         *msg = sqlite3_errmsg(l->db);
-    return rc_of(rc) == SQL_NOMEM ? SQL_NOMEM : rc == SQLITE_OK ? SQL_OK : SQL_ERROR;
+    enum sql_rc r = rc_of(rc);
+    return r == SQL_ROW || r == SQL_DONE ? SQL_ERROR : r;
 }
 
 static acc_err lite_connect(const struct acc_sql_options *opt, void **h, struct acc_error *why)
