@@ -1,36 +1,36 @@
-/* tc_store.c - the tc adapter's own SQLite file: one row per provisioned
- * reservation with its endpoints, its leaf class id, when it was first in
- * place, its first violation and the last counters of its classes.  The
- * bookings themselves are in the calendar file (sim_store.h).  The caller
- * serialises calls (struct tc's lock). */
-#include <sqlite3.h>
+/* tc_store.c - the tc adapter's own database, through the SQL layer: one
+ * row per provisioned reservation with its endpoints, its leaf class id,
+ * when it was first in place, its first violation and the last counters of
+ * its classes (adapters/tc/migrations).  The bookings themselves are in the
+ * calendar file.  The caller serialises calls (struct tc's lock); the
+ * database's main connection is used under its own lock all the same. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../../lib/common/strutil.h"
+#include "../../lib/sql/sql.h"
 #include "tc_internal.h"
 
+/* adapters/tc/migrations/NNNN_name.sql, compiled in (cmake/embed.cmake). */
+extern const struct acc_embedded acc_tc_migrations[];
+extern const size_t acc_tc_migrations_count;
+
+enum { Q_PUT, Q_DELETE, Q_PURGE, Q_LOAD, Q__COUNT };
+
+static const struct acc_sql_query
+    q_put = {Q_PUT, "INSERT OR REPLACE INTO provision (key, local_id, link, start_time, "
+                    "end_time, amount, class_id, addrs_a, addrs_b, activated, violated_at, why, "
+                    "bytes, packets, drops) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"},
+    q_delete = {Q_DELETE, "DELETE FROM provision WHERE key = ?"},
+    q_purge = {Q_PURGE, "DELETE FROM provision WHERE end_time < ?"},
+    q_load = {Q_LOAD, "SELECT key, local_id, link, start_time, end_time, amount, class_id, "
+                      "addrs_a, addrs_b, activated, violated_at, why, bytes, packets, drops FROM "
+                      "provision"};
+
 struct tc_store {
-    sqlite3 *db;
-    char *path;
+    struct acc_sql *db;
 };
-
-static const char schema[] = "CREATE TABLE IF NOT EXISTS provision ("
-                             "  key TEXT PRIMARY KEY, local_id TEXT NOT NULL, link TEXT NOT NULL,"
-                             "  start_time INTEGER NOT NULL, end_time INTEGER NOT NULL,"
-                             "  amount INTEGER NOT NULL, class_id INTEGER NOT NULL UNIQUE,"
-                             "  addrs_a TEXT NOT NULL, addrs_b TEXT NOT NULL,"
-                             "  activated INTEGER NOT NULL, violated_at INTEGER NOT NULL,"
-                             "  why TEXT NOT NULL, bytes INTEGER NOT NULL,"
-                             "  packets INTEGER NOT NULL, drops INTEGER NOT NULL"
-                             ") WITHOUT ROWID;";
-
-static acc_err db_error(struct tc_store *st, struct acc_error *err, const char *what)
-{
-    return acc_error_set(err, ACC_ERR_STORAGE, "tc state %s: %s: %s", st->path, what,
-                         st->db ? sqlite3_errmsg(st->db) : "cannot open");
-}
 
 void tc_prov_free(struct tc_prov *p)
 {
@@ -57,40 +57,29 @@ acc_err tc_store_open(const char *db_path, const char *name, const char *setting
     struct tc_store *st = calloc(1, sizeof *st);
     if (!st)
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
-    struct acc_buf b;
-    acc_buf_init(&b);
+    struct acc_buf path;
+    acc_buf_init(&path);
     if (setting)
-        acc_buf_puts(&b, setting);
+        acc_buf_puts(&path, setting);
     else if (strcmp(db_path, ":memory:") == 0)
-        acc_buf_puts(&b, db_path);
+        acc_buf_puts(&path, db_path);
     else
-        acc_buf_printf(&b, "%s.tc-%s", db_path, name);
-    if (!acc_buf_ok(&b)) {
-        acc_buf_release(&b);
-        free(st);
-        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
-    }
-    st->path = acc_buf_detach(&b, NULL);
-    acc_err rc = ACC_OK;
-    if (sqlite3_open_v2(st->path, &st->db,
-                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
-                        NULL) != SQLITE_OK) {
-        rc = db_error(st, err, "open");
-        goto out;
-    }
-    sqlite3_busy_timeout(st->db, 5000);
-    char setup[512];
-    snprintf(setup, sizeof setup, "PRAGMA journal_mode=WAL; PRAGMA synchronous=%s; %s",
-             durable ? "FULL" : "NORMAL", schema);
-    char *msg = NULL;
-    if (sqlite3_exec(st->db, setup, NULL, NULL, &msg) != SQLITE_OK) {
-        rc = acc_error_set(err, ACC_ERR_STORAGE, "tc state %s: %s", st->path,
-                           msg ? msg : "cannot create");
-        sqlite3_free(msg);
-    }
-out:
+        acc_buf_printf(&path, "%s.tc-%s", db_path, name);
+    acc_err rc = acc_buf_ok(&path) ? ACC_OK : acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    const struct acc_sql_options opt = {
+        .path = acc_buf_str(&path),
+        .label = "tc state",
+        .program = "accordd",
+        .durable = durable,
+        .migrations = acc_tc_migrations,
+        .n_migrations = acc_tc_migrations_count,
+        .n_slots = Q__COUNT,
+    };
+    if (!rc)
+        rc = acc_sql_open(&opt, &st->db, err);
+    acc_buf_release(&path);
     if (rc) {
-        tc_store_close(st);
+        free(st);
         return rc;
     }
     *out = st;
@@ -101,8 +90,7 @@ void tc_store_close(struct tc_store *st)
 {
     if (!st)
         return;
-    sqlite3_close(st->db);
-    free(st->path);
+    acc_sql_close(st->db);
     free(st);
 }
 
@@ -145,54 +133,54 @@ static acc_err split(const char *s, char ***out, size_t *n)
     return ACC_OK;
 }
 
-static acc_err exec_key(struct tc_store *st, const char *sql, const char *key, acc_time t,
-                        struct acc_error *err)
+static acc_err exec_key(struct tc_store *st, const struct acc_sql_query *q, const char *key,
+                        acc_time t, struct acc_error *err)
 {
-    sqlite3_stmt *s = NULL;
-    acc_err rc = ACC_OK;
-    if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
-        return db_error(st, err, "prepare");
-    int bind = key ? sqlite3_bind_text(s, 1, key, -1, SQLITE_STATIC) : sqlite3_bind_int64(s, 1, t);
-    if (bind != SQLITE_OK || sqlite3_step(s) != SQLITE_DONE)
-        rc = db_error(st, err, "write");
-    sqlite3_finalize(s);
+    struct acc_sql_conn *c = acc_sql_main_lock(st->db);
+    struct acc_sql_stmt *s = acc_sql_prepare(c, q, err);
+    acc_err rc = s ? ACC_OK : ACC_ERR_STORAGE;
+    if (!rc) {
+        if (key)
+            acc_sql_bind_text(s, key);
+        else
+            acc_sql_bind_i64(s, t);
+        rc = acc_sql_run(s, "write", err);
+    }
+    acc_sql_main_unlock(st->db);
     return rc;
 }
 
 acc_err tc_store_put(struct tc_store *st, const struct tc_prov *p, const char *link_name,
                      struct acc_error *err)
 {
-    static const char sql[] =
-        "INSERT OR REPLACE INTO provision (key, local_id, link, start_time, end_time, amount,"
-        " class_id, addrs_a, addrs_b, activated, violated_at, why, bytes, packets, drops)"
-        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
     char *a = join(p->addrs[0], p->n_addrs[0]), *b = join(p->addrs[1], p->n_addrs[1]);
-    sqlite3_stmt *s = NULL;
-    acc_err rc = ACC_OK;
     if (!a || !b) {
-        rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
-        goto out;
+        free(a);
+        free(b);
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     }
-    if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK) {
-        rc = db_error(st, err, "prepare");
-        goto out;
+    struct acc_sql_conn *c = acc_sql_main_lock(st->db);
+    struct acc_sql_stmt *s = acc_sql_prepare(c, &q_put, err);
+    acc_err rc = s ? ACC_OK : ACC_ERR_STORAGE;
+    if (!rc) {
+        acc_sql_bind_text(s, p->key);
+        acc_sql_bind_text(s, p->local_id);
+        acc_sql_bind_text(s, link_name);
+        acc_sql_bind_i64(s, p->start);
+        acc_sql_bind_i64(s, p->end);
+        acc_sql_bind_i64(s, p->amount);
+        acc_sql_bind_i64(s, p->id);
+        acc_sql_bind_text(s, a);
+        acc_sql_bind_text(s, b);
+        acc_sql_bind_i64(s, p->activated);
+        acc_sql_bind_i64(s, p->violated_at);
+        acc_sql_bind_text(s, p->why);
+        acc_sql_bind_i64(s, (int64_t)p->bytes);
+        acc_sql_bind_i64(s, (int64_t)p->packets);
+        acc_sql_bind_i64(s, (int64_t)p->drops);
+        rc = acc_sql_run(s, "write", err);
     }
-    int bind = sqlite3_bind_text(s, 1, p->key, -1, SQLITE_STATIC) |
-               sqlite3_bind_text(s, 2, p->local_id, -1, SQLITE_STATIC) |
-               sqlite3_bind_text(s, 3, link_name, -1, SQLITE_STATIC) |
-               sqlite3_bind_int64(s, 4, p->start) | sqlite3_bind_int64(s, 5, p->end) |
-               sqlite3_bind_int64(s, 6, p->amount) | sqlite3_bind_int64(s, 7, p->id) |
-               sqlite3_bind_text(s, 8, a, -1, SQLITE_STATIC) |
-               sqlite3_bind_text(s, 9, b, -1, SQLITE_STATIC) |
-               sqlite3_bind_int64(s, 10, p->activated) | sqlite3_bind_int64(s, 11, p->violated_at) |
-               sqlite3_bind_text(s, 12, p->why, -1, SQLITE_STATIC) |
-               sqlite3_bind_int64(s, 13, (int64_t)p->bytes) |
-               sqlite3_bind_int64(s, 14, (int64_t)p->packets) |
-               sqlite3_bind_int64(s, 15, (int64_t)p->drops);
-    if (bind != SQLITE_OK || sqlite3_step(s) != SQLITE_DONE)
-        rc = db_error(st, err, "write");
-out:
-    sqlite3_finalize(s);
+    acc_sql_main_unlock(st->db);
     free(a);
     free(b);
     return rc;
@@ -200,18 +188,49 @@ out:
 
 acc_err tc_store_delete(struct tc_store *st, const char *key, struct acc_error *err)
 {
-    return exec_key(st, "DELETE FROM provision WHERE key = ?", key, 0, err);
+    return exec_key(st, &q_delete, key, 0, err);
 }
 
 acc_err tc_store_purge(struct tc_store *st, acc_time before, struct acc_error *err)
 {
-    return exec_key(st, "DELETE FROM provision WHERE end_time < ?", NULL, before, err);
+    return exec_key(st, &q_purge, NULL, before, err);
 }
 
-static char *col_dup(sqlite3_stmt *s, int i)
+static char *col_dup(struct acc_sql_stmt *s, int i)
 {
-    const unsigned char *t = sqlite3_column_text(s, i);
-    return acc_strdup(t ? (const char *)t : "");
+    const char *t = acc_sql_col_text(s, i);
+    return acc_strdup(t ? t : "");
+}
+
+/* One row as a provision (its link's name in *link); NULL when out of
+ * memory. */
+static struct tc_prov *read_row(struct acc_sql_stmt *s, char **link)
+{
+    struct tc_prov *p = calloc(1, sizeof *p);
+    if (!p)
+        return NULL;
+    p->key = col_dup(s, 0);
+    p->local_id = col_dup(s, 1);
+    p->start = acc_sql_col_i64(s, 3);
+    p->end = acc_sql_col_i64(s, 4);
+    p->amount = acc_sql_col_i64(s, 5);
+    p->id = (unsigned)acc_sql_col_i64(s, 6);
+    const char *a = acc_sql_col_text(s, 7), *b = acc_sql_col_text(s, 8);
+    p->activated = acc_sql_col_i64(s, 9);
+    p->violated_at = acc_sql_col_i64(s, 10);
+    acc_sql_col_copy(s, 11, p->why, sizeof p->why);
+    p->bytes = (uint64_t)acc_sql_col_i64(s, 12);
+    p->packets = (uint64_t)acc_sql_col_i64(s, 13);
+    p->drops = (uint64_t)acc_sql_col_i64(s, 14);
+    *link = col_dup(s, 2);
+    if (!p->key || !p->local_id || !*link || split(a ? a : "", &p->addrs[0], &p->n_addrs[0]) ||
+        split(b ? b : "", &p->addrs[1], &p->n_addrs[1])) {
+        free(*link);
+        *link = NULL;
+        tc_prov_free(p);
+        return NULL;
+    }
+    return p;
 }
 
 acc_err tc_store_load(struct tc_store *st,
@@ -219,48 +238,21 @@ acc_err tc_store_load(struct tc_store *st,
                                     struct acc_error *err),
                       void *ctx, struct acc_error *err)
 {
-    static const char sql[] =
-        "SELECT key, local_id, link, start_time, end_time, amount, class_id, addrs_a, addrs_b,"
-        " activated, violated_at, why, bytes, packets, drops FROM provision";
-    sqlite3_stmt *s = NULL;
-    if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK)
-        return db_error(st, err, "prepare");
-    acc_err rc = ACC_OK;
-    int step = SQLITE_DONE;
-    while (!rc && (step = sqlite3_step(s)) == SQLITE_ROW) {
-        struct tc_prov *p = calloc(1, sizeof *p);
+    struct acc_sql_conn *c = acc_sql_main_lock(st->db);
+    struct acc_sql_stmt *s = acc_sql_prepare(c, &q_load, err);
+    acc_err rc = s ? ACC_OK : ACC_ERR_STORAGE;
+    bool row = false;
+    while (!rc && !(rc = acc_sql_step(s, &row, "read", err)) && row) {
+        char *link = NULL;
+        struct tc_prov *p = read_row(s, &link);
         if (!p) {
-            rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
-            break;
-        }
-        p->key = col_dup(s, 0);
-        p->local_id = col_dup(s, 1);
-        p->start = sqlite3_column_int64(s, 3);
-        p->end = sqlite3_column_int64(s, 4);
-        p->amount = sqlite3_column_int64(s, 5);
-        p->id = (unsigned)sqlite3_column_int64(s, 6);
-        const unsigned char *a = sqlite3_column_text(s, 7), *b = sqlite3_column_text(s, 8);
-        p->activated = sqlite3_column_int64(s, 9);
-        p->violated_at = sqlite3_column_int64(s, 10);
-        const unsigned char *why = sqlite3_column_text(s, 11);
-        acc_strlcpy(p->why, why ? (const char *)why : "", sizeof p->why);
-        p->bytes = (uint64_t)sqlite3_column_int64(s, 12);
-        p->packets = (uint64_t)sqlite3_column_int64(s, 13);
-        p->drops = (uint64_t)sqlite3_column_int64(s, 14);
-        char *link = col_dup(s, 2);
-        if (!p->key || !p->local_id || !link ||
-            split(a ? (const char *)a : "", &p->addrs[0], &p->n_addrs[0]) ||
-            split(b ? (const char *)b : "", &p->addrs[1], &p->n_addrs[1])) {
-            free(link);
-            tc_prov_free(p);
             rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
             break;
         }
         rc = fn(ctx, p, link, err);
         free(link);
     }
-    if (!rc && step != SQLITE_DONE)
-        rc = db_error(st, err, "read");
-    sqlite3_finalize(s);
+    acc_sql_done(s);
+    acc_sql_main_unlock(st->db);
     return rc;
 }
