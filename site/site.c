@@ -35,12 +35,12 @@ static acc_err open_jobs(struct acc_site *s, struct acc_error *err)
     size_t n_nets = 0;
     char *dir = NULL;
     acc_err rc = ACC_OK;
-    if (strcmp(s->cfg.res.db_path, ":memory:") == 0)
+    if (strcmp(s->cfg.db_path, ":memory:") == 0)
         return ACC_OK; /* no place for job directories: no jobs */
     if (s->cfg.control_networks &&
         (rc = acc_site_cidrs_parse(s->cfg.control_networks, &nets, &n_nets, err)) != ACC_OK)
         goto out;
-    if (!(dir = jobs_directory(s->cfg.res.db_path))) {
+    if (!(dir = jobs_directory(s->cfg.db_path))) {
         rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
         goto out;
     }
@@ -97,7 +97,7 @@ acc_err acc_site_start(struct acc_site_config *cfg, struct acc_site **out, struc
     memset(cfg, 0, sizeof *cfg);
     for (size_t i = 0; i < SITE_KEY_LOCKS; i++)
         pthread_mutex_init(&s->key_locks[i], NULL);
-    acc_err rc = site_store_open(s->cfg.res.db_path, s->cfg.res.durable, &s->store, err);
+    acc_err rc = site_store_open(s->cfg.db_path, s->cfg.durable, &s->store, err);
     if (!rc)
         rc = site_peers_new(s->cfg.peers, s->cfg.n_peers, &s->peers, err);
     if (!rc)
@@ -113,7 +113,7 @@ acc_err acc_site_start(struct acc_site_config *cfg, struct acc_site **out, struc
         return rc;
     }
     acc_log_info("site %s: serving %zu resource(s) on https://%s:%u (%zu peer(s))", s->cfg.name,
-                 s->n_res, s->cfg.res.listen_host, site_http_port(s->http), s->cfg.n_peers);
+                 s->n_res, s->cfg.listen_host, site_http_port(s->http), s->cfg.n_peers);
     *out = s;
     return ACC_OK;
 }

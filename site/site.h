@@ -2,7 +2,7 @@
  * protocol (docs/protocol.md) to the Accord instances the site admits.
  *
  * The daemon hosts the adapters of its [site NAME], [network NAME] and
- * [link NAME] sections (read as accordd reads them), keeps its own SQLite
+ * [link NAME] sections (read and opened by resources/, as accordd's are), keeps its own SQLite
  * (the adapters' state beside it, its journal of bookings and jobs in it),
  * and serves HTTPS with a client certificate required of every peer.  Each
  * admitted peer ([peer NAME]) has limits the site enforces itself.  See
@@ -19,7 +19,7 @@
 
 #include "../lib/common/error.h"
 #include "../lib/common/log.h"
-#include "../server/config/config.h"
+#include "../resources/resources.h"
 
 /* A [peer NAME] section: an Accord instance the site admits, and its limits. */
 struct acc_site_peer_cfg {
@@ -38,8 +38,10 @@ struct acc_site_config {
     char *origin; /* the file read */
     /* [daemon] */
     char *name;
-    /* listen, database and durable are kept in res (listen_host,
-     * listen_port, db_path, durable), where the adapters find them */
+    char *listen_host;
+    unsigned listen_port;
+    char *db_path; /* database; the adapters keep their state beside it */
+    bool durable;
     char *certificate, *key, *client_ca;
     char *job_user;
     char *hydra_pmi_proxy;
@@ -49,7 +51,7 @@ struct acc_site_config {
     unsigned timeout; /* seconds a connection may idle */
     enum acc_log_level log_level;
     /* [site NAME], [network NAME], [link NAME] as accordd reads them */
-    struct acc_config res;
+    struct acc_resources_cfg res;
     struct acc_site_peer_cfg *peers;
     size_t n_peers;
 };

@@ -1,6 +1,6 @@
 /* site_config.c - accord-site's configuration file (INI, read with inih):
  * [daemon], [peer NAME], and the [site NAME], [network NAME] and [link NAME]
- * sections, which server/config reads exactly as accordd does. */
+ * sections, which resources/ reads exactly as for accordd. */
 #include "site.h"
 
 #include <ini.h>
@@ -9,26 +9,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lib/common/conf.h"
 #include "../lib/common/strutil.h"
 #include "../lib/common/timefmt.h"
 
 struct parse {
     struct acc_site_config *c;
-    struct acc_config_first first;
+    struct acc_conf_first first;
 };
 
-#define bad(p, ...) acc_config_bad(&(p)->first, __VA_ARGS__)
+#define bad(p, ...) acc_conf_bad(&(p)->first, __VA_ARGS__)
 
 static int set_str(struct parse *p, const char *section, const char *k, char **dst, const char *v)
 {
     if (!*v)
         return bad(p, section, "%s is empty", k);
-    char *s = strdup(v);
-    if (!s)
-        return 0;
-    free(*dst);
-    *dst = s;
-    return 1;
+    return acc_conf_set_str(dst, v);
 }
 
 /* Seconds, as a whole number or an ISO 8601 duration (PT12H). */
@@ -59,17 +55,17 @@ static int daemon_key(struct parse *p, const char *k, const char *v)
         return set_str(p, "daemon", k, &c->name, v);
     }
     if (strcmp(k, "listen") == 0) {
-        if (acc_config_set_listen(&c->res, v, &e))
+        if (acc_conf_listen(v, &c->listen_host, &c->listen_port, &e))
             return bad(p, "daemon", "%s", e.msg);
         return 1;
     }
     if (strcmp(k, "database") == 0) {
-        if (acc_config_set_db(&c->res, v, &e))
+        if (acc_conf_db_path(&c->db_path, v, &e))
             return bad(p, "daemon", "database: %s", e.msg);
         return 1;
     }
     if (strcmp(k, "durable") == 0) {
-        if (acc_parse_bool(v, &c->res.durable, &e))
+        if (acc_parse_bool(v, &c->durable, &e))
             return bad(p, "daemon", "durable: %s", e.msg);
         return 1;
     }
@@ -222,25 +218,18 @@ static int handler(void *user, const char *section, const char *k, const char *v
         return peer_key(p, section, name, k, v);
     }
     struct acc_error e;
-    acc_err rc = acc_config_resource_key(&p->c->res, section, k, v, &e);
+    acc_err rc = acc_resources_cfg_key(&p->c->res, section, k, v, &e);
     if (rc == ACC_ERR_NOT_FOUND)
         return bad(p, section,
                    "unknown section (daemon, peer NAME, site NAME, network NAME or link NAME)");
-    if (rc == ACC_ERR_NOMEM)
-        return 0;
-    if (rc) {
-        p->first.failed = true;
-        acc_error_copy(&p->first.err, &e);
-        return 0;
-    }
-    return 1;
+    return acc_conf_take(&p->first, rc, &e);
 }
 
 static void defaults(struct acc_site_config *c)
 {
     memset(c, 0, sizeof *c);
-    c->res.listen_port = 8443;
-    c->res.durable = true;
+    c->listen_port = 8443;
+    c->durable = true;
     c->threads = 4;
     c->max_connections = 64;
     c->timeout = 60;
@@ -272,11 +261,11 @@ static acc_err check(struct acc_site_config *c, struct acc_error *err)
     }
     if (c->n_peers == 0)
         acc_log_warn("%s: no [peer NAME] section: every peer will be refused", c->origin);
-    acc_err rc = acc_config_resource_check(&c->res, true, err);
+    acc_err rc = acc_resources_cfg_check(&c->res, true, err);
     if (rc)
         return rc;
-    if ((!c->res.listen_host && !(c->res.listen_host = strdup("127.0.0.1"))) ||
-        (!c->res.db_path && !(c->res.db_path = strdup("accord-site.db"))) ||
+    if ((!c->listen_host && !(c->listen_host = strdup("127.0.0.1"))) ||
+        (!c->db_path && !(c->db_path = strdup("accord-site.db"))) ||
         (!c->job_user && !(c->job_user = strdup("nobody"))) ||
         (!c->hydra_pmi_proxy && !(c->hydra_pmi_proxy = strdup("/usr/bin/hydra_pmi_proxy"))))
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
@@ -332,12 +321,12 @@ acc_err acc_site_config_load_file(const char *path, struct acc_site_config *out,
 acc_err acc_site_config_set_listen(struct acc_site_config *c, const char *hostport,
                                    struct acc_error *err)
 {
-    return acc_config_set_listen(&c->res, hostport, err);
+    return acc_conf_listen(hostport, &c->listen_host, &c->listen_port, err);
 }
 
 acc_err acc_site_config_set_db(struct acc_site_config *c, const char *path, struct acc_error *err)
 {
-    return acc_config_set_db(&c->res, path, err);
+    return acc_conf_db_path(&c->db_path, path, err);
 }
 
 void acc_site_config_release(struct acc_site_config *c)
@@ -350,9 +339,11 @@ void acc_site_config_release(struct acc_site_config *c)
         free(c->peers[i].fingerprint);
     }
     free(c->peers);
-    acc_config_release(&c->res);
+    acc_resources_cfg_release(&c->res);
     free(c->origin);
     free(c->name);
+    free(c->listen_host);
+    free(c->db_path);
     free(c->certificate);
     free(c->key);
     free(c->client_ca);

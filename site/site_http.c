@@ -300,11 +300,10 @@ acc_err site_http_start(struct acc_site *s, struct site_http **out, struct acc_e
     if ((rc = acc_tls_server_new(&tc, &h->tls, err)) != ACC_OK)
         goto fail;
     char portstr[16];
-    snprintf(portstr, sizeof portstr, "%u", s->cfg.res.listen_port);
+    snprintf(portstr, sizeof portstr, "%u", s->cfg.listen_port);
     struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV};
-    if (getaddrinfo(s->cfg.res.listen_host, portstr, &hints, &ai) != 0 || !ai) {
-        rc = acc_error_set(err, ACC_ERR_CONFIG, "listen: cannot resolve '%s'",
-                           s->cfg.res.listen_host);
+    if (getaddrinfo(s->cfg.listen_host, portstr, &hints, &ai) != 0 || !ai) {
+        rc = acc_error_set(err, ACC_ERR_CONFIG, "listen: cannot resolve '%s'", s->cfg.listen_host);
         goto fail;
     }
     struct MHD_OptionItem opts[24];
@@ -323,19 +322,19 @@ acc_err site_http_start(struct acc_site *s, struct site_http **out, struct acc_e
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG |
                      acc_tls_mhd_flags(h->tls);
     h->daemon = MHD_start_daemon(
-        flags, (uint16_t)s->cfg.res.listen_port, NULL, NULL, access_handler, h,
+        flags, (uint16_t)s->cfg.listen_port, NULL, NULL, access_handler, h,
         MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_NOTIFY_COMPLETED, completed, h,
         MHD_OPTION_NOTIFY_CONNECTION, connection_event, h, MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
     if (!h->daemon) {
         rc = acc_error_set(err, ACC_ERR_IO,
                            "cannot listen on %s:%u (in use, or not an address of this host)",
-                           s->cfg.res.listen_host, s->cfg.res.listen_port);
+                           s->cfg.listen_host, s->cfg.listen_port);
         goto fail;
     }
     if ((rc = acc_tls_server_bind(h->tls, h->daemon, err)) != ACC_OK)
         goto fail;
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(h->daemon, MHD_DAEMON_INFO_BIND_PORT);
-    h->port = info ? info->port : s->cfg.res.listen_port;
+    h->port = info ? info->port : s->cfg.listen_port;
     freeaddrinfo(ai);
     *out = h;
     return ACC_OK;

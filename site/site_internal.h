@@ -3,7 +3,7 @@
  *   site.c        the daemon's life: start (store, adapters, recovery,
  *                 listener), reload, stop
  *   site_config.c the configuration file ([daemon], [peer NAME] and the
- *                 resource sections read by server/config)
+ *                 resource sections read by resources/)
  *   site_store.c  SQLite: the journal of bookings and the jobs table
  *   site_peers.c  the admitted peers, their limits and connections
  *   site_ops.c    the adapter operations on behalf of a peer: limits,
@@ -115,8 +115,7 @@ struct acc_site {
     struct acc_site_config cfg;
     struct site_store *store;
     struct site_peers *peers;
-    struct acc_adapter **ads; /* one per [site] and [network] section */
-    size_t n_ads;
+    struct acc_resources *adapters; /* one per [site] and [network] section */
     struct site_resource *res;
     size_t n_res;
     /* Calls on one key are serialised (a retried reserve waits for the

@@ -6,7 +6,10 @@
  * reservation is journalled as an intent before the adapter is called and
  * as reserved after, so a crash in between leaves a row that start-up
  * cancels at the adapter by key.  Keys are the peer's: the same key again
- * answers the stored reservation, another peer's key is not found. */
+ * answers the stored reservation, another peer's key is not found.
+ *
+ * The adapters are opened by resources/, with the checks accordd makes;
+ * what they serve (a site's nodes, each link's bandwidth) is listed here. */
 #include "site_internal.h"
 
 #include <stdio.h>
@@ -44,85 +47,38 @@ static pthread_mutex_t *key_lock(struct acc_site *s, const char *key)
 
 acc_err site_open_resources(struct acc_site *s, struct acc_error *err)
 {
-    const struct acc_config *c = &s->cfg.res;
-    s->ads = calloc(c->n_sites + c->n_networks + 1, sizeof *s->ads);
+    const struct acc_resources_cfg *c = &s->cfg.res;
+    struct acc_resources_env env = {.db_path = s->cfg.db_path, .durable = s->cfg.durable};
+    acc_err rc = acc_resources_open(c, &env, &s->adapters, err);
+    if (rc)
+        return rc;
     s->res = calloc(c->n_sites + c->n_links + 1, sizeof *s->res);
-    if (!s->ads || !s->res)
+    if (!s->res)
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
-    for (size_t i = 0; i < c->n_sites; i++) {
-        const struct acc_site_cfg *si = &c->sites[i];
-        char section[128];
-        snprintf(section, sizeof section, "[site %s]", si->name);
-        const struct acc_adapter_ops *ops = acc_adapter_kind_find(si->adapter);
-        if (!ops || !(ops->caps & ACC_CAP_NODES))
-            return acc_error_set(err, ACC_ERR_CONFIG, "%s: adapter '%s' %s", section, si->adapter,
-                                 ops ? "does not reserve nodes" : "is unknown");
-        struct acc_adapter_env env = {
-            .name = si->name,
-            .section = section,
-            .db_path = c->db_path,
-            .durable = c->durable,
-            .settings = si->settings,
-            .n_settings = si->n_settings,
-            .nodes = si->nodes,
-        };
-        acc_err rc = acc_adapter_open(ops, &env, &s->ads[s->n_ads], err);
-        if (rc)
-            return rc;
-        s->res[s->n_res++] =
-            (struct site_resource){si->name, ACC_RES_NODES, si->nodes, s->ads[s->n_ads]};
-        s->n_ads++;
-    }
+    /* The sites' nodes, then each network's links in the order of the file. */
+    for (size_t i = 0; i < c->n_sites; i++)
+        s->res[s->n_res++] = (struct site_resource){
+            c->sites[i].name, ACC_RES_NODES, c->sites[i].nodes, acc_resources_at(s->adapters, i)};
     for (size_t i = 0; i < c->n_networks; i++) {
-        const struct acc_network_cfg *n = &c->networks[i];
-        char section[128];
-        snprintf(section, sizeof section, "[network %s]", n->name);
-        const struct acc_adapter_ops *ops = acc_adapter_kind_find(n->adapter);
-        if (!ops || !(ops->caps & ACC_CAP_BANDWIDTH))
-            return acc_error_set(err, ACC_ERR_CONFIG, "%s: adapter '%s' %s", section, n->adapter,
-                                 ops ? "does not reserve bandwidth" : "is unknown");
-        struct acc_link_def *links = calloc(c->n_links + 1, sizeof *links);
-        if (!links)
-            return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
-        size_t nl = 0;
+        struct acc_adapter *ad = acc_resources_at(s->adapters, c->n_sites + i);
         for (size_t k = 0; k < c->n_links; k++) {
             const struct acc_link_cfg *l = &c->links[k];
-            if (strcmp(l->network, n->name) == 0)
-                links[nl++] = (struct acc_link_def){l->name, l->site_a, l->site_b, l->capacity};
+            if (strcmp(l->network, c->networks[i].name) == 0)
+                s->res[s->n_res++] =
+                    (struct site_resource){l->name, ACC_RES_BANDWIDTH, l->capacity, ad};
         }
-        struct acc_adapter_env env = {
-            .name = n->name,
-            .section = section,
-            .db_path = c->db_path,
-            .durable = c->durable,
-            .settings = n->settings,
-            .n_settings = n->n_settings,
-            .links = links,
-            .n_links = nl,
-        };
-        acc_err rc = acc_adapter_open(ops, &env, &s->ads[s->n_ads], err);
-        for (size_t k = 0; !rc && k < nl; k++)
-            s->res[s->n_res++] = (struct site_resource){links[k].name, ACC_RES_BANDWIDTH,
-                                                        links[k].capacity, s->ads[s->n_ads]};
-        free(links);
-        if (rc)
-            return rc;
-        s->n_ads++;
     }
     return ACC_OK;
 }
 
 void site_close_resources(struct acc_site *s)
 {
-    for (size_t i = 0; s->ads && i < s->n_ads; i++)
-        acc_adapter_interrupt(s->ads[i]);
-    for (size_t i = 0; s->ads && i < s->n_ads; i++)
-        acc_adapter_close(s->ads[i]);
-    free(s->ads);
+    acc_resources_interrupt(s->adapters);
+    acc_resources_close(s->adapters);
     free(s->res);
-    s->ads = NULL;
+    s->adapters = NULL;
     s->res = NULL;
-    s->n_ads = s->n_res = 0;
+    s->n_res = 0;
 }
 
 static const struct site_resource *resource(struct acc_site *s, enum acc_resource_kind kind,
@@ -466,15 +422,16 @@ void site_op_health(struct acc_site *s, bool *up, char *detail, size_t detail_le
     acc_strlcpy(detail, "ok", detail_len);
     static const unsigned served[] = {ACC_CAP_NODES, ACC_CAP_BANDWIDTH, ACC_CAP_NODE_NAMES,
                                       ACC_CAP_PROVISION, ACC_CAP_REPLACE};
-    for (size_t i = 0; i < s->n_ads; i++) {
+    for (size_t i = 0; i < acc_resources_count(s->adapters); i++) {
+        struct acc_adapter *ad = acc_resources_at(s->adapters, i);
         for (size_t k = 0; k < sizeof served / sizeof *served; k++) {
-            if (acc_adapter_has(s->ads[i], served[k]))
+            if (acc_adapter_has(ad, served[k]))
                 *caps |= served[k];
         }
         struct acc_health h = {0};
-        if (acc_adapter_health(s->ads[i], &h) || !h.up) {
+        if (acc_adapter_health(ad, &h) || !h.up) {
             if (*up)
-                snprintf(detail, detail_len, "%s: %s", acc_adapter_name(s->ads[i]),
+                snprintf(detail, detail_len, "%s: %s", acc_adapter_name(ad),
                          *h.detail ? h.detail : "down");
             *up = false;
         }

@@ -7,13 +7,9 @@
 #include "config_internal.h"
 
 #include <ini.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "../../lib/common/hostlist.h"
-#include "../../lib/common/strutil.h"
 
 static const char embedded_text[] =
     "# The embedded testbed: three simulated sites shaped like the VIOLA testbed,\n"
@@ -84,48 +80,6 @@ const char *acc_config_embedded_text(void)
 
 /* ------------------------------------------------------------------ parse */
 
-int acc_config_bad(struct acc_config_first *f, const char *section, const char *fmt, ...)
-{
-    if (!f->failed) {
-        char msg[768];
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(msg, sizeof msg, fmt, ap);
-        va_end(ap);
-        acc_error_set(&f->err, ACC_ERR_CONFIG, "[%s] %s", section, msg);
-        f->failed = true;
-    }
-    return 0;
-}
-
-int cfg_set_str(char **dst, const char *v)
-{
-    char *s = strdup(v);
-    if (!s)
-        return 0;
-    free(*dst);
-    *dst = s;
-    return 1;
-}
-
-int cfg_add_setting(struct acc_kv **kv, size_t *n, const char *k, const char *v)
-{
-    void *p = realloc(*kv, (*n + 1) * sizeof **kv);
-    if (!p)
-        return 0;
-    *kv = p;
-    char *ks = strdup(k), *vs = strdup(v);
-    if (!ks || !vs) {
-        free(ks);
-        free(vs);
-        return 0;
-    }
-    (*kv)[*n].key = ks;
-    (*kv)[*n].value = vs;
-    (*n)++;
-    return 1;
-}
-
 static int handler(void *user, const char *section, const char *k, const char *v)
 {
     struct cfg_parse *p = user;
@@ -145,10 +99,10 @@ static int handler(void *user, const char *section, const char *k, const char *v
         return cfg_launch_key(p, k, v);
     if (strcmp(section, "policy") == 0)
         return cfg_policy_key(p, k, v);
-    bool matched = false;
-    int rc = cfg_resource_key(p, section, k, v, &matched);
-    if (matched)
-        return rc;
+    struct acc_error e;
+    acc_err rc = acc_resources_cfg_key(&p->c->res, section, k, v, &e);
+    if (rc != ACC_ERR_NOT_FOUND)
+        return acc_conf_take(&p->first, rc, &e);
     return cfg_bad(
         p, section,
         "unknown section (server, database, signing, negotiation, policy, launch, auth, site "
@@ -194,6 +148,14 @@ static void defaults(struct acc_config *c)
     c->launch.grace = 10;
     c->launch.router_port = 33000;
     c->launch.proxy_timeout = 30;
+}
+
+/* Every site, network and link complete, and they fit together. */
+static acc_err cfg_check(const struct acc_config *c, struct acc_error *err)
+{
+    if (c->n_sites == 0)
+        return acc_error_set(err, ACC_ERR_CONFIG, "no [site NAME] section: nothing to allocate");
+    return acc_resources_cfg_check(&c->res, false, err);
 }
 
 static acc_err finish(struct acc_config *c, struct cfg_parse *p, int line, const char *origin,
@@ -258,72 +220,19 @@ acc_err acc_config_embedded(struct acc_config *out, struct acc_error *err)
 
 acc_err acc_config_set_listen(struct acc_config *c, const char *hostport, struct acc_error *err)
 {
-    return cfg_parse_hostport(hostport, &c->listen_host, &c->listen_port, err);
+    return acc_conf_listen(hostport, &c->listen_host, &c->listen_port, err);
 }
 
 acc_err acc_config_set_db(struct acc_config *c, const char *path, struct acc_error *err)
 {
-    if (!path || !*path)
-        return acc_error_set(err, ACC_ERR_CONFIG, "the database path is empty");
-    if (!cfg_set_str(&c->db_path, path))
-        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
-    return ACC_OK;
-}
-
-acc_err acc_config_resource_key(struct acc_config *c, const char *section, const char *k,
-                                const char *v, struct acc_error *err)
-{
-    struct cfg_parse p = {.c = c};
-    bool matched = false;
-    int rc = cfg_resource_key(&p, section, k, v, &matched);
-    if (!matched)
-        return acc_error_set(err, ACC_ERR_NOT_FOUND, "[%s] is not a site, network or link",
-                             section);
-    if (p.first.failed)
-        return acc_error_copy(err, &p.first.err);
-    if (!rc)
-        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
-    return ACC_OK;
-}
-
-static void free_settings(struct acc_kv *kv, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        free((char *)kv[i].key);
-        free((char *)kv[i].value);
-    }
-    free(kv);
+    return acc_conf_db_path(&c->db_path, path, err);
 }
 
 void acc_config_release(struct acc_config *c)
 {
     if (!c)
         return;
-    for (size_t i = 0; i < c->n_sites; i++) {
-        free(c->sites[i].name);
-        free(c->sites[i].adapter);
-        free(c->sites[i].hosts);
-        struct acc_hostlist h = {c->sites[i].host_names, c->sites[i].n_host_names};
-        acc_hostlist_release(&h);
-        struct acc_hostlist ad = {c->sites[i].addresses, c->sites[i].n_addresses};
-        acc_hostlist_release(&ad);
-        free(c->sites[i].contact);
-        free_settings(c->sites[i].settings, c->sites[i].n_settings);
-    }
-    free(c->sites);
-    for (size_t i = 0; i < c->n_networks; i++) {
-        free(c->networks[i].name);
-        free(c->networks[i].adapter);
-        free_settings(c->networks[i].settings, c->networks[i].n_settings);
-    }
-    free(c->networks);
-    for (size_t i = 0; i < c->n_links; i++) {
-        free(c->links[i].name);
-        free(c->links[i].site_a);
-        free(c->links[i].site_b);
-        free(c->links[i].network);
-    }
-    free(c->links);
+    acc_resources_cfg_release(&c->res);
     for (size_t i = 0; i < c->n_users; i++) {
         free(c->users[i].name);
         free(c->users[i].token);
@@ -338,7 +247,7 @@ void acc_config_release(struct acc_config *c)
     free(c->launch.localhost);
     free(c->launch.directory);
     free(c->launch.path);
-    free_settings(c->launch.env, c->launch.n_env);
+    acc_kv_free(c->launch.env, c->launch.n_env);
     free(c->listen_host);
     free(c->db_path);
     free(c->sign_key);
@@ -348,4 +257,20 @@ void acc_config_release(struct acc_config *c)
     free(c->client_ca);
     free(c->origin);
     memset(c, 0, sizeof *c);
+}
+
+const struct acc_site_cfg *acc_config_site(const struct acc_config *c, const char *name)
+{
+    return acc_resources_site(&c->res, name);
+}
+
+const char *acc_config_host_address(const struct acc_site_cfg *s, const char *host)
+{
+    return acc_resources_host_address(s, host);
+}
+
+const struct acc_link_cfg *acc_config_link_between(const struct acc_config *c, const char *a,
+                                                   const char *b)
+{
+    return acc_resources_link_between(&c->res, a, b);
 }

@@ -16,10 +16,8 @@
  *                  [admin]" lines)
  *   [launch]       enabled, mpiexec, launcher, launcher_exec, localhost,
  *                  directory, path, env, output_limit, grace, router_port
- *   [site NAME]    adapter, nodes, hosts, addresses, contact, launch, then the
- *                  adapter's own settings
- *   [network NAME] adapter, then the adapter's own settings
- *   [link NAME]    sites = A B, capacity (Mbit/s), network
+ *   [site NAME], [network NAME], [link NAME]: read by resources/ (the
+ *                  same sections as accord-site's)
  *
  * docs/configuration.md describes every key. */
 #ifndef ACC_CONFIG_H
@@ -34,39 +32,7 @@
 #include "../../lib/common/log.h"
 #include "../../lib/model/model.h"
 #include "../../lib/policy/policy.h"
-
-struct acc_site_cfg {
-    char *name;
-    char *adapter; /* kind */
-    int64_t nodes;
-    char *hosts;       /* launch hosts as a host list ("c-n[1-64]"); NULL: NAME-n[1-nodes] */
-    char **host_names; /* hosts expanded (at least `nodes` names), NULL without hosts */
-    size_t n_host_names;
-    /* addresses = an IPv4 host list aligned with the hosts (hosts, or the
-     * default NAME-n[1-nodes]): host i has address i; NULL without it
-     * (addresses are then looked up by name) */
-    char **addresses;
-    size_t n_addresses;
-    char *contact;           /* MPICH-G2 resourceManagerContact; NULL: the site's name */
-    bool sbatch;             /* launch = sbatch: its components go into the reservation through the
-                              * adapter's batch system, not mpiexec */
-    struct acc_kv *settings; /* everything else in the section, for the adapter */
-    size_t n_settings;
-};
-
-struct acc_network_cfg {
-    char *name;
-    char *adapter;
-    struct acc_kv *settings;
-    size_t n_settings;
-};
-
-struct acc_link_cfg {
-    char *name;
-    char *site_a, *site_b;
-    char *network;
-    int64_t capacity; /* Mbit/s */
-};
+#include "../../resources/resources.h"
 
 /* [launch]: how the meta-jobs of agreements are started on this machine
  * (docs/launch.md). */
@@ -174,12 +140,18 @@ struct acc_config {
     unsigned max_quotes_per_user; /* and per initiator */
 
     struct acc_launch_cfg launch;
-    struct acc_site_cfg *sites;
-    size_t n_sites;
-    struct acc_network_cfg *networks;
-    size_t n_networks;
-    struct acc_link_cfg *links;
-    size_t n_links;
+
+    /* [site NAME], [network NAME], [link NAME] (resources/).  res is what
+     * the resource module takes (&cfg->res); accordd's own code reads the
+     * same members as cfg->sites, cfg->n_sites, ... through the anonymous
+     * twin, as Linux's struct_group() does: the two structs have the same
+     * members in the same order, so the union lays them out alike. */
+    union {
+        struct acc_resources_cfg res;
+        struct {
+            ACC_RESOURCES_CFG_MEMBERS
+        };
+    };
 };
 
 /* Reads a file.  Errors name the file, the line and the key. */
@@ -203,35 +175,6 @@ acc_err acc_config_set_db(struct acc_config *c, const char *path, struct acc_err
 
 void acc_config_release(struct acc_config *c);
 
-/* The first error of an INI reader (accordd's and accord-site's): inih's
- * handler goes on after it without reading more, and the loader reports
- * it with its line. */
-struct acc_config_first {
-    struct acc_error err;
-    bool failed;
-};
-
-/* Records "[section] message" in f unless an error is recorded already;
- * returns 0 (inih's "stop"). */
-int acc_config_bad(struct acc_config_first *f, const char *section, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-/* accord-site (site/) hosts adapters configured with the same [site NAME],
- * [network NAME] and [link NAME] sections as accordd's: one key of such a
- * section (section is the whole name, "site alpha") into c, which starts
- * zeroed and is released with acc_config_release.  ACC_ERR_NOT_FOUND when
- * section is none of the three (nothing changed); ACC_ERR_CONFIG naming the
- * section and key when the value is bad. */
-acc_err acc_config_resource_key(struct acc_config *c, const char *section, const char *k,
-                                const char *v, struct acc_error *err);
-
-/* The checks accordd makes on sites, networks and links once the file is
- * read, without "at least one site"; with foreign_sites a link may join
- * sites that are not configured here (a network's site daemon serves links
- * between sites it does not host). */
-acc_err acc_config_resource_check(const struct acc_config *c, bool foreign_sites,
-                                  struct acc_error *err);
-
 /* The user whose token this is, or NULL (compared in constant time). */
 const struct acc_user *acc_config_user_by_token(const struct acc_config *c, const char *token);
 
@@ -249,12 +192,9 @@ const struct acc_user *acc_config_user_by_cert(const struct acc_config *c, const
 acc_err acc_config_policy(const struct acc_config *c, const char *name, struct acc_policy_opts *out,
                           struct acc_error *err);
 
+/* The resource module's look-ups (resources.h) on accordd's configuration. */
 const struct acc_site_cfg *acc_config_site(const struct acc_config *c, const char *name);
-/* The configured IPv4 address of a site's host (`addresses`, aligned with
- * the hosts), or NULL when the site configures none or host is not one of
- * its hosts. */
 const char *acc_config_host_address(const struct acc_site_cfg *s, const char *host);
-/* The link between two sites (either order), or NULL. */
 const struct acc_link_cfg *acc_config_link_between(const struct acc_config *c, const char *a,
                                                    const char *b);
 

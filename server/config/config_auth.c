@@ -22,7 +22,7 @@ int cfg_tls_server_key(struct cfg_parse *p, const char *k, const char *v)
         return cfg_bad(p, "server", "%s is empty", k);
     if (*field)
         return cfg_bad(p, "server", "%s is given twice", k);
-    return cfg_set_str(field, v);
+    return acc_conf_set_str(field, v);
 }
 
 /* "SHA256:" + 32 hex pairs, either case, into upper case (as lib/tls
@@ -157,7 +157,7 @@ int cfg_auth_cert_key(struct cfg_parse *p, const char *k, const char *v)
     if (strcmp(k, "client_ca") == 0) {
         if (p->c->client_ca)
             return cfg_bad(p, "auth", "client_ca is given twice");
-        return cfg_set_str(&p->c->client_ca, v);
+        return acc_conf_set_str(&p->c->client_ca, v);
     }
     if (p->c->n_cert_users)
         return cfg_bad(p, "auth", "client_certificates is given twice");

@@ -16,29 +16,6 @@
 #include "../../lib/common/strutil.h"
 #include "../../lib/common/timefmt.h"
 
-acc_err cfg_parse_hostport(const char *v, char **host, unsigned *port, struct acc_error *err)
-{
-    const char *colon = strrchr(v, ':');
-    if (!colon || colon == v)
-        return acc_error_set(err, ACC_ERR_CONFIG, "listen '%s' is not HOST:PORT", v);
-    int64_t p;
-    if (acc_parse_i64(colon + 1, 0, 65535, &p, err))
-        return acc_error_set(err, ACC_ERR_CONFIG, "listen '%s': bad port", v);
-    const char *h = v;
-    size_t hl = (size_t)(colon - v);
-    if (h[0] == '[' && hl >= 2 && h[hl - 1] == ']') { /* [::1]:8080 */
-        h++;
-        hl -= 2;
-    }
-    char *s = acc_strndup(h, hl);
-    if (!s)
-        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
-    free(*host);
-    *host = s;
-    *port = (unsigned)p;
-    return ACC_OK;
-}
-
 static bool duration_ok(const char *v, int64_t min, int64_t *out)
 {
     int64_t d;
@@ -158,7 +135,7 @@ int cfg_server_key(struct cfg_parse *p, const char *k, const char *v)
     struct acc_config *c = p->c;
     struct acc_error e;
     if (strcmp(k, "listen") == 0) {
-        if (cfg_parse_hostport(v, &c->listen_host, &c->listen_port, &e))
+        if (acc_conf_listen(v, &c->listen_host, &c->listen_port, &e))
             return cfg_bad(p, "server", "%s", e.msg);
         return 1;
     }
@@ -177,7 +154,7 @@ int cfg_database_key(struct cfg_parse *p, const char *k, const char *v)
     if (strcmp(k, "path") == 0) {
         if (!*v)
             return cfg_bad(p, "database", "path is empty");
-        return cfg_set_str(&p->c->db_path, v);
+        return acc_conf_set_str(&p->c->db_path, v);
     }
     return table_key(p, "database", database_keys, k, v);
 }
@@ -192,7 +169,7 @@ int cfg_signing_key(struct cfg_parse *p, const char *k, const char *v)
         return cfg_bad(p, "signing", "unknown key '%s' (key, certificate)", k);
     if (!*v)
         return cfg_bad(p, "signing", "%s is empty", k);
-    return cfg_set_str(field, v);
+    return acc_conf_set_str(field, v);
 }
 
 int cfg_negotiation_key(struct cfg_parse *p, const char *k, const char *v)
@@ -361,7 +338,7 @@ int cfg_launch_key(struct cfg_parse *p, const char *k, const char *v)
                   (c > name && *c >= '0' && *c <= '9')))
                 return cfg_bad(p, "launch", "env: '%s' is not a variable name", name);
         }
-        return cfg_add_setting(&l->env, &l->n_env, name, eq + 1);
+        return acc_kv_add(&l->env, &l->n_env, name, eq + 1) == ACC_OK;
     } else if (strcmp(k, "output_limit") == 0) {
         if (acc_parse_i64(v, 0, 64 << 20, &n, &e))
             return cfg_bad(p, "launch", "output_limit (bytes): %s", e.msg);
@@ -379,7 +356,7 @@ int cfg_launch_key(struct cfg_parse *p, const char *k, const char *v)
     if (str) {
         if (!*v)
             return cfg_bad(p, "launch", "%s is empty", k);
-        return cfg_set_str(str, v);
+        return acc_conf_set_str(str, v);
     }
     return 1;
 }

@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "../../adapters/adapter.h"
+#include "../../resources/resources.h"
 #include "../config/config.h"
-#include "../service/service.h"
 #include "sim.h"
 
 /* The live frames: a preview of the site's adapter (duration 1 s). */
@@ -191,7 +191,8 @@ int acc_replay_command(const struct acc_config *cfg, const struct acc_replay_cmd
     status = 1;
     for (size_t i = 0; i < cfg->n_sites; i++) {
         sites[i] = (struct acc_replay_site){cfg->sites[i].name, cfg->sites[i].nodes};
-        if (acc_service_open_site(cfg, i, NULL, &ad[i], &err)) {
+        struct acc_resources_env env = {.db_path = cfg->db_path, .durable = cfg->durable};
+        if (acc_resources_open_site(&cfg->res, i, &env, &ad[i], &err)) {
             fprintf(err_out, "accordd: %s\n", err.msg);
             goto out;
         }

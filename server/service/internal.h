@@ -1,7 +1,8 @@
 /* internal.h - what the files of the service share; not for other modules.
  *
  *   service.c       open and close (in order), sites, previews, health, metrics
- *   registry.c      the adapters by name; cancelling bookings at them
+ *   registry.c      the adapters by name (opened by resources/); cancelling
+ *                   bookings at them
  *   submit.c        offer -> stored Pending agreement -> job on the queue
  *   queue.c         the one bounded negotiation queue and its workers
  *   negotiate.c     one negotiation: plan, engine, the recorded outcome
@@ -27,6 +28,7 @@
 
 #include "../../adapters/adapter.h"
 #include "../../db/store.h"
+#include "../../resources/resources.h"
 #include "../engine/engine.h"
 #include "jobs.h"
 #include "service.h"
@@ -96,8 +98,7 @@ struct acc_service {
     const struct acc_config *cfg;
     struct acc_store *store;
     struct acc_engine *engine;
-    struct acc_adapter **site_ad; /* by config index */
-    struct acc_adapter **net_ad;
+    struct acc_resources *adapters; /* of the [site] and [network] sections */
     struct acc_launcher *launcher;
     const struct acc_adapter_ops *const *kinds; /* looked up first (tests); NULL */
     struct svc_provision_retry provision;
@@ -123,9 +124,6 @@ acc_err svc_modify_run(struct acc_service *svc, const char *id, const struct acc
 struct acc_adapter *svc_site_adapter(void *ctx, const char *site);
 struct acc_adapter *svc_network_adapter(void *ctx, const char *network);
 struct acc_adapter *svc_adapter_named(struct acc_service *svc, const char *name);
-acc_err svc_open_adapters(struct acc_service *svc, struct acc_error *err);
-void svc_interrupt_adapters(struct acc_service *svc);
-void svc_close_adapters(struct acc_service *svc);
 /* Cancels bookings at their adapters concurrently and journals each
  * outcome; returns how many were not cancelled. */
 size_t svc_cancel_bookings(struct acc_service *svc, struct acc_booking *b, size_t n);

@@ -54,13 +54,13 @@ acc_err acc_service_sites(struct acc_service *svc, struct acc_service_sites *out
     }
     size_t h = 0;
     for (size_t i = 0; i < cfg->n_sites; i++, h++) {
-        site_info(svc->site_ad[i], cfg->sites[i].name, cfg->sites[i].nodes, &out->sites[i],
-                  out->health[h], out->endpoint[h]);
+        site_info(acc_resources_at(svc->adapters, i), cfg->sites[i].name, cfg->sites[i].nodes,
+                  &out->sites[i], out->health[h], out->endpoint[h]);
     }
     out->n_sites = cfg->n_sites;
     for (size_t i = 0; i < cfg->n_networks; i++, h++)
-        site_info(svc->net_ad[i], cfg->networks[i].name, 0, &out->networks[i], out->health[h],
-                  out->endpoint[h]);
+        site_info(acc_resources_at(svc->adapters, cfg->n_sites + i), cfg->networks[i].name, 0,
+                  &out->networks[i], out->health[h], out->endpoint[h]);
     out->n_networks = cfg->n_networks;
     for (size_t i = 0; i < cfg->n_links; i++) {
         const struct acc_link_cfg *l = &cfg->links[i];
@@ -140,14 +140,10 @@ acc_err acc_service_health(struct acc_service *svc, struct acc_buf *text, struct
     acc_err rc = acc_store_ping(svc->store, err);
     if (rc)
         return rc;
-    size_t up = 0, all = svc->cfg->n_sites + svc->cfg->n_networks;
-    for (size_t i = 0; i < svc->cfg->n_sites; i++) {
+    size_t up = 0, all = acc_resources_count(svc->adapters);
+    for (size_t i = 0; i < all; i++) {
         struct acc_health h;
-        up += acc_adapter_health(svc->site_ad[i], &h) == ACC_OK && h.up;
-    }
-    for (size_t i = 0; i < svc->cfg->n_networks; i++) {
-        struct acc_health h;
-        up += acc_adapter_health(svc->net_ad[i], &h) == ACC_OK && h.up;
+        up += acc_adapter_health(acc_resources_at(svc->adapters, i), &h) == ACC_OK && h.up;
     }
     acc_buf_printf(text, "ok: database answers; %zu of %zu adapters up\n", up, all);
     return ACC_OK;
@@ -205,9 +201,8 @@ void acc_service_metrics(struct acc_service *svc, struct acc_buf *out)
     metric(out, "accord_adapter_calls_total", "counter", "Calls into each adapter.");
     metric(out, "accord_adapter_failures_total", "counter", "Failed calls into each adapter.");
     metric(out, "accord_adapter_seconds_total", "counter", "Time spent inside each adapter.");
-    for (size_t i = 0; i < svc->cfg->n_sites + svc->cfg->n_networks; i++) {
-        struct acc_adapter *ad =
-            i < svc->cfg->n_sites ? svc->site_ad[i] : svc->net_ad[i - svc->cfg->n_sites];
+    for (size_t i = 0; i < acc_resources_count(svc->adapters); i++) {
+        struct acc_adapter *ad = acc_resources_at(svc->adapters, i);
         struct acc_adapter_stats st;
         acc_adapter_stats(ad, &st);
         acc_buf_printf(out,
@@ -246,8 +241,10 @@ acc_err acc_service_open_with(const struct acc_config *cfg, const struct acc_ser
         struct acc_engine_options eo = {.orphan = svc_hook_orphan, .orphan_ctx = svc};
         rc = acc_engine_new(&eo, &svc->engine, err);
     }
-    if (!rc)
-        rc = svc_open_adapters(svc, err);
+    if (!rc) {
+        struct acc_resources_env re = {cfg->db_path, cfg->durable, svc->kinds};
+        rc = acc_resources_open(&cfg->res, &re, &svc->adapters, err);
+    }
     if (!rc)
         rc = svc_launcher_open(svc, err);
     if (!rc)
@@ -277,7 +274,7 @@ void acc_service_shutdown(struct acc_service *svc)
     pthread_mutex_unlock(&svc->lock);
     /* Hung adapter calls fail now; negotiations see `stopping` at their next
      * step and roll back; waiting ones end at once. */
-    svc_interrupt_adapters(svc);
+    acc_resources_interrupt(svc->adapters);
     svc_queue_stop(svc);
     if (!svc_queue_wait_idle(svc, SHUTDOWN_GRACE_US)) {
         /* Calls that ignore the interruption: stop waiting for them.  What
@@ -311,7 +308,8 @@ void acc_service_close(struct acc_service *svc)
         acc_log_warn("shutdown: adapters and database left open for calls that did not end");
         return;
     }
-    svc_close_adapters(svc);
+    acc_resources_close(svc->adapters);
+    svc->adapters = NULL;
     acc_store_close(svc->store);
     svc_queue_release(&svc->queue);
     svc_provision_release(&svc->provision);

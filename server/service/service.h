@@ -44,15 +44,6 @@ struct acc_service_options {
 acc_err acc_service_open_with(const struct acc_config *cfg, const struct acc_service_options *opt,
                               struct acc_service **out, struct acc_error *err);
 
-struct acc_adapter;
-/* Opens the adapter of configured site i exactly as acc_service_open does
- * (its kind, looked up in kinds first when not NULL; its settings; the
- * database path a simulator's calendar file is named after), without a
- * service or a store: for accordd --replay (server/replay), which only
- * previews.  Close it with acc_adapter_close. */
-acc_err acc_service_open_site(const struct acc_config *cfg, size_t i,
-                              const struct acc_adapter_ops *const *kinds, struct acc_adapter **out,
-                              struct acc_error *err);
 /* Shutdown, first step: no new negotiations; adapter calls are
  * interrupted; every unfinished negotiation rolls back and its waiters hear
  * ACC_ERR_INTERRUPTED.  Returns when the negotiation workers have ended. */

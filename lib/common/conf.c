@@ -1,0 +1,77 @@
+/* conf.c - what the INI readers share (conf.h). */
+#include "conf.h"
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "strutil.h"
+
+int acc_conf_bad(struct acc_conf_first *f, const char *section, const char *fmt, ...)
+{
+    if (!f->failed) {
+        char msg[768];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof msg, fmt, ap);
+        va_end(ap);
+        acc_error_set(&f->err, ACC_ERR_CONFIG, "[%s] %s", section, msg);
+        f->failed = true;
+    }
+    return 0;
+}
+
+int acc_conf_take(struct acc_conf_first *f, acc_err rc, const struct acc_error *e)
+{
+    if (rc == ACC_OK)
+        return 1;
+    if (rc != ACC_ERR_NOMEM && !f->failed) {
+        acc_error_copy(&f->err, e);
+        f->failed = true;
+    }
+    return 0;
+}
+
+int acc_conf_set_str(char **dst, const char *v)
+{
+    char *s = strdup(v);
+    if (!s)
+        return 0;
+    free(*dst);
+    *dst = s;
+    return 1;
+}
+
+acc_err acc_conf_listen(const char *v, char **host, unsigned *port, struct acc_error *err)
+{
+    const char *colon = strrchr(v, ':');
+    if (!colon || colon == v)
+        return acc_error_set(err, ACC_ERR_CONFIG, "listen '%s' is not HOST:PORT", v);
+    int64_t p;
+    if (acc_parse_i64(colon + 1, 0, 65535, &p, err))
+        return acc_error_set(err, ACC_ERR_CONFIG, "listen '%s': bad port", v);
+    const char *h = v;
+    size_t hl = (size_t)(colon - v);
+    if (h[0] == '[' && hl >= 2 && h[hl - 1] == ']') { /* [::1]:8080 */
+        h++;
+        hl -= 2;
+    }
+    char *s = acc_strndup(h, hl);
+    if (!s)
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    free(*host);
+    *host = s;
+    *port = (unsigned)p;
+    return ACC_OK;
+}
+
+acc_err acc_conf_db_path(char **dst, const char *path, struct acc_error *err)
+{
+    if (!path || !*path)
+        return acc_error_set(err, ACC_ERR_CONFIG, "the database path is empty");
+    if (!acc_conf_set_str(dst, path))
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    return ACC_OK;
+}

@@ -1,0 +1,226 @@
+/* resources_open.c - the adapters of the [site] and [network] sections:
+ * each kind is checked for what its section needs before it is opened
+ * (a site's reserves nodes, and submits jobs with launch = sbatch; a
+ * network's reserves bandwidth), and each instance again after, since an
+ * instance may narrow its kind's capabilities (remote: to what its site
+ * daemon serves). */
+#include "resources.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct acc_resources {
+    const struct acc_resources_cfg *cfg;
+    struct acc_adapter **ads; /* the sites' (by index in cfg->sites), then the networks' */
+    size_t n;                 /* opened so far */
+};
+
+/* The kind: the given ones (tests) first, then the compiled-in ones. */
+static const struct acc_adapter_ops *kind_find(const struct acc_adapter_ops *const *kinds,
+                                               const char *kind)
+{
+    for (size_t i = 0; kinds && kinds[i]; i++) {
+        if (strcmp(kinds[i]->kind, kind) == 0)
+            return kinds[i];
+    }
+    return acc_adapter_kind_find(kind);
+}
+
+static acc_err unknown_kind(const char *section, const char *kind, struct acc_error *err)
+{
+    char known[256] = "";
+    for (size_t i = 0; acc_adapter_kinds[i]; i++) {
+        size_t n = strlen(known);
+        snprintf(known + n, sizeof known - n, "%s%s", i ? ", " : "", acc_adapter_kinds[i]->kind);
+    }
+    return acc_error_set(err, ACC_ERR_CONFIG, "%s: unknown adapter '%s' (known: %s)", section, kind,
+                         known);
+}
+
+/* The kind a section names, if it has cap (need says what for: "reserve
+ * nodes"); NULL with err set otherwise. */
+static const struct acc_adapter_ops *kind_for(const struct acc_resources_env *env,
+                                              const char *section, const char *kind, unsigned cap,
+                                              const char *need, struct acc_error *err)
+{
+    const struct acc_adapter_ops *ops = kind_find(env->kinds, kind);
+    if (!ops) {
+        unknown_kind(section, kind, err);
+        return NULL;
+    }
+    if (!(ops->caps & cap)) {
+        acc_error_set(err, ACC_ERR_CONFIG, "%s: adapter %s does not %s", section, kind, need);
+        return NULL;
+    }
+    return ops;
+}
+
+/* Opens an instance, which must still have every one of caps: an instance
+ * narrows its kind's capabilities (remote: by its section). */
+static acc_err open_instance(const struct acc_adapter_ops *ops, const struct acc_adapter_env *ae,
+                             unsigned caps, const char *need, struct acc_adapter **out,
+                             struct acc_error *err)
+{
+    acc_err rc = acc_adapter_open(ops, ae, out, err);
+    if (rc)
+        return rc;
+    for (unsigned cap = 1; cap && cap <= caps; cap <<= 1) {
+        if ((caps & cap) && !acc_adapter_has(*out, cap)) {
+            acc_adapter_close(*out);
+            *out = NULL;
+            return acc_error_set(err, ACC_ERR_CONFIG, "%s: this %s instance does not %s",
+                                 ae->section, ops->kind, need);
+        }
+    }
+    return ACC_OK;
+}
+
+acc_err acc_resources_open_site(const struct acc_resources_cfg *c, size_t i,
+                                const struct acc_resources_env *env, struct acc_adapter **out,
+                                struct acc_error *err)
+{
+    *out = NULL;
+    if (i >= c->n_sites)
+        return acc_error_set(err, ACC_ERR_INVALID, "no site %zu in the configuration", i);
+    const struct acc_site_cfg *s = &c->sites[i];
+    char section[128];
+    snprintf(section, sizeof section, "[site %s]", s->name);
+    const struct acc_adapter_ops *ops =
+        kind_for(env, section, s->adapter, ACC_CAP_NODES, "reserve nodes", err);
+    if (!ops)
+        return err->code;
+    if (s->sbatch && !(ops->caps & ACC_CAP_SUBMIT))
+        return acc_error_set(err, ACC_ERR_CONFIG,
+                             "%s: launch = sbatch needs an adapter that submits jobs into "
+                             "reservations (slurm); %s does not",
+                             section, s->adapter);
+    struct acc_adapter_env ae = {
+        .name = s->name,
+        .section = section,
+        .db_path = env->db_path,
+        .durable = env->durable,
+        .settings = s->settings,
+        .n_settings = s->n_settings,
+        .nodes = s->nodes,
+    };
+    if (s->sbatch)
+        return open_instance(ops, &ae, ACC_CAP_NODES | ACC_CAP_SUBMIT,
+                             "reserve nodes and submit jobs", out, err);
+    return open_instance(ops, &ae, ACC_CAP_NODES, "reserve nodes", out, err);
+}
+
+/* The adapter of network i of c, open, with the links over it. */
+static acc_err open_network(const struct acc_resources_cfg *c, size_t i,
+                            const struct acc_resources_env *env, struct acc_adapter **out,
+                            struct acc_error *err)
+{
+    *out = NULL;
+    const struct acc_network_cfg *n = &c->networks[i];
+    char section[128];
+    snprintf(section, sizeof section, "[network %s]", n->name);
+    const struct acc_adapter_ops *ops =
+        kind_for(env, section, n->adapter, ACC_CAP_BANDWIDTH, "reserve bandwidth", err);
+    if (!ops)
+        return err->code;
+    struct acc_link_def *links = calloc(c->n_links ? c->n_links : 1, sizeof *links);
+    if (!links)
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    size_t nl = 0;
+    for (size_t k = 0; k < c->n_links; k++) {
+        const struct acc_link_cfg *l = &c->links[k];
+        if (strcmp(l->network, n->name) == 0)
+            links[nl++] = (struct acc_link_def){l->name, l->site_a, l->site_b, l->capacity};
+    }
+    struct acc_adapter_env ae = {
+        .name = n->name,
+        .section = section,
+        .db_path = env->db_path,
+        .durable = env->durable,
+        .settings = n->settings,
+        .n_settings = n->n_settings,
+        .links = links,
+        .n_links = nl,
+    };
+    acc_err rc = open_instance(ops, &ae, ACC_CAP_BANDWIDTH, "reserve bandwidth", out, err);
+    free(links);
+    return rc;
+}
+
+acc_err acc_resources_open(const struct acc_resources_cfg *c, const struct acc_resources_env *env,
+                           struct acc_resources **out, struct acc_error *err)
+{
+    *out = NULL;
+    struct acc_resources *r = calloc(1, sizeof *r);
+    if (!r || !(r->ads = calloc(c->n_sites + c->n_networks + 1, sizeof *r->ads))) {
+        free(r);
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    }
+    r->cfg = c;
+    acc_err rc = ACC_OK;
+    for (size_t i = 0; !rc && i < c->n_sites; i++) {
+        rc = acc_resources_open_site(c, i, env, &r->ads[i], err);
+        r->n += !rc;
+    }
+    for (size_t i = 0; !rc && i < c->n_networks; i++) {
+        rc = open_network(c, i, env, &r->ads[c->n_sites + i], err);
+        r->n += !rc;
+    }
+    if (rc) {
+        acc_resources_close(r);
+        return rc;
+    }
+    *out = r;
+    return ACC_OK;
+}
+
+void acc_resources_interrupt(struct acc_resources *r)
+{
+    for (size_t i = 0; r && i < r->n; i++)
+        acc_adapter_interrupt(r->ads[i]);
+}
+
+void acc_resources_close(struct acc_resources *r)
+{
+    if (!r)
+        return;
+    for (size_t i = 0; i < r->n; i++)
+        acc_adapter_close(r->ads[i]);
+    free(r->ads);
+    free(r);
+}
+
+struct acc_adapter *acc_resources_site_adapter(const struct acc_resources *r, const char *site)
+{
+    for (size_t i = 0; i < r->cfg->n_sites; i++) {
+        if (strcmp(r->cfg->sites[i].name, site) == 0)
+            return r->ads[i];
+    }
+    return NULL;
+}
+
+struct acc_adapter *acc_resources_network_adapter(const struct acc_resources *r,
+                                                  const char *network)
+{
+    for (size_t i = 0; i < r->cfg->n_networks; i++) {
+        if (strcmp(r->cfg->networks[i].name, network) == 0)
+            return r->ads[r->cfg->n_sites + i];
+    }
+    return NULL;
+}
+
+struct acc_adapter *acc_resources_adapter_named(const struct acc_resources *r, const char *name)
+{
+    struct acc_adapter *ad = acc_resources_site_adapter(r, name);
+    return ad ? ad : acc_resources_network_adapter(r, name);
+}
+
+size_t acc_resources_count(const struct acc_resources *r)
+{
+    return r->n;
+}
+
+struct acc_adapter *acc_resources_at(const struct acc_resources *r, size_t i)
+{
+    return i < r->n ? r->ads[i] : NULL;
+}
