@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../../lib/common/hash.h"
 #include "../../lib/common/log.h"
 #include "../../lib/common/strutil.h"
 
@@ -16,19 +17,9 @@
 
 /* ------------------------------------------------------------------ helpers */
 
-uint64_t sim_fnv(const char *s, uint64_t h)
-{
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 1099511628211ULL;
-    }
-    return h;
-}
-
 static void local_id_of(const struct sim *s, const char *key, char *out, size_t size)
 {
-    snprintf(out, size, "%s-%08" PRIx64, s->name,
-             sim_fnv(key, 1469598103934665603ULL) & 0xffffffff);
+    snprintf(out, size, "%s-%08" PRIx64, s->name, acc_fnv1a64(key) & 0xffffffff);
 }
 
 struct sim_resource *sim_find_res(struct sim *s, const char *name, size_t *idx)

@@ -127,7 +127,6 @@ acc_err sim_control(void *state, const char *op, const struct acc_kv *args, size
 void sim_interrupt(void *state);
 
 /* Shared by the simulator's files. */
-uint64_t sim_fnv(const char *s, uint64_t h);
 void sim_booking_free(struct sim_booking *b);
 /* Makes the background load of every day up to until (bounded ahead); the
  * caller holds the lock. */

@@ -8,19 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../lib/common/hash.h"
 #include "../../lib/common/log.h"
 #include "../../lib/common/strutil.h"
 
 #define DAY              86400
 #define LOAD_AHEAD_LIMIT 366 /* days: previews further out get no generated load */
-
-static uint64_t splitmix(uint64_t *x)
-{
-    uint64_t z = (*x += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
 
 /* ---------------------------------------------------------- background load */
 
@@ -38,13 +31,12 @@ static acc_err load_day_locked(struct sim *s, int64_t day, struct acc_error *err
     size_t n = 0;
     for (size_t r = 0; r < s->n_res; r++) {
         struct sim_resource *res = &s->res[r];
-        uint64_t x = s->seed ^ sim_fnv(res->name, 1469598103934665603ULL) ^
-                     ((uint64_t)day * 0xD1B54A32D192ED03ULL);
-        int jobs = 3 + (int)(splitmix(&x) % 4);
+        uint64_t x = s->seed ^ acc_fnv1a64(res->name) ^ ((uint64_t)day * 0xD1B54A32D192ED03ULL);
+        int jobs = 3 + (int)(acc_splitmix64(&x) % 4);
         for (int j = 0; j < jobs && n < 64; j++) {
-            acc_time start = day * DAY + (acc_time)(splitmix(&x) % 96) * 900;
-            acc_time dur = (acc_time)(2 + splitmix(&x) % 32) * 900; /* 30 min to 8 h */
-            int pct = 10 + (int)(splitmix(&x) % (uint64_t)(2 * s->load_percent));
+            acc_time start = day * DAY + (acc_time)(acc_splitmix64(&x) % 96) * 900;
+            acc_time dur = (acc_time)(2 + acc_splitmix64(&x) % 32) * 900; /* 30 min to 8 h */
+            int pct = 10 + (int)(acc_splitmix64(&x) % (uint64_t)(2 * s->load_percent));
             int64_t amount = res->cal.capacity * pct / 100;
             if (amount < 1)
                 amount = 1;
@@ -113,7 +105,7 @@ acc_err sim_open(struct sim *s, const char *kind, const struct acc_adapter_env *
     s->load = false;
     s->load_days = 14;
     s->load_percent = 30;
-    s->seed = sim_fnv(env->name, 1469598103934665603ULL);
+    s->seed = acc_fnv1a64(env->name);
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->wake, NULL);
     acc_map_init(&s->bookings);

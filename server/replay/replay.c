@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "calendar.h"
+#include "hash.h"
 
 struct live_cache {
     struct acc_frames *by_amount; /* [nodes + 1]; index 0 unused */
@@ -273,7 +274,7 @@ static acc_err candidates(struct run *r, size_t i, const struct acc_replay_job *
         o_pol.tiebreak = s->policy.tiebreak;
         o->fell_back = true;
     }
-    uint64_t rng = s->seed ^ ((uint64_t)(i + 1) * 0x9E3779B97F4A7C15ULL);
+    uint64_t rng = s->seed ^ ((uint64_t)(i + 1) * ACC_GOLDEN64);
     o_pol.rng = &rng;
     size_t max = o_pol.id == ACC_POLICY_EARLIEST ? ACC_REPLAY_MAX_CANDS : s->candidates;
     struct acc_policy_system sys = {.n_clusters = s->n_sites, .idle = idle, .size = size};
@@ -281,7 +282,7 @@ static acc_err candidates(struct run *r, size_t i, const struct acc_replay_job *
     if (!rc && !*n) {
         o->on_capacity = true;
         sys.idle = size;
-        rng = s->seed ^ ((uint64_t)(i + 1) * 0x9E3779B97F4A7C15ULL);
+        rng = s->seed ^ ((uint64_t)(i + 1) * ACC_GOLDEN64);
         rc = acc_policy_candidates(&sys, &req, &o_pol, cand, max, n, r->err);
     }
     if (rc)

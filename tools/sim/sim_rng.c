@@ -5,19 +5,13 @@
 
 #include <math.h>
 
-static uint64_t splitmix64(uint64_t *x)
-{
-    uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
+#include "hash.h"
 
 void sim_rng_seed(struct sim_rng *r, uint64_t seed, uint64_t stream)
 {
     uint64_t x = seed ^ (stream * 0xd1342543de82ef95ULL + 0x632be59bd9b4e019ULL);
     for (int i = 0; i < 4; i++)
-        r->s[i] = splitmix64(&x);
+        r->s[i] = acc_splitmix64(&x);
 }
 
 static uint64_t rotl(uint64_t x, int k)

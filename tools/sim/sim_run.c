@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h"
+
 bool sim_fail(struct sim_state *s, const char *fmt, ...)
 {
     if (s->failed)
@@ -174,7 +176,7 @@ bool sim_run(const struct sim_params *p, struct sim_workload_set *w, int rep, st
     s.errlen = errlen;
     s.nc = p->nclusters;
     sim_rng_seed(&s.rng, p->seed, 1000003ULL * (uint64_t)rep + 2);
-    s.tie_state = p->seed * 0x9e3779b97f4a7c15ULL + (uint64_t)rep;
+    s.tie_state = p->seed * ACC_GOLDEN64 + (uint64_t)rep;
     for (int c = 0; c < s.nc; c++) {
         s.idle[c] = s.size[c] = p->size[c];
         s.link_max[c] = p->link_mbps[c];
