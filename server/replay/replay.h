@@ -11,7 +11,7 @@
  * and the earliest common slot of the first candidate that has one is
  * taken (under `earliest`, the earliest over every candidate).  The
  * replay's own earlier placements are kept in an in-memory overlay
- * (adapters/sim/calendar.c); n nodes are free at t when live_free(t) >=
+ * (lib/calendar); n nodes are free at t when live_free(t) >=
  * n + overlay(t).  Nothing is reserved anywhere.
  *
  * The command (replay_cmd.c) opens the configured sites' adapters as

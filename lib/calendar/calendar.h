@@ -8,8 +8,10 @@
  * number of bookings.  Booking or releasing touches only the points inside
  * the booked interval (plus a memmove for the two new points).
  *
- * The calendar knows nothing of keys or owners; the simulators keep those.
- * Not thread-safe: its owner locks.
+ * The calendar knows nothing of keys or owners: the booking ledger
+ * (lib/ledger) keeps those for the simulated sites and the tc adapter;
+ * accord-sim and accordd --replay use calendars of their own.  Not
+ * thread-safe: its owner locks.
  */
 #ifndef ACC_CALENDAR_H
 #define ACC_CALENDAR_H
@@ -18,13 +20,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../adapter.h"
+#include "../common/error.h"
+#include "../common/timefmt.h"
+#include "../model/model.h"
 
 struct acc_cal_point {
     acc_time t;
     int64_t used;
 };
 
+/* Declared here so that owners can embed calendars by value; the fields
+ * are the calendar's own: read it through the functions below. */
 struct acc_calendar {
     int64_t capacity;
     struct acc_cal_point *pts;
@@ -39,6 +45,8 @@ struct acc_cal_booking {
 
 void acc_calendar_init(struct acc_calendar *c, int64_t capacity);
 void acc_calendar_release(struct acc_calendar *c);
+
+int64_t acc_calendar_capacity(const struct acc_calendar *c);
 
 /* Replaces the contents with the given bookings in O(n log n).  Bookings are
  * taken as they are, even if together they exceed the capacity (a capacity
@@ -77,5 +85,19 @@ acc_err acc_calendar_preview(const struct acc_calendar *c, acc_time from, acc_ti
  * until; -1 when there is none. */
 acc_time acc_calendar_earliest(const struct acc_calendar *c, acc_time from, acc_time until,
                                int64_t duration, int64_t amount);
+
+/* A walk over the step function from an instant on, change point by change
+ * point (accordd --replay steps through its overlay's levels this way).
+ * Valid while the calendar does not change. */
+struct acc_cal_walk {
+    const struct acc_calendar *c;
+    size_t next; /* the index of the next change point */
+};
+
+/* Starts a walk at t; returns the amount used at t. */
+int64_t acc_calendar_walk_start(struct acc_cal_walk *w, const struct acc_calendar *c, acc_time t);
+/* The next change point after the walk's position: true with its instant
+ * and the amount used from then on; false when there is none. */
+bool acc_calendar_walk_next(struct acc_cal_walk *w, acc_time *t, int64_t *used);
 
 #endif

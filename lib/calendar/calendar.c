@@ -1,3 +1,4 @@
+/* calendar.c - the capacity calendar (calendar.h). */
 #include "calendar.h"
 
 #include <stdlib.h>
@@ -16,6 +17,11 @@ void acc_calendar_release(struct acc_calendar *c)
     free(c->pts);
     c->pts = NULL;
     c->n = c->cap = 0;
+}
+
+int64_t acc_calendar_capacity(const struct acc_calendar *c)
+{
+    return c->capacity;
 }
 
 /* Index of the first point with t > when (upper bound). */
@@ -272,4 +278,21 @@ acc_time acc_calendar_earliest(const struct acc_calendar *c, acc_time from, acc_
     struct earliest_ctx e = {duration, -1};
     sweep(c, from, until, amount, earliest_run, &e);
     return e.found;
+}
+
+int64_t acc_calendar_walk_start(struct acc_cal_walk *w, const struct acc_calendar *c, acc_time t)
+{
+    w->c = c;
+    w->next = upper(c, t);
+    return used_at_index(c, w->next);
+}
+
+bool acc_calendar_walk_next(struct acc_cal_walk *w, acc_time *t, int64_t *used)
+{
+    if (w->next >= w->c->n)
+        return false;
+    *t = w->c->pts[w->next].t;
+    *used = w->c->pts[w->next].used;
+    w->next++;
+    return true;
 }
