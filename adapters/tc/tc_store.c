@@ -1,8 +1,8 @@
 /* tc_store.c - the tc adapter's own SQLite file: one row per provisioned
  * reservation with its endpoints, its leaf class id, when it was first in
  * place, its first violation and the last counters of its classes.  The
- * bookings themselves are in the calendar file (sim_store.h).  The caller
- * serialises calls (struct tc's lock). */
+ * bookings themselves are in the ledger's calendar file (lib/ledger).
+ * The caller serialises calls (struct tc's lock). */
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,12 +1,14 @@
-/* sim_control.c - the simulators' controls (sim_control in sim_core.h):
- * fault injection, other users' bookings, and listings of the calendar. */
+/* simsite_control.c - the simulated sites' controls (simsite_control in
+ * simsite.h): fault injection, other users' bookings, and listings of the
+ * calendar. */
+#include "simsite.h"
+
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../../lib/common/strutil.h"
-#include "sim_core.h"
 
 /* ---------------------------------------------------------------- controls */
 
@@ -38,25 +40,25 @@ static acc_err arg_i64(const struct acc_kv *a, size_t n, const char *key, int64_
     return rc;
 }
 
-static acc_err control_fault(struct sim *s, const struct acc_kv *a, size_t n, struct acc_buf *reply,
-                             struct acc_error *err)
+static acc_err control_fault(struct simsite *s, const struct acc_kv *a, size_t n,
+                             struct acc_buf *reply, struct acc_error *err)
 {
     static const char *const calls[] = {"any", "preview", "reserve", "query", "cancel"};
     static const char *const actions[] = {"fail",    "unavailable", "hang",       "late",
                                           "compete", "shrink",      "slow_write", "stuck"};
-    struct sim_fault f = {.count = 1};
+    struct simsite_fault f = {.count = 1};
     const char *call = acc_kv_get(a, n, "call"), *action = acc_kv_get(a, n, "action");
     const char *res = acc_kv_get(a, n, "resource");
     bool ok_call = false, ok_action = false;
     for (int i = 0; call && i < 5; i++) {
         if (strcmp(call, calls[i]) == 0) {
-            f.call = (enum sim_call)i;
+            f.call = (enum simsite_call)i;
             ok_call = true;
         }
     }
     for (int i = 0; action && i < (int)(sizeof actions / sizeof actions[0]); i++) {
         if (strcmp(action, actions[i]) == 0) {
-            f.action = (enum sim_action)i;
+            f.action = (enum simsite_action)i;
             ok_action = true;
         }
     }
@@ -77,28 +79,28 @@ static acc_err control_fault(struct sim *s, const struct acc_kv *a, size_t n, st
         return rc;
     f.count = count > 1000000 ? 1000000 : (int)count;
     if (res) {
-        if (!sim_find_res(s, res, NULL))
+        if (!acc_ledger_find(s->ledger, res, NULL))
             return acc_error_set(err, ACC_ERR_INVALID, "%s has no resource '%s'", s->name, res);
         acc_strlcpy(f.resource, res, sizeof f.resource);
     }
-    pthread_mutex_lock(&s->lock);
-    if (s->n_faults == SIM_MAX_FAULTS)
+    acc_ledger_lock(s->ledger);
+    if (s->n_faults == SIMSITE_MAX_FAULTS)
         rc = acc_error_set(err, ACC_ERR_INVALID, "too many armed faults; clear them first");
     else
         s->faults[s->n_faults++] = f;
-    pthread_mutex_unlock(&s->lock);
+    acc_ledger_unlock(s->ledger);
     if (!rc)
         acc_buf_printf(reply, "armed %s on %s for %d call(s)\n", actions[f.action], calls[f.call],
                        f.count);
     return rc;
 }
 
-static acc_err control_book(struct sim *s, const struct acc_kv *a, size_t n, struct acc_buf *reply,
-                            struct acc_error *err)
+static acc_err control_book(struct simsite *s, const struct acc_kv *a, size_t n,
+                            struct acc_buf *reply, struct acc_error *err)
 {
     const char *resname = acc_kv_get(a, n, "resource");
     size_t r = 0;
-    if (resname ? !sim_find_res(s, resname, &r) : s->n_res == 0)
+    if (resname ? !acc_ledger_find(s->ledger, resname, &r) : acc_ledger_n_resources(s->ledger) == 0)
         return acc_error_set(err, ACC_ERR_INVALID, "%s has no resource '%s'", s->name,
                              resname ? resname : "");
     acc_time start, end;
@@ -124,26 +126,28 @@ static acc_err control_book(struct sim *s, const struct acc_kv *a, size_t n, str
     else
         snprintf(key, sizeof key, "manual-%" PRId64 "-%" PRId64, start, acc_mono_us());
     const char *owner = acc_kv_get(a, n, "owner");
-    pthread_mutex_lock(&s->lock);
-    rc = acc_map_get(&s->bookings, key)
+    struct acc_ledger *l = s->ledger;
+    const char *keys[] = {key};
+    acc_ledger_lock(l);
+    rc = acc_ledger_get_locked(l, key)
              ? ACC_ERR_INVALID
-             : sim_book_locked(s, key, r, start, end, amount, owner ? owner : "other-user");
-    struct sim_store_write *w = NULL;
-    if (!rc && sim_persist_locked(s, key, &w, NULL)) {
-        sim_unbook_locked(s, key);
+             : acc_ledger_book_locked(l, key, r, start, end, amount, owner ? owner : "other-user");
+    struct acc_ledger_write *w = NULL;
+    if (!rc && acc_ledger_persist_locked(l, keys, 1, -1, &w, NULL)) {
+        acc_ledger_unbook_locked(l, key);
         rc = ACC_ERR_NOMEM;
     }
-    pthread_mutex_unlock(&s->lock);
+    acc_ledger_unlock(l);
     if (rc == ACC_ERR_BUSY)
         return acc_error_set(err, ACC_ERR_BUSY, "%s: %" PRId64 " of %s not free then", s->name,
-                             amount, s->res[r].name);
+                             amount, acc_ledger_resource_name(l, r));
     if (rc)
         return acc_error_set(err, rc, "%s: cannot book '%s'", s->name, key);
-    rc = sim_store_wait(s->store, w, err);
+    rc = acc_ledger_wait(l, w, err);
     if (rc) {
-        pthread_mutex_lock(&s->lock);
-        sim_unbook_locked(s, key);
-        pthread_mutex_unlock(&s->lock);
+        acc_ledger_lock(l);
+        acc_ledger_unbook_locked(l, key);
+        acc_ledger_unlock(l);
         return rc;
     }
     acc_buf_printf(reply, "booked %s\n", key);
@@ -151,17 +155,16 @@ static acc_err control_book(struct sim *s, const struct acc_kv *a, size_t n, str
 }
 
 struct list_ctx {
-    struct sim *s;
+    struct simsite *s;
     const char *resource;
     acc_time from, until;
     struct acc_buf *reply;
 };
 
-static void list_one(const char *key, void *value, void *arg)
+static void list_one(const char *key, const struct acc_ledger_booking *b, void *arg)
 {
     struct list_ctx *l = arg;
-    struct sim_booking *b = value;
-    const char *res = l->s->res[b->res].name;
+    const char *res = acc_ledger_resource_name(l->s->ledger, b->res);
     if (l->resource && strcmp(l->resource, res) != 0)
         return;
     if (b->end <= l->from || b->start >= l->until)
@@ -172,16 +175,16 @@ static void list_one(const char *key, void *value, void *arg)
     acc_buf_printf(l->reply, "%s %s %s %s %" PRId64 " %s\n", key, res, s1, s2, b->amount, b->owner);
 }
 
-acc_err sim_control(void *state, const char *op, const struct acc_kv *a, size_t n,
-                    struct acc_buf *reply, struct acc_error *err)
+acc_err simsite_control(void *state, const char *op, const struct acc_kv *a, size_t n,
+                        struct acc_buf *reply, struct acc_error *err)
 {
-    struct sim *s = state;
+    struct simsite *s = state;
     if (strcmp(op, "fault") == 0)
         return control_fault(s, a, n, reply, err);
     if (strcmp(op, "clear") == 0) {
-        pthread_mutex_lock(&s->lock);
+        acc_ledger_lock(s->ledger);
         s->n_faults = 0;
-        pthread_mutex_unlock(&s->lock);
+        acc_ledger_unlock(s->ledger);
         acc_buf_puts(reply, "cleared\n");
         return ACC_OK;
     }
@@ -191,7 +194,7 @@ acc_err sim_control(void *state, const char *op, const struct acc_kv *a, size_t 
         const char *k = acc_kv_get(a, n, "key");
         if (!k)
             return acc_error_set(err, ACC_ERR_INVALID, "unbook needs key=");
-        acc_err rc = sim_cancel(s, k, NULL, err);
+        acc_err rc = simsite_cancel(s, k, NULL, err);
         if (!rc)
             acc_buf_printf(reply, "removed %s\n", k);
         return rc;
@@ -203,19 +206,20 @@ acc_err sim_control(void *state, const char *op, const struct acc_kv *a, size_t 
             rc = arg_time(a, n, "until", INT64_MAX, &l.until, err);
         if (rc)
             return rc;
-        pthread_mutex_lock(&s->lock);
+        acc_ledger_lock(s->ledger);
         if (op[0] == 'b') {
-            acc_map_each(&s->bookings, list_one, &l);
+            acc_ledger_each_locked(s->ledger, list_one, &l);
         } else {
-            for (size_t i = 0; i < s->n_res; i++) {
-                if (l.resource && strcmp(l.resource, s->res[i].name) != 0)
+            for (size_t i = 0; i < acc_ledger_n_resources(s->ledger); i++) {
+                const char *name = acc_ledger_resource_name(s->ledger, i);
+                const struct acc_calendar *cal = acc_ledger_calendar_locked(s->ledger, i);
+                if (l.resource && strcmp(l.resource, name) != 0)
                     continue;
-                acc_buf_printf(reply, "%s peak %" PRId64 " capacity %" PRId64 "\n", s->res[i].name,
-                               acc_calendar_peak(&s->res[i].cal, l.from, l.until),
-                               s->res[i].cal.capacity);
+                acc_buf_printf(reply, "%s peak %" PRId64 " capacity %" PRId64 "\n", name,
+                               acc_calendar_peak(cal, l.from, l.until), acc_calendar_capacity(cal));
             }
         }
-        pthread_mutex_unlock(&s->lock);
+        acc_ledger_unlock(s->ledger);
         return ACC_OK;
     }
     return acc_error_set(err, ACC_ERR_UNSUPPORTED,

@@ -1,5 +1,5 @@
-/* sim_store.c - a simulator's calendar on disk (sim_store.h). */
-#include "sim_store.h"
+/* ledger_store.c - the booking ledger's calendar file (ledger_store.h). */
+#include "ledger_store.h"
 
 #include <pthread.h>
 #include <sqlite3.h>
@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../lib/common/log.h"
-#include "../../lib/common/strutil.h"
+#include "../common/log.h"
+#include "../common/strutil.h"
 
 /* Migration i brings the schema (PRAGMA user_version) from i to i + 1. */
 static const char *const migrations[] = {
@@ -37,9 +37,9 @@ static const char *const sql[Q__COUNT] = {
 
 /* A queued write: bookings to put (with a day to mark) or a key to remove.
  * It owns its strings. */
-struct sim_store_write {
-    struct sim_store_write *next;
-    struct sim_store_booking *b;
+struct acc_ledger_write {
+    struct acc_ledger_write *next;
+    struct acc_ledger_store_booking *b;
     size_t n;
     int64_t day; /* -1: none */
     char *del;   /* the key to remove, or NULL */
@@ -49,7 +49,7 @@ struct sim_store_write {
     struct acc_error err;
 };
 
-struct sim_store {
+struct acc_ledger_store {
     char *path;
     pthread_mutex_t conn_lock; /* the connection and its statements: one user at a time */
     sqlite3 *db;
@@ -58,20 +58,20 @@ struct sim_store {
     pthread_mutex_t lock; /* the queue */
     pthread_cond_t committed;
     pthread_cond_t work; /* a write was queued, or stopping (the writer) */
-    struct sim_store_write *head, *tail;
+    struct acc_ledger_write *head, *tail;
     bool committing;
     bool stopping;
     pthread_t writer;
     bool writer_started;
 };
 
-static acc_err db_error(struct sim_store *ss, struct acc_error *err, const char *what)
+static acc_err db_error(struct acc_ledger_store *ss, struct acc_error *err, const char *what)
 {
     return acc_error_set(err, ACC_ERR_STORAGE, "calendar %s: %s: %s", ss->path, what,
                          ss->db ? sqlite3_errmsg(ss->db) : "cannot open");
 }
 
-static acc_err exec(struct sim_store *ss, const char *s, struct acc_error *err)
+static acc_err exec(struct acc_ledger_store *ss, const char *s, struct acc_error *err)
 {
     char *msg = NULL;
     if (sqlite3_exec(ss->db, s, NULL, NULL, &msg) == SQLITE_OK)
@@ -82,7 +82,7 @@ static acc_err exec(struct sim_store *ss, const char *s, struct acc_error *err)
 }
 
 /* The prepared statement, reset and unbound; the caller holds conn_lock. */
-static sqlite3_stmt *stmt(struct sim_store *ss, int q, struct acc_error *err)
+static sqlite3_stmt *stmt(struct acc_ledger_store *ss, int q, struct acc_error *err)
 {
     if (!ss->stmt[q] && sqlite3_prepare_v3(ss->db, sql[q], -1, SQLITE_PREPARE_PERSISTENT,
                                            &ss->stmt[q], NULL) != SQLITE_OK) {
@@ -107,7 +107,7 @@ static int bind_text(sqlite3_stmt *s, int i, const char *v)
 
 /* Steps a bound statement that returns no rows; bind is the OR of the binds'
  * results, so a value that cannot be bound is an error, never a NULL. */
-static acc_err step(struct sim_store *ss, sqlite3_stmt *s, int bind, struct acc_error *err)
+static acc_err step(struct acc_ledger_store *ss, sqlite3_stmt *s, int bind, struct acc_error *err)
 {
     acc_err rc = ACC_OK;
     if (bind != SQLITE_OK)
@@ -118,7 +118,8 @@ static acc_err step(struct sim_store *ss, sqlite3_stmt *s, int bind, struct acc_
     return rc;
 }
 
-static acc_err apply(struct sim_store *ss, const struct sim_store_write *w, struct acc_error *err)
+static acc_err apply(struct acc_ledger_store *ss, const struct acc_ledger_write *w,
+                     struct acc_error *err)
 {
     sqlite3_stmt *s;
     acc_err rc = ACC_OK;
@@ -128,7 +129,7 @@ static acc_err apply(struct sim_store *ss, const struct sim_store_write *w, stru
         return step(ss, s, bind_text(s, 1, w->del), err);
     }
     for (size_t i = 0; !rc && i < w->n; i++) {
-        const struct sim_store_booking *b = &w->b[i];
+        const struct acc_ledger_store_booking *b = &w->b[i];
         if (!(s = stmt(ss, Q_PUT, err)))
             return ACC_ERR_STORAGE;
         int bind = bind_text(s, 1, b->key) | bind_text(s, 2, b->resource) |
@@ -146,26 +147,26 @@ static acc_err apply(struct sim_store *ss, const struct sim_store_write *w, stru
 
 /* Commits a batch in one transaction: all of it, or (with every write's
  * result set to the failure) none. */
-static void commit(struct sim_store *ss, struct sim_store_write *batch)
+static void commit(struct acc_ledger_store *ss, struct acc_ledger_write *batch)
 {
     struct acc_error err;
     acc_error_clear(&err);
     pthread_mutex_lock(&ss->conn_lock);
     acc_err rc = exec(ss, "BEGIN IMMEDIATE", &err);
-    for (struct sim_store_write *w = batch; !rc && w; w = w->next)
+    for (struct acc_ledger_write *w = batch; !rc && w; w = w->next)
         rc = apply(ss, w, &err);
     if (!rc)
         rc = exec(ss, "COMMIT", &err);
     if (rc)
         exec(ss, "ROLLBACK", NULL);
     pthread_mutex_unlock(&ss->conn_lock);
-    for (struct sim_store_write *w = batch; w; w = w->next) {
+    for (struct acc_ledger_write *w = batch; w; w = w->next) {
         w->rc = rc;
         w->err = err;
     }
 }
 
-static void write_free(struct sim_store_write *w)
+static void write_free(struct acc_ledger_write *w)
 {
     if (!w)
         return;
@@ -181,16 +182,16 @@ static void write_free(struct sim_store_write *w)
 
 /* Commits everything queued so far; the caller holds lock and is the only
  * committer.  Returns with lock held. */
-static void commit_queued(struct sim_store *ss)
+static void commit_queued(struct acc_ledger_store *ss)
 {
-    struct sim_store_write *batch = ss->head;
+    struct acc_ledger_write *batch = ss->head;
     ss->head = ss->tail = NULL;
     ss->committing = true;
     pthread_mutex_unlock(&ss->lock);
     if (batch)
         commit(ss, batch);
     pthread_mutex_lock(&ss->lock);
-    for (struct sim_store_write *w = batch, *next; w; w = next) {
+    for (struct acc_ledger_write *w = batch, *next; w; w = next) {
         next = w->next;
         if (w->orphan) {
             if (w->rc)
@@ -204,8 +205,8 @@ static void commit_queued(struct sim_store *ss)
     pthread_cond_broadcast(&ss->committed);
 }
 
-static acc_err enqueue(struct sim_store *ss, struct sim_store_write *w,
-                       struct sim_store_write **out, struct acc_error *err)
+static acc_err enqueue(struct acc_ledger_store *ss, struct acc_ledger_write *w,
+                       struct acc_ledger_write **out, struct acc_error *err)
 {
     if (!w)
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
@@ -223,19 +224,20 @@ static acc_err enqueue(struct sim_store *ss, struct sim_store_write *w,
     return ACC_OK;
 }
 
-acc_err sim_store_put(struct sim_store *ss, const struct sim_store_booking *b, size_t n,
-                      int64_t day, struct sim_store_write **out, struct acc_error *err)
+acc_err acc_ledger_store_put(struct acc_ledger_store *ss, const struct acc_ledger_store_booking *b,
+                             size_t n, int64_t day, struct acc_ledger_write **out,
+                             struct acc_error *err)
 {
-    struct sim_store_write *w = calloc(1, sizeof *w);
+    struct acc_ledger_write *w = calloc(1, sizeof *w);
     if (w && n && !(w->b = calloc(n, sizeof *w->b))) {
         free(w);
         w = NULL;
     }
     for (size_t i = 0; w && i < n; i++) {
-        struct sim_store_booking *c = &w->b[w->n++];
-        *c = (struct sim_store_booking){acc_strdup(b[i].key), acc_strdup(b[i].resource),
-                                        b[i].start,           b[i].end,
-                                        b[i].amount,          acc_strdup(b[i].owner)};
+        struct acc_ledger_store_booking *c = &w->b[w->n++];
+        *c = (struct acc_ledger_store_booking){acc_strdup(b[i].key), acc_strdup(b[i].resource),
+                                               b[i].start,           b[i].end,
+                                               b[i].amount,          acc_strdup(b[i].owner)};
         if (!c->key || !c->resource || (b[i].owner && !c->owner)) {
             write_free(w);
             w = NULL;
@@ -246,10 +248,10 @@ acc_err sim_store_put(struct sim_store *ss, const struct sim_store_booking *b, s
     return enqueue(ss, w, out, err);
 }
 
-acc_err sim_store_delete(struct sim_store *ss, const char *key, struct sim_store_write **out,
-                         struct acc_error *err)
+acc_err acc_ledger_store_delete(struct acc_ledger_store *ss, const char *key,
+                                struct acc_ledger_write **out, struct acc_error *err)
 {
-    struct sim_store_write *w = calloc(1, sizeof *w);
+    struct acc_ledger_write *w = calloc(1, sizeof *w);
     if (w && !(w->del = strdup(key))) {
         free(w);
         w = NULL;
@@ -259,7 +261,8 @@ acc_err sim_store_delete(struct sim_store *ss, const char *key, struct sim_store
     return enqueue(ss, w, out, err);
 }
 
-acc_err sim_store_wait(struct sim_store *ss, struct sim_store_write *w, struct acc_error *err)
+acc_err acc_ledger_store_wait(struct acc_ledger_store *ss, struct acc_ledger_write *w,
+                              struct acc_error *err)
 {
     pthread_mutex_lock(&ss->lock);
     while (!w->done) {
@@ -276,7 +279,7 @@ acc_err sim_store_wait(struct sim_store *ss, struct sim_store_write *w, struct a
     return rc;
 }
 
-void sim_store_forget(struct sim_store *ss, struct sim_store_write *w)
+void acc_ledger_store_forget(struct acc_ledger_store *ss, struct acc_ledger_write *w)
 {
     if (!w)
         return;
@@ -293,7 +296,7 @@ void sim_store_forget(struct sim_store *ss, struct sim_store_write *w)
  * before anyone waits for it. */
 static void *writer_main(void *arg)
 {
-    struct sim_store *ss = arg;
+    struct acc_ledger_store *ss = arg;
     pthread_mutex_lock(&ss->lock);
     for (;;) {
         while (!ss->head && !ss->stopping)
@@ -311,16 +314,16 @@ static void *writer_main(void *arg)
 
 /* ------------------------------------------------------------------ reads */
 
-acc_err sim_store_load(struct sim_store *ss,
-                       acc_err (*fn)(void *ctx, const struct sim_store_booking *b), void *ctx,
-                       struct acc_error *err)
+acc_err acc_ledger_store_load(struct acc_ledger_store *ss,
+                              acc_err (*fn)(void *ctx, const struct acc_ledger_store_booking *b),
+                              void *ctx, struct acc_error *err)
 {
     pthread_mutex_lock(&ss->conn_lock);
     sqlite3_stmt *s = stmt(ss, Q_LOAD, err);
     acc_err rc = s ? ACC_OK : ACC_ERR_STORAGE;
     int r = SQLITE_DONE;
     while (!rc && (r = sqlite3_step(s)) == SQLITE_ROW) {
-        struct sim_store_booking b = {
+        struct acc_ledger_store_booking b = {
             .key = (const char *)sqlite3_column_text(s, 0),
             .resource = (const char *)sqlite3_column_text(s, 1),
             .start = sqlite3_column_int64(s, 2),
@@ -340,7 +343,8 @@ acc_err sim_store_load(struct sim_store *ss,
     return rc;
 }
 
-acc_err sim_store_day_marked(struct sim_store *ss, int64_t day, bool *marked, struct acc_error *err)
+acc_err acc_ledger_store_day_marked(struct acc_ledger_store *ss, int64_t day, bool *marked,
+                                    struct acc_error *err)
 {
     pthread_mutex_lock(&ss->conn_lock);
     sqlite3_stmt *s = stmt(ss, Q_DAY_GET, err);
@@ -358,8 +362,8 @@ acc_err sim_store_day_marked(struct sim_store *ss, int64_t day, bool *marked, st
 
 /* ------------------------------------------------------------ open, close */
 
-acc_err sim_store_path(const char *db_path, const char *name, const char *setting, char **out,
-                       struct acc_error *err)
+acc_err acc_ledger_store_path(const char *db_path, const char *name, const char *setting,
+                              char **out, struct acc_error *err)
 {
     if (setting && !*setting)
         return acc_error_set(err, ACC_ERR_CONFIG, "calendar is empty");
@@ -378,7 +382,7 @@ acc_err sim_store_path(const char *db_path, const char *name, const char *settin
     return ACC_OK;
 }
 
-static acc_err migrate(struct sim_store *ss, struct acc_error *err)
+static acc_err migrate(struct acc_ledger_store *ss, struct acc_error *err)
 {
     sqlite3_stmt *s = NULL;
     int version = 0, newest = (int)(sizeof migrations / sizeof migrations[0]);
@@ -405,10 +409,10 @@ static acc_err migrate(struct sim_store *ss, struct acc_error *err)
     return ACC_OK;
 }
 
-acc_err sim_store_open(const char *path, bool durable, struct sim_store **out,
-                       struct acc_error *err)
+acc_err acc_ledger_store_open(const char *path, bool durable, struct acc_ledger_store **out,
+                              struct acc_error *err)
 {
-    struct sim_store *ss = calloc(1, sizeof *ss);
+    struct acc_ledger_store *ss = calloc(1, sizeof *ss);
     if (!ss)
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     pthread_mutex_init(&ss->conn_lock, NULL);
@@ -443,14 +447,14 @@ acc_err sim_store_open(const char *path, bool durable, struct sim_store **out,
     }
     if (rc) {
         acc_error_prefix(err, "simulator calendar");
-        sim_store_close(ss);
+        acc_ledger_store_close(ss);
         return rc;
     }
     *out = ss;
     return ACC_OK;
 }
 
-void sim_store_close(struct sim_store *ss)
+void acc_ledger_store_close(struct acc_ledger_store *ss)
 {
     if (!ss)
         return;
@@ -466,7 +470,7 @@ void sim_store_close(struct sim_store *ss)
     if (ss->head && ss->db)
         commit_queued(ss);
     pthread_mutex_unlock(&ss->lock);
-    for (struct sim_store_write *w = ss->head, *next; w; w = next) {
+    for (struct acc_ledger_write *w = ss->head, *next; w; w = next) {
         next = w->next;
         write_free(w);
     }
