@@ -16,7 +16,7 @@
  *
  * The command (replay_cmd.c) opens the configured sites' adapters as
  * accordd does, reads the workload with accord-sim's parsers and
- * generators (tools/sim), runs the core with previews as the provider, and
+ * generators (simulator/), runs the core with previews as the provider, and
  * prints the placements (replay_print.c).  It never opens accordd's
  * database.
  */

@@ -14,7 +14,7 @@
 #include "../../adapters/adapter.h"
 #include "../config/config.h"
 #include "../service/service.h"
-#include "sim.h"
+#include "wsim.h"
 
 /* The live frames: a preview of the site's adapter (duration 1 s). */
 struct live_ctx {
@@ -52,30 +52,30 @@ static int is_swf(const char *path, char *msg, size_t len)
 
 /* The simulator's parameters for the workload, on the configured sites. */
 static bool workload_params(const struct acc_config *cfg, const struct acc_replay_cmd *cmd,
-                            struct sim_params *p, char *msg, size_t len)
+                            struct wsim_params *p, char *msg, size_t len)
 {
-    char m[SIM_ERR_LEN], sizes[16 * 12] = "", jobs[32];
+    char m[WSIM_ERR_LEN], sizes[16 * 12] = "", jobs[32];
     int swf = is_swf(cmd->workload, msg, len);
     if (swf < 0)
         return false;
     if (swf) {
-        sim_params_init(p);
-        if (!sim_params_set(p, "workload", "swf", ".", m, sizeof m) ||
-            !sim_params_set(p, "trace", cmd->workload, ".", m, sizeof m) ||
-            !sim_params_set(p, "load", "0", ".", m, sizeof m)) {
+        wsim_params_init(p);
+        if (!wsim_params_set(p, "workload", "swf", ".", m, sizeof m) ||
+            !wsim_params_set(p, "trace", cmd->workload, ".", m, sizeof m) ||
+            !wsim_params_set(p, "load", "0", ".", m, sizeof m)) {
             snprintf(msg, len, "%s: %s", cmd->workload, m);
-            sim_params_release(p);
+            wsim_params_release(p);
             return false;
         }
         p->jobs = ACC_REPLAY_MAX_JOBS; /* the first ones of a longer trace */
     } else {
-        struct sim_experiment e;
-        if (!sim_experiment_load(&e, cmd->workload, m, sizeof m)) {
+        struct wsim_experiment e;
+        if (!wsim_experiment_load(&e, cmd->workload, m, sizeof m)) {
             snprintf(msg, len, "%s", m);
             return false;
         }
-        bool ok = sim_experiment_params(&e, 0, 0, p, m, sizeof m);
-        sim_experiment_free(&e);
+        bool ok = wsim_experiment_params(&e, 0, 0, p, m, sizeof m);
+        wsim_experiment_free(&e);
         if (!ok) {
             snprintf(msg, len, "%s: %s", cmd->workload, m);
             return false;
@@ -90,29 +90,29 @@ static bool workload_params(const struct acc_config *cfg, const struct acc_repla
     snprintf(jobs, sizeof jobs, "%ld", cmd->jobs > 0 ? cmd->jobs : p->jobs);
     /* The file's discipline is not the replay's: the replay is Accord's
      * advance-reservation mode (AR) with accordd's policy. */
-    if (!sim_params_set(p, "clusters", sizes, ".", m, sizeof m) ||
-        !sim_params_set(p, "policy", "AR", ".", m, sizeof m) ||
-        !sim_params_set(p, "warmup", "0", ".", m, sizeof m) ||
-        !sim_params_set(p, "jobs", jobs, ".", m, sizeof m) || !sim_params_check(p, m, sizeof m)) {
+    if (!wsim_params_set(p, "clusters", sizes, ".", m, sizeof m) ||
+        !wsim_params_set(p, "policy", "AR", ".", m, sizeof m) ||
+        !wsim_params_set(p, "warmup", "0", ".", m, sizeof m) ||
+        !wsim_params_set(p, "jobs", jobs, ".", m, sizeof m) || !wsim_params_check(p, m, sizeof m)) {
         snprintf(msg, len, "%s on the configured sites: %s", cmd->workload, m);
-        sim_params_release(p);
+        wsim_params_release(p);
         return false;
     }
     if (p->jobs > ACC_REPLAY_MAX_JOBS) {
         snprintf(msg, len, "%s: %ld jobs, a replay takes at most %d (--jobs N)", cmd->workload,
                  p->jobs, ACC_REPLAY_MAX_JOBS);
-        sim_params_release(p);
+        wsim_params_release(p);
         return false;
     }
     return true;
 }
 
 /* The simulator's jobs as the replay's, at from + their submit offsets. */
-static bool convert(const struct sim_params *p, const struct sim_workload_set *w, acc_time from,
+static bool convert(const struct wsim_params *p, const struct wsim_workload_set *w, acc_time from,
                     struct acc_replay_job *jobs, char *msg, size_t len)
 {
     for (size_t i = 0; i < w->n; i++) {
-        const struct sim_job *s = &w->v[i];
+        const struct wsim_job *s = &w->v[i];
         struct acc_replay_job *j = &jobs[i];
         if (!(s->submit >= 0 && s->submit < 1e11 && s->t1 >= 0 && s->t1 < 1e11)) {
             snprintf(msg, len, "job %zu: submit %g s or run time %g s out of range", i + 1,
@@ -127,7 +127,7 @@ static bool convert(const struct sim_params *p, const struct sim_workload_set *w
         j->n_comp = (size_t)s->ncomp;
         for (int k = 0; k < s->ncomp; k++)
             j->comp[k] = s->comp[k];
-        j->flexible = p->split == SIM_SPLIT_FLEX && s->ncomp == 1;
+        j->flexible = p->split == WSIM_SPLIT_FLEX && s->ncomp == 1;
     }
     return true;
 }
@@ -138,8 +138,8 @@ int acc_replay_command(const struct acc_config *cfg, const struct acc_replay_cmd
     struct acc_error err = {0};
     char msg[512];
     int status = 2;
-    struct sim_params p;
-    struct sim_workload_set w = {0};
+    struct wsim_params p;
+    struct wsim_workload_set w = {0};
     struct acc_replay_job *jobs = NULL;
     struct acc_replay_placement *pl = NULL;
     struct acc_replay_site sites[ACC_REPLAY_MAX_SITES];
@@ -173,7 +173,7 @@ int acc_replay_command(const struct acc_config *cfg, const struct acc_replay_cmd
         return 2;
     }
     have_params = true;
-    if (!sim_workload_make(&p, 0, &w, msg, sizeof msg)) {
+    if (!wsim_workload_make(&p, 0, &w, msg, sizeof msg)) {
         fprintf(err_out, "accordd: --replay: %s\n", msg);
         goto out;
     }
@@ -219,8 +219,8 @@ out:
     }
     free(jobs);
     free(pl);
-    sim_workload_free(&w);
+    wsim_workload_free(&w);
     if (have_params)
-        sim_params_release(&p);
+        wsim_params_release(&p);
     return status;
 }

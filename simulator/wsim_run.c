@@ -1,7 +1,7 @@
-/* sim_run.c - one run in virtual time: arrivals in order, departures and
+/* wsim_run.c - one run in virtual time: arrivals in order, departures and
  * scans from the event heap (a departure before an arrival at the same
  * instant), placement through lib/policy, the figures at the end. */
-#include "sim_internal.h"
+#include "wsim_internal.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -10,7 +10,7 @@
 
 #include "hash.h"
 
-bool sim_fail(struct sim_state *s, const char *fmt, ...)
+bool wsim_fail(struct wsim_state *s, const char *fmt, ...)
 {
     if (s->failed)
         return false;
@@ -22,13 +22,13 @@ bool sim_fail(struct sim_state *s, const char *fmt, ...)
     return false;
 }
 
-bool sim_place(struct sim_state *s, uint32_t job, enum acc_policy_id id, enum acc_request_type type,
-               size_t fixed_cluster, bool *fits)
+bool wsim_place(struct wsim_state *s, uint32_t job, enum acc_policy_id id,
+                enum acc_request_type type, size_t fixed_cluster, bool *fits)
 {
-    const struct sim_params *p = s->p;
-    struct sim_job *j = &s->w->v[job];
-    int64_t sizes[SIM_MAX_COMP];
-    size_t clusters[SIM_MAX_COMP];
+    const struct wsim_params *p = s->p;
+    struct wsim_job *j = &s->w->v[job];
+    int64_t sizes[WSIM_MAX_COMP];
+    size_t clusters[WSIM_MAX_COMP];
     for (int i = 0; i < j->ncomp; i++) {
         sizes[i] = j->comp[i];
         clusters[i] = fixed_cluster;
@@ -49,7 +49,7 @@ bool sim_place(struct sim_state *s, uint32_t job, enum acc_policy_id id, enum ac
         .total = j->total,
         .home = (size_t)j->home,
     };
-    if (p->disc == SIM_D_JONES)
+    if (p->disc == WSIM_D_JONES)
         req.ppbw =
             acc_bw_ppbw_from_bsbw(p->bsbw, j->total, p->bsbw_reading_b ? ACC_BSBW_B : ACC_BSBW_A);
     struct acc_policy_opts o;
@@ -64,10 +64,10 @@ bool sim_place(struct sim_state *s, uint32_t job, enum acc_policy_id id, enum ac
     struct acc_placement pl;
     struct acc_error e = {0};
     if (acc_policy_place(&sys, &req, &o, &pl, &e) != ACC_OK)
-        return sim_fail(s, "job %u: %s", job, e.msg);
+        return wsim_fail(s, "job %u: %s", job, e.msg);
     *fits = pl.fits;
     if (pl.fits) {
-        int64_t per[SIM_MAX_CLUSTERS];
+        int64_t per[WSIM_MAX_CLUSTERS];
         acc_placement_per_cluster(&pl, (size_t)s->nc, per);
         j->used = 0;
         for (int c = 0; c < s->nc; c++) {
@@ -78,60 +78,60 @@ bool sim_place(struct sim_state *s, uint32_t job, enum acc_policy_id id, enum ac
     return true;
 }
 
-void sim_start(struct sim_state *s, uint32_t job, double exec_from)
+void wsim_start(struct wsim_state *s, uint32_t job, double exec_from)
 {
-    struct sim_job *j = &s->w->v[job];
+    struct wsim_job *j = &s->w->v[job];
     j->placed = s->now;
     j->start = exec_from;
     for (int c = 0; c < s->nc; c++)
         s->idle[c] -= j->alloc[c];
-    bool dynamic = s->p->comm == SIM_C_BW && j->used > 1 &&
-                   !(s->p->disc == SIM_D_JONES && s->p->jones == SIM_J_IDEAL);
+    bool dynamic = s->p->comm == WSIM_C_BW && j->used > 1 &&
+                   !(s->p->disc == WSIM_D_JONES && s->p->jones == WSIM_J_IDEAL);
     if (dynamic) {
-        sim_bw_start(s, job);
+        wsim_bw_start(s, job);
         return;
     }
-    j->end = j->start + sim_service_time(s->p, j);
-    if (!sim_heap_push(&s->heap, j->end, SIM_EV_DEPART, job, s->ver[job]))
-        sim_fail(s, "out of memory for the event heap");
+    j->end = j->start + wsim_service_time(s->p, j);
+    if (!wsim_heap_push(&s->heap, j->end, WSIM_EV_DEPART, job, s->ver[job]))
+        wsim_fail(s, "out of memory for the event heap");
 }
 
-static void depart(struct sim_state *s, uint32_t job)
+static void depart(struct wsim_state *s, uint32_t job)
 {
-    struct sim_job *j = &s->w->v[job];
+    struct wsim_job *j = &s->w->v[job];
     j->end = s->now;
     for (int c = 0; c < s->nc; c++)
         s->idle[c] += j->alloc[c];
-    if (s->p->comm == SIM_C_BW && j->used > 1)
-        sim_bw_end(s, job);
-    if (s->p->disc == SIM_D_FCFS)
-        sim_fcfs_departure(s, job);
+    if (s->p->comm == WSIM_C_BW && j->used > 1)
+        wsim_bw_end(s, job);
+    if (s->p->disc == WSIM_D_FCFS)
+        wsim_fcfs_departure(s, job);
     else
-        sim_scan_departure(s, job);
+        wsim_scan_departure(s, job);
 }
 
-static void arrive(struct sim_state *s, uint32_t job)
+static void arrive(struct wsim_state *s, uint32_t job)
 {
-    if (s->p->disc == SIM_D_FCFS)
-        sim_fcfs_arrival(s, job);
-    else if (s->p->disc == SIM_D_RESERVE)
-        sim_reserve_arrival(s, job);
+    if (s->p->disc == WSIM_D_FCFS)
+        wsim_fcfs_arrival(s, job);
+    else if (s->p->disc == WSIM_D_RESERVE)
+        wsim_reserve_arrival(s, job);
     else
-        sim_scan_arrival(s, job);
+        wsim_scan_arrival(s, job);
     s->qlen[s->nqlen++] = (double)s->queued;
 }
 
 /* A job that could not start on the empty system would wait for ever. */
-static bool startable(struct sim_state *s)
+static bool startable(struct wsim_state *s)
 {
     for (size_t i = 0; i < s->w->n; i++) {
-        const struct sim_job *j = &s->w->v[i];
-        bool ok = j->total <= sim_total_units(s->p);
-        if (s->p->disc == SIM_D_FCFS) {
+        const struct wsim_job *j = &s->w->v[i];
+        bool ok = j->total <= wsim_total_units(s->p);
+        if (s->p->disc == WSIM_D_FCFS) {
             bool single = j->ncomp == 1;
-            bool local =
-                s->p->fcfs == SIM_LS || ((s->p->fcfs == SIM_GP || s->p->fcfs == SIM_LP) && single);
-            if (s->p->fcfs == SIM_SC)
+            bool local = s->p->fcfs == WSIM_LS ||
+                         ((s->p->fcfs == WSIM_GP || s->p->fcfs == WSIM_LP) && single);
+            if (s->p->fcfs == WSIM_SC)
                 ok = j->total <= s->size[0];
             else if (single && local)
                 ok = j->comp[0] <= s->size[j->home];
@@ -139,43 +139,43 @@ static bool startable(struct sim_state *s)
                 ok = ok && j->comp[0] <= s->size[0];
             else
                 ok = j->ncomp <= s->nc;
-            if (single && !local && s->p->fcfs != SIM_SC) {
+            if (single && !local && s->p->fcfs != WSIM_SC) {
                 ok = false;
                 for (int c = 0; c < s->nc; c++)
                     ok = ok || j->comp[0] <= s->size[c];
             }
         }
         if (!ok)
-            return sim_fail(s,
-                            "job %zu (%d units in %d components) can never start under %s on "
-                            "these clusters",
-                            i + 1, j->total, j->ncomp, s->p->policy_name);
+            return wsim_fail(s,
+                             "job %zu (%d units in %d components) can never start under %s on "
+                             "these clusters",
+                             i + 1, j->total, j->ncomp, s->p->policy_name);
     }
     return true;
 }
 
-static void state_free(struct sim_state *s)
+static void state_free(struct wsim_state *s)
 {
-    sim_heap_free(&s->heap);
-    for (int i = 0; i <= SIM_MAX_CLUSTERS; i++)
-        sim_queue_free(&s->q[i]);
+    wsim_heap_free(&s->heap);
+    for (int i = 0; i <= WSIM_MAX_CLUSTERS; i++)
+        wsim_queue_free(&s->q[i]);
     free(s->bw);
     free(s->ver);
     free(s->qlen);
-    sim_reserve_free(s);
+    wsim_reserve_free(s);
 }
 
-bool sim_run(const struct sim_params *p, struct sim_workload_set *w, int rep, struct sim_result *r,
-             char *err, size_t errlen)
+bool wsim_run(const struct wsim_params *p, struct wsim_workload_set *w, int rep,
+              struct wsim_result *r, char *err, size_t errlen)
 {
-    struct sim_state s;
+    struct wsim_state s;
     memset(&s, 0, sizeof s);
     s.p = p;
     s.w = w;
     s.err = err;
     s.errlen = errlen;
     s.nc = p->nclusters;
-    sim_rng_seed(&s.rng, p->seed, 1000003ULL * (uint64_t)rep + 2);
+    wsim_rng_seed(&s.rng, p->seed, 1000003ULL * (uint64_t)rep + 2);
     s.tie_state = p->seed * ACC_GOLDEN64 + (uint64_t)rep;
     for (int c = 0; c < s.nc; c++) {
         s.idle[c] = s.size[c] = p->size[c];
@@ -187,7 +187,7 @@ bool sim_run(const struct sim_params *p, struct sim_workload_set *w, int rep, st
     s.ver = calloc(w->n ? w->n : 1, sizeof *s.ver);
     s.qlen = calloc(w->n ? w->n : 1, sizeof *s.qlen);
     if (!s.ver || !s.qlen) {
-        sim_fail(&s, "out of memory for %zu jobs", w->n);
+        wsim_fail(&s, "out of memory for %zu jobs", w->n);
         goto out;
     }
     if (!startable(&s))
@@ -195,34 +195,34 @@ bool sim_run(const struct sim_params *p, struct sim_workload_set *w, int rep, st
     s.min_total = INT64_MAX;
     for (size_t i = 0; i < w->n; i++)
         s.min_total = w->v[i].total < s.min_total ? w->v[i].total : s.min_total;
-    if (p->disc == SIM_D_RESERVE && !sim_reserve_init(&s))
+    if (p->disc == WSIM_D_RESERVE && !wsim_reserve_init(&s))
         goto out;
     size_t next = 0;
     while (!s.failed) {
-        struct sim_event ev;
+        struct wsim_event ev;
         bool have = s.heap.n > 0;
         if (next < w->n && (!have || w->v[next].submit < s.heap.v[0].t)) {
             s.now = w->v[next].submit;
             arrive(&s, (uint32_t)next++);
             continue;
         }
-        if (!sim_heap_pop(&s.heap, &ev))
+        if (!wsim_heap_pop(&s.heap, &ev))
             break;
         s.now = ev.t;
-        if (ev.type == SIM_EV_DEPART) {
+        if (ev.type == WSIM_EV_DEPART) {
             if (ev.ver == s.ver[ev.job])
                 depart(&s, ev.job);
-        } else if (ev.type == SIM_EV_SCAN) {
-            sim_scan_tick(&s);
-        } else if (ev.type == SIM_EV_ARSTART) {
+        } else if (ev.type == WSIM_EV_SCAN) {
+            wsim_scan_tick(&s);
+        } else if (ev.type == WSIM_EV_ARSTART) {
             s.queued--;
         }
     }
     if (!s.failed && s.queued)
-        sim_fail(&s, "%zu jobs never started (a policy left them waiting on an idle system)",
-                 s.queued);
+        wsim_fail(&s, "%zu jobs never started (a policy left them waiting on an idle system)",
+                  s.queued);
     if (!s.failed)
-        sim_result_compute(p, w, s.qlen, r);
+        wsim_result_compute(p, w, s.qlen, r);
 out:
     state_free(&s);
     return !s.failed;

@@ -1,26 +1,26 @@
-/* sim_queue.c - the event heap (time, then insertion order: a run is
+/* wsim_queue.c - the event heap (time, then insertion order: a run is
  * deterministic whatever the ties) and the FIFO queues of job indexes. */
-#include "sim_internal.h"
+#include "wsim_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-static bool before(const struct sim_event *a, const struct sim_event *b)
+static bool before(const struct wsim_event *a, const struct wsim_event *b)
 {
     return a->t < b->t || (a->t == b->t && a->seq < b->seq);
 }
 
-bool sim_heap_push(struct sim_heap *h, double t, int type, uint32_t job, uint32_t ver)
+bool wsim_heap_push(struct wsim_heap *h, double t, int type, uint32_t job, uint32_t ver)
 {
     if (h->n == h->cap) {
         size_t cap = h->cap ? h->cap * 2 : 256;
-        struct sim_event *v = realloc(h->v, cap * sizeof *v);
+        struct wsim_event *v = realloc(h->v, cap * sizeof *v);
         if (!v)
             return false;
         h->v = v;
         h->cap = cap;
     }
-    struct sim_event e = {t, h->seq++, job, ver, type};
+    struct wsim_event e = {t, h->seq++, job, ver, type};
     size_t i = h->n++;
     while (i > 0) {
         size_t parent = (i - 1) / 2;
@@ -33,12 +33,12 @@ bool sim_heap_push(struct sim_heap *h, double t, int type, uint32_t job, uint32_
     return true;
 }
 
-bool sim_heap_pop(struct sim_heap *h, struct sim_event *out)
+bool wsim_heap_pop(struct wsim_heap *h, struct wsim_event *out)
 {
     if (!h->n)
         return false;
     *out = h->v[0];
-    struct sim_event last = h->v[--h->n];
+    struct wsim_event last = h->v[--h->n];
     size_t i = 0;
     for (;;) {
         size_t c = 2 * i + 1;
@@ -56,13 +56,13 @@ bool sim_heap_pop(struct sim_heap *h, struct sim_event *out)
     return true;
 }
 
-void sim_heap_free(struct sim_heap *h)
+void wsim_heap_free(struct wsim_heap *h)
 {
     free(h->v);
     memset(h, 0, sizeof *h);
 }
 
-bool sim_queue_push(struct sim_queue *q, uint32_t job)
+bool wsim_queue_push(struct wsim_queue *q, uint32_t job)
 {
     if (q->head + q->n == q->cap) {
         if (q->head > q->cap / 2) {
@@ -81,12 +81,12 @@ bool sim_queue_push(struct sim_queue *q, uint32_t job)
     return true;
 }
 
-uint32_t sim_queue_at(const struct sim_queue *q, size_t i)
+uint32_t wsim_queue_at(const struct wsim_queue *q, size_t i)
 {
     return q->v[q->head + i];
 }
 
-void sim_queue_pop(struct sim_queue *q)
+void wsim_queue_pop(struct wsim_queue *q)
 {
     q->head++;
     q->n--;
@@ -94,7 +94,7 @@ void sim_queue_pop(struct sim_queue *q)
         q->head = 0;
 }
 
-void sim_queue_filter(struct sim_queue *q, const bool *keep)
+void wsim_queue_filter(struct wsim_queue *q, const bool *keep)
 {
     size_t w = 0;
     for (size_t i = 0; i < q->n; i++) {
@@ -106,7 +106,7 @@ void sim_queue_filter(struct sim_queue *q, const bool *keep)
         q->head = 0;
 }
 
-void sim_queue_free(struct sim_queue *q)
+void wsim_queue_free(struct wsim_queue *q)
 {
     free(q->v);
     memset(q, 0, sizeof *q);

@@ -1,6 +1,6 @@
-/* sim_metrics.c - the figures of a run (over the jobs after the warm-up)
+/* wsim_metrics.c - the figures of a run (over the jobs after the warm-up)
  * and confidence intervals over replications (Student t). */
-#include "sim.h"
+#include "wsim.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -21,8 +21,8 @@ static double pct(const double *v, size_t n, double q)
     return v[k ? k - 1 : 0];
 }
 
-void sim_result_compute(const struct sim_params *p, const struct sim_workload_set *w,
-                        const double *qlen, struct sim_result *r)
+void wsim_result_compute(const struct wsim_params *p, const struct wsim_workload_set *w,
+                         const double *qlen, struct wsim_result *r)
 {
     memset(r, 0, sizeof *r);
     size_t first = (size_t)p->warmup < w->n ? (size_t)p->warmup : 0;
@@ -34,7 +34,7 @@ void sim_result_compute(const struct sim_params *p, const struct sim_workload_se
     for (int c = 0; c < p->nclusters; c++)
         units += p->size[c];
     for (size_t i = first; i < w->n; i++) {
-        const struct sim_job *j = &w->v[i];
+        const struct wsim_job *j = &w->v[i];
         double rt = j->end - j->submit;
         if (resp)
             resp[i - first] = rt;
@@ -142,7 +142,7 @@ static double t_central(double t, int df)
     return 1 - ibeta(df / 2.0, 0.5, x);
 }
 
-double sim_t_quantile(double level, int df)
+double wsim_t_quantile(double level, int df)
 {
     if (df < 1)
         return 0;
@@ -157,9 +157,9 @@ double sim_t_quantile(double level, int df)
     return (lo + hi) / 2;
 }
 
-struct sim_ci sim_ci_of(const double *x, int n, double level)
+struct wsim_ci wsim_ci_of(const double *x, int n, double level)
 {
-    struct sim_ci ci = {0, 0};
+    struct wsim_ci ci = {0, 0};
     if (n < 1)
         return ci;
     for (int i = 0; i < n; i++)
@@ -170,35 +170,35 @@ struct sim_ci sim_ci_of(const double *x, int n, double level)
     double ss = 0;
     for (int i = 0; i < n; i++)
         ss += (x[i] - ci.mean) * (x[i] - ci.mean);
-    ci.half = sim_t_quantile(level, n - 1) * sqrt(ss / (n - 1) / n);
+    ci.half = wsim_t_quantile(level, n - 1) * sqrt(ss / (n - 1) / n);
     return ci;
 }
 
 /* ---- metrics by name, in the CSV's column order */
-const char *const sim_metric_names[] = {
+const char *const wsim_metric_names[] = {
     "mean_resp",  "p50_resp",    "p90_resp",  "p95_resp",   "p99_resp",
     "mean_wait",  "mean_exec",   "util_net",  "util_gross", "coalloc_share",
     "resp_local", "resp_global", "saturated", NULL,
 };
 
-size_t sim_metric_count(void)
+size_t wsim_metric_count(void)
 {
     size_t n = 0;
-    while (sim_metric_names[n])
+    while (wsim_metric_names[n])
         n++;
     return n;
 }
 
-long sim_metric_index(const char *name)
+long wsim_metric_index(const char *name)
 {
-    for (size_t i = 0; sim_metric_names[i]; i++) {
-        if (!strcmp(sim_metric_names[i], name))
+    for (size_t i = 0; wsim_metric_names[i]; i++) {
+        if (!strcmp(wsim_metric_names[i], name))
             return (long)i;
     }
     return -1;
 }
 
-double sim_metric_get(const struct sim_result *r, size_t i)
+double wsim_metric_get(const struct wsim_result *r, size_t i)
 {
     const double v[] = {r->mean_resp,
                         r->p50_resp,

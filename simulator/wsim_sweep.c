@@ -1,9 +1,9 @@
-/* sim_sweep.c - an experiment's points: every (curve, x, replication) is a
+/* wsim_sweep.c - an experiment's points: every (curve, x, replication) is a
  * task; up to `jobs` tasks run at once, each in a child process that sends
  * its figures back through a pipe.  Results are kept by task index, so the
  * output does not depend on which child finished first. */
-#include "sim.h"
-#include "sim_sweep.h"
+#include "wsim.h"
+#include "wsim_sweep.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -14,21 +14,22 @@
 
 struct msg {
     bool ok;
-    struct sim_result r;
-    char err[SIM_ERR_LEN];
+    struct wsim_result r;
+    char err[WSIM_ERR_LEN];
 };
 
-static void run_task(const struct sim_experiment *e, size_t curve, size_t x, int rep, struct msg *m)
+static void run_task(const struct wsim_experiment *e, size_t curve, size_t x, int rep,
+                     struct msg *m)
 {
-    struct sim_params p;
-    struct sim_workload_set w = {0};
+    struct wsim_params p;
+    struct wsim_workload_set w = {0};
     memset(m, 0, sizeof *m);
-    if (!sim_experiment_params(e, curve, x, &p, m->err, sizeof m->err))
+    if (!wsim_experiment_params(e, curve, x, &p, m->err, sizeof m->err))
         return;
-    if (sim_workload_make(&p, rep, &w, m->err, sizeof m->err))
-        m->ok = sim_run(&p, &w, rep, &m->r, m->err, sizeof m->err);
-    sim_workload_free(&w);
-    sim_params_release(&p);
+    if (wsim_workload_make(&p, rep, &w, m->err, sizeof m->err))
+        m->ok = wsim_run(&p, &w, rep, &m->r, m->err, sizeof m->err);
+    wsim_workload_free(&w);
+    wsim_params_release(&p);
 }
 
 static bool write_all(int fd, const void *buf, size_t n)
@@ -67,8 +68,8 @@ struct child {
     size_t task;
 };
 
-bool sim_sweep_run(const struct sim_experiment *e, int reps, int jobs, struct sim_result *out,
-                   char *err, size_t errlen)
+bool wsim_sweep_run(const struct wsim_experiment *e, int reps, int jobs, struct wsim_result *out,
+                    char *err, size_t errlen)
 {
     size_t ntask = e->ncurves * e->nxs * (size_t)reps, next = 0, done = 0;
     struct child *run = calloc((size_t)jobs, sizeof *run);

@@ -1,29 +1,29 @@
-/* sim_comm.c - the communication models: what a job runs as placed (the
+/* wsim_comm.c - the communication models: what a job runs as placed (the
  * extension factor, Banen et al.'s run-time tables, Sonmez et al.'s CCR
  * model) and Jones et al.'s dynamic bandwidth model, whose allotments are
  * recomputed at every start and end of a co-allocated job (eqs. 1, 3-6,
  * through lib/policy). */
-#include "sim_internal.h"
+#include "wsim_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-double sim_service_time(const struct sim_params *p, const struct sim_job *j)
+double wsim_service_time(const struct wsim_params *p, const struct wsim_job *j)
 {
     switch (p->comm) {
-    case SIM_C_NONE:
-    case SIM_C_BW: /* a job on one cluster uses no link */
+    case WSIM_C_NONE:
+    case WSIM_C_BW: /* a job on one cluster uses no link */
         return j->t1;
-    case SIM_C_EXT:
+    case WSIM_C_EXT:
         return j->used > 1 ? j->t1 * p->ext : j->t1;
-    case SIM_C_TABLE: {
-        double t = sim_banen_time(j->app, j->total, j->used);
+    case WSIM_C_TABLE: {
+        double t = wsim_banen_time(j->app, j->total, j->used);
         if (t <= 0) /* a spread the table lacks: the requested one */
-            t = sim_banen_time(j->app, j->total, j->ncomp);
+            t = wsim_banen_time(j->app, j->total, j->ncomp);
         return t > 0 ? t : j->t1;
     }
-    case SIM_C_CCR: {
+    case WSIM_C_CCR: {
         bool slow = false;
         for (int c = 0; c < p->nclusters; c++)
             slow = slow || (j->alloc[c] > 0 && p->slow_link[c]);
@@ -37,7 +37,7 @@ double sim_service_time(const struct sim_params *p, const struct sim_job *j)
 
 /* Recomputes every running co-allocated job's slowdown and moves its end:
  * eq. (6) then (5) for the jobs that ran since the last change. */
-static void reallot(struct sim_state *s, size_t fresh)
+static void reallot(struct wsim_state *s, size_t fresh)
 {
     size_t n = s->nbw, nl = (size_t)s->nc;
     double dt = s->now - s->last_change;
@@ -46,7 +46,7 @@ static void reallot(struct sim_state *s, size_t fresh)
         return;
     double *req = malloc(n * nl * sizeof *req), *sd = malloc(n * sizeof *sd);
     if (!req || !sd) {
-        sim_fail(s, "out of memory for the bandwidth model");
+        wsim_fail(s, "out of memory for the bandwidth model");
         goto out;
     }
     for (size_t i = 0; i < n; i++)
@@ -55,12 +55,12 @@ static void reallot(struct sim_state *s, size_t fresh)
     if (acc_bw_allot(n, nl, req, s->link_max,
                      s->p->progressive_fill ? ACC_ALLOT_FILL : ACC_ALLOT_MIN_RULE, sd,
                      &e) != ACC_OK) {
-        sim_fail(s, "bandwidth allotment: %s", e.msg);
+        wsim_fail(s, "bandwidth allotment: %s", e.msg);
         goto out;
     }
     for (size_t i = 0; i < n; i++) {
-        struct sim_bwjob *b = &s->bw[i];
-        struct sim_job *j = &s->w->v[b->job];
+        struct wsim_bwjob *b = &s->bw[i];
+        struct wsim_job *j = &s->w->v[b->job];
         acc_err rc;
         bool moved = true;
         if (i == fresh) {
@@ -72,15 +72,15 @@ static void reallot(struct sim_state *s, size_t fresh)
             rc = acc_bw_residual_update(&b->res, dt, sd[i], &e);
         }
         if (rc != ACC_OK) {
-            sim_fail(s, "job %u: residual time: %s", b->job, e.msg);
+            wsim_fail(s, "job %u: residual time: %s", b->job, e.msg);
             goto out;
         }
         if (!moved)
             continue;
         j->end = s->now + acc_bw_residual_left(&b->res);
         s->ver[b->job]++;
-        if (!sim_heap_push(&s->heap, j->end, SIM_EV_DEPART, b->job, s->ver[b->job])) {
-            sim_fail(s, "out of memory for the event heap");
+        if (!wsim_heap_push(&s->heap, j->end, WSIM_EV_DEPART, b->job, s->ver[b->job])) {
+            wsim_fail(s, "out of memory for the event heap");
             goto out;
         }
     }
@@ -89,20 +89,20 @@ out:
     free(sd);
 }
 
-void sim_bw_start(struct sim_state *s, uint32_t job)
+void wsim_bw_start(struct wsim_state *s, uint32_t job)
 {
-    const struct sim_job *j = &s->w->v[job];
+    const struct wsim_job *j = &s->w->v[job];
     if (s->nbw == s->capbw) {
         size_t cap = s->capbw ? s->capbw * 2 : 64;
-        struct sim_bwjob *v = realloc(s->bw, cap * sizeof *v);
+        struct wsim_bwjob *v = realloc(s->bw, cap * sizeof *v);
         if (!v) {
-            sim_fail(s, "out of memory for the bandwidth model");
+            wsim_fail(s, "out of memory for the bandwidth model");
             return;
         }
         s->bw = v;
         s->capbw = cap;
     }
-    struct sim_bwjob *b = &s->bw[s->nbw];
+    struct wsim_bwjob *b = &s->bw[s->nbw];
     memset(b, 0, sizeof *b);
     b->job = job;
     double ppbw =
@@ -115,7 +115,7 @@ void sim_bw_start(struct sim_state *s, uint32_t job)
     reallot(s, s->nbw - 1);
 }
 
-void sim_bw_end(struct sim_state *s, uint32_t job)
+void wsim_bw_end(struct wsim_state *s, uint32_t job)
 {
     for (size_t i = 0; i < s->nbw; i++) {
         if (s->bw[i].job != job)

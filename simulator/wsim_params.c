@@ -1,7 +1,7 @@
-/* sim_params.c - the parameters of one run: defaults (science.md section 5)
+/* wsim_params.c - the parameters of one run: defaults (science.md section 5)
  * and one table of keys, each with its type, bounds and meaning, so the
  * parser, the checks and docs/simulator.md name the same keys. */
-#include "sim.h"
+#include "wsim.h"
 
 #include <errno.h>
 #include <math.h>
@@ -19,7 +19,7 @@ static bool fail(char *err, size_t len, const char *fmt, ...)
     return false;
 }
 
-void sim_params_init(struct sim_params *p)
+void wsim_params_init(struct wsim_params *p)
 {
     memset(p, 0, sizeof *p);
     snprintf(p->name, sizeof p->name, "run");
@@ -27,32 +27,32 @@ void sim_params_init(struct sim_params *p)
     p->nclusters = 4;
     for (int i = 0; i < 4; i++)
         p->size[i] = 32;
-    p->disc = SIM_D_FCFS;
-    p->fcfs = SIM_GS;
-    p->order = SIM_ORD_DO;
-    p->lpvar = SIM_LP_GF;
+    p->disc = WSIM_D_FCFS;
+    p->fcfs = WSIM_GS;
+    p->order = WSIM_ORD_DO;
+    p->lpvar = WSIM_LP_GF;
     p->gp_locals_join = true;
     p->b3_fraction = 0.7;
     p->lslt = 1.0;
     p->reserve_candidates = 32;
     p->ext = 1.0;
-    for (int i = 0; i <= SIM_MAX_CLUSTERS; i++)
+    for (int i = 0; i <= WSIM_MAX_CLUSTERS; i++)
         p->ccr_m[i] = p->ccr_m_slow[i] = 1.0;
-    for (int i = 0; i < SIM_MAX_CLUSTERS; i++) {
+    for (int i = 0; i < WSIM_MAX_CLUSTERS; i++) {
         p->link_mbps[i] = 1000;
         p->routing[i] = 1;
     }
     p->bsbw = 500;
     p->kfrac = 0.7;
-    p->wl = SIM_W_SYNTH;
+    p->wl = WSIM_W_SYNTH;
     p->composition[0] = 100;
-    p->comp_size.kind = SIM_DIST_CONST;
+    p->comp_size.kind = WSIM_DIST_CONST;
     p->comp_size.a = 1;
-    p->total_size.kind = SIM_DIST_CONST;
+    p->total_size.kind = WSIM_DIST_CONST;
     p->total_size.a = 1;
-    p->service.kind = SIM_DIST_EXP;
+    p->service.kind = WSIM_DIST_EXP;
     p->service.a = 1;
-    p->split = SIM_SPLIT_NONE;
+    p->split = WSIM_SPLIT_NONE;
     p->split_limit = 32;
     p->load = 0.5;
     p->jobs = 10000;
@@ -64,11 +64,11 @@ void sim_params_init(struct sim_params *p)
     p->seed = 1;
 }
 
-void sim_params_release(struct sim_params *p)
+void wsim_params_release(struct wsim_params *p)
 {
-    sim_dist_release(&p->comp_size);
-    sim_dist_release(&p->total_size);
-    sim_dist_release(&p->service);
+    wsim_dist_release(&p->comp_size);
+    wsim_dist_release(&p->total_size);
+    wsim_dist_release(&p->service);
 }
 
 /* ---- value parsers */
@@ -124,47 +124,47 @@ static bool parse_list(const char *s, double *out, int max, int *n)
 /* ---- the policy names */
 struct policy_name {
     const char *name;
-    enum sim_discipline disc;
+    enum wsim_discipline disc;
     int policy, variant;
 };
 
 static const struct policy_name policies[] = {
-    {"GS", SIM_D_FCFS, SIM_GS, 0},
-    {"SC", SIM_D_FCFS, SIM_SC, 0},
-    {"LS-OR", SIM_D_FCFS, SIM_LS, SIM_ORD_OR},
-    {"LS-RD", SIM_D_FCFS, SIM_LS, SIM_ORD_RD},
-    {"LS-RO", SIM_D_FCFS, SIM_LS, SIM_ORD_RO},
-    {"LS-DO", SIM_D_FCFS, SIM_LS, SIM_ORD_DO},
-    {"LS", SIM_D_FCFS, SIM_LS, SIM_ORD_DO},
-    {"GP", SIM_D_FCFS, SIM_GP, 0},
-    {"LP-LF", SIM_D_FCFS, SIM_LP, SIM_LP_LF},
-    {"LP-GF", SIM_D_FCFS, SIM_LP, SIM_LP_GF},
-    {"LP-RD", SIM_D_FCFS, SIM_LP, SIM_LP_RD},
-    {"LP", SIM_D_FCFS, SIM_LP, SIM_LP_GF},
-    {"WF", SIM_D_KOALA, SIM_K_WF, 0},
-    {"FCM", SIM_D_KOALA, SIM_K_FCM, 0},
-    {"CA", SIM_D_KOALA, SIM_K_CA, 0},
-    {"NOCO", SIM_D_KOALA, SIM_K_NONE, 0},
-    {"MIG", SIM_D_JONES, SIM_J_MIG, 0},
-    {"IDEAL", SIM_D_JONES, SIM_J_IDEAL, 0},
-    {"INITIAL", SIM_D_JONES, SIM_J_INITIAL, 0},
-    {"A1", SIM_D_JONES, SIM_J_A1, 0},
-    {"B1", SIM_D_JONES, SIM_J_B1, 0},
-    {"B2", SIM_D_JONES, SIM_J_B2, 0},
-    {"B3", SIM_D_JONES, SIM_J_B3, 0},
-    {"B4", SIM_D_JONES, SIM_J_B4, 0},
-    {"AR", SIM_D_RESERVE, 0, 0},
+    {"GS", WSIM_D_FCFS, WSIM_GS, 0},
+    {"SC", WSIM_D_FCFS, WSIM_SC, 0},
+    {"LS-OR", WSIM_D_FCFS, WSIM_LS, WSIM_ORD_OR},
+    {"LS-RD", WSIM_D_FCFS, WSIM_LS, WSIM_ORD_RD},
+    {"LS-RO", WSIM_D_FCFS, WSIM_LS, WSIM_ORD_RO},
+    {"LS-DO", WSIM_D_FCFS, WSIM_LS, WSIM_ORD_DO},
+    {"LS", WSIM_D_FCFS, WSIM_LS, WSIM_ORD_DO},
+    {"GP", WSIM_D_FCFS, WSIM_GP, 0},
+    {"LP-LF", WSIM_D_FCFS, WSIM_LP, WSIM_LP_LF},
+    {"LP-GF", WSIM_D_FCFS, WSIM_LP, WSIM_LP_GF},
+    {"LP-RD", WSIM_D_FCFS, WSIM_LP, WSIM_LP_RD},
+    {"LP", WSIM_D_FCFS, WSIM_LP, WSIM_LP_GF},
+    {"WF", WSIM_D_KOALA, WSIM_K_WF, 0},
+    {"FCM", WSIM_D_KOALA, WSIM_K_FCM, 0},
+    {"CA", WSIM_D_KOALA, WSIM_K_CA, 0},
+    {"NOCO", WSIM_D_KOALA, WSIM_K_NONE, 0},
+    {"MIG", WSIM_D_JONES, WSIM_J_MIG, 0},
+    {"IDEAL", WSIM_D_JONES, WSIM_J_IDEAL, 0},
+    {"INITIAL", WSIM_D_JONES, WSIM_J_INITIAL, 0},
+    {"A1", WSIM_D_JONES, WSIM_J_A1, 0},
+    {"B1", WSIM_D_JONES, WSIM_J_B1, 0},
+    {"B2", WSIM_D_JONES, WSIM_J_B2, 0},
+    {"B3", WSIM_D_JONES, WSIM_J_B3, 0},
+    {"B4", WSIM_D_JONES, WSIM_J_B4, 0},
+    {"AR", WSIM_D_RESERVE, 0, 0},
 };
 
-static bool set_policy(struct sim_params *p, const char *v, char *err, size_t len)
+static bool set_policy(struct wsim_params *p, const char *v, char *err, size_t len)
 {
     /* B3-NN: B3 with the chunk NN% of the job. */
     if (!strncmp(v, "B3-", 3)) {
         long f;
         if (!parse_long(v + 3, &f) || f < 1 || f > 100)
             return fail(err, len, "B3-NN needs 1 <= NN <= 100 (the chunk, %% of the job)");
-        p->disc = SIM_D_JONES;
-        p->jones = SIM_J_B3;
+        p->disc = WSIM_D_JONES;
+        p->jones = WSIM_J_B3;
         p->b3_fraction = (double)f / 100;
         snprintf(p->policy_name, sizeof p->policy_name, "%s", v);
         return true;
@@ -172,10 +172,10 @@ static bool set_policy(struct sim_params *p, const char *v, char *err, size_t le
     /* FCM-k: FCM limited to k clusters. */
     if (!strncmp(v, "FCM-", 4)) {
         long k;
-        if (!parse_long(v + 4, &k) || k < 1 || k > SIM_MAX_CLUSTERS)
-            return fail(err, len, "FCM-k needs 1 <= k <= %d", SIM_MAX_CLUSTERS);
-        p->disc = SIM_D_KOALA;
-        p->koala = SIM_K_FCM;
+        if (!parse_long(v + 4, &k) || k < 1 || k > WSIM_MAX_CLUSTERS)
+            return fail(err, len, "FCM-k needs 1 <= k <= %d", WSIM_MAX_CLUSTERS);
+        p->disc = WSIM_D_KOALA;
+        p->koala = WSIM_K_FCM;
         p->maxc = (int)k;
         snprintf(p->policy_name, sizeof p->policy_name, "%s", v);
         return true;
@@ -185,17 +185,17 @@ static bool set_policy(struct sim_params *p, const char *v, char *err, size_t le
         if (strcmp(n->name, v))
             continue;
         p->disc = n->disc;
-        if (n->disc == SIM_D_FCFS) {
-            p->fcfs = (enum sim_fcfs)n->policy;
-            if (n->policy == SIM_LS)
-                p->order = (enum sim_order)n->variant;
-            if (n->policy == SIM_LP)
-                p->lpvar = (enum sim_lpvar)n->variant;
-        } else if (n->disc == SIM_D_KOALA) {
-            p->koala = (enum sim_koala)n->policy;
+        if (n->disc == WSIM_D_FCFS) {
+            p->fcfs = (enum wsim_fcfs)n->policy;
+            if (n->policy == WSIM_LS)
+                p->order = (enum wsim_order)n->variant;
+            if (n->policy == WSIM_LP)
+                p->lpvar = (enum wsim_lpvar)n->variant;
+        } else if (n->disc == WSIM_D_KOALA) {
+            p->koala = (enum wsim_koala)n->policy;
             p->maxc = 0;
-        } else if (n->disc == SIM_D_JONES) {
-            p->jones = (enum sim_jones)n->policy;
+        } else if (n->disc == WSIM_D_JONES) {
+            p->jones = (enum wsim_jones)n->policy;
         }
         snprintf(p->policy_name, sizeof p->policy_name, "%s", v);
         return true;
@@ -217,7 +217,7 @@ struct key {
     const char *const *names; /* K_ENUM, NULL-terminated, in the enum's order */
 };
 
-#define F(field) offsetof(struct sim_params, field)
+#define F(field) offsetof(struct wsim_params, field)
 
 static const char *const comm_names[] = {"none", "extension", "table", "ccr", "bandwidth", NULL};
 static const char *const wl_names[] = {"synthetic", "total", "banen", "swf", NULL};
@@ -277,15 +277,16 @@ static const struct key keys[] = {
     {"seed", K_LONG, F(seed), 0, 9.2e18, NULL},
 };
 
-static bool set_special(struct sim_params *p, const char *key, const char *v, char *err, size_t len)
+static bool set_special(struct wsim_params *p, const char *key, const char *v, char *err,
+                        size_t len)
 {
-    double l[SIM_MAX_CLUSTERS * SIM_MAX_CLUSTERS];
+    double l[WSIM_MAX_CLUSTERS * WSIM_MAX_CLUSTERS];
     int n;
     if (!strcmp(key, "policy"))
         return set_policy(p, v, err, len);
     if (!strcmp(key, "clusters")) {
-        if (!parse_list(v, l, SIM_MAX_CLUSTERS, &n))
-            return fail(err, len, "clusters: 1 to %d sizes separated by commas", SIM_MAX_CLUSTERS);
+        if (!parse_list(v, l, WSIM_MAX_CLUSTERS, &n))
+            return fail(err, len, "clusters: 1 to %d sizes separated by commas", WSIM_MAX_CLUSTERS);
         for (int i = 0; i < n; i++) {
             if (l[i] < 1 || l[i] > 1000000 || l[i] != floor(l[i]))
                 return fail(err, len, "clusters: sizes are integers in 1..1000000");
@@ -296,13 +297,13 @@ static bool set_special(struct sim_params *p, const char *key, const char *v, ch
         return true;
     }
     if (!strcmp(key, "slow_clusters")) {
-        bool s[SIM_MAX_CLUSTERS] = {false};
+        bool s[WSIM_MAX_CLUSTERS] = {false};
         if (strcmp(v, "none")) {
-            if (!parse_list(v, l, SIM_MAX_CLUSTERS, &n))
+            if (!parse_list(v, l, WSIM_MAX_CLUSTERS, &n))
                 return fail(err, len, "slow_clusters: cluster indexes (from 1) or none");
             for (int i = 0; i < n; i++) {
-                if (l[i] < 1 || l[i] > SIM_MAX_CLUSTERS || l[i] != floor(l[i]))
-                    return fail(err, len, "slow_clusters: indexes from 1 to %d", SIM_MAX_CLUSTERS);
+                if (l[i] < 1 || l[i] > WSIM_MAX_CLUSTERS || l[i] != floor(l[i]))
+                    return fail(err, len, "slow_clusters: indexes from 1 to %d", WSIM_MAX_CLUSTERS);
                 s[(int)l[i] - 1] = true;
             }
         }
@@ -311,7 +312,7 @@ static bool set_special(struct sim_params *p, const char *key, const char *v, ch
     }
     if (!strcmp(key, "latency")) {
         /* Row by row, C x C values. */
-        if (!parse_list(v, l, SIM_MAX_CLUSTERS * SIM_MAX_CLUSTERS, &n))
+        if (!parse_list(v, l, WSIM_MAX_CLUSTERS * WSIM_MAX_CLUSTERS, &n))
             return fail(err, len, "latency: C x C numbers, row by row");
         int c = (int)lround(sqrt((double)n));
         if (c * c != n)
@@ -330,8 +331,9 @@ static bool set_special(struct sim_params *p, const char *key, const char *v, ch
     }
     if (!strcmp(key, "ccr_m") || !strcmp(key, "ccr_m_slow") || !strcmp(key, "link_mbps") ||
         !strcmp(key, "routing") || !strcmp(key, "composition")) {
-        if (!parse_list(v, l, SIM_MAX_CLUSTERS, &n))
-            return fail(err, len, "%s: 1 to %d numbers separated by commas", key, SIM_MAX_CLUSTERS);
+        if (!parse_list(v, l, WSIM_MAX_CLUSTERS, &n))
+            return fail(err, len, "%s: 1 to %d numbers separated by commas", key,
+                        WSIM_MAX_CLUSTERS);
         double sum = 0;
         for (int i = 0; i < n; i++) {
             if (l[i] < 0)
@@ -341,11 +343,11 @@ static bool set_special(struct sim_params *p, const char *key, const char *v, ch
         if (!strcmp(key, "ccr_m") || !strcmp(key, "ccr_m_slow")) {
             /* The factor for 1, 2, ... clusters; the last repeats. */
             double *m = !strcmp(key, "ccr_m") ? p->ccr_m : p->ccr_m_slow;
-            for (int i = 1; i <= SIM_MAX_CLUSTERS; i++)
+            for (int i = 1; i <= WSIM_MAX_CLUSTERS; i++)
                 m[i] = l[i - 1 < n ? i - 1 : n - 1];
             m[0] = m[1];
         } else if (!strcmp(key, "link_mbps")) {
-            for (int i = 0; i < SIM_MAX_CLUSTERS; i++) {
+            for (int i = 0; i < WSIM_MAX_CLUSTERS; i++) {
                 if (l[i < n ? i : n - 1] <= 0)
                     return fail(err, len, "link_mbps: capacities > 0");
                 p->link_mbps[i] = l[i < n ? i : n - 1];
@@ -354,7 +356,7 @@ static bool set_special(struct sim_params *p, const char *key, const char *v, ch
             if (sum <= 0)
                 return fail(err, len, "%s: the weights add up to 0", key);
             double *dst = !strcmp(key, "routing") ? p->routing : p->composition;
-            for (int i = 0; i < SIM_MAX_CLUSTERS; i++)
+            for (int i = 0; i < WSIM_MAX_CLUSTERS; i++)
                 dst[i] = i < n ? l[i] : 0;
         }
         return true;
@@ -362,12 +364,12 @@ static bool set_special(struct sim_params *p, const char *key, const char *v, ch
     if (!strcmp(key, "split")) {
         long lim;
         if (!strcmp(v, "none")) {
-            p->split = SIM_SPLIT_NONE;
+            p->split = WSIM_SPLIT_NONE;
         } else if (!strcmp(v, "flexible")) {
-            p->split = SIM_SPLIT_FLEX;
+            p->split = WSIM_SPLIT_FLEX;
         } else if (!strncmp(v, "limit:", 6) && parse_long(v + 6, &lim) && lim >= 1 &&
                    lim <= 1000000) {
-            p->split = SIM_SPLIT_LIMIT;
+            p->split = WSIM_SPLIT_LIMIT;
             p->split_limit = (int)lim;
         } else {
             return fail(err, len, "split: none, flexible or limit:L (L >= 1)");
@@ -377,8 +379,8 @@ static bool set_special(struct sim_params *p, const char *key, const char *v, ch
     return fail(err, len, "unknown key \"%s\"", key);
 }
 
-bool sim_params_set(struct sim_params *p, const char *key, const char *value, const char *dir,
-                    char *err, size_t errlen)
+bool wsim_params_set(struct wsim_params *p, const char *key, const char *value, const char *dir,
+                     char *err, size_t errlen)
 {
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
         const struct key *k = &keys[i];
@@ -432,11 +434,11 @@ bool sim_params_set(struct sim_params *p, const char *key, const char *value, co
                 return fail(err, errlen, "%s: one of %s", key, all);
             }
         case K_DIST:
-            return sim_dist_parse((struct sim_dist_spec *)field, value, dir, err, errlen);
+            return wsim_dist_parse((struct wsim_dist_spec *)field, value, dir, err, errlen);
         case K_STR:
-            if (strlen(value) >= (k->off == F(name) ? SIM_MAX_NAME : 256))
+            if (strlen(value) >= (k->off == F(name) ? WSIM_MAX_NAME : 256))
                 return fail(err, errlen, "%s: too long", key);
-            snprintf(field, k->off == F(name) ? SIM_MAX_NAME : 256, "%s", value);
+            snprintf(field, k->off == F(name) ? WSIM_MAX_NAME : 256, "%s", value);
             return true;
         case K_SPECIAL:
             return set_special(p, key, value, err, errlen);
@@ -445,27 +447,27 @@ bool sim_params_set(struct sim_params *p, const char *key, const char *value, co
     return fail(err, errlen, "unknown key \"%s\"", key);
 }
 
-bool sim_params_check(const struct sim_params *p, char *err, size_t len)
+bool wsim_params_check(const struct wsim_params *p, char *err, size_t len)
 {
-    if (p->warmup >= p->jobs && p->wl != SIM_W_SWF)
+    if (p->warmup >= p->jobs && p->wl != WSIM_W_SWF)
         return fail(err, len, "warmup (%ld) must be smaller than jobs (%ld)", p->warmup, p->jobs);
-    if (p->disc == SIM_D_FCFS && p->fcfs == SIM_SC && p->nclusters != 1)
+    if (p->disc == WSIM_D_FCFS && p->fcfs == WSIM_SC && p->nclusters != 1)
         return fail(err, len, "SC is the single-cluster policy: clusters must name one cluster");
-    if (p->disc == SIM_D_RESERVE && p->comm == SIM_C_BW)
+    if (p->disc == WSIM_D_RESERVE && p->comm == WSIM_C_BW)
         return fail(err, len,
                     "the reservation mode books fixed durations: comm = bandwidth "
                     "needs a queue discipline");
-    if (p->wl == SIM_W_SWF && !p->trace[0])
+    if (p->wl == WSIM_W_SWF && !p->trace[0])
         return fail(err, len, "workload = swf needs trace = FILE");
-    if (p->wl != SIM_W_SWF && p->load <= 0 && p->interarrival <= 0)
+    if (p->wl != WSIM_W_SWF && p->load <= 0 && p->interarrival <= 0)
         return fail(err, len, "a synthetic workload needs load > 0 or interarrival > 0");
-    if (p->comm == SIM_C_TABLE && p->wl != SIM_W_BANEN)
+    if (p->comm == WSIM_C_TABLE && p->wl != WSIM_W_BANEN)
         return fail(err, len, "comm = table uses the run-time tables of workload = banen");
-    if (p->wl == SIM_W_SYNTH) {
+    if (p->wl == WSIM_W_SYNTH) {
         double sum = 0;
-        for (int i = 0; i < SIM_MAX_COMP; i++) {
-            if (p->composition[i] > 0 && i >= p->nclusters && p->disc == SIM_D_FCFS &&
-                p->fcfs != SIM_SC)
+        for (int i = 0; i < WSIM_MAX_COMP; i++) {
+            if (p->composition[i] > 0 && i >= p->nclusters && p->disc == WSIM_D_FCFS &&
+                p->fcfs != WSIM_SC)
                 return fail(err, len, "composition: jobs of %d components on %d clusters", i + 1,
                             p->nclusters);
             sum += p->composition[i];
@@ -478,7 +480,7 @@ bool sim_params_check(const struct sim_params *p, char *err, size_t len)
         rsum += p->routing[i];
     if (rsum <= 0)
         return fail(err, len, "routing: the clusters' weights add up to 0");
-    if (p->disc == SIM_D_KOALA && p->koala == SIM_K_CA) {
+    if (p->disc == WSIM_D_KOALA && p->koala == WSIM_K_CA) {
         bool any = false;
         for (int i = 0; i < p->nclusters; i++)
             any = any || p->latency[i][i] > 0;

@@ -1,10 +1,10 @@
-/* sim_workload.c - the workloads: science.md's generators (Bucur & Epema's
+/* wsim_workload.c - the workloads: science.md's generators (Bucur & Epema's
  * synthetic component streams, total sizes split by a limit or left
  * flexible, Banen et al.'s measured applications) and SWF traces.  A
  * workload is drawn from its own stream (seed, replication), so every policy
  * sees the same jobs. */
-#include "sim.h"
-#include "sim_internal.h"
+#include "wsim.h"
+#include "wsim_internal.h"
 #include "policy.h"
 
 #include <errno.h>
@@ -31,7 +31,7 @@ static const double banen_t[2][4][4] = {
     {{3485, 3494, 3504, 3507}, {2836, 0, 2884, 0}, {1935, 2207, 0, 2155}, {1563, 1541, 1584, 0}},
 };
 
-double sim_banen_time(int app, int total, int k)
+double wsim_banen_time(int app, int total, int k)
 {
     if (app < 0 || app > 1 || k < 1 || k > 4)
         return 0;
@@ -42,16 +42,16 @@ double sim_banen_time(int app, int total, int k)
     return 0;
 }
 
-static bool banen_allowed(enum sim_banen_rule rule, int total, int k)
+static bool banen_allowed(enum wsim_banen_rule rule, int total, int k)
 {
     switch (rule) {
-    case SIM_RULE_NO:
+    case WSIM_RULE_NO:
         return k == 1;
-    case SIM_RULE_CO:
+    case WSIM_RULE_CO:
         return true;
-    case SIM_RULE_RCO:
+    case WSIM_RULE_RCO:
         return total / k <= 16;
-    case SIM_RULE_FCO:
+    case WSIM_RULE_FCO:
         return total / k <= 16 && k <= 2;
     }
     return false;
@@ -65,17 +65,17 @@ static double banen_es_t1(int app)
     return m / banen_nsizes[app];
 }
 
-static void banen_job(const struct sim_params *p, struct sim_rng *r, struct sim_job *j)
+static void banen_job(const struct wsim_params *p, struct wsim_rng *r, struct wsim_job *j)
 {
-    int app = p->app == SIM_APP_MIX ? (int)sim_rng_int(r, 0, 1) : (int)p->app;
-    int i = (int)sim_rng_int(r, 0, banen_nsizes[app] - 1);
+    int app = p->app == WSIM_APP_MIX ? (int)wsim_rng_int(r, 0, 1) : (int)p->app;
+    int i = (int)wsim_rng_int(r, 0, banen_nsizes[app] - 1);
     int total = banen_sizes[app][i];
     int ks[4], nk = 0;
     for (int k = 1; k <= 4; k++) {
         if (banen_t[app][i][k - 1] > 0 && banen_allowed(p->rule, total, k))
             ks[nk++] = k;
     }
-    int k = ks[sim_rng_int(r, 0, nk - 1)];
+    int k = ks[wsim_rng_int(r, 0, nk - 1)];
     j->app = app;
     j->total = total;
     j->ncomp = k;
@@ -84,9 +84,9 @@ static void banen_job(const struct sim_params *p, struct sim_rng *r, struct sim_
     j->t1 = banen_t[app][i][0];
 }
 
-int sim_split_limit(int s, int limit, int nclusters, int *comp)
+int wsim_split_limit(int s, int limit, int nclusters, int *comp)
 {
-    int64_t parts[SIM_MAX_COMP];
+    int64_t parts[WSIM_MAX_COMP];
     size_t k = acc_policy_split_even(s, (size_t)nclusters, limit, parts);
     for (size_t i = 0; i < k; i++)
         comp[i] = (int)parts[i];
@@ -100,10 +100,10 @@ static int size_of(double x)
 }
 
 /* The total size split as the parameters say. */
-static void shape(const struct sim_params *p, struct sim_job *j)
+static void shape(const struct wsim_params *p, struct wsim_job *j)
 {
-    if (p->split == SIM_SPLIT_LIMIT) {
-        j->ncomp = sim_split_limit(j->total, p->split_limit, p->nclusters, j->comp);
+    if (p->split == WSIM_SPLIT_LIMIT) {
+        j->ncomp = wsim_split_limit(j->total, p->split_limit, p->nclusters, j->comp);
     } else {
         j->ncomp = 1;
         j->comp[0] = j->total;
@@ -111,30 +111,30 @@ static void shape(const struct sim_params *p, struct sim_job *j)
 }
 
 /* E[s T1] of a synthetic generator. */
-static double offered_work(const struct sim_params *p)
+static double offered_work(const struct wsim_params *p)
 {
     switch (p->wl) {
-    case SIM_W_SYNTH: {
+    case WSIM_W_SYNTH: {
         double ek = 0, sum = 0;
-        for (int i = 0; i < SIM_MAX_COMP; i++) {
+        for (int i = 0; i < WSIM_MAX_COMP; i++) {
             ek += (i + 1) * p->composition[i];
             sum += p->composition[i];
         }
-        return ek / sum * sim_dist_mean(&p->comp_size) * sim_dist_mean(&p->service);
+        return ek / sum * wsim_dist_mean(&p->comp_size) * wsim_dist_mean(&p->service);
     }
-    case SIM_W_TOTAL:
-        return sim_dist_mean(&p->total_size) * sim_dist_mean(&p->service);
-    case SIM_W_BANEN:
-        if (p->app == SIM_APP_MIX)
+    case WSIM_W_TOTAL:
+        return wsim_dist_mean(&p->total_size) * wsim_dist_mean(&p->service);
+    case WSIM_W_BANEN:
+        if (p->app == WSIM_APP_MIX)
             return (banen_es_t1(0) + banen_es_t1(1)) / 2;
         return banen_es_t1((int)p->app);
-    case SIM_W_SWF:
+    case WSIM_W_SWF:
         break;
     }
     return 0;
 }
 
-int sim_total_units(const struct sim_params *p)
+int wsim_total_units(const struct wsim_params *p)
 {
     int t = 0;
     for (int i = 0; i < p->nclusters; i++)
@@ -142,8 +142,8 @@ int sim_total_units(const struct sim_params *p)
     return t;
 }
 
-static bool from_trace(const struct sim_params *p, const double *rcum, struct sim_rng *r,
-                       struct sim_workload_set *w, char *err, size_t errlen)
+static bool from_trace(const struct wsim_params *p, const double *rcum, struct wsim_rng *r,
+                       struct wsim_workload_set *w, char *err, size_t errlen)
 {
     char path[512];
     const char *t = p->trace;
@@ -152,15 +152,15 @@ static bool from_trace(const struct sim_params *p, const double *rcum, struct si
         fail(err, errlen, "%s: cannot open: %s", t, strerror(errno));
         return false;
     }
-    struct sim_swf_job *v = NULL;
+    struct wsim_swf_job *v = NULL;
     size_t n = 0, skipped = 0;
     snprintf(path, sizeof path, "%s", t);
-    bool ok = sim_swf_parse(f, path, &v, &n, &skipped, err, errlen);
+    bool ok = wsim_swf_parse(f, path, &v, &n, &skipped, err, errlen);
     fclose(f);
     if (!ok)
         return false;
     size_t use = n < (size_t)p->jobs ? n : (size_t)p->jobs;
-    int units = sim_total_units(p);
+    int units = wsim_total_units(p);
     w->v = calloc(use, sizeof *w->v);
     if (!w->v) {
         free(v);
@@ -171,18 +171,18 @@ static bool from_trace(const struct sim_params *p, const double *rcum, struct si
     for (size_t i = 0; i < use; i++) {
         if (v[i].procs > units)
             continue; /* could never start here */
-        struct sim_job *j = &w->v[m++];
+        struct wsim_job *j = &w->v[m++];
         j->submit = v[i].submit - t0;
         j->t1 = v[i].run;
         j->total = (int)v[i].procs;
-        j->home = (int)sim_rng_pick(r, rcum, (size_t)p->nclusters);
+        j->home = (int)wsim_rng_pick(r, rcum, (size_t)p->nclusters);
         shape(p, j);
         work += j->total * j->t1;
     }
     free(v);
     w->n = m;
     if (m < 2) {
-        sim_workload_free(w);
+        wsim_workload_free(w);
         return fail(err, errlen, "%s: fewer than 2 jobs fit on %d units", t, units);
     }
     /* Scaled to the target load by stretching or compressing the arrivals. */
@@ -197,57 +197,57 @@ static bool from_trace(const struct sim_params *p, const double *rcum, struct si
     return true;
 }
 
-bool sim_workload_make(const struct sim_params *p, int rep, struct sim_workload_set *w, char *err,
-                       size_t errlen)
+bool wsim_workload_make(const struct wsim_params *p, int rep, struct wsim_workload_set *w,
+                        char *err, size_t errlen)
 {
     memset(w, 0, sizeof *w);
-    struct sim_rng r;
-    sim_rng_seed(&r, p->seed, 1000003ULL * (uint64_t)rep + 1);
-    double rcum[SIM_MAX_CLUSTERS], ccum[SIM_MAX_COMP];
+    struct wsim_rng r;
+    wsim_rng_seed(&r, p->seed, 1000003ULL * (uint64_t)rep + 1);
+    double rcum[WSIM_MAX_CLUSTERS], ccum[WSIM_MAX_COMP];
     for (int i = 0; i < p->nclusters; i++)
         rcum[i] = (i ? rcum[i - 1] : 0) + p->routing[i];
-    for (int i = 0; i < SIM_MAX_COMP; i++)
+    for (int i = 0; i < WSIM_MAX_COMP; i++)
         ccum[i] = (i ? ccum[i - 1] : 0) + p->composition[i];
-    if (p->wl == SIM_W_SWF)
+    if (p->wl == WSIM_W_SWF)
         return from_trace(p, rcum, &r, w, err, errlen);
     w->v = calloc((size_t)p->jobs, sizeof *w->v);
     if (!w->v)
         return fail(err, errlen, "out of memory for %ld jobs", p->jobs);
     w->n = (size_t)p->jobs;
     w->offered = offered_work(p);
-    double mean_ia = p->load > 0 ? w->offered / (p->load * sim_total_units(p)) : p->interarrival;
+    double mean_ia = p->load > 0 ? w->offered / (p->load * wsim_total_units(p)) : p->interarrival;
     double now = 0;
     for (size_t i = 0; i < w->n; i++) {
-        struct sim_job *j = &w->v[i];
-        now += sim_rng_exp(&r, mean_ia);
+        struct wsim_job *j = &w->v[i];
+        now += wsim_rng_exp(&r, mean_ia);
         j->submit = now;
-        j->home = (int)sim_rng_pick(&r, rcum, (size_t)p->nclusters);
+        j->home = (int)wsim_rng_pick(&r, rcum, (size_t)p->nclusters);
         switch (p->wl) {
-        case SIM_W_SYNTH:
-            j->ncomp = (int)sim_rng_pick(&r, ccum, SIM_MAX_COMP) + 1;
+        case WSIM_W_SYNTH:
+            j->ncomp = (int)wsim_rng_pick(&r, ccum, WSIM_MAX_COMP) + 1;
             j->total = 0;
             for (int c = 0; c < j->ncomp; c++) {
-                j->comp[c] = size_of(sim_dist_draw(&p->comp_size, &r));
+                j->comp[c] = size_of(wsim_dist_draw(&p->comp_size, &r));
                 j->total += j->comp[c];
             }
-            j->t1 = sim_dist_draw(&p->service, &r);
+            j->t1 = wsim_dist_draw(&p->service, &r);
             break;
-        case SIM_W_TOTAL:
-            j->total = size_of(sim_dist_draw(&p->total_size, &r));
-            j->t1 = sim_dist_draw(&p->service, &r);
+        case WSIM_W_TOTAL:
+            j->total = size_of(wsim_dist_draw(&p->total_size, &r));
+            j->t1 = wsim_dist_draw(&p->service, &r);
             shape(p, j);
             break;
-        case SIM_W_BANEN:
+        case WSIM_W_BANEN:
             banen_job(p, &r, j);
             break;
-        case SIM_W_SWF:
+        case WSIM_W_SWF:
             break;
         }
     }
     return true;
 }
 
-void sim_workload_free(struct sim_workload_set *w)
+void wsim_workload_free(struct wsim_workload_set *w)
 {
     free(w->v);
     w->v = NULL;

@@ -1,13 +1,13 @@
-/* sim_rng.c - the simulator's random stream: xoshiro256** seeded through
+/* wsim_rng.c - the simulator's random stream: xoshiro256** seeded through
  * splitmix64 from (seed, stream), so every replication and every purpose
  * (workload, policy draws) has an independent, reproducible stream. */
-#include "sim.h"
+#include "wsim.h"
 
 #include <math.h>
 
 #include "hash.h"
 
-void sim_rng_seed(struct sim_rng *r, uint64_t seed, uint64_t stream)
+void wsim_rng_seed(struct wsim_rng *r, uint64_t seed, uint64_t stream)
 {
     uint64_t x = seed ^ (stream * 0xd1342543de82ef95ULL + 0x632be59bd9b4e019ULL);
     for (int i = 0; i < 4; i++)
@@ -19,7 +19,7 @@ static uint64_t rotl(uint64_t x, int k)
     return (x << k) | (x >> (64 - k));
 }
 
-uint64_t sim_rng_next(struct sim_rng *r)
+uint64_t wsim_rng_next(struct wsim_rng *r)
 {
     uint64_t *s = r->s;
     uint64_t result = rotl(s[1] * 5, 7) * 9;
@@ -33,18 +33,18 @@ uint64_t sim_rng_next(struct sim_rng *r)
     return result;
 }
 
-double sim_rng_uniform(struct sim_rng *r)
+double wsim_rng_uniform(struct wsim_rng *r)
 {
     /* 53 random bits, shifted off zero: never 0, never 1. */
-    return ((double)(sim_rng_next(r) >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+    return ((double)(wsim_rng_next(r) >> 11) + 0.5) * (1.0 / 9007199254740992.0);
 }
 
-double sim_rng_exp(struct sim_rng *r, double mean)
+double wsim_rng_exp(struct wsim_rng *r, double mean)
 {
-    return -mean * log(sim_rng_uniform(r));
+    return -mean * log(wsim_rng_uniform(r));
 }
 
-int64_t sim_rng_int(struct sim_rng *r, int64_t lo, int64_t hi)
+int64_t wsim_rng_int(struct wsim_rng *r, int64_t lo, int64_t hi)
 {
     if (hi <= lo)
         return lo;
@@ -53,14 +53,14 @@ int64_t sim_rng_int(struct sim_rng *r, int64_t lo, int64_t hi)
     uint64_t limit = UINT64_MAX - UINT64_MAX % span;
     uint64_t x;
     do {
-        x = sim_rng_next(r);
+        x = wsim_rng_next(r);
     } while (x >= limit);
     return lo + (int64_t)(x % span);
 }
 
-size_t sim_rng_pick(struct sim_rng *r, const double *cum, size_t n)
+size_t wsim_rng_pick(struct wsim_rng *r, const double *cum, size_t n)
 {
-    double u = sim_rng_uniform(r) * cum[n - 1];
+    double u = wsim_rng_uniform(r) * cum[n - 1];
     size_t lo = 0, hi = n - 1;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;

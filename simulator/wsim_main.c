@@ -1,11 +1,11 @@
-/* sim_main.c - accord-sim: runs an experiment file and writes its figures.
+/* wsim_main.c - accord-sim: runs an experiment file and writes its figures.
  *
  *   accord-sim [-j N] [-o DIR] [--plot] [--set key=value]... [--schedule FILE] EXPERIMENT
  *
  * Without -o the CSV goes to standard output.  --schedule writes the first
  * point's job-by-job schedule (replication 1) instead of running the sweep. */
-#include "sim.h"
-#include "sim_sweep.h"
+#include "wsim.h"
+#include "wsim_sweep.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -40,7 +40,7 @@ static bool parse_jobs(const char *s, int *out)
 }
 
 /* Appends "--set" overrides as base lines of the experiment. */
-static bool apply_sets(struct sim_experiment *e, char **sets, int nsets, char *err, size_t len)
+static bool apply_sets(struct wsim_experiment *e, char **sets, int nsets, char *err, size_t len)
 {
     for (int i = 0; i < nsets; i++) {
         char *eq = strchr(sets[i], '=');
@@ -48,13 +48,13 @@ static bool apply_sets(struct sim_experiment *e, char **sets, int nsets, char *e
             snprintf(err, len, "--set %s: expected key=value", sets[i]);
             return false;
         }
-        struct sim_kv *kv = realloc(e->kv, (e->nkv + 1) * sizeof *kv);
+        struct wsim_kv *kv = realloc(e->kv, (e->nkv + 1) * sizeof *kv);
         if (!kv) {
             snprintf(err, len, "out of memory");
             return false;
         }
         e->kv = kv;
-        kv[e->nkv] = (struct sim_kv){strndup(sets[i], (size_t)(eq - sets[i])), strdup(eq + 1), 0};
+        kv[e->nkv] = (struct wsim_kv){strndup(sets[i], (size_t)(eq - sets[i])), strdup(eq + 1), 0};
         if (!kv[e->nkv].key || !kv[e->nkv].value) {
             free(kv[e->nkv].key);
             free(kv[e->nkv].value);
@@ -66,31 +66,32 @@ static bool apply_sets(struct sim_experiment *e, char **sets, int nsets, char *e
     /* Checked once all are in: one may need another (jobs and warmup). */
     for (size_t c = 0; c < e->ncurves; c++) {
         for (size_t x = 0; x < e->nxs; x++) {
-            struct sim_params p;
-            char msg[SIM_ERR_LEN];
-            if (!sim_experiment_params(e, c, x, &p, msg, sizeof msg)) {
+            struct wsim_params p;
+            char msg[WSIM_ERR_LEN];
+            if (!wsim_experiment_params(e, c, x, &p, msg, sizeof msg)) {
                 snprintf(err, len, "--set: %s", msg);
                 return false;
             }
-            sim_params_release(&p);
+            wsim_params_release(&p);
         }
     }
     return true;
 }
 
-static int schedule(const struct sim_experiment *e, const char *path)
+static int schedule(const struct wsim_experiment *e, const char *path)
 {
-    char err[SIM_ERR_LEN];
-    struct sim_params p;
-    struct sim_workload_set w = {0};
-    struct sim_result r;
+    char err[WSIM_ERR_LEN];
+    struct wsim_params p;
+    struct wsim_workload_set w = {0};
+    struct wsim_result r;
     int rc = 1;
-    if (!sim_experiment_params(e, 0, 0, &p, err, sizeof err)) {
+    if (!wsim_experiment_params(e, 0, 0, &p, err, sizeof err)) {
         fprintf(stderr, "accord-sim: %s\n", err);
         return 1;
     }
     FILE *f = NULL;
-    if (!sim_workload_make(&p, 0, &w, err, sizeof err) || !sim_run(&p, &w, 0, &r, err, sizeof err))
+    if (!wsim_workload_make(&p, 0, &w, err, sizeof err) ||
+        !wsim_run(&p, &w, 0, &r, err, sizeof err))
         goto out;
     f = strcmp(path, "-") ? fopen(path, "w") : stdout;
     if (!f) {
@@ -99,7 +100,7 @@ static int schedule(const struct sim_experiment *e, const char *path)
     }
     fprintf(f, "job,submit,total,components,start,end,clusters,alloc\n");
     for (size_t i = 0; i < w.n; i++) {
-        const struct sim_job *j = &w.v[i];
+        const struct wsim_job *j = &w.v[i];
         fprintf(f, "%zu,%.9g,%d,%d,%.9g,%.9g,%d,", i + 1, j->submit, j->total, j->ncomp, j->start,
                 j->end, j->used);
         for (int c = 0; c < p.nclusters; c++)
@@ -112,8 +113,8 @@ out:
         fprintf(stderr, "accord-sim: %s\n", err);
     if (f && f != stdout && fclose(f))
         rc = 1;
-    sim_workload_free(&w);
-    sim_params_release(&p);
+    wsim_workload_free(&w);
+    wsim_params_release(&p);
     return rc;
 }
 
@@ -168,10 +169,10 @@ int main(int argc, char **argv)
     if (!file || (plot && !out_dir))
         return usage();
     char err[1024];
-    struct sim_experiment e;
-    struct sim_result *res = NULL;
+    struct wsim_experiment e;
+    struct wsim_result *res = NULL;
     int rc = 1;
-    if (!sim_experiment_load(&e, file, err, sizeof err)) {
+    if (!wsim_experiment_load(&e, file, err, sizeof err)) {
         fprintf(stderr, "accord-sim: %s\n", err);
         return 1;
     }
@@ -179,26 +180,26 @@ int main(int argc, char **argv)
         goto out;
     if (sched) {
         rc = schedule(&e, sched);
-        sim_experiment_free(&e);
+        wsim_experiment_free(&e);
         return rc;
     }
-    struct sim_params p0;
-    if (!sim_experiment_params(&e, 0, 0, &p0, err, sizeof err))
+    struct wsim_params p0;
+    if (!wsim_experiment_params(&e, 0, 0, &p0, err, sizeof err))
         goto out;
     int reps = p0.replications;
     double level = p0.ci_level;
-    char name[SIM_MAX_NAME];
+    char name[WSIM_MAX_NAME];
     snprintf(name, sizeof name, "%s", p0.name);
-    sim_params_release(&p0);
+    wsim_params_release(&p0);
     res = calloc(e.ncurves * e.nxs * (size_t)reps, sizeof *res);
     if (!res) {
         snprintf(err, sizeof err, "out of memory");
         goto out;
     }
-    if (!sim_sweep_run(&e, reps, jobs, res, err, sizeof err))
+    if (!wsim_sweep_run(&e, reps, jobs, res, err, sizeof err))
         goto out;
     if (!out_dir) {
-        sim_write_csv(stdout, &e, reps, level, res);
+        wsim_write_csv(stdout, &e, reps, level, res);
         rc = 0;
         goto out;
     }
@@ -213,14 +214,14 @@ int main(int argc, char **argv)
         snprintf(err, sizeof err, "%s: %s", path, strerror(errno));
         goto out;
     }
-    sim_write_csv(f, &e, reps, level, res);
+    wsim_write_csv(f, &e, reps, level, res);
     if (fclose(f)) {
         snprintf(err, sizeof err, "%s: write error", path);
         goto out;
     }
     if (plot) {
         snprintf(path, sizeof path, "%s/%s", out_dir, name);
-        if (!sim_write_plot(path, &e, reps, level, res, err, sizeof err))
+        if (!wsim_write_plot(path, &e, reps, level, res, err, sizeof err))
             goto out;
         if (run_gnuplot(out_dir, name) != 0) {
             snprintf(err, sizeof err, "gnuplot failed on %s.gp (is gnuplot-nox installed?)", path);
@@ -232,6 +233,6 @@ out:
     if (rc)
         fprintf(stderr, "accord-sim: %s\n", err);
     free(res);
-    sim_experiment_free(&e);
+    wsim_experiment_free(&e);
     return rc;
 }

@@ -1,8 +1,8 @@
-/* sim_swf.c - traces in the Standard Workload Format of the Parallel
+/* wsim_swf.c - traces in the Standard Workload Format of the Parallel
  * Workloads Archive: ';' starts a header or comment line; every other
  * non-blank line has 18 numeric fields, -1 for unknown.  Lines are bounded
- * (SIM_SWF_MAX_LINE); every error names the line. */
-#include "sim.h"
+ * (WSIM_SWF_MAX_LINE); every error names the line. */
+#include "wsim.h"
 
 #include <errno.h>
 #include <math.h>
@@ -49,11 +49,11 @@ static bool fields(char *s, double *v, char *msg, size_t len)
     return true;
 }
 
-bool sim_swf_parse(FILE *f, const char *name, struct sim_swf_job **out, size_t *n, size_t *skipped,
-                   char *err, size_t errlen)
+bool wsim_swf_parse(FILE *f, const char *name, struct wsim_swf_job **out, size_t *n,
+                    size_t *skipped, char *err, size_t errlen)
 {
-    char line[SIM_SWF_MAX_LINE + 2], msg[128];
-    struct sim_swf_job *v = NULL;
+    char line[WSIM_SWF_MAX_LINE + 2], msg[128];
+    struct wsim_swf_job *v = NULL;
     size_t cap = 0, count = 0, skip = 0;
     long no = 0;
     bool ok = false;
@@ -61,7 +61,8 @@ bool sim_swf_parse(FILE *f, const char *name, struct sim_swf_job **out, size_t *
         no++;
         size_t len = strlen(line);
         if (len == sizeof line - 1 && line[len - 1] != '\n' && !feof(f)) {
-            fail(err, errlen, "%s:%ld: line longer than %d characters", name, no, SIM_SWF_MAX_LINE);
+            fail(err, errlen, "%s:%ld: line longer than %d characters", name, no,
+                 WSIM_SWF_MAX_LINE);
             goto out;
         }
         if (strlen(line) != len) {
@@ -78,7 +79,7 @@ bool sim_swf_parse(FILE *f, const char *name, struct sim_swf_job **out, size_t *
             fail(err, errlen, "%s:%ld: %s", name, no, msg);
             goto out;
         }
-        struct sim_swf_job j = {
+        struct wsim_swf_job j = {
             .id = (long)x[0],
             .submit = x[1],
             .wait = x[2],
@@ -100,7 +101,7 @@ bool sim_swf_parse(FILE *f, const char *name, struct sim_swf_job **out, size_t *
                 goto out;
             }
             size_t nc = cap ? cap * 2 : 1024;
-            struct sim_swf_job *g = realloc(v, nc * sizeof *g);
+            struct wsim_swf_job *g = realloc(v, nc * sizeof *g);
             if (!g) {
                 fail(err, errlen, "%s:%ld: out of memory", name, no);
                 goto out;

@@ -1,56 +1,56 @@
-/* sim_fcfs.c - Bucur & Epema's FCFS queues with enable/disable semantics
+/* wsim_fcfs.c - Bucur & Epema's FCFS queues with enable/disable semantics
  * (science.md 2.4-2.5): GS, LS and its variants, GP, LP and its variants,
  * SC.  Only a queue's head may start; at a departure the enabled queues are
  * visited in rounds, at most one start per queue per round. */
-#include "sim_internal.h"
+#include "wsim_internal.h"
 
 #include <string.h>
 
-static bool is_local(const struct sim_state *s, int q)
+static bool is_local(const struct wsim_state *s, int q)
 {
     return q < s->nc;
 }
 
-static int route(const struct sim_state *s, const struct sim_job *j)
+static int route(const struct wsim_state *s, const struct wsim_job *j)
 {
     switch (s->p->fcfs) {
-    case SIM_LS:
+    case WSIM_LS:
         return j->home;
-    case SIM_GP:
-    case SIM_LP:
+    case WSIM_GP:
+    case WSIM_LP:
         return j->ncomp == 1 ? j->home : s->nc;
-    case SIM_GS:
-    case SIM_SC:
+    case WSIM_GS:
+    case WSIM_SC:
         break;
     }
     return s->nc;
 }
 
 /* Whether the head of q fits now; places it (alloc) if so. */
-static bool head_fits(struct sim_state *s, int q)
+static bool head_fits(struct wsim_state *s, int q)
 {
-    uint32_t job = sim_queue_at(&s->q[q], 0);
-    struct sim_job *j = &s->w->v[job];
+    uint32_t job = wsim_queue_at(&s->q[q], 0);
+    struct wsim_job *j = &s->w->v[job];
     bool fits = false;
-    if (s->p->fcfs == SIM_SC)
-        sim_place(s, job, ACC_POLICY_SINGLE, ACC_REQ_TOTAL, 0, &fits);
+    if (s->p->fcfs == WSIM_SC)
+        wsim_place(s, job, ACC_POLICY_SINGLE, ACC_REQ_TOTAL, 0, &fits);
     else if (is_local(s, q) && j->ncomp == 1)
-        sim_place(s, job, ACC_POLICY_WF_NOREP, ACC_REQ_FIXED, (size_t)q, &fits);
+        wsim_place(s, job, ACC_POLICY_WF_NOREP, ACC_REQ_FIXED, (size_t)q, &fits);
     else
-        sim_place(s, job, ACC_POLICY_WF_NOREP, ACC_REQ_NONFIXED, 0, &fits);
+        wsim_place(s, job, ACC_POLICY_WF_NOREP, ACC_REQ_NONFIXED, 0, &fits);
     return fits && !s->failed;
 }
 
-static void start_head(struct sim_state *s, int q)
+static void start_head(struct wsim_state *s, int q)
 {
-    uint32_t job = sim_queue_at(&s->q[q], 0);
-    sim_queue_pop(&s->q[q]);
+    uint32_t job = wsim_queue_at(&s->q[q], 0);
+    wsim_queue_pop(&s->q[q]);
     s->queued--;
-    s->w->v[job].global = !is_local(s, q) && (s->p->fcfs == SIM_GP || s->p->fcfs == SIM_LP);
-    sim_start(s, job, s->now);
+    s->w->v[job].global = !is_local(s, q) && (s->p->fcfs == WSIM_GP || s->p->fcfs == WSIM_LP);
+    wsim_start(s, job, s->now);
 }
 
-static bool some_local_empty(const struct sim_state *s)
+static bool some_local_empty(const struct wsim_state *s)
 {
     for (int c = 0; c < s->nc; c++) {
         if (!s->q[c].n)
@@ -59,19 +59,19 @@ static bool some_local_empty(const struct sim_state *s)
     return false;
 }
 
-void sim_fcfs_arrival(struct sim_state *s, uint32_t job)
+void wsim_fcfs_arrival(struct wsim_state *s, uint32_t job)
 {
     int q = route(s, &s->w->v[job]);
     bool was_empty = s->q[q].n == 0;
-    if (!sim_queue_push(&s->q[q], job)) {
-        sim_fail(s, "out of memory for a queue");
+    if (!wsim_queue_push(&s->q[q], job)) {
+        wsim_fail(s, "out of memory for a queue");
         return;
     }
     s->queued++;
     bool may = true;
-    if (s->p->fcfs == SIM_GP && is_local(s, q))
+    if (s->p->fcfs == WSIM_GP && is_local(s, q))
         may = s->q[s->nc].n == 0;
-    if (s->p->fcfs == SIM_LP && !is_local(s, q))
+    if (s->p->fcfs == WSIM_LP && !is_local(s, q))
         may = some_local_empty(s);
     if (was_empty && may && head_fits(s, q))
         start_head(s, q);
@@ -79,21 +79,22 @@ void sim_fcfs_arrival(struct sim_state *s, uint32_t job)
 
 /* The nonempty locals in the given order; the departing job's clusters
  * for RO. */
-static int locals(struct sim_state *s, enum sim_order order, const struct sim_job *gone, int *out)
+static int locals(struct wsim_state *s, enum wsim_order order, const struct wsim_job *gone,
+                  int *out)
 {
-    int n = 0, nc = s->nc, seq[SIM_MAX_CLUSTERS];
+    int n = 0, nc = s->nc, seq[WSIM_MAX_CLUSTERS];
     switch (order) {
-    case SIM_ORD_OR:
+    case WSIM_ORD_OR:
         for (int c = 0; c < nc; c++)
             seq[c] = c;
         break;
-    case SIM_ORD_RD: {
-        int r = (int)sim_rng_int(&s->rng, 0, nc - 1);
+    case WSIM_ORD_RD: {
+        int r = (int)wsim_rng_int(&s->rng, 0, nc - 1);
         for (int c = 0; c < nc; c++)
             seq[c] = (r + c) % nc;
         break;
     }
-    case SIM_ORD_RO: {
+    case WSIM_ORD_RO: {
         /* By decreasing component size on each cluster, then the rest in
          * index order (a stable insertion sort). */
         for (int c = 0; c < nc; c++) {
@@ -106,7 +107,7 @@ static int locals(struct sim_state *s, enum sim_order order, const struct sim_jo
         }
         break;
     }
-    case SIM_ORD_DO:
+    case WSIM_ORD_DO:
         memcpy(seq, s->do_list, (size_t)nc * sizeof *seq);
         break;
     }
@@ -117,7 +118,7 @@ static int locals(struct sim_state *s, enum sim_order order, const struct sim_jo
     return n;
 }
 
-static void note_disabled(struct sim_state *s, int q)
+static void note_disabled(struct wsim_state *s, int q)
 {
     if (!is_local(s, q))
         return;
@@ -130,7 +131,7 @@ static void note_disabled(struct sim_state *s, int q)
 }
 
 struct vlist {
-    int v[SIM_MAX_CLUSTERS + 2];
+    int v[WSIM_MAX_CLUSTERS + 2];
     int n;
 };
 
@@ -149,23 +150,23 @@ static void list_remove(struct vlist *l, int i)
     l->n--;
 }
 
-void sim_fcfs_departure(struct sim_state *s, uint32_t job)
+void wsim_fcfs_departure(struct wsim_state *s, uint32_t job)
 {
-    const struct sim_params *p = s->p;
-    const struct sim_job *gone = &s->w->v[job];
-    int g = s->nc, loc[SIM_MAX_CLUSTERS];
+    const struct wsim_params *p = s->p;
+    const struct wsim_job *gone = &s->w->v[job];
+    int g = s->nc, loc[WSIM_MAX_CLUSTERS];
     struct vlist V = {.n = 0};
     bool g_front = false, g_pending = false, gp_joined = false;
     switch (p->fcfs) {
-    case SIM_GS:
-    case SIM_SC:
+    case WSIM_GS:
+    case WSIM_SC:
         if (s->q[g].n)
             V.v[V.n++] = g;
         break;
-    case SIM_LS:
+    case WSIM_LS:
         V.n = locals(s, p->order, gone, V.v);
         break;
-    case SIM_GP:
+    case WSIM_GP:
         if (s->q[g].n) {
             V.v[V.n++] = g;
         } else {
@@ -173,9 +174,9 @@ void sim_fcfs_departure(struct sim_state *s, uint32_t job)
             gp_joined = true;
         }
         break;
-    case SIM_LP: {
+    case WSIM_LP: {
         g_front =
-            p->lpvar == SIM_LP_GF || (p->lpvar == SIM_LP_RD && sim_rng_int(&s->rng, 0, 1) == 1);
+            p->lpvar == WSIM_LP_GF || (p->lpvar == WSIM_LP_RD && wsim_rng_int(&s->rng, 0, 1) == 1);
         int n = locals(s, p->lorder, gone, loc);
         if (some_local_empty(s) && s->q[g].n) {
             if (g_front)
@@ -210,7 +211,7 @@ void sim_fcfs_departure(struct sim_state *s, uint32_t job)
             list_remove(&V, i);
             note_disabled(s, q);
             /* The hand-over rules. */
-            if (p->fcfs == SIM_LP && is_local(s, q) && g_pending && s->q[g].n && !in_list(&V, g)) {
+            if (p->fcfs == WSIM_LP && is_local(s, q) && g_pending && s->q[g].n && !in_list(&V, g)) {
                 g_pending = false;
                 if (g_front) {
                     memmove(&V.v[1], &V.v[0], (size_t)V.n * sizeof *V.v);
@@ -221,7 +222,7 @@ void sim_fcfs_departure(struct sim_state *s, uint32_t job)
                     V.v[V.n++] = g;
                 }
             }
-            if (p->fcfs == SIM_GP && q == g && p->gp_locals_join && !gp_joined) {
+            if (p->fcfs == WSIM_GP && q == g && p->gp_locals_join && !gp_joined) {
                 gp_joined = true;
                 int n = locals(s, p->lorder, gone, loc);
                 for (int k = 0; k < n; k++) {

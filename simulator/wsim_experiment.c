@@ -1,5 +1,5 @@
-/* sim_experiment.c - experiment files: "key = value" lines ('#' starts a
- * comment), the keys of sim_params plus
+/* wsim_experiment.c - experiment files: "key = value" lines ('#' starts a
+ * comment), the keys of wsim_params plus
  *   curves = KEY: V1 | V2 | ...     one curve per value (default: policy)
  *   x      = KEY: V1 | V2 | ...     or KEY: FROM..TO/STEP (numbers)
  *   metric = NAME                   what the plot shows (default mean_resp)
@@ -7,7 +7,7 @@
  *   title  = TEXT
  * A point's parameters are the defaults, then every base line in order, then
  * the curve's value, then the x value. */
-#include "sim.h"
+#include "wsim.h"
 
 #include <errno.h>
 #include <math.h>
@@ -38,7 +38,7 @@ static char *trim(char *s)
     return s;
 }
 
-void sim_experiment_free(struct sim_experiment *e)
+void wsim_experiment_free(struct wsim_experiment *e)
 {
     if (!e)
         return;
@@ -64,7 +64,7 @@ void sim_experiment_free(struct sim_experiment *e)
 
 static bool add_value(char ***v, size_t *n, const char *s)
 {
-    if (*n >= SIM_MAX_LIST)
+    if (*n >= WSIM_MAX_LIST)
         return false;
     char **g = realloc(*v, (*n + 1) * sizeof *g);
     if (!g)
@@ -105,8 +105,8 @@ static bool axis(char *text, char **key, char ***vals, size_t *n, char *err, siz
         if (!ok)
             return fail(err, len, "a range is FROM..TO/STEP with STEP > 0");
         long count = lround(floor((b - a) / st + 1e-9)) + 1;
-        if (count > SIM_MAX_LIST)
-            return fail(err, len, "at most %d values", SIM_MAX_LIST);
+        if (count > WSIM_MAX_LIST)
+            return fail(err, len, "at most %d values", WSIM_MAX_LIST);
         for (long i = 0; i < count; i++) {
             char buf[64];
             snprintf(buf, sizeof buf, "%.10g", a + (double)i * st);
@@ -124,7 +124,7 @@ static bool axis(char *text, char **key, char ***vals, size_t *n, char *err, siz
         if (!*v)
             return fail(err, len, "an empty value");
         if (!add_value(vals, n, v))
-            return fail(err, len, "at most %d values", SIM_MAX_LIST);
+            return fail(err, len, "at most %d values", WSIM_MAX_LIST);
         if (!bar)
             break;
         s = bar + 1;
@@ -132,11 +132,11 @@ static bool axis(char *text, char **key, char ***vals, size_t *n, char *err, siz
     return true;
 }
 
-bool sim_experiment_parse(struct sim_experiment *e, const char *text, const char *dir,
-                          const char *name, char *err, size_t errlen)
+bool wsim_experiment_parse(struct wsim_experiment *e, const char *text, const char *dir,
+                           const char *name, char *err, size_t errlen)
 {
     memset(e, 0, sizeof *e);
-    char *copy = NULL, msg[SIM_ERR_LEN];
+    char *copy = NULL, msg[WSIM_ERR_LEN];
     bool ok = false;
     int no = 0;
     e->dir = strdup(dir ? dir : ".");
@@ -191,7 +191,7 @@ bool sim_experiment_parse(struct sim_experiment *e, const char *text, const char
             char **dst = !strcmp(key, "metric")   ? &e->metric
                          : !strcmp(key, "plot_x") ? &e->plot_x
                                                   : &e->title;
-            if (strcmp(key, "title") && sim_metric_index(val) < 0) {
+            if (strcmp(key, "title") && wsim_metric_index(val) < 0) {
                 fail(err, errlen, "%s:%d: unknown metric \"%s\"", name, no, val);
                 goto out;
             }
@@ -204,21 +204,21 @@ bool sim_experiment_parse(struct sim_experiment *e, const char *text, const char
             continue;
         }
         /* Checked now, with the line number, on a scratch set. */
-        struct sim_params p;
-        sim_params_init(&p);
-        bool good = sim_params_set(&p, key, val, e->dir, msg, sizeof msg);
-        sim_params_release(&p);
+        struct wsim_params p;
+        wsim_params_init(&p);
+        bool good = wsim_params_set(&p, key, val, e->dir, msg, sizeof msg);
+        wsim_params_release(&p);
         if (!good) {
             fail(err, errlen, "%s:%d: %s", name, no, msg);
             goto out;
         }
-        struct sim_kv *kv = realloc(e->kv, (e->nkv + 1) * sizeof *kv);
+        struct wsim_kv *kv = realloc(e->kv, (e->nkv + 1) * sizeof *kv);
         if (!kv) {
             fail(err, errlen, "%s: out of memory", name);
             goto out;
         }
         e->kv = kv;
-        kv[e->nkv] = (struct sim_kv){strdup(key), strdup(val), no};
+        kv[e->nkv] = (struct wsim_kv){strdup(key), strdup(val), no};
         if (!kv[e->nkv].key || !kv[e->nkv].value) {
             free(kv[e->nkv].key);
             free(kv[e->nkv].value);
@@ -242,10 +242,10 @@ bool sim_experiment_parse(struct sim_experiment *e, const char *text, const char
     /* Every point must make a valid set: found now, not after hours. */
     for (size_t c = 0; c < e->ncurves; c++) {
         for (size_t x = 0; x < e->nxs; x++) {
-            struct sim_params p;
-            bool good = sim_experiment_params(e, c, x, &p, msg, sizeof msg);
+            struct wsim_params p;
+            bool good = wsim_experiment_params(e, c, x, &p, msg, sizeof msg);
             if (good)
-                sim_params_release(&p);
+                wsim_params_release(&p);
             if (!good) {
                 fail(err, errlen, "%s: %s", name, msg);
                 goto out;
@@ -256,11 +256,11 @@ bool sim_experiment_parse(struct sim_experiment *e, const char *text, const char
 out:
     free(copy);
     if (!ok)
-        sim_experiment_free(e);
+        wsim_experiment_free(e);
     return ok;
 }
 
-bool sim_experiment_load(struct sim_experiment *e, const char *path, char *err, size_t errlen)
+bool wsim_experiment_load(struct wsim_experiment *e, const char *path, char *err, size_t errlen)
 {
     memset(e, 0, sizeof *e);
     FILE *f = fopen(path, "r");
@@ -287,18 +287,18 @@ bool sim_experiment_load(struct sim_experiment *e, const char *path, char *err, 
         *slash = '\0';
     else
         snprintf(dir, sizeof dir, ".");
-    bool ok = sim_experiment_parse(e, buf, dir, path, err, errlen);
+    bool ok = wsim_experiment_parse(e, buf, dir, path, err, errlen);
     free(buf);
     return ok;
 }
 
-bool sim_experiment_params(const struct sim_experiment *e, size_t curve, size_t x,
-                           struct sim_params *p, char *err, size_t errlen)
+bool wsim_experiment_params(const struct wsim_experiment *e, size_t curve, size_t x,
+                            struct wsim_params *p, char *err, size_t errlen)
 {
-    char msg[SIM_ERR_LEN];
-    sim_params_init(p);
+    char msg[WSIM_ERR_LEN];
+    wsim_params_init(p);
     for (size_t i = 0; i < e->nkv; i++) {
-        if (!sim_params_set(p, e->kv[i].key, e->kv[i].value, e->dir, msg, sizeof msg)) {
+        if (!wsim_params_set(p, e->kv[i].key, e->kv[i].value, e->dir, msg, sizeof msg)) {
             if (e->kv[i].line > 0)
                 fail(err, errlen, "line %d: %s", e->kv[i].line, msg);
             else /* an override from the command line */
@@ -307,20 +307,20 @@ bool sim_experiment_params(const struct sim_experiment *e, size_t curve, size_t 
         }
     }
     if (e->curve_key &&
-        !sim_params_set(p, e->curve_key, e->curves[curve], e->dir, msg, sizeof msg)) {
+        !wsim_params_set(p, e->curve_key, e->curves[curve], e->dir, msg, sizeof msg)) {
         fail(err, errlen, "curves %s = %s: %s", e->curve_key, e->curves[curve], msg);
         goto bad;
     }
-    if (e->x_key && !sim_params_set(p, e->x_key, e->xs[x], e->dir, msg, sizeof msg)) {
+    if (e->x_key && !wsim_params_set(p, e->x_key, e->xs[x], e->dir, msg, sizeof msg)) {
         fail(err, errlen, "x %s = %s: %s", e->x_key, e->xs[x], msg);
         goto bad;
     }
-    if (!sim_params_check(p, msg, sizeof msg)) {
+    if (!wsim_params_check(p, msg, sizeof msg)) {
         fail(err, errlen, "curve %zu, x %zu: %s", curve + 1, x + 1, msg);
         goto bad;
     }
     return true;
 bad:
-    sim_params_release(p);
+    wsim_params_release(p);
     return false;
 }

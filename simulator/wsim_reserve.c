@@ -1,11 +1,11 @@
-/* sim_reserve.c - Accord's advance-reservation mode: at its arrival each job
+/* wsim_reserve.c - Accord's advance-reservation mode: at its arrival each job
  * books the earliest common slot over per-cluster capacity calendars
- * (adapters/sim/calendar.c, as accordd's simulators keep them).  The
+ * (lib/calendar, as accordd's simulated sites keep them).  The
  * candidate placements come from lib/policy (ACC_POLICY_EARLIEST: every
  * candidate, the earliest common start wins, as accordd's planner does).
  * Calendars are rebuilt from the bookings still running whenever the past
  * outweighs them, so a long run costs no more per job than a short one. */
-#include "sim_internal.h"
+#include "wsim_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -13,16 +13,16 @@
 
 #define TICKS 1e6 /* calendar ticks per simulated second */
 
-bool sim_reserve_init(struct sim_state *s)
+bool wsim_reserve_init(struct wsim_state *s)
 {
     for (int c = 0; c < s->nc; c++)
         acc_calendar_init(&s->cal[c], s->size[c]);
     return true;
 }
 
-void sim_reserve_free(struct sim_state *s)
+void wsim_reserve_free(struct wsim_state *s)
 {
-    for (int c = 0; c < SIM_MAX_CLUSTERS; c++)
+    for (int c = 0; c < WSIM_MAX_CLUSTERS; c++)
         acc_calendar_release(&s->cal[c]);
     free(s->live);
     s->live = NULL;
@@ -36,7 +36,7 @@ static acc_time ticks(double t)
 /* The earliest common start >= from of a placement; each calendar's
  * earliest start is taken in turn until all agree (the engine's
  * "iterative" mode, which cannot miss a common slot). */
-static acc_time common_start(const struct sim_state *s, const int64_t *per, acc_time from,
+static acc_time common_start(const struct wsim_state *s, const int64_t *per, acc_time from,
                              acc_time dur)
 {
     acc_time t = from;
@@ -58,7 +58,7 @@ static acc_time common_start(const struct sim_state *s, const int64_t *per, acc_
 }
 
 /* Drops the bookings that ended and reloads the calendars from the rest. */
-static void compact(struct sim_state *s)
+static void compact(struct wsim_state *s)
 {
     size_t w = 0;
     for (size_t i = 0; i < s->nlive; i++) {
@@ -68,26 +68,26 @@ static void compact(struct sim_state *s)
     s->nlive = w;
     struct acc_cal_booking *b = malloc((w ? w : 1) * sizeof *b);
     if (!b) {
-        sim_fail(s, "out of memory for the calendars");
+        wsim_fail(s, "out of memory for the calendars");
         return;
     }
     for (int c = 0; c < s->nc; c++) {
         size_t n = 0;
         for (size_t i = 0; i < w; i++) {
-            const struct sim_job *j = &s->w->v[s->live[i]];
+            const struct wsim_job *j = &s->w->v[s->live[i]];
             if (j->alloc[c] > 0)
                 b[n++] = (struct acc_cal_booking){ticks(j->start), ticks(j->end), j->alloc[c]};
         }
         if (acc_calendar_load(&s->cal[c], b, n) != ACC_OK)
-            sim_fail(s, "out of memory for the calendars");
+            wsim_fail(s, "out of memory for the calendars");
     }
     free(b);
 }
 
-void sim_reserve_arrival(struct sim_state *s, uint32_t job)
+void wsim_reserve_arrival(struct wsim_state *s, uint32_t job)
 {
-    struct sim_job *j = &s->w->v[job];
-    int64_t idle[SIM_MAX_CLUSTERS], sizes[SIM_MAX_COMP];
+    struct wsim_job *j = &s->w->v[job];
+    int64_t idle[WSIM_MAX_CLUSTERS], sizes[WSIM_MAX_COMP];
     memcpy(idle, s->size, sizeof idle);
     for (int i = 0; i < j->ncomp; i++)
         sizes[i] = j->comp[i];
@@ -97,7 +97,7 @@ void sim_reserve_arrival(struct sim_state *s, uint32_t job)
                                      .n_components = (size_t)j->ncomp,
                                      .sizes = sizes,
                                      .total = j->total};
-    if (s->p->split == SIM_SPLIT_NONE && j->ncomp == 1)
+    if (s->p->split == WSIM_SPLIT_NONE && j->ncomp == 1)
         req.type = ACC_REQ_TOTAL;
     struct acc_policy_opts o;
     acc_policy_opts_init(&o, ACC_POLICY_EARLIEST);
@@ -105,24 +105,24 @@ void sim_reserve_arrival(struct sim_state *s, uint32_t job)
     size_t n = 0, max = (size_t)s->p->reserve_candidates;
     struct acc_error e = {0};
     if (acc_policy_candidates(&sys, &req, &o, cand, max < 64 ? max : 64, &n, &e) != ACC_OK) {
-        sim_fail(s, "job %u: %s", job, e.msg);
+        wsim_fail(s, "job %u: %s", job, e.msg);
         return;
     }
     if (!n) {
-        sim_fail(s, "job %u (%d units) fits no placement of these clusters", job, j->total);
+        wsim_fail(s, "job %u (%d units) fits no placement of these clusters", job, j->total);
         return;
     }
     acc_time now = ticks(s->now), best = -1, best_dur = 0;
-    int64_t best_per[SIM_MAX_CLUSTERS] = {0};
+    int64_t best_per[WSIM_MAX_CLUSTERS] = {0};
     for (size_t k = 0; k < n; k++) {
-        int64_t per[SIM_MAX_CLUSTERS];
+        int64_t per[WSIM_MAX_CLUSTERS];
         acc_placement_per_cluster(&cand[k], (size_t)s->nc, per);
         j->used = 0;
         for (int c = 0; c < s->nc; c++) {
             j->alloc[c] = (int)per[c];
             j->used += per[c] > 0;
         }
-        acc_time dur = ticks(sim_service_time(s->p, j));
+        acc_time dur = ticks(wsim_service_time(s->p, j));
         if (dur < 1)
             dur = 1;
         acc_time t = common_start(s, per, now, dur);
@@ -133,7 +133,7 @@ void sim_reserve_arrival(struct sim_state *s, uint32_t job)
         }
     }
     if (best < 0) {
-        sim_fail(s, "job %u: no common slot", job);
+        wsim_fail(s, "job %u: no common slot", job);
         return;
     }
     j->used = 0;
@@ -142,7 +142,7 @@ void sim_reserve_arrival(struct sim_state *s, uint32_t job)
         j->used += best_per[c] > 0;
         if (best_per[c] &&
             acc_calendar_add(&s->cal[c], best, best + best_dur, best_per[c]) != ACC_OK) {
-            sim_fail(s, "job %u: the calendar refused its own common slot", job);
+            wsim_fail(s, "job %u: the calendar refused its own common slot", job);
             return;
         }
     }
@@ -153,7 +153,7 @@ void sim_reserve_arrival(struct sim_state *s, uint32_t job)
         size_t cap = s->caplive ? s->caplive * 2 : 256;
         uint32_t *v = realloc(s->live, cap * sizeof *v);
         if (!v) {
-            sim_fail(s, "out of memory for the bookings");
+            wsim_fail(s, "out of memory for the bookings");
             return;
         }
         s->live = v;
@@ -162,8 +162,8 @@ void sim_reserve_arrival(struct sim_state *s, uint32_t job)
     s->live[s->nlive++] = job;
     if (best > now) {
         s->queued++;
-        if (!sim_heap_push(&s->heap, j->start, SIM_EV_ARSTART, job, 0))
-            sim_fail(s, "out of memory for the event heap");
+        if (!wsim_heap_push(&s->heap, j->start, WSIM_EV_ARSTART, job, 0))
+            wsim_fail(s, "out of memory for the event heap");
     }
     if (s->nlive > 2 * s->live_mark + 1024) {
         compact(s);

@@ -1,8 +1,8 @@
-/* sim_dist.c - the distributions of sizes and times named in parameter
+/* wsim_dist.c - the distributions of sizes and times named in parameter
  * files: const:V, exp:MEAN, uniform:A:B (integers when both are), set:V,V,..
  * (equally likely), dq:Q:N1:N2 (Bucur's D(q), 1 counted as a power of 2),
  * empirical:FILE (lines "value weight"). */
-#include "sim.h"
+#include "wsim.h"
 
 #include <errno.h>
 #include <math.h>
@@ -32,7 +32,7 @@ static bool num(const char **s, double *out)
     return true;
 }
 
-void sim_dist_release(struct sim_dist_spec *d)
+void wsim_dist_release(struct wsim_dist_spec *d)
 {
     free(d->val);
     free(d->cum);
@@ -40,7 +40,7 @@ void sim_dist_release(struct sim_dist_spec *d)
     d->n = 0;
 }
 
-static bool grow(struct sim_dist_spec *d, size_t n)
+static bool grow(struct wsim_dist_spec *d, size_t n)
 {
     double *v = realloc(d->val, n * sizeof *v);
     if (!v)
@@ -53,9 +53,9 @@ static bool grow(struct sim_dist_spec *d, size_t n)
     return true;
 }
 
-static bool push(struct sim_dist_spec *d, double v, double w)
+static bool push(struct wsim_dist_spec *d, double v, double w)
 {
-    if (d->n >= SIM_MAX_EMP || !grow(d, d->n + 1))
+    if (d->n >= WSIM_MAX_EMP || !grow(d, d->n + 1))
         return false;
     d->val[d->n] = v;
     d->cum[d->n] = (d->n ? d->cum[d->n - 1] : 0) + w;
@@ -68,7 +68,7 @@ static bool is_pow2(long i)
     return i > 0 && (i & (i - 1)) == 0;
 }
 
-static bool load_empirical(struct sim_dist_spec *d, const char *file, const char *dir, char *err,
+static bool load_empirical(struct wsim_dist_spec *d, const char *file, const char *dir, char *err,
                            size_t errlen)
 {
     char path[512];
@@ -105,7 +105,7 @@ static bool load_empirical(struct sim_dist_spec *d, const char *file, const char
             goto out;
         }
         if (w > 0 && !push(d, v, w)) {
-            fail(err, errlen, "%s:%d: more than %d points", path, no, SIM_MAX_EMP);
+            fail(err, errlen, "%s:%d: more than %d points", path, no, WSIM_MAX_EMP);
             goto out;
         }
     }
@@ -119,29 +119,29 @@ out:
     return ok;
 }
 
-bool sim_dist_parse(struct sim_dist_spec *d, const char *text, const char *dir, char *err,
-                    size_t errlen)
+bool wsim_dist_parse(struct wsim_dist_spec *d, const char *text, const char *dir, char *err,
+                     size_t errlen)
 {
-    struct sim_dist_spec n = {0};
+    struct wsim_dist_spec n = {0};
     const char *colon = strchr(text, ':');
     if (!colon)
         return fail(err, errlen, "distribution \"%s\": expected kind:parameters", text);
     size_t klen = (size_t)(colon - text);
     const char *s = colon + 1;
     if (klen == 5 && !strncmp(text, "const", 5)) {
-        n.kind = SIM_DIST_CONST;
+        n.kind = WSIM_DIST_CONST;
         if (!num(&s, &n.a) || *s || n.a < 0)
             return fail(err, errlen, "const:V needs a number >= 0");
     } else if (klen == 3 && !strncmp(text, "exp", 3)) {
-        n.kind = SIM_DIST_EXP;
+        n.kind = WSIM_DIST_EXP;
         if (!num(&s, &n.a) || *s || n.a <= 0)
             return fail(err, errlen, "exp:MEAN needs a mean > 0");
     } else if (klen == 7 && !strncmp(text, "uniform", 7)) {
-        n.kind = SIM_DIST_UNIFORM;
+        n.kind = WSIM_DIST_UNIFORM;
         if (!num(&s, &n.a) || *s++ != ':' || !num(&s, &n.b) || *s || n.b < n.a || n.a < 0)
             return fail(err, errlen, "uniform:A:B needs 0 <= A <= B");
     } else if (klen == 2 && !strncmp(text, "dq", 2)) {
-        n.kind = SIM_DIST_DQ;
+        n.kind = WSIM_DIST_DQ;
         if (!num(&s, &n.q) || *s++ != ':' || !num(&s, &n.a) || *s++ != ':' || !num(&s, &n.b) ||
             *s || n.q <= 0 || n.a < 1 || n.b < n.a || n.b > 100000 || n.a != floor(n.a) ||
             n.b != floor(n.b))
@@ -149,30 +149,30 @@ bool sim_dist_parse(struct sim_dist_spec *d, const char *text, const char *dir, 
         for (long i = (long)n.a; i <= (long)n.b; i++) {
             double w = pow(n.q, (double)i) * (is_pow2(i) ? 3.0 : 1.0);
             if (!push(&n, (double)i, w)) {
-                sim_dist_release(&n);
-                return fail(err, errlen, "dq: at most %d sizes", SIM_MAX_EMP);
+                wsim_dist_release(&n);
+                return fail(err, errlen, "dq: at most %d sizes", WSIM_MAX_EMP);
             }
         }
     } else if (klen == 3 && !strncmp(text, "set", 3)) {
-        n.kind = SIM_DIST_SET;
+        n.kind = WSIM_DIST_SET;
         for (;;) {
             double v;
             if (!num(&s, &v) || v < 0 || !push(&n, v, 1)) {
-                sim_dist_release(&n);
+                wsim_dist_release(&n);
                 return fail(err, errlen, "set:V,V,... needs numbers >= 0 (at most %d)",
-                            SIM_MAX_EMP);
+                            WSIM_MAX_EMP);
             }
             if (*s == '\0')
                 break;
             if (*s++ != ',') {
-                sim_dist_release(&n);
+                wsim_dist_release(&n);
                 return fail(err, errlen, "set: values are separated by commas");
             }
         }
     } else if (klen == 9 && !strncmp(text, "empirical", 9)) {
-        n.kind = SIM_DIST_EMP;
+        n.kind = WSIM_DIST_EMP;
         if (!load_empirical(&n, s, dir, err, errlen)) {
-            sim_dist_release(&n);
+            wsim_dist_release(&n);
             return false;
         }
     } else {
@@ -180,41 +180,41 @@ bool sim_dist_parse(struct sim_dist_spec *d, const char *text, const char *dir, 
                     "unknown distribution \"%.*s\" (const, exp, uniform, set, dq, empirical)",
                     (int)klen, text);
     }
-    sim_dist_release(d);
+    wsim_dist_release(d);
     *d = n;
     return true;
 }
 
-double sim_dist_draw(const struct sim_dist_spec *d, struct sim_rng *r)
+double wsim_dist_draw(const struct wsim_dist_spec *d, struct wsim_rng *r)
 {
     switch (d->kind) {
-    case SIM_DIST_CONST:
+    case WSIM_DIST_CONST:
         return d->a;
-    case SIM_DIST_EXP:
-        return sim_rng_exp(r, d->a);
-    case SIM_DIST_UNIFORM:
+    case WSIM_DIST_EXP:
+        return wsim_rng_exp(r, d->a);
+    case WSIM_DIST_UNIFORM:
         if (d->a == floor(d->a) && d->b == floor(d->b))
-            return (double)sim_rng_int(r, (int64_t)d->a, (int64_t)d->b);
-        return d->a + (d->b - d->a) * sim_rng_uniform(r);
-    case SIM_DIST_SET:
-    case SIM_DIST_DQ:
-    case SIM_DIST_EMP:
-        return d->val[sim_rng_pick(r, d->cum, d->n)];
+            return (double)wsim_rng_int(r, (int64_t)d->a, (int64_t)d->b);
+        return d->a + (d->b - d->a) * wsim_rng_uniform(r);
+    case WSIM_DIST_SET:
+    case WSIM_DIST_DQ:
+    case WSIM_DIST_EMP:
+        return d->val[wsim_rng_pick(r, d->cum, d->n)];
     }
     return 0;
 }
 
-double sim_dist_mean(const struct sim_dist_spec *d)
+double wsim_dist_mean(const struct wsim_dist_spec *d)
 {
     switch (d->kind) {
-    case SIM_DIST_CONST:
-    case SIM_DIST_EXP:
+    case WSIM_DIST_CONST:
+    case WSIM_DIST_EXP:
         return d->a;
-    case SIM_DIST_UNIFORM:
+    case WSIM_DIST_UNIFORM:
         return (d->a + d->b) / 2;
-    case SIM_DIST_SET:
-    case SIM_DIST_DQ:
-    case SIM_DIST_EMP: {
+    case WSIM_DIST_SET:
+    case WSIM_DIST_DQ:
+    case WSIM_DIST_EMP: {
         double m = 0, prev = 0;
         for (size_t i = 0; i < d->n; i++) {
             m += d->val[i] * (d->cum[i] - prev);

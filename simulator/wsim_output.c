@@ -1,6 +1,6 @@
-/* sim_output.c - an experiment's figures as CSV, and its plot as a gnuplot
+/* wsim_output.c - an experiment's figures as CSV, and its plot as a gnuplot
  * script with its data (one block per curve). */
-#include "sim_sweep.h"
+#include "wsim_sweep.h"
 
 #include <errno.h>
 #include <math.h>
@@ -23,29 +23,29 @@ static void csv_field(FILE *f, const char *s)
 }
 
 /* A metric's values over the replications of one point. */
-static struct sim_ci point_ci(const struct sim_result *res, int reps, size_t m, double level,
-                              int *sat)
+static struct wsim_ci point_ci(const struct wsim_result *res, int reps, size_t m, double level,
+                               int *sat)
 {
     double v[1000];
     *sat = 0;
     for (int r = 0; r < reps; r++) {
-        v[r] = sim_metric_get(&res[r], m);
+        v[r] = wsim_metric_get(&res[r], m);
         *sat += res[r].saturated;
     }
-    return sim_ci_of(v, reps, level);
+    return wsim_ci_of(v, reps, level);
 }
 
-void sim_write_csv(FILE *f, const struct sim_experiment *e, int reps, double level,
-                   const struct sim_result *res)
+void wsim_write_csv(FILE *f, const struct wsim_experiment *e, int reps, double level,
+                    const struct wsim_result *res)
 {
-    size_t nm = sim_metric_count();
+    size_t nm = wsim_metric_count();
     fprintf(f, "curve,%s,replications,saturated_replications", e->x_key ? e->x_key : "x");
     for (size_t m = 0; m < nm; m++)
-        fprintf(f, ",%s,%s_ci", sim_metric_names[m], sim_metric_names[m]);
+        fprintf(f, ",%s,%s_ci", wsim_metric_names[m], wsim_metric_names[m]);
     fputc('\n', f);
     for (size_t c = 0; c < e->ncurves; c++) {
         for (size_t x = 0; x < e->nxs; x++) {
-            const struct sim_result *r = &res[(c * e->nxs + x) * (size_t)reps];
+            const struct wsim_result *r = &res[(c * e->nxs + x) * (size_t)reps];
             int sat = 0;
             csv_field(f, e->curves[c]);
             fputc(',', f);
@@ -53,7 +53,7 @@ void sim_write_csv(FILE *f, const struct sim_experiment *e, int reps, double lev
             point_ci(r, reps, 0, level, &sat);
             fprintf(f, ",%d,%d", reps, sat);
             for (size_t m = 0; m < nm; m++) {
-                struct sim_ci ci = point_ci(r, reps, m, level, &sat);
+                struct wsim_ci ci = point_ci(r, reps, m, level, &sat);
                 fprintf(f, ",%.6g,%.6g", ci.mean, ci.half);
             }
             fputc('\n', f);
@@ -69,11 +69,11 @@ static bool numeric(const char *s, double *v)
     return end != s && !*end && !errno;
 }
 
-bool sim_write_plot(const char *base, const struct sim_experiment *e, int reps, double level,
-                    const struct sim_result *res, char *err, size_t errlen)
+bool wsim_write_plot(const char *base, const struct wsim_experiment *e, int reps, double level,
+                     const struct wsim_result *res, char *err, size_t errlen)
 {
     char path[600];
-    long m = sim_metric_index(e->metric);
+    long m = wsim_metric_index(e->metric);
     bool num = true;
     double v;
     for (size_t x = 0; x < e->nxs; x++)
@@ -89,14 +89,14 @@ bool sim_write_plot(const char *base, const struct sim_experiment *e, int reps, 
         fprintf(d, "# %s\n", e->curves[c]);
         for (size_t x = 0; x < e->nxs; x++) {
             int sat = 0;
-            struct sim_ci ci =
+            struct wsim_ci ci =
                 point_ci(&res[(c * e->nxs + x) * (size_t)reps], reps, (size_t)m, level, &sat);
             /* A point saturated in most replications has no meaningful mean. */
             if (sat * 2 > reps)
                 continue;
             if (e->plot_x) {
-                struct sim_ci px = point_ci(&res[(c * e->nxs + x) * (size_t)reps], reps,
-                                            (size_t)sim_metric_index(e->plot_x), level, &sat);
+                struct wsim_ci px = point_ci(&res[(c * e->nxs + x) * (size_t)reps], reps,
+                                             (size_t)wsim_metric_index(e->plot_x), level, &sat);
                 fprintf(d, "%.6g %.6g %.6g\n", px.mean, ci.mean, ci.half);
             } else if (num)
                 fprintf(d, "%s %.6g %.6g\n", e->xs[x], ci.mean, ci.half);
