@@ -132,21 +132,95 @@ static bool axis(char *text, char **key, char ***vals, size_t *n, char *err, siz
     return true;
 }
 
+/* A base line: checked now, with its line number, on a scratch set, and
+ * kept. */
+static bool add_base(struct wsim_experiment *e, const char *key, const char *val, const char *name,
+                     int no, char *err, size_t errlen)
+{
+    char msg[WSIM_ERR_LEN];
+    struct wsim_params p;
+    wsim_params_init(&p);
+    bool good = wsim_params_set(&p, key, val, e->dir, msg, sizeof msg);
+    wsim_params_release(&p);
+    if (!good)
+        return fail(err, errlen, "%s:%d: %s", name, no, msg);
+    struct wsim_kv *kv = realloc(e->kv, (e->nkv + 1) * sizeof *kv);
+    if (!kv)
+        return fail(err, errlen, "%s: out of memory", name);
+    e->kv = kv;
+    kv[e->nkv] = (struct wsim_kv){strdup(key), strdup(val), no};
+    if (!kv[e->nkv].key || !kv[e->nkv].value) {
+        free(kv[e->nkv].key);
+        free(kv[e->nkv].value);
+        return fail(err, errlen, "%s: out of memory", name);
+    }
+    e->nkv++;
+    return true;
+}
+
+/* One "key = value" line (line number no): an axis, what the plot shows,
+ * or a base line. */
+static bool parse_line(struct wsim_experiment *e, char *key, char *val, const char *name, int no,
+                       char *err, size_t errlen)
+{
+    char msg[WSIM_ERR_LEN];
+    if (!strcmp(key, "curves") || !strcmp(key, "x")) {
+        bool c = !strcmp(key, "curves");
+        if ((c ? e->ncurves : e->nxs) > 0)
+            return fail(err, errlen, "%s:%d: %s given twice", name, no, key);
+        if (!axis(val, c ? &e->curve_key : &e->x_key, c ? &e->curves : &e->xs,
+                  c ? &e->ncurves : &e->nxs, msg, sizeof msg))
+            return fail(err, errlen, "%s:%d: %s: %s", name, no, key, msg);
+        return true;
+    }
+    if (!strcmp(key, "metric") || !strcmp(key, "title") || !strcmp(key, "plot_x")) {
+        char **dst = !strcmp(key, "metric")   ? &e->metric
+                     : !strcmp(key, "plot_x") ? &e->plot_x
+                                              : &e->title;
+        if (strcmp(key, "title") && wsim_metric_index(val) < 0)
+            return fail(err, errlen, "%s:%d: unknown metric \"%s\"", name, no, val);
+        free(*dst);
+        *dst = strdup(val);
+        if (!*dst)
+            return fail(err, errlen, "%s: out of memory", name);
+        return true;
+    }
+    return add_base(e, key, val, name, no, err, errlen);
+}
+
+/* The defaults of what the file left out; then every point must make a
+ * valid set: found now, not after hours. */
+static bool finish(struct wsim_experiment *e, const char *name, char *err, size_t errlen)
+{
+    char msg[WSIM_ERR_LEN];
+    if ((!e->ncurves && !add_value(&e->curves, &e->ncurves, "")) ||
+        (!e->nxs && !add_value(&e->xs, &e->nxs, "")) ||
+        (!e->metric && !(e->metric = strdup("mean_resp"))))
+        return fail(err, errlen, "%s: out of memory", name);
+    for (size_t c = 0; c < e->ncurves; c++) {
+        for (size_t x = 0; x < e->nxs; x++) {
+            struct wsim_params p;
+            if (!wsim_experiment_params(e, c, x, &p, msg, sizeof msg))
+                return fail(err, errlen, "%s: %s", name, msg);
+            wsim_params_release(&p);
+        }
+    }
+    return true;
+}
+
 bool wsim_experiment_parse(struct wsim_experiment *e, const char *text, const char *dir,
                            const char *name, char *err, size_t errlen)
 {
     memset(e, 0, sizeof *e);
-    char *copy = NULL, msg[WSIM_ERR_LEN];
     bool ok = false;
     int no = 0;
     e->dir = strdup(dir ? dir : ".");
-    copy = strdup(text);
+    char *copy = strdup(text);
     if (!e->dir || !copy) {
         fail(err, errlen, "%s: out of memory", name);
         goto out;
     }
-    char *line = copy;
-    while (line && *line) {
+    for (char *line = copy; line && *line;) {
         char *nl = strchr(line, '\n');
         if (nl)
             *nl = '\0';
@@ -174,85 +248,10 @@ bool wsim_experiment_parse(struct wsim_experiment *e, const char *text, const ch
             fail(err, errlen, "%s:%d: expected key = value", name, no);
             goto out;
         }
-        if (!strcmp(key, "curves") || !strcmp(key, "x")) {
-            bool c = !strcmp(key, "curves");
-            if ((c ? e->ncurves : e->nxs) > 0) {
-                fail(err, errlen, "%s:%d: %s given twice", name, no, key);
-                goto out;
-            }
-            if (!axis(val, c ? &e->curve_key : &e->x_key, c ? &e->curves : &e->xs,
-                      c ? &e->ncurves : &e->nxs, msg, sizeof msg)) {
-                fail(err, errlen, "%s:%d: %s: %s", name, no, key, msg);
-                goto out;
-            }
-            continue;
-        }
-        if (!strcmp(key, "metric") || !strcmp(key, "title") || !strcmp(key, "plot_x")) {
-            char **dst = !strcmp(key, "metric")   ? &e->metric
-                         : !strcmp(key, "plot_x") ? &e->plot_x
-                                                  : &e->title;
-            if (strcmp(key, "title") && wsim_metric_index(val) < 0) {
-                fail(err, errlen, "%s:%d: unknown metric \"%s\"", name, no, val);
-                goto out;
-            }
-            free(*dst);
-            *dst = strdup(val);
-            if (!*dst) {
-                fail(err, errlen, "%s: out of memory", name);
-                goto out;
-            }
-            continue;
-        }
-        /* Checked now, with the line number, on a scratch set. */
-        struct wsim_params p;
-        wsim_params_init(&p);
-        bool good = wsim_params_set(&p, key, val, e->dir, msg, sizeof msg);
-        wsim_params_release(&p);
-        if (!good) {
-            fail(err, errlen, "%s:%d: %s", name, no, msg);
+        if (!parse_line(e, key, val, name, no, err, errlen))
             goto out;
-        }
-        struct wsim_kv *kv = realloc(e->kv, (e->nkv + 1) * sizeof *kv);
-        if (!kv) {
-            fail(err, errlen, "%s: out of memory", name);
-            goto out;
-        }
-        e->kv = kv;
-        kv[e->nkv] = (struct wsim_kv){strdup(key), strdup(val), no};
-        if (!kv[e->nkv].key || !kv[e->nkv].value) {
-            free(kv[e->nkv].key);
-            free(kv[e->nkv].value);
-            fail(err, errlen, "%s: out of memory", name);
-            goto out;
-        }
-        e->nkv++;
     }
-    if (!e->ncurves && !add_value(&e->curves, &e->ncurves, "")) {
-        fail(err, errlen, "%s: out of memory", name);
-        goto out;
-    }
-    if (!e->nxs && !add_value(&e->xs, &e->nxs, "")) {
-        fail(err, errlen, "%s: out of memory", name);
-        goto out;
-    }
-    if (!e->metric && !(e->metric = strdup("mean_resp"))) {
-        fail(err, errlen, "%s: out of memory", name);
-        goto out;
-    }
-    /* Every point must make a valid set: found now, not after hours. */
-    for (size_t c = 0; c < e->ncurves; c++) {
-        for (size_t x = 0; x < e->nxs; x++) {
-            struct wsim_params p;
-            bool good = wsim_experiment_params(e, c, x, &p, msg, sizeof msg);
-            if (good)
-                wsim_params_release(&p);
-            if (!good) {
-                fail(err, errlen, "%s: %s", name, msg);
-                goto out;
-            }
-        }
-    }
-    ok = true;
+    ok = finish(e, name, err, errlen);
 out:
     free(copy);
     if (!ok)

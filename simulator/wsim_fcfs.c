@@ -150,56 +150,98 @@ static void list_remove(struct vlist *l, int i)
     l->n--;
 }
 
-void wsim_fcfs_departure(struct wsim_state *s, uint32_t job)
+/* A departure's rounds: the queues still to visit, and the state of the
+ * hand-over rules (LP: the global queue at the front or at the end, and
+ * whether it waits for a local queue to empty; GP: whether the locals
+ * joined). */
+struct rounds {
+    struct vlist V;
+    bool g_front, g_pending, gp_joined;
+};
+
+/* The queues the first round visits, by policy. */
+static void first_round(struct wsim_state *s, const struct wsim_job *gone, struct rounds *r)
 {
     const struct wsim_params *p = s->p;
-    const struct wsim_job *gone = &s->w->v[job];
     int g = s->nc, loc[WSIM_MAX_CLUSTERS];
-    struct vlist V = {.n = 0};
-    bool g_front = false, g_pending = false, gp_joined = false;
     switch (p->fcfs) {
     case WSIM_GS:
     case WSIM_SC:
         if (s->q[g].n)
-            V.v[V.n++] = g;
+            r->V.v[r->V.n++] = g;
         break;
     case WSIM_LS:
-        V.n = locals(s, p->order, gone, V.v);
+        r->V.n = locals(s, p->order, gone, r->V.v);
         break;
     case WSIM_GP:
         if (s->q[g].n) {
-            V.v[V.n++] = g;
+            r->V.v[r->V.n++] = g;
         } else {
-            V.n = locals(s, p->lorder, gone, V.v);
-            gp_joined = true;
+            r->V.n = locals(s, p->lorder, gone, r->V.v);
+            r->gp_joined = true;
         }
         break;
     case WSIM_LP: {
-        g_front =
+        r->g_front =
             p->lpvar == WSIM_LP_GF || (p->lpvar == WSIM_LP_RD && wsim_rng_int(&s->rng, 0, 1) == 1);
         int n = locals(s, p->lorder, gone, loc);
         if (some_local_empty(s) && s->q[g].n) {
-            if (g_front)
-                V.v[V.n++] = g;
-            memcpy(&V.v[V.n], loc, (size_t)n * sizeof *loc);
-            V.n += n;
-            if (!g_front)
-                V.v[V.n++] = g;
+            if (r->g_front)
+                r->V.v[r->V.n++] = g;
+            memcpy(&r->V.v[r->V.n], loc, (size_t)n * sizeof *loc);
+            r->V.n += n;
+            if (!r->g_front)
+                r->V.v[r->V.n++] = g;
         } else {
-            memcpy(V.v, loc, (size_t)n * sizeof *loc);
-            V.n = n;
-            g_pending = s->q[g].n > 0;
+            memcpy(r->V.v, loc, (size_t)n * sizeof *loc);
+            r->V.n = n;
+            r->g_pending = s->q[g].n > 0;
         }
         break;
     }
     }
-    while (V.n > 0 && !s->failed) {
+}
+
+/* The hand-over rules once queue q emptied during a round (*i: the
+ * round's position, moved on when a queue is put before it). */
+static void hand_over(struct wsim_state *s, const struct wsim_job *gone, int q, struct rounds *r,
+                      int *i)
+{
+    const struct wsim_params *p = s->p;
+    int g = s->nc, loc[WSIM_MAX_CLUSTERS];
+    if (p->fcfs == WSIM_LP && is_local(s, q) && r->g_pending && s->q[g].n && !in_list(&r->V, g)) {
+        r->g_pending = false;
+        if (r->g_front) {
+            memmove(&r->V.v[1], &r->V.v[0], (size_t)r->V.n * sizeof *r->V.v);
+            r->V.v[0] = g;
+            r->V.n++;
+            (*i)++;
+        } else {
+            r->V.v[r->V.n++] = g;
+        }
+    }
+    if (p->fcfs == WSIM_GP && q == g && p->gp_locals_join && !r->gp_joined) {
+        r->gp_joined = true;
+        int n = locals(s, p->lorder, gone, loc);
+        for (int k = 0; k < n; k++) {
+            if (!in_list(&r->V, loc[k]))
+                r->V.v[r->V.n++] = loc[k];
+        }
+    }
+}
+
+void wsim_fcfs_departure(struct wsim_state *s, uint32_t job)
+{
+    const struct wsim_job *gone = &s->w->v[job];
+    struct rounds r = {.V.n = 0};
+    first_round(s, gone, &r);
+    while (r.V.n > 0 && !s->failed) {
         /* One round over the live list: queues added during the round at
          * its end are visited in it, those put at the front are not. */
-        for (int i = 0; i < V.n && !s->failed;) {
-            int q = V.v[i];
+        for (int i = 0; i < r.V.n && !s->failed;) {
+            int q = r.V.v[i];
             if (!head_fits(s, q)) {
-                list_remove(&V, i);
+                list_remove(&r.V, i);
                 note_disabled(s, q);
                 continue;
             }
@@ -208,28 +250,9 @@ void wsim_fcfs_departure(struct wsim_state *s, uint32_t job)
                 i++;
                 continue;
             }
-            list_remove(&V, i);
+            list_remove(&r.V, i);
             note_disabled(s, q);
-            /* The hand-over rules. */
-            if (p->fcfs == WSIM_LP && is_local(s, q) && g_pending && s->q[g].n && !in_list(&V, g)) {
-                g_pending = false;
-                if (g_front) {
-                    memmove(&V.v[1], &V.v[0], (size_t)V.n * sizeof *V.v);
-                    V.v[0] = g;
-                    V.n++;
-                    i++;
-                } else {
-                    V.v[V.n++] = g;
-                }
-            }
-            if (p->fcfs == WSIM_GP && q == g && p->gp_locals_join && !gp_joined) {
-                gp_joined = true;
-                int n = locals(s, p->lorder, gone, loc);
-                for (int k = 0; k < n; k++) {
-                    if (!in_list(&V, loc[k]))
-                        V.v[V.n++] = loc[k];
-                }
-            }
+            hand_over(s, gone, q, &r, &i);
         }
     }
 }

@@ -137,49 +137,92 @@ static int run_gnuplot(const char *dir, const char *name)
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-int main(int argc, char **argv)
-{
-    int jobs = 1, nsets = 0;
-    bool plot = false;
-    const char *out_dir = NULL, *file = NULL, *sched = NULL;
+struct options {
+    int jobs;
+    bool plot;
+    const char *out_dir, *file, *sched;
     char *sets[MAX_SETS];
+    int nsets;
+};
+
+/* The command line; false: print the usage. */
+static bool parse_args(int argc, char **argv, struct options *o)
+{
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-j") && i + 1 < argc) {
-            if (!parse_jobs(argv[++i], &jobs))
-                return usage();
+            if (!parse_jobs(argv[++i], &o->jobs))
+                return false;
         } else if (!strncmp(argv[i], "-j", 2) && argv[i][2]) {
-            if (!parse_jobs(argv[i] + 2, &jobs))
-                return usage();
+            if (!parse_jobs(argv[i] + 2, &o->jobs))
+                return false;
         } else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
-            out_dir = argv[++i];
+            o->out_dir = argv[++i];
         } else if (!strcmp(argv[i], "--plot")) {
-            plot = true;
+            o->plot = true;
         } else if (!strcmp(argv[i], "--set") && i + 1 < argc) {
-            if (nsets == MAX_SETS)
-                return usage();
-            sets[nsets++] = argv[++i];
+            if (o->nsets == MAX_SETS)
+                return false;
+            o->sets[o->nsets++] = argv[++i];
         } else if (!strcmp(argv[i], "--schedule") && i + 1 < argc) {
-            sched = argv[++i];
-        } else if (argv[i][0] == '-' || file) {
-            return usage();
+            o->sched = argv[++i];
+        } else if (argv[i][0] == '-' || o->file) {
+            return false;
         } else {
-            file = argv[i];
+            o->file = argv[i];
         }
     }
-    if (!file || (plot && !out_dir))
+    return o->file && (!o->plot || o->out_dir);
+}
+
+/* DIR/NAME.csv, and with --plot the plot's files and its PNG. */
+static bool write_out(const struct options *o, const struct wsim_experiment *e, const char *name,
+                      int reps, double level, const struct wsim_result *res, char *err, size_t len)
+{
+    if (mkdir(o->out_dir, 0755) && errno != EEXIST) {
+        snprintf(err, len, "%s: %s", o->out_dir, strerror(errno));
+        return false;
+    }
+    char path[900];
+    snprintf(path, sizeof path, "%s/%s.csv", o->out_dir, name);
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        snprintf(err, len, "%s: %s", path, strerror(errno));
+        return false;
+    }
+    wsim_write_csv(f, e, reps, level, res);
+    if (fclose(f)) {
+        snprintf(err, len, "%s: write error", path);
+        return false;
+    }
+    if (!o->plot)
+        return true;
+    snprintf(path, sizeof path, "%s/%s", o->out_dir, name);
+    if (!wsim_write_plot(path, e, reps, level, res, err, len))
+        return false;
+    if (run_gnuplot(o->out_dir, name) != 0) {
+        snprintf(err, len, "gnuplot failed on %s.gp (is gnuplot-nox installed?)", path);
+        return false;
+    }
+    return true;
+}
+
+int main(int argc, char **argv)
+{
+    struct options o = {.jobs = 1};
+    if (!parse_args(argc, argv, &o))
         return usage();
     char err[1024];
     struct wsim_experiment e;
     struct wsim_result *res = NULL;
     int rc = 1;
-    if (!wsim_experiment_load(&e, file, err, sizeof err)) {
+    if (!wsim_experiment_load(&e, o.file, err, sizeof err)) {
         fprintf(stderr, "accord-sim: %s\n", err);
         return 1;
     }
-    if (!apply_sets(&e, sets, nsets, err, sizeof err))
+    if (!apply_sets(&e, o.sets, o.nsets, err, sizeof err))
         goto out;
-    if (sched) {
-        rc = schedule(&e, sched);
+    if (o.sched) {
+        rc = schedule(&e, o.sched);
         wsim_experiment_free(&e);
         return rc;
     }
@@ -196,38 +239,12 @@ int main(int argc, char **argv)
         snprintf(err, sizeof err, "out of memory");
         goto out;
     }
-    if (!wsim_sweep_run(&e, reps, jobs, res, err, sizeof err))
+    if (!wsim_sweep_run(&e, reps, o.jobs, res, err, sizeof err))
         goto out;
-    if (!out_dir) {
+    if (!o.out_dir)
         wsim_write_csv(stdout, &e, reps, level, res);
-        rc = 0;
+    else if (!write_out(&o, &e, name, reps, level, res, err, sizeof err))
         goto out;
-    }
-    if (mkdir(out_dir, 0755) && errno != EEXIST) {
-        snprintf(err, sizeof err, "%s: %s", out_dir, strerror(errno));
-        goto out;
-    }
-    char path[900];
-    snprintf(path, sizeof path, "%s/%s.csv", out_dir, name);
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        snprintf(err, sizeof err, "%s: %s", path, strerror(errno));
-        goto out;
-    }
-    wsim_write_csv(f, &e, reps, level, res);
-    if (fclose(f)) {
-        snprintf(err, sizeof err, "%s: write error", path);
-        goto out;
-    }
-    if (plot) {
-        snprintf(path, sizeof path, "%s/%s", out_dir, name);
-        if (!wsim_write_plot(path, &e, reps, level, res, err, sizeof err))
-            goto out;
-        if (run_gnuplot(out_dir, name) != 0) {
-            snprintf(err, sizeof err, "gnuplot failed on %s.gp (is gnuplot-nox installed?)", path);
-            goto out;
-        }
-    }
     rc = 0;
 out:
     if (rc)

@@ -277,105 +277,138 @@ static const struct key keys[] = {
     {"seed", K_LONG, F(seed), 0, 9.2e18, NULL},
 };
 
-static bool set_special(struct wsim_params *p, const char *key, const char *v, char *err,
-                        size_t len)
+static bool set_clusters(struct wsim_params *p, const char *v, char *err, size_t len)
+{
+    double l[WSIM_MAX_CLUSTERS];
+    int n;
+    if (!parse_list(v, l, WSIM_MAX_CLUSTERS, &n))
+        return fail(err, len, "clusters: 1 to %d sizes separated by commas", WSIM_MAX_CLUSTERS);
+    for (int i = 0; i < n; i++) {
+        if (l[i] < 1 || l[i] > 1000000 || l[i] != floor(l[i]))
+            return fail(err, len, "clusters: sizes are integers in 1..1000000");
+    }
+    p->nclusters = n;
+    for (int i = 0; i < n; i++)
+        p->size[i] = (int)l[i];
+    return true;
+}
+
+static bool set_slow_clusters(struct wsim_params *p, const char *v, char *err, size_t len)
+{
+    double l[WSIM_MAX_CLUSTERS];
+    int n;
+    bool s[WSIM_MAX_CLUSTERS] = {false};
+    if (strcmp(v, "none")) {
+        if (!parse_list(v, l, WSIM_MAX_CLUSTERS, &n))
+            return fail(err, len, "slow_clusters: cluster indexes (from 1) or none");
+        for (int i = 0; i < n; i++) {
+            if (l[i] < 1 || l[i] > WSIM_MAX_CLUSTERS || l[i] != floor(l[i]))
+                return fail(err, len, "slow_clusters: indexes from 1 to %d", WSIM_MAX_CLUSTERS);
+            s[(int)l[i] - 1] = true;
+        }
+    }
+    memcpy(p->slow_link, s, sizeof s);
+    return true;
+}
+
+/* Row by row, C x C values. */
+static bool set_latency(struct wsim_params *p, const char *v, char *err, size_t len)
 {
     double l[WSIM_MAX_CLUSTERS * WSIM_MAX_CLUSTERS];
     int n;
+    if (!parse_list(v, l, WSIM_MAX_CLUSTERS * WSIM_MAX_CLUSTERS, &n))
+        return fail(err, len, "latency: C x C numbers, row by row");
+    int c = (int)lround(sqrt((double)n));
+    if (c * c != n)
+        return fail(err, len, "latency: %d values is not a square matrix", n);
+    for (int i = 0; i < c; i++) {
+        for (int j = 0; j < c; j++) {
+            if (l[i * c + j] < 0 || l[i * c + j] != l[j * c + i])
+                return fail(err, len, "latency: values >= 0, symmetric");
+        }
+    }
+    for (int i = 0; i < c; i++) {
+        for (int j = 0; j < c; j++)
+            p->latency[i][j] = l[i * c + j];
+    }
+    return true;
+}
+
+static bool is_numbers_key(const char *key)
+{
+    return !strcmp(key, "ccr_m") || !strcmp(key, "ccr_m_slow") || !strcmp(key, "link_mbps") ||
+           !strcmp(key, "routing") || !strcmp(key, "composition");
+}
+
+/* The keys that take a list of numbers >= 0, one per cluster (or per
+ * number of clusters): ccr_m, ccr_m_slow, link_mbps, routing, composition. */
+static bool set_numbers(struct wsim_params *p, const char *key, const char *v, char *err,
+                        size_t len)
+{
+    double l[WSIM_MAX_CLUSTERS];
+    int n;
+    if (!parse_list(v, l, WSIM_MAX_CLUSTERS, &n))
+        return fail(err, len, "%s: 1 to %d numbers separated by commas", key, WSIM_MAX_CLUSTERS);
+    double sum = 0;
+    for (int i = 0; i < n; i++) {
+        if (l[i] < 0)
+            return fail(err, len, "%s: numbers >= 0", key);
+        sum += l[i];
+    }
+    if (!strcmp(key, "ccr_m") || !strcmp(key, "ccr_m_slow")) {
+        /* The factor for 1, 2, ... clusters; the last repeats. */
+        double *m = !strcmp(key, "ccr_m") ? p->ccr_m : p->ccr_m_slow;
+        for (int i = 1; i <= WSIM_MAX_CLUSTERS; i++)
+            m[i] = l[i - 1 < n ? i - 1 : n - 1];
+        m[0] = m[1];
+    } else if (!strcmp(key, "link_mbps")) {
+        for (int i = 0; i < WSIM_MAX_CLUSTERS; i++) {
+            if (l[i < n ? i : n - 1] <= 0)
+                return fail(err, len, "link_mbps: capacities > 0");
+            p->link_mbps[i] = l[i < n ? i : n - 1];
+        }
+    } else {
+        if (sum <= 0)
+            return fail(err, len, "%s: the weights add up to 0", key);
+        double *dst = !strcmp(key, "routing") ? p->routing : p->composition;
+        for (int i = 0; i < WSIM_MAX_CLUSTERS; i++)
+            dst[i] = i < n ? l[i] : 0;
+    }
+    return true;
+}
+
+static bool set_split(struct wsim_params *p, const char *v, char *err, size_t len)
+{
+    long lim;
+    if (!strcmp(v, "none")) {
+        p->split = WSIM_SPLIT_NONE;
+    } else if (!strcmp(v, "flexible")) {
+        p->split = WSIM_SPLIT_FLEX;
+    } else if (!strncmp(v, "limit:", 6) && parse_long(v + 6, &lim) && lim >= 1 && lim <= 1000000) {
+        p->split = WSIM_SPLIT_LIMIT;
+        p->split_limit = (int)lim;
+    } else {
+        return fail(err, len, "split: none, flexible or limit:L (L >= 1)");
+    }
+    return true;
+}
+
+/* The keys of the table marked K_SPECIAL. */
+static bool set_special(struct wsim_params *p, const char *key, const char *v, char *err,
+                        size_t len)
+{
     if (!strcmp(key, "policy"))
         return set_policy(p, v, err, len);
-    if (!strcmp(key, "clusters")) {
-        if (!parse_list(v, l, WSIM_MAX_CLUSTERS, &n))
-            return fail(err, len, "clusters: 1 to %d sizes separated by commas", WSIM_MAX_CLUSTERS);
-        for (int i = 0; i < n; i++) {
-            if (l[i] < 1 || l[i] > 1000000 || l[i] != floor(l[i]))
-                return fail(err, len, "clusters: sizes are integers in 1..1000000");
-        }
-        p->nclusters = n;
-        for (int i = 0; i < n; i++)
-            p->size[i] = (int)l[i];
-        return true;
-    }
-    if (!strcmp(key, "slow_clusters")) {
-        bool s[WSIM_MAX_CLUSTERS] = {false};
-        if (strcmp(v, "none")) {
-            if (!parse_list(v, l, WSIM_MAX_CLUSTERS, &n))
-                return fail(err, len, "slow_clusters: cluster indexes (from 1) or none");
-            for (int i = 0; i < n; i++) {
-                if (l[i] < 1 || l[i] > WSIM_MAX_CLUSTERS || l[i] != floor(l[i]))
-                    return fail(err, len, "slow_clusters: indexes from 1 to %d", WSIM_MAX_CLUSTERS);
-                s[(int)l[i] - 1] = true;
-            }
-        }
-        memcpy(p->slow_link, s, sizeof s);
-        return true;
-    }
-    if (!strcmp(key, "latency")) {
-        /* Row by row, C x C values. */
-        if (!parse_list(v, l, WSIM_MAX_CLUSTERS * WSIM_MAX_CLUSTERS, &n))
-            return fail(err, len, "latency: C x C numbers, row by row");
-        int c = (int)lround(sqrt((double)n));
-        if (c * c != n)
-            return fail(err, len, "latency: %d values is not a square matrix", n);
-        for (int i = 0; i < c; i++) {
-            for (int j = 0; j < c; j++) {
-                if (l[i * c + j] < 0 || l[i * c + j] != l[j * c + i])
-                    return fail(err, len, "latency: values >= 0, symmetric");
-            }
-        }
-        for (int i = 0; i < c; i++) {
-            for (int j = 0; j < c; j++)
-                p->latency[i][j] = l[i * c + j];
-        }
-        return true;
-    }
-    if (!strcmp(key, "ccr_m") || !strcmp(key, "ccr_m_slow") || !strcmp(key, "link_mbps") ||
-        !strcmp(key, "routing") || !strcmp(key, "composition")) {
-        if (!parse_list(v, l, WSIM_MAX_CLUSTERS, &n))
-            return fail(err, len, "%s: 1 to %d numbers separated by commas", key,
-                        WSIM_MAX_CLUSTERS);
-        double sum = 0;
-        for (int i = 0; i < n; i++) {
-            if (l[i] < 0)
-                return fail(err, len, "%s: numbers >= 0", key);
-            sum += l[i];
-        }
-        if (!strcmp(key, "ccr_m") || !strcmp(key, "ccr_m_slow")) {
-            /* The factor for 1, 2, ... clusters; the last repeats. */
-            double *m = !strcmp(key, "ccr_m") ? p->ccr_m : p->ccr_m_slow;
-            for (int i = 1; i <= WSIM_MAX_CLUSTERS; i++)
-                m[i] = l[i - 1 < n ? i - 1 : n - 1];
-            m[0] = m[1];
-        } else if (!strcmp(key, "link_mbps")) {
-            for (int i = 0; i < WSIM_MAX_CLUSTERS; i++) {
-                if (l[i < n ? i : n - 1] <= 0)
-                    return fail(err, len, "link_mbps: capacities > 0");
-                p->link_mbps[i] = l[i < n ? i : n - 1];
-            }
-        } else {
-            if (sum <= 0)
-                return fail(err, len, "%s: the weights add up to 0", key);
-            double *dst = !strcmp(key, "routing") ? p->routing : p->composition;
-            for (int i = 0; i < WSIM_MAX_CLUSTERS; i++)
-                dst[i] = i < n ? l[i] : 0;
-        }
-        return true;
-    }
-    if (!strcmp(key, "split")) {
-        long lim;
-        if (!strcmp(v, "none")) {
-            p->split = WSIM_SPLIT_NONE;
-        } else if (!strcmp(v, "flexible")) {
-            p->split = WSIM_SPLIT_FLEX;
-        } else if (!strncmp(v, "limit:", 6) && parse_long(v + 6, &lim) && lim >= 1 &&
-                   lim <= 1000000) {
-            p->split = WSIM_SPLIT_LIMIT;
-            p->split_limit = (int)lim;
-        } else {
-            return fail(err, len, "split: none, flexible or limit:L (L >= 1)");
-        }
-        return true;
-    }
+    if (!strcmp(key, "clusters"))
+        return set_clusters(p, v, err, len);
+    if (!strcmp(key, "slow_clusters"))
+        return set_slow_clusters(p, v, err, len);
+    if (!strcmp(key, "latency"))
+        return set_latency(p, v, err, len);
+    if (is_numbers_key(key))
+        return set_numbers(p, key, v, err, len);
+    if (!strcmp(key, "split"))
+        return set_split(p, v, err, len);
     return fail(err, len, "unknown key \"%s\"", key);
 }
 

@@ -84,7 +84,10 @@ static void compact(struct wsim_state *s)
     free(b);
 }
 
-void wsim_reserve_arrival(struct wsim_state *s, uint32_t job)
+/* The candidate placements of a job, from lib/policy; false: the run
+ * failed. */
+static bool candidates(struct wsim_state *s, uint32_t job, struct acc_placement *cand, size_t max,
+                       size_t *n)
 {
     struct wsim_job *j = &s->w->v[job];
     int64_t idle[WSIM_MAX_CLUSTERS], sizes[WSIM_MAX_COMP];
@@ -101,54 +104,64 @@ void wsim_reserve_arrival(struct wsim_state *s, uint32_t job)
         req.type = ACC_REQ_TOTAL;
     struct acc_policy_opts o;
     acc_policy_opts_init(&o, ACC_POLICY_EARLIEST);
-    struct acc_placement cand[64];
-    size_t n = 0, max = (size_t)s->p->reserve_candidates;
     struct acc_error e = {0};
-    if (acc_policy_candidates(&sys, &req, &o, cand, max < 64 ? max : 64, &n, &e) != ACC_OK) {
-        wsim_fail(s, "job %u: %s", job, e.msg);
-        return;
+    if (acc_policy_candidates(&sys, &req, &o, cand, max, n, &e) != ACC_OK)
+        return wsim_fail(s, "job %u: %s", job, e.msg);
+    if (!*n)
+        return wsim_fail(s, "job %u (%d units) fits no placement of these clusters", job, j->total);
+    return true;
+}
+
+/* The job's units per cluster in placement per. */
+static void set_alloc(struct wsim_job *j, int nc, const int64_t *per)
+{
+    j->used = 0;
+    for (int c = 0; c < nc; c++) {
+        j->alloc[c] = (int)per[c];
+        j->used += per[c] > 0;
     }
-    if (!n) {
-        wsim_fail(s, "job %u (%d units) fits no placement of these clusters", job, j->total);
-        return;
-    }
-    acc_time now = ticks(s->now), best = -1, best_dur = 0;
-    int64_t best_per[WSIM_MAX_CLUSTERS] = {0};
+}
+
+/* The earliest common slot over the candidates (*best, -1 when none), its
+ * duration and its units per cluster. */
+static void best_slot(struct wsim_state *s, uint32_t job, const struct acc_placement *cand,
+                      size_t n, acc_time *best, acc_time *best_dur, int64_t *best_per)
+{
+    struct wsim_job *j = &s->w->v[job];
+    acc_time now = ticks(s->now);
+    *best = -1;
     for (size_t k = 0; k < n; k++) {
         int64_t per[WSIM_MAX_CLUSTERS];
         acc_placement_per_cluster(&cand[k], (size_t)s->nc, per);
-        j->used = 0;
-        for (int c = 0; c < s->nc; c++) {
-            j->alloc[c] = (int)per[c];
-            j->used += per[c] > 0;
-        }
+        set_alloc(j, s->nc, per); /* the service time depends on it */
         acc_time dur = ticks(wsim_service_time(s->p, j));
         if (dur < 1)
             dur = 1;
         acc_time t = common_start(s, per, now, dur);
-        if (t >= 0 && (best < 0 || t < best)) {
-            best = t;
-            best_dur = dur;
+        if (t >= 0 && (*best < 0 || t < *best)) {
+            *best = t;
+            *best_dur = dur;
             memcpy(best_per, per, sizeof per);
         }
     }
-    if (best < 0) {
-        wsim_fail(s, "job %u: no common slot", job);
-        return;
-    }
-    j->used = 0;
+}
+
+/* Books the job's slot on the calendars and keeps it among the live
+ * bookings; a slot later than now starts with an event. */
+static void book(struct wsim_state *s, uint32_t job, acc_time best, acc_time dur,
+                 const int64_t *per)
+{
+    struct wsim_job *j = &s->w->v[job];
+    set_alloc(j, s->nc, per);
     for (int c = 0; c < s->nc; c++) {
-        j->alloc[c] = (int)best_per[c];
-        j->used += best_per[c] > 0;
-        if (best_per[c] &&
-            acc_calendar_add(&s->cal[c], best, best + best_dur, best_per[c]) != ACC_OK) {
+        if (per[c] && acc_calendar_add(&s->cal[c], best, best + dur, per[c]) != ACC_OK) {
             wsim_fail(s, "job %u: the calendar refused its own common slot", job);
             return;
         }
     }
     j->start = (double)best / TICKS;
     j->placed = j->start; /* the units are held from the booked start */
-    j->end = (double)(best + best_dur) / TICKS;
+    j->end = (double)(best + dur) / TICKS;
     if (s->nlive == s->caplive) {
         size_t cap = s->caplive ? s->caplive * 2 : 256;
         uint32_t *v = realloc(s->live, cap * sizeof *v);
@@ -160,7 +173,7 @@ void wsim_reserve_arrival(struct wsim_state *s, uint32_t job)
         s->caplive = cap;
     }
     s->live[s->nlive++] = job;
-    if (best > now) {
+    if (best > ticks(s->now)) {
         s->queued++;
         if (!wsim_heap_push(&s->heap, j->start, WSIM_EV_ARSTART, job, 0))
             wsim_fail(s, "out of memory for the event heap");
@@ -169,4 +182,20 @@ void wsim_reserve_arrival(struct wsim_state *s, uint32_t job)
         compact(s);
         s->live_mark = s->nlive;
     }
+}
+
+void wsim_reserve_arrival(struct wsim_state *s, uint32_t job)
+{
+    struct acc_placement cand[64];
+    size_t n = 0, max = (size_t)s->p->reserve_candidates;
+    if (!candidates(s, job, cand, max < 64 ? max : 64, &n))
+        return;
+    acc_time best, best_dur = 0;
+    int64_t best_per[WSIM_MAX_CLUSTERS] = {0};
+    best_slot(s, job, cand, n, &best, &best_dur, best_per);
+    if (best < 0) {
+        wsim_fail(s, "job %u: no common slot", job);
+        return;
+    }
+    book(s, job, best, best_dur, best_per);
 }

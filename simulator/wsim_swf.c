@@ -49,89 +49,98 @@ static bool fields(char *s, double *v, char *msg, size_t len)
     return true;
 }
 
+/* The jobs read so far. */
+struct trace {
+    struct wsim_swf_job *v;
+    size_t cap, count, skipped;
+};
+
+/* A line as read: false with a message when it is longer than the limit
+ * (or holds a NUL); *data NULL for comments and blank lines. */
+static bool check_line(FILE *f, char *line, size_t size, char **data, char *msg, size_t len)
+{
+    size_t n = strlen(line);
+    if (n == size - 1 && line[n - 1] != '\n' && !feof(f))
+        return fail(msg, len, "line longer than %d characters", WSIM_SWF_MAX_LINE);
+    if (strlen(line) != n)
+        return fail(msg, len, "a NUL byte");
+    char *s = line;
+    while (*s == ' ' || *s == '\t')
+        s++;
+    *data = *s == ';' || *s == '\n' || *s == '\r' || *s == '\0' ? NULL : s;
+    return true;
+}
+
+/* The job of a data line's fields, appended; one with an unknown submit
+ * time, run time or size is counted and skipped.  False with a message. */
+static bool add_job(struct trace *t, const double *x, char *msg, size_t len)
+{
+    struct wsim_swf_job j = {
+        .id = (long)x[0],
+        .submit = x[1],
+        .wait = x[2],
+        .run = x[3],
+        .procs = (long)x[4],
+        .req_procs = (long)x[7],
+        .req_time = x[8],
+        .status = (int)x[10],
+    };
+    long procs = j.procs > 0 ? j.procs : j.req_procs;
+    if (j.submit < 0 || j.run < 0 || procs <= 0) {
+        t->skipped++;
+        return true;
+    }
+    j.procs = procs;
+    if (t->count == t->cap) {
+        if (t->cap >= SWF_MAX_JOBS)
+            return fail(msg, len, "more than %d jobs", SWF_MAX_JOBS);
+        size_t nc = t->cap ? t->cap * 2 : 1024;
+        struct wsim_swf_job *g = realloc(t->v, nc * sizeof *g);
+        if (!g)
+            return fail(msg, len, "out of memory");
+        t->v = g;
+        t->cap = nc;
+    }
+    if (t->count && j.submit < t->v[t->count - 1].submit)
+        return fail(msg, len, "submit time %.0f before the previous job's %.0f", j.submit,
+                    t->v[t->count - 1].submit);
+    t->v[t->count++] = j;
+    return true;
+}
+
 bool wsim_swf_parse(FILE *f, const char *name, struct wsim_swf_job **out, size_t *n,
                     size_t *skipped, char *err, size_t errlen)
 {
-    char line[WSIM_SWF_MAX_LINE + 2], msg[128];
-    struct wsim_swf_job *v = NULL;
-    size_t cap = 0, count = 0, skip = 0;
+    char line[WSIM_SWF_MAX_LINE + 2], msg[1024]; /* holds two %.0f of any double */
+    struct trace t = {0};
     long no = 0;
     bool ok = false;
     while (fgets(line, sizeof line, f)) {
         no++;
-        size_t len = strlen(line);
-        if (len == sizeof line - 1 && line[len - 1] != '\n' && !feof(f)) {
-            fail(err, errlen, "%s:%ld: line longer than %d characters", name, no,
-                 WSIM_SWF_MAX_LINE);
-            goto out;
-        }
-        if (strlen(line) != len) {
-            fail(err, errlen, "%s:%ld: a NUL byte", name, no);
-            goto out;
-        }
-        char *s = line;
-        while (*s == ' ' || *s == '\t')
-            s++;
-        if (*s == ';' || *s == '\n' || *s == '\r' || *s == '\0')
-            continue;
+        char *data = NULL;
         double x[SWF_FIELDS];
-        if (!fields(s, x, msg, sizeof msg)) {
+        if (!check_line(f, line, sizeof line, &data, msg, sizeof msg) ||
+            (data && !(fields(data, x, msg, sizeof msg) && add_job(&t, x, msg, sizeof msg)))) {
             fail(err, errlen, "%s:%ld: %s", name, no, msg);
             goto out;
         }
-        struct wsim_swf_job j = {
-            .id = (long)x[0],
-            .submit = x[1],
-            .wait = x[2],
-            .run = x[3],
-            .procs = (long)x[4],
-            .req_procs = (long)x[7],
-            .req_time = x[8],
-            .status = (int)x[10],
-        };
-        long procs = j.procs > 0 ? j.procs : j.req_procs;
-        if (j.submit < 0 || j.run < 0 || procs <= 0) {
-            skip++;
-            continue;
-        }
-        j.procs = procs;
-        if (count == cap) {
-            if (cap >= SWF_MAX_JOBS) {
-                fail(err, errlen, "%s:%ld: more than %d jobs", name, no, SWF_MAX_JOBS);
-                goto out;
-            }
-            size_t nc = cap ? cap * 2 : 1024;
-            struct wsim_swf_job *g = realloc(v, nc * sizeof *g);
-            if (!g) {
-                fail(err, errlen, "%s:%ld: out of memory", name, no);
-                goto out;
-            }
-            v = g;
-            cap = nc;
-        }
-        if (count && j.submit < v[count - 1].submit) {
-            fail(err, errlen, "%s:%ld: submit time %.0f before the previous job's %.0f", name, no,
-                 j.submit, v[count - 1].submit);
-            goto out;
-        }
-        v[count++] = j;
     }
     if (ferror(f)) {
         fail(err, errlen, "%s: read error", name);
         goto out;
     }
-    if (!count) {
+    if (!t.count) {
         fail(err, errlen, "%s: no job with a known submit time, run time and size", name);
         goto out;
     }
     ok = true;
 out:
     if (!ok) {
-        free(v);
+        free(t.v);
         return false;
     }
-    *out = v;
-    *n = count;
-    *skipped = skip;
+    *out = t.v;
+    *n = t.count;
+    *skipped = t.skipped;
     return true;
 }

@@ -132,84 +132,89 @@ static bool convert(const struct wsim_params *p, const struct wsim_workload_set 
     return true;
 }
 
-int acc_replay_command(const struct acc_config *cfg, const struct acc_replay_cmd *cmd, FILE *out,
-                       FILE *err_out)
+/* The replay's setup from the options and the configuration (everything
+ * but its sites and provider); false with the message printed. */
+static bool setup_of(const struct acc_config *cfg, const struct acc_replay_cmd *cmd,
+                     struct acc_replay_setup *s, FILE *err_out)
 {
     struct acc_error err = {0};
-    char msg[512];
-    int status = 2;
-    struct wsim_params p;
-    struct wsim_workload_set w = {0};
-    struct acc_replay_job *jobs = NULL;
-    struct acc_replay_placement *pl = NULL;
-    struct acc_replay_site sites[ACC_REPLAY_MAX_SITES];
-    struct acc_adapter *ad[ACC_REPLAY_MAX_SITES] = {0};
-    bool have_params = false;
-    struct acc_replay_setup s = {.sites = sites, .n_sites = cfg->n_sites, .seed = cfg->policy_seed};
-
     if (cfg->n_sites > ACC_REPLAY_MAX_SITES) {
         fprintf(err_out,
                 "accordd: --replay places on at most %d sites; the configuration has %zu\n",
                 ACC_REPLAY_MAX_SITES, cfg->n_sites);
-        return 2;
+        return false;
     }
     if (cmd->jobs < 0 || cmd->jobs > ACC_REPLAY_MAX_JOBS) {
         fprintf(err_out, "accordd: --jobs is 1 to %d\n", ACC_REPLAY_MAX_JOBS);
-        return 2;
+        return false;
     }
-    if (acc_config_policy(cfg, cmd->policy, &s.policy, &err)) {
+    if (acc_config_policy(cfg, cmd->policy, &s->policy, &err)) {
         fprintf(err_out, "accordd: --policy: %s\n", err.msg);
-        return 2;
+        return false;
     }
-    s.candidates = cfg->policy_candidates;
-    s.from = acc_now();
-    if (cmd->from && acc_time_parse(cmd->from, &s.from, &err)) {
+    s->candidates = cfg->policy_candidates;
+    s->from = acc_now();
+    if (cmd->from && acc_time_parse(cmd->from, &s->from, &err)) {
         fprintf(err_out, "accordd: --from: %s\n", err.msg);
-        return 2;
+        return false;
     }
-    s.until = s.from + cfg->horizon;
-    if (!workload_params(cfg, cmd, &p, msg, sizeof msg)) {
+    s->until = s->from + cfg->horizon;
+    return true;
+}
+
+/* The workload's jobs as the replay's, submitted from `from`, and room for
+ * their placements: 0, or the exit status of a failure (its message
+ * printed). */
+static int make_jobs(const struct wsim_params *p, struct wsim_workload_set *w, acc_time from,
+                     struct acc_replay_job **jobs, struct acc_replay_placement **pl, FILE *err_out)
+{
+    char msg[512];
+    if (!wsim_workload_make(p, 0, w, msg, sizeof msg)) {
         fprintf(err_out, "accordd: --replay: %s\n", msg);
         return 2;
     }
-    have_params = true;
-    if (!wsim_workload_make(&p, 0, &w, msg, sizeof msg)) {
+    *jobs = calloc(w->n ? w->n : 1, sizeof **jobs);
+    *pl = calloc(w->n ? w->n : 1, sizeof **pl);
+    if (!*jobs || !*pl) {
+        fprintf(err_out, "accordd: --replay: out of memory for %zu jobs\n", w->n);
+        return 1;
+    }
+    if (!convert(p, w, from, *jobs, msg, sizeof msg)) {
         fprintf(err_out, "accordd: --replay: %s\n", msg);
-        goto out;
+        return 2;
     }
-    jobs = calloc(w.n ? w.n : 1, sizeof *jobs);
-    pl = calloc(w.n ? w.n : 1, sizeof *pl);
-    if (!jobs || !pl) {
-        fprintf(err_out, "accordd: --replay: out of memory for %zu jobs\n", w.n);
-        status = 1;
-        goto out;
-    }
-    if (!convert(&p, &w, s.from, jobs, msg, sizeof msg)) {
-        fprintf(err_out, "accordd: --replay: %s\n", msg);
-        goto out;
-    }
-    status = 1;
+    return 0;
+}
+
+/* Places the jobs on previews of the configured sites' adapters (opened
+ * here) and prints the placements: the exit status. */
+static int place(const struct acc_config *cfg, const struct acc_replay_cmd *cmd,
+                 struct acc_replay_setup *s, const struct acc_replay_job *jobs, size_t n,
+                 struct acc_replay_placement *pl, FILE *out, FILE *err_out)
+{
+    struct acc_error err = {0};
+    struct acc_adapter *ad[ACC_REPLAY_MAX_SITES] = {0};
+    int status = 1;
     for (size_t i = 0; i < cfg->n_sites; i++) {
-        sites[i] = (struct acc_replay_site){cfg->sites[i].name, cfg->sites[i].nodes};
         if (acc_service_open_site(cfg, i, NULL, &ad[i], &err)) {
             fprintf(err_out, "accordd: %s\n", err.msg);
             goto out;
         }
     }
     struct live_ctx lc = {cfg, ad};
-    s.live = live_preview;
-    s.ctx = &lc;
+    s->live = live_preview;
+    s->ctx = &lc;
     struct acc_replay_stats st;
     struct acc_replay_summary sum;
-    acc_err rc = acc_replay_run(&s, jobs, w.n, pl, &st, &err);
+    acc_err rc = acc_replay_run(s, jobs, n, pl, &st, &err);
     if (!rc)
-        rc = acc_replay_summarise(&s, jobs, w.n, pl, &sum, &err);
+        rc = acc_replay_summarise(s, jobs, n, pl, &sum, &err);
     if (rc) {
         fprintf(err_out, "accordd: %s\n", err.msg);
         status = rc == ACC_ERR_INVALID || rc == ACC_ERR_CAPACITY ? 2 : 1;
         goto out;
     }
-    acc_replay_print(out, cmd->csv, &s, jobs, w.n, pl, &sum, &st);
+    acc_replay_print(out, cmd->csv, s, jobs, n, pl, &sum, &st);
     fflush(out);
     status = ferror(out) ? 1 : 0;
 out:
@@ -217,10 +222,34 @@ out:
         if (ad[i])
             acc_adapter_close(ad[i]);
     }
+    return status;
+}
+
+int acc_replay_command(const struct acc_config *cfg, const struct acc_replay_cmd *cmd, FILE *out,
+                       FILE *err_out)
+{
+    char msg[512];
+    struct wsim_params p;
+    struct wsim_workload_set w = {0};
+    struct acc_replay_job *jobs = NULL;
+    struct acc_replay_placement *pl = NULL;
+    struct acc_replay_site sites[ACC_REPLAY_MAX_SITES];
+    struct acc_replay_setup s = {.sites = sites, .n_sites = cfg->n_sites, .seed = cfg->policy_seed};
+
+    if (!setup_of(cfg, cmd, &s, err_out))
+        return 2;
+    if (!workload_params(cfg, cmd, &p, msg, sizeof msg)) {
+        fprintf(err_out, "accordd: --replay: %s\n", msg);
+        return 2;
+    }
+    for (size_t i = 0; i < cfg->n_sites; i++)
+        sites[i] = (struct acc_replay_site){cfg->sites[i].name, cfg->sites[i].nodes};
+    int status = make_jobs(&p, &w, s.from, &jobs, &pl, err_out);
+    if (!status)
+        status = place(cfg, cmd, &s, jobs, w.n, pl, out, err_out);
     free(jobs);
     free(pl);
     wsim_workload_free(&w);
-    if (have_params)
-        wsim_params_release(&p);
+    wsim_params_release(&p);
     return status;
 }
