@@ -73,7 +73,7 @@ acc_err acc_ledger_options_apply(struct acc_ledger_options *o, const struct acc_
 
 /* ------------------------------------------------------------ open, close */
 
-static void booking_free(struct booking *b)
+static void booking_free(struct ledger_entry *b)
 {
     if (b) {
         free((char *)b->b.owner);
@@ -81,10 +81,10 @@ static void booking_free(struct booking *b)
     }
 }
 
-static struct booking *booking_new(size_t r, acc_time start, acc_time end, int64_t amount,
-                                   const char *owner)
+static struct ledger_entry *booking_new(size_t r, acc_time start, acc_time end, int64_t amount,
+                                        const char *owner)
 {
-    struct booking *b = calloc(1, sizeof *b);
+    struct ledger_entry *b = calloc(1, sizeof *b);
     if (!b)
         return NULL;
     b->b = (struct acc_ledger_booking){r, start, end, amount, strdup(owner ? owner : "")};
@@ -131,7 +131,7 @@ static void free_entry(const char *key, void *value, void *ctx)
 static void forget_pending(const char *key, void *value, void *ctx)
 {
     (void)key;
-    struct booking *b = value;
+    struct ledger_entry *b = value;
     acc_ledger_store_forget(ctx, b->pending);
     b->pending = NULL;
 }
@@ -165,7 +165,7 @@ acc_err acc_ledger_add_resource(struct acc_ledger *l, const char *name, int64_t 
     if (!v)
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     l->res = v;
-    struct resource *r = &l->res[l->n_res];
+    struct ledger_res *r = &l->res[l->n_res];
     r->name = strdup(name);
     if (!r->name)
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
@@ -192,7 +192,7 @@ static acc_err load_one(void *arg, const struct acc_ledger_store_booking *b)
         c->dropped++; /* a resource no longer configured, or long past */
         return ACC_OK;
     }
-    struct booking *lb = booking_new(r, b->start, b->end, b->amount, b->owner);
+    struct ledger_entry *lb = booking_new(r, b->start, b->end, b->amount, b->owner);
     if (!lb || acc_map_put(&c->l->bookings, b->key, lb)) {
         booking_free(lb);
         return ACC_ERR_NOMEM;
@@ -309,7 +309,7 @@ size_t acc_ledger_count_locked(const struct acc_ledger *l)
 
 const struct acc_ledger_booking *acc_ledger_get_locked(const struct acc_ledger *l, const char *key)
 {
-    const struct booking *b = acc_map_get(&l->bookings, key);
+    const struct ledger_entry *b = acc_map_get(&l->bookings, key);
     return b ? &b->b : NULL;
 }
 
@@ -321,7 +321,7 @@ struct each_ctx {
 static void each_one(const char *key, void *value, void *arg)
 {
     struct each_ctx *e = arg;
-    e->fn(key, &((const struct booking *)value)->b, e->ctx);
+    e->fn(key, &((const struct ledger_entry *)value)->b, e->ctx);
 }
 
 void acc_ledger_each_locked(const struct acc_ledger *l,
@@ -336,7 +336,7 @@ void acc_ledger_each_locked(const struct acc_ledger *l,
 acc_err acc_ledger_book_locked(struct acc_ledger *l, const char *key, size_t r, acc_time start,
                                acc_time end, int64_t amount, const char *owner)
 {
-    struct booking *b = booking_new(r, start, end, amount, owner);
+    struct ledger_entry *b = booking_new(r, start, end, amount, owner);
     if (!b)
         return ACC_ERR_NOMEM;
     struct acc_calendar *cal = &l->res[r].cal;
@@ -353,7 +353,7 @@ acc_err acc_ledger_book_locked(struct acc_ledger *l, const char *key, size_t r, 
 
 void acc_ledger_unbook_locked(struct acc_ledger *l, const char *key)
 {
-    struct booking *b = acc_map_take(&l->bookings, key);
+    struct ledger_entry *b = acc_map_take(&l->bookings, key);
     if (!b)
         return;
     acc_ledger_store_forget(l->store, b->pending);

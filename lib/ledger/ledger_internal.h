@@ -8,14 +8,14 @@
 #include "ledger.h"
 #include "ledger_store.h"
 
-struct booking {
+struct ledger_entry {
     struct acc_ledger_booking b; /* b.owner is the booking's own copy */
     /* The booking's write while nobody has waited for it (reserve queues
      * it, the verifying query waits for it); NULL once known written. */
     struct acc_ledger_write *pending;
 };
 
-struct resource {
+struct ledger_res {
     char *name;
     struct acc_calendar cal;
 };
@@ -26,9 +26,9 @@ struct acc_ledger {
     int64_t max_later;
     struct acc_ledger_store *store; /* the calendar file */
     pthread_mutex_t lock;           /* the resources' calendars and the bookings */
-    struct resource *res;
+    struct ledger_res *res;
     size_t n_res;
-    struct acc_map bookings; /* key -> struct booking */
+    struct acc_map bookings; /* key -> struct ledger_entry */
 };
 
 #endif

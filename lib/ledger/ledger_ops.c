@@ -108,7 +108,7 @@ acc_err acc_ledger_reserve_locked(struct acc_ledger *l, const struct acc_ledger_
     if (!rc && (rc = acc_ledger_persist_locked(l, &a->key, 1, -1, &w, err)))
         acc_ledger_unbook_locked(l, a->key);
     if (!rc) {
-        struct booking *b = acc_map_get(&l->bookings, a->key);
+        struct ledger_entry *b = acc_map_get(&l->bookings, a->key);
         /* Waited for by the verifying query (or given up with the booking):
          * the commit goes on while the negotiation's round does. */
         b->pending = w;
@@ -174,7 +174,7 @@ acc_err acc_ledger_reserve(struct acc_ledger *l, const char *key, const char *ol
 acc_err acc_ledger_written(struct acc_ledger *l, const char *key, struct acc_error *err)
 {
     pthread_mutex_lock(&l->lock);
-    struct booking *b = acc_map_get(&l->bookings, key);
+    struct ledger_entry *b = acc_map_get(&l->bookings, key);
     struct acc_ledger_write *w = b ? b->pending : NULL;
     if (b)
         b->pending = NULL;
