@@ -3,21 +3,12 @@
  * (equally likely), dq:Q:N1:N2 (Bucur's D(q), 1 counted as a power of 2),
  * empirical:FILE (lines "value weight"). */
 #include "wsim.h"
+#include "wsim_internal.h"
 
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-
-static bool fail(char *err, size_t len, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, len, fmt, ap);
-    va_end(ap);
-    return false;
-}
 
 /* A number ending at one of the stop characters (or the string's end). */
 static bool num(const char **s, double *out)
@@ -78,14 +69,15 @@ static bool load_empirical(struct wsim_dist_spec *d, const char *file, const cha
         snprintf(path, sizeof path, "%s/%s", dir, file);
     FILE *f = fopen(path, "r");
     if (!f)
-        return fail(err, errlen, "cannot open the distribution file %s", path);
+        return wsim_errf(err, errlen, "cannot open the distribution file %s", path);
     char line[256];
     int no = 0;
     bool ok = false;
     while (fgets(line, sizeof line, f)) {
         no++;
         if (!strchr(line, '\n') && !feof(f)) {
-            fail(err, errlen, "%s:%d: line longer than %zu characters", path, no, sizeof line - 2);
+            wsim_errf(err, errlen, "%s:%d: line longer than %zu characters", path, no,
+                      sizeof line - 2);
             goto out;
         }
         const char *s = line;
@@ -95,22 +87,22 @@ static bool load_empirical(struct wsim_dist_spec *d, const char *file, const cha
             continue;
         double v, w = 1;
         if (!num(&s, &v)) {
-            fail(err, errlen, "%s:%d: expected \"value [weight]\"", path, no);
+            wsim_errf(err, errlen, "%s:%d: expected \"value [weight]\"", path, no);
             goto out;
         }
         while (*s == ' ' || *s == '\t')
             s++;
         if (*s && *s != '\n' && *s != '#' && (!num(&s, &w) || w < 0)) {
-            fail(err, errlen, "%s:%d: the weight must be a number >= 0", path, no);
+            wsim_errf(err, errlen, "%s:%d: the weight must be a number >= 0", path, no);
             goto out;
         }
         if (w > 0 && !push(d, v, w)) {
-            fail(err, errlen, "%s:%d: more than %d points", path, no, WSIM_MAX_EMP);
+            wsim_errf(err, errlen, "%s:%d: more than %d points", path, no, WSIM_MAX_EMP);
             goto out;
         }
     }
     if (d->n == 0) {
-        fail(err, errlen, "%s: no values with a positive weight", path);
+        wsim_errf(err, errlen, "%s: no values with a positive weight", path);
         goto out;
     }
     ok = true;
@@ -125,32 +117,32 @@ bool wsim_dist_parse(struct wsim_dist_spec *d, const char *text, const char *dir
     struct wsim_dist_spec n = {0};
     const char *colon = strchr(text, ':');
     if (!colon)
-        return fail(err, errlen, "distribution \"%s\": expected kind:parameters", text);
+        return wsim_errf(err, errlen, "distribution \"%s\": expected kind:parameters", text);
     size_t klen = (size_t)(colon - text);
     const char *s = colon + 1;
     if (klen == 5 && !strncmp(text, "const", 5)) {
         n.kind = WSIM_DIST_CONST;
         if (!num(&s, &n.a) || *s || n.a < 0)
-            return fail(err, errlen, "const:V needs a number >= 0");
+            return wsim_errf(err, errlen, "const:V needs a number >= 0");
     } else if (klen == 3 && !strncmp(text, "exp", 3)) {
         n.kind = WSIM_DIST_EXP;
         if (!num(&s, &n.a) || *s || n.a <= 0)
-            return fail(err, errlen, "exp:MEAN needs a mean > 0");
+            return wsim_errf(err, errlen, "exp:MEAN needs a mean > 0");
     } else if (klen == 7 && !strncmp(text, "uniform", 7)) {
         n.kind = WSIM_DIST_UNIFORM;
         if (!num(&s, &n.a) || *s++ != ':' || !num(&s, &n.b) || *s || n.b < n.a || n.a < 0)
-            return fail(err, errlen, "uniform:A:B needs 0 <= A <= B");
+            return wsim_errf(err, errlen, "uniform:A:B needs 0 <= A <= B");
     } else if (klen == 2 && !strncmp(text, "dq", 2)) {
         n.kind = WSIM_DIST_DQ;
         if (!num(&s, &n.q) || *s++ != ':' || !num(&s, &n.a) || *s++ != ':' || !num(&s, &n.b) ||
             *s || n.q <= 0 || n.a < 1 || n.b < n.a || n.b > 100000 || n.a != floor(n.a) ||
             n.b != floor(n.b))
-            return fail(err, errlen, "dq:Q:N1:N2 needs Q > 0 and integers 1 <= N1 <= N2");
+            return wsim_errf(err, errlen, "dq:Q:N1:N2 needs Q > 0 and integers 1 <= N1 <= N2");
         for (long i = (long)n.a; i <= (long)n.b; i++) {
             double w = pow(n.q, (double)i) * (is_pow2(i) ? 3.0 : 1.0);
             if (!push(&n, (double)i, w)) {
                 wsim_dist_release(&n);
-                return fail(err, errlen, "dq: at most %d sizes", WSIM_MAX_EMP);
+                return wsim_errf(err, errlen, "dq: at most %d sizes", WSIM_MAX_EMP);
             }
         }
     } else if (klen == 3 && !strncmp(text, "set", 3)) {
@@ -159,14 +151,14 @@ bool wsim_dist_parse(struct wsim_dist_spec *d, const char *text, const char *dir
             double v;
             if (!num(&s, &v) || v < 0 || !push(&n, v, 1)) {
                 wsim_dist_release(&n);
-                return fail(err, errlen, "set:V,V,... needs numbers >= 0 (at most %d)",
-                            WSIM_MAX_EMP);
+                return wsim_errf(err, errlen, "set:V,V,... needs numbers >= 0 (at most %d)",
+                                 WSIM_MAX_EMP);
             }
             if (*s == '\0')
                 break;
             if (*s++ != ',') {
                 wsim_dist_release(&n);
-                return fail(err, errlen, "set: values are separated by commas");
+                return wsim_errf(err, errlen, "set: values are separated by commas");
             }
         }
     } else if (klen == 9 && !strncmp(text, "empirical", 9)) {
@@ -176,9 +168,9 @@ bool wsim_dist_parse(struct wsim_dist_spec *d, const char *text, const char *dir
             return false;
         }
     } else {
-        return fail(err, errlen,
-                    "unknown distribution \"%.*s\" (const, exp, uniform, set, dq, empirical)",
-                    (int)klen, text);
+        return wsim_errf(err, errlen,
+                         "unknown distribution \"%.*s\" (const, exp, uniform, set, dq, empirical)",
+                         (int)klen, text);
     }
     wsim_dist_release(d);
     *d = n;

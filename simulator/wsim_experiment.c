@@ -8,25 +8,16 @@
  * A point's parameters are the defaults, then every base line in order, then
  * the curve's value, then the x value. */
 #include "wsim.h"
+#include "wsim_internal.h"
 
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define MAX_FILE  (1 << 20)
 #define MAX_LINE  4096
 #define MAX_LINES 10000
-
-static bool fail(char *err, size_t len, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, len, fmt, ap);
-    va_end(ap);
-    return false;
-}
 
 static char *trim(char *s)
 {
@@ -82,12 +73,12 @@ static bool axis(char *text, char **key, char ***vals, size_t *n, char *err, siz
 {
     char *colon = strchr(text, ':');
     if (!colon)
-        return fail(err, len, "expected KEY: V1 | V2 | ...");
+        return wsim_errf(err, len, "expected KEY: V1 | V2 | ...");
     *colon = '\0';
     free(*key);
     *key = strdup(trim(text));
     if (!*key)
-        return fail(err, len, "out of memory");
+        return wsim_errf(err, len, "out of memory");
     char *rest = trim(colon + 1);
     char *dots = strstr(rest, "..");
     char *slash = strchr(rest, '/');
@@ -103,15 +94,15 @@ static bool axis(char *text, char **key, char ***vals, size_t *n, char *err, siz
         double st = strtod(slash + 1, &end);
         ok = ok && *end == '\0' && !errno && st > 0 && b >= a;
         if (!ok)
-            return fail(err, len, "a range is FROM..TO/STEP with STEP > 0");
+            return wsim_errf(err, len, "a range is FROM..TO/STEP with STEP > 0");
         long count = lround(floor((b - a) / st + 1e-9)) + 1;
         if (count > WSIM_MAX_LIST)
-            return fail(err, len, "at most %d values", WSIM_MAX_LIST);
+            return wsim_errf(err, len, "at most %d values", WSIM_MAX_LIST);
         for (long i = 0; i < count; i++) {
             char buf[64];
             snprintf(buf, sizeof buf, "%.10g", a + (double)i * st);
             if (!add_value(vals, n, buf))
-                return fail(err, len, "out of memory");
+                return wsim_errf(err, len, "out of memory");
         }
         return true;
     }
@@ -122,9 +113,9 @@ static bool axis(char *text, char **key, char ***vals, size_t *n, char *err, siz
             *bar = '\0';
         char *v = trim(s);
         if (!*v)
-            return fail(err, len, "an empty value");
+            return wsim_errf(err, len, "an empty value");
         if (!add_value(vals, n, v))
-            return fail(err, len, "at most %d values", WSIM_MAX_LIST);
+            return wsim_errf(err, len, "at most %d values", WSIM_MAX_LIST);
         if (!bar)
             break;
         s = bar + 1;
@@ -143,16 +134,16 @@ static bool add_base(struct wsim_experiment *e, const char *key, const char *val
     bool good = wsim_params_set(&p, key, val, e->dir, msg, sizeof msg);
     wsim_params_release(&p);
     if (!good)
-        return fail(err, errlen, "%s:%d: %s", name, no, msg);
+        return wsim_errf(err, errlen, "%s:%d: %s", name, no, msg);
     struct wsim_kv *kv = realloc(e->kv, (e->nkv + 1) * sizeof *kv);
     if (!kv)
-        return fail(err, errlen, "%s: out of memory", name);
+        return wsim_errf(err, errlen, "%s: out of memory", name);
     e->kv = kv;
     kv[e->nkv] = (struct wsim_kv){strdup(key), strdup(val), no};
     if (!kv[e->nkv].key || !kv[e->nkv].value) {
         free(kv[e->nkv].key);
         free(kv[e->nkv].value);
-        return fail(err, errlen, "%s: out of memory", name);
+        return wsim_errf(err, errlen, "%s: out of memory", name);
     }
     e->nkv++;
     return true;
@@ -167,10 +158,10 @@ static bool parse_line(struct wsim_experiment *e, char *key, char *val, const ch
     if (!strcmp(key, "curves") || !strcmp(key, "x")) {
         bool c = !strcmp(key, "curves");
         if ((c ? e->ncurves : e->nxs) > 0)
-            return fail(err, errlen, "%s:%d: %s given twice", name, no, key);
+            return wsim_errf(err, errlen, "%s:%d: %s given twice", name, no, key);
         if (!axis(val, c ? &e->curve_key : &e->x_key, c ? &e->curves : &e->xs,
                   c ? &e->ncurves : &e->nxs, msg, sizeof msg))
-            return fail(err, errlen, "%s:%d: %s: %s", name, no, key, msg);
+            return wsim_errf(err, errlen, "%s:%d: %s: %s", name, no, key, msg);
         return true;
     }
     if (!strcmp(key, "metric") || !strcmp(key, "title") || !strcmp(key, "plot_x")) {
@@ -178,11 +169,11 @@ static bool parse_line(struct wsim_experiment *e, char *key, char *val, const ch
                      : !strcmp(key, "plot_x") ? &e->plot_x
                                               : &e->title;
         if (strcmp(key, "title") && wsim_metric_index(val) < 0)
-            return fail(err, errlen, "%s:%d: unknown metric \"%s\"", name, no, val);
+            return wsim_errf(err, errlen, "%s:%d: unknown metric \"%s\"", name, no, val);
         free(*dst);
         *dst = strdup(val);
         if (!*dst)
-            return fail(err, errlen, "%s: out of memory", name);
+            return wsim_errf(err, errlen, "%s: out of memory", name);
         return true;
     }
     return add_base(e, key, val, name, no, err, errlen);
@@ -196,12 +187,12 @@ static bool finish(struct wsim_experiment *e, const char *name, char *err, size_
     if ((!e->ncurves && !add_value(&e->curves, &e->ncurves, "")) ||
         (!e->nxs && !add_value(&e->xs, &e->nxs, "")) ||
         (!e->metric && !(e->metric = strdup("mean_resp"))))
-        return fail(err, errlen, "%s: out of memory", name);
+        return wsim_errf(err, errlen, "%s: out of memory", name);
     for (size_t c = 0; c < e->ncurves; c++) {
         for (size_t x = 0; x < e->nxs; x++) {
             struct wsim_params p;
             if (!wsim_experiment_params(e, c, x, &p, msg, sizeof msg))
-                return fail(err, errlen, "%s: %s", name, msg);
+                return wsim_errf(err, errlen, "%s: %s", name, msg);
             wsim_params_release(&p);
         }
     }
@@ -217,7 +208,7 @@ bool wsim_experiment_parse(struct wsim_experiment *e, const char *text, const ch
     e->dir = strdup(dir ? dir : ".");
     char *copy = strdup(text);
     if (!e->dir || !copy) {
-        fail(err, errlen, "%s: out of memory", name);
+        wsim_errf(err, errlen, "%s: out of memory", name);
         goto out;
     }
     for (char *line = copy; line && *line;) {
@@ -226,8 +217,8 @@ bool wsim_experiment_parse(struct wsim_experiment *e, const char *text, const ch
             *nl = '\0';
         no++;
         if (no > MAX_LINES || strlen(line) > MAX_LINE) {
-            fail(err, errlen, "%s:%d: more than %d lines or a line over %d characters", name, no,
-                 MAX_LINES, MAX_LINE);
+            wsim_errf(err, errlen, "%s:%d: more than %d lines or a line over %d characters", name,
+                      no, MAX_LINES, MAX_LINE);
             goto out;
         }
         char *hash = strchr(line, '#');
@@ -239,13 +230,13 @@ bool wsim_experiment_parse(struct wsim_experiment *e, const char *text, const ch
             continue;
         char *eq = strchr(s, '=');
         if (!eq) {
-            fail(err, errlen, "%s:%d: expected key = value", name, no);
+            wsim_errf(err, errlen, "%s:%d: expected key = value", name, no);
             goto out;
         }
         *eq = '\0';
         char *key = trim(s), *val = trim(eq + 1);
         if (!*key || !*val) {
-            fail(err, errlen, "%s:%d: expected key = value", name, no);
+            wsim_errf(err, errlen, "%s:%d: expected key = value", name, no);
             goto out;
         }
         if (!parse_line(e, key, val, name, no, err, errlen))
@@ -264,20 +255,20 @@ bool wsim_experiment_load(struct wsim_experiment *e, const char *path, char *err
     memset(e, 0, sizeof *e);
     FILE *f = fopen(path, "r");
     if (!f)
-        return fail(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        return wsim_errf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
     char *buf = malloc(MAX_FILE + 1);
     size_t n = buf ? fread(buf, 1, MAX_FILE + 1, f) : 0;
     fclose(f);
     if (!buf)
-        return fail(err, errlen, "%s: out of memory", path);
+        return wsim_errf(err, errlen, "%s: out of memory", path);
     if (n > MAX_FILE) {
         free(buf);
-        return fail(err, errlen, "%s: larger than %d bytes", path, MAX_FILE);
+        return wsim_errf(err, errlen, "%s: larger than %d bytes", path, MAX_FILE);
     }
     buf[n] = '\0';
     if (strlen(buf) != n) {
         free(buf);
-        return fail(err, errlen, "%s: a NUL byte in the file", path);
+        return wsim_errf(err, errlen, "%s: a NUL byte in the file", path);
     }
     char dir[512];
     snprintf(dir, sizeof dir, "%s", path);
@@ -299,23 +290,23 @@ bool wsim_experiment_params(const struct wsim_experiment *e, size_t curve, size_
     for (size_t i = 0; i < e->nkv; i++) {
         if (!wsim_params_set(p, e->kv[i].key, e->kv[i].value, e->dir, msg, sizeof msg)) {
             if (e->kv[i].line > 0)
-                fail(err, errlen, "line %d: %s", e->kv[i].line, msg);
+                wsim_errf(err, errlen, "line %d: %s", e->kv[i].line, msg);
             else /* an override from the command line */
-                fail(err, errlen, "%s=%s: %s", e->kv[i].key, e->kv[i].value, msg);
+                wsim_errf(err, errlen, "%s=%s: %s", e->kv[i].key, e->kv[i].value, msg);
             goto bad;
         }
     }
     if (e->curve_key &&
         !wsim_params_set(p, e->curve_key, e->curves[curve], e->dir, msg, sizeof msg)) {
-        fail(err, errlen, "curves %s = %s: %s", e->curve_key, e->curves[curve], msg);
+        wsim_errf(err, errlen, "curves %s = %s: %s", e->curve_key, e->curves[curve], msg);
         goto bad;
     }
     if (e->x_key && !wsim_params_set(p, e->x_key, e->xs[x], e->dir, msg, sizeof msg)) {
-        fail(err, errlen, "x %s = %s: %s", e->x_key, e->xs[x], msg);
+        wsim_errf(err, errlen, "x %s = %s: %s", e->x_key, e->xs[x], msg);
         goto bad;
     }
     if (!wsim_params_check(p, msg, sizeof msg)) {
-        fail(err, errlen, "curve %zu, x %zu: %s", curve + 1, x + 1, msg);
+        wsim_errf(err, errlen, "curve %zu, x %zu: %s", curve + 1, x + 1, msg);
         goto bad;
     }
     return true;

@@ -80,6 +80,9 @@ struct wsim_state {
 };
 
 bool wsim_fail(struct wsim_state *s, const char *fmt, ...);
+/* Formats a message into err (len bytes) and returns false: the failure of
+ * the functions that answer with a message (parameters, files, traces). */
+bool wsim_errf(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Placement through lib/policy; fits into j->alloc on success. */
 bool wsim_place(struct wsim_state *s, uint32_t job, enum acc_policy_id id,

@@ -2,22 +2,13 @@
  * and one table of keys, each with its type, bounds and meaning, so the
  * parser, the checks and docs/simulator.md name the same keys. */
 #include "wsim.h"
+#include "wsim_internal.h"
 
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-
-static bool fail(char *err, size_t len, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, len, fmt, ap);
-    va_end(ap);
-    return false;
-}
 
 void wsim_params_init(struct wsim_params *p)
 {
@@ -162,7 +153,7 @@ static bool set_policy(struct wsim_params *p, const char *v, char *err, size_t l
     if (!strncmp(v, "B3-", 3)) {
         long f;
         if (!parse_long(v + 3, &f) || f < 1 || f > 100)
-            return fail(err, len, "B3-NN needs 1 <= NN <= 100 (the chunk, %% of the job)");
+            return wsim_errf(err, len, "B3-NN needs 1 <= NN <= 100 (the chunk, %% of the job)");
         p->disc = WSIM_D_JONES;
         p->jones = WSIM_J_B3;
         p->b3_fraction = (double)f / 100;
@@ -173,7 +164,7 @@ static bool set_policy(struct wsim_params *p, const char *v, char *err, size_t l
     if (!strncmp(v, "FCM-", 4)) {
         long k;
         if (!parse_long(v + 4, &k) || k < 1 || k > WSIM_MAX_CLUSTERS)
-            return fail(err, len, "FCM-k needs 1 <= k <= %d", WSIM_MAX_CLUSTERS);
+            return wsim_errf(err, len, "FCM-k needs 1 <= k <= %d", WSIM_MAX_CLUSTERS);
         p->disc = WSIM_D_KOALA;
         p->koala = WSIM_K_FCM;
         p->maxc = (int)k;
@@ -200,10 +191,11 @@ static bool set_policy(struct wsim_params *p, const char *v, char *err, size_t l
         snprintf(p->policy_name, sizeof p->policy_name, "%s", v);
         return true;
     }
-    return fail(err, len,
-                "unknown policy \"%s\" (GS, SC, LS-OR/RD/RO/DO, GP, LP-LF/GF/RD, WF, FCM, FCM-k, "
-                "CA, NOCO, MIG, IDEAL, INITIAL, A1, B1-B4, AR)",
-                v);
+    return wsim_errf(
+        err, len,
+        "unknown policy \"%s\" (GS, SC, LS-OR/RD/RO/DO, GP, LP-LF/GF/RD, WF, FCM, FCM-k, "
+        "CA, NOCO, MIG, IDEAL, INITIAL, A1, B1-B4, AR)",
+        v);
 }
 
 /* ---- the key table */
@@ -282,10 +274,11 @@ static bool set_clusters(struct wsim_params *p, const char *v, char *err, size_t
     double l[WSIM_MAX_CLUSTERS];
     int n;
     if (!parse_list(v, l, WSIM_MAX_CLUSTERS, &n))
-        return fail(err, len, "clusters: 1 to %d sizes separated by commas", WSIM_MAX_CLUSTERS);
+        return wsim_errf(err, len, "clusters: 1 to %d sizes separated by commas",
+                         WSIM_MAX_CLUSTERS);
     for (int i = 0; i < n; i++) {
         if (l[i] < 1 || l[i] > 1000000 || l[i] != floor(l[i]))
-            return fail(err, len, "clusters: sizes are integers in 1..1000000");
+            return wsim_errf(err, len, "clusters: sizes are integers in 1..1000000");
     }
     p->nclusters = n;
     for (int i = 0; i < n; i++)
@@ -300,10 +293,11 @@ static bool set_slow_clusters(struct wsim_params *p, const char *v, char *err, s
     bool s[WSIM_MAX_CLUSTERS] = {false};
     if (strcmp(v, "none")) {
         if (!parse_list(v, l, WSIM_MAX_CLUSTERS, &n))
-            return fail(err, len, "slow_clusters: cluster indexes (from 1) or none");
+            return wsim_errf(err, len, "slow_clusters: cluster indexes (from 1) or none");
         for (int i = 0; i < n; i++) {
             if (l[i] < 1 || l[i] > WSIM_MAX_CLUSTERS || l[i] != floor(l[i]))
-                return fail(err, len, "slow_clusters: indexes from 1 to %d", WSIM_MAX_CLUSTERS);
+                return wsim_errf(err, len, "slow_clusters: indexes from 1 to %d",
+                                 WSIM_MAX_CLUSTERS);
             s[(int)l[i] - 1] = true;
         }
     }
@@ -317,14 +311,14 @@ static bool set_latency(struct wsim_params *p, const char *v, char *err, size_t 
     double l[WSIM_MAX_CLUSTERS * WSIM_MAX_CLUSTERS];
     int n;
     if (!parse_list(v, l, WSIM_MAX_CLUSTERS * WSIM_MAX_CLUSTERS, &n))
-        return fail(err, len, "latency: C x C numbers, row by row");
+        return wsim_errf(err, len, "latency: C x C numbers, row by row");
     int c = (int)lround(sqrt((double)n));
     if (c * c != n)
-        return fail(err, len, "latency: %d values is not a square matrix", n);
+        return wsim_errf(err, len, "latency: %d values is not a square matrix", n);
     for (int i = 0; i < c; i++) {
         for (int j = 0; j < c; j++) {
             if (l[i * c + j] < 0 || l[i * c + j] != l[j * c + i])
-                return fail(err, len, "latency: values >= 0, symmetric");
+                return wsim_errf(err, len, "latency: values >= 0, symmetric");
         }
     }
     for (int i = 0; i < c; i++) {
@@ -348,11 +342,12 @@ static bool set_numbers(struct wsim_params *p, const char *key, const char *v, c
     double l[WSIM_MAX_CLUSTERS];
     int n;
     if (!parse_list(v, l, WSIM_MAX_CLUSTERS, &n))
-        return fail(err, len, "%s: 1 to %d numbers separated by commas", key, WSIM_MAX_CLUSTERS);
+        return wsim_errf(err, len, "%s: 1 to %d numbers separated by commas", key,
+                         WSIM_MAX_CLUSTERS);
     double sum = 0;
     for (int i = 0; i < n; i++) {
         if (l[i] < 0)
-            return fail(err, len, "%s: numbers >= 0", key);
+            return wsim_errf(err, len, "%s: numbers >= 0", key);
         sum += l[i];
     }
     if (!strcmp(key, "ccr_m") || !strcmp(key, "ccr_m_slow")) {
@@ -364,12 +359,12 @@ static bool set_numbers(struct wsim_params *p, const char *key, const char *v, c
     } else if (!strcmp(key, "link_mbps")) {
         for (int i = 0; i < WSIM_MAX_CLUSTERS; i++) {
             if (l[i < n ? i : n - 1] <= 0)
-                return fail(err, len, "link_mbps: capacities > 0");
+                return wsim_errf(err, len, "link_mbps: capacities > 0");
             p->link_mbps[i] = l[i < n ? i : n - 1];
         }
     } else {
         if (sum <= 0)
-            return fail(err, len, "%s: the weights add up to 0", key);
+            return wsim_errf(err, len, "%s: the weights add up to 0", key);
         double *dst = !strcmp(key, "routing") ? p->routing : p->composition;
         for (int i = 0; i < WSIM_MAX_CLUSTERS; i++)
             dst[i] = i < n ? l[i] : 0;
@@ -388,7 +383,7 @@ static bool set_split(struct wsim_params *p, const char *v, char *err, size_t le
         p->split = WSIM_SPLIT_LIMIT;
         p->split_limit = (int)lim;
     } else {
-        return fail(err, len, "split: none, flexible or limit:L (L >= 1)");
+        return wsim_errf(err, len, "split: none, flexible or limit:L (L >= 1)");
     }
     return true;
 }
@@ -409,7 +404,7 @@ static bool set_special(struct wsim_params *p, const char *key, const char *v, c
         return set_numbers(p, key, v, err, len);
     if (!strcmp(key, "split"))
         return set_split(p, v, err, len);
-    return fail(err, len, "unknown key \"%s\"", key);
+    return wsim_errf(err, len, "unknown key \"%s\"", key);
 }
 
 bool wsim_params_set(struct wsim_params *p, const char *key, const char *value, const char *dir,
@@ -426,7 +421,7 @@ bool wsim_params_set(struct wsim_params *p, const char *key, const char *value, 
         case K_INT:
         case K_LONG:
             if (!parse_long(value, &l) || l < k->lo || l > k->hi)
-                return fail(err, errlen, "%s: an integer in %.0f..%.0f", key, k->lo, k->hi);
+                return wsim_errf(err, errlen, "%s: an integer in %.0f..%.0f", key, k->lo, k->hi);
             if (k->type == K_INT)
                 *(int *)field = (int)l;
             else if (!strcmp(key, "seed"))
@@ -436,7 +431,7 @@ bool wsim_params_set(struct wsim_params *p, const char *key, const char *value, 
             return true;
         case K_DOUBLE:
             if (!parse_double(value, &d) || d < k->lo || d > k->hi)
-                return fail(err, errlen, "%s: a number in %g..%g", key, k->lo, k->hi);
+                return wsim_errf(err, errlen, "%s: a number in %g..%g", key, k->lo, k->hi);
             *(double *)field = d;
             return true;
         case K_BOOL:
@@ -445,7 +440,7 @@ bool wsim_params_set(struct wsim_params *p, const char *key, const char *value, 
             else if (!strcmp(value, "no") || !strcmp(value, "false") || !strcmp(value, "0"))
                 *(bool *)field = false;
             else
-                return fail(err, errlen, "%s: yes or no", key);
+                return wsim_errf(err, errlen, "%s: yes or no", key);
             return true;
         case K_ENUM:
             for (int j = 0; k->names[j]; j++) {
@@ -464,61 +459,63 @@ bool wsim_params_set(struct wsim_params *p, const char *key, const char *value, 
                     size_t used = strlen(all);
                     snprintf(all + used, sizeof all - used, "%s%s", j ? ", " : "", k->names[j]);
                 }
-                return fail(err, errlen, "%s: one of %s", key, all);
+                return wsim_errf(err, errlen, "%s: one of %s", key, all);
             }
         case K_DIST:
             return wsim_dist_parse((struct wsim_dist_spec *)field, value, dir, err, errlen);
         case K_STR:
             if (strlen(value) >= (k->off == F(name) ? WSIM_MAX_NAME : 256))
-                return fail(err, errlen, "%s: too long", key);
+                return wsim_errf(err, errlen, "%s: too long", key);
             snprintf(field, k->off == F(name) ? WSIM_MAX_NAME : 256, "%s", value);
             return true;
         case K_SPECIAL:
             return set_special(p, key, value, err, errlen);
         }
     }
-    return fail(err, errlen, "unknown key \"%s\"", key);
+    return wsim_errf(err, errlen, "unknown key \"%s\"", key);
 }
 
 bool wsim_params_check(const struct wsim_params *p, char *err, size_t len)
 {
     if (p->warmup >= p->jobs && p->wl != WSIM_W_SWF)
-        return fail(err, len, "warmup (%ld) must be smaller than jobs (%ld)", p->warmup, p->jobs);
+        return wsim_errf(err, len, "warmup (%ld) must be smaller than jobs (%ld)", p->warmup,
+                         p->jobs);
     if (p->disc == WSIM_D_FCFS && p->fcfs == WSIM_SC && p->nclusters != 1)
-        return fail(err, len, "SC is the single-cluster policy: clusters must name one cluster");
+        return wsim_errf(err, len,
+                         "SC is the single-cluster policy: clusters must name one cluster");
     if (p->disc == WSIM_D_RESERVE && p->comm == WSIM_C_BW)
-        return fail(err, len,
-                    "the reservation mode books fixed durations: comm = bandwidth "
-                    "needs a queue discipline");
+        return wsim_errf(err, len,
+                         "the reservation mode books fixed durations: comm = bandwidth "
+                         "needs a queue discipline");
     if (p->wl == WSIM_W_SWF && !p->trace[0])
-        return fail(err, len, "workload = swf needs trace = FILE");
+        return wsim_errf(err, len, "workload = swf needs trace = FILE");
     if (p->wl != WSIM_W_SWF && p->load <= 0 && p->interarrival <= 0)
-        return fail(err, len, "a synthetic workload needs load > 0 or interarrival > 0");
+        return wsim_errf(err, len, "a synthetic workload needs load > 0 or interarrival > 0");
     if (p->comm == WSIM_C_TABLE && p->wl != WSIM_W_BANEN)
-        return fail(err, len, "comm = table uses the run-time tables of workload = banen");
+        return wsim_errf(err, len, "comm = table uses the run-time tables of workload = banen");
     if (p->wl == WSIM_W_SYNTH) {
         double sum = 0;
         for (int i = 0; i < WSIM_MAX_COMP; i++) {
             if (p->composition[i] > 0 && i >= p->nclusters && p->disc == WSIM_D_FCFS &&
                 p->fcfs != WSIM_SC)
-                return fail(err, len, "composition: jobs of %d components on %d clusters", i + 1,
-                            p->nclusters);
+                return wsim_errf(err, len, "composition: jobs of %d components on %d clusters",
+                                 i + 1, p->nclusters);
             sum += p->composition[i];
         }
         if (sum <= 0)
-            return fail(err, len, "composition: no job has a number of components");
+            return wsim_errf(err, len, "composition: no job has a number of components");
     }
     double rsum = 0;
     for (int i = 0; i < p->nclusters; i++)
         rsum += p->routing[i];
     if (rsum <= 0)
-        return fail(err, len, "routing: the clusters' weights add up to 0");
+        return wsim_errf(err, len, "routing: the clusters' weights add up to 0");
     if (p->disc == WSIM_D_KOALA && p->koala == WSIM_K_CA) {
         bool any = false;
         for (int i = 0; i < p->nclusters; i++)
             any = any || p->latency[i][i] > 0;
         if (!any)
-            return fail(err, len, "CA needs latency = the C x C matrix");
+            return wsim_errf(err, len, "CA needs latency = the C x C matrix");
     }
     return true;
 }

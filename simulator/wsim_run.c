@@ -22,6 +22,15 @@ bool wsim_fail(struct wsim_state *s, const char *fmt, ...)
     return false;
 }
 
+bool wsim_errf(char *err, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, len, fmt, ap);
+    va_end(ap);
+    return false;
+}
+
 bool wsim_place(struct wsim_state *s, uint32_t job, enum acc_policy_id id,
                 enum acc_request_type type, size_t fixed_cluster, bool *fits)
 {

@@ -3,24 +3,15 @@
  * non-blank line has 18 numeric fields, -1 for unknown.  Lines are bounded
  * (WSIM_SWF_MAX_LINE); every error names the line. */
 #include "wsim.h"
+#include "wsim_internal.h"
 
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define SWF_FIELDS   18
 #define SWF_MAX_JOBS 50000000
-
-static bool fail(char *err, size_t len, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, len, fmt, ap);
-    va_end(ap);
-    return false;
-}
 
 /* Splits a data line into its 18 numbers; false with a message. */
 static bool fields(char *s, double *v, char *msg, size_t len)
@@ -32,20 +23,20 @@ static bool fields(char *s, double *v, char *msg, size_t len)
         if (!*s)
             break;
         if (n == SWF_FIELDS)
-            return fail(msg, len, "more than %d fields", SWF_FIELDS);
+            return wsim_errf(msg, len, "more than %d fields", SWF_FIELDS);
         char *end;
         errno = 0;
         double x = strtod(s, &end);
         if (end == s || errno || !isfinite(x) ||
             (*end && *end != ' ' && *end != '\t' && *end != '\r' && *end != '\n'))
-            return fail(msg, len, "field %d is not a number", n + 1);
+            return wsim_errf(msg, len, "field %d is not a number", n + 1);
         if (x < 0 && x != -1)
-            return fail(msg, len, "field %d is negative (%g) but not -1 (unknown)", n + 1, x);
+            return wsim_errf(msg, len, "field %d is negative (%g) but not -1 (unknown)", n + 1, x);
         v[n++] = x;
         s = end;
     }
     if (n != SWF_FIELDS)
-        return fail(msg, len, "%d fields, the format has %d", n, SWF_FIELDS);
+        return wsim_errf(msg, len, "%d fields, the format has %d", n, SWF_FIELDS);
     return true;
 }
 
@@ -61,9 +52,9 @@ static bool check_line(FILE *f, char *line, size_t size, char **data, char *msg,
 {
     size_t n = strlen(line);
     if (n == size - 1 && line[n - 1] != '\n' && !feof(f))
-        return fail(msg, len, "line longer than %d characters", WSIM_SWF_MAX_LINE);
+        return wsim_errf(msg, len, "line longer than %d characters", WSIM_SWF_MAX_LINE);
     if (strlen(line) != n)
-        return fail(msg, len, "a NUL byte");
+        return wsim_errf(msg, len, "a NUL byte");
     char *s = line;
     while (*s == ' ' || *s == '\t')
         s++;
@@ -93,17 +84,17 @@ static bool add_job(struct trace *t, const double *x, char *msg, size_t len)
     j.procs = procs;
     if (t->count == t->cap) {
         if (t->cap >= SWF_MAX_JOBS)
-            return fail(msg, len, "more than %d jobs", SWF_MAX_JOBS);
+            return wsim_errf(msg, len, "more than %d jobs", SWF_MAX_JOBS);
         size_t nc = t->cap ? t->cap * 2 : 1024;
         struct wsim_swf_job *g = realloc(t->v, nc * sizeof *g);
         if (!g)
-            return fail(msg, len, "out of memory");
+            return wsim_errf(msg, len, "out of memory");
         t->v = g;
         t->cap = nc;
     }
     if (t->count && j.submit < t->v[t->count - 1].submit)
-        return fail(msg, len, "submit time %.0f before the previous job's %.0f", j.submit,
-                    t->v[t->count - 1].submit);
+        return wsim_errf(msg, len, "submit time %.0f before the previous job's %.0f", j.submit,
+                         t->v[t->count - 1].submit);
     t->v[t->count++] = j;
     return true;
 }
@@ -121,16 +112,16 @@ bool wsim_swf_parse(FILE *f, const char *name, struct wsim_swf_job **out, size_t
         double x[SWF_FIELDS];
         if (!check_line(f, line, sizeof line, &data, msg, sizeof msg) ||
             (data && !(fields(data, x, msg, sizeof msg) && add_job(&t, x, msg, sizeof msg)))) {
-            fail(err, errlen, "%s:%ld: %s", name, no, msg);
+            wsim_errf(err, errlen, "%s:%ld: %s", name, no, msg);
             goto out;
         }
     }
     if (ferror(f)) {
-        fail(err, errlen, "%s: read error", name);
+        wsim_errf(err, errlen, "%s: read error", name);
         goto out;
     }
     if (!t.count) {
-        fail(err, errlen, "%s: no job with a known submit time, run time and size", name);
+        wsim_errf(err, errlen, "%s: no job with a known submit time, run time and size", name);
         goto out;
     }
     ok = true;

@@ -9,18 +9,8 @@
 
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-
-static bool fail(char *err, size_t len, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, len, fmt, ap);
-    va_end(ap);
-    return false;
-}
 
 /* Banen et al. section 3.2: T(app, size, k), 0 where the combination does
  * not exist. */
@@ -149,7 +139,7 @@ static bool from_trace(const struct wsim_params *p, const double *rcum, struct w
     const char *t = p->trace;
     FILE *f = fopen(t, "r");
     if (!f) {
-        fail(err, errlen, "%s: cannot open: %s", t, strerror(errno));
+        wsim_errf(err, errlen, "%s: cannot open: %s", t, strerror(errno));
         return false;
     }
     struct wsim_swf_job *v = NULL;
@@ -164,7 +154,7 @@ static bool from_trace(const struct wsim_params *p, const double *rcum, struct w
     w->v = calloc(use, sizeof *w->v);
     if (!w->v) {
         free(v);
-        return fail(err, errlen, "out of memory");
+        return wsim_errf(err, errlen, "out of memory");
     }
     double t0 = v[0].submit, work = 0;
     size_t m = 0;
@@ -183,7 +173,7 @@ static bool from_trace(const struct wsim_params *p, const double *rcum, struct w
     w->n = m;
     if (m < 2) {
         wsim_workload_free(w);
-        return fail(err, errlen, "%s: fewer than 2 jobs fit on %d units", t, units);
+        return wsim_errf(err, errlen, "%s: fewer than 2 jobs fit on %d units", t, units);
     }
     /* Scaled to the target load by stretching or compressing the arrivals. */
     double span = w->v[m - 1].submit - w->v[0].submit;
@@ -212,7 +202,7 @@ bool wsim_workload_make(const struct wsim_params *p, int rep, struct wsim_worklo
         return from_trace(p, rcum, &r, w, err, errlen);
     w->v = calloc((size_t)p->jobs, sizeof *w->v);
     if (!w->v)
-        return fail(err, errlen, "out of memory for %ld jobs", p->jobs);
+        return wsim_errf(err, errlen, "out of memory for %ld jobs", p->jobs);
     w->n = (size_t)p->jobs;
     w->offered = offered_work(p);
     double mean_ia = p->load > 0 ? w->offered / (p->load * wsim_total_units(p)) : p->interarrival;
