@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lib/common/hash.h"
 #include "../lib/common/log.h"
 #include "../lib/common/strutil.h"
 #include "site_jobs.h"
@@ -37,10 +38,7 @@ static bool key_ok(const char *key)
 
 static pthread_mutex_t *key_lock(struct acc_site *s, const char *key)
 {
-    uint64_t h = 1469598103934665603ULL;
-    for (const char *p = key; *p; p++)
-        h = (h ^ (unsigned char)*p) * 1099511628211ULL;
-    return &s->key_locks[h % SITE_KEY_LOCKS];
+    return &s->key_locks[acc_fnv1a64(key) % SITE_KEY_LOCKS];
 }
 
 /* ---------------------------------------------------------------- adapters */

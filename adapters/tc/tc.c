@@ -1,6 +1,6 @@
-/* tc.c - the `tc` network adapter: bandwidth booked in a calendar like
- * sim-network's (the simulator's operations serve preview, reserve and
- * query), and put on the wire with Linux traffic control once the
+/* tc.c - the `tc` network adapter: bandwidth booked on a ledger as
+ * sim-network books it (lib/ledger serves preview, reserve, query and
+ * cancel), and put on the wire with Linux traffic control once the
  * reservation's endpoints are handed over (provision).  See
  * docs/adapters/tc.md and tc_internal.h. */
 #include <arpa/inet.h>
@@ -14,194 +14,6 @@
 #include "tc_internal.h"
 
 #define DAY 86400
-
-/* ----------------------------------------------------------------- settings */
-
-/* Settings handed on to the calendar (sim_core.h). */
-static const char *const calendar_keys[] = {"calendar", "on_conflict", "max_later", NULL};
-
-static bool in(const char *k, const char *const *v)
-{
-    for (size_t i = 0; v[i]; i++) {
-        if (strcmp(v[i], k) == 0)
-            return true;
-    }
-    return false;
-}
-
-/* "5s", "500ms", "2m", "1h", "5" (seconds) or an ISO duration ("PT5S"), in ms within
- * [min_ms, max_ms]. */
-static acc_err parse_ms(const char *v, int64_t min_ms, int64_t max_ms, int64_t *out,
-                        struct acc_error *err)
-{
-    int64_t n = -1;
-    if (v[0] == 'P') {
-        if (acc_duration_parse(v, &n, NULL) == ACC_OK && n >= 0 && n <= INT64_MAX / 1000)
-            n *= 1000;
-        else
-            n = -1;
-    } else {
-        char *end = NULL;
-        long long x = (v[0] >= '0' && v[0] <= '9') ? strtoll(v, &end, 10) : -1;
-        if (x >= 0 && x < INT64_MAX / 1000 && end) {
-            if (strcmp(end, "ms") == 0)
-                n = x;
-            else if (strcmp(end, "s") == 0 || *end == '\0')
-                n = x * 1000;
-            else if (strcmp(end, "m") == 0 && x < INT64_MAX / 60000)
-                n = x * 60000;
-            else if (strcmp(end, "h") == 0 && x < INT64_MAX / 3600000)
-                n = x * 3600000;
-        }
-    }
-    if (n < 0)
-        return acc_error_set(err, ACC_ERR_CONFIG, "'%s' is not a duration such as 5s or 500ms", v);
-    if (n < min_ms || n > max_ms)
-        return acc_error_set(err, ACC_ERR_CONFIG,
-                             "%s is out of range (%" PRId64 " ms to %" PRId64 " ms)", v, min_ms,
-                             max_ms);
-    *out = n;
-    return ACC_OK;
-}
-
-static bool dev_name_ok(const char *s, size_t len)
-{
-    if (len == 0 || len >= TC_NAME_MAX)
-        return false;
-    for (size_t i = 0; i < len; i++) {
-        char c = s[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '-' || c == '_' || c == '.'))
-            return false;
-    }
-    return true;
-}
-
-/* The index of device netns/dev, added when new. */
-static acc_err add_dev(struct tc *t, const char *ns, size_t ns_len, const char *dev, size_t dev_len,
-                       int64_t capacity, size_t *idx, struct acc_error *err)
-{
-    for (size_t i = 0; i < t->n_devs; i++) {
-        struct tc_dev *d = &t->devs[i];
-        if (strlen(d->netns) == ns_len && strncmp(d->netns, ns, ns_len) == 0 &&
-            strlen(d->dev) == dev_len && strncmp(d->dev, dev, dev_len) == 0) {
-            if (capacity > d->capacity)
-                d->capacity = capacity;
-            *idx = i;
-            return ACC_OK;
-        }
-    }
-    if (t->n_devs == TC_MAX_DEVS)
-        return acc_error_set(err, ACC_ERR_CONFIG, "more than %d devices", TC_MAX_DEVS);
-    struct tc_dev *d = &t->devs[t->n_devs];
-    d->netns = acc_strndup(ns, ns_len);
-    d->dev = acc_strndup(dev, dev_len);
-    if (!d->netns || !d->dev) {
-        free(d->netns);
-        free(d->dev);
-        d->netns = d->dev = NULL;
-        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
-    }
-    d->capacity = capacity;
-    *idx = t->n_devs++;
-    return ACC_OK;
-}
-
-/* path.LINK.SITE = NETNS/DEV ... */
-static acc_err parse_path(struct tc *t, const char *key, const char *v, struct acc_error *err)
-{
-    const char *ls = key + 5, *dot = strrchr(ls, '.');
-    struct tc_link *l = NULL;
-    int side = -1;
-    for (size_t i = 0; dot && i < t->n_links && !l; i++) {
-        if (strlen(t->links[i].name) == (size_t)(dot - ls) &&
-            strncmp(t->links[i].name, ls, (size_t)(dot - ls)) == 0)
-            l = &t->links[i];
-    }
-    if (!l)
-        return acc_error_set(err, ACC_ERR_CONFIG,
-                             "'%s': no such link in this network (path.LINK.SITE)", key);
-    for (int s = 0; s < 2; s++) {
-        if (strcmp(dot + 1, l->site[s]) == 0)
-            side = s;
-    }
-    if (side < 0)
-        return acc_error_set(err, ACC_ERR_CONFIG, "'%s': %s is not a site of link %s (%s, %s)", key,
-                             dot + 1, l->name, l->site[0], l->site[1]);
-    if (l->n_devs[side])
-        return acc_error_set(err, ACC_ERR_CONFIG, "'%s' is given twice", key);
-    for (const char *p = v + strspn(v, " \t"); *p; p += strspn(p, " \t")) {
-        size_t len = strcspn(p, " \t"), ns_len = strcspn(p, "/");
-        const char *dev = p + ns_len + 1;
-        size_t dev_len = ns_len < len ? len - ns_len - 1 : 0;
-        bool ns_ok = ns_len == 1 ? p[0] == '-' : ns_len > 0 && ns_len < TC_NETNS_MAX;
-        for (size_t i = 0; ns_ok && !(ns_len == 1 && p[0] == '-') && i < ns_len; i++) {
-            char c = p[i];
-            ns_ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                    c == '-' || c == '_' || c == '.';
-        }
-        if (ns_len >= len || !ns_ok || !dev_name_ok(dev, dev_len))
-            return acc_error_set(err, ACC_ERR_CONFIG,
-                                 "'%s': '%.*s' is not NETNS/DEV (a namespace name or '-', a "
-                                 "device name of at most %d characters)",
-                                 key, (int)len, p, TC_NAME_MAX - 1);
-        if (l->n_devs[side] == TC_MAX_PATH)
-            return acc_error_set(err, ACC_ERR_CONFIG, "'%s': more than %d devices", key,
-                                 TC_MAX_PATH);
-        size_t idx = 0;
-        acc_err rc = add_dev(t, p, ns_len, dev, dev_len, l->capacity, &idx, err);
-        if (rc)
-            return rc;
-        l->devs[side][l->n_devs[side]++] = idx;
-        p += len;
-    }
-    if (!l->n_devs[side])
-        return acc_error_set(err, ACC_ERR_CONFIG, "'%s' lists no device", key);
-    return ACC_OK;
-}
-
-static acc_err parse_setting(struct tc *t, const char *k, const char *v, const char **state_file,
-                             struct acc_error *err)
-{
-    int64_t n;
-    if (strncmp(k, "path.", 5) == 0)
-        return parse_path(t, k, v, err);
-    if (strcmp(k, "ceil") == 0) {
-        if (strcmp(v, "rate") == 0)
-            t->ceil = TC_CEIL_RATE;
-        else if (strcmp(v, "link") == 0)
-            t->ceil = TC_CEIL_LINK;
-        else
-            return acc_error_set(err, ACC_ERR_CONFIG, "ceil: '%s' is neither rate nor link", v);
-        return ACC_OK;
-    }
-    if (strcmp(k, "quantum") == 0) {
-        if (acc_parse_i64(v, 1000, 200000, &n, err))
-            return acc_error_set(err, ACC_ERR_CONFIG,
-                                 "quantum: '%s' is not a byte count from 1000 to 200000", v);
-        t->quantum = n;
-        return ACC_OK;
-    }
-    if (strcmp(k, "audit_interval") == 0)
-        return parse_ms(v, 100, 3600000, &t->audit_ms, err);
-    if (strcmp(k, "command_timeout") == 0)
-        return parse_ms(v, 100, 120000, &t->timeout_ms, err);
-    if (strcmp(k, "activation_grace") == 0) {
-        if (parse_ms(v, 0, 3600000, &n, err))
-            return ACC_ERR_CONFIG;
-        t->grace = n / 1000;
-        return ACC_OK;
-    }
-    if (strcmp(k, "state") == 0) {
-        *state_file = v;
-        return ACC_OK;
-    }
-    return acc_error_set(err, ACC_ERR_CONFIG,
-                         "unknown setting '%s' (tc takes path.LINK.SITE, ceil, quantum, "
-                         "audit_interval, activation_grace, command_timeout, state, calendar, "
-                         "on_conflict, max_later)",
-                         k);
-}
 
 /* ---------------------------------------------------------------- open */
 
@@ -218,8 +30,8 @@ static acc_err load_prov(void *ctx, struct tc_prov *p, const char *link_name, st
             return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
         }
     }
-    acc_log_warn("%s: provision %s names link %s, no longer configured: dropped", t->sim.name,
-                 p->key, link_name);
+    acc_log_warn("%s: provision %s names link %s, no longer configured: dropped", t->name, p->key,
+                 link_name);
     tc_prov_free(p);
     return ACC_OK;
 }
@@ -237,29 +49,26 @@ static acc_err open_(void *state, const struct acc_adapter_env *env, struct acc_
     pthread_cond_init(&t->wake, NULL);
     acc_map_init(&t->provs);
     const char *state_file = NULL;
-    struct acc_kv *cal = calloc(env->n_settings + 1, sizeof *cal);
-    size_t n_cal = 0;
-    acc_err rc = ACC_OK;
+    struct acc_ledger_options o;
+    acc_ledger_options_init(&o);
     t->links = calloc(env->n_links + 1, sizeof *t->links);
-    if (!cal || !t->links) {
-        rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
-        goto out;
-    }
-    /* The calendar first: it owns the name and the links' resources. */
-    for (size_t i = 0; i < env->n_settings; i++) {
-        if (in(env->settings[i].key, calendar_keys))
-            cal[n_cal++] = env->settings[i];
-    }
-    struct acc_adapter_env cenv = *env;
-    cenv.settings = cal;
-    cenv.n_settings = n_cal;
-    rc = sim_open(&t->sim, "tc", &cenv, NULL, err);
+    if (!t->links)
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    /* The ledger first: it owns the name and the links' resources.  It
+     * commits without fsync, as sim-network's calendar (tc booked through
+     * that code before the ledger was a module): whatever [database]
+     * durable says, as before. */
+    acc_err rc = acc_ledger_options_apply(&o, env->settings, env->n_settings, err);
+    if (!rc)
+        rc = acc_ledger_open(env->name, env->db_path, &o, false, &t->ledger, err);
+    if (!rc)
+        t->name = acc_ledger_name(t->ledger);
     for (size_t i = 0; !rc && i < env->n_links; i++) {
         const struct acc_link_def *d = &env->links[i];
-        rc = sim_add_resource(&t->sim, d->name, d->capacity, err);
+        rc = acc_ledger_add_resource(t->ledger, d->name, d->capacity, err);
         if (rc)
             break;
-        t->links[i] = (struct tc_link){.name = t->sim.res[i].name,
+        t->links[i] = (struct tc_link){.name = acc_ledger_resource_name(t->ledger, i),
                                        .site = {acc_strdup(d->site_a), acc_strdup(d->site_b)},
                                        .capacity = d->capacity};
         t->n_links = i + 1;
@@ -268,7 +77,7 @@ static acc_err open_(void *state, const struct acc_adapter_env *env, struct acc_
     }
     for (size_t i = 0; !rc && i < env->n_settings; i++) {
         const char *k = env->settings[i].key, *v = env->settings[i].value;
-        if (!in(k, calendar_keys) && (rc = parse_setting(t, k, v, &state_file, err)))
+        if (!acc_ledger_takes(k) && (rc = tc_setting(t, k, v, &state_file, err)))
             acc_error_prefix(err, "setting '%s'", k);
     }
     for (size_t i = 0; !rc && i < t->n_links; i++) {
@@ -282,7 +91,7 @@ static acc_err open_(void *state, const struct acc_adapter_env *env, struct acc_
         }
     }
     if (!rc)
-        rc = sim_start(&t->sim, err);
+        rc = acc_ledger_load(t->ledger, err);
     if (!rc)
         rc = tc_store_open(env->db_path, env->name, state_file, env->durable, &t->store, err);
     if (!rc)
@@ -291,8 +100,6 @@ static acc_err open_(void *state, const struct acc_adapter_env *env, struct acc_
         rc = tc_store_load(t->store, load_prov, t, err);
     if (!rc)
         rc = tc_audit_start(t, err);
-out:
-    free(cal);
     return rc;
 }
 
@@ -322,7 +129,47 @@ static void close_(void *state)
     pthread_mutex_destroy(&t->lock);
     pthread_mutex_destroy(&t->audit_lock);
     pthread_cond_destroy(&t->wake);
-    sim_close(&t->sim);
+    acc_ledger_free(t->ledger);
+}
+
+/* ------------------------------------------------------------ the bookings */
+
+static acc_err preview(void *state, const struct acc_resource *res, acc_time from, acc_time until,
+                       int64_t duration, struct acc_frames *out, struct acc_error *err)
+{
+    struct tc *t = state;
+    return acc_ledger_preview(t->ledger, NULL, res, from, until, duration, out, err);
+}
+
+static acc_err preview_replacing(void *state, const char *old_key, const struct acc_resource *res,
+                                 acc_time from, acc_time until, int64_t duration,
+                                 struct acc_frames *out, struct acc_error *err)
+{
+    struct tc *t = state;
+    return acc_ledger_preview(t->ledger, old_key, res, from, until, duration, out, err);
+}
+
+static acc_err reserve(void *state, const char *key, const struct acc_resource *res, acc_time start,
+                       int64_t duration, struct acc_reservation *out, struct acc_error *err)
+{
+    struct tc *t = state;
+    return acc_ledger_reserve(t->ledger, key, NULL, res, start, duration, out, err);
+}
+
+static acc_err reserve_replacing(void *state, const char *key, const char *old_key,
+                                 const struct acc_resource *res, acc_time start, int64_t duration,
+                                 struct acc_reservation *out, struct acc_error *err)
+{
+    struct tc *t = state;
+    return acc_ledger_reserve(t->ledger, key, old_key, res, start, duration, out, err);
+}
+
+static acc_err query(void *state, const char *key, const char *local_id,
+                     struct acc_reservation *out, struct acc_error *err)
+{
+    struct tc *t = state;
+    (void)local_id; /* keys are unique in the ledger */
+    return acc_ledger_query(t->ledger, key, out, err);
 }
 
 /* ---------------------------------------------------------------- provision */
@@ -404,12 +251,9 @@ static acc_err provision(void *state, const char *key, const char *local_id,
     if (rc)
         return rc;
     /* The booking decides the link and the times. */
-    pthread_mutex_lock(&t->sim.lock);
-    const struct sim_booking *b = acc_map_get(&t->sim.bookings, key);
-    struct sim_booking bk = b ? *b : (struct sim_booking){0};
-    pthread_mutex_unlock(&t->sim.lock);
-    if (!b)
-        return acc_error_set(err, ACC_ERR_NOT_FOUND, "%s: no reservation %s", t->sim.name, key);
+    struct acc_ledger_booking bk;
+    if (!acc_ledger_get(t->ledger, key, &bk))
+        return acc_error_set(err, ACC_ERR_NOT_FOUND, "%s: no reservation %s", t->name, key);
     const struct tc_link *l = &t->links[bk.res];
     const char *const *v[2] = {flow->addrs_a, flow->addrs_b};
     size_t n[2] = {flow->n_a, flow->n_b};
@@ -419,7 +263,7 @@ static acc_err provision(void *state, const char *key, const char *local_id,
     } else if (strcmp(flow->site_a, l->site[0]) != 0 || strcmp(flow->site_b, l->site[1]) != 0) {
         return acc_error_set(err, ACC_ERR_INVALID,
                              "%s: reservation %s is on link %s (%s, %s), not between %s and %s",
-                             t->sim.name, key, l->name, l->site[0], l->site[1], flow->site_a,
+                             t->name, key, l->name, l->site[0], l->site[1], flow->site_a,
                              flow->site_b);
     }
 
@@ -453,7 +297,7 @@ static acc_err provision(void *state, const char *key, const char *local_id,
         memcpy(p->last, old->last, sizeof p->last);
         memcpy(p->have_last, old->have_last, sizeof p->have_last);
     } else if (!(p->id = free_id(t))) {
-        rc = acc_error_set(err, ACC_ERR_BUSY, "%s: all %d class ids are in use", t->sim.name,
+        rc = acc_error_set(err, ACC_ERR_BUSY, "%s: all %d class ids are in use", t->name,
                            TC_ID_MAX - TC_ID_MIN + 1);
         goto out;
     }
@@ -488,15 +332,12 @@ static acc_err provision_status(void *state, const char *key, struct acc_provisi
     if (p) {
         term = (struct tc_term){true, p->start, p->end, p->activated, p->violated_at};
     } else {
-        pthread_mutex_lock(&t->sim.lock);
-        const struct sim_booking *b = acc_map_get(&t->sim.bookings, key);
-        if (b)
-            term = (struct tc_term){false, b->start, b->end, 0, 0};
-        pthread_mutex_unlock(&t->sim.lock);
-        if (!b) {
+        struct acc_ledger_booking b;
+        if (!acc_ledger_get(t->ledger, key, &b)) {
             pthread_mutex_unlock(&t->lock);
-            return acc_error_set(err, ACC_ERR_NOT_FOUND, "%s: no reservation %s", t->sim.name, key);
+            return acc_error_set(err, ACC_ERR_NOT_FOUND, "%s: no reservation %s", t->name, key);
         }
+        term = (struct tc_term){false, b.start, b.end, 0, 0};
     }
     out->state = tc_guarantee(&term, now, t->grace, &new_at, why, sizeof why);
     out->provisioned = term.provisioned;
@@ -512,7 +353,7 @@ static acc_err provision_status(void *state, const char *key, struct acc_provisi
             p->violated_at = new_at;
             acc_strlcpy(p->why, why, sizeof p->why);
             if (tc_store_put(t->store, p, t->links[p->link].name, NULL))
-                acc_log_warn("%s: violation of %s not recorded", t->sim.name, key);
+                acc_log_warn("%s: violation of %s not recorded", t->name, key);
         } else {
             acc_strlcpy(out->why, p->why, sizeof out->why);
         }
@@ -529,7 +370,8 @@ static acc_err provision_status(void *state, const char *key, struct acc_provisi
 static acc_err cancel(void *state, const char *key, const char *local_id, struct acc_error *err)
 {
     struct tc *t = state;
-    acc_err rc = sim_cancel(&t->sim, key, local_id, err);
+    (void)local_id; /* keys are unique in the ledger */
+    acc_err rc = acc_ledger_cancel(t->ledger, key, err);
     if (rc)
         return rc;
     pthread_mutex_lock(&t->lock);
@@ -569,14 +411,13 @@ const struct acc_adapter_ops acc_tc_ops = {
     .state_size = sizeof(struct tc),
     .open = open_,
     .close = close_,
-    .preview = sim_preview,
-    .reserve = sim_reserve,
-    .query = sim_query,
+    .preview = preview,
+    .reserve = reserve,
+    .query = query,
     .cancel = cancel,
     .health = health,
-    .interrupt = sim_interrupt,
     .provision = provision,
     .provision_status = provision_status,
-    .preview_replacing = sim_preview_replacing,
-    .reserve_replacing = sim_reserve_replacing,
+    .preview_replacing = preview_replacing,
+    .reserve_replacing = reserve_replacing,
 };

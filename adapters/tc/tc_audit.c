@@ -140,7 +140,7 @@ static acc_err plan_dev(struct tc *t, size_t di, struct snap *v, size_t n, struc
         }
     }
     if (removed)
-        acc_log_info("%s: %zu stale classes removed from %s/%s", t->sim.name, removed, dev->netns,
+        acc_log_info("%s: %zu stale classes removed from %s/%s", t->name, removed, dev->netns,
                      dev->dev);
 out:
     tc_dev_state_release(&have);
@@ -216,7 +216,7 @@ static void record_locked(struct tc *t, struct snap *v, size_t n, acc_time now)
         if (was_active != p->active)
             dirty = true;
         if (dirty && tc_store_put(t->store, p, t->links[p->link].name, NULL))
-            acc_log_warn("%s: state of %s not written", t->sim.name, p->key);
+            acc_log_warn("%s: state of %s not written", t->name, p->key);
     }
 }
 
@@ -331,7 +331,7 @@ static void *audit_main(void *arg)
         pthread_mutex_unlock(&t->lock);
         struct acc_error e = {0};
         if (tc_reconcile(t, &e))
-            acc_log_warn("%s: reconciliation: %s", t->sim.name, e.msg);
+            acc_log_warn("%s: reconciliation: %s", t->name, e.msg);
         pthread_mutex_lock(&t->lock);
     }
     pthread_mutex_unlock(&t->lock);
@@ -343,10 +343,9 @@ acc_err tc_audit_start(struct tc *t, struct acc_error *err)
     struct acc_error e = {0};
     /* At once: what ended while accordd was down goes, what started comes. */
     if (tc_reconcile(t, &e))
-        acc_log_warn("%s: reconciliation at open: %s", t->sim.name, e.msg);
+        acc_log_warn("%s: reconciliation at open: %s", t->name, e.msg);
     if (pthread_create(&t->thread, NULL, audit_main, t) != 0)
-        return acc_error_set(err, ACC_ERR_INTERNAL, "%s: cannot start the audit thread",
-                             t->sim.name);
+        return acc_error_set(err, ACC_ERR_INTERNAL, "%s: cannot start the audit thread", t->name);
     t->thread_started = true;
     return ACC_OK;
 }

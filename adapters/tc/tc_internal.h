@@ -1,19 +1,19 @@
 /* tc_internal.h - the parts of the tc network adapter (docs/adapters/tc.md).
  *
- * The adapter books bandwidth in a capacity calendar exactly as sim-network
- * does (its struct sim is the first member of struct tc, so the simulator's
- * operations serve preview, reserve and query unchanged), and puts what a
- * provisioned reservation guarantees on the wire with Linux traffic control:
- * an HTB leaf class per reservation and device, with u32 filters for the
- * reservation's address pairs.
+ * The adapter books bandwidth on a booking ledger (lib/ledger) exactly as
+ * sim-network does (the ledger's operations serve preview, reserve, query
+ * and cancel), and puts what a provisioned reservation guarantees on the
+ * wire with Linux traffic control: an HTB leaf class per reservation and
+ * device, with u32 filters for the reservation's address pairs.
  *
- *   tc.c        the ops table, settings, provision, status, cancel
- *   tc_plan.c   PURE: parses `tc` show text, builds a change set's batch text,
- *               and the guarantee term's state
- *   tc_kernel.c runs `tc -batch` (reads and changes) under a time limit
- *   tc_store.c  the adapter's own SQLite file: provisions, class ids,
- *               violations, last counters
- *   tc_audit.c  the reconciliation (thread, and at once on demand)
+ *   tc.c          the ops table, open, provision, status, cancel
+ *   tc_settings.c the adapter's own settings (the ledger takes its own)
+ *   tc_plan.c     PURE: parses `tc` show text, builds a change set's batch
+ *                 text, and the guarantee term's state
+ *   tc_kernel.c   runs `tc -batch` (reads and changes) under a time limit
+ *   tc_store.c    the adapter's own SQLite file: provisions, class ids,
+ *                 violations, last counters
+ *   tc_audit.c    the reconciliation (thread, and at once on demand)
  */
 #ifndef ACC_TC_INTERNAL_H
 #define ACC_TC_INTERNAL_H
@@ -26,7 +26,7 @@
 #include "../../lib/common/buf.h"
 #include "../../lib/common/map.h"
 #include "../adapter.h"
-#include "../sim/sim_core.h"
+#include "../../lib/ledger/ledger.h"
 
 #define TC_ID_MIN     10   /* reservation leaf classes 1:N, N in TC_ID_MIN..TC_ID_MAX */
 #define TC_ID_MAX     8999 /* (written and read as the text "1:N") */
@@ -173,7 +173,7 @@ struct tc_dev {
 };
 
 struct tc_link {
-    const char *name; /* the calendar's resource name */
+    const char *name; /* the ledger's resource name */
     char *site[2];
     int64_t capacity;
     size_t devs[2][TC_MAX_PATH]; /* egress devices of traffic leaving site[i] */
@@ -183,7 +183,8 @@ struct tc_link {
 enum tc_ceil { TC_CEIL_RATE, TC_CEIL_LINK };
 
 struct tc {
-    struct sim sim; /* first: the simulator's operations take a struct tc */
+    struct acc_ledger *ledger; /* the bookings: links are its resources */
+    const char *name;          /* the adapter's (the ledger's copy) */
     struct tc_link *links;
     size_t n_links;
     struct tc_dev devs[TC_MAX_DEVS];
@@ -203,6 +204,11 @@ struct tc {
     acc_time last_audit;
     char last_error[256];
 };
+
+/* Applies one of the adapter's own settings (*state_file: the state
+ * setting's value); an unknown key is an error that lists the others. */
+acc_err tc_setting(struct tc *t, const char *k, const char *v, const char **state_file,
+                   struct acc_error *err);
 
 /* ---------------------------------------------------------- tc_audit.c */
 

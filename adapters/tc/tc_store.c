@@ -2,7 +2,7 @@
  * row per provisioned reservation with its endpoints, its leaf class id,
  * when it was first in place, its first violation and the last counters of
  * its classes (adapters/tc/migrations).  The bookings themselves are in the
- * calendar file.  The caller serialises calls (struct tc's lock); the
+ * ledger's calendar file (lib/ledger).  The caller serialises calls (struct tc's lock); the
  * database's main connection is used under its own lock all the same. */
 #include <stdio.h>
 #include <stdlib.h>

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h"
+
 struct acc_map_slot {
     char *key; /* NULL: empty; TOMB: deleted */
     void *value;
@@ -11,16 +13,6 @@ struct acc_map_slot {
 
 static char tomb_marker;
 #define TOMB (&tomb_marker)
-
-static uint64_t hash(const char *s)
-{
-    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 1099511628211ULL;
-    }
-    return h;
-}
 
 void acc_map_init(struct acc_map *m)
 {
@@ -41,7 +33,7 @@ static struct acc_map_slot *find(const struct acc_map *m, const char *key)
 {
     if (!m->cap)
         return NULL;
-    size_t i = hash(key) & (m->cap - 1);
+    size_t i = acc_fnv1a64(key) & (m->cap - 1);
     for (;;) {
         struct acc_map_slot *s = &m->slots[i];
         if (!s->key)
@@ -66,7 +58,7 @@ static acc_err grow(struct acc_map *m)
         struct acc_map_slot *s = &m->slots[i];
         if (!s->key || s->key == TOMB)
             continue;
-        size_t j = hash(s->key) & (cap - 1);
+        size_t j = acc_fnv1a64(s->key) & (cap - 1);
         while (slots[j].key)
             j = (j + 1) & (cap - 1);
         slots[j] = *s;
@@ -99,7 +91,7 @@ acc_err acc_map_put(struct acc_map *m, const char *key, void *value)
     char *k = strdup(key);
     if (!k)
         return ACC_ERR_NOMEM;
-    size_t i = hash(key) & (m->cap - 1);
+    size_t i = acc_fnv1a64(key) & (m->cap - 1);
     while (m->slots[i].key && m->slots[i].key != TOMB)
         i = (i + 1) & (m->cap - 1);
     if (m->slots[i].key == TOMB)

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/hash.h"
 #include "policy_int.h"
 
 static const char *const names[ACC_POLICY__COUNT] = {
@@ -86,10 +87,7 @@ bool acc_policy_accepts(enum acc_policy_id id, enum acc_request_type type)
 
 uint64_t acc_policy_rand(uint64_t *state)
 {
-    uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
+    return acc_splitmix64(state);
 }
 
 void acc_placement_per_cluster(const struct acc_placement *p, size_t n_clusters,

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "calendar.h"
+#include "hash.h"
 
 struct live_cache {
     struct acc_frames *by_amount; /* [nodes + 1]; index 0 unused */
@@ -103,34 +104,24 @@ static size_t first_after(const struct acc_frames *f, acc_time t)
     return lo;
 }
 
-/* The first overlay point after t. */
-static size_t point_after(const struct acc_calendar *cal, acc_time t)
-{
-    size_t lo = 0, hi = cal->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (cal->pts[mid].t <= t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 /* The earliest s >= t at which n nodes of site c are free for the replay
- * during [s, s + d), ending by the window's end; -1 when there is none. */
+ * during [s, s + d), ending by the window's end; -1 when there is none.
+ * Steps through the overlay's levels from t on; within each, the live
+ * frames of n + level nodes say where n are free for the replay. */
 static acc_err site_earliest(struct run *r, size_t c, int64_t n, acc_time t, int64_t d,
                              acc_time *out)
 {
     const struct acc_calendar *cal = &r->cal[c];
     acc_time until = r->s->until;
-    size_t k = point_after(cal, t);
-    int64_t level = k ? cal->pts[k - 1].used : 0;
+    struct acc_cal_walk walk;
+    int64_t level = acc_calendar_walk_start(&walk, cal, t), next_level = 0;
+    acc_time next = 0;
+    bool more = acc_calendar_walk_next(&walk, &next, &next_level);
     acc_time a = t, run_s = -1, run_e = -1;
     *out = -1;
     while (a < until) {
-        acc_time b = k < cal->n && cal->pts[k].t < until ? cal->pts[k].t : until;
-        if (n + level <= cal->capacity) {
+        acc_time b = more && next < until ? next : until;
+        if (n + level <= acc_calendar_capacity(cal)) {
             const struct acc_frames *f;
             acc_err rc = live_frames(r, c, n + level, &f);
             if (rc)
@@ -150,10 +141,11 @@ static acc_err site_earliest(struct run *r, size_t c, int64_t n, acc_time t, int
                 }
             }
         }
-        if (b >= until || k >= cal->n)
+        if (b >= until || !more)
             break;
         a = b;
-        level = cal->pts[k++].used;
+        level = next_level;
+        more = acc_calendar_walk_next(&walk, &next, &next_level);
     }
     return ACC_OK;
 }
@@ -273,7 +265,7 @@ static acc_err candidates(struct run *r, size_t i, const struct acc_replay_job *
         o_pol.tiebreak = s->policy.tiebreak;
         o->fell_back = true;
     }
-    uint64_t rng = s->seed ^ ((uint64_t)(i + 1) * 0x9E3779B97F4A7C15ULL);
+    uint64_t rng = s->seed ^ ((uint64_t)(i + 1) * ACC_GOLDEN64);
     o_pol.rng = &rng;
     size_t max = o_pol.id == ACC_POLICY_EARLIEST ? ACC_REPLAY_MAX_CANDS : s->candidates;
     struct acc_policy_system sys = {.n_clusters = s->n_sites, .idle = idle, .size = size};
@@ -281,7 +273,7 @@ static acc_err candidates(struct run *r, size_t i, const struct acc_replay_job *
     if (!rc && !*n) {
         o->on_capacity = true;
         sys.idle = size;
-        rng = s->seed ^ ((uint64_t)(i + 1) * 0x9E3779B97F4A7C15ULL);
+        rng = s->seed ^ ((uint64_t)(i + 1) * ACC_GOLDEN64);
         rc = acc_policy_candidates(&sys, &req, &o_pol, cand, max, n, r->err);
     }
     if (rc)

@@ -11,12 +11,12 @@
  * and the earliest common slot of the first candidate that has one is
  * taken (under `earliest`, the earliest over every candidate).  The
  * replay's own earlier placements are kept in an in-memory overlay
- * (adapters/sim/calendar.c); n nodes are free at t when live_free(t) >=
+ * (lib/calendar); n nodes are free at t when live_free(t) >=
  * n + overlay(t).  Nothing is reserved anywhere.
  *
  * The command (replay_cmd.c) opens the configured sites' adapters as
  * accordd does, reads the workload with accord-sim's parsers and
- * generators (tools/sim), runs the core with previews as the provider, and
+ * generators (simulator/), runs the core with previews as the provider, and
  * prints the placements (replay_print.c).  It never opens accordd's
  * database.
  */

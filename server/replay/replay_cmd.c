@@ -14,7 +14,7 @@
 #include "../../adapters/adapter.h"
 #include "../../resources/resources.h"
 #include "../config/config.h"
-#include "sim.h"
+#include "wsim.h"
 
 /* The live frames: a preview of the site's adapter (duration 1 s). */
 struct live_ctx {
@@ -52,30 +52,30 @@ static int is_swf(const char *path, char *msg, size_t len)
 
 /* The simulator's parameters for the workload, on the configured sites. */
 static bool workload_params(const struct acc_config *cfg, const struct acc_replay_cmd *cmd,
-                            struct sim_params *p, char *msg, size_t len)
+                            struct wsim_params *p, char *msg, size_t len)
 {
-    char m[SIM_ERR_LEN], sizes[16 * 12] = "", jobs[32];
+    char m[WSIM_ERR_LEN], sizes[16 * 12] = "", jobs[32];
     int swf = is_swf(cmd->workload, msg, len);
     if (swf < 0)
         return false;
     if (swf) {
-        sim_params_init(p);
-        if (!sim_params_set(p, "workload", "swf", ".", m, sizeof m) ||
-            !sim_params_set(p, "trace", cmd->workload, ".", m, sizeof m) ||
-            !sim_params_set(p, "load", "0", ".", m, sizeof m)) {
+        wsim_params_init(p);
+        if (!wsim_params_set(p, "workload", "swf", ".", m, sizeof m) ||
+            !wsim_params_set(p, "trace", cmd->workload, ".", m, sizeof m) ||
+            !wsim_params_set(p, "load", "0", ".", m, sizeof m)) {
             snprintf(msg, len, "%s: %s", cmd->workload, m);
-            sim_params_release(p);
+            wsim_params_release(p);
             return false;
         }
         p->jobs = ACC_REPLAY_MAX_JOBS; /* the first ones of a longer trace */
     } else {
-        struct sim_experiment e;
-        if (!sim_experiment_load(&e, cmd->workload, m, sizeof m)) {
+        struct wsim_experiment e;
+        if (!wsim_experiment_load(&e, cmd->workload, m, sizeof m)) {
             snprintf(msg, len, "%s", m);
             return false;
         }
-        bool ok = sim_experiment_params(&e, 0, 0, p, m, sizeof m);
-        sim_experiment_free(&e);
+        bool ok = wsim_experiment_params(&e, 0, 0, p, m, sizeof m);
+        wsim_experiment_free(&e);
         if (!ok) {
             snprintf(msg, len, "%s: %s", cmd->workload, m);
             return false;
@@ -90,29 +90,29 @@ static bool workload_params(const struct acc_config *cfg, const struct acc_repla
     snprintf(jobs, sizeof jobs, "%ld", cmd->jobs > 0 ? cmd->jobs : p->jobs);
     /* The file's discipline is not the replay's: the replay is Accord's
      * advance-reservation mode (AR) with accordd's policy. */
-    if (!sim_params_set(p, "clusters", sizes, ".", m, sizeof m) ||
-        !sim_params_set(p, "policy", "AR", ".", m, sizeof m) ||
-        !sim_params_set(p, "warmup", "0", ".", m, sizeof m) ||
-        !sim_params_set(p, "jobs", jobs, ".", m, sizeof m) || !sim_params_check(p, m, sizeof m)) {
+    if (!wsim_params_set(p, "clusters", sizes, ".", m, sizeof m) ||
+        !wsim_params_set(p, "policy", "AR", ".", m, sizeof m) ||
+        !wsim_params_set(p, "warmup", "0", ".", m, sizeof m) ||
+        !wsim_params_set(p, "jobs", jobs, ".", m, sizeof m) || !wsim_params_check(p, m, sizeof m)) {
         snprintf(msg, len, "%s on the configured sites: %s", cmd->workload, m);
-        sim_params_release(p);
+        wsim_params_release(p);
         return false;
     }
     if (p->jobs > ACC_REPLAY_MAX_JOBS) {
         snprintf(msg, len, "%s: %ld jobs, a replay takes at most %d (--jobs N)", cmd->workload,
                  p->jobs, ACC_REPLAY_MAX_JOBS);
-        sim_params_release(p);
+        wsim_params_release(p);
         return false;
     }
     return true;
 }
 
 /* The simulator's jobs as the replay's, at from + their submit offsets. */
-static bool convert(const struct sim_params *p, const struct sim_workload_set *w, acc_time from,
+static bool convert(const struct wsim_params *p, const struct wsim_workload_set *w, acc_time from,
                     struct acc_replay_job *jobs, char *msg, size_t len)
 {
     for (size_t i = 0; i < w->n; i++) {
-        const struct sim_job *s = &w->v[i];
+        const struct wsim_job *s = &w->v[i];
         struct acc_replay_job *j = &jobs[i];
         if (!(s->submit >= 0 && s->submit < 1e11 && s->t1 >= 0 && s->t1 < 1e11)) {
             snprintf(msg, len, "job %zu: submit %g s or run time %g s out of range", i + 1,
@@ -127,70 +127,75 @@ static bool convert(const struct sim_params *p, const struct sim_workload_set *w
         j->n_comp = (size_t)s->ncomp;
         for (int k = 0; k < s->ncomp; k++)
             j->comp[k] = s->comp[k];
-        j->flexible = p->split == SIM_SPLIT_FLEX && s->ncomp == 1;
+        j->flexible = p->split == WSIM_SPLIT_FLEX && s->ncomp == 1;
     }
     return true;
 }
 
-int acc_replay_command(const struct acc_config *cfg, const struct acc_replay_cmd *cmd, FILE *out,
-                       FILE *err_out)
+/* The replay's setup from the options and the configuration (everything
+ * but its sites and provider); false with the message printed. */
+static bool setup_of(const struct acc_config *cfg, const struct acc_replay_cmd *cmd,
+                     struct acc_replay_setup *s, FILE *err_out)
 {
     struct acc_error err = {0};
-    char msg[512];
-    int status = 2;
-    struct sim_params p;
-    struct sim_workload_set w = {0};
-    struct acc_replay_job *jobs = NULL;
-    struct acc_replay_placement *pl = NULL;
-    struct acc_replay_site sites[ACC_REPLAY_MAX_SITES];
-    struct acc_adapter *ad[ACC_REPLAY_MAX_SITES] = {0};
-    bool have_params = false;
-    struct acc_replay_setup s = {.sites = sites, .n_sites = cfg->n_sites, .seed = cfg->policy_seed};
-
     if (cfg->n_sites > ACC_REPLAY_MAX_SITES) {
         fprintf(err_out,
                 "accordd: --replay places on at most %d sites; the configuration has %zu\n",
                 ACC_REPLAY_MAX_SITES, cfg->n_sites);
-        return 2;
+        return false;
     }
     if (cmd->jobs < 0 || cmd->jobs > ACC_REPLAY_MAX_JOBS) {
         fprintf(err_out, "accordd: --jobs is 1 to %d\n", ACC_REPLAY_MAX_JOBS);
-        return 2;
+        return false;
     }
-    if (acc_config_policy(cfg, cmd->policy, &s.policy, &err)) {
+    if (acc_config_policy(cfg, cmd->policy, &s->policy, &err)) {
         fprintf(err_out, "accordd: --policy: %s\n", err.msg);
-        return 2;
+        return false;
     }
-    s.candidates = cfg->policy_candidates;
-    s.from = acc_now();
-    if (cmd->from && acc_time_parse(cmd->from, &s.from, &err)) {
+    s->candidates = cfg->policy_candidates;
+    s->from = acc_now();
+    if (cmd->from && acc_time_parse(cmd->from, &s->from, &err)) {
         fprintf(err_out, "accordd: --from: %s\n", err.msg);
-        return 2;
+        return false;
     }
-    s.until = s.from + cfg->horizon;
-    if (!workload_params(cfg, cmd, &p, msg, sizeof msg)) {
+    s->until = s->from + cfg->horizon;
+    return true;
+}
+
+/* The workload's jobs as the replay's, submitted from `from`, and room for
+ * their placements: 0, or the exit status of a failure (its message
+ * printed). */
+static int make_jobs(const struct wsim_params *p, struct wsim_workload_set *w, acc_time from,
+                     struct acc_replay_job **jobs, struct acc_replay_placement **pl, FILE *err_out)
+{
+    char msg[512];
+    if (!wsim_workload_make(p, 0, w, msg, sizeof msg)) {
         fprintf(err_out, "accordd: --replay: %s\n", msg);
         return 2;
     }
-    have_params = true;
-    if (!sim_workload_make(&p, 0, &w, msg, sizeof msg)) {
+    *jobs = calloc(w->n ? w->n : 1, sizeof **jobs);
+    *pl = calloc(w->n ? w->n : 1, sizeof **pl);
+    if (!*jobs || !*pl) {
+        fprintf(err_out, "accordd: --replay: out of memory for %zu jobs\n", w->n);
+        return 1;
+    }
+    if (!convert(p, w, from, *jobs, msg, sizeof msg)) {
         fprintf(err_out, "accordd: --replay: %s\n", msg);
-        goto out;
+        return 2;
     }
-    jobs = calloc(w.n ? w.n : 1, sizeof *jobs);
-    pl = calloc(w.n ? w.n : 1, sizeof *pl);
-    if (!jobs || !pl) {
-        fprintf(err_out, "accordd: --replay: out of memory for %zu jobs\n", w.n);
-        status = 1;
-        goto out;
-    }
-    if (!convert(&p, &w, s.from, jobs, msg, sizeof msg)) {
-        fprintf(err_out, "accordd: --replay: %s\n", msg);
-        goto out;
-    }
-    status = 1;
+    return 0;
+}
+
+/* Places the jobs on previews of the configured sites' adapters (opened
+ * here) and prints the placements: the exit status. */
+static int place(const struct acc_config *cfg, const struct acc_replay_cmd *cmd,
+                 struct acc_replay_setup *s, const struct acc_replay_job *jobs, size_t n,
+                 struct acc_replay_placement *pl, FILE *out, FILE *err_out)
+{
+    struct acc_error err = {0};
+    struct acc_adapter *ad[ACC_REPLAY_MAX_SITES] = {0};
+    int status = 1;
     for (size_t i = 0; i < cfg->n_sites; i++) {
-        sites[i] = (struct acc_replay_site){cfg->sites[i].name, cfg->sites[i].nodes};
         struct acc_resources_env env = {.db_path = cfg->db_path, .durable = cfg->durable};
         if (acc_resources_open_site(&cfg->res, i, &env, &ad[i], &err)) {
             fprintf(err_out, "accordd: %s\n", err.msg);
@@ -198,19 +203,19 @@ int acc_replay_command(const struct acc_config *cfg, const struct acc_replay_cmd
         }
     }
     struct live_ctx lc = {cfg, ad};
-    s.live = live_preview;
-    s.ctx = &lc;
+    s->live = live_preview;
+    s->ctx = &lc;
     struct acc_replay_stats st;
     struct acc_replay_summary sum;
-    acc_err rc = acc_replay_run(&s, jobs, w.n, pl, &st, &err);
+    acc_err rc = acc_replay_run(s, jobs, n, pl, &st, &err);
     if (!rc)
-        rc = acc_replay_summarise(&s, jobs, w.n, pl, &sum, &err);
+        rc = acc_replay_summarise(s, jobs, n, pl, &sum, &err);
     if (rc) {
         fprintf(err_out, "accordd: %s\n", err.msg);
         status = rc == ACC_ERR_INVALID || rc == ACC_ERR_CAPACITY ? 2 : 1;
         goto out;
     }
-    acc_replay_print(out, cmd->csv, &s, jobs, w.n, pl, &sum, &st);
+    acc_replay_print(out, cmd->csv, s, jobs, n, pl, &sum, &st);
     fflush(out);
     status = ferror(out) ? 1 : 0;
 out:
@@ -218,10 +223,34 @@ out:
         if (ad[i])
             acc_adapter_close(ad[i]);
     }
+    return status;
+}
+
+int acc_replay_command(const struct acc_config *cfg, const struct acc_replay_cmd *cmd, FILE *out,
+                       FILE *err_out)
+{
+    char msg[512];
+    struct wsim_params p;
+    struct wsim_workload_set w = {0};
+    struct acc_replay_job *jobs = NULL;
+    struct acc_replay_placement *pl = NULL;
+    struct acc_replay_site sites[ACC_REPLAY_MAX_SITES];
+    struct acc_replay_setup s = {.sites = sites, .n_sites = cfg->n_sites, .seed = cfg->policy_seed};
+
+    if (!setup_of(cfg, cmd, &s, err_out))
+        return 2;
+    if (!workload_params(cfg, cmd, &p, msg, sizeof msg)) {
+        fprintf(err_out, "accordd: --replay: %s\n", msg);
+        return 2;
+    }
+    for (size_t i = 0; i < cfg->n_sites; i++)
+        sites[i] = (struct acc_replay_site){cfg->sites[i].name, cfg->sites[i].nodes};
+    int status = make_jobs(&p, &w, s.from, &jobs, &pl, err_out);
+    if (!status)
+        status = place(cfg, cmd, &s, jobs, w.n, pl, out, err_out);
     free(jobs);
     free(pl);
-    sim_workload_free(&w);
-    if (have_params)
-        sim_params_release(&p);
+    wsim_workload_free(&w);
+    wsim_params_release(&p);
     return status;
 }

@@ -4,6 +4,7 @@
  * of request; the seed of random ties. */
 #include <stdio.h>
 
+#include "../../lib/common/hash.h"
 #include "plan_internal.h"
 
 /* The request type of the offer's components without a site. */
@@ -52,8 +53,5 @@ acc_err plan_policy(const struct acc_config *cfg, const struct acc_offer *o,
 
 uint64_t plan_seed(const struct acc_config *cfg, const char *agreement)
 {
-    uint64_t h = 1469598103934665603ULL; /* FNV-1a of the agreement's id */
-    for (const char *c = agreement ? agreement : ""; *c; c++)
-        h = (h ^ (unsigned char)*c) * 1099511628211ULL;
-    return h ^ cfg->policy_seed;
+    return acc_fnv1a64(agreement ? agreement : "") ^ cfg->policy_seed;
 }

@@ -237,6 +237,39 @@ static void test_random_against_model(void)
     acc_calendar_release(&c);
 }
 
+static void test_walk(void)
+{
+    /* The walk reports the level at its start, then every change after. */
+    reset();
+    CU_ASSERT_EQUAL(acc_calendar_capacity(&cal), 10);
+    struct acc_cal_walk w;
+    acc_time t = -1;
+    int64_t used = -1;
+    CU_ASSERT_EQUAL(acc_calendar_walk_start(&w, &cal, 0), 0);
+    CU_ASSERT_FALSE(acc_calendar_walk_next(&w, &t, &used));
+    ACC_ASSERT_OK(acc_calendar_add(&cal, 2 * H, 4 * H, 6));
+    ACC_ASSERT_OK(acc_calendar_add(&cal, 3 * H, 5 * H, 4));
+    static const struct {
+        acc_time t;
+        int64_t used;
+    } want[] = {{3 * H, 10}, {4 * H, 4}, {5 * H, 0}};
+    CU_ASSERT_EQUAL(acc_calendar_walk_start(&w, &cal, 2 * H + 1), 6);
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        CU_ASSERT_TRUE(acc_calendar_walk_next(&w, &t, &used));
+        CU_ASSERT_EQUAL(t, want[i].t);
+        CU_ASSERT_EQUAL(used, want[i].used);
+    }
+    CU_ASSERT_FALSE(acc_calendar_walk_next(&w, &t, &used));
+    /* At a change point the walk starts with its level and goes on after it. */
+    CU_ASSERT_EQUAL(acc_calendar_walk_start(&w, &cal, 4 * H), 4);
+    CU_ASSERT_TRUE(acc_calendar_walk_next(&w, &t, &used));
+    CU_ASSERT_EQUAL(t, 5 * H);
+    CU_ASSERT_EQUAL(acc_calendar_walk_start(&w, &cal, 0), 0);
+    CU_ASSERT_TRUE(acc_calendar_walk_next(&w, &t, &used));
+    CU_ASSERT_EQUAL(t, 2 * H);
+    CU_ASSERT_EQUAL(used, 6);
+}
+
 static int teardown(void)
 {
     acc_calendar_release(&cal);
@@ -253,6 +286,7 @@ static const struct acc_test_case tests[] = {
     {"truncation", test_truncation},
     {"bulk load equals adds", test_load_matches_adds},
     {"random operations against a model", test_random_against_model},
+    {"walk through the levels", test_walk},
     {NULL, NULL},
 };
 

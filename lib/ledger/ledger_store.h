@@ -1,0 +1,79 @@
+/* ledger_store.h - the booking ledger's persistence (internal to
+ * lib/ledger: adapters use ledger.h): its bookings and the days whose
+ * background load a simulated site made, in a SQLite file of its own (not
+ * in accordd's database: the core store knows nothing of ledgers).
+ *
+ * The file is the site's (or network's) `calendar` setting, or else
+ * "<database>.sim-<name>" beside accordd's database (docs/adapters.md); a
+ * database of ":memory:" gives an in-memory calendar.
+ *
+ * Writes are queued and committed in queue order by a writer thread as soon
+ * as they are queued (group commit: one commit serves every write queued
+ * meanwhile; a waiter that finds nothing committing commits itself).
+ * Queuing never touches the disk, so the ledger queues a write while it
+ * holds its lock: the order of the writes is the order of the
+ * changes in memory.  A reservation's write is waited for when the
+ * reservation is verified (query), which the negotiation does before it
+ * commits the agreement: a booking is in its file before any agreement that
+ * uses it is committed in accordd's database, and meanwhile the commit
+ * overlaps the rest of the negotiation's round.
+ *
+ * Thread-safe.  sqlite3 types never leave ledger_store.c. */
+#ifndef ACC_LEDGER_STORE_H
+#define ACC_LEDGER_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../common/error.h"
+#include "../common/timefmt.h"
+
+struct acc_ledger_store;
+struct acc_ledger_write; /* a queued write someone waits for */
+
+struct acc_ledger_store_booking {
+    const char *key;
+    const char *resource;
+    acc_time start, end;
+    int64_t amount;
+    const char *owner;
+};
+
+/* The calendar file of ledger `name`: `setting` when given, else beside
+ * db_path.  Free *out. */
+acc_err acc_ledger_store_path(const char *db_path, const char *name, const char *setting,
+                              char **out, struct acc_error *err);
+
+/* Opens (creating, migrating) the file; durable: an fsync at each commit. */
+acc_err acc_ledger_store_open(const char *path, bool durable, struct acc_ledger_store **out,
+                              struct acc_error *err);
+/* Commits what is still queued, then closes.  NULL does nothing. */
+void acc_ledger_store_close(struct acc_ledger_store *ss);
+
+/* Queue bookings (with day >= 0 also marking that day's background load as
+ * made), or the removal of one.  With w, *w must be given to
+ * acc_ledger_store_wait; without, nobody waits and the write commits with the next
+ * awaited one.  On failure nothing is queued. */
+acc_err acc_ledger_store_put(struct acc_ledger_store *ss, const struct acc_ledger_store_booking *b,
+                             size_t n, int64_t day, struct acc_ledger_write **w,
+                             struct acc_error *err);
+acc_err acc_ledger_store_delete(struct acc_ledger_store *ss, const char *key,
+                                struct acc_ledger_write **w, struct acc_error *err);
+/* Waits until w (and every write queued before it) is committed, and frees
+ * w.  The write's result: when its commit failed, nothing of it is stored. */
+acc_err acc_ledger_store_wait(struct acc_ledger_store *ss, struct acc_ledger_write *w,
+                              struct acc_error *err);
+
+/* Gives up a write nobody will wait for: freed now if committed, else by
+ * the committer.  NULL does nothing. */
+void acc_ledger_store_forget(struct acc_ledger_store *ss, struct acc_ledger_write *w);
+
+/* Calls fn for every stored booking. */
+acc_err acc_ledger_store_load(struct acc_ledger_store *ss,
+                              acc_err (*fn)(void *ctx, const struct acc_ledger_store_booking *b),
+                              void *ctx, struct acc_error *err);
+acc_err acc_ledger_store_day_marked(struct acc_ledger_store *ss, int64_t day, bool *marked,
+                                    struct acc_error *err);
+
+#endif

@@ -1,0 +1,149 @@
+/* wsim_output.c - an experiment's figures as CSV, and its plot as a gnuplot
+ * script with its data (one block per curve). */
+#include "wsim_sweep.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void csv_field(FILE *f, const char *s)
+{
+    if (!strpbrk(s, ",\"\n")) {
+        fputs(s, f);
+        return;
+    }
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"')
+            fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+/* A metric's values over the replications of one point. */
+static struct wsim_ci point_ci(const struct wsim_result *res, int reps, size_t m, double level,
+                               int *sat)
+{
+    double v[1000];
+    *sat = 0;
+    for (int r = 0; r < reps; r++) {
+        v[r] = wsim_metric_get(&res[r], m);
+        *sat += res[r].saturated;
+    }
+    return wsim_ci_of(v, reps, level);
+}
+
+void wsim_write_csv(FILE *f, const struct wsim_experiment *e, int reps, double level,
+                    const struct wsim_result *res)
+{
+    size_t nm = wsim_metric_count();
+    fprintf(f, "curve,%s,replications,saturated_replications", e->x_key ? e->x_key : "x");
+    for (size_t m = 0; m < nm; m++)
+        fprintf(f, ",%s,%s_ci", wsim_metric_names[m], wsim_metric_names[m]);
+    fputc('\n', f);
+    for (size_t c = 0; c < e->ncurves; c++) {
+        for (size_t x = 0; x < e->nxs; x++) {
+            const struct wsim_result *r = &res[(c * e->nxs + x) * (size_t)reps];
+            int sat = 0;
+            csv_field(f, e->curves[c]);
+            fputc(',', f);
+            csv_field(f, e->xs[x]);
+            point_ci(r, reps, 0, level, &sat);
+            fprintf(f, ",%d,%d", reps, sat);
+            for (size_t m = 0; m < nm; m++) {
+                struct wsim_ci ci = point_ci(r, reps, m, level, &sat);
+                fprintf(f, ",%.6g,%.6g", ci.mean, ci.half);
+            }
+            fputc('\n', f);
+        }
+    }
+}
+
+static bool numeric(const char *s, double *v)
+{
+    char *end;
+    errno = 0;
+    *v = strtod(s, &end);
+    return end != s && !*end && !errno;
+}
+
+bool wsim_write_plot(const char *base, const struct wsim_experiment *e, int reps, double level,
+                     const struct wsim_result *res, char *err, size_t errlen)
+{
+    char path[600];
+    long m = wsim_metric_index(e->metric);
+    bool num = true;
+    double v;
+    for (size_t x = 0; x < e->nxs; x++)
+        num = num && numeric(e->xs[x], &v);
+    num = num || e->plot_x;
+    snprintf(path, sizeof path, "%s.dat", base);
+    FILE *d = fopen(path, "w");
+    if (!d) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return false;
+    }
+    for (size_t c = 0; c < e->ncurves; c++) {
+        fprintf(d, "# %s\n", e->curves[c]);
+        for (size_t x = 0; x < e->nxs; x++) {
+            int sat = 0;
+            struct wsim_ci ci =
+                point_ci(&res[(c * e->nxs + x) * (size_t)reps], reps, (size_t)m, level, &sat);
+            /* A point saturated in most replications has no meaningful mean. */
+            if (sat * 2 > reps)
+                continue;
+            if (e->plot_x) {
+                struct wsim_ci px = point_ci(&res[(c * e->nxs + x) * (size_t)reps], reps,
+                                             (size_t)wsim_metric_index(e->plot_x), level, &sat);
+                fprintf(d, "%.6g %.6g %.6g\n", px.mean, ci.mean, ci.half);
+            } else if (num)
+                fprintf(d, "%s %.6g %.6g\n", e->xs[x], ci.mean, ci.half);
+            else
+                fprintf(d, "%zu %.6g %.6g\n", x, ci.mean, ci.half);
+        }
+        fprintf(d, "\n\n");
+    }
+    bool ok = !ferror(d);
+    ok = (fclose(d) == 0) && ok;
+    snprintf(path, sizeof path, "%s.gp", base);
+    FILE *g = fopen(path, "w");
+    if (!ok || !g) {
+        if (g)
+            fclose(g);
+        snprintf(err, errlen, "%s: cannot write", path);
+        return false;
+    }
+    const char *slash = strrchr(base, '/');
+    const char *file = slash ? slash + 1 : base;
+    fprintf(g, "# accord-sim: %s\n", e->title ? e->title : file);
+    fprintf(g, "set terminal pngcairo size 900,600 noenhanced\nset output '%s.png'\n", file);
+    /* Two lines: the experiment, then how to read the plot. */
+    fprintf(g, "set title \"");
+    for (const char *t = e->title ? e->title : file; *t; t++)
+        fputc(*t == '"' || *t == '\\' ? '\'' : *t, g);
+    fprintf(g, "\\n%s; %d replications, %.0f%% CI; saturated points left out\"\n", e->metric, reps,
+            level * 100);
+    fprintf(g, "set xlabel '%s'\nset ylabel '%s'\nset key outside right\nset grid\n",
+            e->plot_x  ? e->plot_x
+            : e->x_key ? e->x_key
+                       : "",
+            e->metric);
+    if (!num) {
+        fprintf(g, "set xtics (");
+        for (size_t x = 0; x < e->nxs; x++)
+            fprintf(g, "%s'%s' %zu", x ? ", " : "", e->xs[x], x);
+        fprintf(g, ") rotate by -30\nset xrange [-0.5:%zu.5]\n", e->nxs - 1);
+    }
+    fprintf(g, "plot ");
+    for (size_t c = 0; c < e->ncurves; c++)
+        fprintf(g, "%s'%s.dat' index %zu using 1:2:3 with yerrorlines title '%s'",
+                c ? ", \\\n     " : "", file, c, e->curves[c][0] ? e->curves[c] : e->metric);
+    fprintf(g, "\n");
+    ok = !ferror(g);
+    ok = (fclose(g) == 0) && ok;
+    if (!ok)
+        snprintf(err, errlen, "%s: write error", path);
+    return ok;
+}

@@ -1,0 +1,221 @@
+/* test_ledger.c - the booking ledger (lib/ledger) on its own: settings,
+ * reserve at the asked start or later, replacing, the calendar file read
+ * back, and the steps the simulated sites take under its lock.  The
+ * adapters built on it are tested in test_adapters.c and test_tc.c. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ledger.h"
+#include "testutil.h"
+
+#define H 3600
+
+static acc_time next_hour(int n)
+{
+    return (acc_now() / H + n) * H;
+}
+
+static struct acc_ledger *open_ledger(const char *name, const char *db_path,
+                                      const struct acc_kv *kv, size_t n)
+{
+    struct acc_ledger_options o;
+    struct acc_ledger *l = NULL;
+    struct acc_error err = {0};
+    acc_ledger_options_init(&o);
+    ACC_ASSERT_OK(acc_ledger_options_apply(&o, kv, n, &err));
+    ACC_ASSERT_OK(acc_ledger_open(name, db_path, &o, false, &l, &err));
+    ACC_ASSERT_OK(acc_ledger_add_resource(l, "nodes", 10, &err));
+    ACC_ASSERT_OK(acc_ledger_load(l, &err));
+    return l;
+}
+
+static void test_options(void)
+{
+    struct acc_ledger_options o;
+    struct acc_error err = {0};
+    acc_ledger_options_init(&o);
+    CU_ASSERT_TRUE(o.later);
+    CU_ASSERT_EQUAL(o.max_later, 30 * 86400);
+    CU_ASSERT_PTR_NULL(o.calendar);
+    CU_ASSERT_TRUE(acc_ledger_takes("calendar") && acc_ledger_takes("on_conflict") &&
+                   acc_ledger_takes("max_later"));
+    CU_ASSERT_FALSE(acc_ledger_takes("load"));
+    ACC_ASSERT_OK(acc_ledger_option(&o, "on_conflict", "refuse", &err));
+    CU_ASSERT_FALSE(o.later);
+    ACC_ASSERT_OK(acc_ledger_option(&o, "max_later", "PT2H", &err));
+    CU_ASSERT_EQUAL(o.max_later, 2 * H);
+    CU_ASSERT_EQUAL(acc_ledger_option(&o, "on_conflict", "maybe", &err), ACC_ERR_CONFIG);
+    CU_ASSERT_NOT_EQUAL(acc_ledger_option(&o, "max_later", "soon", &err), ACC_OK);
+    /* apply leaves other keys alone and names a wrong one */
+    const struct acc_kv kv[] = {{"load", "yes"}, {"max_later", "-PT1H"}};
+    CU_ASSERT_EQUAL(acc_ledger_options_apply(&o, kv, 1, &err), ACC_OK);
+    CU_ASSERT_EQUAL(acc_ledger_options_apply(&o, kv, 2, &err), ACC_ERR_CONFIG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "setting 'max_later'"));
+    /* a ledger needs a file, or a database to put it beside */
+    struct acc_ledger *l = NULL;
+    acc_ledger_options_init(&o);
+    CU_ASSERT_EQUAL(acc_ledger_open("x", NULL, &o, false, &l, &err), ACC_ERR_CONFIG);
+    CU_ASSERT_PTR_NULL(l);
+    acc_ledger_free(NULL);
+}
+
+static void test_reserve(void)
+{
+    struct acc_ledger *l = open_ledger("site", ":memory:", NULL, 0);
+    struct acc_error err = {0};
+    CU_ASSERT_EQUAL(acc_ledger_add_resource(l, "empty", 0, &err), ACC_ERR_CONFIG);
+    CU_ASSERT_STRING_EQUAL(acc_ledger_name(l), "site");
+    CU_ASSERT_EQUAL(acc_ledger_n_resources(l), 1);
+    CU_ASSERT_STRING_EQUAL(acc_ledger_resource_name(l, 0), "nodes");
+    acc_time start = next_hour(2);
+    struct acc_resource res = {ACC_RES_NODES, "nodes", 6};
+    struct acc_reservation r, again;
+    ACC_ASSERT_OK(acc_ledger_reserve(l, "k1", NULL, &res, start, H, &r, &err));
+    CU_ASSERT_EQUAL(r.start, start);
+    CU_ASSERT_EQUAL(r.end, start + H);
+    CU_ASSERT_EQUAL(r.amount, 6);
+    CU_ASSERT_EQUAL(strncmp(r.local_id, "site-", 5), 0);
+    /* the same key again: the same booking */
+    ACC_ASSERT_OK(acc_ledger_reserve(l, "k1", NULL, &res, start + H, H, &again, &err));
+    CU_ASSERT_EQUAL(again.start, start);
+    CU_ASSERT_STRING_EQUAL(again.local_id, r.local_id);
+    /* taken: booked later, right after */
+    ACC_ASSERT_OK(acc_ledger_reserve(l, "k2", NULL, &res, start, H, &r, &err));
+    CU_ASSERT_EQUAL(r.start, start + H);
+    ACC_ASSERT_OK(acc_ledger_query(l, "k2", &again, &err));
+    CU_ASSERT_EQUAL(again.start, start + H);
+    struct acc_ledger_booking b;
+    CU_ASSERT_TRUE(acc_ledger_get(l, "k2", &b));
+    CU_ASSERT_EQUAL(b.res, 0);
+    CU_ASSERT_EQUAL(b.amount, 6);
+    CU_ASSERT_PTR_NULL(b.owner);
+    /* what is wrong is said */
+    CU_ASSERT_EQUAL(acc_ledger_reserve(l, "k3", NULL, &res, acc_now() - H, H, &r, &err),
+                    ACC_ERR_INVALID);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "in the past"));
+    struct acc_resource other = {ACC_RES_NODES, "gpus", 1};
+    CU_ASSERT_EQUAL(acc_ledger_reserve(l, "k3", NULL, &other, start, H, &r, &err), ACC_ERR_INVALID);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "site has no resource 'gpus'"));
+    /* cancel, and the key is gone */
+    ACC_ASSERT_OK(acc_ledger_cancel(l, "k2", &err));
+    CU_ASSERT_EQUAL(acc_ledger_query(l, "k2", &r, &err), ACC_ERR_NOT_FOUND);
+    CU_ASSERT_FALSE(acc_ledger_get(l, "k2", &b));
+    ACC_ASSERT_OK(acc_ledger_cancel(l, "k2", &err)); /* again: nothing to do */
+    acc_ledger_free(l);
+}
+
+static void test_refuse_and_replace(void)
+{
+    const struct acc_kv refuse[] = {{"on_conflict", "refuse"}};
+    struct acc_ledger *l = open_ledger("net", ":memory:", refuse, 1);
+    struct acc_error err = {0};
+    acc_time start = next_hour(2);
+    struct acc_resource six = {ACC_RES_NODES, "nodes", 6}, eight = {ACC_RES_NODES, "nodes", 8};
+    struct acc_reservation r;
+    ACC_ASSERT_OK(acc_ledger_reserve(l, "old", NULL, &six, start, H, &r, &err));
+    CU_ASSERT_EQUAL(acc_ledger_reserve(l, "new", NULL, &eight, start, H, &r, &err), ACC_ERR_BUSY);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "8 of nodes not free"));
+    /* with the old booking counted as free, 8 fit from the start */
+    struct acc_frames f;
+    acc_frames_init(&f);
+    ACC_ASSERT_OK(acc_ledger_preview(l, NULL, &eight, start, start + 2 * H, H, &f, &err));
+    CU_ASSERT_TRUE(f.n == 1 && f.v[0].start == start + H);
+    acc_frames_reset(&f);
+    ACC_ASSERT_OK(acc_ledger_preview(l, "old", &eight, start, start + 2 * H, H, &f, &err));
+    CU_ASSERT_TRUE(f.n == 1 && f.v[0].start == start);
+    acc_frames_release(&f);
+    ACC_ASSERT_OK(acc_ledger_reserve(l, "new", "old", &eight, start, H, &r, &err));
+    CU_ASSERT_EQUAL(r.start, start);
+    /* both exist until one is cancelled: the calendar holds 14 of 10 */
+    acc_ledger_lock(l);
+    CU_ASSERT_EQUAL(acc_ledger_count_locked(l), 2);
+    CU_ASSERT_EQUAL(acc_calendar_peak(acc_ledger_calendar_locked(l, 0), start, start + H), 14);
+    acc_ledger_unlock(l);
+    ACC_ASSERT_OK(acc_ledger_cancel(l, "old", &err));
+    acc_ledger_lock(l);
+    CU_ASSERT_EQUAL(acc_calendar_peak(acc_ledger_calendar_locked(l, 0), start, start + H), 8);
+    acc_ledger_unlock(l);
+    acc_ledger_free(l);
+}
+
+static void count_one(const char *key, const struct acc_ledger_booking *b, void *ctx)
+{
+    (void)key;
+    if (strcmp(b->owner, "background") == 0)
+        (*(int *)ctx)++;
+}
+
+static void test_file_and_locked_steps(void)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/ledger.calendar", acc_test_tmpdir());
+    remove(path);
+    const struct acc_kv file[] = {{"calendar", path}};
+    struct acc_ledger *l = open_ledger("site", NULL, file, 1);
+    struct acc_error err = {0};
+    acc_time start = next_hour(3);
+    struct acc_resource res = {ACC_RES_NODES, "nodes", 4};
+    struct acc_reservation r;
+    ACC_ASSERT_OK(acc_ledger_reserve(l, "kept", NULL, &res, start, H, &r, &err));
+    ACC_ASSERT_OK(acc_ledger_written(l, "kept", &err));
+    /* a day's bookings and its mark, in one write, as the background load */
+    const char *keys[] = {"bg1", "bg2"};
+    struct acc_ledger_write *w = NULL;
+    acc_ledger_lock(l);
+    ACC_ASSERT_OK(
+        acc_ledger_book_locked(l, "bg1", 0, start + 2 * H, start + 3 * H, 2, "background"));
+    ACC_ASSERT_OK(
+        acc_ledger_book_locked(l, "bg2", 0, start + 2 * H, start + 3 * H, 2, "background"));
+    CU_ASSERT_EQUAL(acc_ledger_book_locked(l, "bg3", 0, start, start + H, 7, "background"),
+                    ACC_ERR_BUSY);
+    ACC_ASSERT_OK(acc_ledger_persist_locked(l, keys, 2, 42, &w, &err));
+    acc_ledger_unlock(l);
+    ACC_ASSERT_OK(acc_ledger_wait(l, w, &err));
+    bool marked = false;
+    ACC_ASSERT_OK(acc_ledger_day_marked(l, 42, &marked, &err));
+    CU_ASSERT_TRUE(marked);
+    ACC_ASSERT_OK(acc_ledger_day_marked(l, 43, &marked, &err));
+    CU_ASSERT_FALSE(marked);
+    acc_ledger_free(l);
+
+    /* read back: every booking, with its owner */
+    l = open_ledger("site", NULL, file, 1);
+    struct acc_ledger_booking b;
+    CU_ASSERT_TRUE(acc_ledger_get(l, "kept", &b));
+    CU_ASSERT_EQUAL(b.start, start);
+    CU_ASSERT_EQUAL(b.amount, 4);
+    int background = 0;
+    acc_ledger_lock(l);
+    acc_ledger_each_locked(l, count_one, &background);
+    CU_ASSERT_EQUAL(acc_calendar_peak(acc_ledger_calendar_locked(l, 0), start, start + 4 * H), 4);
+    acc_ledger_unlock(l);
+    CU_ASSERT_EQUAL(background, 2);
+    ACC_ASSERT_OK(acc_ledger_day_marked(l, 42, &marked, &err));
+    CU_ASSERT_TRUE(marked);
+    acc_ledger_free(l);
+
+    /* a resource no longer there: its bookings are not loaded */
+    struct acc_ledger_options o;
+    acc_ledger_options_init(&o);
+    o.calendar = path;
+    ACC_ASSERT_OK(acc_ledger_open("site", NULL, &o, false, &l, &err));
+    ACC_ASSERT_OK(acc_ledger_add_resource(l, "links", 10, &err));
+    ACC_ASSERT_OK(acc_ledger_load(l, &err));
+    CU_ASSERT_FALSE(acc_ledger_get(l, "kept", &b));
+    acc_ledger_free(l);
+    remove(path);
+}
+
+static const struct acc_test_case tests[] = {
+    {"settings", test_options},
+    {"reserve, later, query, cancel", test_reserve},
+    {"refuse, and a booking replaced", test_refuse_and_replace},
+    {"the calendar file and the locked steps", test_file_and_locked_steps},
+    {NULL, NULL},
+};
+
+const struct acc_test_suite acc_test_suites[] = {
+    {"ledger", NULL, NULL, tests},
+    {NULL, NULL, NULL, NULL},
+};
