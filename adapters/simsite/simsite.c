@@ -82,7 +82,7 @@ static acc_err call_fault_locked(struct simsite *s, enum simsite_call call, cons
 struct reserve_fault {
     int64_t slow_write;                 /* seconds the booking takes to reach the disk */
     char compete_key[ACC_KEY_MAX + 16]; /* another user's booking made first */
-    struct acc_ledger_write *compete_write;
+    struct acc_sql_ticket *compete_write;
 };
 
 /* Another user books first what this reservation wants; the caller holds
@@ -174,7 +174,7 @@ static acc_err reserve_(struct simsite *s, const char *key, const char *old_key,
     if (rc)
         return rc;
     struct reserve_fault rf = {0};
-    struct acc_ledger_write *again = NULL;
+    struct acc_sql_ticket *again = NULL;
     acc_ledger_lock(s->ledger);
     /* A key booked already is answered with its booking: no fault is taken. */
     if (!acc_ledger_get_locked(s->ledger, key))
@@ -226,7 +226,7 @@ acc_err simsite_cancel(void *state, const char *key, const char *local_id, struc
 {
     struct simsite *s = state;
     (void)local_id;
-    struct acc_ledger_write *w = NULL;
+    struct acc_sql_ticket *w = NULL;
     acc_ledger_lock(s->ledger);
     acc_err rc = call_fault_locked(s, SIMSITE_CALL_CANCEL, NULL, err);
     if (!rc)

@@ -132,7 +132,7 @@ static acc_err control_book(struct simsite *s, const struct acc_kv *a, size_t n,
     rc = acc_ledger_get_locked(l, key)
              ? ACC_ERR_INVALID
              : acc_ledger_book_locked(l, key, r, start, end, amount, owner ? owner : "other-user");
-    struct acc_ledger_write *w = NULL;
+    struct acc_sql_ticket *w = NULL;
     if (!rc && acc_ledger_persist_locked(l, keys, 1, -1, &w, NULL)) {
         acc_ledger_unbook_locked(l, key);
         rc = ACC_ERR_NOMEM;

@@ -51,7 +51,7 @@ static acc_err load_day_locked(struct simsite *s, int64_t day, struct acc_error 
     }
     /* Awaited under the lock: rare (a day at a time), and the day must not
      * be generated twice. */
-    struct acc_ledger_write *w = NULL;
+    struct acc_sql_ticket *w = NULL;
     rc = acc_ledger_persist_locked(s->ledger, made, n, day, &w, err);
     if (!rc)
         rc = acc_ledger_wait(s->ledger, w, err);

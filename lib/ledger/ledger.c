@@ -362,7 +362,7 @@ void acc_ledger_unbook_locked(struct acc_ledger *l, const char *key)
 }
 
 acc_err acc_ledger_persist_locked(struct acc_ledger *l, const char *const *keys, size_t n,
-                                  int64_t day, struct acc_ledger_write **w, struct acc_error *err)
+                                  int64_t day, struct acc_sql_ticket **w, struct acc_error *err)
 {
     struct acc_ledger_store_booking stack[STACK_WRITES], *sb = stack;
     if (n > STACK_WRITES && !(sb = calloc(n, sizeof *sb)))
@@ -392,7 +392,7 @@ bool acc_ledger_get(struct acc_ledger *l, const char *key, struct acc_ledger_boo
     return found;
 }
 
-acc_err acc_ledger_wait(struct acc_ledger *l, struct acc_ledger_write *w, struct acc_error *err)
+acc_err acc_ledger_wait(struct acc_ledger *l, struct acc_sql_ticket *w, struct acc_error *err)
 {
     return acc_ledger_store_wait(l->store, w, err);
 }

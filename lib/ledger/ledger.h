@@ -39,7 +39,7 @@
 #include "../model/reservation.h"
 
 struct acc_ledger;
-struct acc_ledger_write; /* a queued write that someone waits for */
+struct acc_sql_ticket; /* a queued write that someone waits for (lib/sql) */
 
 /* A booking as the ledger keeps it. */
 struct acc_ledger_booking {
@@ -119,7 +119,7 @@ bool acc_ledger_get(struct acc_ledger *l, const char *key, struct acc_ledger_boo
 
 /* Waits until w (and every write queued before it) is committed, and frees
  * w; its result.  Without the lock. */
-acc_err acc_ledger_wait(struct acc_ledger *l, struct acc_ledger_write *w, struct acc_error *err);
+acc_err acc_ledger_wait(struct acc_ledger *l, struct acc_sql_ticket *w, struct acc_error *err);
 /* Whether day was marked (acc_ledger_persist_locked). */
 acc_err acc_ledger_day_marked(struct acc_ledger *l, int64_t day, bool *marked,
                               struct acc_error *err);
@@ -152,7 +152,7 @@ void acc_ledger_unbook_locked(struct acc_ledger *l, const char *key);
  * usually after releasing the lock); without, nobody waits and it commits
  * with the next awaited write. */
 acc_err acc_ledger_persist_locked(struct acc_ledger *l, const char *const *keys, size_t n,
-                                  int64_t day, struct acc_ledger_write **w, struct acc_error *err);
+                                  int64_t day, struct acc_sql_ticket **w, struct acc_error *err);
 
 /* What a reservation asks for, once its resource is resolved. */
 struct acc_ledger_ask {
@@ -171,14 +171,14 @@ acc_err acc_ledger_preview_locked(struct acc_ledger *l, const char *old_key, siz
  * after releasing the lock (the call that made it may still be writing
  * it); else *again is NULL. */
 acc_err acc_ledger_reserve_locked(struct acc_ledger *l, const struct acc_ledger_ask *a,
-                                  struct acc_reservation *out, struct acc_ledger_write **again,
+                                  struct acc_reservation *out, struct acc_sql_ticket **again,
                                   struct acc_error *err);
 acc_err acc_ledger_query_locked(struct acc_ledger *l, const char *key, struct acc_reservation *out,
                                 struct acc_error *err);
 /* Queues the removal (even of a key memory no longer has, so that a cancel
  * retried after a failed write removes it from the file too) and takes the
  * booking out of memory; wait for *w after releasing the lock. */
-acc_err acc_ledger_cancel_locked(struct acc_ledger *l, const char *key, struct acc_ledger_write **w,
+acc_err acc_ledger_cancel_locked(struct acc_ledger *l, const char *key, struct acc_sql_ticket **w,
                                  struct acc_error *err);
 
 #endif

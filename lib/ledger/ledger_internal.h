@@ -12,7 +12,7 @@ struct ledger_entry {
     struct acc_ledger_booking b; /* b.owner is the booking's own copy */
     /* The booking's write while nobody has waited for it (reserve queues
      * it, the verifying query waits for it); NULL once known written. */
-    struct acc_ledger_write *pending;
+    struct acc_sql_ticket *pending;
 };
 
 struct ledger_res {

@@ -78,7 +78,7 @@ static acc_err place_locked(struct acc_ledger *l, const struct acc_ledger_ask *a
 }
 
 acc_err acc_ledger_reserve_locked(struct acc_ledger *l, const struct acc_ledger_ask *a,
-                                  struct acc_reservation *out, struct acc_ledger_write **again,
+                                  struct acc_reservation *out, struct acc_sql_ticket **again,
                                   struct acc_error *err)
 {
     *again = NULL;
@@ -104,7 +104,7 @@ acc_err acc_ledger_reserve_locked(struct acc_ledger *l, const struct acc_ledger_
     unlift_locked(l, lifted);
     /* The write is queued under the lock, so a cancel of this key that
      * comes next is also written next; the disk is waited for without it. */
-    struct acc_ledger_write *w = NULL;
+    struct acc_sql_ticket *w = NULL;
     if (!rc && (rc = acc_ledger_persist_locked(l, &a->key, 1, -1, &w, err)))
         acc_ledger_unbook_locked(l, a->key);
     if (!rc) {
@@ -127,7 +127,7 @@ acc_err acc_ledger_query_locked(struct acc_ledger *l, const char *key, struct ac
     return ACC_OK;
 }
 
-acc_err acc_ledger_cancel_locked(struct acc_ledger *l, const char *key, struct acc_ledger_write **w,
+acc_err acc_ledger_cancel_locked(struct acc_ledger *l, const char *key, struct acc_sql_ticket **w,
                                  struct acc_error *err)
 {
     /* Queued before the booking leaves memory: the disk sees the changes
@@ -164,7 +164,7 @@ acc_err acc_ledger_reserve(struct acc_ledger *l, const char *key, const char *ol
         rc = acc_ledger_check_start(l, start, err);
     if (rc)
         return rc;
-    struct acc_ledger_write *again = NULL;
+    struct acc_sql_ticket *again = NULL;
     pthread_mutex_lock(&l->lock);
     rc = acc_ledger_reserve_locked(l, &a, out, &again, err);
     pthread_mutex_unlock(&l->lock);
@@ -175,7 +175,7 @@ acc_err acc_ledger_written(struct acc_ledger *l, const char *key, struct acc_err
 {
     pthread_mutex_lock(&l->lock);
     struct ledger_entry *b = acc_map_get(&l->bookings, key);
-    struct acc_ledger_write *w = b ? b->pending : NULL;
+    struct acc_sql_ticket *w = b ? b->pending : NULL;
     if (b)
         b->pending = NULL;
     pthread_mutex_unlock(&l->lock);
@@ -202,7 +202,7 @@ acc_err acc_ledger_query(struct acc_ledger *l, const char *key, struct acc_reser
 
 acc_err acc_ledger_cancel(struct acc_ledger *l, const char *key, struct acc_error *err)
 {
-    struct acc_ledger_write *w = NULL;
+    struct acc_sql_ticket *w = NULL;
     pthread_mutex_lock(&l->lock);
     acc_err rc = acc_ledger_cancel_locked(l, key, &w, err);
     pthread_mutex_unlock(&l->lock);

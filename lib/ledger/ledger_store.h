@@ -1,15 +1,16 @@
 /* ledger_store.h - the booking ledger's persistence (internal to
  * lib/ledger: adapters use ledger.h): its bookings and the days whose
- * background load a simulated site made, in a SQLite file of its own (not
- * in accordd's database: the core store knows nothing of ledgers).
+ * background load a simulated site made, in a database of its own through
+ * the SQL layer (lib/sql; its migrations in lib/ledger/migrations), not in
+ * accordd's database: the core store knows nothing of ledgers.
  *
  * The file is the site's (or network's) `calendar` setting, or else
  * "<database>.sim-<name>" beside accordd's database (docs/adapters.md); a
  * database of ":memory:" gives an in-memory calendar.
  *
- * Writes are queued and committed in queue order by a writer thread as soon
- * as they are queued (group commit: one commit serves every write queued
- * meanwhile; a waiter that finds nothing committing commits itself).
+ * Writes are queued and committed in queue order by the SQL layer's writer
+ * thread as soon as they are queued (group commit: one commit serves every
+ * write queued meanwhile).
  * Queuing never touches the disk, so the ledger queues a write while it
  * holds its lock: the order of the writes is the order of the
  * changes in memory.  A reservation's write is waited for when the
@@ -18,7 +19,7 @@
  * uses it is committed in accordd's database, and meanwhile the commit
  * overlaps the rest of the negotiation's round.
  *
- * Thread-safe.  sqlite3 types never leave ledger_store.c. */
+ * Thread-safe.  Only ledger_store.c knows SQL. */
 #ifndef ACC_LEDGER_STORE_H
 #define ACC_LEDGER_STORE_H
 
@@ -30,7 +31,7 @@
 #include "../common/timefmt.h"
 
 struct acc_ledger_store;
-struct acc_ledger_write; /* a queued write someone waits for */
+struct acc_sql_ticket; /* a queued write someone waits for (lib/sql/sql_writer.h) */
 
 struct acc_ledger_store_booking {
     const char *key;
@@ -56,18 +57,18 @@ void acc_ledger_store_close(struct acc_ledger_store *ss);
  * acc_ledger_store_wait; without, nobody waits and the write commits with the next
  * awaited one.  On failure nothing is queued. */
 acc_err acc_ledger_store_put(struct acc_ledger_store *ss, const struct acc_ledger_store_booking *b,
-                             size_t n, int64_t day, struct acc_ledger_write **w,
+                             size_t n, int64_t day, struct acc_sql_ticket **w,
                              struct acc_error *err);
 acc_err acc_ledger_store_delete(struct acc_ledger_store *ss, const char *key,
-                                struct acc_ledger_write **w, struct acc_error *err);
+                                struct acc_sql_ticket **w, struct acc_error *err);
 /* Waits until w (and every write queued before it) is committed, and frees
  * w.  The write's result: when its commit failed, nothing of it is stored. */
-acc_err acc_ledger_store_wait(struct acc_ledger_store *ss, struct acc_ledger_write *w,
+acc_err acc_ledger_store_wait(struct acc_ledger_store *ss, struct acc_sql_ticket *w,
                               struct acc_error *err);
 
 /* Gives up a write nobody will wait for: freed now if committed, else by
  * the committer.  NULL does nothing. */
-void acc_ledger_store_forget(struct acc_ledger_store *ss, struct acc_ledger_write *w);
+void acc_ledger_store_forget(struct acc_ledger_store *ss, struct acc_sql_ticket *w);
 
 /* Calls fn for every stored booking. */
 acc_err acc_ledger_store_load(struct acc_ledger_store *ss,

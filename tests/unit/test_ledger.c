@@ -161,7 +161,7 @@ static void test_file_and_locked_steps(void)
     ACC_ASSERT_OK(acc_ledger_written(l, "kept", &err));
     /* a day's bookings and its mark, in one write, as the background load */
     const char *keys[] = {"bg1", "bg2"};
-    struct acc_ledger_write *w = NULL;
+    struct acc_sql_ticket *w = NULL;
     acc_ledger_lock(l);
     ACC_ASSERT_OK(
         acc_ledger_book_locked(l, "bg1", 0, start + 2 * H, start + 3 * H, 2, "background"));
