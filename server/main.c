@@ -51,86 +51,199 @@ static void usage(FILE *f)
                "  --csv              CSV instead of a table\n");
 }
 
-int main(int argc, char **argv)
+/* What the command line asked for. */
+struct args {
+    const char *config, *listen, *db, *level, *jobs;
+    struct acc_replay_cmd replay;
+};
+
+/* Reads the options into a; -1 to go on, else the exit status (--help,
+ * --version, --print-config, a bad option). */
+static int parse_args(int argc, char **argv, struct args *a)
 {
-    const char *config = NULL, *listen = NULL, *db = NULL, *level = NULL, *jobs = NULL;
-    struct acc_replay_cmd replay = {0};
     for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
+        const char *o = argv[i];
         bool has_value = i + 1 < argc;
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+        if (strcmp(o, "--help") == 0 || strcmp(o, "-h") == 0) {
             usage(stdout);
             return 0;
-        } else if (strcmp(a, "--version") == 0) {
+        } else if (strcmp(o, "--version") == 0) {
             printf("accordd %s\n", ACCORD_VERSION);
             return 0;
-        } else if (strcmp(a, "--print-config") == 0) {
+        } else if (strcmp(o, "--print-config") == 0) {
             fputs(acc_config_embedded_text(), stdout);
             return 0;
-        } else if (strcmp(a, "--config") == 0 && has_value) {
-            config = argv[++i];
-        } else if (strcmp(a, "--listen") == 0 && has_value) {
-            listen = argv[++i];
-        } else if (strcmp(a, "--db") == 0 && has_value) {
-            db = argv[++i];
-        } else if (strcmp(a, "--log-level") == 0 && has_value) {
-            level = argv[++i];
-        } else if (strcmp(a, "--replay") == 0 && has_value) {
-            replay.workload = argv[++i];
-        } else if (strcmp(a, "--policy") == 0 && has_value) {
-            replay.policy = argv[++i];
-        } else if (strcmp(a, "--from") == 0 && has_value) {
-            replay.from = argv[++i];
-        } else if (strcmp(a, "--jobs") == 0 && has_value) {
-            jobs = argv[++i];
-        } else if (strcmp(a, "--csv") == 0) {
-            replay.csv = true;
+        } else if (strcmp(o, "--config") == 0 && has_value) {
+            a->config = argv[++i];
+        } else if (strcmp(o, "--listen") == 0 && has_value) {
+            a->listen = argv[++i];
+        } else if (strcmp(o, "--db") == 0 && has_value) {
+            a->db = argv[++i];
+        } else if (strcmp(o, "--log-level") == 0 && has_value) {
+            a->level = argv[++i];
+        } else if (strcmp(o, "--replay") == 0 && has_value) {
+            a->replay.workload = argv[++i];
+        } else if (strcmp(o, "--policy") == 0 && has_value) {
+            a->replay.policy = argv[++i];
+        } else if (strcmp(o, "--from") == 0 && has_value) {
+            a->replay.from = argv[++i];
+        } else if (strcmp(o, "--jobs") == 0 && has_value) {
+            a->jobs = argv[++i];
+        } else if (strcmp(o, "--csv") == 0) {
+            a->replay.csv = true;
         } else {
-            fprintf(stderr, "accordd: unknown or incomplete option '%s'\n", a);
+            fprintf(stderr, "accordd: unknown or incomplete option '%s'\n", o);
             usage(stderr);
             return 2;
         }
     }
+    return -1;
+}
 
-    if (!replay.workload && (replay.policy || replay.from || jobs || replay.csv)) {
+/* The replay options go together; --jobs is a count.  -1 or 2. */
+static int check_replay(struct args *a)
+{
+    struct acc_replay_cmd *r = &a->replay;
+    if (!r->workload && (r->policy || r->from || a->jobs || r->csv)) {
         fprintf(stderr, "accordd: --policy, --from, --jobs and --csv go with --replay\n");
         return 2;
     }
-    if (jobs) {
+    if (a->jobs) {
         char *end = NULL;
         errno = 0;
-        long n = strtol(jobs, &end, 10);
-        if (errno || end == jobs || *end || n < 1 || n > ACC_REPLAY_MAX_JOBS) {
+        long n = strtol(a->jobs, &end, 10);
+        if (errno || end == a->jobs || *end || n < 1 || n > ACC_REPLAY_MAX_JOBS) {
             fprintf(stderr, "accordd: --jobs is a number from 1 to %d\n", ACC_REPLAY_MAX_JOBS);
             return 2;
         }
-        replay.jobs = n;
+        r->jobs = n;
     }
+    return -1;
+}
 
-    struct acc_config cfg;
+/* The configuration with the command line's overrides; -1, or the exit
+ * status (nothing to release then). */
+static int load_config(const struct args *a, struct acc_config *cfg)
+{
     struct acc_error err;
     acc_err rc =
-        config ? acc_config_load_file(config, &cfg, &err) : acc_config_embedded(&cfg, &err);
+        a->config ? acc_config_load_file(a->config, cfg, &err) : acc_config_embedded(cfg, &err);
     if (rc) {
         fprintf(stderr, "accordd: %s\n", err.msg);
         return 1;
     }
-    if ((listen && acc_config_set_listen(&cfg, listen, &err)) ||
-        (db && acc_config_set_db(&cfg, db, &err))) {
+    if ((a->listen && acc_config_set_listen(cfg, a->listen, &err)) ||
+        (a->db && acc_config_set_db(cfg, a->db, &err))) {
         fprintf(stderr, "accordd: %s\n", err.msg);
-        acc_config_release(&cfg);
+        acc_config_release(cfg);
         return 2;
     }
-    if (level && !acc_log_parse_level(level, &cfg.log_level)) {
+    if (a->level && !acc_log_parse_level(a->level, &cfg->log_level)) {
         fprintf(stderr, "accordd: --log-level is error, warn, info or debug\n");
-        acc_config_release(&cfg);
+        acc_config_release(cfg);
         return 2;
     }
+    return -1;
+}
+
+/* What a running accordd holds. */
+struct daemon {
+    struct acc_service *svc;
+    struct acc_http_server *srv;
+    struct acc_http_ctx ctx;
+    bool dsig;
+};
+
+static acc_err start(const struct acc_config *cfg, struct daemon *d, struct acc_error *err)
+{
+    acc_err rc = acc_xml_init(err);
+    /* xmlsec once, before any thread; the signing key before the store, so
+     * that a bad [signing] changes nothing. */
+    if (!rc && !(rc = acc_dsig_init(err)))
+        d->dsig = true;
+    if (!rc)
+        rc = acc_http_signer_open(cfg, &d->ctx.signer, err);
+    if (!rc)
+        rc = acc_service_open(cfg, &d->svc, err);
+    if (!rc) {
+        d->ctx.svc = d->svc;
+        d->ctx.limits = acc_http_limits_of(cfg);
+        struct acc_http_options ho = acc_http_options_of(cfg);
+        rc = acc_http_start(&d->ctx, &ho, &d->srv, err);
+    }
+    return rc;
+}
+
+static void announce(const struct acc_config *cfg, const struct daemon *d)
+{
+    const char *host = cfg->listen_host;
+    bool v6 = strchr(host, ':') != NULL;
+    acc_log_info("serving %s (%zu sites, %zu links) with database %s", cfg->origin, cfg->n_sites,
+                 cfg->n_links, cfg->db_path);
+    const char *scheme = cfg->tls_certificate ? "https" : "http";
+    printf("accordd %s listening on %s://%s%s%s:%u\n", ACCORD_VERSION, scheme, v6 ? "[" : "", host,
+           v6 ? "]" : "", acc_http_port(d->srv));
+    if (cfg->embedded)
+        printf("try:  curl -s -X POST --data-binary @docs/examples/offer.xml "
+               "-H 'Content-Type: application/xml' http://%s%s%s:%u/agreements\n",
+               v6 ? "[" : "", host, v6 ? "]" : "", acc_http_port(d->srv));
+    fflush(stdout);
+}
+
+/* Until SIGTERM or SIGINT.  SIGHUP: HTTPS reads its certificate, key and
+ * client CA files again (new connections get them; a failed reload keeps
+ * the old ones). */
+static void wait_signals(const struct acc_config *cfg, const struct daemon *d, const sigset_t *sigs)
+{
+    int sig = 0;
+    while (sigwait(sigs, &sig) == 0 && sig == SIGHUP) {
+        if (!cfg->tls_certificate) {
+            acc_log_info("SIGHUP: nothing to reload (plain HTTP)");
+            continue;
+        }
+        struct acc_error re = {0};
+        if (acc_http_reload_tls(d->srv, &re))
+            acc_log_error("SIGHUP: the certificates were not reloaded, the old ones stay: %s",
+                          re.msg);
+        else
+            acc_log_info("SIGHUP: reloaded certificate %s, key %s%s%s", cfg->tls_certificate,
+                         cfg->tls_key, cfg->client_ca ? ", client CA " : "",
+                         cfg->client_ca ? cfg->client_ca : "");
+    }
+    acc_log_info("signal %d: shutting down", sig);
+}
+
+static void stop(struct daemon *d)
+{
+    /* In order: no new connections; negotiations end (rolled back, their
+     * clients answered 503 Interrupted); the answers go out; then the
+     * launcher, the adapters and the store. */
+    acc_http_quiesce(d->srv);
+    acc_service_shutdown(d->svc);
+    acc_http_stop(d->srv);
+    acc_service_close(d->svc);
+    acc_signer_close(d->ctx.signer);
+    if (d->dsig)
+        acc_dsig_cleanup();
+    acc_xml_cleanup();
+}
+
+int main(int argc, char **argv)
+{
+    struct args a = {0};
+    int st = parse_args(argc, argv, &a);
+    if (st < 0)
+        st = check_replay(&a);
+    struct acc_config cfg;
+    if (st < 0)
+        st = load_config(&a, &cfg);
+    if (st >= 0)
+        return st;
     acc_log_set_level(cfg.log_level);
-    if (replay.workload) {
+    if (a.replay.workload) {
         /* A dry run: the sites' adapters and previews only; no store, no
          * HTTP, nothing booked. */
-        int st = acc_replay_command(&cfg, &replay, stdout, stderr);
+        st = acc_replay_command(&cfg, &a.replay, stdout, stderr);
         acc_config_release(&cfg);
         return st;
     }
@@ -139,76 +252,17 @@ int main(int argc, char **argv)
     /* Signals are taken by sigwait below, in this thread only. */
     sigset_t sigs;
     acc_proc_daemon_signals(&sigs);
-
-    struct acc_service *svc = NULL;
-    struct acc_http_server *srv = NULL;
-    struct acc_http_ctx ctx = {0};
-    int status = 1;
-    bool dsig = false;
-    rc = acc_xml_init(&err);
-    /* xmlsec once, before any thread; the signing key before the store, so
-     * that a bad [signing] changes nothing. */
-    if (!rc && !(rc = acc_dsig_init(&err)))
-        dsig = true;
-    if (!rc)
-        rc = acc_http_signer_open(&cfg, &ctx.signer, &err);
-    if (!rc)
-        rc = acc_service_open(&cfg, &svc, &err);
-    if (!rc) {
-        ctx.svc = svc;
-        ctx.limits = acc_http_limits_of(&cfg);
-        struct acc_http_options ho = acc_http_options_of(&cfg);
-        rc = acc_http_start(&ctx, &ho, &srv, &err);
-    }
-    if (rc) {
+    struct daemon d = {0};
+    struct acc_error err;
+    st = 1;
+    if (start(&cfg, &d, &err)) {
         fprintf(stderr, "accordd: %s\n", err.msg);
-        goto out;
+    } else {
+        announce(&cfg, &d);
+        wait_signals(&cfg, &d, &sigs);
+        st = 0;
     }
-
-    const char *host = cfg.listen_host;
-    bool v6 = strchr(host, ':') != NULL;
-    acc_log_info("serving %s (%zu sites, %zu links) with database %s", cfg.origin, cfg.n_sites,
-                 cfg.n_links, cfg.db_path);
-    const char *scheme = cfg.tls_certificate ? "https" : "http";
-    printf("accordd %s listening on %s://%s%s%s:%u\n", ACCORD_VERSION, scheme, v6 ? "[" : "", host,
-           v6 ? "]" : "", acc_http_port(srv));
-    if (cfg.embedded)
-        printf("try:  curl -s -X POST --data-binary @docs/examples/offer.xml "
-               "-H 'Content-Type: application/xml' http://%s%s%s:%u/agreements\n",
-               v6 ? "[" : "", host, v6 ? "]" : "", acc_http_port(srv));
-    fflush(stdout);
-
-    /* SIGHUP: HTTPS reads its certificate, key and client CA files again
-     * (new connections get them; a failed reload keeps the old ones). */
-    int sig = 0;
-    while (sigwait(&sigs, &sig) == 0 && sig == SIGHUP) {
-        if (!cfg.tls_certificate) {
-            acc_log_info("SIGHUP: nothing to reload (plain HTTP)");
-            continue;
-        }
-        struct acc_error re = {0};
-        if (acc_http_reload_tls(srv, &re))
-            acc_log_error("SIGHUP: the certificates were not reloaded, the old ones stay: %s",
-                          re.msg);
-        else
-            acc_log_info("SIGHUP: reloaded certificate %s, key %s%s%s", cfg.tls_certificate,
-                         cfg.tls_key, cfg.client_ca ? ", client CA " : "",
-                         cfg.client_ca ? cfg.client_ca : "");
-    }
-    acc_log_info("signal %d: shutting down", sig);
-    status = 0;
-out:
-    /* In order: no new connections; negotiations end (rolled back, their
-     * clients answered 503 Interrupted); the answers go out; then the
-     * launcher, the adapters and the store. */
-    acc_http_quiesce(srv);
-    acc_service_shutdown(svc);
-    acc_http_stop(srv);
-    acc_service_close(svc);
-    acc_signer_close(ctx.signer);
-    if (dsig)
-        acc_dsig_cleanup();
-    acc_xml_cleanup();
+    stop(&d);
     acc_config_release(&cfg);
-    return status;
+    return st;
 }

@@ -5,10 +5,10 @@
  *   site_config.c the configuration file ([daemon], [peer NAME] and the
  *                 resource sections read by resources/)
  *   site_store.c  SQLite: the journal of bookings and the jobs table
- *   site_peers.c  the admitted peers, their limits and connections
+ *   site_peers.c  the admitted peers and their limits
  *   site_ops.c    the adapter operations on behalf of a peer: limits,
  *                 idempotency by key, ownership, recovery of intent rows
- *   site_http.c   libmicrohttpd with TLS (lib/tls): requests and bodies
+ *   site_http.c   the front end on lib/httpd with TLS (lib/tls): admission
  *   site_routes.c the /v1 paths: protocol documents in and out (lib/proto)
  *
  * Nothing here but site_http.c and site_routes.c knows HTTP or XML; only
@@ -20,6 +20,7 @@
 #include <stdatomic.h>
 
 #include "../adapters/adapter.h"
+#include "../lib/httpd/httpd.h"
 #include "site.h"
 
 /* ------------------------------------------------------------------ store */
@@ -86,16 +87,13 @@ struct site_peers;
 acc_err site_peers_new(const struct acc_site_peer_cfg *v, size_t n, struct site_peers **out,
                        struct acc_error *err);
 void site_peers_free(struct site_peers *p);
-/* Replaces the peers (SIGHUP); open connections stay counted by name. */
+/* Replaces the peers (SIGHUP); lib/httpd keeps their open connections
+ * counted by name. */
 acc_err site_peers_replace(struct site_peers *p, const struct acc_site_peer_cfg *v, size_t n,
                            struct acc_error *err);
 /* The peer of this certificate (subject DN or SHA-256 fingerprint). */
 bool site_peers_find(struct site_peers *p, const char *subject, const char *fingerprint,
                      struct site_peer *out);
-/* One more connection of peer name; ACC_ERR_TOO_MANY (nothing counted)
- * when it holds its `connections` already. */
-acc_err site_peers_connect(struct site_peers *p, const char *name, struct acc_error *err);
-void site_peers_disconnect(struct site_peers *p, const char *name);
 
 /* ---------------------------------------------------------------- daemon */
 
@@ -178,15 +176,13 @@ struct site_request {
     const char *body;
     size_t body_len;
     const struct site_peer *peer;
+    const char *key; /* the path's key or id (set by site_route) */
 };
 
-struct site_response {
-    int status;          /* 200, 201, 204 or the fault's */
-    struct acc_buf body; /* application/xml; empty for 204 */
-};
-
-void site_route(struct acc_site *s, const struct site_request *rq, struct site_response *rs);
+/* Answers 200, 201, 204 or the fault's, with an application/xml body
+ * (none for 204). */
+void site_route(struct acc_site *s, struct site_request *rq, struct acc_httpd_reply *rs);
 /* A <Fault> answer of err. */
-void site_fault(struct acc_site *s, const struct acc_error *err, struct site_response *rs);
+void site_fault(struct acc_site *s, const struct acc_error *err, struct acc_httpd_reply *rs);
 
 #endif

@@ -1,8 +1,7 @@
 /* site_peers.c - the Accord instances a site admits ([peer NAME]), found by
- * their certificate's subject DN or SHA-256 fingerprint, with their limits
- * and their open connections.  The table is replaced whole on SIGHUP; the
- * connection counts are kept by name so that a reload neither forgets nor
- * doubles them. */
+ * their certificate's subject DN or SHA-256 fingerprint, with their limits.
+ * The table is replaced whole on SIGHUP; lib/httpd counts the open
+ * connections by name, so that a reload neither forgets nor doubles them. */
 #include "site_internal.h"
 
 #include <stdlib.h>
@@ -16,18 +15,10 @@ struct entry {
     char *subject, *fingerprint;
 };
 
-/* Connections by peer name: a name's count outlives its table entry. */
-struct count {
-    char name[64];
-    unsigned open;
-};
-
 struct site_peers {
     pthread_mutex_t lock;
     struct entry *v;
     size_t n;
-    struct count *counts;
-    size_t n_counts, cap_counts;
 };
 
 static void entries_free(struct entry *v, size_t n)
@@ -87,7 +78,6 @@ void site_peers_free(struct site_peers *p)
     if (!p)
         return;
     entries_free(p->v, p->n);
-    free(p->counts);
     pthread_mutex_destroy(&p->lock);
     free(p);
 }
@@ -130,57 +120,4 @@ bool site_peers_find(struct site_peers *p, const char *subject, const char *fing
     }
     pthread_mutex_unlock(&p->lock);
     return found;
-}
-
-static struct count *count_of(struct site_peers *p, const char *name, bool make)
-{
-    for (size_t i = 0; i < p->n_counts; i++) {
-        if (strcmp(p->counts[i].name, name) == 0)
-            return &p->counts[i];
-    }
-    if (!make)
-        return NULL;
-    if (p->n_counts == p->cap_counts) {
-        size_t nc = p->cap_counts ? p->cap_counts * 2 : 8;
-        struct count *v = realloc(p->counts, nc * sizeof *v);
-        if (!v)
-            return NULL;
-        p->counts = v;
-        p->cap_counts = nc;
-    }
-    struct count *c = &p->counts[p->n_counts++];
-    acc_strlcpy(c->name, name, sizeof c->name);
-    c->open = 0;
-    return c;
-}
-
-acc_err site_peers_connect(struct site_peers *p, const char *name, struct acc_error *err)
-{
-    acc_err rc = ACC_OK;
-    pthread_mutex_lock(&p->lock);
-    unsigned limit = 0;
-    for (size_t i = 0; i < p->n; i++) {
-        if (strcmp(p->v[i].view.name, name) == 0)
-            limit = p->v[i].view.connections;
-    }
-    struct count *c = count_of(p, name, true);
-    if (!c)
-        rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
-    else if (c->open >= limit)
-        rc = acc_error_set(err, ACC_ERR_TOO_MANY,
-                           "peer %s holds %u connections, its limit (connections = %u)", name,
-                           c->open, limit);
-    else
-        c->open++;
-    pthread_mutex_unlock(&p->lock);
-    return rc;
-}
-
-void site_peers_disconnect(struct site_peers *p, const char *name)
-{
-    pthread_mutex_lock(&p->lock);
-    struct count *c = count_of(p, name, false);
-    if (c && c->open > 0)
-        c->open--;
-    pthread_mutex_unlock(&p->lock);
 }

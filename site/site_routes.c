@@ -1,8 +1,9 @@
 /* site_routes.c - the /v1 paths of the adapter protocol (docs/protocol.md):
- * a table of {method, path shape, handler}; the router answers 404 for an
- * unknown path and 405 for a known path with another method.  Handlers read
- * the request's document with lib/proto, call site_ops.c for the peer, and
- * write the answer or a <Fault>; they never see libmicrohttpd. */
+ * a table of {method, path pattern, handler} matched by lib/httpd, which
+ * answers 404 for an unknown path and 405 (with Allow) for a known path with
+ * another method.  Handlers read the request's document with lib/proto,
+ * call site_ops.c for the peer, and write the answer or a <Fault>; they
+ * never see libmicrohttpd. */
 #include "site_internal.h"
 
 #include <stdlib.h>
@@ -12,42 +13,16 @@
 #include "../lib/proto/proto.h"
 #include "site_jobs.h"
 
-/* The parts of a path: /v1/reservations/KEY/provision -> {"reservations",
- * KEY, "provision"}. */
-struct path {
-    char part[3][128];
-    size_t n;
-};
-
-static bool split(const char *p, struct path *out)
-{
-    memset(out, 0, sizeof *out);
-    if (strncmp(p, "/v1/", 4) != 0)
-        return false;
-    p += 4;
-    while (*p) {
-        const char *slash = strchr(p, '/');
-        size_t len = slash ? (size_t)(slash - p) : strlen(p);
-        if (len == 0 || len >= sizeof out->part[0] || out->n == 3)
-            return false;
-        memcpy(out->part[out->n], p, len);
-        out->part[out->n++][len] = '\0';
-        p += len;
-        if (*p == '/')
-            p++;
-    }
-    return out->n > 0;
-}
-
-void site_fault(struct acc_site *s, const struct acc_error *err, struct site_response *rs)
+void site_fault(struct acc_site *s, const struct acc_error *err, struct acc_httpd_reply *rs)
 {
     rs->status = acc_err_http_status(err->code);
+    rs->content_type = "application/xml";
     acc_buf_reset(&rs->body);
     acc_proto_write_fault(err->code, s->cfg.name, err->msg, &rs->body);
 }
 
 static void answer(struct acc_site *s, acc_err rc, const struct acc_error *err, int ok_status,
-                   struct site_response *rs)
+                   struct acc_httpd_reply *rs)
 {
     if (rc) {
         site_fault(s, err, rs);
@@ -60,18 +35,17 @@ static void answer(struct acc_site *s, acc_err rc, const struct acc_error *err, 
         return;
     }
     rs->status = ok_status;
+    rs->content_type = rs->body.len ? "application/xml" : NULL;
 }
 
 /* ---------------------------------------------------------------- handlers */
 
-typedef void handler_fn(struct acc_site *s, const struct site_request *rq, const struct path *p,
-                        struct site_response *rs);
+typedef void handler_fn(struct acc_site *s, const struct site_request *rq,
+                        struct acc_httpd_reply *rs);
 
-static void h_health(struct acc_site *s, const struct site_request *rq, const struct path *p,
-                     struct site_response *rs)
+static void h_health(struct acc_site *s, const struct site_request *rq, struct acc_httpd_reply *rs)
 {
     (void)rq;
-    (void)p;
     struct acc_proto_health h = {.version = ACC_PROTO_VERSION};
     acc_strlcpy(h.site, s->cfg.name, sizeof h.site);
     site_op_health(s, &h.up, h.detail, sizeof h.detail, &h.caps);
@@ -85,10 +59,8 @@ static void h_health(struct acc_site *s, const struct site_request *rq, const st
     answer(s, ACC_OK, NULL, 200, rs);
 }
 
-static void h_preview(struct acc_site *s, const struct site_request *rq, const struct path *p,
-                      struct site_response *rs)
+static void h_preview(struct acc_site *s, const struct site_request *rq, struct acc_httpd_reply *rs)
 {
-    (void)p;
     struct acc_error err;
     struct acc_proto_preview pv;
     struct acc_frames f;
@@ -105,13 +77,12 @@ static void h_preview(struct acc_site *s, const struct site_request *rq, const s
     acc_frames_release(&f);
 }
 
-static void write_booking(const struct site_booking *b, struct site_response *rs)
+static void write_booking(const struct site_booking *b, struct acc_httpd_reply *rs)
 {
     acc_proto_write_reservation(b->key, b->kind, b->resource, &b->res, &rs->body);
 }
 
-static void h_reserve(struct acc_site *s, const struct site_request *rq, const struct path *p,
-                      struct site_response *rs)
+static void h_reserve(struct acc_site *s, const struct site_request *rq, struct acc_httpd_reply *rs)
 {
     struct acc_error err;
     struct acc_proto_reserve r;
@@ -119,7 +90,7 @@ static void h_reserve(struct acc_site *s, const struct site_request *rq, const s
     acc_err rc = acc_proto_read_reserve(rq->body, rq->body_len, &r, &err);
     if (!rc) {
         struct site_ask a = {r.kind, r.resource, r.amount, 0, 0, r.start, r.duration, r.old_key};
-        rc = site_op_reserve(s, rq->peer, p->part[1], &a, &b, &err);
+        rc = site_op_reserve(s, rq->peer, rq->key, &a, &b, &err);
     }
     if (!rc)
         write_booking(&b, rs);
@@ -127,45 +98,43 @@ static void h_reserve(struct acc_site *s, const struct site_request *rq, const s
     site_booking_release(&b);
 }
 
-static void h_query(struct acc_site *s, const struct site_request *rq, const struct path *p,
-                    struct site_response *rs)
+static void h_query(struct acc_site *s, const struct site_request *rq, struct acc_httpd_reply *rs)
 {
     struct acc_error err;
     struct site_booking b = {0};
-    acc_err rc = site_op_query(s, rq->peer, p->part[1], &b, &err);
+    acc_err rc = site_op_query(s, rq->peer, rq->key, &b, &err);
     if (!rc)
         write_booking(&b, rs);
     answer(s, rc, &err, 200, rs);
     site_booking_release(&b);
 }
 
-static void h_cancel(struct acc_site *s, const struct site_request *rq, const struct path *p,
-                     struct site_response *rs)
+static void h_cancel(struct acc_site *s, const struct site_request *rq, struct acc_httpd_reply *rs)
 {
     struct acc_error err;
-    acc_err rc = site_op_cancel(s, rq->peer, p->part[1], &err);
+    acc_err rc = site_op_cancel(s, rq->peer, rq->key, &err);
     answer(s, rc, &err, 204, rs);
 }
 
-static void h_provision(struct acc_site *s, const struct site_request *rq, const struct path *p,
-                        struct site_response *rs)
+static void h_provision(struct acc_site *s, const struct site_request *rq,
+                        struct acc_httpd_reply *rs)
 {
     struct acc_error err;
     struct acc_proto_flow f = {0};
     acc_err rc = acc_proto_read_flow(rq->body, rq->body_len, &f, &err);
     if (!rc) {
-        rc = site_op_provision(s, rq->peer, p->part[1], &f.flow, &err);
+        rc = site_op_provision(s, rq->peer, rq->key, &f.flow, &err);
         acc_proto_flow_release(&f);
     }
     answer(s, rc, &err, 204, rs);
 }
 
 static void h_provision_status(struct acc_site *s, const struct site_request *rq,
-                               const struct path *p, struct site_response *rs)
+                               struct acc_httpd_reply *rs)
 {
     struct acc_error err;
     struct acc_provision_status st = {0};
-    acc_err rc = site_op_provision_status(s, rq->peer, p->part[1], &st, &err);
+    acc_err rc = site_op_provision_status(s, rq->peer, rq->key, &st, &err);
     if (!rc)
         acc_proto_write_provision_status(&st, &rs->body);
     answer(s, rc, &err, 200, rs);
@@ -178,10 +147,8 @@ static acc_err no_jobs(struct acc_site *s, struct acc_error *err)
     return acc_error_set(err, ACC_ERR_UNSUPPORTED, "site %s starts no jobs", s->cfg.name);
 }
 
-static void h_submit(struct acc_site *s, const struct site_request *rq, const struct path *p,
-                     struct site_response *rs)
+static void h_submit(struct acc_site *s, const struct site_request *rq, struct acc_httpd_reply *rs)
 {
-    (void)p;
     struct acc_error err;
     struct acc_proto_job j = {0};
     struct site_booking b = {0};
@@ -201,83 +168,61 @@ static void h_submit(struct acc_site *s, const struct site_request *rq, const st
         acc_proto_job_release(&j);
 }
 
-static void h_job_status(struct acc_site *s, const struct site_request *rq, const struct path *p,
-                         struct site_response *rs)
+static void h_job_status(struct acc_site *s, const struct site_request *rq,
+                         struct acc_httpd_reply *rs)
 {
     struct acc_error err;
     struct acc_job_status st = {0};
-    acc_err rc = s->jobs ? acc_site_jobs_status(s->jobs, rq->peer->name, p->part[1], &st, &err)
+    acc_err rc = s->jobs ? acc_site_jobs_status(s->jobs, rq->peer->name, rq->key, &st, &err)
                          : no_jobs(s, &err);
     if (!rc)
         acc_proto_write_job_status(&st, &rs->body);
     answer(s, rc, &err, 200, rs);
 }
 
-static void h_job_cancel(struct acc_site *s, const struct site_request *rq, const struct path *p,
-                         struct site_response *rs)
+static void h_job_cancel(struct acc_site *s, const struct site_request *rq,
+                         struct acc_httpd_reply *rs)
 {
     struct acc_error err;
-    acc_err rc = s->jobs ? acc_site_jobs_cancel(s->jobs, rq->peer->name, p->part[1], &err)
-                         : no_jobs(s, &err);
+    acc_err rc =
+        s->jobs ? acc_site_jobs_cancel(s->jobs, rq->peer->name, rq->key, &err) : no_jobs(s, &err);
     answer(s, rc, &err, 204, rs);
 }
 
 /* ------------------------------------------------------------------ table */
 
-/* A path shape: the parts, "*" for a key or id. */
 struct route {
-    const char *method;
-    const char *shape[3];
+    struct acc_httpd_route r; /* method, path pattern ("{}": a key or id) */
     handler_fn *fn;
 };
 
 static const struct route routes[] = {
-    {"GET", {"health", NULL, NULL}, h_health},
-    {"POST", {"preview", NULL, NULL}, h_preview},
-    {"PUT", {"reservations", "*", NULL}, h_reserve},
-    {"GET", {"reservations", "*", NULL}, h_query},
-    {"DELETE", {"reservations", "*", NULL}, h_cancel},
-    {"PUT", {"reservations", "*", "provision"}, h_provision},
-    {"GET", {"reservations", "*", "provision"}, h_provision_status},
-    {"POST", {"jobs", NULL, NULL}, h_submit},
-    {"GET", {"jobs", "*", NULL}, h_job_status},
-    {"DELETE", {"jobs", "*", NULL}, h_job_cancel},
+    {{"GET", "/v1/health"}, h_health},
+    {{"POST", "/v1/preview"}, h_preview},
+    {{"PUT", "/v1/reservations/{}"}, h_reserve},
+    {{"GET", "/v1/reservations/{}"}, h_query},
+    {{"DELETE", "/v1/reservations/{}"}, h_cancel},
+    {{"PUT", "/v1/reservations/{}/provision"}, h_provision},
+    {{"GET", "/v1/reservations/{}/provision"}, h_provision_status},
+    {{"POST", "/v1/jobs"}, h_submit},
+    {{"GET", "/v1/jobs/{}"}, h_job_status},
+    {{"DELETE", "/v1/jobs/{}"}, h_job_cancel},
 };
 
-static bool shape_matches(const struct route *r, const struct path *p)
-{
-    size_t n = 0;
-    while (n < 3 && r->shape[n])
-        n++;
-    if (n != p->n)
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        if (strcmp(r->shape[i], "*") == 0 ? !acc_proto_key_ok(p->part[i])
-                                          : strcmp(r->shape[i], p->part[i]) != 0)
-            return false;
-    }
-    return true;
-}
+static const struct acc_httpd_table table = ACC_HTTPD_TABLE(routes, acc_proto_key_ok);
 
-void site_route(struct acc_site *s, const struct site_request *rq, struct site_response *rs)
+void site_route(struct acc_site *s, struct site_request *rq, struct acc_httpd_reply *rs)
 {
-    struct path p;
+    char buf[ACC_KEY_MAX + 1];
+    struct acc_httpd_match m;
     struct acc_error err;
-    bool known = false;
-    if (split(rq->path, &p)) {
-        for (size_t i = 0; i < sizeof routes / sizeof *routes; i++) {
-            if (!shape_matches(&routes[i], &p))
-                continue;
-            known = true;
-            if (strcmp(routes[i].method, rq->method) == 0) {
-                routes[i].fn(s, rq, &p, rs);
-                return;
-            }
-        }
+    const struct route *r =
+        acc_httpd_match(&table, rq->method, rq->path, buf, sizeof buf, &m, &err);
+    if (!r) {
+        site_fault(s, &err, rs);
+        memcpy(rs->allow, m.allow, sizeof rs->allow);
+        return;
     }
-    if (known)
-        acc_error_set(&err, ACC_ERR_METHOD, "%.16s is not allowed on %.200s", rq->method, rq->path);
-    else
-        acc_error_set(&err, ACC_ERR_NOT_FOUND, "no such path: %.200s", rq->path);
-    site_fault(s, &err, rs);
+    rq->key = m.params[0];
+    r->fn(s, rq, rs);
 }

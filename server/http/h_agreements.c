@@ -75,84 +75,65 @@ static void create_finish(struct acc_http_ctx *ctx, const struct acc_request *rq
     acc_agreement_release(&full);
 }
 
-void acc_h_agreement_create(struct acc_http_ctx *ctx, const struct acc_request *rq,
-                            struct acc_response *rs)
+/* The submission's own checks: the media type, ?mode, the Idempotency-Key;
+ * false after the fault. */
+static bool create_request_ok(const struct acc_request *rq, struct acc_response *rs,
+                              const char *mode)
 {
-    struct acc_error err;
     if (!xml_content_type(rq->content_type)) {
         char msg[160];
         snprintf(msg, sizeof msg, "the offer must be sent as application/xml, not %.80s",
                  rq->content_type);
         acc_reply_error(rq, rs, ACC_ERR_UNSUPPORTED_MEDIA, msg, NULL);
-        return;
+        return false;
     }
-    const char *mode = acc_query(rq, "mode");
     if (mode && strcmp(mode, "pending") != 0 && strcmp(mode, "sync") != 0) {
         acc_reply_error(rq, rs, ACC_ERR_BAD_REQUEST, "mode is pending or sync", NULL);
-        return;
+        return false;
     }
     if (rq->idempotency_key && !idempotency_key_ok(rq->idempotency_key)) {
         acc_reply_error(rq, rs, ACC_ERR_BAD_REQUEST,
                         "Idempotency-Key must be 1 to 200 visible ASCII characters", NULL);
-        return;
+        return false;
     }
-    /* ?quote=ID commits a held quote: its offer is the offer. */
-    const char *quote = acc_query(rq, "quote");
-    struct acc_quote q = {0};
-    const char *doc = rq->body;
-    size_t len = rq->body_len;
-    if (quote) {
-        if (!acc_id_valid(quote)) {
-            acc_reply_error(rq, rs, ACC_ERR_BAD_REQUEST,
-                            "quote is the id of a quote (POST /negotiations)", NULL);
-            return;
-        }
-        if (acc_service_quote_get(ctx->svc, quote, &q, &err)) {
-            acc_reply_err(rq, rs, &err, NULL);
-            return;
-        }
-        if (!acc_http_owner_ok(rq, rs, q.initiator, q.id)) {
-            acc_quote_release(&q);
-            return;
-        }
-        if (len && (len != q.offer_len || memcmp(doc, q.offer_xml, len) != 0)) {
-            acc_quote_release(&q);
-            acc_reply_error(rq, rs, ACC_ERR_BAD_REQUEST,
-                            "a commit of a quote sends no body or exactly the quote's offer", NULL);
-            return;
-        }
-        doc = q.offer_xml;
-        len = q.offer_len;
+    return true;
+}
+
+/* ?quote=ID commits a held quote: its offer (in q, released by the caller)
+ * is the offer, and the body is empty or that offer.  False after the
+ * fault. */
+static bool create_from_quote(struct acc_http_ctx *ctx, const struct acc_request *rq,
+                              struct acc_response *rs, const char *quote, struct acc_quote *q)
+{
+    struct acc_error err;
+    if (!acc_id_valid(quote)) {
+        acc_reply_error(rq, rs, ACC_ERR_BAD_REQUEST,
+                        "quote is the id of a quote (POST /negotiations)", NULL);
+        return false;
     }
-    if (len == 0) {
-        acc_reply_error(rq, rs, ACC_ERR_MALFORMED, "the request has no body: send an offer", NULL);
-        return;
-    }
-    struct acc_offer offer;
-    if (acc_xml_parse_offer(doc, len, &ctx->limits, &offer, &err)) {
-        acc_quote_release(&q);
+    if (acc_service_quote_get(ctx->svc, quote, q, &err)) {
         acc_reply_err(rq, rs, &err, NULL);
-        return;
+        return false;
     }
-    /* One may only ask in one's own name (an admin in anyone's). */
-    if (!acc_http_acts_for(rq, rs, offer.initiator)) {
-        acc_quote_release(&q);
-        acc_offer_release(&offer);
-        return;
+    if (!acc_http_owner_ok(rq, rs, q->initiator, q->id))
+        return false;
+    if (rq->body_len &&
+        (rq->body_len != q->offer_len || memcmp(rq->body, q->offer_xml, rq->body_len) != 0)) {
+        acc_reply_error(rq, rs, ACC_ERR_BAD_REQUEST,
+                        "a commit of a quote sends no body or exactly the quote's offer", NULL);
+        return false;
     }
-    bool pending = mode && strcmp(mode, "pending") == 0;
-    struct acc_submit sub = {
-        .offer = &offer,
-        .document = doc,
-        .len = len,
-        .idempotency_key = rq->idempotency_key,
-        .pending = pending,
-        .quote = quote,
-    };
+    return true;
+}
+
+/* Hands the offer to the service; the answer waits for the negotiation
+ * unless sub->pending. */
+static void create_submit(struct acc_http_ctx *ctx, const struct acc_request *rq,
+                          struct acc_response *rs, const struct acc_submit *sub)
+{
+    struct acc_error err;
     struct acc_submission out;
-    acc_err rc = acc_service_submit(ctx->svc, &sub, &out, &err);
-    acc_offer_release(&offer); /* what the service did not take */
-    acc_quote_release(&q);
+    acc_err rc = acc_service_submit(ctx->svc, sub, &out, &err);
     if (rc) {
         acc_reply_err(rq, rs, &err, NULL);
         return;
@@ -164,13 +145,59 @@ void acc_h_agreement_create(struct acc_http_ctx *ctx, const struct acc_request *
     /* Pending mode answers at once with the agreement as it stands, and so
      * does a replay whose negotiation is over; otherwise the server parks
      * the request until the job is done. */
-    if (pending || acc_nego_is_done(out.job)) {
+    if (sub->pending || acc_nego_is_done(out.job)) {
         if (!acc_nego_is_done(out.job)) {
             acc_nego_release(rs->wait);
             rs->wait = NULL;
         }
         acc_http_finish(ctx, rq, rs);
     }
+}
+
+void acc_h_agreement_create(struct acc_http_ctx *ctx, const struct acc_request *rq,
+                            struct acc_response *rs)
+{
+    struct acc_error err;
+    const char *mode = acc_query(rq, "mode");
+    if (!create_request_ok(rq, rs, mode))
+        return;
+    const char *quote = acc_query(rq, "quote");
+    struct acc_quote q = {0};
+    const char *doc = rq->body;
+    size_t len = rq->body_len;
+    struct acc_offer offer;
+    bool parsed = false;
+    if (quote) {
+        if (!create_from_quote(ctx, rq, rs, quote, &q))
+            goto out;
+        doc = q.offer_xml;
+        len = q.offer_len;
+    }
+    if (len == 0) {
+        acc_reply_error(rq, rs, ACC_ERR_MALFORMED, "the request has no body: send an offer", NULL);
+        goto out;
+    }
+    if (acc_xml_parse_offer(doc, len, &ctx->limits, &offer, &err)) {
+        acc_reply_err(rq, rs, &err, NULL);
+        goto out;
+    }
+    parsed = true;
+    /* One may only ask in one's own name (an admin in anyone's). */
+    if (acc_http_acts_for(rq, rs, offer.initiator)) {
+        struct acc_submit sub = {
+            .offer = &offer,
+            .document = doc,
+            .len = len,
+            .idempotency_key = rq->idempotency_key,
+            .pending = mode && strcmp(mode, "pending") == 0,
+            .quote = quote,
+        };
+        create_submit(ctx, rq, rs, &sub);
+    }
+out:
+    if (parsed)
+        acc_offer_release(&offer); /* what the service did not take */
+    acc_quote_release(&q);
 }
 
 static bool query_time(const struct acc_request *rq, struct acc_response *rs, const char *key,

@@ -1,11 +1,12 @@
-/* http.h - the HTTP API (SPEC section 3) over libmicrohttpd.
+/* http.h - the HTTP API (SPEC section 3) on lib/httpd.
  *
  * A route table {method, path pattern, handler} in the manner of GNU Taler's
- * exchange: the router does the shared work (body size cap, 404 vs 405,
- * content negotiation) before a handler runs; handlers take a parsed
- * request and fill a response, and never call libmicrohttpd, so tests call
- * them directly through acc_http_dispatch.  Every error goes through
- * acc_reply_error: an XML co:Fault, or JSON when the client asks for it.
+ * exchange: lib/httpd does the shared work (connection and body bounds, the
+ * request deadline, 404 vs 405) before a handler runs; handlers take a
+ * parsed request and fill a response, and never call libmicrohttpd, so
+ * tests call them directly through acc_http_dispatch.  Every error goes
+ * through acc_reply_error: an XML co:Fault, or JSON when the client asks
+ * for it.
  */
 #ifndef ACC_HTTP_H
 #define ACC_HTTP_H
@@ -18,6 +19,7 @@
 #include "../../lib/common/buf.h"
 #include "../../lib/common/error.h"
 #include "../../lib/common/kv.h"
+#include "../../lib/httpd/httpd.h"
 #include "../service/service.h"
 #include "../xml/xml.h"
 
@@ -33,13 +35,9 @@ struct acc_http_ctx {
     atomic_uint_least64_t status_class[6]; /* requests answered, by status / 100 */
 };
 
-#define ACC_HTTP_MAX_PARAMS 3
+#define ACC_HTTP_MAX_PARAMS ACC_HTTPD_MAX_PARAMS
 /* Most query parameters [server] max_query may allow. */
-#define ACC_HTTP_MAX_QUERY 256
-/* libmicrohttpd's memory per connection (request line, headers, query):
- * room for ACC_HTTP_MAX_QUERY parameters, so that the count is answered by
- * Accord's own fault rather than a dropped connection. */
-#define ACC_HTTP_CONNECTION_MEMORY (128 * 1024)
+#define ACC_HTTP_MAX_QUERY ACC_HTTPD_MAX_QUERY
 
 struct acc_request {
     const char *method;
@@ -88,14 +86,19 @@ struct acc_response {
 void acc_response_init(struct acc_response *rs);
 void acc_response_release(struct acc_response *rs);
 
-/* Authenticates, routes the request (filling rq->params) and runs its
- * handler; 401, 404 or 405 when none fits.  The response may be left
+/* Who asks, when [auth] is configured: a client certificate that names a
+ * user, else a bearer token (rq->user); false after a 401 (with the
+ * challenge).  /healthz and /certificate are anyone's. */
+bool acc_http_authenticate(struct acc_http_ctx *ctx, struct acc_request *rq,
+                           struct acc_response *rs);
+/* Routes the request (filling rq->params) and runs its handler; 404 or 405
+ * when none fits, 403 for a route of admins.  The response may be left
  * waiting (rs->wait): then acc_http_finish completes it once the job is
  * done. */
 void acc_http_route(struct acc_http_ctx *ctx, struct acc_request *rq, struct acc_response *rs);
 void acc_http_finish(struct acc_http_ctx *ctx, const struct acc_request *rq,
                      struct acc_response *rs);
-/* Both, blocking while the job runs (for tests and fuzzing). */
+/* All three, blocking while the job runs (for tests and fuzzing). */
 void acc_http_dispatch(struct acc_http_ctx *ctx, struct acc_request *rq, struct acc_response *rs);
 
 /* The shared replies. */
@@ -174,6 +177,8 @@ acc_err acc_http_signer_open(const struct acc_config *cfg, struct acc_signer **o
                              struct acc_error *err);
 
 /* ------------------------------------------------------------ the server */
+
+/* accordd on lib/httpd (server.c): its routes, authentication and faults. */
 
 struct acc_http_server;
 

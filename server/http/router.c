@@ -10,42 +10,42 @@
 enum access { USER, ADMIN, ANYONE };
 
 struct route {
-    const char *method;
-    const char *pattern; /* segments; "{}" captures one */
+    struct acc_httpd_route r; /* method, path pattern */
     acc_handler handler;
     enum access access;
 };
 
 static const struct route routes[] = {
-    {"POST", "/agreements", acc_h_agreement_create, USER},
-    {"POST", "/negotiations", acc_h_quote_create, USER},
-    {"GET", "/negotiations/{}", acc_h_quote_get, USER},
-    {"DELETE", "/negotiations/{}", acc_h_quote_release, USER},
-    {"GET", "/agreements", acc_h_agreement_list, USER},
-    {"GET", "/agreements/{}", acc_h_agreement_get, USER},
-    {"DELETE", "/agreements/{}", acc_h_agreement_terminate, USER},
-    {"GET", "/agreements/{}/state", acc_h_agreement_state, USER},
-    {"GET", "/agreements/{}/negotiation", acc_h_agreement_trace, USER},
-    {"POST", "/agreements/{}/terminate", acc_h_agreement_terminate, USER},
-    {"POST", "/agreements/{}/modify", acc_h_agreement_modify, USER},
-    {"GET", "/agreements/{}/trace", acc_h_agreement_trace, USER},
-    {"GET", "/agreements/{}/launch", acc_h_agreement_launch, USER},
-    {"GET", "/agreements/{}/launch/{}", acc_h_agreement_launch_file, USER},
-    {"GET", "/sites", acc_h_sites, USER},
-    {"GET", "/sites/{}", acc_h_site, USER},
-    {"GET", "/sites/{}/preview", acc_h_site_preview, USER},
-    {"POST", "/adapters/{}/control/{}", acc_h_adapter_control, ADMIN},
-    {"GET", "/templates", acc_h_templates, USER},
-    {"GET", "/templates/{}", acc_h_template, USER},
-    {"GET", "/healthz", acc_h_healthz, ANYONE},
-    {"GET", "/certificate", acc_h_certificate, ANYONE},
-    {"GET", "/metrics", acc_h_metrics, ADMIN},
+    {{"POST", "/agreements"}, acc_h_agreement_create, USER},
+    {{"POST", "/negotiations"}, acc_h_quote_create, USER},
+    {{"GET", "/negotiations/{}"}, acc_h_quote_get, USER},
+    {{"DELETE", "/negotiations/{}"}, acc_h_quote_release, USER},
+    {{"GET", "/agreements"}, acc_h_agreement_list, USER},
+    {{"GET", "/agreements/{}"}, acc_h_agreement_get, USER},
+    {{"DELETE", "/agreements/{}"}, acc_h_agreement_terminate, USER},
+    {{"GET", "/agreements/{}/state"}, acc_h_agreement_state, USER},
+    {{"GET", "/agreements/{}/negotiation"}, acc_h_agreement_trace, USER},
+    {{"POST", "/agreements/{}/terminate"}, acc_h_agreement_terminate, USER},
+    {{"POST", "/agreements/{}/modify"}, acc_h_agreement_modify, USER},
+    {{"GET", "/agreements/{}/trace"}, acc_h_agreement_trace, USER},
+    {{"GET", "/agreements/{}/launch"}, acc_h_agreement_launch, USER},
+    {{"GET", "/agreements/{}/launch/{}"}, acc_h_agreement_launch_file, USER},
+    {{"GET", "/sites"}, acc_h_sites, USER},
+    {{"GET", "/sites/{}"}, acc_h_site, USER},
+    {{"GET", "/sites/{}/preview"}, acc_h_site_preview, USER},
+    {{"POST", "/adapters/{}/control/{}"}, acc_h_adapter_control, ADMIN},
+    {{"GET", "/templates"}, acc_h_templates, USER},
+    {{"GET", "/templates/{}"}, acc_h_template, USER},
+    {{"GET", "/healthz"}, acc_h_healthz, ANYONE},
+    {{"GET", "/certificate"}, acc_h_certificate, ANYONE},
+    {{"GET", "/metrics"}, acc_h_metrics, ADMIN},
 };
 
 /* Who asks: checked before routing, so that nothing about the server's
  * resources (which paths exist, which methods) shows without credentials.
  * False with the reply set. */
-static bool authenticated(struct acc_http_ctx *ctx, struct acc_request *rq, struct acc_response *rs)
+bool acc_http_authenticate(struct acc_http_ctx *ctx, struct acc_request *rq,
+                           struct acc_response *rs)
 {
     const struct acc_config *cfg = acc_service_config(ctx->svc);
     if (cfg->n_users == 0 || strcmp(rq->path, "/healthz") == 0 ||
@@ -109,78 +109,22 @@ bool acc_http_acts_for(const struct acc_request *rq, struct acc_response *rs, co
     return false;
 }
 
-#define N_ROUTES (sizeof routes / sizeof routes[0])
-
-/* Matches path against pattern; captures go into buf (NUL-separated) and
- * params.  Captures must be non-empty segments. */
-static bool match(const char *pattern, const char *path, char *buf, size_t size,
-                  const char **params)
-{
-    size_t np = 0, used = 0;
-    const char *p = pattern, *s = path;
-    while (*p && *s) {
-        if (*p != '/' || *s != '/')
-            return false;
-        p++;
-        s++;
-        const char *pe = strchr(p, '/'), *se = strchr(s, '/');
-        size_t pl = pe ? (size_t)(pe - p) : strlen(p);
-        size_t sl = se ? (size_t)(se - s) : strlen(s);
-        if (pl == 2 && p[0] == '{' && p[1] == '}') {
-            if (sl == 0 || np == ACC_HTTP_MAX_PARAMS || used + sl + 1 > size)
-                return false;
-            memcpy(buf + used, s, sl);
-            buf[used + sl] = '\0';
-            params[np++] = buf + used;
-            used += sl + 1;
-        } else if (pl != sl || strncmp(p, s, pl) != 0) {
-            return false;
-        }
-        p += pl;
-        s += sl;
-    }
-    /* A trailing slash is the same resource. */
-    if (*s == '/' && s[1] == '\0')
-        s++;
-    return *p == '\0' && *s == '\0';
-}
+static const struct acc_httpd_table table = ACC_HTTPD_TABLE(routes, NULL);
 
 void acc_http_route(struct acc_http_ctx *ctx, struct acc_request *rq, struct acc_response *rs)
 {
-    if (!authenticated(ctx, rq, rs))
-        return;
-    /* HEAD is GET without the body (libmicrohttpd leaves the body out). */
-    const char *method = strcmp(rq->method, "HEAD") == 0 ? "GET" : rq->method;
-    bool path_known = false;
-    size_t allow_len = 0;
-    rs->allow[0] = '\0';
-    for (size_t i = 0; i < N_ROUTES; i++) {
-        const char *params[ACC_HTTP_MAX_PARAMS] = {0};
-        if (!match(routes[i].pattern, rq->path, rq->param_buf, sizeof rq->param_buf, params))
-            continue;
-        path_known = true;
-        if (strcmp(routes[i].method, method) != 0) {
-            if (!strstr(rs->allow, routes[i].method) && allow_len + 10 < sizeof rs->allow)
-                allow_len += (size_t)snprintf(rs->allow + allow_len, sizeof rs->allow - allow_len,
-                                              "%s%s", allow_len ? ", " : "", routes[i].method);
-            continue;
-        }
-        memcpy(rq->params, params, sizeof params);
-        rs->allow[0] = '\0';
-        if (permitted(rq, rs, routes[i].access))
-            routes[i].handler(ctx, rq, rs);
+    struct acc_httpd_match m;
+    struct acc_error err;
+    const struct route *r = acc_httpd_match(&table, rq->method, rq->path, rq->param_buf,
+                                            sizeof rq->param_buf, &m, &err);
+    if (!r) {
+        acc_reply_err(rq, rs, &err, NULL);
+        memcpy(rs->allow, m.allow, sizeof rs->allow);
         return;
     }
-    if (path_known) {
-        char msg[160];
-        snprintf(msg, sizeof msg, "%s is not allowed on %.64s (allowed: %s)", rq->method, rq->path,
-                 rs->allow);
-        acc_reply_error(rq, rs, ACC_ERR_METHOD, msg, NULL);
-        return;
-    }
-    char msg[160];
-    snprintf(msg, sizeof msg, "no resource %.100s", rq->path);
-    acc_reply_error(rq, rs, ACC_ERR_NOT_FOUND, msg, NULL);
+    memcpy(rq->params, m.params, sizeof rq->params);
+    if (permitted(rq, rs, r->access))
+        r->handler(ctx, rq, rs);
 }
 
 void acc_http_finish(struct acc_http_ctx *ctx, const struct acc_request *rq,
@@ -196,6 +140,8 @@ void acc_http_finish(struct acc_http_ctx *ctx, const struct acc_request *rq,
 
 void acc_http_dispatch(struct acc_http_ctx *ctx, struct acc_request *rq, struct acc_response *rs)
 {
+    if (!acc_http_authenticate(ctx, rq, rs))
+        return;
     acc_http_route(ctx, rq, rs);
     if (rs->wait) {
         acc_nego_wait(rs->wait);

@@ -1,0 +1,414 @@
+/* httpd_request.c - one exchange, from its request line to its answer: the
+ * layer's checks in their order (httpd.h), the body, the daemon's hooks,
+ * and parking a request whose answer comes later (libmicrohttpd's
+ * suspend/resume, as GNU Taler's exchange does: no thread waits). */
+#include "httpd_int.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "../common/log.h"
+#include "../common/timefmt.h"
+
+/* Per request, from its request line (httpd_uri_seen) to its completion. */
+struct exchange {
+    struct acc_httpd_request rq; /* what the hooks see */
+    struct acc_httpd *d;
+    struct MHD_Connection *con;
+    struct acc_buf body;
+    int64_t t0;         /* first seen, for the request deadline */
+    size_t n_query;     /* parameters in the raw query (room for the parsed ones) */
+    bool nul_in_uri;    /* %00 somewhere in the raw target */
+    bool started;       /* the first access callback has run */
+    bool too_large;     /* the body is over max_body: discarded */
+    long long declared; /* Content-Length, or -1 */
+    size_t received;    /* body bytes so far */
+    bool answered;
+    /* A request whose answer comes later. */
+    pthread_mutex_t lock;
+    bool parked, suspended, ready;
+    struct acc_kv *query;
+    struct acc_tls_peer peer;
+    struct acc_httpd_reply rs;
+    max_align_t state[]; /* the daemon's, ops->state_size bytes */
+};
+
+static struct exchange *of_state(void *state)
+{
+    return (struct exchange *)(void *)((char *)state - offsetof(struct exchange, state));
+}
+
+static struct exchange *of_request(const struct acc_httpd_request *rq)
+{
+    return (struct exchange *)(void *)((char *)rq - offsetof(struct exchange, rq));
+}
+
+const char *acc_httpd_header(const struct acc_httpd_request *rq, const char *name)
+{
+    return MHD_lookup_connection_value(of_request(rq)->con, MHD_HEADER_KIND, name);
+}
+
+void acc_httpd_reply_header(struct acc_httpd_reply *rs, const char *name, const char *value)
+{
+    if (rs->n_header == ACC_HTTPD_MAX_HEADERS)
+        return;
+    rs->header[rs->n_header].name = name;
+    rs->header[rs->n_header++].value = value;
+}
+
+static void reply_release(struct acc_httpd_reply *rs)
+{
+    acc_buf_release(&rs->body);
+    memset(rs, 0, sizeof *rs);
+}
+
+static enum MHD_Result send_reply(struct exchange *ex)
+{
+    struct acc_httpd *d = ex->d;
+    struct acc_httpd_reply *rs = &ex->rs;
+    size_t len = 0;
+    char *data = acc_buf_detach(&rs->body, &len);
+    ex->answered = true;
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(data ? len : 0, data ? data : (void *)"",
+                                        data ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
+    if (!r) {
+        free(data);
+        return MHD_NO;
+    }
+    if (rs->content_type)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, rs->content_type);
+    if (rs->allow[0])
+        MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, rs->allow);
+    for (size_t i = 0; i < rs->n_header; i++)
+        MHD_add_response_header(r, rs->header[i].name, rs->header[i].value);
+    if (rs->status == 503 || rs->status == 429)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, "2");
+    if (rs->close)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+    MHD_add_response_header(r, "Cache-Control", "no-store");
+    unsigned cls = (unsigned)rs->status / 100;
+    if (d->opt.status_class && cls < 6)
+        atomic_fetch_add(&d->opt.status_class[cls], 1);
+    enum MHD_Result ok = MHD_queue_response(ex->con, (unsigned)rs->status, r);
+    MHD_destroy_response(r);
+    if (acc_log_enabled(ACC_LOG_DEBUG))
+        acc_log_debug("%s %s -> %d", ex->rq.method, ex->rq.path, rs->status);
+    reply_release(rs);
+    return ok;
+}
+
+/* A fault of the layer's, rendered by the daemon; close: end the
+ * connection after it. */
+static enum MHD_Result refuse_err(struct exchange *ex, const struct acc_error *err, bool close)
+{
+    reply_release(&ex->rs);
+    ex->rs.status = acc_err_http_status(err->code);
+    ex->d->ops->fault(ex->d->app, &ex->rq, err, &ex->rs);
+    ex->rs.close = close;
+    return send_reply(ex);
+}
+
+static enum MHD_Result refuse(struct exchange *ex, acc_err code, bool close, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static enum MHD_Result refuse(struct exchange *ex, acc_err code, bool close, const char *fmt, ...)
+{
+    struct acc_error err = {.code = code};
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err.msg, sizeof err.msg, fmt, ap);
+    va_end(ap);
+    return refuse_err(ex, &err, close);
+}
+
+/* Before the query is parsed: count its parameters and look for %00, which
+ * libmicrohttpd would decode into a NUL that cuts the path or a value. */
+void *httpd_uri_seen(void *cls, const char *uri, struct MHD_Connection *con)
+{
+    struct acc_httpd *d = cls;
+    struct exchange *ex = calloc(1, sizeof *ex + d->ops->state_size);
+    if (!ex)
+        return NULL;
+    ex->d = d;
+    ex->con = con;
+    ex->t0 = acc_mono_us();
+    ex->rq.body = "";
+    acc_buf_init(&ex->body);
+    pthread_mutex_init(&ex->lock, NULL);
+    const char *q = strchr(uri, '?');
+    if (q && q[1]) {
+        ex->n_query = 1;
+        for (const char *p = q + 1; *p; p++)
+            ex->n_query += *p == '&' || *p == ';';
+    }
+    for (const char *p = uri; (p = strchr(p, '%')) != NULL; p++) {
+        if (p[1] == '0' && p[2] == '0')
+            ex->nul_in_uri = true;
+    }
+    return ex;
+}
+
+/* Headers a request must not repeat with different values. */
+struct length_check {
+    const char *first;
+    bool conflict;
+};
+
+static enum MHD_Result check_length(void *cls, enum MHD_ValueKind kind, const char *key,
+                                    const char *value)
+{
+    (void)kind;
+    struct length_check *c = cls;
+    if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) != 0)
+        return MHD_YES;
+    if (!c->first)
+        c->first = value ? value : "";
+    else if (strcmp(c->first, value ? value : "") != 0)
+        c->conflict = true;
+    return MHD_YES;
+}
+
+/* What every request is checked for once its headers are in. */
+static enum MHD_Result first_look(struct exchange *ex)
+{
+    const struct acc_httpd_options *o = &ex->d->opt;
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(ex->con, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    const struct httpd_conn *c = ci ? ci->socket_context : NULL;
+    if (!c)
+        return refuse(ex, ACC_ERR_NOMEM, true, "out of memory");
+    if (c->over)
+        return refuse(ex, ACC_ERR_TOO_MANY, true,
+                      "this client already has %u connections open, the most allowed "
+                      "([server] client_connections); reuse one or close some",
+                      o->client_connections);
+    if (ex->nul_in_uri)
+        return refuse(ex, ACC_ERR_BAD_REQUEST, false,
+                      "the request target contains %%00 (a NUL byte)");
+    unsigned max_query = o->max_query ? o->max_query : ACC_HTTPD_MAX_QUERY;
+    if (ex->n_query > max_query)
+        return refuse(ex, ACC_ERR_HEADERS, false,
+                      "the request has %zu query parameters; at most %u are allowed", ex->n_query,
+                      max_query);
+    struct length_check lc = {0};
+    MHD_get_connection_values(ex->con, MHD_HEADER_KIND, check_length, &lc);
+    if (lc.conflict)
+        return refuse(ex, ACC_ERR_BAD_REQUEST, true,
+                      "the request has several Content-Length headers that disagree");
+    unsigned long long declared = lc.first ? strtoull(lc.first, NULL, 10) : 0;
+    size_t cap = o->drain_max > o->max_body ? o->drain_max : o->max_body;
+    if (declared > cap)
+        return refuse(ex, ACC_ERR_TOO_LARGE, true,
+                      "the request body (%llu bytes) is larger than %zu bytes", declared,
+                      o->max_body);
+    ex->declared = lc.first ? (long long)declared : -1;
+    /* A body a little over the limit is read and dropped before the
+     * answer: answered early, a client still sending (TLS) may lose the
+     * answer to the connection's reset. */
+    ex->too_large = declared > o->max_body;
+    return MHD_YES;
+}
+
+static bool late(const struct exchange *ex)
+{
+    unsigned limit = ex->d->opt.request_timeout;
+    return limit && acc_mono_us() - ex->t0 > (int64_t)limit * 1000000;
+}
+
+/* A piece of the body: kept, or dropped once the body is over max_body. */
+static enum MHD_Result take_body(struct exchange *ex, const char *data, size_t *size)
+{
+    const struct acc_httpd_options *o = &ex->d->opt;
+    /* libmicrohttpd cannot answer in the middle of a body: one that is too
+     * large is read to its end and thrown away, then answered; one still
+     * arriving at the deadline is cut off. */
+    ex->received += *size;
+    bool last = ex->declared >= 0 && ex->received >= (unsigned long long)ex->declared;
+    if (late(ex) && !last) {
+        acc_log_info("http: %s %s: the body was still arriving after %u s; closed", ex->rq.method,
+                     ex->rq.path, o->request_timeout);
+        return MHD_NO;
+    }
+    if (!ex->too_large && ex->body.len + *size > o->max_body) {
+        ex->too_large = true;
+        acc_buf_release(&ex->body);
+    }
+    if (!ex->too_large)
+        acc_buf_append(&ex->body, data, *size);
+    *size = 0;
+    return MHD_YES;
+}
+
+static enum MHD_Result collect_query(void *cls, enum MHD_ValueKind kind, const char *key,
+                                     const char *value)
+{
+    (void)kind;
+    struct exchange *ex = cls;
+    if (ex->rq.n_query == ex->n_query)
+        return MHD_NO;
+    ex->query[ex->rq.n_query].key = key;
+    ex->query[ex->rq.n_query].value = value ? value : "";
+    ex->rq.n_query++;
+    return MHD_YES;
+}
+
+static bool type_ok(const char *const *types, const char *type)
+{
+    for (size_t i = 0; types[i]; i++) {
+        if (strncasecmp(type, types[i], strlen(types[i])) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* The connection's principal, counted on its first request. */
+static acc_err count_principal(struct exchange *ex, const struct acc_httpd_who *who,
+                               struct acc_error *err)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(ex->con, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    struct httpd_conn *c = ci ? ci->socket_context : NULL;
+    if (!c || c->principal)
+        return ACC_OK; /* counted already (no c was refused in first_look) */
+    unsigned open = 0;
+    acc_err rc = httpd_tally_open(ex->d->principals, who->name, strlen(who->name), who->connections,
+                                  &c->principal, &open);
+    if (rc == ACC_ERR_TOO_MANY)
+        return acc_error_set(err, rc, "%s holds %u connections, its limit (connections = %u)",
+                             who->name, open, who->connections);
+    if (rc)
+        return acc_error_set(err, rc, "out of memory");
+    return ACC_OK;
+}
+
+static enum MHD_Result answer(struct exchange *ex);
+
+/* The request is whole: the last checks, the daemon's auth and handle. */
+static enum MHD_Result whole(struct exchange *ex)
+{
+    struct acc_httpd *d = ex->d;
+    if (ex->too_large)
+        return refuse(ex, ACC_ERR_TOO_LARGE, true, "the request body is larger than %zu bytes",
+                      d->opt.max_body);
+    if (late(ex))
+        return refuse(ex, ACC_ERR_REQUEST_TIMEOUT, true,
+                      "the request took more than %u s to arrive ([server] request_timeout)",
+                      d->opt.request_timeout);
+    if (!acc_buf_ok(&ex->body))
+        return refuse(ex, ACC_ERR_NOMEM, true, "out of memory reading the request");
+    if (ex->n_query) {
+        if (!(ex->query = calloc(ex->n_query, sizeof *ex->query)))
+            return refuse(ex, ACC_ERR_NOMEM, true, "out of memory reading the request");
+        MHD_get_connection_values(ex->con, MHD_GET_ARGUMENT_KIND, collect_query, ex);
+        ex->rq.query = ex->query;
+    }
+    ex->rq.body = ex->body.data ? ex->body.data : "";
+    ex->rq.body_len = ex->body.len;
+    if (d->tls) {
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(ex->con, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+        if (httpd_peer_identity(ex->con, ci ? ci->socket_context : NULL, &ex->peer, NULL) == ACC_OK)
+            ex->rq.peer = &ex->peer;
+    }
+    struct acc_httpd_who who = {.name = ""};
+    if (d->ops->auth && !d->ops->auth(d->app, &ex->rq, ex->state, &who, &ex->rs))
+        return send_reply(ex);
+    struct acc_error err;
+    if (who.name[0] && count_principal(ex, &who, &err))
+        return refuse_err(ex, &err, true);
+    const char *type = d->opt.body_types && ex->body.len
+                           ? acc_httpd_header(&ex->rq, MHD_HTTP_HEADER_CONTENT_TYPE)
+                           : NULL;
+    if (type && !type_ok(d->opt.body_types, type))
+        return refuse(ex, ACC_ERR_UNSUPPORTED_MEDIA, false, "a body is %s, not %.80s",
+                      d->opt.body_types[0], type);
+    d->ops->handle(d->app, &ex->rq, ex->state, &ex->rs);
+    return answer(ex);
+}
+
+/* Sends the answer, or parks the request until acc_httpd_resume. */
+static enum MHD_Result answer(struct exchange *ex)
+{
+    if (ex->rs.later) {
+        pthread_mutex_lock(&ex->lock);
+        if (!ex->parked) {
+            ex->parked = true;
+            httpd_park_count(ex->d, 1);
+        }
+        if (!ex->ready) {
+            ex->suspended = true;
+            MHD_suspend_connection(ex->con);
+            pthread_mutex_unlock(&ex->lock);
+            return MHD_YES;
+        }
+        pthread_mutex_unlock(&ex->lock);
+        ex->rs.later = false;
+        ex->d->ops->finish(ex->d->app, &ex->rq, ex->state, &ex->rs);
+    }
+    return send_reply(ex);
+}
+
+void acc_httpd_resume(void *state)
+{
+    struct exchange *ex = of_state(state);
+    pthread_mutex_lock(&ex->lock);
+    ex->ready = true;
+    if (ex->suspended) {
+        ex->suspended = false;
+        MHD_resume_connection(ex->con);
+    }
+    pthread_mutex_unlock(&ex->lock);
+}
+
+enum MHD_Result httpd_access(void *cls, struct MHD_Connection *con, const char *url,
+                             const char *method, const char *version, const char *upload_data,
+                             size_t *upload_data_size, void **con_cls)
+{
+    (void)cls;
+    (void)con;
+    (void)version;
+    struct exchange *ex = *con_cls;
+    if (!ex)
+        return MHD_NO; /* out of memory in httpd_uri_seen */
+    if (!ex->started) {
+        ex->started = true;
+        ex->rq.method = method;
+        ex->rq.path = url;
+        return first_look(ex);
+    }
+    if (ex->parked) /* resumed: the answer can be made */
+        return answer(ex);
+    if (ex->answered) {
+        *upload_data_size = 0; /* drain whatever still comes */
+        return MHD_YES;
+    }
+    if (*upload_data_size)
+        return take_body(ex, upload_data, upload_data_size);
+    return whole(ex);
+}
+
+void httpd_completed(void *cls, struct MHD_Connection *con, void **con_cls,
+                     enum MHD_RequestTerminationCode toe)
+{
+    (void)con;
+    (void)toe;
+    struct acc_httpd *d = cls;
+    struct exchange *ex = *con_cls;
+    if (!ex)
+        return;
+    if (ex->parked)
+        httpd_park_count(d, -1);
+    if (d->ops->release)
+        d->ops->release(d->app, ex->state);
+    reply_release(&ex->rs);
+    acc_buf_release(&ex->body);
+    pthread_mutex_destroy(&ex->lock);
+    free(ex->query);
+    free(ex);
+    *con_cls = NULL;
+}
