@@ -148,6 +148,13 @@ void wsim_params_release(struct wsim_params *p);
  * that the caller keeps: the caller discards p on failure). */
 bool wsim_params_set(struct wsim_params *p, const char *key, const char *value, const char *dir,
                      char *err, size_t errlen);
+/* The keys "policy" and "clusters" as typed calls, for programs that
+ * set parameters themselves (accordd --replay): a policy by its name (the
+ * names of docs/simulator.md), and n cluster sizes.  Scalar parameters are
+ * plain fields of struct wsim_params. */
+bool wsim_params_set_policy(struct wsim_params *p, const char *name, char *err, size_t errlen);
+bool wsim_params_set_clusters(struct wsim_params *p, const int64_t *sizes, int n, char *err,
+                              size_t errlen);
 /* Checks the whole set; false with a message. */
 bool wsim_params_check(const struct wsim_params *p, char *err, size_t errlen);
 /* Parses a distribution ("exp:1", "set:8,16,32", "dq:0.9:1:8", ...). */

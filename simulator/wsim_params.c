@@ -147,7 +147,7 @@ static const struct policy_name policies[] = {
     {"AR", WSIM_D_RESERVE, 0, 0},
 };
 
-static bool set_policy(struct wsim_params *p, const char *v, char *err, size_t len)
+bool wsim_params_set_policy(struct wsim_params *p, const char *v, char *err, size_t len)
 {
     /* B3-NN: B3 with the chunk NN% of the job. */
     if (!strncmp(v, "B3-", 3)) {
@@ -269,9 +269,26 @@ static const struct key keys[] = {
     {"seed", K_LONG, F(seed), 0, 9.2e18, NULL},
 };
 
+bool wsim_params_set_clusters(struct wsim_params *p, const int64_t *sizes, int n, char *err,
+                              size_t len)
+{
+    if (n < 1 || n > WSIM_MAX_CLUSTERS)
+        return wsim_errf(err, len, "clusters: 1 to %d sizes separated by commas",
+                         WSIM_MAX_CLUSTERS);
+    for (int i = 0; i < n; i++) {
+        if (sizes[i] < 1 || sizes[i] > 1000000)
+            return wsim_errf(err, len, "clusters: sizes are integers in 1..1000000");
+    }
+    p->nclusters = n;
+    for (int i = 0; i < n; i++)
+        p->size[i] = (int)sizes[i];
+    return true;
+}
+
 static bool set_clusters(struct wsim_params *p, const char *v, char *err, size_t len)
 {
     double l[WSIM_MAX_CLUSTERS];
+    int64_t sizes[WSIM_MAX_CLUSTERS];
     int n;
     if (!parse_list(v, l, WSIM_MAX_CLUSTERS, &n))
         return wsim_errf(err, len, "clusters: 1 to %d sizes separated by commas",
@@ -279,11 +296,9 @@ static bool set_clusters(struct wsim_params *p, const char *v, char *err, size_t
     for (int i = 0; i < n; i++) {
         if (l[i] < 1 || l[i] > 1000000 || l[i] != floor(l[i]))
             return wsim_errf(err, len, "clusters: sizes are integers in 1..1000000");
+        sizes[i] = (int64_t)l[i];
     }
-    p->nclusters = n;
-    for (int i = 0; i < n; i++)
-        p->size[i] = (int)l[i];
-    return true;
+    return wsim_params_set_clusters(p, sizes, n, err, len);
 }
 
 static bool set_slow_clusters(struct wsim_params *p, const char *v, char *err, size_t len)
@@ -393,7 +408,7 @@ static bool set_special(struct wsim_params *p, const char *key, const char *v, c
                         size_t len)
 {
     if (!strcmp(key, "policy"))
-        return set_policy(p, v, err, len);
+        return wsim_params_set_policy(p, v, err, len);
     if (!strcmp(key, "clusters"))
         return set_clusters(p, v, err, len);
     if (!strcmp(key, "slow_clusters"))

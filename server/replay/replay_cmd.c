@@ -50,50 +50,61 @@ static int is_swf(const char *path, char *msg, size_t len)
     return swf;
 }
 
+/* The simulator's parameters of a trace file: its jobs as they are, the
+ * first ACC_REPLAY_MAX_JOBS of a longer one. */
+static bool trace_params(const char *path, struct wsim_params *p, char *msg, size_t len)
+{
+    wsim_params_init(p);
+    if (strlen(path) >= sizeof p->trace) {
+        snprintf(msg, len, "%s: trace: too long", path);
+        wsim_params_release(p);
+        return false;
+    }
+    p->wl = WSIM_W_SWF;
+    snprintf(p->trace, sizeof p->trace, "%s", path);
+    p->load = 0;
+    p->jobs = ACC_REPLAY_MAX_JOBS;
+    return true;
+}
+
+/* The simulator's parameters of an experiment file (its base point). */
+static bool experiment_params(const char *path, struct wsim_params *p, char *msg, size_t len)
+{
+    char m[WSIM_ERR_LEN];
+    struct wsim_experiment e;
+    if (!wsim_experiment_load(&e, path, m, sizeof m)) {
+        snprintf(msg, len, "%s", m);
+        return false;
+    }
+    bool ok = wsim_experiment_params(&e, 0, 0, p, m, sizeof m);
+    wsim_experiment_free(&e);
+    if (!ok)
+        snprintf(msg, len, "%s: %s", path, m);
+    return ok;
+}
+
 /* The simulator's parameters for the workload, on the configured sites. */
 static bool workload_params(const struct acc_config *cfg, const struct acc_replay_cmd *cmd,
                             struct wsim_params *p, char *msg, size_t len)
 {
-    char m[WSIM_ERR_LEN], sizes[16 * 12] = "", jobs[32];
+    char m[WSIM_ERR_LEN];
     int swf = is_swf(cmd->workload, msg, len);
     if (swf < 0)
         return false;
-    if (swf) {
-        wsim_params_init(p);
-        if (!wsim_params_set(p, "workload", "swf", ".", m, sizeof m) ||
-            !wsim_params_set(p, "trace", cmd->workload, ".", m, sizeof m) ||
-            !wsim_params_set(p, "load", "0", ".", m, sizeof m)) {
-            snprintf(msg, len, "%s: %s", cmd->workload, m);
-            wsim_params_release(p);
-            return false;
-        }
-        p->jobs = ACC_REPLAY_MAX_JOBS; /* the first ones of a longer trace */
-    } else {
-        struct wsim_experiment e;
-        if (!wsim_experiment_load(&e, cmd->workload, m, sizeof m)) {
-            snprintf(msg, len, "%s", m);
-            return false;
-        }
-        bool ok = wsim_experiment_params(&e, 0, 0, p, m, sizeof m);
-        wsim_experiment_free(&e);
-        if (!ok) {
-            snprintf(msg, len, "%s: %s", cmd->workload, m);
-            return false;
-        }
-    }
+    if (!(swf ? trace_params : experiment_params)(cmd->workload, p, msg, len))
+        return false;
     /* The workload is drawn for the configured sites: load is relative to
      * them, and a trace's jobs larger than all of them are dropped. */
-    for (size_t i = 0; i < cfg->n_sites; i++) {
-        size_t at = strlen(sizes);
-        snprintf(sizes + at, sizeof sizes - at, "%s%" PRId64, i ? "," : "", cfg->sites[i].nodes);
-    }
-    snprintf(jobs, sizeof jobs, "%ld", cmd->jobs > 0 ? cmd->jobs : p->jobs);
+    int64_t sizes[ACC_REPLAY_MAX_SITES];
+    for (size_t i = 0; i < cfg->n_sites && i < ACC_REPLAY_MAX_SITES; i++)
+        sizes[i] = cfg->sites[i].nodes;
+    if (cmd->jobs > 0)
+        p->jobs = cmd->jobs;
+    p->warmup = 0;
     /* The file's discipline is not the replay's: the replay is Accord's
      * advance-reservation mode (AR) with accordd's policy. */
-    if (!wsim_params_set(p, "clusters", sizes, ".", m, sizeof m) ||
-        !wsim_params_set(p, "policy", "AR", ".", m, sizeof m) ||
-        !wsim_params_set(p, "warmup", "0", ".", m, sizeof m) ||
-        !wsim_params_set(p, "jobs", jobs, ".", m, sizeof m) || !wsim_params_check(p, m, sizeof m)) {
+    if (!wsim_params_set_clusters(p, sizes, (int)cfg->n_sites, m, sizeof m) ||
+        !wsim_params_set_policy(p, "AR", m, sizeof m) || !wsim_params_check(p, m, sizeof m)) {
         snprintf(msg, len, "%s on the configured sites: %s", cmd->workload, m);
         wsim_params_release(p);
         return false;
