@@ -12,6 +12,7 @@
 #ifndef ACC_HASH_H
 #define ACC_HASH_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* The golden-ratio increment of splitmix64; also spreads small seeds. */
@@ -27,6 +28,16 @@ static inline uint64_t acc_splitmix64(uint64_t *state)
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
     return z ^ (z >> 31);
+}
+
+/* FNV-1a of n bytes at p (binary keys: addresses). */
+static inline uint64_t acc_fnv1a64_bytes(const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    uint64_t h = ACC_FNV1A64_BASIS;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ b[i]) * ACC_FNV1A64_PRIME;
+    return h;
 }
 
 /* FNV-1a of the bytes of s (up to its NUL). */

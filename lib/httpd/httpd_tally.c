@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/hash.h"
+
 #define BUCKETS 1024
 
 struct httpd_tally_entry {
@@ -47,10 +49,7 @@ void httpd_tally_free(struct httpd_tally *t)
 
 static size_t hash(const unsigned char *k, size_t n)
 {
-    uint32_t h = 2166136261u; /* FNV-1a */
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ k[i]) * 16777619u;
-    return h % BUCKETS;
+    return (size_t)(acc_fnv1a64_bytes(k, n) % BUCKETS);
 }
 
 acc_err httpd_tally_open(struct httpd_tally *t, const void *key, size_t len, unsigned limit,
