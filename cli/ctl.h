@@ -14,7 +14,7 @@
 
 #include <jansson.h>
 
-#include "client.h"
+#include "../client/client.h"
 
 /* Exit codes: stable, documented in docs/accordctl.1. */
 enum {

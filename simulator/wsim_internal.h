@@ -5,8 +5,8 @@
 #define ACC_WSIM_INTERNAL_H
 
 #include "wsim.h"
-#include "policy.h"
-#include "calendar.h"
+#include "../lib/policy/policy.h"
+#include "../lib/calendar/calendar.h"
 
 enum wsim_ev { WSIM_EV_DEPART, WSIM_EV_SCAN, WSIM_EV_ARSTART };
 

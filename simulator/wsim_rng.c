@@ -5,7 +5,7 @@
 
 #include <math.h>
 
-#include "hash.h"
+#include "../lib/common/hash.h"
 
 void wsim_rng_seed(struct wsim_rng *r, uint64_t seed, uint64_t stream)
 {

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hash.h"
+#include "../lib/common/hash.h"
 
 bool wsim_fail(struct wsim_state *s, const char *fmt, ...)
 {

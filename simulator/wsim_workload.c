@@ -5,7 +5,7 @@
  * sees the same jobs. */
 #include "wsim.h"
 #include "wsim_internal.h"
-#include "policy.h"
+#include "../lib/policy/policy.h"
 
 #include <errno.h>
 #include <math.h>

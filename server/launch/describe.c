@@ -18,7 +18,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "strutil.h"
+#include "../../lib/common/strutil.h"
 
 /* --------------------------------------------------------------- helpers */
 

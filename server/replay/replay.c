@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "calendar.h"
-#include "hash.h"
+#include "../../lib/calendar/calendar.h"
+#include "../../lib/common/hash.h"
 
 struct live_cache {
     struct acc_frames *by_amount; /* [nodes + 1]; index 0 unused */

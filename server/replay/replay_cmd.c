@@ -14,7 +14,7 @@
 #include "../../adapters/adapter.h"
 #include "../../resources/resources.h"
 #include "../config/config.h"
-#include "wsim.h"
+#include "../../simulator/wsim.h"
 
 /* The live frames: a preview of the site's adapter (duration 1 s). */
 struct live_ctx {
