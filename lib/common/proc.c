@@ -86,6 +86,28 @@ static void clean_child(posix_spawnattr_t *attr)
                                        POSIX_SPAWN_SETSIGDEF);
 }
 
+/* Spawns argv (looked up in PATH unless it names a path) with the file
+ * actions fa and env added to environ, as a clean child.  0, -1 when out
+ * of memory, else posix_spawn's error. */
+static int spawn_clean(const char *const *argv, const char *const *env,
+                       const posix_spawn_file_actions_t *fa, pid_t *pid)
+{
+    char **envp = merged_env(env);
+    posix_spawnattr_t attr;
+    if (!envp)
+        return -1;
+    if (posix_spawnattr_init(&attr) != 0) {
+        free(envp);
+        return -1;
+    }
+    clean_child(&attr);
+    int e = strchr(argv[0], '/') ? posix_spawn(pid, argv[0], fa, &attr, (char *const *)argv, envp)
+                                 : posix_spawnp(pid, argv[0], fa, &attr, (char *const *)argv, envp);
+    posix_spawnattr_destroy(&attr);
+    free(envp);
+    return e;
+}
+
 /* A running child and our ends of its standard streams (-1: closed). */
 struct child {
     pid_t pid;
@@ -108,33 +130,27 @@ static acc_err spawn_child(const char *const *argv, const char *const *env, stru
                            struct acc_error *err)
 {
     int pin[2] = {-1, -1}, pout[2] = {-1, -1}, perr[2] = {-1, -1};
-    char **envp = NULL;
     posix_spawn_file_actions_t fa;
-    posix_spawnattr_t attr;
-    bool fa_ok = false, attr_ok = false;
+    bool fa_ok = false;
     acc_err rc = ACC_OK;
     if (pipe2(pin, O_CLOEXEC) || pipe2(pout, O_CLOEXEC) || pipe2(perr, O_CLOEXEC)) {
         rc = acc_error_set(err, ACC_ERR_IO, "cannot make pipes for %s: %s", argv[0],
                            strerror(errno));
         goto out;
     }
-    envp = merged_env(env);
-    fa_ok = envp && posix_spawn_file_actions_init(&fa) == 0;
-    attr_ok = fa_ok && posix_spawnattr_init(&attr) == 0;
-    if (!envp || !fa_ok || !attr_ok) {
+    fa_ok = posix_spawn_file_actions_init(&fa) == 0;
+    if (!fa_ok) {
         rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
         goto out;
     }
     posix_spawn_file_actions_adddup2(&fa, pin[0], 0);
     posix_spawn_file_actions_adddup2(&fa, pout[1], 1);
     posix_spawn_file_actions_adddup2(&fa, perr[1], 2);
-    clean_child(&attr);
-    int e = strchr(argv[0], '/')
-                ? posix_spawn(&c->pid, argv[0], &fa, &attr, (char *const *)argv, envp)
-                : posix_spawnp(&c->pid, argv[0], &fa, &attr, (char *const *)argv, envp);
+    int e = spawn_clean(argv, env, &fa, &c->pid);
     if (e != 0) {
         c->pid = -1;
-        rc = acc_error_set(err, ACC_ERR_IO, "cannot run %s: %s", argv[0], strerror(e));
+        rc = e < 0 ? acc_error_set(err, ACC_ERR_NOMEM, "out of memory")
+                   : acc_error_set(err, ACC_ERR_IO, "cannot run %s: %s", argv[0], strerror(e));
         goto out;
     }
     c->in = pin[1];
@@ -147,9 +163,6 @@ out:
     close_fds(perr, 2);
     if (fa_ok)
         posix_spawn_file_actions_destroy(&fa);
-    if (attr_ok)
-        posix_spawnattr_destroy(&attr);
-    free(envp);
     return rc;
 }
 
@@ -275,35 +288,22 @@ void acc_proc_result_release(struct acc_proc_result *r)
 acc_err acc_proc_start(const char *const *argv, const char *const *env, const char *cwd, pid_t *pid,
                        struct acc_error *err)
 {
-    char **envp = merged_env(env);
     posix_spawn_file_actions_t fa;
-    posix_spawnattr_t attr;
-    bool fa_ok = posix_spawn_file_actions_init(&fa) == 0;
-    bool attr_ok = posix_spawnattr_init(&attr) == 0;
-    acc_err rc = ACC_OK;
-    if (!envp || !fa_ok || !attr_ok) {
-        rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
-        goto out;
-    }
+    if (posix_spawn_file_actions_init(&fa) != 0)
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_adddup2(&fa, 1, 2);
     if (cwd)
         posix_spawn_file_actions_addchdir_np(&fa, cwd);
-    clean_child(&attr);
-    int e = strchr(argv[0], '/')
-                ? posix_spawn(pid, argv[0], &fa, &attr, (char *const *)argv, envp)
-                : posix_spawnp(pid, argv[0], &fa, &attr, (char *const *)argv, envp);
-    if (e != 0)
-        rc = acc_error_set(err, ACC_ERR_IO, "cannot run %s%s%s: %s", argv[0], cwd ? " in " : "",
-                           cwd ? cwd : "", strerror(e));
-out:
-    if (fa_ok)
-        posix_spawn_file_actions_destroy(&fa);
-    if (attr_ok)
-        posix_spawnattr_destroy(&attr);
-    free(envp);
-    return rc;
+    int e = spawn_clean(argv, env, &fa, pid);
+    posix_spawn_file_actions_destroy(&fa);
+    if (e < 0)
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    if (e > 0)
+        return acc_error_set(err, ACC_ERR_IO, "cannot run %s%s%s: %s", argv[0], cwd ? " in " : "",
+                             cwd ? cwd : "", strerror(e));
+    return ACC_OK;
 }
 
 int64_t acc_proc_start_time(pid_t pid)

@@ -115,7 +115,10 @@ struct acc_service {
     atomic_uint_least64_t submitted, rejected_input, refused_busy;
 };
 
-/* modify.c: the change itself, run by a negotiation worker */
+/* modify.c: the checks of a change that need no store (an id that can
+ * exist, something to change), and the change itself, run by a
+ * negotiation worker */
+acc_err svc_modify_check(const char *id, const struct acc_modification *m, struct acc_error *err);
 acc_err svc_modify_run(struct acc_service *svc, const char *id, const struct acc_modification *m,
                        struct acc_agreement *out, struct acc_error *err);
 

@@ -456,19 +456,27 @@ static void mod_release(struct acc_service *svc, const char *id, struct mod_run 
     acc_agreement_release(&r->a);
 }
 
-acc_err svc_modify_run(struct acc_service *svc, const char *id, const struct acc_modification *m,
-                       struct acc_agreement *out, struct acc_error *err)
+acc_err svc_modify_check(const char *id, const struct acc_modification *m, struct acc_error *err)
 {
-    memset(out, 0, sizeof *out);
     if (!acc_id_valid(id))
         return acc_error_set(err, ACC_ERR_NOT_FOUND, "no agreement with id '%.40s'", id);
     if (!m->start && !m->end && !m->n_nodes && !m->n_bandwidth)
         return acc_error_set(err, ACC_ERR_INVALID,
                              "the modification changes nothing: give a start, an end, nodes "
                              "or a bandwidth");
+    return ACC_OK;
+}
+
+acc_err svc_modify_run(struct acc_service *svc, const char *id, const struct acc_modification *m,
+                       struct acc_agreement *out, struct acc_error *err)
+{
+    memset(out, 0, sizeof *out);
+    acc_err rc = svc_modify_check(id, m, err);
+    if (rc)
+        return rc;
     struct mod_run r = {.p = calloc(1, sizeof *r.p), .ctx = {.svc = svc}};
     acc_trace_init(&r.ctx.trace);
-    acc_err rc =
+    rc =
         r.p ? mod_prepare(svc, id, m, &r, err) : acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     if (!rc)
         rc = mod_negotiate(svc, id, &r, err);
