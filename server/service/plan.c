@@ -52,15 +52,7 @@ static void plan_trace(const struct acc_engine_request *probe, acc_time start,
     }
     if (why && used + 2 < sizeof detail)
         snprintf(detail + used, sizeof detail - used, ": %s", why);
-    struct acc_trace_event ev = {
-        .kind = ACC_TRACE_PLAN,
-        .t_from = probe->earliest,
-        .t_until = probe->deadline,
-        .t_result = start > 0 ? start : 0,
-        .status = status,
-        .detail = detail,
-    };
-    probe->hooks.trace(probe->hooks.ctx, &ev);
+    plan_note(probe, start, status, detail);
 }
 
 void plan_note(const struct acc_engine_request *probe, acc_time start, acc_err status,
