@@ -1,4 +1,5 @@
-/* json_writer.c - the JSON writer's strings, for json_writer.h.
+/* json_writer.c - the JSON writer's parts that are not inline
+ * (json_writer.h): strings, and lists split out of one string.
  *
  * Strings are escaped here and nowhere else: quotes, backslashes and every
  * control character (\u00XX when it has no short form); bytes that are not
