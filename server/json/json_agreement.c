@@ -7,24 +7,18 @@
 
 #include "json_writer.h"
 
-/* What the agreement and each entry of the list begin with. */
-static void summary(struct jw *j, const struct acc_agreement *a)
-{
-    jw_str(j, "id", a->id);
-    jw_str(j, "name", a->name);
-    jw_str(j, "initiator", a->initiator);
-    jw_str(j, "state", acc_state_name(a->state));
-    jw_time(j, "created", a->created);
-    jw_time(j, "start", a->start);
-    jw_time(j, "end", a->end);
-}
-
 void acc_json_agreement(const struct acc_agreement *a, struct acc_buf *out)
 {
     struct jw j = {.out = out};
 
     jw_open_obj(&j);
-    summary(&j, a);
+    jw_str(&j, "id", a->id);
+    jw_str(&j, "name", a->name);
+    jw_str(&j, "initiator", a->initiator);
+    jw_str(&j, "state", acc_state_name(a->state));
+    jw_time(&j, "created", a->created);
+    jw_time(&j, "start", a->start);
+    jw_time(&j, "end", a->end);
     jw_time(&j, "earliest", a->earliest);
     jw_time(&j, "deadline", a->deadline);
     if (a->duration > 0)
@@ -90,7 +84,13 @@ void acc_json_list(const struct acc_agreement_list *l, struct acc_buf *out)
     for (size_t i = 0; i < l->n; i++) {
         const struct acc_agreement *a = &l->v[i];
         jw_elem_obj(&j);
-        summary(&j, a);
+        jw_str(&j, "id", a->id);
+        jw_str(&j, "name", a->name);
+        jw_str(&j, "initiator", a->initiator);
+        jw_str(&j, "state", acc_state_name(a->state));
+        jw_time(&j, "created", a->created);
+        jw_time(&j, "start", a->start);
+        jw_time(&j, "end", a->end);
         jw_open_arr(&j, "sites");
         for (size_t k = 0; k < a->n_comps; k++) {
             const char *site = a->comps[k].site;
