@@ -1,5 +1,4 @@
-/* json_writer.c - the JSON writer's parts that are not inline
- * (json_writer.h): strings, and lists split out of one string.
+/* json_writer.c - the JSON writer's strings (json_writer.h).
  *
  * Strings are escaped here and nowhere else: quotes, backslashes and every
  * control character (\u00XX when it has no short form); bytes that are not
@@ -84,36 +83,4 @@ void acc_json_string(struct acc_buf *out, const char *s)
         }
     }
     acc_buf_putc(out, '"');
-}
-
-void jw_split(struct jw *j, const char *s, char separator)
-{
-    while (s && *s) {
-        const char *e = strchr(s, separator);
-        size_t n = e ? (size_t)(e - s) : strlen(s);
-        size_t a = 0;
-        while (a < n && (s[a] == ' ' || s[a] == '\t' || s[a] == '\r'))
-            a++;
-        while (n > a && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r'))
-            n--;
-        if (n > a) {
-            char piece[1024];
-            if (n - a < sizeof piece) {
-                memcpy(piece, s + a, n - a);
-                piece[n - a] = '\0';
-                jw_elem_str(j, piece);
-            } else {
-                /* Longer than any reason Accord writes: keep it whole. */
-                struct acc_buf tmp = ACC_BUF_INIT;
-                acc_buf_append(&tmp, s + a, n - a);
-                const char *str = acc_buf_str(&tmp);
-                if (str)
-                    jw_elem_str(j, str);
-                else
-                    j->out->failed = true;
-                acc_buf_release(&tmp);
-            }
-        }
-        s = e ? e + 1 : NULL;
-    }
 }

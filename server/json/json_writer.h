@@ -12,6 +12,7 @@
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "../../lib/common/buf.h"
 #include "../../lib/common/timefmt.h"
@@ -22,9 +23,6 @@ struct jw {
     struct acc_buf *out;
     bool comma;
 };
-
-/* The non-empty pieces of s between separators, trimmed, as strings. */
-void jw_split(struct jw *j, const char *s, char separator);
 
 static inline void jw_sep(struct jw *j)
 {
@@ -127,6 +125,42 @@ static inline void jw_elem_str(struct jw *j, const char *v)
 {
     jw_sep(j);
     acc_json_string(j->out, v);
+}
+
+/* The non-empty pieces of s between separators, trimmed, as strings.
+ * Static like the rest: a renderer's struct jw then stays in registers
+ * (an external function taking its address costs 0.3 % of the agreement's
+ * instructions, measured with callgrind). */
+static inline void jw_split(struct jw *j, const char *s, char separator)
+{
+    while (s && *s) {
+        const char *e = strchr(s, separator);
+        size_t n = e ? (size_t)(e - s) : strlen(s);
+        size_t a = 0;
+        while (a < n && (s[a] == ' ' || s[a] == '\t' || s[a] == '\r'))
+            a++;
+        while (n > a && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r'))
+            n--;
+        if (n > a) {
+            char piece[1024];
+            if (n - a < sizeof piece) {
+                memcpy(piece, s + a, n - a);
+                piece[n - a] = '\0';
+                jw_elem_str(j, piece);
+            } else {
+                /* Longer than any reason Accord writes: keep it whole. */
+                struct acc_buf tmp = ACC_BUF_INIT;
+                acc_buf_append(&tmp, s + a, n - a);
+                const char *str = acc_buf_str(&tmp);
+                if (str)
+                    jw_elem_str(j, str);
+                else
+                    j->out->failed = true;
+                acc_buf_release(&tmp);
+            }
+        }
+        s = e ? e + 1 : NULL;
+    }
 }
 
 /* Every document ends with a newline, so a terminal shows it whole. */
