@@ -109,7 +109,15 @@ static void show(const struct ctl *c, const json_t *doc)
     ctl_print_agreement(c, doc);
 }
 
-static int run(struct ctl *c, int argc, char **argv)
+/* What the command line asks to change. */
+struct change {
+    const char *start, *end;
+    const char *nodes[MOD_MAX], *bandwidth[MOD_MAX];
+    size_t n_nodes, n_bandwidth;
+};
+
+/* Reads the options into *ch; -1 when they are read, else the exit code. */
+static int parse(struct ctl *c, int argc, char **argv, struct change *ch)
 {
     static const struct option opts[] = {
         CTL_COMMON_OPTIONS,
@@ -119,9 +127,6 @@ static int run(struct ctl *c, int argc, char **argv)
         {"nodes", required_argument, NULL, 'N'},
         {NULL, 0, NULL, 0},
     };
-    const char *start = NULL, *end = NULL;
-    const char *nodes[MOD_MAX], *bandwidth[MOD_MAX];
-    size_t n_nodes = 0, n_bandwidth = 0;
     int opt;
     while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         int rc = ctl_common_option(c, opt, optarg, help);
@@ -131,15 +136,15 @@ static int run(struct ctl *c, int argc, char **argv)
             continue;
         switch (opt) {
         case 'E':
-            end = optarg;
+            ch->end = optarg;
             break;
         case 'B':
-            start = optarg;
+            ch->start = optarg;
             break;
         case 'N':
         case 'L': {
-            const char **list = opt == 'N' ? nodes : bandwidth;
-            size_t *n = opt == 'N' ? &n_nodes : &n_bandwidth;
+            const char **list = opt == 'N' ? ch->nodes : ch->bandwidth;
+            size_t *n = opt == 'N' ? &ch->n_nodes : &ch->n_bandwidth;
             if (*n == MOD_MAX) {
                 fprintf(stderr, "accordctl modify: at most %d --%s\n", MOD_MAX,
                         opt == 'N' ? "nodes" : "bandwidth");
@@ -153,45 +158,53 @@ static int run(struct ctl *c, int argc, char **argv)
             return CTL_USAGE;
         }
     }
+    return -1;
+}
+
+/* The usage errors the options alone show; CTL_OK without any. */
+static int check(int argc, const struct change *ch)
+{
     if (optind != argc - 1) {
         fprintf(stderr, "accordctl modify: give one agreement ID\n");
         return CTL_USAGE;
     }
-    if (!start && !end && !n_nodes && !n_bandwidth) {
+    if (!ch->start && !ch->end && !ch->n_nodes && !ch->n_bandwidth) {
         fprintf(stderr, "accordctl modify: nothing to change: give --end, --start, --nodes or "
                         "--bandwidth\n");
         return CTL_USAGE;
     }
-    if ((start && strlen(start) > TIME_MAX_LEN) || (end && strlen(end) > TIME_MAX_LEN)) {
+    if ((ch->start && strlen(ch->start) > TIME_MAX_LEN) ||
+        (ch->end && strlen(ch->end) > TIME_MAX_LEN)) {
         fprintf(stderr,
                 "accordctl modify: a time is at most %d characters (e.g. "
                 "2030-01-01T12:00:00Z)\n",
                 TIME_MAX_LEN);
         return CTL_USAGE;
     }
-    struct doc *d = calloc(1, sizeof *d);
-    if (!d) {
-        fprintf(stderr, "accordctl modify: out of memory\n");
-        return CTL_ERROR;
-    }
+    return CTL_OK;
+}
+
+/* The co:Modification document of the change. */
+static int write_doc(struct doc *d, const struct change *ch)
+{
     puts_(d, "<co:Modification xmlns:co=\"urn:accord:coalloc:1\">");
-    if (start) {
+    if (ch->start) {
         puts_(d, "<co:Start>");
-        xml_text(d, start);
+        xml_text(d, ch->start);
         puts_(d, "</co:Start>");
     }
-    if (end) {
+    if (ch->end) {
         puts_(d, "<co:End>");
-        xml_text(d, end);
+        xml_text(d, ch->end);
         puts_(d, "</co:End>");
     }
     int rc = CTL_OK;
-    for (size_t i = 0; i < n_nodes + n_bandwidth && !rc; i++) {
-        bool isnodes = i < n_nodes;
+    for (size_t i = 0; i < ch->n_nodes + ch->n_bandwidth && !rc; i++) {
+        bool isnodes = i < ch->n_nodes;
         char name[NAME_MAX_LEN + 1], num[48];
         long long v = 0;
-        if (!pair_ok(isnodes ? nodes[i] : bandwidth[i - n_nodes], isnodes ? "nodes" : "bandwidth",
-                     name, &v)) {
+        if (!pair_ok(isnodes ? ch->nodes[i] : ch->bandwidth[i - ch->n_nodes],
+                     isnodes ? "nodes" : "bandwidth", name, &v)) {
             rc = CTL_USAGE;
             break;
         }
@@ -205,6 +218,23 @@ static int run(struct ctl *c, int argc, char **argv)
         fprintf(stderr, "accordctl modify: the change is too long\n");
         rc = CTL_USAGE;
     }
+    return rc;
+}
+
+static int run(struct ctl *c, int argc, char **argv)
+{
+    struct change ch = {0};
+    int rc = parse(c, argc, argv, &ch);
+    if (rc >= 0)
+        return rc;
+    if ((rc = check(argc, &ch)))
+        return rc;
+    struct doc *d = calloc(1, sizeof *d);
+    if (!d) {
+        fprintf(stderr, "accordctl modify: out of memory\n");
+        return CTL_ERROR;
+    }
+    rc = write_doc(d, &ch);
     if (!rc) {
         char path[600];
         ctl_path(path, sizeof path, "/agreements/%s/modify", argv[optind]);

@@ -2,7 +2,9 @@
  * over the adapter protocol (lib/proto, docs/protocol.md) on HTTPS with
  * mutual TLS.  Every operation is one exchange (remote_http.c); the site
  * keeps its own calendars and journal, so this adapter keeps no state but
- * its connections. */
+ * its connections.  Here: the settings, the adapter's life, its health and
+ * counters, and the table; the operations are in remote_reservations.c,
+ * remote_jobs.c and remote_flows.c. */
 #include "remote_internal.h"
 
 #include <stdio.h>
@@ -161,6 +163,59 @@ static unsigned remote_instance_caps(void *state)
 static void remote_interrupt(void *state)
 {
     remote_http_interrupt(state);
+}
+
+/* ------------------------------------------------------- health, counters */
+
+/* Up when the site daemon answers and says it is up; the round trip is the
+ * exchange's (on a kept-alive connection: one request and its answer). */
+static acc_err remote_health(void *state, struct acc_health *out)
+{
+    struct remote *r = state;
+    struct remote_reply rep = {0};
+    struct acc_error err = {0};
+    struct acc_proto_health h;
+    memset(&h, 0, sizeof h);
+    acc_strlcpy(out->endpoint, r->url, sizeof out->endpoint);
+    acc_err rc = remote_call(r, "GET", "/v1/health", NULL, 0, true, &rep, &err);
+    if (!rc) {
+        struct acc_error why = {0};
+        if (acc_proto_read_health(acc_buf_str(&rep.body), rep.body.len, &h, &why))
+            rc = remote_protocol_error(r, "health", &why, &err);
+    }
+    if (rc) {
+        out->up = false;
+        acc_strlcpy(out->detail, err.msg, sizeof out->detail);
+    } else {
+        out->up = h.up;
+        out->rtt_us = rep.rtt_us > 0 ? rep.rtt_us : 1;
+        if (h.version != ACC_PROTO_VERSION)
+            snprintf(out->detail, sizeof out->detail, "site %s speaks protocol version %u, not %u",
+                     h.site, h.version, (unsigned)ACC_PROTO_VERSION);
+        else
+            snprintf(out->detail, sizeof out->detail, "site %.63s: %.180s", h.site, h.detail);
+    }
+    remote_reply_release(&rep);
+    return rc;
+}
+
+/* "stats": the counters since open, one "name value" a line (tests and
+ * the benchmark read them). */
+static acc_err remote_control(void *state, const char *op, const struct acc_kv *args, size_t n_args,
+                              struct acc_buf *reply, struct acc_error *err)
+{
+    struct remote *r = state;
+    (void)args;
+    if (strcmp(op, "stats") != 0 || n_args)
+        return acc_error_set(err, ACC_ERR_UNSUPPORTED,
+                             "%s: the remote adapter takes the control 'stats' (no arguments)",
+                             r->what);
+    acc_buf_printf(reply, "calls %llu\nattempts %llu\nretries %llu\nconnects %llu\n",
+                   (unsigned long long)atomic_load(&r->calls),
+                   (unsigned long long)atomic_load(&r->attempts),
+                   (unsigned long long)atomic_load(&r->retries_done),
+                   (unsigned long long)atomic_load(&r->connects));
+    return acc_buf_ok(reply) ? ACC_OK : acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
 }
 
 /* Every capability a site daemon may serve; open narrows it to what the

@@ -139,17 +139,13 @@ enum attempt {
     ATTEMPT_FINAL,     /* anything else: err set, no retry */
 };
 
-static enum attempt attempt_once(struct remote *r, CURL *c, const char *method, const char *url,
-                                 const char *body, size_t len, bool idempotent, int64_t left_us,
-                                 struct curl_slist *hdrs, struct remote_reply *out,
-                                 struct acc_error *err)
+/* The options of one attempt within ms (connecting within cms); false
+ * when the TLS files cannot be used (err set). */
+static bool setup(struct remote *r, CURL *c, const char *method, const char *url, const char *body,
+                  size_t len, bool idempotent, long ms, long cms, struct curl_slist *hdrs,
+                  char *ebuf, struct sink *sink, struct acc_error *err)
 {
-    char ebuf[CURL_ERROR_SIZE] = "";
-    struct sink sink = {&out->body, false};
-    acc_buf_reset(&out->body);
     curl_easy_reset(c); /* keeps the live connection and the TLS session cache */
-    long ms = (long)(left_us / 1000) > 0 ? (long)(left_us / 1000) : 1;
-    long cms = (long)(r->connect_timeout_s * 1000) < ms ? (long)(r->connect_timeout_s * 1000) : ms;
     curl_easy_setopt(c, CURLOPT_URL, url);
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, ms);
@@ -158,7 +154,7 @@ static enum attempt attempt_once(struct remote *r, CURL *c, const char *method, 
     curl_easy_setopt(c, CURLOPT_TCP_NODELAY, 1L);
     curl_easy_setopt(c, CURLOPT_ERRORBUFFER, ebuf);
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, &sink);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, sink);
     curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
     curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
     curl_easy_setopt(c, CURLOPT_XFERINFODATA, r);
@@ -176,7 +172,7 @@ static enum attempt attempt_once(struct remote *r, CURL *c, const char *method, 
     if (acc_tls_curl_setup(c, &tls)) {
         acc_error_set(err, ACC_ERR_CONFIG, "%s: cannot use its TLS files (ca %s, certificate %s)",
                       r->what, r->ca ? r->ca : "-", r->cert ? r->cert : "-");
-        return ATTEMPT_FINAL;
+        return false;
     }
     if (strcmp(method, "GET") != 0) {
         curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
@@ -185,6 +181,57 @@ static enum attempt attempt_once(struct remote *r, CURL *c, const char *method, 
             curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
         }
     }
+    return true;
+}
+
+/* An attempt that got no answer: a bad URL, a certificate that does not
+ * verify (final), or a connection that failed or broke (may retry). */
+static enum attempt no_answer(struct remote *r, CURLcode cc, const char *why, long connects,
+                              struct acc_error *err)
+{
+    switch (cc) {
+    case CURLE_UNSUPPORTED_PROTOCOL:
+    case CURLE_URL_MALFORMAT:
+        acc_error_set(err, ACC_ERR_CONFIG, "%s: bad url: %s", r->what, why);
+        return ATTEMPT_FINAL;
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CACERT_BADFILE:
+    case CURLE_SSL_CERTPROBLEM:
+        /* A certificate that does not verify does not get better by asking again. */
+        acc_error_set(err, ACC_ERR_UNAVAILABLE, "%s: unreachable: TLS: %s", r->what, why);
+        return ATTEMPT_FINAL;
+    default:
+        break;
+    }
+    /* A new connection that broke before any answer: with TLS 1.3 the site
+     * checks accordd's certificate after the client's side of the handshake
+     * is done, and a site that does not admit it closes the connection
+     * there. */
+    bool tls_fail = cc == CURLE_SSL_CONNECT_ERROR ||
+                    (connects > 0 && strncasecmp(r->url, "https:", 6) == 0 &&
+                     (cc == CURLE_GOT_NOTHING || cc == CURLE_SEND_ERROR || cc == CURLE_RECV_ERROR));
+    if (tls_fail)
+        acc_error_set(err, ACC_ERR_UNAVAILABLE,
+                      "%s: unreachable: TLS handshake failed or the connection was closed "
+                      "right after it (does the site admit accordd's certificate?): %s",
+                      r->what, why);
+    else
+        acc_error_set(err, ACC_ERR_UNAVAILABLE, "%s: unreachable: %s", r->what, why);
+    return ATTEMPT_TRANSPORT;
+}
+
+static enum attempt attempt_once(struct remote *r, CURL *c, const char *method, const char *url,
+                                 const char *body, size_t len, bool idempotent, int64_t left_us,
+                                 struct curl_slist *hdrs, struct remote_reply *out,
+                                 struct acc_error *err)
+{
+    char ebuf[CURL_ERROR_SIZE] = "";
+    struct sink sink = {&out->body, false};
+    acc_buf_reset(&out->body);
+    long ms = (long)(left_us / 1000) > 0 ? (long)(left_us / 1000) : 1;
+    long cms = (long)(r->connect_timeout_s * 1000) < ms ? (long)(r->connect_timeout_s * 1000) : ms;
+    if (!setup(r, c, method, url, body, len, idempotent, ms, cms, hdrs, ebuf, &sink, err))
+        return ATTEMPT_FINAL;
     int64_t t0 = acc_mono_us();
     CURLcode cc = curl_easy_perform(c);
     out->rtt_us = acc_mono_us() - t0;
@@ -225,34 +272,8 @@ static enum attempt attempt_once(struct remote *r, CURL *c, const char *method, 
     case CURLE_OUT_OF_MEMORY:
         acc_error_set(err, ACC_ERR_NOMEM, "%s: out of memory (libcurl)", r->what);
         return ATTEMPT_FINAL;
-    case CURLE_UNSUPPORTED_PROTOCOL:
-    case CURLE_URL_MALFORMAT:
-        acc_error_set(err, ACC_ERR_CONFIG, "%s: bad url: %s", r->what, why);
-        return ATTEMPT_FINAL;
-    case CURLE_PEER_FAILED_VERIFICATION:
-    case CURLE_SSL_CACERT_BADFILE:
-    case CURLE_SSL_CERTPROBLEM:
-        /* A certificate that does not verify does not get better by asking again. */
-        acc_error_set(err, ACC_ERR_UNAVAILABLE, "%s: unreachable: TLS: %s", r->what, why);
-        return ATTEMPT_FINAL;
-    default: {
-        /* A new connection that broke before any answer: with TLS 1.3 the
-         * site checks accordd's certificate after the client's side of the
-         * handshake is done, and a site that does not admit it closes the
-         * connection there. */
-        bool tls_fail =
-            cc == CURLE_SSL_CONNECT_ERROR ||
-            (connects > 0 && strncasecmp(r->url, "https:", 6) == 0 &&
-             (cc == CURLE_GOT_NOTHING || cc == CURLE_SEND_ERROR || cc == CURLE_RECV_ERROR));
-        if (tls_fail)
-            acc_error_set(err, ACC_ERR_UNAVAILABLE,
-                          "%s: unreachable: TLS handshake failed or the connection was closed "
-                          "right after it (does the site admit accordd's certificate?): %s",
-                          r->what, why);
-        else
-            acc_error_set(err, ACC_ERR_UNAVAILABLE, "%s: unreachable: %s", r->what, why);
-        return ATTEMPT_TRANSPORT;
-    }
+    default:
+        return no_answer(r, cc, why, connects, err);
     }
 }
 

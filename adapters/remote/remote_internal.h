@@ -1,6 +1,8 @@
 /* remote_internal.h - the remote adapter's state and its one exchange with a
- * site daemon (adapters/remote/: remote.c the operations, remote_http.c the
- * pool of connections, the retries and the faults). */
+ * site daemon (adapters/remote/: remote.c the settings, life, health and
+ * table; remote_reservations.c, remote_jobs.c and remote_flows.c the
+ * operations; remote_http.c the pool of connections, the retries and the
+ * faults). */
 #ifndef ACC_REMOTE_INTERNAL_H
 #define ACC_REMOTE_INTERNAL_H
 
@@ -74,8 +76,9 @@ acc_err remote_call(struct remote *r, const char *method, const char *path, cons
 acc_err remote_protocol_error(struct remote *r, const char *op, const struct acc_error *why,
                               struct acc_error *err);
 
-/* The operations (remote_ops.c: reservations; remote_more.c: jobs, flows,
- * health), in the table of remote.c. */
+/* The operations, in the table of remote.c: remote_reservations.c
+ * (preview, reserve, query, cancel), remote_jobs.c (submit, job status, job
+ * cancel), remote_flows.c (provision, provision status). */
 acc_err remote_preview(void *state, const struct acc_resource *res, acc_time from, acc_time until,
                        int64_t duration, struct acc_frames *out, struct acc_error *err);
 acc_err remote_preview_replacing(void *state, const char *old_key, const struct acc_resource *res,
@@ -98,9 +101,6 @@ acc_err remote_provision(void *state, const char *key, const char *local_id,
                          const struct acc_flow *flow, struct acc_error *err);
 acc_err remote_provision_status(void *state, const char *key, struct acc_provision_status *out,
                                 struct acc_error *err);
-acc_err remote_health(void *state, struct acc_health *out);
-acc_err remote_control(void *state, const char *op, const struct acc_kv *args, size_t n_args,
-                       struct acc_buf *reply, struct acc_error *err);
 /* "/v1/reservations/KEY" + suffix into path, when key may travel in a path. */
 acc_err remote_key_path(struct remote *r, const char *prefix, const char *key, const char *suffix,
                         char *path, size_t len, struct acc_error *err);

@@ -86,81 +86,111 @@ static void clean_child(posix_spawnattr_t *attr)
                                        POSIX_SPAWN_SETSIGDEF);
 }
 
-acc_err acc_proc_run(const char *const *argv, const char *const *env, const char *input,
-                     int64_t timeout_ms, size_t max_output, struct acc_proc_result *out,
-                     struct acc_error *err)
+/* Spawns argv (looked up in PATH unless it names a path) with the file
+ * actions fa and env added to environ, as a clean child.  0, -1 when out
+ * of memory, else posix_spawn's error. */
+static int spawn_clean(const char *const *argv, const char *const *env,
+                       const posix_spawn_file_actions_t *fa, pid_t *pid)
 {
-    memset(out, 0, sizeof *out);
-    out->status = -1;
-    int pin[2] = {-1, -1}, pout[2] = {-1, -1}, perr[2] = {-1, -1};
-    char **envp = NULL;
-    posix_spawn_file_actions_t fa;
+    char **envp = merged_env(env);
     posix_spawnattr_t attr;
-    bool fa_ok = false, attr_ok = false;
-    pid_t pid = -1;
-    acc_err rc = ACC_OK;
-    struct sink so = {NULL, 0, max_output}, se = {NULL, 0, max_output};
+    if (!envp)
+        return -1;
+    if (posix_spawnattr_init(&attr) != 0) {
+        free(envp);
+        return -1;
+    }
+    clean_child(&attr);
+    int e = strchr(argv[0], '/') ? posix_spawn(pid, argv[0], fa, &attr, (char *const *)argv, envp)
+                                 : posix_spawnp(pid, argv[0], fa, &attr, (char *const *)argv, envp);
+    posix_spawnattr_destroy(&attr);
+    free(envp);
+    return e;
+}
 
+/* A running child and our ends of its standard streams (-1: closed). */
+struct child {
+    pid_t pid;
+    int in;       /* writes to its stdin */
+    int out, err; /* read its stdout and stderr */
+};
+
+static void close_fds(int *fds, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (fds[i] >= 0)
+            close(fds[i]);
+        fds[i] = -1;
+    }
+}
+
+/* Starts argv with env added to environ, its standard streams on pipes
+ * (ours in *c). */
+static acc_err spawn_child(const char *const *argv, const char *const *env, struct child *c,
+                           struct acc_error *err)
+{
+    int pin[2] = {-1, -1}, pout[2] = {-1, -1}, perr[2] = {-1, -1};
+    posix_spawn_file_actions_t fa;
+    bool fa_ok = false;
+    acc_err rc = ACC_OK;
     if (pipe2(pin, O_CLOEXEC) || pipe2(pout, O_CLOEXEC) || pipe2(perr, O_CLOEXEC)) {
         rc = acc_error_set(err, ACC_ERR_IO, "cannot make pipes for %s: %s", argv[0],
                            strerror(errno));
         goto out;
     }
-    envp = merged_env(env);
-    if (!envp) {
-        rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
-        goto out;
-    }
     fa_ok = posix_spawn_file_actions_init(&fa) == 0;
-    attr_ok = posix_spawnattr_init(&attr) == 0;
-    if (!fa_ok || !attr_ok) {
+    if (!fa_ok) {
         rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
         goto out;
     }
     posix_spawn_file_actions_adddup2(&fa, pin[0], 0);
     posix_spawn_file_actions_adddup2(&fa, pout[1], 1);
     posix_spawn_file_actions_adddup2(&fa, perr[1], 2);
-    clean_child(&attr);
-    int e = strchr(argv[0], '/')
-                ? posix_spawn(&pid, argv[0], &fa, &attr, (char *const *)argv, envp)
-                : posix_spawnp(&pid, argv[0], &fa, &attr, (char *const *)argv, envp);
+    int e = spawn_clean(argv, env, &fa, &c->pid);
     if (e != 0) {
-        pid = -1;
-        rc = acc_error_set(err, ACC_ERR_IO, "cannot run %s: %s", argv[0], strerror(e));
+        c->pid = -1;
+        rc = e < 0 ? acc_error_set(err, ACC_ERR_NOMEM, "out of memory")
+                   : acc_error_set(err, ACC_ERR_IO, "cannot run %s: %s", argv[0], strerror(e));
         goto out;
     }
-    close(pin[0]);
-    close(pout[1]);
-    close(perr[1]);
-    pin[0] = pout[1] = perr[1] = -1;
-    if (!input || !*input) {
-        close(pin[1]);
-        pin[1] = -1;
-    } else {
-        fcntl(pin[1], F_SETFL, O_NONBLOCK);
-    }
+    c->in = pin[1];
+    c->out = pout[0];
+    c->err = perr[0];
+    pin[1] = pout[0] = perr[0] = -1;
+out:
+    close_fds(pin, 2);
+    close_fds(pout, 2);
+    close_fds(perr, 2);
+    if (fa_ok)
+        posix_spawn_file_actions_destroy(&fa);
+    return rc;
+}
 
-    int64_t deadline = acc_mono_us() + timeout_ms * 1000;
+/* Feeds input to the child and reads its output until both streams close
+ * or the deadline passes (*timed_out). */
+static void pump(struct child *c, const char *input, int64_t deadline, struct sink *so,
+                 struct sink *se, bool *timed_out)
+{
     size_t written = 0, in_len = input ? strlen(input) : 0;
     bool out_open = true, err_open = true;
-    while (out_open || err_open || pin[1] >= 0) {
+    while (out_open || err_open || c->in >= 0) {
         int64_t left_us = deadline - acc_mono_us();
         if (left_us <= 0) {
-            out->timed_out = true;
+            *timed_out = true;
             break;
         }
         struct pollfd fds[3];
         int nf = 0, io = -1, ie = -1, ii = -1;
         if (out_open) {
-            fds[nf] = (struct pollfd){pout[0], POLLIN, 0};
+            fds[nf] = (struct pollfd){c->out, POLLIN, 0};
             io = nf++;
         }
         if (err_open) {
-            fds[nf] = (struct pollfd){perr[0], POLLIN, 0};
+            fds[nf] = (struct pollfd){c->err, POLLIN, 0};
             ie = nf++;
         }
-        if (pin[1] >= 0) {
-            fds[nf] = (struct pollfd){pin[1], POLLOUT, 0};
+        if (c->in >= 0) {
+            fds[nf] = (struct pollfd){c->in, POLLOUT, 0};
             ii = nf++;
         }
         int r = poll(fds, (nfds_t)nf, (int)(left_us / 1000 + 1));
@@ -169,25 +199,28 @@ acc_err acc_proc_run(const char *const *argv, const char *const *env, const char
         if (r <= 0)
             continue;
         if (io >= 0 && fds[io].revents)
-            sink_read(pout[0], &so, &out_open);
+            sink_read(c->out, so, &out_open);
         if (ie >= 0 && fds[ie].revents)
-            sink_read(perr[0], &se, &err_open);
+            sink_read(c->err, se, &err_open);
         if (ii >= 0 && fds[ii].revents) {
             ssize_t w =
-                (fds[ii].revents & POLLOUT) ? write(pin[1], input + written, in_len - written) : -1;
+                (fds[ii].revents & POLLOUT) ? write(c->in, input + written, in_len - written) : -1;
             if (w > 0)
                 written += (size_t)w;
-            if (w < 0 || written == in_len) {
-                close(pin[1]);
-                pin[1] = -1;
-            }
+            if (w < 0 || written == in_len)
+                close_fds(&c->in, 1);
         }
     }
-    if (out->timed_out)
+}
+
+/* Waits for the child (killed with its group once past the deadline);
+ * its wait status in *st. */
+static void reap(pid_t pid, int64_t deadline, bool *timed_out, int *st)
+{
+    if (*timed_out)
         kill(-pid, SIGKILL);
-    int st = 0;
     for (;;) {
-        pid_t w = waitpid(pid, &st, out->timed_out ? 0 : WNOHANG);
+        pid_t w = waitpid(pid, st, *timed_out ? 0 : WNOHANG);
         if (w == pid)
             break;
         if (w < 0 && errno != EINTR)
@@ -195,7 +228,7 @@ acc_err acc_proc_run(const char *const *argv, const char *const *env, const char
         if (w == 0) {
             /* Output closed but the child lingers: give it the rest of its time. */
             if (acc_mono_us() >= deadline) {
-                out->timed_out = true;
+                *timed_out = true;
                 kill(-pid, SIGKILL);
             } else {
                 struct timespec ts = {0, 2 * 1000000};
@@ -203,6 +236,27 @@ acc_err acc_proc_run(const char *const *argv, const char *const *env, const char
             }
         }
     }
+}
+
+acc_err acc_proc_run(const char *const *argv, const char *const *env, const char *input,
+                     int64_t timeout_ms, size_t max_output, struct acc_proc_result *out,
+                     struct acc_error *err)
+{
+    memset(out, 0, sizeof *out);
+    out->status = -1;
+    struct child c = {.pid = -1, .in = -1, .out = -1, .err = -1};
+    struct sink so = {NULL, 0, max_output}, se = {NULL, 0, max_output};
+    acc_err rc = spawn_child(argv, env, &c, err);
+    if (rc)
+        goto out;
+    if (!input || !*input)
+        close_fds(&c.in, 1);
+    else
+        fcntl(c.in, F_SETFL, O_NONBLOCK);
+    int64_t deadline = acc_mono_us() + timeout_ms * 1000;
+    pump(&c, input, deadline, &so, &se, &out->timed_out);
+    int st = 0;
+    reap(c.pid, deadline, &out->timed_out, &st);
     if (out->timed_out) {
         rc = acc_error_set(err, ACC_ERR_TIMEOUT, "%s did not finish within %lld ms", argv[0],
                            (long long)timeout_ms);
@@ -212,19 +266,9 @@ acc_err acc_proc_run(const char *const *argv, const char *const *env, const char
             rc = acc_error_set(err, ACC_ERR_IO, "cannot run %s", argv[0]);
     }
 out:
-    for (int i = 0; i < 2; i++) {
-        if (pin[i] >= 0)
-            close(pin[i]);
-        if (pout[i] >= 0)
-            close(pout[i]);
-        if (perr[i] >= 0)
-            close(perr[i]);
-    }
-    if (fa_ok)
-        posix_spawn_file_actions_destroy(&fa);
-    if (attr_ok)
-        posix_spawnattr_destroy(&attr);
-    free(envp);
+    close_fds(&c.in, 1);
+    close_fds(&c.out, 1);
+    close_fds(&c.err, 1);
     out->out = so.data ? so.data : strdup("");
     out->out_len = so.len;
     out->err = se.data ? se.data : strdup("");
@@ -244,35 +288,22 @@ void acc_proc_result_release(struct acc_proc_result *r)
 acc_err acc_proc_start(const char *const *argv, const char *const *env, const char *cwd, pid_t *pid,
                        struct acc_error *err)
 {
-    char **envp = merged_env(env);
     posix_spawn_file_actions_t fa;
-    posix_spawnattr_t attr;
-    bool fa_ok = posix_spawn_file_actions_init(&fa) == 0;
-    bool attr_ok = posix_spawnattr_init(&attr) == 0;
-    acc_err rc = ACC_OK;
-    if (!envp || !fa_ok || !attr_ok) {
-        rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
-        goto out;
-    }
+    if (posix_spawn_file_actions_init(&fa) != 0)
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_adddup2(&fa, 1, 2);
     if (cwd)
         posix_spawn_file_actions_addchdir_np(&fa, cwd);
-    clean_child(&attr);
-    int e = strchr(argv[0], '/')
-                ? posix_spawn(pid, argv[0], &fa, &attr, (char *const *)argv, envp)
-                : posix_spawnp(pid, argv[0], &fa, &attr, (char *const *)argv, envp);
-    if (e != 0)
-        rc = acc_error_set(err, ACC_ERR_IO, "cannot run %s%s%s: %s", argv[0], cwd ? " in " : "",
-                           cwd ? cwd : "", strerror(e));
-out:
-    if (fa_ok)
-        posix_spawn_file_actions_destroy(&fa);
-    if (attr_ok)
-        posix_spawnattr_destroy(&attr);
-    free(envp);
-    return rc;
+    int e = spawn_clean(argv, env, &fa, pid);
+    posix_spawn_file_actions_destroy(&fa);
+    if (e < 0)
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    if (e > 0)
+        return acc_error_set(err, ACC_ERR_IO, "cannot run %s%s%s: %s", argv[0], cwd ? " in " : "",
+                             cwd ? cwd : "", strerror(e));
+    return ACC_OK;
 }
 
 int64_t acc_proc_start_time(pid_t pid)

@@ -6,8 +6,8 @@
  *                     cancel_all, preview, calls abandoned at their limit
  *   engine_nego.c     the negotiation loop: preview rounds, the decision,
  *                     the probe
- *   engine_reserve.c  a reservation round: journal, reserve, verify,
- *                     rollback
+ *   engine_reserve.c  booking at a common start: the reserve round
+ *                     (journal, reserve), the verify round, rollback
  */
 #ifndef ACC_ENGINE_INT_H
 #define ACC_ENGINE_INT_H

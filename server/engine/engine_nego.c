@@ -264,6 +264,75 @@ static acc_err check_request(const struct acc_engine_request *r, struct acc_erro
     return ACC_OK;
 }
 
+/* At the common start c: reserve and verify.  True when another round
+ * follows, from *t. */
+static bool book_at(struct acc_engine_nego *g, acc_time c, acc_time *t)
+{
+    struct acc_engine_request *req = g->req;
+    struct acc_engine_result *res = g->res;
+    char s[ACC_TIME_STRLEN];
+    acc_time_format(c, s);
+    acc_engine_trace(g, ACC_TRACE_PROPOSE, NULL, c, c + req->duration, c, ACC_OK, 0,
+                     "common start %s for every adapter", s);
+    if (acc_engine_stopped(g)) {
+        acc_engine_fail(g, ACC_ENGINE_STOPPED, ACC_ERR_CANCELLED, "the negotiation was stopped");
+        return false;
+    }
+    acc_time next = *t;
+    int ok = acc_engine_reserve_all(g, c, &next);
+    if (ok < 0)
+        return false;
+    if (ok == 0) {
+        /* Retry from the latest effective start; at least from c. */
+        *t = next > c ? next : c;
+        return true;
+    }
+    res->outcome = ACC_ENGINE_AGREED;
+    res->start = c;
+    res->end = c + req->duration;
+    acc_error_clear(&res->err);
+    acc_engine_trace(g, ACC_TRACE_AGREE, NULL, c, c + req->duration, c, ACC_OK, 0,
+                     "all %zu reservations verified at %s", req->n_items, s);
+    return false;
+}
+
+/* One round from *t: the previews, the decision, and at a common start
+ * the booking.  True when another round follows, from *t. */
+static bool round_from(struct acc_engine_nego *g, acc_time *t, unsigned max_rounds)
+{
+    struct acc_engine_request *req = g->req;
+    if (acc_engine_stopped(g)) {
+        acc_engine_fail(g, ACC_ENGINE_STOPPED, ACC_ERR_CANCELLED, "the negotiation was stopped");
+        return false;
+    }
+    if (g->round >= max_rounds) {
+        acc_engine_fail(g, ACC_ENGINE_NO_SLOT, ACC_ERR_NO_SLOT,
+                        "no agreement after %u rounds (%u rollbacks); the resources keep changing",
+                        g->round, g->res->rollbacks);
+        acc_engine_trace(g, ACC_TRACE_REJECT, NULL, *t, req->deadline, 0, ACC_ERR_NO_SLOT, 0,
+                         "round limit reached");
+        return false;
+    }
+    g->round++;
+    g->res->rounds = g->round;
+    if (*t + req->duration > req->deadline) {
+        no_slot(g, *t, "the window is over");
+        return false;
+    }
+    if (!preview_all(g, *t))
+        return false;
+    acc_time c = *t;
+    int d = decide(g, *t, &c);
+    acc_engine_calls_free(g);
+    if (d < 0)
+        return false;
+    if (d == 0) {
+        *t = c > *t ? c : *t + 1;
+        return true;
+    }
+    return book_at(g, c, t);
+}
+
 acc_err acc_engine_negotiate(struct acc_engine *e, struct acc_engine_request *req,
                              struct acc_engine_result *res)
 {
@@ -289,64 +358,8 @@ acc_err acc_engine_negotiate(struct acc_engine *e, struct acc_engine_request *re
     }
     unsigned max_rounds = req->max_rounds ? req->max_rounds : 32;
     acc_time t = req->earliest;
-
-    for (;;) {
-        if (acc_engine_stopped(&g)) {
-            acc_engine_fail(&g, ACC_ENGINE_STOPPED, ACC_ERR_CANCELLED,
-                            "the negotiation was stopped");
-            break;
-        }
-        if (g.round >= max_rounds) {
-            acc_engine_fail(
-                &g, ACC_ENGINE_NO_SLOT, ACC_ERR_NO_SLOT,
-                "no agreement after %u rounds (%u rollbacks); the resources keep changing", g.round,
-                res->rollbacks);
-            acc_engine_trace(&g, ACC_TRACE_REJECT, NULL, t, req->deadline, 0, ACC_ERR_NO_SLOT, 0,
-                             "round limit reached");
-            break;
-        }
-        g.round++;
-        res->rounds = g.round;
-        if (t + req->duration > req->deadline) {
-            no_slot(&g, t, "the window is over");
-            break;
-        }
-        if (!preview_all(&g, t))
-            break;
-        acc_time c = t, next = t;
-        int d = decide(&g, t, &c);
-        acc_engine_calls_free(&g);
-        if (d < 0)
-            break;
-        if (d == 0) {
-            t = c > t ? c : t + 1;
-            continue;
-        }
-        char s[ACC_TIME_STRLEN];
-        acc_time_format(c, s);
-        acc_engine_trace(&g, ACC_TRACE_PROPOSE, NULL, c, c + req->duration, c, ACC_OK, 0,
-                         "common start %s for every adapter", s);
-        if (acc_engine_stopped(&g)) {
-            acc_engine_fail(&g, ACC_ENGINE_STOPPED, ACC_ERR_CANCELLED,
-                            "the negotiation was stopped");
-            break;
-        }
-        int ok = acc_engine_reserve_all(&g, c, &next);
-        if (ok < 0)
-            break;
-        if (ok == 0) {
-            /* Retry from the latest effective start; at least from c. */
-            t = next > c ? next : c;
-            continue;
-        }
-        res->outcome = ACC_ENGINE_AGREED;
-        res->start = c;
-        res->end = c + req->duration;
-        acc_error_clear(&res->err);
-        acc_engine_trace(&g, ACC_TRACE_AGREE, NULL, c, c + req->duration, c, ACC_OK, 0,
-                         "all %zu reservations verified at %s", req->n_items, s);
-        break;
-    }
+    while (round_from(&g, &t, max_rounds))
+        ;
     acc_engine_calls_free(&g);
     free(g.calls);
     free(g.timed_out);

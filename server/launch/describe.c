@@ -1,8 +1,8 @@
-/* describe.c - the two launch descriptions of a plan as text: the MetaMPICH
+/* describe.c - the two launch descriptions of a job's hosts as text: the MetaMPICH
  * meta-configuration and the MPICH-G2 multi-request RSL (docs/launch.md).
  *
  * Component names and sites are validated identifiers and hosts come from
- * the plan, so they are written bare; everything a user typed (the
+ * acc_launch_hosts_build, so they are written bare; everything a user typed (the
  * agreement's name, executables, arguments) goes through a quoting function
  * of the format, and the agreement's name only ever into a comment that it
  * cannot end early.
@@ -49,9 +49,9 @@ static int64_t procs_of(const struct acc_alloc_component *c)
     return c->nodes * c->ppn; /* both bounded by the offer's limits */
 }
 
-/* False for a plan acc_launch_plan_build never makes: a component missing,
+/* False for hosts acc_launch_hosts_build never makes: a component missing,
  * or (when the format needs them) its hosts. */
-static bool plan_usable(const struct acc_launch_plan *p, bool need_hosts)
+static bool hosts_usable(const struct acc_launch_hosts *p, bool need_hosts)
 {
     if (!p || !p->agreement || (p->n_comps && !p->comps))
         return false;
@@ -172,11 +172,11 @@ static void mm_metahost(struct acc_buf *out, const struct acc_launch_comp *lc, u
     acc_buf_puts(out, "}\n");
 }
 
-/* A plan without hosts for some component (acc_launch_plan_build never
- * makes one) has no router to name: ACC_ERR_INVALID, and nothing appended. */
-acc_err acc_launch_metampich(const struct acc_launch_plan *p, struct acc_buf *out)
+/* A component without hosts (acc_launch_hosts_build never leaves one)
+ * has no router to name: ACC_ERR_INVALID, and nothing appended. */
+acc_err acc_launch_metampich(const struct acc_launch_hosts *p, struct acc_buf *out)
 {
-    if (!plan_usable(p, true))
+    if (!hosts_usable(p, true))
         return ACC_ERR_INVALID;
     const struct acc_agreement *ag = p->agreement;
     char start[ACC_TIME_STRLEN], end[ACC_TIME_STRLEN];
@@ -222,7 +222,7 @@ static void rsl_quote(struct acc_buf *out, const char *s)
     acc_buf_putc(out, '"');
 }
 
-static void rsl_subjob(struct acc_buf *out, const struct acc_launch_plan *p, size_t i)
+static void rsl_subjob(struct acc_buf *out, const struct acc_launch_hosts *p, size_t i)
 {
     const struct acc_launch_comp *lc = &p->comps[i];
     const struct acc_alloc_component *c = lc->comp;
@@ -258,9 +258,9 @@ static void rsl_subjob(struct acc_buf *out, const struct acc_launch_plan *p, siz
     acc_buf_puts(out, ")\n");
 }
 
-acc_err acc_launch_rsl(const struct acc_launch_plan *p, struct acc_buf *out)
+acc_err acc_launch_rsl(const struct acc_launch_hosts *p, struct acc_buf *out)
 {
-    if (!plan_usable(p, false))
+    if (!hosts_usable(p, false))
         return ACC_ERR_INVALID;
     const struct acc_agreement *ag = p->agreement;
     acc_buf_printf(out, "(* MPICH-G2 multi-request for agreement %s", ag->id);

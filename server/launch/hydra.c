@@ -47,7 +47,7 @@ static bool push3(struct acc_argv *a, const char *x, const char *y, const char *
     return push(a, x) && push(a, y) && push(a, z);
 }
 
-acc_err acc_launch_command(const struct acc_launch_plan *p, const struct acc_launch_cfg *lc,
+acc_err acc_launch_command(const struct acc_launch_hosts *p, const struct acc_launch_cfg *lc,
                            enum acc_launch style, const char *description, struct acc_argv *out,
                            struct acc_error *err)
 {
@@ -57,7 +57,7 @@ acc_err acc_launch_command(const struct acc_launch_plan *p, const struct acc_lau
         struct acc_error why;
         if (!c->executable)
             return acc_error_set(err, ACC_ERR_INVALID, "component %s names no executable", c->name);
-        /* Checked with the offer already; a stored plan is checked again
+        /* Checked with the offer already; a stored agreement is checked again
          * because mpiexec would take "-genv" for an option of its own,
          * valid for every component, and ':' for the end of a segment. */
         if (acc_executable_check(c->executable, &why))

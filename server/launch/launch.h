@@ -1,7 +1,7 @@
 /* launch.h - from a committed agreement to the command that starts its
  * meta-job.
  *
- *   plan         per component: the hosts (the node names its reservation
+ *   hosts        per component: the hosts (the node names its reservation
  *                reports, or the first free names of the site's configured
  *                host list) and the site's resource manager contact
  *   descriptions the MetaMPICH meta-configuration and the MPICH-G2
@@ -32,8 +32,8 @@ struct acc_launch_comp {
     size_t index;  /* of the component in the agreement */
 };
 
-struct acc_launch_plan {
-    const struct acc_agreement *agreement; /* borrowed: outlives the plan */
+struct acc_launch_hosts {
+    const struct acc_agreement *agreement; /* borrowed: outlives the hosts */
     struct acc_launch_comp *comps;         /* one per agreement->comps[i] */
     size_t n_comps;
     char *directory;      /* where the job runs and its files are kept */
@@ -46,24 +46,24 @@ struct acc_launch_plan {
  * SITE-n[1-NODES]), skipping names that earlier components of the same
  * agreement on the same site already use.  ACC_ERR_INVALID (with the site
  * named) when a site's list is too short or unreadable. */
-acc_err acc_launch_plan_build(const struct acc_agreement *a, const struct acc_config *cfg,
-                              const char *directory, struct acc_launch_plan *out,
-                              struct acc_error *err);
-void acc_launch_plan_release(struct acc_launch_plan *p);
+acc_err acc_launch_hosts_build(const struct acc_agreement *a, const struct acc_config *cfg,
+                               const char *directory, struct acc_launch_hosts *out,
+                               struct acc_error *err);
+void acc_launch_hosts_release(struct acc_launch_hosts *p);
 
 /* The MetaMPICH meta-configuration: NUMHOSTS, one METAHOST block per
  * component (site, nodes, nprocs, ppn, executable, args, router, port), and
  * CONNECTIONS between every pair of components (with the reserved bandwidth
  * where a link of the agreement joins them).  Appends to out; ACC_ERR_INVALID
- * (nothing appended) for a plan with a component without hosts (no router),
- * which acc_launch_plan_build never makes. */
-acc_err acc_launch_metampich(const struct acc_launch_plan *p, struct acc_buf *out);
+ * (nothing appended) for hosts with a component without hosts (no router),
+ * which acc_launch_hosts_build never makes. */
+acc_err acc_launch_metampich(const struct acc_launch_hosts *p, struct acc_buf *out);
 
 /* The MPICH-G2 multi-request RSL: "+" and one subjob per component with
  * resourceManagerContact, count, jobtype=mpi, label, environment
  * (GLOBUS_DUROC_SUBJOB_INDEX i), directory, executable and arguments.
  * Appends to out. */
-acc_err acc_launch_rsl(const struct acc_launch_plan *p, struct acc_buf *out);
+acc_err acc_launch_rsl(const struct acc_launch_hosts *p, struct acc_buf *out);
 
 /* A NULL-terminated argument vector. */
 struct acc_argv {
@@ -73,7 +73,7 @@ struct acc_argv {
 
 void acc_argv_release(struct acc_argv *a);
 
-/* The mpiexec.hydra command for the plan (or a part of it: comps may be a
+/* The mpiexec.hydra command for the hosts (or a part of it: comps may be a
  * subset, each keeping its index) in the given style: the launcher
  * options of lc, -genv for lc's environment, every host in one -hosts list
  * (HOST:PPN per node), then per component ": -n NODES*PPN [-env ...]
@@ -81,7 +81,7 @@ void acc_argv_release(struct acc_argv *a);
  * and METAMPICH_METAHOST per segment; MPICH-G2 runs get
  * GLOBUS_DUROC_SUBJOB_INDEX per segment.  description is the path of the
  * written description file (may be NULL). */
-acc_err acc_launch_command(const struct acc_launch_plan *p, const struct acc_launch_cfg *lc,
+acc_err acc_launch_command(const struct acc_launch_hosts *p, const struct acc_launch_cfg *lc,
                            enum acc_launch style, const char *description, struct acc_argv *out,
                            struct acc_error *err);
 
@@ -117,10 +117,10 @@ acc_err acc_manual_parse(const char *text, size_t len, size_t n_hosts,
                          struct acc_manual_launch *out, struct acc_error *err);
 void acc_manual_release(struct acc_manual_launch *m);
 
-/* Host n of the plan's global -hosts list (the hosts of comps[0], then
+/* Host n of the global -hosts list (the hosts of comps[0], then
  * comps[1], ...): its component's index in p->comps and its name; false
  * when there is no such host. */
-bool acc_manual_host(const struct acc_launch_plan *p, size_t n, size_t *comp, const char **host);
+bool acc_manual_host(const struct acc_launch_hosts *p, size_t n, size_t *comp, const char **host);
 
 /* Appends argv as one shell-quoted line (for people and logs). */
 void acc_launch_quote_argv(const struct acc_argv *argv, struct acc_buf *out);

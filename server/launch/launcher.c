@@ -86,15 +86,15 @@ acc_err acc_launcher_describe(struct acc_launcher *l, struct acc_agreement *a,
     r->exit_status = -1;
     r->output_total = -1;
     r->directory = job_dir(l, a->id);
-    struct acc_launch_plan plan;
+    struct acc_launch_hosts hosts;
     struct acc_error perr;
     struct acc_buf meta = ACC_BUF_INIT, rsl = ACC_BUF_INIT;
-    acc_err rc = acc_launch_plan_build(a, l->cfg, r->directory, &plan, &perr);
+    acc_err rc = acc_launch_hosts_build(a, l->cfg, r->directory, &hosts, &perr);
     if (rc == ACC_OK) {
-        rc = acc_launch_metampich(&plan, &meta);
+        rc = acc_launch_metampich(&hosts, &meta);
         if (!rc)
-            rc = acc_launch_rsl(&plan, &rsl);
-        acc_launch_plan_release(&plan);
+            rc = acc_launch_rsl(&hosts, &rsl);
+        acc_launch_hosts_release(&hosts);
         if (rc)
             acc_error_set(&perr, rc, "cannot write the launch descriptions");
     }

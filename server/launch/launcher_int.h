@@ -100,12 +100,12 @@ void *acc_launcher_watch_main(void *arg);
 
 /* launcher_manual.c */
 
-/* With launcher = manual, after mpiexec (e->pid) started for plan: waits
+/* With launcher = manual, after mpiexec (e->pid) started for hosts: waits
  * for its HYDRA_LAUNCH lines and submits each proxy to the site of its host
  * as a part of e.  On failure the proxies submitted are cancelled and
  * mpiexec is killed and reaped (e->pid 0). */
 acc_err acc_launcher_manual_proxies(struct acc_launcher *l, struct acc_launcher_entry *e,
-                                    const struct acc_launch_plan *plan, struct acc_error *err);
+                                    const struct acc_launch_hosts *hosts, struct acc_error *err);
 
 /* launcher_batch.c */
 

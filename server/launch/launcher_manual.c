@@ -149,7 +149,7 @@ fail:
     return rc;
 }
 
-bool acc_manual_host(const struct acc_launch_plan *p, size_t n, size_t *comp, const char **host)
+bool acc_manual_host(const struct acc_launch_hosts *p, size_t n, size_t *comp, const char **host)
 {
     for (size_t i = 0; i < p->n_comps; i++) {
         if (n < p->comps[i].n_hosts) {
@@ -207,14 +207,14 @@ static acc_err wait_lines(struct acc_launcher *l, struct acc_launcher_entry *e, 
 
 /* Hands proxy x to the site of its host. */
 static acc_err submit_proxy(struct acc_launcher *l, struct acc_launcher_entry *e,
-                            const struct acc_launch_plan *plan, const struct acc_manual_proxy *x,
+                            const struct acc_launch_hosts *hosts, const struct acc_manual_proxy *x,
                             struct acc_error *err)
 {
     size_t ci;
     const char *host;
-    if (!acc_manual_host(plan, (size_t)x->id, &ci, &host))
+    if (!acc_manual_host(hosts, (size_t)x->id, &ci, &host))
         return acc_error_set(err, ACC_ERR_INVALID, "proxy %ld has no host", x->id);
-    const struct acc_alloc_component *c = plan->comps[ci].comp;
+    const struct acc_alloc_component *c = hosts->comps[ci].comp;
     struct acc_job job = {.key = c->reservation,
                           .local_id = c->local_id,
                           .nodes = 1,
@@ -249,16 +249,16 @@ static acc_err submit_proxy(struct acc_launcher *l, struct acc_launcher_entry *e
 }
 
 acc_err acc_launcher_manual_proxies(struct acc_launcher *l, struct acc_launcher_entry *e,
-                                    const struct acc_launch_plan *plan, struct acc_error *err)
+                                    const struct acc_launch_hosts *hosts, struct acc_error *err)
 {
     size_t n_hosts = 0;
-    for (size_t i = 0; i < plan->n_comps; i++)
-        n_hosts += plan->comps[i].n_hosts;
+    for (size_t i = 0; i < hosts->n_comps; i++)
+        n_hosts += hosts->comps[i].n_hosts;
     struct acc_manual_launch m;
     size_t before = e->n_parts;
     acc_err rc = wait_lines(l, e, n_hosts, &m, err);
     for (size_t i = 0; !rc && i < m.n; i++)
-        rc = submit_proxy(l, e, plan, &m.proxies[i], err);
+        rc = submit_proxy(l, e, hosts, &m.proxies[i], err);
     acc_manual_release(&m);
     if (!rc)
         return ACC_OK;

@@ -75,69 +75,48 @@ char *acc_launcher_read_file(const char *dir, const char *name, size_t max, size
     return buf;
 }
 
-/* Starts mpiexec for the components that are not batch jobs. */
-static acc_err start_mpiexec(struct acc_launcher *l, struct acc_launcher_entry *e,
-                             const struct acc_launch_plan *plan, const char *description,
-                             struct acc_error *err)
+/* The command line in the run (and, for people, in the file "command");
+ * the job's old status goes (it would lie). */
+static acc_err record_command(struct acc_run *r, const struct acc_argv *argv, struct acc_error *err)
 {
-    const struct acc_launch_cfg *lc = &l->cfg->launch;
-    struct acc_run *r = &e->run;
-    struct acc_launch_comp *mine = calloc(plan->n_comps ? plan->n_comps : 1, sizeof *mine);
-    if (!mine)
-        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
-    struct acc_launch_plan part = *plan;
-    part.comps = mine;
-    part.n_comps = 0;
-    for (size_t i = 0; i < plan->n_comps; i++) {
-        const struct acc_site_cfg *site = acc_config_site(l->cfg, plan->comps[i].comp->site);
-        if (!site || !site->sbatch)
-            mine[part.n_comps++] = plan->comps[i];
-    }
-    if (part.n_comps == 0) {
-        free(mine);
-        return ACC_OK; /* every component is a batch job */
-    }
-    struct acc_argv argv = {0};
-    acc_err rc = acc_launch_command(&part, lc, r->style, description, &argv, err);
-    if (rc) {
-        free(mine);
-        return rc;
-    }
     struct acc_buf cmd = ACC_BUF_INIT;
-    acc_launch_quote_argv(&argv, &cmd);
+    acc_launch_quote_argv(argv, &cmd);
     acc_buf_putc(&cmd, '\n');
     struct acc_error ignored; /* the file is for people; the run keeps the command */
     if (acc_buf_ok(&cmd))
         acc_launcher_write_file(r->directory, "command", acc_buf_str(&cmd), &ignored);
     free(r->command);
     r->command = acc_buf_detach(&cmd, NULL);
-    if (!r->command) {
-        acc_argv_release(&argv);
-        free(mine);
+    if (!r->command)
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
-    }
     r->command[strlen(r->command) - 1] = '\0'; /* the file's line end; arguments may hold more */
     /* status and output are the job's: old ones would lie */
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/status", r->directory);
     unlink(path);
+    return ACC_OK;
+}
 
+/* Runs argv under the sh wrapper (output limit, exit status file) in the
+ * run's directory; e->pid is the wrapper's process. */
+static acc_err spawn_wrapped(struct acc_launcher *l, struct acc_launcher_entry *e,
+                             const struct acc_argv *argv, struct acc_error *err)
+{
+    const struct acc_launch_cfg *lc = &l->cfg->launch;
+    struct acc_run *r = &e->run;
     char limit[32];
     snprintf(limit, sizeof limit, "%zu", lc->output_limit);
-    const char **wargv = calloc(argv.n + 6, sizeof *wargv);
-    if (!wargv) {
-        acc_argv_release(&argv);
-        free(mine);
+    const char **wargv = calloc(argv->n + 6, sizeof *wargv);
+    if (!wargv)
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
-    }
     size_t k = 0;
     wargv[k++] = "/bin/sh";
     wargv[k++] = "-c";
     wargv[k++] = wrapper;
     wargv[k++] = "accord-job";
     wargv[k++] = limit;
-    for (size_t i = 0; i < argv.n; i++)
-        wargv[k++] = argv.v[i];
+    for (size_t i = 0; i < argv->n; i++)
+        wargv[k++] = argv->v[i];
     wargv[k] = NULL;
     /* Hydra's control port within the configured range (manual launches:
      * the sites' proxies connect to it) */
@@ -147,22 +126,52 @@ static acc_err start_mpiexec(struct acc_launcher *l, struct acc_launcher_entry *
                  lc->control_port_max);
     const char *env[] = {l->path, ports[0] ? ports : NULL, NULL};
     pid_t pid = 0;
-    rc = acc_proc_start(wargv, env, r->directory, &pid, err);
+    acc_err rc = acc_proc_start(wargv, env, r->directory, &pid, err);
     free(wargv);
-    acc_argv_release(&argv);
     if (!rc) {
         e->pid = pid;
         e->pid_start = acc_proc_start_time(pid);
         r->pid = pid;
         r->pid_start = e->pid_start;
-        if (acc_launch_cfg_manual(lc))
-            rc = acc_launcher_manual_proxies(l, e, &part, err);
     }
-    free(mine);
+    return rc;
+}
+
+/* Starts mpiexec for the components that are not batch jobs. */
+static acc_err start_mpiexec(struct acc_launcher *l, struct acc_launcher_entry *e,
+                             const struct acc_launch_hosts *hosts, const char *description,
+                             struct acc_error *err)
+{
+    const struct acc_launch_cfg *lc = &l->cfg->launch;
+    struct acc_run *r = &e->run;
+    struct acc_argv argv = {0};
+    struct acc_launch_comp *mine = calloc(hosts->n_comps ? hosts->n_comps : 1, sizeof *mine);
+    if (!mine)
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    struct acc_launch_hosts part = *hosts;
+    part.comps = mine;
+    part.n_comps = 0;
+    for (size_t i = 0; i < hosts->n_comps; i++) {
+        const struct acc_site_cfg *site = acc_config_site(l->cfg, hosts->comps[i].comp->site);
+        if (!site || !site->sbatch)
+            mine[part.n_comps++] = hosts->comps[i];
+    }
+    acc_err rc = ACC_OK;
+    if (part.n_comps == 0)
+        goto out; /* every component is a batch job */
+    if ((rc = acc_launch_command(&part, lc, r->style, description, &argv, err)) ||
+        (rc = record_command(r, &argv, err)))
+        goto out;
+    rc = spawn_wrapped(l, e, &argv, err);
+    if (!rc && acc_launch_cfg_manual(lc))
+        rc = acc_launcher_manual_proxies(l, e, &part, err);
     if (rc) {
         r->pid = 0;
         r->pid_start = 0;
     }
+out:
+    acc_argv_release(&argv);
+    free(mine);
     return rc;
 }
 
@@ -170,10 +179,10 @@ acc_err acc_launcher_start_job(struct acc_launcher *l, struct acc_launcher_entry
                                struct acc_error *err)
 {
     struct acc_run *r = &e->run;
-    struct acc_launch_plan plan;
+    struct acc_launch_hosts hosts;
     acc_err rc = mkdirs(r->directory, err);
     if (!rc)
-        rc = acc_launch_plan_build(&e->ag, l->cfg, r->directory, &plan, err);
+        rc = acc_launch_hosts_build(&e->ag, l->cfg, r->directory, &hosts, err);
     if (rc)
         return rc;
     char description[PATH_MAX];
@@ -185,11 +194,11 @@ acc_err acc_launcher_start_job(struct acc_launcher *l, struct acc_launcher_entry
     if (!rc)
         rc = acc_launcher_submit_parts(l, e, description, err);
     if (!rc) {
-        rc = start_mpiexec(l, e, &plan, description, err);
+        rc = start_mpiexec(l, e, &hosts, description, err);
         if (rc)
             acc_launcher_cancel_parts(l, e);
     }
-    acc_launch_plan_release(&plan);
+    acc_launch_hosts_release(&hosts);
     if (rc)
         return rc;
     if (!acc_launcher_batch_text(e))

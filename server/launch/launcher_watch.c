@@ -211,57 +211,59 @@ static bool start(struct acc_launcher *l, struct acc_launcher_entry *e)
     return r->state == ACC_RUN_RUNNING;
 }
 
-/* Starts (unless adopted) and watches one job to its end. */
-static void run_entry(struct acc_launcher *l, struct acc_launcher_entry *e)
+/* Stopped `grace` before the end, so that the nodes are free at the end. */
+static acc_time stop_time(const struct acc_launcher *l, const struct acc_agreement *a)
 {
-    struct acc_run *r = &e->run;
-    struct acc_agreement *a = &e->ag;
-    if (!e->adopt && !start(l, e))
-        return;
-    if (e->adopt && !acc_launcher_batch_parse(e, r->batch))
-        acc_log_error("agreement %s: out of memory reading its batch jobs back; only those read "
-                      "are watched",
-                      e->id);
-
-    /* Stopped `grace` before the end, so that the nodes are free at the end. */
     acc_time deadline = a->end - l->cfg->launch.grace;
-    if (deadline <= a->start)
-        deadline = a->end;
-    int wstatus = 0, sig = 0;
+    return deadline <= a->start ? a->end : deadline;
+}
+
+/* How the watch of a job ended. */
+struct watch {
+    int wstatus;
+    bool reaped;                            /* wstatus is the wrapper's */
+    bool ended;                             /* the job and its batch parts ended by themselves */
+    bool terminated;                        /* the agreement was terminated */
+    bool detached;                          /* accordd stops: the job runs on for the next one */
+    const struct acc_launcher_part *failed; /* a manual proxy ended early */
+};
+
+/* Watches the job until it ends, is due to stop, is terminated, a proxy
+ * fails, or accordd stops. */
+static void watch_job(struct acc_launcher *l, struct acc_launcher_entry *e, struct watch *w)
+{
+    struct acc_agreement *a = &e->ag;
+    acc_time deadline = stop_time(l, a);
     unsigned tick = 0;
-    bool reaped = false, ended = false, terminated = false, detached = false;
-    const struct acc_launcher_part *failed = NULL;
     pthread_mutex_lock(&l->lock);
     for (;;) {
         if (l->stopping) {
-            detached = true; /* leave it running: the next accordd watches it */
+            w->detached = true; /* leave it running: the next accordd watches it */
             break;
         }
         if (e->stop) {
-            terminated = true;
+            w->terminated = true;
             break;
         }
         if (e->new_end) {
             /* The agreement was modified: the job stops before its new end. */
             a->end = e->new_end;
             e->new_end = 0;
-            deadline = a->end - l->cfg->launch.grace;
-            if (deadline <= a->start)
-                deadline = a->end;
+            deadline = stop_time(l, a);
         }
         pthread_mutex_unlock(&l->lock);
         /* Batch systems are asked every few seconds, not at every look. */
-        bool alive = job_alive(e, &wstatus, &reaped);
+        bool alive = job_alive(e, &w->wstatus, &w->reaped);
         bool poll = tick++ % ACC_LAUNCHER_BATCH_POLL == 0;
         if (alive && acc_launch_cfg_manual(&l->cfg->launch)) {
             /* A proxy that failed at its site leaves mpiexec waiting for it. */
             acc_launcher_parts_done(l, e, poll);
-            failed = acc_launcher_part_failed(e);
+            w->failed = acc_launcher_part_failed(e);
         }
-        ended = !alive && acc_launcher_parts_done(l, e, poll);
+        w->ended = !alive && acc_launcher_parts_done(l, e, poll);
         bool due = acc_now() >= deadline;
         pthread_mutex_lock(&l->lock);
-        if (ended || due || failed)
+        if (w->ended || due || w->failed)
             break;
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
@@ -273,17 +275,14 @@ static void run_entry(struct acc_launcher *l, struct acc_launcher_entry *e)
         pthread_cond_timedwait(&l->cond, &l->lock, &ts);
     }
     pthread_mutex_unlock(&l->lock);
-    if (detached)
-        return;
-    if (!ended) {
-        sig = stop_group(l, e, &wstatus, &reaped);
-    } else {
-        if (e->pid > 0)
-            kill(-e->pid, SIGKILL); /* anything of the group that outlived the wrapper */
-    }
-    r->ended = acc_now();
-    char why[160] = "";
-    collect(l, e, why, sizeof why);
+}
+
+/* The run's end as the watch saw it (sig: the signal that stopped it). */
+static void report(struct acc_launcher *l, struct acc_launcher_entry *e, const struct watch *w,
+                   int sig, const char *why)
+{
+    struct acc_run *r = &e->run;
+    const struct acc_launcher_part *failed = w->failed;
     if (failed) {
         r->signal = sig;
         finish(l, r, ACC_RUN_FAILED,
@@ -291,22 +290,22 @@ static void run_entry(struct acc_launcher *l, struct acc_launcher_entry *e)
                "mpiexec waited for it; the job was stopped",
                failed->job_id, failed->comp, failed->site, failed->status.state,
                failed->status.exit_status);
-    } else if (terminated) {
+    } else if (w->terminated) {
         r->signal = sig;
         finish(l, r, ACC_RUN_TERMINATED,
                "the job was stopped because the agreement was "
                "terminated");
-    } else if (!ended) {
+    } else if (!w->ended) {
         r->signal = sig;
         finish(l, r, ACC_RUN_STOPPED,
                "the job was still running %" PRId64 " s before the end of its reservation "
                "and was stopped (%s)",
-               a->end - r->ended > 0 ? a->end - r->ended : 0,
+               e->ag.end - r->ended > 0 ? e->ag.end - r->ended : 0,
                sig == SIGKILL ? "SIGKILL" : "SIGTERM");
     } else if (r->exit_status >= 0) {
         finish(l, r, ACC_RUN_EXITED, "the job exited with status %d", r->exit_status);
-    } else if (reaped && WIFSIGNALED(wstatus)) {
-        r->signal = WTERMSIG(wstatus);
+    } else if (w->reaped && WIFSIGNALED(w->wstatus)) {
+        r->signal = WTERMSIG(w->wstatus);
         finish(l, r, ACC_RUN_EXITED, "the job was killed by signal %d from outside accordd",
                r->signal);
     } else if (why[0]) {
@@ -316,6 +315,33 @@ static void run_entry(struct acc_launcher *l, struct acc_launcher_entry *e)
                "the job ended without an exit status (killed from outside "
                "accordd?)");
     }
+}
+
+/* Starts (unless adopted) and watches one job to its end. */
+static void run_entry(struct acc_launcher *l, struct acc_launcher_entry *e)
+{
+    struct acc_run *r = &e->run;
+    if (!e->adopt && !start(l, e))
+        return;
+    if (e->adopt && !acc_launcher_batch_parse(e, r->batch))
+        acc_log_error("agreement %s: out of memory reading its batch jobs back; only those read "
+                      "are watched",
+                      e->id);
+    struct watch w = {0};
+    int sig = 0;
+    watch_job(l, e, &w);
+    if (w.detached)
+        return;
+    if (!w.ended) {
+        sig = stop_group(l, e, &w.wstatus, &w.reaped);
+    } else {
+        if (e->pid > 0)
+            kill(-e->pid, SIGKILL); /* anything of the group that outlived the wrapper */
+    }
+    r->ended = acc_now();
+    char why[160] = "";
+    collect(l, e, why, sizeof why);
+    report(l, e, &w, sig, why);
 }
 
 void *acc_launcher_watch_main(void *arg)

@@ -70,7 +70,7 @@ static acc_err add_unique(char ***v, size_t *n, const char *addr)
 }
 
 /* Adds the addresses of component `name`'s hosts to side a or b of f. */
-static acc_err add_component(struct acc_link_flow *f, const struct acc_launch_plan *p,
+static acc_err add_component(struct acc_link_flow *f, const struct acc_launch_hosts *p,
                              const struct acc_config *cfg, const char *name, struct acc_error *err)
 {
     const struct acc_launch_comp *c = NULL;
@@ -123,7 +123,7 @@ static struct acc_link_flow *flow_for(struct acc_link_flows *out, const struct a
     return f;
 }
 
-acc_err acc_flows_build(const struct acc_agreement *a, const struct acc_launch_plan *p,
+acc_err acc_flows_build(const struct acc_agreement *a, const struct acc_launch_hosts *p,
                         const struct acc_config *cfg, acc_flow_filter want, void *want_ctx,
                         struct acc_link_flows *out, struct acc_error *err)
 {

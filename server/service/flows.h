@@ -3,7 +3,7 @@
  * (ACC_CAP_PROVISION) (internal to server/service/).
  *
  * A link of the offer joins two components; the hosts they run on are the
- * launch plan's (server/launch/launch.h); a host's address is the site's
+ * launch hosts' (server/launch/launch.h); a host's address is the site's
  * configured `addresses` entry, or else its name looked up (getaddrinfo,
  * IPv4).  Links between the same two sites share one bandwidth reservation
  * (plan.h), so the flow of a reservation is the union of its links'
@@ -41,13 +41,13 @@ struct acc_link_flows {
 typedef bool (*acc_flow_filter)(void *ctx, const struct acc_link_cfg *link);
 
 /* The flows of a's link reservations (one per reservation key), from its
- * allocation and the launch plan p of a.  Links without a reservation (both
+ * allocation and the launch hosts p of a.  Links without a reservation (both
  * ends on one site) get none.  ACC_ERR_INVALID, naming the host and its
  * site, when a host has no configured address and its name does not
- * resolve; ACC_ERR_INVALID when the allocation does not fit the plan or the
+ * resolve; ACC_ERR_INVALID when the allocation does not fit the hosts or the
  * configuration (a link or component it does not know).  On error *out is
  * empty. */
-acc_err acc_flows_build(const struct acc_agreement *a, const struct acc_launch_plan *p,
+acc_err acc_flows_build(const struct acc_agreement *a, const struct acc_launch_hosts *p,
                         const struct acc_config *cfg, acc_flow_filter want, void *want_ctx,
                         struct acc_link_flows *out, struct acc_error *err);
 void acc_flows_release(struct acc_link_flows *f);

@@ -116,7 +116,10 @@ struct acc_service {
     atomic_uint_least64_t submitted, rejected_input, refused_busy;
 };
 
-/* modify.c: the change itself, run by a negotiation worker */
+/* modify.c: the checks of a change that need no store (an id that can
+ * exist, something to change), and the change itself, run by a
+ * negotiation worker */
+acc_err svc_modify_check(const char *id, const struct acc_modification *m, struct acc_error *err);
 acc_err svc_modify_run(struct acc_service *svc, const char *id, const struct acc_modification *m,
                        struct acc_agreement *out, struct acc_error *err);
 
@@ -169,13 +172,40 @@ bool svc_queue_wait_idle(struct acc_service *svc, int64_t timeout_us);
 void svc_queue_join(struct acc_service *svc);
 
 /* negotiate.c */
-/* After a commit: provisioning of its links, and its launch scheduled. */
-void svc_after_commit(struct acc_service *svc, const struct acc_agreement *a);
+/* The engine's hooks of a negotiation or a modification: the store's
+ * journal, the trace collected in trace, stopped by the job's stop (job
+ * NULL: a modification, which has none) or a shutdown. */
+struct svc_nego_ctx {
+    struct acc_service *svc;
+    struct acc_nego *job;
+    struct acc_trace trace;
+};
+struct acc_engine_hooks svc_nego_hooks(struct svc_nego_ctx *ctx);
 acc_err svc_negotiate(struct acc_service *svc, struct acc_nego *job, struct acc_error *err);
+
+/* settle.c: recording how a negotiation ended. */
+/* Sets a's end as Rejected with code's symbol as its fault code and reason. */
+void svc_reject(struct acc_agreement *a, acc_err code, const char *reason);
+/* Lets go of a's run (an agreement that will not start a job). */
+void svc_drop_run(struct acc_agreement *a);
+/* Records the end of a, which did not become Observed (Rejected, or
+ * Terminated when stopped), from the states in `from`, with the trace if
+ * not NULL.  When a terminate came first (the store answers ACC_ERR_STATE)
+ * it is recorded as Terminated from PendingAndTerminating instead, with
+ * terminated_reason (NULL keeps a's reason), and *terminated is set.
+ * Returns the last write's code; err says why it failed. */
+acc_err svc_settle_rejected(struct acc_service *svc, struct acc_agreement *a, unsigned from,
+                            const struct acc_trace *trace, const char *terminated_reason,
+                            bool *terminated, struct acc_error *err);
+/* Cancels booked items whose run could not be recorded (journalled; the
+ * items' bookings get the outcome). */
+void svc_undo_items(struct acc_service *svc, struct acc_engine_item *items, size_t n);
 /* Records the end of a Pending agreement that never negotiated (shutdown or
  * terminate while it waited). */
 acc_err svc_settle_unstarted(struct acc_service *svc, struct acc_agreement *a, bool terminated,
                              struct acc_error *err);
+/* After a commit: provisioning of its links, and its launch scheduled. */
+void svc_after_commit(struct acc_service *svc, const struct acc_agreement *a);
 
 /* A reservation that answered after its time limit (the engine's orphan hook). */
 void svc_hook_orphan(void *ctx, struct acc_adapter *ad, const struct acc_booking *b);

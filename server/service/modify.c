@@ -23,31 +23,6 @@ struct mod_plan {
     size_t *item_of_comp, *item_of_link; /* SIZE_MAX: none */
 };
 
-struct mod_ctx {
-    struct acc_service *svc;
-    struct acc_trace trace;
-};
-
-static acc_err hook_journal(void *ctx, const struct acc_booking *b, size_t n, bool durable,
-                            struct acc_error *err)
-{
-    struct mod_ctx *c = ctx;
-    return acc_store_journal_put(c->svc->store, b, n, durable ? 0 : ACC_STORE_NOWAIT, err);
-}
-
-static void hook_trace(void *ctx, const struct acc_trace_event *ev)
-{
-    struct mod_ctx *c = ctx;
-    if (acc_trace_add(&c->trace, ev))
-        acc_log_warn("trace event dropped: out of memory");
-}
-
-static bool hook_stopped(void *ctx)
-{
-    struct mod_ctx *c = ctx;
-    return atomic_load(&c->svc->stopping);
-}
-
 /* The item with reservation key `key`, made when new. */
 static acc_err item_for(struct mod_plan *p, const char *key, enum acc_resource_kind kind,
                         const char *name, struct acc_adapter *ad, size_t *out,
@@ -93,12 +68,10 @@ static int64_t new_bandwidth(const struct acc_modification *m, const struct acc_
     return l->bandwidth;
 }
 
-/* Checks the names and amounts of m against a and builds the items. */
-static acc_err make_plan(struct acc_service *svc, const struct acc_agreement *a,
-                         const struct acc_modification *m, struct mod_plan *p,
-                         struct acc_error *err)
+/* Checks the names and amounts of m against a. */
+static acc_err check_names(const struct acc_agreement *a, const struct acc_modification *m,
+                           struct acc_error *err)
 {
-    const struct acc_config *cfg = svc->cfg;
     for (size_t i = 0; i < m->n_nodes; i++) {
         size_t k = 0;
         while (k < a->n_comps && strcmp(a->comps[k].name, m->nodes[i].name) != 0)
@@ -129,10 +102,14 @@ static acc_err make_plan(struct acc_service *svc, const struct acc_agreement *a,
                                  "bandwidth reservation to change",
                                  a->links[k].name);
     }
-    p->item_of_comp = malloc((a->n_comps ? a->n_comps : 1) * sizeof *p->item_of_comp);
-    p->item_of_link = malloc((a->n_links ? a->n_links : 1) * sizeof *p->item_of_link);
-    if (!p->item_of_comp || !p->item_of_link)
-        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    return ACC_OK;
+}
+
+/* An item per node reservation, with the components' new nodes. */
+static acc_err plan_nodes(struct acc_service *svc, const struct acc_agreement *a,
+                          const struct acc_modification *m, struct mod_plan *p,
+                          struct acc_error *err)
+{
     acc_err rc;
     for (size_t i = 0; i < a->n_comps; i++) {
         const struct acc_alloc_component *c = &a->comps[i];
@@ -145,7 +122,7 @@ static acc_err make_plan(struct acc_service *svc, const struct acc_agreement *a,
             return rc;
         p->items[k].res.amount += new_nodes(m, c);
         p->item_of_comp[i] = k;
-        const struct acc_site_cfg *s = acc_config_site(cfg, c->site);
+        const struct acc_site_cfg *s = acc_config_site(svc->cfg, c->site);
         if (!s)
             return acc_error_set(err, ACC_ERR_UNKNOWN_SITE, "site %s is no longer configured",
                                  c->site);
@@ -155,12 +132,21 @@ static acc_err make_plan(struct acc_service *svc, const struct acc_agreement *a,
                                  " the changed components need",
                                  s->name, s->nodes, p->items[k].res.amount);
     }
+    return ACC_OK;
+}
+
+/* An item per bandwidth reservation, with the links' new bandwidths. */
+static acc_err plan_links(struct acc_service *svc, const struct acc_agreement *a,
+                          const struct acc_modification *m, struct mod_plan *p,
+                          struct acc_error *err)
+{
+    acc_err rc;
     for (size_t i = 0; i < a->n_links; i++) {
         const struct acc_alloc_link *l = &a->links[i];
         p->item_of_link[i] = SIZE_MAX;
         if (!l->reservation)
             continue;
-        const struct acc_link_cfg *lc = acc_config_link_between(cfg, l->site_a, l->site_b);
+        const struct acc_link_cfg *lc = acc_config_link_between(svc->cfg, l->site_a, l->site_b);
         if (!lc)
             return acc_error_set(err, ACC_ERR_NO_LINK, "no network link joins %s and %s any more",
                                  l->site_a, l->site_b);
@@ -176,6 +162,23 @@ static acc_err make_plan(struct acc_service *svc, const struct acc_agreement *a,
                                  " the changed links need",
                                  lc->name, lc->capacity, p->items[k].res.amount);
     }
+    return ACC_OK;
+}
+
+/* Checks the names and amounts of m against a and builds the items. */
+static acc_err make_plan(struct acc_service *svc, const struct acc_agreement *a,
+                         const struct acc_modification *m, struct mod_plan *p,
+                         struct acc_error *err)
+{
+    acc_err rc = check_names(a, m, err);
+    if (rc)
+        return rc;
+    p->item_of_comp = malloc((a->n_comps ? a->n_comps : 1) * sizeof *p->item_of_comp);
+    p->item_of_link = malloc((a->n_links ? a->n_links : 1) * sizeof *p->item_of_link);
+    if (!p->item_of_comp || !p->item_of_link)
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    if ((rc = plan_nodes(svc, a, m, p, err)) || (rc = plan_links(svc, a, m, p, err)))
+        return rc;
     for (size_t k = 0; k < p->n; k++)
         p->items[k].booking.key[0] = '\0'; /* the engine names the new ones */
     return ACC_OK;
@@ -206,17 +209,6 @@ static char *describe_change(const struct acc_agreement *a, const struct acc_mod
     }
     b.data[b.len - 2] = '\0';
     return b.data;
-}
-
-/* Cancels the new reservations after the change could not be recorded. */
-static void undo_items(struct acc_service *svc, struct mod_plan *p)
-{
-    struct acc_booking b[sizeof p->items / sizeof p->items[0]];
-    for (size_t i = 0; i < p->n; i++) {
-        b[i] = p->items[i].booking;
-        b[i].state = ACC_BOOKING_RESERVED;
-    }
-    svc_cancel_bookings(svc, b, p->n);
 }
 
 /* Fills a (the current version) with the new one. */
@@ -319,133 +311,182 @@ static acc_err check_times(struct acc_service *svc, const struct acc_agreement *
     return ACC_OK;
 }
 
-acc_err svc_modify_run(struct acc_service *svc, const char *id, const struct acc_modification *m,
-                       struct acc_agreement *out, struct acc_error *err)
-{
-    memset(out, 0, sizeof *out);
-    if (!acc_id_valid(id))
-        return acc_error_set(err, ACC_ERR_NOT_FOUND, "no agreement with id '%.40s'", id);
-    if (!m->start && !m->end && !m->n_nodes && !m->n_bandwidth)
-        return acc_error_set(err, ACC_ERR_INVALID,
-                             "the modification changes nothing: give a start, an end, nodes "
-                             "or a bandwidth");
-    struct acc_agreement a = {0};
-    struct mod_plan *p = calloc(1, sizeof *p);
-    struct mod_ctx ctx = {.svc = svc};
-    acc_trace_init(&ctx.trace);
-    struct acc_booking *old = NULL;
-    size_t n_old = 0;
-    char *change = NULL;
-    bool marked = false, booked = false;
-    unsigned version = 0;
-    acc_err rc = p ? acc_store_agreement_get(svc->store, id, false, &a, err)
-                   : acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
-    if (rc)
-        goto out;
-    if (a.state != ACC_STATE_OBSERVED) {
-        rc = acc_error_set(err, ACC_ERR_STATE,
-                           "agreement %s is %s; only an Observed agreement can be modified", id,
-                           acc_state_name(a.state));
-        goto out;
-    }
-    enum acc_launcher_held held = acc_launcher_held(svc->launcher, id);
-    acc_time start = 0, end = 0, from = 0;
-    if ((rc = check_times(svc, &a, m, held, &start, &end, &from, err)) ||
-        (rc = make_plan(svc, &a, m, p, err)))
-        goto out;
-    if (!(change = describe_change(&a, m, start, end))) {
-        rc = acc_error_set(err, ACC_ERR_INVALID, "the modification changes nothing");
-        goto out;
-    }
-    if ((rc = acc_store_modify_begin(svc->store, id, &version, err)))
-        goto out;
-    marked = true;
+/* One modification in progress. */
+struct mod_run {
+    struct acc_agreement a; /* the current version, then the new one */
+    struct mod_plan *p;
+    struct svc_nego_ctx ctx;
+    struct acc_booking *old; /* the old version's reservations */
+    size_t n_old;
+    char *change;
+    bool marked; /* the store knows a change is under way */
+    bool booked; /* the new reservations exist */
+    unsigned version;
+    acc_time start, end, from;
+    unsigned rounds, rollbacks;
+};
 
+/* The agreement, the checks, the items, and the store's mark. */
+static acc_err mod_prepare(struct acc_service *svc, const char *id,
+                           const struct acc_modification *m, struct mod_run *r,
+                           struct acc_error *err)
+{
+    acc_err rc = acc_store_agreement_get(svc->store, id, false, &r->a, err);
+    if (rc)
+        return rc;
+    if (r->a.state != ACC_STATE_OBSERVED)
+        return acc_error_set(err, ACC_ERR_STATE,
+                             "agreement %s is %s; only an Observed agreement can be modified", id,
+                             acc_state_name(r->a.state));
+    enum acc_launcher_held held = acc_launcher_held(svc->launcher, id);
+    if ((rc = check_times(svc, &r->a, m, held, &r->start, &r->end, &r->from, err)) ||
+        (rc = make_plan(svc, &r->a, m, r->p, err)))
+        return rc;
+    if (!(r->change = describe_change(&r->a, m, r->start, r->end)))
+        return acc_error_set(err, ACC_ERR_INVALID, "the modification changes nothing");
+    if ((rc = acc_store_modify_begin(svc->store, id, &r->version, err)))
+        return rc;
+    r->marked = true;
+    return ACC_OK;
+}
+
+/* The engine books the new version while the current one stays booked. */
+static acc_err mod_negotiate(struct acc_service *svc, const char *id, struct mod_run *r,
+                             struct acc_error *err)
+{
     struct acc_engine_request rq = {
-        .agreement = a.id,
-        .earliest = from,
-        .deadline = end,
-        .duration = end - from,
-        .strategy = a.strategy,
+        .agreement = r->a.id,
+        .earliest = r->from,
+        .deadline = r->end,
+        .duration = r->end - r->from,
+        .strategy = r->a.strategy,
         .max_rounds = svc->cfg->max_rounds,
         .call_timeout_us = svc->cfg->adapter_timeout * 1000000,
-        .items = p->items,
-        .n_items = p->n,
-        .hooks = {hook_journal, hook_trace, hook_stopped, &ctx},
+        .items = r->p->items,
+        .n_items = r->p->n,
+        .hooks = svc_nego_hooks(&r->ctx),
     };
     struct acc_engine_result res = {0};
     acc_engine_negotiate(svc->engine, &rq, &res);
-    if (res.outcome != ACC_ENGINE_AGREED) {
-        rc = acc_error_set(err, res.err.code ? res.err.code : ACC_ERR_NO_SLOT,
-                           "the change was refused and agreement %s is as it was: %s", id,
-                           res.err.msg);
-        goto out;
-    }
-    booked = true;
-    if (atomic_load(&svc->stopping)) {
-        rc = acc_error_set(err, ACC_ERR_INTERRUPTED,
-                           "accordd is stopping; agreement %s is as it was", id);
-        goto out;
-    }
-    if ((rc = apply(&a, m, p, m->start ? start : a.start, end)) ||
-        (rc = old_bookings(svc, id, version, &old, &n_old, err))) {
+    if (res.outcome != ACC_ENGINE_AGREED)
+        return acc_error_set(err, res.err.code ? res.err.code : ACC_ERR_NO_SLOT,
+                             "the change was refused and agreement %s is as it was: %s", id,
+                             res.err.msg);
+    r->booked = true;
+    r->rounds = res.rounds;
+    r->rollbacks = res.rollbacks;
+    if (atomic_load(&svc->stopping))
+        return acc_error_set(err, ACC_ERR_INTERRUPTED,
+                             "accordd is stopping; agreement %s is as it was", id);
+    return ACC_OK;
+}
+
+/* One store write keeps the old version and makes the new one current,
+ * its reservations committed and the old ones marked to cancel. */
+static acc_err mod_record(struct acc_service *svc, const char *id, const struct acc_modification *m,
+                          struct mod_run *r, struct acc_error *err)
+{
+    struct mod_plan *p = r->p;
+    acc_err rc;
+    if ((rc = apply(&r->a, m, p, m->start ? r->start : r->a.start, r->end)) ||
+        (rc = old_bookings(svc, id, r->version, &r->old, &r->n_old, err))) {
         if (rc == ACC_ERR_NOMEM)
             acc_error_set(err, rc, "out of memory");
-        goto out;
+        return rc;
     }
-    a.updated = acc_now();
-    a.rounds = res.rounds;
-    a.rollbacks = res.rollbacks;
-    size_t nb = p->n + n_old;
+    r->a.updated = acc_now();
+    r->a.rounds = r->rounds;
+    r->a.rollbacks = r->rollbacks;
+    size_t nb = p->n + r->n_old;
     struct acc_booking *b = calloc(nb ? nb : 1, sizeof *b);
-    if (!b) {
-        rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
-        goto out;
-    }
+    if (!b)
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < p->n; i++) {
         b[i] = p->items[i].booking;
         b[i].state = ACC_BOOKING_COMMITTED;
     }
-    if (n_old)
-        memcpy(b + p->n, old, n_old * sizeof *old);
-    rc = acc_store_modify_commit(svc->store, &a, version, change, &ctx.trace, b, nb, err);
+    if (r->n_old)
+        memcpy(b + p->n, r->old, r->n_old * sizeof *r->old);
+    rc = acc_store_modify_commit(svc->store, &r->a, r->version, r->change, &r->ctx.trace, b, nb,
+                                 err);
     free(b);
     if (rc == ACC_ERR_STATE)
         acc_error_set(err, ACC_ERR_STATE,
                       "agreement %s was terminated (or changed) while the change was "
                       "negotiated; the change was not made",
                       id);
-    if (rc)
-        goto out;
-    marked = booked = false;
-    /* Recorded: the old reservations go, the job and the wire follow. */
-    size_t failed = svc_cancel_bookings(svc, old, n_old);
+    if (!rc)
+        r->marked = r->booked = false;
+    return rc;
+}
+
+/* Recorded: the old reservations go, the job and the wire follow. */
+static void mod_follow(struct acc_service *svc, const char *id, struct mod_run *r)
+{
+    size_t failed = svc_cancel_bookings(svc, r->old, r->n_old);
     if (failed)
         acc_log_warn("agreement %s: %zu replaced reservation(s) not cancelled yet; housekeeping "
                      "retries",
                      id, failed);
-    acc_launcher_retime(svc->launcher, id, a.start, a.end);
-    svc_provision_committed(svc, &a);
-    acc_log_info("agreement %s: version %u: %s", id, version + 1, change);
-    rc = acc_store_agreement_get(svc->store, id, false, out, err);
-out:
-    if (booked)
-        undo_items(svc, p);
-    if (marked) {
+    acc_launcher_retime(svc->launcher, id, r->a.start, r->a.end);
+    svc_provision_committed(svc, &r->a);
+    acc_log_info("agreement %s: version %u: %s", id, r->version + 1, r->change);
+}
+
+/* Undoes what a failed modification left: its new reservations and the
+ * store's mark. */
+static void mod_release(struct acc_service *svc, const char *id, struct mod_run *r)
+{
+    if (r->booked)
+        svc_undo_items(svc, r->p->items, r->p->n);
+    if (r->marked) {
         struct acc_error aerr;
         if (acc_store_modify_abort(svc->store, id, &aerr))
             acc_log_error("agreement %s: %s", id, aerr.msg);
     }
-    if (p) {
-        acc_engine_items_release(p->items, p->n);
-        free(p->item_of_comp);
-        free(p->item_of_link);
+    if (r->p) {
+        acc_engine_items_release(r->p->items, r->p->n);
+        free(r->p->item_of_comp);
+        free(r->p->item_of_link);
     }
-    free(p);
-    free(old);
-    free(change);
-    acc_trace_release(&ctx.trace);
-    acc_agreement_release(&a);
+    free(r->p);
+    free(r->old);
+    free(r->change);
+    acc_trace_release(&r->ctx.trace);
+    acc_agreement_release(&r->a);
+}
+
+acc_err svc_modify_check(const char *id, const struct acc_modification *m, struct acc_error *err)
+{
+    if (!acc_id_valid(id))
+        return acc_error_set(err, ACC_ERR_NOT_FOUND, "no agreement with id '%.40s'", id);
+    if (!m->start && !m->end && !m->n_nodes && !m->n_bandwidth)
+        return acc_error_set(err, ACC_ERR_INVALID,
+                             "the modification changes nothing: give a start, an end, nodes "
+                             "or a bandwidth");
+    return ACC_OK;
+}
+
+acc_err svc_modify_run(struct acc_service *svc, const char *id, const struct acc_modification *m,
+                       struct acc_agreement *out, struct acc_error *err)
+{
+    memset(out, 0, sizeof *out);
+    acc_err rc = svc_modify_check(id, m, err);
+    if (rc)
+        return rc;
+    struct mod_run r = {.p = calloc(1, sizeof *r.p), .ctx = {.svc = svc}};
+    acc_trace_init(&r.ctx.trace);
+    rc =
+        r.p ? mod_prepare(svc, id, m, &r, err) : acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    if (!rc)
+        rc = mod_negotiate(svc, id, &r, err);
+    if (!rc)
+        rc = mod_record(svc, id, m, &r, err);
+    if (!rc) {
+        mod_follow(svc, id, &r);
+        rc = acc_store_agreement_get(svc->store, id, false, out, err);
+    }
+    mod_release(svc, id, &r);
     return rc;
 }
 

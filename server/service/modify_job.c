@@ -4,7 +4,6 @@
  * svc_modify_run (modify.c). */
 #include <string.h>
 
-#include "../../lib/common/id.h"
 #include "internal.h"
 
 acc_err acc_service_modify_submit(struct acc_service *svc, const char *id,
@@ -12,13 +11,9 @@ acc_err acc_service_modify_submit(struct acc_service *svc, const char *id,
                                   struct acc_error *err)
 {
     *job = NULL;
-    if (!acc_id_valid(id))
-        return acc_error_set(err, ACC_ERR_NOT_FOUND, "no agreement with id '%.40s'", id);
-    if (!m->start && !m->end && !m->n_nodes && !m->n_bandwidth)
-        return acc_error_set(err, ACC_ERR_INVALID,
-                             "the modification changes nothing: give a start, an end, nodes "
-                             "or a bandwidth");
-    acc_err rc = svc_queue_reserve(svc, false, err);
+    acc_err rc = svc_modify_check(id, m, err);
+    if (!rc)
+        rc = svc_queue_reserve(svc, false, err);
     if (rc)
         return rc;
     struct acc_nego *j = svc_nego_modify_new(svc, id, m);

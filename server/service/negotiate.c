@@ -13,30 +13,29 @@
 
 /* ---------------------------------------------------------------- hooks */
 
-struct nego_ctx {
-    struct acc_service *svc;
-    struct acc_nego *job;
-    struct acc_trace trace;
-};
-
 static acc_err hook_journal(void *ctx, const struct acc_booking *b, size_t n, bool durable,
                             struct acc_error *err)
 {
-    struct nego_ctx *c = ctx;
+    struct svc_nego_ctx *c = ctx;
     return acc_store_journal_put(c->svc->store, b, n, durable ? 0 : ACC_STORE_NOWAIT, err);
 }
 
 static void hook_trace(void *ctx, const struct acc_trace_event *ev)
 {
-    struct nego_ctx *c = ctx;
+    struct svc_nego_ctx *c = ctx;
     if (acc_trace_add(&c->trace, ev))
         acc_log_warn("trace event dropped: out of memory");
 }
 
 static bool hook_stopped(void *ctx)
 {
-    struct nego_ctx *c = ctx;
-    return atomic_load(&c->job->stop) || atomic_load(&c->svc->stopping);
+    struct svc_nego_ctx *c = ctx;
+    return (c->job && atomic_load(&c->job->stop)) || atomic_load(&c->svc->stopping);
+}
+
+struct acc_engine_hooks svc_nego_hooks(struct svc_nego_ctx *ctx)
+{
+    return (struct acc_engine_hooks){hook_journal, hook_trace, hook_stopped, ctx};
 }
 
 /* A reservation whose answer came after the engine gave up on it. */
@@ -133,81 +132,25 @@ static struct acc_booking *plan_bookings(const struct acc_plan *p, enum acc_book
     return b;
 }
 
-/* Cancels booked items after the agreement could not be recorded. */
-static void undo_items(struct acc_service *svc, struct acc_plan *p)
-{
-    struct acc_booking *b = plan_bookings(p, ACC_BOOKING_RESERVED);
-    if (!b)
-        return; /* the journal still says reserved: housekeeping cancels them */
-    svc_cancel_bookings(svc, b, p->n_items);
-    for (size_t i = 0; i < p->n_items; i++)
-        p->items[i].booking = b[i];
-    free(b);
-}
-
-/* Sets the agreement's end as Rejected with a fault code and reason. */
-static void set_rejected(struct acc_agreement *a, acc_err code, const char *reason)
-{
-    a->state = ACC_STATE_REJECTED;
-    free(a->fault_code);
-    free(a->reason);
-    a->fault_code = acc_strdup(acc_err_symbol(code));
-    a->reason = acc_strdup(reason);
-}
-
-static void drop_run(struct acc_agreement *a)
-{
-    if (a->run) {
-        acc_run_release(a->run);
-        free(a->run);
-        a->run = NULL;
-    }
-}
-
 #define INTERRUPTED_REASON                                                                     \
     "accordd was stopped during the negotiation; every reservation it had made was released; " \
     "submit the offer again"
 
-acc_err svc_settle_unstarted(struct acc_service *svc, struct acc_agreement *a, bool terminated,
-                             struct acc_error *err)
-{
-    a->updated = acc_now();
-    if (terminated) {
-        a->state = ACC_STATE_TERMINATED;
-        free(a->reason);
-        a->reason = acc_strdup("terminated before its negotiation began");
-    } else {
-        set_rejected(a, ACC_ERR_INTERRUPTED,
-                     "accordd was stopped before the negotiation began; nothing was booked; "
-                     "submit the offer again");
-    }
-    return acc_store_agreement_settle(svc->store, a,
-                                      ACC_STATE_BIT(ACC_STATE_PENDING) |
-                                          ACC_STATE_BIT(ACC_STATE_PENDING_AND_TERMINATING),
-                                      NULL, NULL, 0, err);
-}
+/* What a run of the planner and the engine left. */
+struct nego_run {
+    struct acc_plan plan;
+    struct acc_engine_result res;
+    bool planned;     /* plan holds the items */
+    bool interrupted; /* accordd is stopping: nothing is committed */
+    bool agreed;      /* booked at a common start, and not interrupted */
+};
 
-void svc_after_commit(struct acc_service *svc, const struct acc_agreement *a)
+/* Run: the plan, then the engine's rounds over its items. */
+static void nego_run(struct acc_service *svc, struct acc_nego *job, struct svc_nego_ctx *ctx,
+                     struct nego_run *r)
 {
-    /* The network adapters that install reservations on the wire get their
-     * flows (a failure is retried by housekeeping). */
-    svc_provision_committed(svc, a);
-    if (a->run && a->run->state == ACC_RUN_WAITING)
-        acc_launcher_schedule(svc->launcher, a, a->run);
-}
-
-/* Runs the negotiation of a job's stored Pending agreement and records its
- * end.  Returns the agreement's result code (see acc_service_submit). */
-acc_err svc_negotiate(struct acc_service *svc, struct acc_nego *job, struct acc_error *err)
-{
-    if (job->quote[0])
-        return svc_quote_commit(svc, job, err);
     const struct acc_config *cfg = svc->cfg;
-    const struct acc_offer *o = &job->offer;
     struct acc_agreement *a = &job->a;
-    struct nego_ctx ctx = {.svc = svc, .job = job};
-    acc_trace_init(&ctx.trace);
-    struct acc_plan plan = {0};
     struct acc_plan_env env = {cfg, svc_site_adapter, svc_network_adapter, svc};
     struct acc_engine_request rq = {
         .agreement = a->id,
@@ -217,129 +160,170 @@ acc_err svc_negotiate(struct acc_service *svc, struct acc_nego *job, struct acc_
         .strategy = a->strategy,
         .max_rounds = cfg->max_rounds,
         .call_timeout_us = cfg->adapter_timeout * 1000000,
-        .hooks = {hook_journal, hook_trace, hook_stopped, &ctx},
+        .hooks = svc_nego_hooks(ctx),
     };
-    struct acc_engine_result res = {0};
-    int64_t t0 = acc_mono_us();
-    bool planned = false;
-
-    acc_err rc = acc_plan_make(&env, svc->engine, o, &rq, &plan, &res.err);
-    if (rc) {
-        res.outcome = ACC_ENGINE_FAILED;
+    if (acc_plan_make(&env, svc->engine, &job->offer, &rq, &r->plan, &r->res.err)) {
+        r->res.outcome = ACC_ENGINE_FAILED;
     } else {
-        planned = true;
-        rq.items = plan.items;
-        rq.n_items = plan.n_items;
-        acc_engine_negotiate(svc->engine, &rq, &res);
+        r->planned = true;
+        rq.items = r->plan.items;
+        rq.n_items = r->plan.n_items;
+        acc_engine_negotiate(svc->engine, &rq, &r->res);
     }
     /* A shutdown ends the negotiation whatever the engine made of it:
      * nothing is committed after the signal. */
-    bool interrupted = atomic_load(&svc->stopping) && !atomic_load(&job->stop);
-    if (interrupted && res.outcome == ACC_ENGINE_AGREED) {
-        undo_items(svc, &plan);
-        res.rollbacks++;
+    r->interrupted = atomic_load(&svc->stopping) && !atomic_load(&job->stop);
+    if (r->interrupted && r->res.outcome == ACC_ENGINE_AGREED) {
+        svc_undo_items(svc, r->plan.items, r->plan.n_items);
+        r->res.rollbacks++;
     }
+    r->agreed = r->res.outcome == ACC_ENGINE_AGREED && !r->interrupted;
+}
 
-    /* What to record. */
-    unsigned from = ACC_STATE_BIT(ACC_STATE_PENDING);
+/* Decide: the agreement's end as the run left it, the states it may be
+ * recorded from, and the bookings to commit.  Returns the result code. */
+static acc_err nego_decide(struct acc_agreement *a, struct nego_run *r, unsigned *from,
+                           struct acc_booking **bookings, size_t *n_bookings)
+{
+    *from = ACC_STATE_BIT(ACC_STATE_PENDING);
+    *bookings = NULL;
+    *n_bookings = 0;
     a->updated = acc_now();
-    a->rounds = res.rounds;
-    a->rollbacks = res.rollbacks;
+    a->rounds = r->res.rounds;
+    a->rollbacks = r->res.rollbacks;
     free(a->fault_code);
     free(a->reason);
     a->fault_code = a->reason = NULL;
-    struct acc_booking *bookings = NULL;
-    size_t n_bookings = 0;
-    bool agreed = res.outcome == ACC_ENGINE_AGREED && !interrupted;
-    if (interrupted) {
-        set_rejected(a, ACC_ERR_INTERRUPTED, INTERRUPTED_REASON);
-        rc = acc_error_set(&res.err, ACC_ERR_INTERRUPTED, INTERRUPTED_REASON);
-    } else if (agreed) {
-        a->state = ACC_STATE_OBSERVED;
-        a->start = res.start;
-        a->end = res.end;
-        bookings = plan_bookings(&plan, ACC_BOOKING_COMMITTED);
-        n_bookings = bookings ? plan.n_items : 0;
-        rc = bookings ? ACC_OK : ACC_ERR_NOMEM;
-    } else if (res.outcome == ACC_ENGINE_STOPPED) {
-        a->state = ACC_STATE_TERMINATED;
-        from |= ACC_STATE_BIT(ACC_STATE_PENDING_AND_TERMINATING);
-        a->reason = acc_strdup("terminated during the negotiation");
-        rc = acc_error_set(&res.err, ACC_ERR_CANCELLED, "terminated during the negotiation");
-    } else {
-        set_rejected(a, res.err.code, res.err.msg);
-        rc = res.err.code;
+    if (r->interrupted) {
+        svc_reject(a, ACC_ERR_INTERRUPTED, INTERRUPTED_REASON);
+        return acc_error_set(&r->res.err, ACC_ERR_INTERRUPTED, INTERRUPTED_REASON);
     }
-    acc_err frc = planned ? svc_fill_allocation(a, &plan, agreed) : ACC_OK;
-    if (!frc && agreed)
-        frc = acc_launcher_describe(svc->launcher, a, &res.err);
-    if (frc)
-        rc = frc;
+    if (r->agreed) {
+        a->state = ACC_STATE_OBSERVED;
+        a->start = r->res.start;
+        a->end = r->res.end;
+        *bookings = plan_bookings(&r->plan, ACC_BOOKING_COMMITTED);
+        *n_bookings = *bookings ? r->plan.n_items : 0;
+        return *bookings ? ACC_OK : ACC_ERR_NOMEM;
+    }
+    if (r->res.outcome == ACC_ENGINE_STOPPED) {
+        a->state = ACC_STATE_TERMINATED;
+        *from |= ACC_STATE_BIT(ACC_STATE_PENDING_AND_TERMINATING);
+        a->reason = acc_strdup("terminated during the negotiation");
+        return acc_error_set(&r->res.err, ACC_ERR_CANCELLED, "terminated during the negotiation");
+    }
+    svc_reject(a, r->res.err.code, r->res.err.msg);
+    return r->res.err.code;
+}
+
+/* An agreed run that was not recorded (*src), or terminated meanwhile
+ * (ACC_ERR_STATE): the reservations go and the end is Terminated. */
+static acc_err undo_agreed(struct acc_service *svc, struct acc_agreement *a, struct nego_run *r,
+                           acc_err *src, struct acc_error *serr)
+{
+    svc_undo_items(svc, r->plan.items, r->plan.n_items);
+    free(a->reason);
+    a->reason = acc_strdup(*src == ACC_ERR_STATE ? "terminated during the negotiation"
+                                                 : "the agreement could not be recorded");
+    a->state = ACC_STATE_TERMINATED;
+    a->start = a->end = 0;
+    svc_drop_run(a);
+    if (*src == ACC_ERR_STATE)
+        *src = acc_store_agreement_settle(
+            svc->store, a, ACC_STATE_BIT(ACC_STATE_PENDING_AND_TERMINATING), NULL, NULL, 0, serr);
+    if (*src) {
+        acc_error_copy(&r->res.err, serr);
+        return *src;
+    }
+    return acc_error_set(&r->res.err, ACC_ERR_CANCELLED,
+                         "the agreement was terminated during "
+                         "its negotiation; its reservations were released");
+}
+
+/* Record: the decided end (rc) in one settling write with the allocation
+ * and, when agreed, the launch descriptions.  Returns the result code. */
+static acc_err nego_record(struct acc_service *svc, struct acc_agreement *a,
+                           const struct svc_nego_ctx *ctx, struct nego_run *r, unsigned from,
+                           const struct acc_booking *bookings, size_t n_bookings, acc_err rc)
+{
+    acc_err frc = r->planned ? svc_fill_allocation(a, &r->plan, r->agreed) : ACC_OK;
+    if (!frc && r->agreed)
+        frc = acc_launcher_describe(svc->launcher, a, &r->res.err);
     struct acc_error serr;
-    if (frc)
+    if (frc) {
+        rc = frc;
         acc_error_set(&serr, frc, "the agreement could not be prepared: %s",
                       frc == ACC_ERR_NOMEM ? "out of memory" : acc_err_symbol(frc));
-    acc_err src = frc ? frc
-                      : acc_store_agreement_settle(svc->store, a, from, &ctx.trace, bookings,
-                                                   n_bookings, &serr);
-    if (src && agreed) {
-        /* Terminated meanwhile, or not recorded: the reservations must go. */
-        undo_items(svc, &plan);
-        free(a->reason);
-        a->reason = acc_strdup(src == ACC_ERR_STATE ? "terminated during the negotiation"
-                                                    : "the agreement could not be recorded");
-        a->state = ACC_STATE_TERMINATED;
-        a->start = a->end = 0;
-        drop_run(a);
-        if (src == ACC_ERR_STATE)
-            src = acc_store_agreement_settle(svc->store, a,
-                                             ACC_STATE_BIT(ACC_STATE_PENDING_AND_TERMINATING), NULL,
-                                             NULL, 0, &serr);
-        rc = src ? src : ACC_ERR_CANCELLED;
+    }
+    acc_err src = frc;
+    bool terminated = false;
+    if (r->agreed) {
+        if (!src)
+            src = acc_store_agreement_settle(svc->store, a, from, &ctx->trace, bookings, n_bookings,
+                                             &serr);
         if (src)
-            acc_error_copy(&res.err, &serr);
-        else
-            acc_error_set(&res.err, ACC_ERR_CANCELLED,
-                          "the agreement was terminated during "
-                          "its negotiation; its reservations were released");
-    } else if (src == ACC_ERR_STATE) {
-        /* Terminated while it failed: record the end as Terminated. */
-        a->state = ACC_STATE_TERMINATED;
-        src = acc_store_agreement_settle(svc->store, a,
-                                         ACC_STATE_BIT(ACC_STATE_PENDING_AND_TERMINATING),
-                                         &ctx.trace, NULL, 0, &serr);
-        rc = ACC_ERR_CANCELLED;
-        acc_error_set(&res.err, ACC_ERR_CANCELLED,
-                      "the agreement was terminated during its "
-                      "negotiation");
-    } else if (src) {
-        acc_error_copy(&res.err, &serr);
-        rc = src;
+            rc = undo_agreed(svc, a, r, &src, &serr);
+    } else {
+        if (!src)
+            src = svc_settle_rejected(svc, a, from, &ctx->trace, NULL, &terminated, &serr);
+        if (terminated) {
+            rc = acc_error_set(&r->res.err, ACC_ERR_CANCELLED,
+                               "the agreement was terminated during its "
+                               "negotiation");
+        } else if (src) {
+            acc_error_copy(&r->res.err, &serr);
+            rc = src;
+        }
     }
     if (src)
         acc_log_error("agreement %s: %s", a->id, serr.msg);
+    return rc;
+}
 
-    unsigned outcome = interrupted                         ? OUT_INTERRUPTED
-                       : agreed                            ? OUT_AGREED
-                       : res.outcome == ACC_ENGINE_NO_SLOT ? OUT_NO_SLOT
-                       : res.outcome == ACC_ENGINE_STOPPED ? OUT_STOPPED
-                                                           : OUT_FAILED;
+static void nego_count(struct acc_service *svc, const struct nego_run *r, int64_t t0)
+{
+    unsigned outcome = r->interrupted                         ? OUT_INTERRUPTED
+                       : r->agreed                            ? OUT_AGREED
+                       : r->res.outcome == ACC_ENGINE_NO_SLOT ? OUT_NO_SLOT
+                       : r->res.outcome == ACC_ENGINE_STOPPED ? OUT_STOPPED
+                                                              : OUT_FAILED;
     atomic_fetch_add(&svc->outcomes[outcome], 1);
-    atomic_fetch_add(&svc->rounds, res.rounds);
-    atomic_fetch_add(&svc->rollbacks, res.rollbacks);
+    atomic_fetch_add(&svc->rounds, r->res.rounds);
+    atomic_fetch_add(&svc->rollbacks, r->res.rollbacks);
     atomic_fetch_add(&svc->negotiation_us, (uint64_t)(acc_mono_us() - t0));
+}
+
+/* Runs the negotiation of a job's stored Pending agreement and records its
+ * end.  Returns the agreement's result code (see acc_service_submit). */
+acc_err svc_negotiate(struct acc_service *svc, struct acc_nego *job, struct acc_error *err)
+{
+    if (job->quote[0])
+        return svc_quote_commit(svc, job, err);
+    struct acc_agreement *a = &job->a;
+    struct svc_nego_ctx ctx = {.svc = svc, .job = job};
+    acc_trace_init(&ctx.trace);
+    struct nego_run r = {.plan = {0}};
+    int64_t t0 = acc_mono_us();
+    unsigned from;
+    struct acc_booking *bookings;
+    size_t n_bookings;
+
+    nego_run(svc, job, &ctx, &r);
+    acc_err rc = nego_decide(a, &r, &from, &bookings, &n_bookings);
+    rc = nego_record(svc, a, &ctx, &r, from, bookings, n_bookings, rc);
+    nego_count(svc, &r, t0);
     if (rc == ACC_OK)
         svc_after_commit(svc, a);
     if (rc == ACC_OK)
         acc_log_debug("agreement %s: Observed from %" PRId64 " (%u rounds)", a->id, a->start,
-                      res.rounds);
+                      r.res.rounds);
     else
-        acc_log_info("agreement %s: %s: %s", a->id, acc_state_name(a->state), res.err.msg);
+        acc_log_info("agreement %s: %s: %s", a->id, acc_state_name(a->state), r.res.err.msg);
 
     if (rc)
-        acc_error_copy(err, &res.err);
+        acc_error_copy(err, &r.res.err);
     free(bookings);
-    acc_plan_release(&plan);
+    acc_plan_release(&r.plan);
     acc_trace_release(&ctx.trace);
     return rc;
 }

@@ -1,5 +1,6 @@
-/* plan_alts.c - the placements a quote offers besides the planner's
- * choice (part of the planner; plan.h, plan_internal.h): the candidates
+/* plan_alts.c - the choice among probed candidates, and the placements a
+ * quote offers besides it
+ * (part of the planner; plan.h, plan_internal.h): the candidates
  * with a common slot, kept up to a bound in the candidates' order. */
 #include <stdlib.h>
 #include <string.h>
@@ -53,4 +54,37 @@ void plan_keep(struct acc_plan_alts *alts, struct acc_plan *p, size_t k, acc_tim
     alts->rank[at] = k;
     alts->n++;
     memset(p, 0, sizeof *p);
+}
+
+bool plan_pick_offer(struct plan_pick *pk, struct acc_plan_alts *alts, struct acc_plan *p, size_t k,
+                     acc_time start)
+{
+    bool better =
+        !pk->have || (start >= 0 && (pk->start < 0 || (pk->earliest && start < pk->start)));
+    if (better) {
+        plan_keep(alts, &pk->best, pk->rank, pk->start);
+        pk->best = *p;
+        pk->start = start;
+        pk->rank = k;
+        pk->have = true;
+    } else {
+        plan_keep(alts, p, k, start);
+    }
+    return start >= 0 && !pk->earliest && !alts;
+}
+
+acc_err plan_pick_done(struct plan_pick *pk, struct acc_plan_alts *alts, const char *policy,
+                       size_t total, acc_err rc, struct acc_plan *out)
+{
+    if (alts) {
+        alts->policy = policy;
+        alts->total = total;
+        alts->best_rank = pk->rank;
+    }
+    if (rc) {
+        acc_plan_release(&pk->best);
+        return rc;
+    }
+    *out = pk->best;
+    return ACC_OK;
 }

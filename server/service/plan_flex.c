@@ -160,30 +160,19 @@ static void describe(char *out, size_t size, const char *policy, size_t k, size_
         snprintf(out + used, size - used, ": %s", why);
 }
 
-acc_err plan_requested(const struct acc_plan_env *env, struct acc_engine *eng,
-                       const struct acc_offer *o, size_t fi, const struct acc_policy_opts *po,
-                       const struct acc_engine_request *probe, struct acc_plan *out,
-                       struct acc_plan_alts *alts, struct acc_error *err)
+/* The policy's candidate splits of the request, on the sites' nodes less
+ * the fixed components. */
+static acc_err flex_candidates(const struct acc_config *cfg, const struct acc_offer *o, size_t fi,
+                               const struct acc_policy_opts *po,
+                               const struct acc_engine_request *probe, struct acc_placement **cand,
+                               size_t *got, struct acc_error *err)
 {
-    const struct acc_config *cfg = env->cfg;
     const struct acc_component *rq = &o->components[fi];
     int64_t idle[ACC_POLICY_MAX_CLUSTERS];
-    struct acc_placement *cand = NULL;
-    struct acc_plan best = {0};
-    acc_time best_start = -1;
-    size_t best_k = 0;
-    bool have = false;
     if (cfg->n_sites > ACC_POLICY_MAX_CLUSTERS)
         return acc_error_set(err, ACC_ERR_CAPACITY, "policy %s places on at most %d sites",
                              acc_policy_name(po->id), ACC_POLICY_MAX_CLUSTERS);
-    for (size_t s = 0; s < cfg->n_sites; s++) {
-        idle[s] = cfg->sites[s].nodes;
-        for (size_t i = 0; i < o->n_components; i++) {
-            const struct acc_component *c = &o->components[i];
-            if (c->site && strcmp(c->site, cfg->sites[s].name) == 0)
-                idle[s] = idle[s] > c->nodes ? idle[s] - c->nodes : 0;
-        }
-    }
+    plan_idle(cfg, o, idle);
     struct acc_policy_system sys = {
         .n_clusters = cfg->n_sites, .idle = idle, .latency = cfg->latency};
     struct acc_policy_request req = {
@@ -193,102 +182,92 @@ acc_err plan_requested(const struct acc_plan_env *env, struct acc_engine *eng,
         .max_size = rq->max_nodes,
         .max_parts = rq->max_parts,
     };
-    struct acc_policy_opts opts = *po;
-    uint64_t rng = plan_seed(cfg, probe->agreement);
-    opts.rng = &rng;
-    size_t max = cfg->policy_candidates, got = 0;
-    const char *pn = acc_policy_name(po->id);
-    acc_err rc = ACC_OK;
-    if (!(cand = calloc(max, sizeof *cand))) {
-        rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
-        goto out;
+    acc_err rc = plan_candidates(cfg, probe, po, &sys, &req, cand, got, err);
+    if (!rc && *got == 0)
+        rc = acc_error_set(err, ACC_ERR_CAPACITY,
+                           "placement policy %s finds no way to place the %s request %s (%" PRId64
+                           " nodes%s) on the sites' nodes less the fixed components",
+                           acc_policy_name(po->id),
+                           rq->kind == ACC_COMP_TOTAL ? "total" : "flexible", rq->name, rq->nodes,
+                           rq->min_nodes || rq->max_nodes || rq->max_parts ? ", within its bounds"
+                                                                           : "");
+    return rc;
+}
+
+/* Candidate k of got (pl): the offer as booked under it, its items and one
+ * preview round, each step in the trace.  *built when *p and *start are
+ * set; fails only for lack of memory. */
+static acc_err try_candidate(const struct acc_plan_env *env, struct acc_engine *eng,
+                             const struct acc_offer *o, size_t fi,
+                             const struct acc_engine_request *probe, const char *pn, size_t k,
+                             size_t got, const struct acc_placement *pl, struct acc_plan *p,
+                             acc_time *start, bool *built, struct acc_error *err)
+{
+    const struct acc_component *rq = &o->components[fi];
+    struct view v;
+    struct acc_error verr, berr, perr;
+    char detail[768];
+    *built = false;
+    if (view_make(env->cfg, o, fi, pl, &v, &verr)) {
+        if (verr.code == ACC_ERR_NOMEM)
+            return acc_error_copy(err, &verr);
+        snprintf(detail, sizeof detail, "policy %s, candidate %zu of %zu: %.600s", pn, k + 1, got,
+                 verr.msg);
+        plan_note(probe, -1, verr.code, detail);
+        return ACC_OK;
     }
-    if ((rc = acc_policy_candidates(&sys, &req, &opts, cand, max, &got, err)))
-        goto out;
-    if (got == 0) {
-        rc = acc_error_set(
-            err, ACC_ERR_CAPACITY,
-            "placement policy %s finds no way to place the %s request %s (%" PRId64
-            " nodes%s) on the sites' nodes less the fixed components",
-            pn, rq->kind == ACC_COMP_TOTAL ? "total" : "flexible", rq->name, rq->nodes,
-            rq->min_nodes || rq->max_nodes || rq->max_parts ? ", within its bounds" : "");
-        goto out;
+    if (plan_build(env, &v.offer, v.sites, p, &berr)) {
+        acc_err rc = berr.code == ACC_ERR_NOMEM ? acc_error_copy(err, &berr) : ACC_OK;
+        describe(detail, sizeof detail, pn, k, got, &v, rq, fi, o->n_components, berr.msg);
+        plan_note(probe, -1, berr.code, detail);
+        view_release(&v);
+        return rc;
+    }
+    if (plan_probe(eng, probe, p, start, &perr)) {
+        describe(detail, sizeof detail, pn, k, got, &v, rq, fi, o->n_components, perr.msg);
+        plan_note(probe, -1, perr.code, detail);
+    } else {
+        describe(detail, sizeof detail, pn, k, got, &v, rq, fi, o->n_components,
+                 *start < 0 ? "no common slot" : NULL);
+        plan_note(probe, *start, ACC_OK, detail);
+    }
+    /* The plan keeps the parts' names. */
+    p->gen_names = v.names;
+    p->n_gen_names = v.n_names;
+    v.names = NULL;
+    view_release(&v);
+    *built = true;
+    return ACC_OK;
+}
+
+acc_err plan_requested(const struct acc_plan_env *env, struct acc_engine *eng,
+                       const struct acc_offer *o, size_t fi, const struct acc_policy_opts *po,
+                       const struct acc_engine_request *probe, struct acc_plan *out,
+                       struct acc_plan_alts *alts, struct acc_error *err)
+{
+    const char *pn = acc_policy_name(po->id);
+    struct acc_placement *cand = NULL;
+    size_t got = 0;
+    /* earliest: the earliest start of all; any other policy: the first
+     * candidate with a slot. */
+    struct plan_pick pk = {.start = -1, .earliest = po->id == ACC_POLICY_EARLIEST};
+    acc_err rc = flex_candidates(env->cfg, o, fi, po, probe, &cand, &got, err);
+    if (rc) {
+        free(cand);
+        return rc;
     }
     for (size_t k = 0; k < got && !rc; k++) {
-        struct view v;
         struct acc_plan p;
-        struct acc_error berr;
-        char detail[768];
-        struct acc_error verr;
-        if (view_make(cfg, o, fi, &cand[k], &v, &verr)) {
-            if (verr.code == ACC_ERR_NOMEM) {
-                rc = acc_error_copy(err, &verr);
-                break;
-            }
-            snprintf(detail, sizeof detail, "policy %s, candidate %zu of %zu: %.600s", pn, k + 1,
-                     got, verr.msg);
-            plan_note(probe, -1, verr.code, detail);
-            continue;
-        }
-        if (plan_build(env, &v.offer, v.sites, &p, &berr)) {
-            if (berr.code == ACC_ERR_NOMEM)
-                rc = acc_error_copy(err, &berr);
-            describe(detail, sizeof detail, pn, k, got, &v, rq, fi, o->n_components, berr.msg);
-            plan_note(probe, -1, berr.code, detail);
-            view_release(&v);
-            continue;
-        }
-        struct acc_engine_request r = *probe;
-        r.items = p.items;
-        r.n_items = p.n_items;
         acc_time start = -1;
-        struct acc_error perr;
-        if (acc_engine_probe(eng, &r, &start, &perr)) {
-            start = -1;
-            describe(detail, sizeof detail, pn, k, got, &v, rq, fi, o->n_components, perr.msg);
-            plan_note(probe, -1, perr.code, detail);
-        } else {
-            describe(detail, sizeof detail, pn, k, got, &v, rq, fi, o->n_components,
-                     start < 0 ? "no common slot" : NULL);
-            plan_note(probe, start, ACC_OK, detail);
-        }
-        /* The plan keeps the parts' names. */
-        p.gen_names = v.names;
-        p.n_gen_names = v.n_names;
-        v.names = NULL;
-        view_release(&v);
-        /* earliest: the earliest start of all; any other policy: the first
-         * candidate with a slot.  Without any, the first built (the
-         * negotiation then says why). */
-        bool earliest = po->id == ACC_POLICY_EARLIEST;
-        bool better = !have || (start >= 0 && (best_start < 0 || (earliest && start < best_start)));
-        if (better) {
-            plan_keep(alts, &best, best_k, best_start);
-            best = p;
-            best_start = start;
-            best_k = k;
-            have = true;
-        } else {
-            plan_keep(alts, &p, k, start);
-        }
-        if (start >= 0 && !earliest && !alts)
+        bool built;
+        rc = try_candidate(env, eng, o, fi, probe, pn, k, got, &cand[k], &p, &start, &built, err);
+        if (!rc && built && plan_pick_offer(&pk, alts, &p, k, start))
             break;
     }
-    if (alts) {
-        alts->policy = pn;
-        alts->total = got;
-        alts->best_rank = best_k;
-    }
-    if (!rc && !have)
+    if (!rc && !pk.have)
         rc = acc_error_set(err, ACC_ERR_CAPACITY,
                            "no candidate of policy %s for %s fits the configured sites and links",
-                           pn, rq->name);
-    if (rc) {
-        acc_plan_release(&best);
-        goto out;
-    }
-    *out = best;
-out:
+                           pn, o->components[fi].name);
     free(cand);
-    return rc;
+    return plan_pick_done(&pk, alts, pn, got, rc, out);
 }

@@ -1,10 +1,14 @@
-/* plan_internal.h - what plan.c and plan_flex.c share; nothing else
+/* plan_internal.h - what the planner's files share; nothing else
  * includes it.
  *
- *   plan.c       checks, items from an assignment of sites, components of
- *                given sizes placed by probing or by a policy
- *   plan_flex.c  a flexible or total request split by the policy into
- *                generated components (and links between them)
+ *   plan_check.c   an offer against the configuration (acc_plan_check)
+ *   plan_build.c   the items of one assignment of sites (plan_build)
+ *   plan.c         the search: components of given sizes placed by
+ *                  probing every assignment or by a policy's candidates
+ *   plan_flex.c    a flexible or total request split by the policy into
+ *                  generated components (and links between them)
+ *   plan_alts.c    the choice among probed candidates, and the others a
+ *                  quote keeps
  *   plan_policy.c  the policy of an offer, the seed of random ties
  *
  * Internal names start with plan_. */
@@ -22,6 +26,24 @@ acc_err plan_build(const struct acc_plan_env *env, const struct acc_offer *o,
 /* A PLAN event of the negotiation trace. */
 void plan_note(const struct acc_engine_request *probe, acc_time start, acc_err status,
                const char *detail);
+
+/* One preview round for p's items in the probe's window: *start is the
+ * earliest common start, -1 without one or when an adapter failed (the
+ * return value and *perr say why). */
+acc_err plan_probe(struct acc_engine *eng, const struct acc_engine_request *probe,
+                   const struct acc_plan *p, acc_time *start, struct acc_error *perr);
+
+/* Per configured site: its nodes less those of o's components that name it
+ * (what a placement policy may place on). */
+void plan_idle(const struct acc_config *cfg, const struct acc_offer *o, int64_t *idle);
+
+/* The candidates the policy po orders for req on sys (at most
+ * cfg->policy_candidates, random ties seeded per agreement): *cand is
+ * allocated (the caller frees it), *got of them filled. */
+acc_err plan_candidates(const struct acc_config *cfg, const struct acc_engine_request *probe,
+                        const struct acc_policy_opts *po, const struct acc_policy_system *sys,
+                        const struct acc_policy_request *req, struct acc_placement **cand,
+                        size_t *got, struct acc_error *err);
 
 /* The policy that places the offer's components without a site: the
  * offer's co:Policy, else the configured one; *fell_back when the configured
@@ -48,5 +70,29 @@ acc_err plan_requested(const struct acc_plan_env *env, struct acc_engine *eng,
 /* A candidate not chosen (rank k, probed start): kept among the
  * alternatives when it has a slot and there is room, else released. */
 void plan_keep(struct acc_plan_alts *alts, struct acc_plan *p, size_t k, acc_time start);
+
+/* The choice among probed candidates.  With `earliest` the earliest
+ * common start wins, else the first candidate with one; without any, the
+ * first built (the negotiation then says why).  Start with
+ * {.start = -1, .earliest = ...}. */
+struct plan_pick {
+    struct acc_plan best;
+    acc_time start; /* best's probed start, -1 without a slot */
+    size_t rank;    /* best's place among the candidates */
+    bool have;
+    bool earliest;
+};
+
+/* Candidate p (rank k, probed start) becomes the best, or goes to
+ * plan_keep; p is taken either way.  True when the search may stop: the
+ * first with a slot wins and no quote wants the others. */
+bool plan_pick_offer(struct plan_pick *pk, struct acc_plan_alts *alts, struct acc_plan *p, size_t k,
+                     acc_time start);
+
+/* Ends a search that built and probed `total` candidates under `policy`
+ * (static): with rc ACC_OK the best goes to *out, else it is released.
+ * Returns rc. */
+acc_err plan_pick_done(struct plan_pick *pk, struct acc_plan_alts *alts, const char *policy,
+                       size_t total, acc_err rc, struct acc_plan *out);
 
 #endif

@@ -45,13 +45,13 @@ acc_err svc_provision(struct acc_service *svc, const struct acc_agreement *a, st
 {
     if (!any_to_provision(svc, a))
         return ACC_OK;
-    struct acc_launch_plan plan;
-    acc_err rc = acc_launch_plan_build(a, svc->cfg, NULL, &plan, err);
+    struct acc_launch_hosts hosts;
+    acc_err rc = acc_launch_hosts_build(a, svc->cfg, NULL, &hosts, err);
     if (rc)
         return rc;
     struct acc_link_flows flows;
-    rc = acc_flows_build(a, &plan, svc->cfg, link_provisions, svc, &flows, err);
-    acc_launch_plan_release(&plan);
+    rc = acc_flows_build(a, &hosts, svc->cfg, link_provisions, svc, &flows, err);
+    acc_launch_hosts_release(&hosts);
     if (rc)
         return rc;
     /* Every reservation is tried; the first failure is reported. */

@@ -224,6 +224,57 @@ acc_err svc_quote_check(struct acc_service *svc, const struct acc_quote_request 
     return check_bounds(svc, o->initiator ? o->initiator : "anonymous", err);
 }
 
+/* The new quote's own fields: its id, initiator, the offer's document and
+ * its times. */
+static acc_err quote_new(const struct acc_config *cfg, const struct acc_quote_request *rq,
+                         acc_time now, struct acc_quote *out, struct acc_error *err)
+{
+    const struct acc_offer *o = rq->offer;
+    acc_err rc = acc_id_new(out->id, err);
+    if (rc)
+        return rc;
+    out->initiator = acc_strdup(o->initiator ? o->initiator : "anonymous");
+    out->offer_xml = malloc(rq->len + 1);
+    if (!out->initiator || !out->offer_xml)
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    memcpy(out->offer_xml, rq->document, rq->len);
+    out->offer_xml[rq->len] = '\0';
+    out->offer_len = rq->len;
+    out->created = out->updated = now;
+    out->duration = o->duration;
+    out->hold_until = now + cfg->max_hold; /* an Advisory quote is open this long */
+    return ACC_OK;
+}
+
+/* The counter-offers: the plan's items previewed over the window, the
+ * options from the previews and the other placements; Rejected without
+ * any. */
+static acc_err quote_options(struct acc_service *svc, const struct acc_engine_request *er,
+                             const struct acc_plan *plan, struct acc_plan_alts *alts,
+                             const struct acc_plan **plan_of, struct acc_quote *out,
+                             struct acc_error *err)
+{
+    struct acc_frames *frames = calloc(plan->n_items ? plan->n_items : 1, sizeof *frames);
+    if (!frames)
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    acc_err rc = acc_engine_preview_items(svc->engine, er, frames, err);
+    struct sources src = {plan, frames, alts, plan_of};
+    if (!rc)
+        rc = make_options(svc, er, &src, svc->cfg->quote_options, out, err);
+    for (size_t i = 0; i < plan->n_items; i++)
+        acc_frames_release(&frames[i]);
+    free(frames);
+    if (rc)
+        return rc;
+    out->state = out->n_options ? ACC_QUOTE_ADVISORY : ACC_QUOTE_REJECTED;
+    if (!out->n_options) {
+        out->reason = acc_strdup("no common slot in the window: every reservation the offer "
+                                 "needs is never free at once for its duration");
+        out->hold_until = 0;
+    }
+    return ACC_OK;
+}
+
 acc_err acc_service_quote(struct acc_service *svc, const struct acc_quote_request *rq,
                           struct acc_quote *out, struct acc_error *err)
 {
@@ -236,28 +287,14 @@ acc_err acc_service_quote(struct acc_service *svc, const struct acc_quote_reques
     acc_err rc = svc_quote_check(svc, rq, now, &earliest, &deadline, err);
     if (rc)
         return rc;
-    const char *initiator = o->initiator ? o->initiator : "anonymous";
 
     struct acc_plan plan = {0};
     struct acc_plan_alts alts = {.max = cfg->quote_options - 1};
-    struct acc_frames *frames = NULL;
     const struct acc_plan **plan_of = calloc(cfg->quote_options, sizeof *plan_of);
     if (!plan_of)
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
-    if ((rc = acc_id_new(out->id, err)))
+    if ((rc = quote_new(cfg, rq, now, out, err)))
         goto out;
-    out->initiator = acc_strdup(initiator);
-    out->offer_xml = malloc(rq->len + 1);
-    if (!out->initiator || !out->offer_xml) {
-        rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
-        goto out;
-    }
-    memcpy(out->offer_xml, rq->document, rq->len);
-    out->offer_xml[rq->len] = '\0';
-    out->offer_len = rq->len;
-    out->created = out->updated = now;
-    out->duration = o->duration;
-    out->hold_until = now + cfg->max_hold; /* an Advisory quote is open this long */
     struct acc_engine_request er = {
         .agreement = out->id,
         .earliest = earliest,
@@ -271,23 +308,8 @@ acc_err acc_service_quote(struct acc_service *svc, const struct acc_quote_reques
         goto out;
     er.items = plan.items;
     er.n_items = plan.n_items;
-    frames = calloc(plan.n_items ? plan.n_items : 1, sizeof *frames);
-    if (!frames) {
-        rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
-        goto out;
-    }
-    if ((rc = acc_engine_preview_items(svc->engine, &er, frames, err)))
-        goto out;
-    struct sources src = {&plan, frames, &alts, plan_of};
-    if ((rc = make_options(svc, &er, &src, cfg->quote_options, out, err)))
-        goto out;
-    out->state = out->n_options ? ACC_QUOTE_ADVISORY : ACC_QUOTE_REJECTED;
-    if (!out->n_options) {
-        out->reason = acc_strdup("no common slot in the window: every reservation the offer "
-                                 "needs is never free at once for its duration");
-        out->hold_until = 0;
-    }
-    if ((rc = take_allocation(&plan, false, out)))
+    if ((rc = quote_options(svc, &er, &plan, &alts, plan_of, out, err)) ||
+        (rc = take_allocation(&plan, false, out)))
         goto out;
     if (rq->option >= (int)out->n_options && out->n_options) {
         rc =
@@ -308,11 +330,6 @@ acc_err acc_service_quote(struct acc_service *svc, const struct acc_quote_reques
         rc = svc_quote_hold(svc, out, chosen, &er, k, err);
     }
 out:
-    if (frames) {
-        for (size_t i = 0; i < plan.n_items; i++)
-            acc_frames_release(&frames[i]);
-    }
-    free(frames);
     free(plan_of);
     acc_plan_alts_release(&alts);
     acc_plan_release(&plan);

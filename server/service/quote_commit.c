@@ -130,33 +130,23 @@ static acc_err commit_failed(struct acc_service *svc, struct acc_nego *job, acc_
                              const char *reason, struct acc_error *err)
 {
     struct acc_agreement *a = &job->a;
-    if (a->run) {
-        acc_run_release(a->run);
-        free(a->run);
-        a->run = NULL;
-    }
+    svc_drop_run(a);
     a->start = a->end = 0;
     a->updated = acc_now();
-    a->state = ACC_STATE_REJECTED;
-    free(a->fault_code);
-    free(a->reason);
-    a->fault_code = acc_strdup(acc_err_symbol(code));
-    a->reason = acc_strdup(reason);
+    svc_reject(a, code, reason);
     /* Recorded without an allocation: nothing was committed. */
     struct acc_agreement r = *a;
     r.comps = NULL;
     r.links = NULL;
     r.n_comps = r.n_links = 0;
     struct acc_error serr;
-    acc_err rc = acc_store_agreement_settle(svc->store, &r, ACC_STATE_BIT(ACC_STATE_PENDING), NULL,
-                                            NULL, 0, &serr);
-    if (rc == ACC_ERR_STATE) {
-        /* Terminated while it waited. */
-        a->state = r.state = ACC_STATE_TERMINATED;
-        free(a->reason);
-        a->reason = r.reason = acc_strdup("terminated before the quote was committed");
-        rc = acc_store_agreement_settle(
-            svc->store, &r, ACC_STATE_BIT(ACC_STATE_PENDING_AND_TERMINATING), NULL, NULL, 0, &serr);
+    bool terminated;
+    acc_err rc =
+        svc_settle_rejected(svc, &r, ACC_STATE_BIT(ACC_STATE_PENDING), NULL,
+                            "terminated before the quote was committed", &terminated, &serr);
+    a->state = r.state;
+    a->reason = r.reason;
+    if (terminated) {
         code = ACC_ERR_CANCELLED;
         reason = "the agreement was terminated before the quote was committed";
     }

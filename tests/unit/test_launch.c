@@ -21,7 +21,7 @@ struct fixture {
     struct acc_alloc_component comps[3];
     struct acc_alloc_link links[5];
     struct acc_launch_comp lc[3];
-    struct acc_launch_plan plan;
+    struct acc_launch_hosts plan;
 };
 
 static char *trace_args[] = {"--steps=500", "out dir/with \"quotes\""};
@@ -441,8 +441,8 @@ static void test_plan_hosts(void)
     struct acc_agreement a;
     struct acc_alloc_component c[3];
     plan_agreement(&a, c);
-    struct acc_launch_plan p;
-    ACC_ASSERT_OK(acc_launch_plan_build(&a, &cfg, "/jobs/x", &p, NULL));
+    struct acc_launch_hosts p;
+    ACC_ASSERT_OK(acc_launch_hosts_build(&a, &cfg, "/jobs/x", &p, NULL));
     CU_ASSERT_EQUAL(p.n_comps, 3);
     CU_ASSERT_EQUAL(p.router_port, 40000);
     CU_ASSERT_STRING_EQUAL(p.directory, "/jobs/x");
@@ -456,33 +456,33 @@ static void test_plan_hosts(void)
     CU_ASSERT_EQUAL(p.comps[2].n_hosts, 3);
     CU_ASSERT_STRING_EQUAL(p.comps[2].hosts[2], "beta-n3");
     CU_ASSERT_STRING_EQUAL(p.comps[2].contact, "beta");
-    acc_launch_plan_release(&p);
+    acc_launch_hosts_release(&p);
 
     /* Names the reservation reports win, as they are (Slurm's nodes). */
     c[2].node_names = "node7, node9,node12";
-    ACC_ASSERT_OK(acc_launch_plan_build(&a, &cfg, NULL, &p, NULL));
+    ACC_ASSERT_OK(acc_launch_hosts_build(&a, &cfg, NULL, &p, NULL));
     CU_ASSERT_STRING_EQUAL(p.comps[2].hosts[0], "node7");
     CU_ASSERT_STRING_EQUAL(p.comps[2].hosts[1], "node9");
     CU_ASSERT_STRING_EQUAL(p.comps[2].hosts[2], "node12");
-    acc_launch_plan_release(&p);
+    acc_launch_hosts_release(&p);
 
     /* Two components on one site share its one reservation's names. */
     c[0].node_names = c[1].node_names = "r1,r2,r3,r4";
-    ACC_ASSERT_OK(acc_launch_plan_build(&a, &cfg, NULL, &p, NULL));
+    ACC_ASSERT_OK(acc_launch_hosts_build(&a, &cfg, NULL, &p, NULL));
     CU_ASSERT_STRING_EQUAL(p.comps[0].hosts[1], "r2");
     CU_ASSERT_STRING_EQUAL(p.comps[1].hosts[0], "r3");
     CU_ASSERT_STRING_EQUAL(p.comps[1].hosts[1], "r4");
-    acc_launch_plan_release(&p);
+    acc_launch_hosts_release(&p);
     c[0].node_names = c[1].node_names = NULL;
 
     /* Too few names: refused, with the site and component named. */
     c[2].node_names = "node7";
     struct acc_error err;
-    CU_ASSERT_EQUAL(acc_launch_plan_build(&a, &cfg, NULL, &p, &err), ACC_ERR_INVALID);
+    CU_ASSERT_EQUAL(acc_launch_hosts_build(&a, &cfg, NULL, &p, &err), ACC_ERR_INVALID);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "site beta: component three needs 3 hosts"));
     c[2].node_names = NULL;
     c[1].nodes = 3; /* alpha's list has 4 names; 2 + 3 do not fit */
-    CU_ASSERT_EQUAL(acc_launch_plan_build(&a, &cfg, NULL, &p, &err), ACC_ERR_INVALID);
+    CU_ASSERT_EQUAL(acc_launch_hosts_build(&a, &cfg, NULL, &p, &err), ACC_ERR_INVALID);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "host list names only 2"));
     acc_config_release(&cfg);
 }
@@ -508,8 +508,8 @@ static void test_command(void)
         c[i].executable = "/opt/bin/prog";
     c[1].args = args;
     c[1].n_args = 3;
-    struct acc_launch_plan p;
-    ACC_ASSERT_OK(acc_launch_plan_build(&a, &cfg, "/jobs/x", &p, NULL));
+    struct acc_launch_hosts p;
+    ACC_ASSERT_OK(acc_launch_hosts_build(&a, &cfg, "/jobs/x", &p, NULL));
 
     struct acc_argv v;
     ACC_ASSERT_OK(
@@ -546,8 +546,8 @@ static void test_command(void)
                                          "[site beta]\nadapter = sim-batch\nnodes = 3\n",
                                          "test", &cfg, NULL));
     c[1].n_args = 0;
-    acc_launch_plan_release(&p);
-    ACC_ASSERT_OK(acc_launch_plan_build(&a, &cfg, "/jobs/x", &p, NULL));
+    acc_launch_hosts_release(&p);
+    ACC_ASSERT_OK(acc_launch_hosts_build(&a, &cfg, "/jobs/x", &p, NULL));
     ACC_ASSERT_OK(acc_launch_command(&p, &cfg.launch, ACC_LAUNCH_MPICH_G2, NULL, &v, NULL));
     line = argv_line(&v);
     CU_ASSERT_STRING_EQUAL(
@@ -595,7 +595,7 @@ static void test_command(void)
     c[0].executable = (char *)"prog";
     ACC_ASSERT_OK(acc_launch_command(&p, &cfg.launch, ACC_LAUNCH_METAMPICH, NULL, &v, &err));
     acc_argv_release(&v);
-    acc_launch_plan_release(&p);
+    acc_launch_hosts_release(&p);
     acc_config_release(&cfg);
 }
 

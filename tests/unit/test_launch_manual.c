@@ -138,7 +138,7 @@ static void test_host_map(void)
 {
     char *ha[] = {"alpha-n1", "alpha-n2"}, *hb[] = {"beta-n7"};
     struct acc_launch_comp comps[] = {{.hosts = ha, .n_hosts = 2}, {.hosts = hb, .n_hosts = 1}};
-    struct acc_launch_plan p = {.comps = comps, .n_comps = 2};
+    struct acc_launch_hosts p = {.comps = comps, .n_comps = 2};
     size_t c;
     const char *h;
     CU_ASSERT_TRUE(acc_manual_host(&p, 0, &c, &h));

@@ -190,8 +190,8 @@ static void test_flows(void)
         {.name = "ag", .from = "a", .to = "g", .link = "alpha-gamma", .reservation = "k2"},
     };
     struct acc_agreement a = {.comps = comps, .n_comps = 4, .links = links, .n_links = 4};
-    struct acc_launch_plan plan;
-    ACC_ASSERT_OK(acc_launch_plan_build(&a, &cfg, NULL, &plan, &err));
+    struct acc_launch_hosts plan;
+    ACC_ASSERT_OK(acc_launch_hosts_build(&a, &cfg, NULL, &plan, &err));
     struct acc_link_flows fl;
     ACC_ASSERT_OK(acc_flows_build(&a, &plan, &cfg, NULL, NULL, &fl, &err));
     CU_ASSERT_EQUAL_FATAL(fl.n, 2); /* one per reservation */
@@ -210,12 +210,12 @@ static void test_flows(void)
     CU_ASSERT_EQUAL_FATAL(f2->n_b, 1);
     CU_ASSERT_STRING_EQUAL(f2->addrs_b[0], "127.0.0.1"); /* looked up: localhost */
     acc_flows_release(&fl);
-    acc_launch_plan_release(&plan);
+    acc_launch_hosts_release(&plan);
 
     /* A filter leaves links out (their hosts are not even looked up). */
     CU_ASSERT_STRING_EQUAL(cfg.sites[2].host_names[0], "localhost");
     cfg.sites[2].host_names[0][0] = 'X'; /* "Xocalhost": does not resolve */
-    ACC_ASSERT_OK(acc_launch_plan_build(&a, &cfg, NULL, &plan, &err));
+    ACC_ASSERT_OK(acc_launch_hosts_build(&a, &cfg, NULL, &plan, &err));
     ACC_ASSERT_OK(acc_flows_build(&a, &plan, &cfg, only_alpha_beta, NULL, &fl, &err));
     CU_ASSERT_EQUAL_FATAL(fl.n, 1);
     CU_ASSERT_STRING_EQUAL(fl.v[0].key, "k1");
@@ -231,7 +231,7 @@ static void test_flows(void)
     links[3].link = "alpha-delta";
     CU_ASSERT_EQUAL(acc_flows_build(&a, &plan, &cfg, NULL, NULL, &fl, &err), ACC_ERR_INVALID);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "alpha-delta"));
-    acc_launch_plan_release(&plan);
+    acc_launch_hosts_release(&plan);
     acc_config_release(&cfg);
 }
 

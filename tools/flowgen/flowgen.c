@@ -140,122 +140,155 @@ static void conn_answer_close(struct conn *c)
     c->fd = -1;
 }
 
-static int serve(int argc, char **argv)
-{
-    long port = 0, max_conns = 64;
-    const char *bind_addr = "0.0.0.0";
+/* One server: its options, the listening socket and the connections. */
+struct server {
+    long port, max_conns;
+    const char *bind_addr;
     struct sockaddr_in sa;
-    struct pollfd *pfd = NULL;
-    struct conn *conns = NULL;
-    char *buf = NULL;
-    int lfd = -1, rc = 1, one = 1;
-    uint64_t total = 0, served = 0, refused = 0;
+    struct pollfd *pfd;
+    struct conn *conns;
+    char *buf;
+    int lfd;
+    uint64_t total, served, refused;
+};
 
+/* Reads PORT [--bind ADDR] [--max-conns N]; -1 when read, else the exit
+ * code. */
+static int serve_args(int argc, char **argv, struct server *sv)
+{
     if (argc < 1)
         return usage();
-    if (!parse_long(argv[0], 1, 65535, &port))
+    if (!parse_long(argv[0], 1, 65535, &sv->port))
         return fail("PORT: expected 1 to 65535, got '%s'", argv[0]);
     for (int i = 1; i < argc; i += 2) {
         if (i + 1 >= argc)
             return usage();
         if (strcmp(argv[i], "--bind") == 0)
-            bind_addr = argv[i + 1];
+            sv->bind_addr = argv[i + 1];
         else if (strcmp(argv[i], "--max-conns") == 0) {
-            if (!parse_long(argv[i + 1], 1, MAX_CONNS_LIMIT, &max_conns))
+            if (!parse_long(argv[i + 1], 1, MAX_CONNS_LIMIT, &sv->max_conns))
                 return fail("--max-conns: expected 1 to %d, got '%s'", MAX_CONNS_LIMIT,
                             argv[i + 1]);
         } else
             return usage();
     }
-    if (!parse_addr(bind_addr, (uint16_t)port, &sa))
-        return fail("--bind: not an IPv4 address: '%s'", bind_addr);
+    if (!parse_addr(sv->bind_addr, (uint16_t)sv->port, &sv->sa))
+        return fail("--bind: not an IPv4 address: '%s'", sv->bind_addr);
+    return -1;
+}
 
-    pfd = calloc((size_t)max_conns + 1, sizeof(*pfd));
-    conns = calloc((size_t)max_conns, sizeof(*conns));
-    buf = malloc(BUF_SIZE);
-    if (pfd == NULL || conns == NULL || buf == NULL) {
+static bool serve_listen(struct server *sv)
+{
+    int one = 1;
+    sv->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    return sv->lfd >= 0 && setsockopt(sv->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) == 0 &&
+           bind(sv->lfd, (struct sockaddr *)&sv->sa, sizeof(sv->sa)) == 0 &&
+           listen(sv->lfd, 128) == 0 && set_nonblock(sv->lfd) == 0;
+}
+
+/* Takes every waiting connection into a free slot; without one it is
+ * closed at once (bounded: the sender sees a reset). */
+static void serve_accept(struct server *sv)
+{
+    int cfd;
+    while ((cfd = accept(sv->lfd, NULL, NULL)) >= 0) {
+        if (set_nonblock(cfd) != 0 || fcntl(cfd, F_SETFD, FD_CLOEXEC) != 0) {
+            close(cfd);
+            continue;
+        }
+        long slot = -1;
+        for (long i = 0; i < sv->max_conns && slot < 0; i++)
+            if (sv->conns[i].fd < 0)
+                slot = i;
+        if (slot < 0) {
+            close(cfd); /* bounded: the sender sees a reset */
+            sv->refused++;
+            continue;
+        }
+        sv->conns[slot] = (struct conn){.fd = cfd, .bytes = 0};
+        sv->served++;
+    }
+}
+
+/* Counts what each connection sent; a sender that closed its side gets
+ * its answer. */
+static void serve_read(struct server *sv)
+{
+    for (long i = 0; i < sv->max_conns; i++) {
+        struct conn *c = &sv->conns[i];
+        if (c->fd < 0)
+            continue;
+        for (int rounds = 0; rounds < 16; rounds++) {
+            ssize_t r = recv(c->fd, sv->buf, BUF_SIZE, 0);
+            if (r > 0) {
+                c->bytes += (uint64_t)r;
+                sv->total += (uint64_t)r;
+                continue;
+            }
+            if (r == 0)
+                conn_answer_close(c);
+            else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+                close(c->fd); /* reset by the sender: nothing to answer */
+                c->fd = -1;
+            }
+            break;
+        }
+    }
+}
+
+static int serve(int argc, char **argv)
+{
+    struct server sv = {.max_conns = 64, .bind_addr = "0.0.0.0", .lfd = -1};
+    int rc = serve_args(argc, argv, &sv);
+    if (rc >= 0)
+        return rc;
+    rc = 1;
+    sv.pfd = calloc((size_t)sv.max_conns + 1, sizeof(*sv.pfd));
+    sv.conns = calloc((size_t)sv.max_conns, sizeof(*sv.conns));
+    sv.buf = malloc(BUF_SIZE);
+    if (sv.pfd == NULL || sv.conns == NULL || sv.buf == NULL) {
         fail("out of memory");
         goto out;
     }
-    for (long i = 0; i < max_conns; i++)
-        conns[i].fd = -1;
-
-    lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (lfd < 0 || setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
-        bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || listen(lfd, 128) != 0 ||
-        set_nonblock(lfd) != 0) {
-        fail("cannot listen on %s:%ld: %s", bind_addr, port, strerror(errno));
+    for (long i = 0; i < sv.max_conns; i++)
+        sv.conns[i].fd = -1;
+    if (!serve_listen(&sv)) {
+        fail("cannot listen on %s:%ld: %s", sv.bind_addr, sv.port, strerror(errno));
         goto out;
     }
-    printf("LISTENING %s:%ld\n", bind_addr, port);
+    printf("LISTENING %s:%ld\n", sv.bind_addr, sv.port);
     fflush(stdout);
 
     while (!stop_requested) {
         nfds_t n = 0;
-        pfd[n++] = (struct pollfd){.fd = lfd, .events = POLLIN};
-        for (long i = 0; i < max_conns; i++)
-            if (conns[i].fd >= 0)
-                pfd[n++] = (struct pollfd){.fd = conns[i].fd, .events = POLLIN};
-        int pr = poll(pfd, n, 200);
+        sv.pfd[n++] = (struct pollfd){.fd = sv.lfd, .events = POLLIN};
+        for (long i = 0; i < sv.max_conns; i++)
+            if (sv.conns[i].fd >= 0)
+                sv.pfd[n++] = (struct pollfd){.fd = sv.conns[i].fd, .events = POLLIN};
+        int pr = poll(sv.pfd, n, 200);
         if (pr < 0) {
             if (errno == EINTR)
                 continue;
             fail("poll: %s", strerror(errno));
             goto out;
         }
-        if (pfd[0].revents & POLLIN) {
-            int cfd;
-            while ((cfd = accept(lfd, NULL, NULL)) >= 0) {
-                if (set_nonblock(cfd) != 0 || fcntl(cfd, F_SETFD, FD_CLOEXEC) != 0) {
-                    close(cfd);
-                    continue;
-                }
-                long slot = -1;
-                for (long i = 0; i < max_conns && slot < 0; i++)
-                    if (conns[i].fd < 0)
-                        slot = i;
-                if (slot < 0) {
-                    close(cfd); /* bounded: the sender sees a reset */
-                    refused++;
-                    continue;
-                }
-                conns[slot] = (struct conn){.fd = cfd, .bytes = 0};
-                served++;
-            }
-        }
-        for (long i = 0; i < max_conns; i++) {
-            if (conns[i].fd < 0)
-                continue;
-            for (int rounds = 0; rounds < 16; rounds++) {
-                ssize_t r = recv(conns[i].fd, buf, BUF_SIZE, 0);
-                if (r > 0) {
-                    conns[i].bytes += (uint64_t)r;
-                    total += (uint64_t)r;
-                    continue;
-                }
-                if (r == 0)
-                    conn_answer_close(&conns[i]);
-                else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-                    close(conns[i].fd); /* reset by the sender: nothing to answer */
-                    conns[i].fd = -1;
-                }
-                break;
-            }
-        }
+        if (sv.pfd[0].revents & POLLIN)
+            serve_accept(&sv);
+        serve_read(&sv);
     }
-    printf("SERVED connections=%llu refused=%llu bytes=%llu\n", (unsigned long long)served,
-           (unsigned long long)refused, (unsigned long long)total);
+    printf("SERVED connections=%llu refused=%llu bytes=%llu\n", (unsigned long long)sv.served,
+           (unsigned long long)sv.refused, (unsigned long long)sv.total);
     rc = 0;
 out:
-    if (conns != NULL)
-        for (long i = 0; i < max_conns; i++)
-            if (conns[i].fd >= 0)
-                close(conns[i].fd);
-    if (lfd >= 0)
-        close(lfd);
-    free(pfd);
-    free(conns);
-    free(buf);
+    if (sv.conns != NULL)
+        for (long i = 0; i < sv.max_conns; i++)
+            if (sv.conns[i].fd >= 0)
+                close(sv.conns[i].fd);
+    if (sv.lfd >= 0)
+        close(sv.lfd);
+    free(sv.pfd);
+    free(sv.conns);
+    free(sv.buf);
     return rc;
 }
 
@@ -318,132 +351,151 @@ static bool read_answer(struct stream *s)
     }
 }
 
-static int send_cmd(int argc, char **argv)
-{
-    long port = 0, streams = 1;
-    double seconds = 10.0;
-    const char *bind_addr = NULL;
+/* One sender: its options and its streams. */
+struct sender {
+    long port, streams;
+    double seconds;
+    const char *host, *bind_addr;
     struct sockaddr_in dst, src;
     struct stream st[MAX_STREAMS];
     struct pollfd pfd[MAX_STREAMS];
-    char *buf = NULL;
-    int rc = 1;
-    long opened = 0;
+    char *buf;
+    long opened;
+};
 
+/* Reads HOST PORT [--streams N] [--seconds T] [--bind ADDR]; -1 when read,
+ * else the exit code. */
+static int send_args(int argc, char **argv, struct sender *sd)
+{
     if (argc < 2)
         return usage();
-    if (!parse_long(argv[1], 1, 65535, &port))
+    sd->host = argv[0];
+    if (!parse_long(argv[1], 1, 65535, &sd->port))
         return fail("PORT: expected 1 to 65535, got '%s'", argv[1]);
-    if (!parse_addr(argv[0], (uint16_t)port, &dst))
+    if (!parse_addr(argv[0], (uint16_t)sd->port, &sd->dst))
         return fail("HOST: not an IPv4 address: '%s'", argv[0]);
     for (int i = 2; i < argc; i += 2) {
         if (i + 1 >= argc)
             return usage();
         if (strcmp(argv[i], "--streams") == 0) {
-            if (!parse_long(argv[i + 1], 1, MAX_STREAMS, &streams))
+            if (!parse_long(argv[i + 1], 1, MAX_STREAMS, &sd->streams))
                 return fail("--streams: expected 1 to %d, got '%s'", MAX_STREAMS, argv[i + 1]);
         } else if (strcmp(argv[i], "--seconds") == 0) {
-            if (!parse_seconds(argv[i + 1], &seconds))
+            if (!parse_seconds(argv[i + 1], &sd->seconds))
                 return fail("--seconds: expected 0.1 to 3600, got '%s'", argv[i + 1]);
         } else if (strcmp(argv[i], "--bind") == 0)
-            bind_addr = argv[i + 1];
+            sd->bind_addr = argv[i + 1];
         else
             return usage();
     }
-    if (bind_addr != NULL && !parse_addr(bind_addr, 0, &src))
-        return fail("--bind: not an IPv4 address: '%s'", bind_addr);
+    if (sd->bind_addr != NULL && !parse_addr(sd->bind_addr, 0, &sd->src))
+        return fail("--bind: not an IPv4 address: '%s'", sd->bind_addr);
+    return -1;
+}
 
-    buf = calloc(1, BUF_SIZE);
-    if (buf == NULL) {
-        fail("out of memory");
-        goto out;
-    }
-    for (long i = 0; i < streams; i++) {
-        st[i] = (struct stream){.fd = connect_one(&dst, bind_addr != NULL ? &src : NULL)};
-        if (st[i].fd < 0) {
-            fail("cannot connect to %s:%ld: %s", argv[0], port, strerror(errno));
-            goto out;
-        }
-        opened = i + 1;
-    }
-
-    double t0 = now_s(), deadline = t0 + seconds;
-    /* Phase 1: write until the deadline (or a signal). */
+/* Phase 1: write until the deadline (or a signal).  0, or 1 on a failure
+ * (named). */
+static int send_phase(struct sender *sd, double deadline)
+{
     while (!stop_requested && now_s() < deadline) {
-        for (long i = 0; i < streams; i++)
-            pfd[i] = (struct pollfd){.fd = st[i].fd, .events = POLLOUT};
+        for (long i = 0; i < sd->streams; i++)
+            sd->pfd[i] = (struct pollfd){.fd = sd->st[i].fd, .events = POLLOUT};
         int ms = (int)((deadline - now_s()) * 1000.0) + 1;
-        int pr = poll(pfd, (nfds_t)streams, ms < 200 ? ms : 200);
-        if (pr < 0 && errno != EINTR) {
-            fail("poll: %s", strerror(errno));
-            goto out;
-        }
-        for (long i = 0; pr > 0 && i < streams; i++) {
-            if (pfd[i].revents & (POLLERR | POLLHUP)) {
-                fail("stream %ld to %s:%ld was closed by the receiver", i, argv[0], port);
-                goto out;
-            }
-            if (pfd[i].revents & POLLOUT) {
-                ssize_t w = send(st[i].fd, buf, BUF_SIZE, MSG_NOSIGNAL);
-                if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-                    fail("stream %ld: send: %s", i, strerror(errno));
-                    goto out;
-                }
+        int pr = poll(sd->pfd, (nfds_t)sd->streams, ms < 200 ? ms : 200);
+        if (pr < 0 && errno != EINTR)
+            return fail("poll: %s", strerror(errno));
+        for (long i = 0; pr > 0 && i < sd->streams; i++) {
+            if (sd->pfd[i].revents & (POLLERR | POLLHUP))
+                return fail("stream %ld to %s:%ld was closed by the receiver", i, sd->host,
+                            sd->port);
+            if (sd->pfd[i].revents & POLLOUT) {
+                ssize_t w = send(sd->st[i].fd, sd->buf, BUF_SIZE, MSG_NOSIGNAL);
+                if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+                    return fail("stream %ld: send: %s", i, strerror(errno));
             }
         }
     }
-    /* Phase 2: close our side; the receiver answers once it has read everything. */
-    for (long i = 0; i < streams; i++) {
-        shutdown(st[i].fd, SHUT_WR);
-        st[i].closed_wr = true;
+    return 0;
+}
+
+/* Phase 2: close our side; the receiver answers once it has read
+ * everything.  *t_last is the time of the last answer.  0, or 1 on a
+ * failure (named). */
+static int answer_phase(struct sender *sd, double *t_last)
+{
+    for (long i = 0; i < sd->streams; i++) {
+        shutdown(sd->st[i].fd, SHUT_WR);
+        sd->st[i].closed_wr = true;
     }
-    double t_last = now_s(), answer_deadline = t_last + ANSWER_TIMEOUT_MS / 1000.0;
+    *t_last = now_s();
+    double answer_deadline = *t_last + ANSWER_TIMEOUT_MS / 1000.0;
     long answered = 0;
-    while (answered < streams) {
+    while (answered < sd->streams) {
         double left = answer_deadline - now_s();
-        if (left <= 0) {
-            fail("no answer from the receiver within %d s", ANSWER_TIMEOUT_MS / 1000);
-            goto out;
-        }
+        if (left <= 0)
+            return fail("no answer from the receiver within %d s", ANSWER_TIMEOUT_MS / 1000);
         nfds_t n = 0;
         long idx[MAX_STREAMS];
-        for (long i = 0; i < streams; i++)
-            if (!st[i].answered) {
+        for (long i = 0; i < sd->streams; i++)
+            if (!sd->st[i].answered) {
                 idx[n] = i;
-                pfd[n++] = (struct pollfd){.fd = st[i].fd, .events = POLLIN};
+                sd->pfd[n++] = (struct pollfd){.fd = sd->st[i].fd, .events = POLLIN};
             }
-        int pr = poll(pfd, n, (int)(left * 1000.0) + 1);
-        if (pr < 0 && errno != EINTR) {
-            fail("poll: %s", strerror(errno));
-            goto out;
-        }
+        int pr = poll(sd->pfd, n, (int)(left * 1000.0) + 1);
+        if (pr < 0 && errno != EINTR)
+            return fail("poll: %s", strerror(errno));
         for (nfds_t k = 0; pr > 0 && k < n; k++) {
-            struct stream *s = &st[idx[k]];
-            if (!(pfd[k].revents & (POLLIN | POLLHUP | POLLERR)) || !read_answer(s))
+            struct stream *s = &sd->st[idx[k]];
+            if (!(sd->pfd[k].revents & (POLLIN | POLLHUP | POLLERR)) || !read_answer(s))
                 continue;
             unsigned long long v = 0;
-            if (sscanf(s->ans, "BYTES %llu", &v) != 1) {
-                fail("stream %ld: garbled answer from the receiver", idx[k]);
-                goto out;
-            }
+            if (sscanf(s->ans, "BYTES %llu", &v) != 1)
+                return fail("stream %ld: garbled answer from the receiver", idx[k]);
             s->received = v;
             s->answered = true;
             answered++;
-            t_last = now_s();
+            *t_last = now_s();
         }
     }
+    return 0;
+}
+
+static int send_cmd(int argc, char **argv)
+{
+    struct sender sd = {.streams = 1, .seconds = 10.0};
+    int rc = send_args(argc, argv, &sd);
+    if (rc >= 0)
+        return rc;
+    rc = 1;
+    sd.buf = calloc(1, BUF_SIZE);
+    if (sd.buf == NULL) {
+        fail("out of memory");
+        goto out;
+    }
+    for (long i = 0; i < sd.streams; i++) {
+        sd.st[i] =
+            (struct stream){.fd = connect_one(&sd.dst, sd.bind_addr != NULL ? &sd.src : NULL)};
+        if (sd.st[i].fd < 0) {
+            fail("cannot connect to %s:%ld: %s", sd.host, sd.port, strerror(errno));
+            goto out;
+        }
+        sd.opened = i + 1;
+    }
+    double t0 = now_s(), t_last = t0;
+    if (send_phase(&sd, t0 + sd.seconds) || answer_phase(&sd, &t_last))
+        goto out;
     uint64_t bytes = 0;
-    for (long i = 0; i < streams; i++)
-        bytes += st[i].received;
+    for (long i = 0; i < sd.streams; i++)
+        bytes += sd.st[i].received;
     double secs = t_last - t0;
     printf("RESULT mbit_s=%.2f bytes=%llu seconds=%.3f streams=%ld%s\n",
            secs > 0 ? (double)bytes * 8.0 / secs / 1e6 : 0.0, (unsigned long long)bytes, secs,
-           streams, stop_requested ? " interrupted=1" : "");
+           sd.streams, stop_requested ? " interrupted=1" : "");
     rc = 0;
 out:
-    for (long i = 0; i < opened; i++)
-        close(st[i].fd);
-    free(buf);
+    for (long i = 0; i < sd.opened; i++)
+        close(sd.st[i].fd);
+    free(sd.buf);
     return rc;
 }
 

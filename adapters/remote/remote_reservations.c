@@ -1,4 +1,4 @@
-/* remote_ops.c - the remote adapter's reservations: preview, reserve (by
+/* remote_reservations.c - the remote adapter's reservations: preview, reserve (by
  * key, idempotent at the site), query and cancel by key. */
 #include "remote_internal.h"
 

@@ -1,4 +1,6 @@
-/* plan.c - which hosts each component of a committed agreement runs on. */
+/* hosts.c - which hosts each component of a committed agreement runs on
+ * (struct acc_launch_hosts; called "hosts", not "plan", because the
+ * reservation planner is server/service/plan.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,7 +9,7 @@
 #include "../../lib/common/strutil.h"
 #include "launch.h"
 
-void acc_launch_plan_release(struct acc_launch_plan *p)
+void acc_launch_hosts_release(struct acc_launch_hosts *p)
 {
     if (!p)
         return;
@@ -49,7 +51,7 @@ static acc_err hosts_reported(const char *names, struct acc_hostlist *out)
 }
 
 /* Is name among the hosts of components [0, upto) on the same site? */
-static bool taken(const struct acc_launch_plan *p, size_t upto, const char *site, const char *name)
+static bool taken(const struct acc_launch_hosts *p, size_t upto, const char *site, const char *name)
 {
     for (size_t i = 0; i < upto; i++) {
         const struct acc_launch_comp *c = &p->comps[i];
@@ -63,7 +65,7 @@ static bool taken(const struct acc_launch_plan *p, size_t upto, const char *site
     return false;
 }
 
-static acc_err resolve(struct acc_launch_plan *p, size_t i, const struct acc_config *cfg,
+static acc_err resolve(struct acc_launch_hosts *p, size_t i, const struct acc_config *cfg,
                        struct acc_error *err)
 {
     struct acc_launch_comp *c = &p->comps[i];
@@ -121,9 +123,9 @@ static acc_err resolve(struct acc_launch_plan *p, size_t i, const struct acc_con
     return ACC_OK;
 }
 
-acc_err acc_launch_plan_build(const struct acc_agreement *a, const struct acc_config *cfg,
-                              const char *directory, struct acc_launch_plan *out,
-                              struct acc_error *err)
+acc_err acc_launch_hosts_build(const struct acc_agreement *a, const struct acc_config *cfg,
+                               const char *directory, struct acc_launch_hosts *out,
+                               struct acc_error *err)
 {
     memset(out, 0, sizeof *out);
     out->agreement = a;
@@ -131,7 +133,7 @@ acc_err acc_launch_plan_build(const struct acc_agreement *a, const struct acc_co
     out->comps = calloc(a->n_comps ? a->n_comps : 1, sizeof *out->comps);
     out->directory = strdup(directory ? directory : ".");
     if (!out->comps || !out->directory) {
-        acc_launch_plan_release(out);
+        acc_launch_hosts_release(out);
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     }
     out->n_comps = a->n_comps;
@@ -140,7 +142,7 @@ acc_err acc_launch_plan_build(const struct acc_agreement *a, const struct acc_co
         out->comps[i].index = i;
         acc_err rc = resolve(out, i, cfg, err);
         if (rc) {
-            acc_launch_plan_release(out);
+            acc_launch_hosts_release(out);
             return rc;
         }
     }

@@ -1,0 +1,90 @@
+/* settle.c - recording how a negotiation ended (part of the service; see
+ * internal.h), shared by a negotiation (negotiate.c), the commit of a held
+ * quote (quote_commit.c) and a modification (modify.c): a rejection and its
+ * settling write, the reservations of a run that cannot be recorded, and
+ * what follows a commit. */
+#include <stdlib.h>
+
+#include "../../lib/common/strutil.h"
+#include "internal.h"
+
+void svc_reject(struct acc_agreement *a, acc_err code, const char *reason)
+{
+    a->state = ACC_STATE_REJECTED;
+    free(a->fault_code);
+    free(a->reason);
+    a->fault_code = acc_strdup(acc_err_symbol(code));
+    a->reason = acc_strdup(reason);
+}
+
+void svc_drop_run(struct acc_agreement *a)
+{
+    if (a->run) {
+        acc_run_release(a->run);
+        free(a->run);
+        a->run = NULL;
+    }
+}
+
+acc_err svc_settle_rejected(struct acc_service *svc, struct acc_agreement *a, unsigned from,
+                            const struct acc_trace *trace, const char *terminated_reason,
+                            bool *terminated, struct acc_error *err)
+{
+    acc_err rc = acc_store_agreement_settle(svc->store, a, from, trace, NULL, 0, err);
+    *terminated = rc == ACC_ERR_STATE;
+    if (!*terminated)
+        return rc;
+    /* Terminated while it was negotiated: record the end as Terminated. */
+    a->state = ACC_STATE_TERMINATED;
+    if (terminated_reason) {
+        free(a->reason);
+        a->reason = acc_strdup(terminated_reason);
+    }
+    return acc_store_agreement_settle(
+        svc->store, a, ACC_STATE_BIT(ACC_STATE_PENDING_AND_TERMINATING), trace, NULL, 0, err);
+}
+
+void svc_undo_items(struct acc_service *svc, struct acc_engine_item *items, size_t n)
+{
+    struct acc_booking *b = calloc(n ? n : 1, sizeof *b);
+    if (!b)
+        return; /* the journal still says reserved: housekeeping cancels them */
+    for (size_t i = 0; i < n; i++) {
+        b[i] = items[i].booking;
+        b[i].state = ACC_BOOKING_RESERVED;
+    }
+    svc_cancel_bookings(svc, b, n);
+    for (size_t i = 0; i < n; i++)
+        items[i].booking = b[i];
+    free(b);
+}
+
+#define UNSTARTED_REASON                                                     \
+    "accordd was stopped before the negotiation began; nothing was booked; " \
+    "submit the offer again"
+
+acc_err svc_settle_unstarted(struct acc_service *svc, struct acc_agreement *a, bool terminated,
+                             struct acc_error *err)
+{
+    a->updated = acc_now();
+    if (terminated) {
+        a->state = ACC_STATE_TERMINATED;
+        free(a->reason);
+        a->reason = acc_strdup("terminated before its negotiation began");
+    } else {
+        svc_reject(a, ACC_ERR_INTERRUPTED, UNSTARTED_REASON);
+    }
+    return acc_store_agreement_settle(svc->store, a,
+                                      ACC_STATE_BIT(ACC_STATE_PENDING) |
+                                          ACC_STATE_BIT(ACC_STATE_PENDING_AND_TERMINATING),
+                                      NULL, NULL, 0, err);
+}
+
+void svc_after_commit(struct acc_service *svc, const struct acc_agreement *a)
+{
+    /* The network adapters that install reservations on the wire get their
+     * flows (a failure is retried by housekeeping). */
+    svc_provision_committed(svc, a);
+    if (a->run && a->run->state == ACC_RUN_WAITING)
+        acc_launcher_schedule(svc->launcher, a, a->run);
+}
