@@ -209,8 +209,7 @@ static void faults(const struct kind *k, struct acc_adapter *ad)
     acc_adapter_cancel(ad, "other-beaten", NULL, NULL);
 }
 
-/* The old one counted as free for the grown one alone, until it is
- * cancelled. */
+/* The old one counts as free for the grown one alone, until cancelled. */
 static void replace_grown(const struct kind *k, struct acc_adapter *ad, acc_time t,
                           struct acc_resource old)
 {
