@@ -110,37 +110,27 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-int main(int argc, char **argv)
+/* Where the ranks stand: each one's component (its MPMD segment,
+ * MPI_APPNUM) and its index there. */
+struct layout {
+    int rank, size, ncomp, my_app, my_index;
+    int *app, *members[MAX_COMPONENTS], n_of[MAX_COMPONENTS];
+};
+
+/* The components of the run; 2 (said by rank 0) unless there are 2 to
+ * MAX_COMPONENTS of them, each with ranks. */
+static int find_components(struct layout *l)
 {
-    struct opts o;
-    char why[256] = "";
-    int rank, size, flag = 0, rc = 0;
-    int *app = NULL, *members[MAX_COMPONENTS] = {0}, n_of[MAX_COMPONENTS] = {0};
-    char *sendbuf = NULL, *recvbuf = NULL;
-    MPI_Request *req = NULL;
-    MPI_Status *stat = NULL; /* not MPI_STATUSES_IGNORE: gcc 12 warns on it */
-    double *comm = NULL;
-
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (parse_opts(argc, argv, &o, why, sizeof(why)) != 0) {
-        if (rank == 0)
-            fprintf(stderr, "accord-metatrace: %s\n", why);
-        rc = 2;
-        goto out;
-    }
-
-    int *appnum_attr = NULL, my_app = 0;
+    int *appnum_attr = NULL, flag = 0;
     MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_APPNUM, &appnum_attr, &flag);
     if (flag && appnum_attr != NULL)
-        my_app = *appnum_attr;
-    app = calloc((size_t)size, sizeof(*app));
+        l->my_app = *appnum_attr;
+    int *app = l->app = calloc((size_t)l->size, sizeof(*l->app));
     if (app == NULL)
         MPI_Abort(MPI_COMM_WORLD, 1);
-    MPI_Allgather(&my_app, 1, MPI_INT, app, 1, MPI_INT, MPI_COMM_WORLD);
-    int ncomp = 0, my_index = 0;
-    for (int r = 0; r < size; r++) {
+    MPI_Allgather(&l->my_app, 1, MPI_INT, app, 1, MPI_INT, MPI_COMM_WORLD);
+    int ncomp = 0;
+    for (int r = 0; r < l->size; r++) {
         if (app[r] < 0 || app[r] >= MAX_COMPONENTS) {
             ncomp = -1;
             break;
@@ -148,62 +138,147 @@ int main(int argc, char **argv)
         if (app[r] + 1 > ncomp)
             ncomp = app[r] + 1;
     }
+    l->ncomp = ncomp;
     if (ncomp < 2) {
-        if (rank == 0)
+        if (l->rank == 0)
             fprintf(stderr,
                     "accord-metatrace: needs 2 to %d components (MPMD segments, "
                     "e.g. mpiexec -n 1 prog : -n 1 prog); got %d\n",
                     MAX_COMPONENTS, ncomp);
+        return 2;
+    }
+    for (int c = 0; c < ncomp; c++) {
+        l->members[c] = calloc((size_t)l->size, sizeof(int));
+        if (l->members[c] == NULL)
+            MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    for (int r = 0; r < l->size; r++) {
+        if (r == l->rank)
+            l->my_index = l->n_of[app[r]];
+        l->members[app[r]][l->n_of[app[r]]++] = r;
+    }
+    for (int c = 0; c < ncomp; c++)
+        if (l->n_of[c] == 0) {
+            if (l->rank == 0)
+                fprintf(stderr, "accord-metatrace: component %d has no ranks\n", c);
+            return 2;
+        }
+    return 0;
+}
+
+/* Who sends what to whom: component 0's rank j sends share(j) bytes to rank
+ * (j mod n_c) of every other component c; share(0) takes the remainder. */
+struct traffic {
+    long long share, first_extra, my_send, my_recv;
+    int nreq_max;
+};
+
+static void plan_traffic(const struct layout *l, double mb, struct traffic *t)
+{
+    long long total = (long long)(mb * 1e6);
+    int n0 = l->n_of[0];
+    t->share = total / n0;
+    t->first_extra = total % n0;
+    t->my_send = l->my_app == 0 ? t->share + (l->my_index == 0 ? t->first_extra : 0) : 0;
+    t->my_recv = 0;
+    t->nreq_max = 0;
+    if (l->my_app == 0)
+        t->nreq_max = l->ncomp - 1;
+    else
+        for (int j = 0; j < n0; j++)
+            if (j % l->n_of[l->my_app] == l->my_index) {
+                t->my_recv += t->share + (j == 0 ? t->first_extra : 0);
+                t->nreq_max++;
+            }
+}
+
+/* One step's exchange as planned; the time this rank took. */
+static double exchange(const struct layout *l, const struct traffic *t, char *sendbuf,
+                       char *recvbuf, MPI_Request *req, MPI_Status *stat)
+{
+    double t0 = MPI_Wtime();
+    int nreq = 0;
+    if (l->my_app == 0) {
+        for (int c = 1; c < l->ncomp; c++)
+            MPI_Isend(sendbuf, (int)t->my_send, MPI_BYTE, l->members[c][l->my_index % l->n_of[c]],
+                      TAG_DATA, MPI_COMM_WORLD, &req[nreq++]);
+    } else {
+        long long off = 0;
+        for (int j = 0; j < l->n_of[0]; j++)
+            if (j % l->n_of[l->my_app] == l->my_index) {
+                long long len = t->share + (j == 0 ? t->first_extra : 0);
+                MPI_Irecv(recvbuf + off, (int)len, MPI_BYTE, l->members[0][j], TAG_DATA,
+                          MPI_COMM_WORLD, &req[nreq++]);
+                off += len;
+            }
+    }
+    MPI_Waitall(nreq, req, stat);
+    return MPI_Wtime() - t0;
+}
+
+/* Rank 0's summary line over the steps after the warm-up (comm: each step's
+ * longest exchange; run: their whole time). */
+static void report(const struct opts *o, const struct layout *l, const double *comm, double run)
+{
+    long n = o->steps - o->warmup;
+    double sum = 0, *sorted = malloc((size_t)n * sizeof(double));
+    if (sorted == NULL)
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    for (long i = 0; i < n; i++) {
+        sorted[i] = comm[o->warmup + i];
+        sum += sorted[i];
+    }
+    qsort(sorted, (size_t)n, sizeof(double), cmp_double);
+    double med = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+    printf("METATRACE components=%d ranks=%d steps=%ld warmup=%ld mb=%g compute_ms=%ld "
+           "comm_median_s=%.4f comm_min_s=%.4f comm_max_s=%.4f spread=%.3f "
+           "comm_share=%.3f run_s=%.2f\n",
+           l->ncomp, l->size, o->steps, o->warmup, o->mb, o->compute_ms, med, sorted[0],
+           sorted[n - 1], med > 0 ? (sorted[n - 1] - sorted[0]) / med : 0.0,
+           run > 0 ? sum / run : 0.0, run);
+    fflush(stdout);
+    free(sorted);
+}
+
+int main(int argc, char **argv)
+{
+    struct opts o;
+    char why[256] = "";
+    int rc = 0;
+    struct layout l = {0};
+    struct traffic t;
+    char *sendbuf = NULL, *recvbuf = NULL;
+    MPI_Request *req = NULL;
+    MPI_Status *stat = NULL; /* not MPI_STATUSES_IGNORE: gcc 12 warns on it */
+    double *comm = NULL;
+
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &l.rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &l.size);
+    if (parse_opts(argc, argv, &o, why, sizeof(why)) != 0) {
+        if (l.rank == 0)
+            fprintf(stderr, "accord-metatrace: %s\n", why);
         rc = 2;
         goto out;
     }
-    for (int c = 0; c < ncomp; c++) {
-        members[c] = calloc((size_t)size, sizeof(int));
-        if (members[c] == NULL)
-            MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-    for (int r = 0; r < size; r++) {
-        if (r == rank)
-            my_index = n_of[app[r]];
-        members[app[r]][n_of[app[r]]++] = r;
-    }
-    for (int c = 0; c < ncomp; c++)
-        if (n_of[c] == 0) {
-            if (rank == 0)
-                fprintf(stderr, "accord-metatrace: component %d has no ranks\n", c);
-            rc = 2;
-            goto out;
-        }
+    if ((rc = find_components(&l)) != 0)
+        goto out;
 
-    /* Who sends what to whom: component 0's rank j sends share(j) bytes to rank
-     * (j mod n_c) of every other component c. */
-    long long total = (long long)(o.mb * 1e6);
-    int n0 = n_of[0];
-    long long share = total / n0, first_extra = total % n0;
-    long long my_send = my_app == 0 ? share + (my_index == 0 ? first_extra : 0) : 0;
-    long long my_recv = 0;
-    int nreq_max = 0;
-    if (my_app == 0)
-        nreq_max = ncomp - 1;
-    else
-        for (int j = 0; j < n0; j++)
-            if (j % n_of[my_app] == my_index) {
-                my_recv += share + (j == 0 ? first_extra : 0);
-                nreq_max++;
-            }
-    sendbuf = calloc(1, (size_t)(my_send > 0 ? my_send : 1));
-    recvbuf = calloc(1, (size_t)(my_recv > 0 ? my_recv : 1));
+    plan_traffic(&l, o.mb, &t);
+    int nreq_max = t.nreq_max;
+    sendbuf = calloc(1, (size_t)(t.my_send > 0 ? t.my_send : 1));
+    recvbuf = calloc(1, (size_t)(t.my_recv > 0 ? t.my_recv : 1));
     req = calloc((size_t)(nreq_max > 0 ? nreq_max : 1), sizeof(*req));
     stat = calloc((size_t)(nreq_max > 0 ? nreq_max : 1), sizeof(*stat));
     comm = calloc((size_t)o.steps, sizeof(*comm));
     if (sendbuf == NULL || recvbuf == NULL || req == NULL || stat == NULL || comm == NULL)
         MPI_Abort(MPI_COMM_WORLD, 1);
-    memset(sendbuf, 0x5a, (size_t)(my_send > 0 ? my_send : 1));
+    memset(sendbuf, 0x5a, (size_t)(t.my_send > 0 ? t.my_send : 1));
 
-    if (rank == 0) {
+    if (l.rank == 0) {
         printf("METATRACE-START components=%d ranks=%d steps=%ld warmup=%ld mb=%g "
                "compute_ms=%ld\n",
-               ncomp, size, o.steps, o.warmup, o.mb, o.compute_ms);
+               l.ncomp, l.size, o.steps, o.warmup, o.mb, o.compute_ms);
         fflush(stdout);
     }
     MPI_Barrier(MPI_COMM_WORLD);
@@ -213,26 +288,9 @@ int main(int argc, char **argv)
             run_start = MPI_Wtime();
         busy((double)o.compute_ms / 1000.0);
         MPI_Barrier(MPI_COMM_WORLD);
-        double t0 = MPI_Wtime();
-        int nreq = 0;
-        if (my_app == 0) {
-            for (int c = 1; c < ncomp; c++)
-                MPI_Isend(sendbuf, (int)my_send, MPI_BYTE, members[c][my_index % n_of[c]], TAG_DATA,
-                          MPI_COMM_WORLD, &req[nreq++]);
-        } else {
-            long long off = 0;
-            for (int j = 0; j < n0; j++)
-                if (j % n_of[my_app] == my_index) {
-                    long long len = share + (j == 0 ? first_extra : 0);
-                    MPI_Irecv(recvbuf + off, (int)len, MPI_BYTE, members[0][j], TAG_DATA,
-                              MPI_COMM_WORLD, &req[nreq++]);
-                    off += len;
-                }
-        }
-        MPI_Waitall(nreq, req, stat);
-        double mine = MPI_Wtime() - t0, longest = 0;
+        double mine = exchange(&l, &t, sendbuf, recvbuf, req, stat), longest = 0;
         MPI_Reduce(&mine, &longest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-        if (rank == 0) {
+        if (l.rank == 0) {
             comm[s] = longest;
             printf("STEP %ld comm_s=%.4f%s\n", s, longest, s < o.warmup ? " warmup" : "");
             fflush(stdout);
@@ -240,30 +298,12 @@ int main(int argc, char **argv)
     }
     run_end = MPI_Wtime();
 
-    if (rank == 0) {
-        long n = o.steps - o.warmup;
-        double sum = 0, *sorted = malloc((size_t)n * sizeof(double));
-        if (sorted == NULL)
-            MPI_Abort(MPI_COMM_WORLD, 1);
-        for (long i = 0; i < n; i++) {
-            sorted[i] = comm[o.warmup + i];
-            sum += sorted[i];
-        }
-        qsort(sorted, (size_t)n, sizeof(double), cmp_double);
-        double med = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
-        double run = run_end - run_start;
-        printf("METATRACE components=%d ranks=%d steps=%ld warmup=%ld mb=%g compute_ms=%ld "
-               "comm_median_s=%.4f comm_min_s=%.4f comm_max_s=%.4f spread=%.3f "
-               "comm_share=%.3f run_s=%.2f\n",
-               ncomp, size, o.steps, o.warmup, o.mb, o.compute_ms, med, sorted[0], sorted[n - 1],
-               med > 0 ? (sorted[n - 1] - sorted[0]) / med : 0.0, run > 0 ? sum / run : 0.0, run);
-        fflush(stdout);
-        free(sorted);
-    }
+    if (l.rank == 0)
+        report(&o, &l, comm, run_end - run_start);
 out:
     for (int c = 0; c < MAX_COMPONENTS; c++)
-        free(members[c]);
-    free(app);
+        free(l.members[c]);
+    free(l.app);
     free(sendbuf);
     free(recvbuf);
     free(req);

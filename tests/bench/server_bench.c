@@ -247,6 +247,58 @@ static void bench_crowd(void)
             close(fds[i]);
 }
 
+/* n offers from CLIENTS clients at once; the ids agreed in ids, their
+ * number returned. */
+static long bench_fill(long n, char (*ids)[32], const char *db, const char *wal)
+{
+    atomic_long left = n, n_ids = 0;
+    struct filler fl[CLIENTS];
+    int64_t t0 = acc_mono_us();
+    for (int i = 0; i < CLIENTS; i++) {
+        fl[i] = (struct filler){.left = &left, .ids = ids, .n_ids = &n_ids};
+        pthread_create(&fl[i].tid, NULL, fill_main, &fl[i]);
+    }
+    long ok = 0, other = 0;
+    for (int i = 0; i < CLIENTS; i++) {
+        pthread_join(fl[i].tid, NULL);
+        ok += fl[i].ok;
+        other += fl[i].other;
+    }
+    double secs = (double)(acc_mono_us() - t0) / 1e6;
+    printf("filling, %d HTTP clients, keep-alive, synchronous=FULL: %.0f agreements/s "
+           "(%ld agreed, %ld other in %.1f s; target >= 2000/s)\n",
+           CLIENTS, (double)ok / secs, ok, other, secs);
+    printf("accordd with %ld agreements stored: RSS %.1f MB (target <= 50 MB); database %.1f MB, "
+           "WAL %.1f MB\n",
+           ok, (double)rss_kib() / 1024.0, (double)file_size(db) / 1e6,
+           (double)file_size(wal) / 1e6);
+    return atomic_load(&n_ids);
+}
+
+/* GET /agreements/{id} of the ids from CLIENTS clients for seconds. */
+static void bench_get(char (*ids)[32], long n_ids, int seconds)
+{
+    atomic_bool stop = false;
+    struct getter g[CLIENTS];
+    int64_t t0 = acc_mono_us();
+    for (int i = 0; i < CLIENTS; i++) {
+        g[i] = (struct getter){.stop = &stop, .ids = ids, .n_ids = n_ids, .seed = (unsigned)i + 1};
+        pthread_create(&g[i].tid, NULL, get_main, &g[i]);
+    }
+    sleep((unsigned)seconds);
+    atomic_store(&stop, true);
+    long ok = 0, other = 0;
+    for (int i = 0; i < CLIENTS; i++) {
+        pthread_join(g[i].tid, NULL);
+        ok += g[i].ok;
+        other += g[i].other;
+    }
+    double secs = (double)(acc_mono_us() - t0) / 1e6;
+    printf("GET /agreements/{id}, %d clients, keep-alive: %.0f/s (%ld ok, %ld other; target >= "
+           "20000/s); RSS then %.1f MB\n",
+           CLIENTS, (double)ok / secs, ok, other, (double)rss_kib() / 1024.0);
+}
+
 int main(int argc, char **argv)
 {
     long n = argc > 1 ? atol(argv[1]) : 100000;
@@ -276,52 +328,13 @@ int main(int argc, char **argv)
     }
 
     char(*ids)[32] = calloc((size_t)n, sizeof *ids);
-    atomic_long left = n, n_ids = 0;
-    struct filler fl[CLIENTS];
-    int64_t t0 = acc_mono_us();
-    for (int i = 0; i < CLIENTS; i++) {
-        fl[i] = (struct filler){.left = &left, .ids = ids, .n_ids = &n_ids};
-        pthread_create(&fl[i].tid, NULL, fill_main, &fl[i]);
-    }
-    long ok = 0, other = 0;
-    for (int i = 0; i < CLIENTS; i++) {
-        pthread_join(fl[i].tid, NULL);
-        ok += fl[i].ok;
-        other += fl[i].other;
-    }
-    double secs = (double)(acc_mono_us() - t0) / 1e6;
-    printf("filling, %d HTTP clients, keep-alive, synchronous=FULL: %.0f agreements/s "
-           "(%ld agreed, %ld other in %.1f s; target >= 2000/s)\n",
-           CLIENTS, (double)ok / secs, ok, other, secs);
-    printf("accordd with %ld agreements stored: RSS %.1f MB (target <= 50 MB); database %.1f MB, "
-           "WAL %.1f MB\n",
-           ok, (double)rss_kib() / 1024.0, (double)file_size(db) / 1e6,
-           (double)file_size(wal) / 1e6);
+    long n_ids = bench_fill(n, ids, db, wal);
 
-    atomic_bool stop = false;
-    struct getter g[CLIENTS];
-    t0 = acc_mono_us();
-    for (int i = 0; i < CLIENTS; i++) {
-        g[i] = (struct getter){
-            .stop = &stop, .ids = ids, .n_ids = atomic_load(&n_ids), .seed = (unsigned)i + 1};
-        pthread_create(&g[i].tid, NULL, get_main, &g[i]);
-    }
-    sleep((unsigned)get_seconds);
-    atomic_store(&stop, true);
-    ok = other = 0;
-    for (int i = 0; i < CLIENTS; i++) {
-        pthread_join(g[i].tid, NULL);
-        ok += g[i].ok;
-        other += g[i].other;
-    }
-    secs = (double)(acc_mono_us() - t0) / 1e6;
-    printf("GET /agreements/{id}, %d clients, keep-alive: %.0f/s (%ld ok, %ld other; target >= "
-           "20000/s); RSS then %.1f MB\n",
-           CLIENTS, (double)ok / secs, ok, other, (double)rss_kib() / 1024.0);
+    bench_get(ids, n_ids, get_seconds);
 
     bench_crowd();
 
-    t0 = acc_mono_us();
+    int64_t t0 = acc_mono_us();
     kill(pid, SIGTERM);
     int status;
     waitpid(pid, &status, 0);

@@ -144,14 +144,15 @@ static void *work(void *arg)
     return NULL;
 }
 
-int main(int argc, char **argv)
+/* --rounds N --clients C --cycles K --durable yes|no; 2 (said) when a
+ * number is not one. */
+static int parse_args(int argc, char **argv, unsigned *rounds, unsigned *clients, unsigned *cycles,
+                      const char **durable)
 {
-    unsigned rounds = 500, clients = 16, cycles = 100;
-    const char *durable = "yes";
     for (int i = 1; i + 1 < argc; i += 2) {
         int64_t v = 0;
         if (strcmp(argv[i], "--durable") == 0) {
-            durable = argv[i + 1];
+            *durable = argv[i + 1];
             continue;
         }
         if (acc_parse_i64(argv[i + 1], 1, 1000000, &v, NULL)) {
@@ -162,15 +163,19 @@ int main(int argc, char **argv)
             return 2;
         }
         if (strcmp(argv[i], "--rounds") == 0)
-            rounds = (unsigned)v;
+            *rounds = (unsigned)v;
         else if (strcmp(argv[i], "--clients") == 0)
-            clients = (unsigned)v;
+            *clients = (unsigned)v;
         else if (strcmp(argv[i], "--cycles") == 0)
-            cycles = (unsigned)v;
+            *cycles = (unsigned)v;
     }
-    char dir[] = "/tmp/accord-site-bench-XXXXXX";
-    if (!mkdtemp(dir))
-        return 1;
+    return 0;
+}
+
+/* The site daemon alpha (100000 nodes of sim-batch) in dir, with the
+ * certificates of tests/support/mkcerts.sh; port and T set. */
+static int start_site(const char *dir, const char *durable, struct acc_site **site)
+{
     snprintf(certs, sizeof certs, "%s/certs", dir);
     char cmd[1024], text[4096], db[600];
     snprintf(cmd, sizeof cmd, "%s/tests/support/mkcerts.sh %s", ACC_SOURCE_DIR, certs);
@@ -187,17 +192,20 @@ int main(int argc, char **argv)
              db, durable, certs, certs, certs);
     struct acc_site_config cfg;
     struct acc_error err;
-    struct acc_site *site = NULL;
     curl_global_init(CURL_GLOBAL_DEFAULT);
     if (acc_site_config_load_string(text, "bench", &cfg, &err) ||
-        acc_site_start(&cfg, &site, &err)) {
+        acc_site_start(&cfg, site, &err)) {
         fprintf(stderr, "site_bench: %s\n", err.msg);
         return 1;
     }
-    port = acc_site_port(site);
+    port = acc_site_port(*site);
     T = (acc_now() / 3600 + 2) * 3600;
+    return 0;
+}
 
-    printf("accord-site over mutual TLS on 127.0.0.1, sim-batch, durable = %s\n", durable);
+/* One client, each call of the protocol in turn on a kept-alive connection. */
+static void bench_one_client(unsigned rounds)
+{
     printf("one client, %u rounds (kept-alive connection):\n", rounds);
     int64_t *lat[4];
     for (int k = 0; k < 4; k++)
@@ -222,7 +230,11 @@ int main(int argc, char **argv)
     client_release(&cl);
     acc_buf_release(&pv);
     acc_buf_release(&rs);
+}
 
+/* clients at once, cycles each of reserve + query + cancel. */
+static void bench_clients(unsigned clients, unsigned cycles)
+{
     struct worker *w = calloc(clients, sizeof *w);
     int64_t *all = calloc((size_t)clients * cycles, sizeof *all);
     int64_t t0 = acc_mono_us();
@@ -239,8 +251,27 @@ int main(int argc, char **argv)
     print("reserve", all, (size_t)clients * cycles);
     free(all);
     free(w);
+}
+
+int main(int argc, char **argv)
+{
+    unsigned rounds = 500, clients = 16, cycles = 100;
+    const char *durable = "yes";
+    if (parse_args(argc, argv, &rounds, &clients, &cycles, &durable))
+        return 2;
+    char dir[] = "/tmp/accord-site-bench-XXXXXX";
+    if (!mkdtemp(dir))
+        return 1;
+    struct acc_site *site = NULL;
+    if (start_site(dir, durable, &site))
+        return 1;
+
+    printf("accord-site over mutual TLS on 127.0.0.1, sim-batch, durable = %s\n", durable);
+    bench_one_client(rounds);
+    bench_clients(clients, cycles);
     acc_site_stop(site);
     curl_global_cleanup();
+    char cmd[1024];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     return system(cmd) == 0 ? 0 : 1;
 }

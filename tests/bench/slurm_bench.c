@@ -59,18 +59,9 @@ static const char offer[] =
     "<co:Between>a</co:Between><co:And>b</co:And><co:Bandwidth>100</co:Bandwidth></co:Link>"
     "</wsag:ServiceDescriptionTerm></wsag:All></wsag:Terms></wsag:AgreementOffer>";
 
-int main(int argc, char **argv)
+/* The service over both clusters, its database bench.db beside them. */
+static int open_service(const char *dir, struct acc_config *cfg, struct acc_service **svc)
 {
-    const char *dir = getenv("SLURM_TESTBED_DIR");
-    int n = argc > 1 ? (int)strtol(argv[1], NULL, 10) : 20;
-    if (!dir || n < 1) {
-        fprintf(stderr, "usage: SLURM_TESTBED_DIR=... slurm_bench [negotiations]\n");
-        return 2;
-    }
-    snprintf(conf_a, sizeof conf_a, "%s/sitea/slurm.conf", dir);
-    snprintf(conf_b, sizeof conf_b, "%s/siteb/slurm.conf", dir);
-    acc_log_set_level(ACC_LOG_ERROR);
-    acc_tune_process();
     char ini[2048], db[400];
     snprintf(ini, sizeof ini,
              "[database]\ndurable = yes\n"
@@ -81,50 +72,50 @@ int main(int argc, char **argv)
              conf_a, conf_b);
     snprintf(db, sizeof db, "%s/bench.db", dir);
     remove(db);
-    struct acc_config cfg;
-    struct acc_service *svc;
     struct acc_error err;
-    if (acc_xml_init(&err) || acc_config_load_string(ini, "bench", &cfg, &err) ||
-        acc_config_set_db(&cfg, db, &err) || acc_service_open(&cfg, &svc, &err)) {
+    if (acc_xml_init(&err) || acc_config_load_string(ini, "bench", cfg, &err) ||
+        acc_config_set_db(cfg, db, &err) || acc_service_open(cfg, svc, &err)) {
         fprintf(stderr, "slurm_bench: %s\n", err.msg);
         return 1;
     }
+    return 0;
+}
 
-    int64_t *total = calloc((size_t)n, sizeof *total), *slurm = calloc((size_t)n, sizeof *slurm);
-    int agreed = 0;
-    for (int i = 0; i < n; i++) {
-        char id[ACC_ID_LEN + 1];
-        acc_err rc = svc_negotiate_doc(svc, offer, id, &total[i], &err);
-        bool stored = id[0] != '\0';
-        agreed += rc == ACC_OK;
-        if (rc)
-            fprintf(stderr, "negotiation %d: %s\n", i, err.msg);
-        struct acc_agreement ta;
-        struct acc_trace t;
-        if (stored && acc_service_trace(svc, id, &ta, &t, &err) == ACC_OK) {
-            /* The longest Slurm call of each step of each round. */
-            int64_t step_max = 0;
-            unsigned round = 0;
-            enum acc_trace_kind kind = ACC_TRACE__COUNT;
-            for (size_t k = 0; k < t.n; k++) {
-                const struct acc_trace_event *e = &t.v[k];
-                bool slurm_call = e->adapter && strncmp(e->adapter, "site", 4) == 0;
-                if (e->round != round || e->kind != kind) {
-                    slurm[i] += step_max;
-                    step_max = 0;
-                    round = e->round;
-                    kind = e->kind;
-                }
-                if (slurm_call && e->elapsed_us > step_max)
-                    step_max = e->elapsed_us;
+/* The longest Slurm call of each step of each round of agreement id's
+ * negotiation, added up: Slurm's share of its critical path. */
+static int64_t slurm_path_us(struct acc_service *svc, const char *id)
+{
+    struct acc_agreement ta;
+    struct acc_trace t;
+    struct acc_error err;
+    int64_t slurm = 0;
+    if (acc_service_trace(svc, id, &ta, &t, &err) == ACC_OK) {
+        int64_t step_max = 0;
+        unsigned round = 0;
+        enum acc_trace_kind kind = ACC_TRACE__COUNT;
+        for (size_t k = 0; k < t.n; k++) {
+            const struct acc_trace_event *e = &t.v[k];
+            bool slurm_call = e->adapter && strncmp(e->adapter, "site", 4) == 0;
+            if (e->round != round || e->kind != kind) {
+                slurm += step_max;
+                step_max = 0;
+                round = e->round;
+                kind = e->kind;
             }
-            slurm[i] += step_max;
-            acc_trace_release(&t);
-            acc_agreement_release(&ta);
+            if (slurm_call && e->elapsed_us > step_max)
+                step_max = e->elapsed_us;
         }
-        if (stored)
-            svc_terminate_wait(svc, id, &err);
+        slurm += step_max;
+        acc_trace_release(&t);
+        acc_agreement_release(&ta);
     }
+    return slurm;
+}
+
+/* The figures of n negotiations (at most the first 4096): the whole, Slurm's
+ * share, Accord's own. */
+static void report(int n, int agreed, int64_t *total, const int64_t *slurm)
+{
     int64_t overhead[4096];
     int m = n < 4096 ? n : 4096;
     double mean_total = 0, mean_slurm = 0;
@@ -144,8 +135,11 @@ int main(int argc, char **argv)
     printf("  Accord's own share: mean %.1f ms, median %.1f ms (%.0f %%)\n",
            (mean_total - mean_slurm) / 1000, (double)overhead[m / 2] / 1000,
            mean_total > 0 ? 100 * (mean_total - mean_slurm) / mean_total : 0);
+}
 
-    /* The raw commands, for scale. */
+/* The raw commands, for scale. */
+static void report_raw(void)
+{
     const char *sinfo[] = {"sinfo", "-h", "-N", "-o", "%N|%t", NULL};
     const char *squeue[] = {"squeue", "-h", "-t", "R,S,CG", "-o", "%i|%S|%e|%N", NULL};
     const char *show[] = {"scontrol", "show", "reservation", "-o", NULL};
@@ -154,6 +148,42 @@ int main(int argc, char **argv)
            "reservation %.1f ms, scontrol ping %.1f ms\n",
            raw(conf_a, sinfo, 20), raw(conf_a, squeue, 20), raw(conf_a, show, 20),
            raw(conf_a, ping, 20));
+}
+
+int main(int argc, char **argv)
+{
+    const char *dir = getenv("SLURM_TESTBED_DIR");
+    int n = argc > 1 ? (int)strtol(argv[1], NULL, 10) : 20;
+    if (!dir || n < 1) {
+        fprintf(stderr, "usage: SLURM_TESTBED_DIR=... slurm_bench [negotiations]\n");
+        return 2;
+    }
+    snprintf(conf_a, sizeof conf_a, "%s/sitea/slurm.conf", dir);
+    snprintf(conf_b, sizeof conf_b, "%s/siteb/slurm.conf", dir);
+    acc_log_set_level(ACC_LOG_ERROR);
+    acc_tune_process();
+    struct acc_config cfg;
+    struct acc_service *svc;
+    struct acc_error err;
+    if (open_service(dir, &cfg, &svc))
+        return 1;
+
+    int64_t *total = calloc((size_t)n, sizeof *total), *slurm = calloc((size_t)n, sizeof *slurm);
+    int agreed = 0;
+    for (int i = 0; i < n; i++) {
+        char id[ACC_ID_LEN + 1];
+        acc_err rc = svc_negotiate_doc(svc, offer, id, &total[i], &err);
+        bool stored = id[0] != '\0';
+        agreed += rc == ACC_OK;
+        if (rc)
+            fprintf(stderr, "negotiation %d: %s\n", i, err.msg);
+        if (stored) {
+            slurm[i] = slurm_path_us(svc, id);
+            svc_terminate_wait(svc, id, &err);
+        }
+    }
+    report(n, agreed, total, slurm);
+    report_raw();
     free(total);
     free(slurm);
     acc_service_close(svc);

@@ -10,209 +10,24 @@
  *   - terminate while the job runs: the job is stopped, everything released;
  *   - kill -9 before the start: the timer survives the restart;
  *   - kill -9 while the job runs: the job goes on and its end is recorded;
- *   - across emulated sites: each component in a network namespace of its
- *     own, reached through an ssh stand-in, MPI traffic over veth (root). */
+ *   - a small output limit: the output kept is bounded, the rest counted;
+ *   - across emulated sites (test_launch_real_netns.c): each component in a
+ *     network namespace of its own, reached through an ssh stand-in, MPI
+ *     traffic over veth (root).
+ * One program: its suites run one after another, never two accordd with
+ * launches at once. */
 #include <dirent.h>
-#include <errno.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "daemon.h"
 #include "http_client.h"
+#include "launch_real.h"
 #include "testutil.h"
-
-static char base[64];
-static char db[256], ini[256], jobs[256];
-static pid_t accordd = -1;
-
-/* grace 2 s: a job still running 2 s before its end is stopped. */
-static const char config_fmt[] = "[server]\n"
-                                 "allow_control = yes\n"
-                                 "[negotiation]\n"
-                                 "lead_time = PT1S\n"
-                                 "[launch]\n"
-                                 "enabled = yes\n"
-                                 "grace = PT2S\n"
-                                 "directory = %s\n"
-                                 "path = %s\n"
-                                 "%s"
-                                 "[site alpha]\n"
-                                 "adapter = sim-batch\n"
-                                 "nodes = 8\n"
-                                 "hosts = alpha-n[1-8]\n"
-                                 "[site beta]\n"
-                                 "adapter = sim-batch\n"
-                                 "nodes = 8\n"
-                                 "contact = beta.example.org:2119/jobmanager-slurm\n"
-                                 "[site gamma]\n"
-                                 "adapter = sim-batch\n"
-                                 "nodes = 8\n"
-                                 "[network net]\n"
-                                 "adapter = sim-network\n"
-                                 "[link alpha_beta]\n"
-                                 "sites = alpha beta\n"
-                                 "capacity = 1000\n"
-                                 "network = net\n";
-
-static bool write_config(const char *extra_launch, const char *extra_sites)
-{
-    FILE *f = fopen(ini, "w");
-    if (!f)
-        return false;
-    fprintf(f, config_fmt, jobs, ACC_BUILD_DIR, extra_launch ? extra_launch : "");
-    if (extra_sites)
-        fputs(extra_sites, f);
-    fclose(f);
-    return true;
-}
-
-static pid_t start(void)
-{
-    return daemon_start(ACCORDD_PATH, ini, db, base, sizeof base);
-}
-
-static void stop(int sig)
-{
-    if (accordd > 0) {
-        kill(accordd, sig);
-        waitpid(accordd, NULL, 0);
-    }
-    accordd = -1;
-}
-
-static char *call(const char *method, const char *path, const char *body, long *status)
-{
-    return daemon_call(base, method, path, body, status);
-}
-
-/* An offer whose components all run accord-ring with extra arguments,
- * starting `ahead` seconds from now. */
-struct comp {
-    const char *name, *site;
-    int nodes, ppn;
-};
-
-static char *offer(const char *style, int ahead, const char *duration, const struct comp *c, int n,
-                   const char *args)
-{
-    char start[32];
-    time_t t = time(NULL) + ahead;
-    strftime(start, sizeof start, "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
-    size_t cap = 8192;
-    char *o = malloc(cap);
-    int used = snprintf(
-        o, cap,
-        "<wsag:AgreementOffer xmlns:wsag=\"http://schemas.ggf.org/graap/2007/03/ws-agreement\" "
-        "xmlns:co=\"urn:accord:coalloc:1\"><wsag:Name>ring</wsag:Name><wsag:Context>"
-        "<wsag:AgreementInitiator>tester</wsag:AgreementInitiator>"
-        "<wsag:ServiceProvider>AgreementResponder</wsag:ServiceProvider></wsag:Context>"
-        "<wsag:Terms><wsag:All>"
-        "<wsag:ServiceDescriptionTerm wsag:Name=\"schedule\" wsag:ServiceName=\"metajob\">"
-        "<co:Schedule><co:EarliestStart>%s</co:EarliestStart><co:Duration>%s</co:Duration>"
-        "</co:Schedule></wsag:ServiceDescriptionTerm>",
-        start, duration);
-    for (int i = 0; i < n; i++)
-        used +=
-            snprintf(o + used, cap - (size_t)used,
-                     "<wsag:ServiceDescriptionTerm wsag:Name=\"%s\" wsag:ServiceName=\"metajob\">"
-                     "<co:Component><co:Site>%s</co:Site><co:Nodes>%d</co:Nodes>"
-                     "<co:ProcessesPerNode>%d</co:ProcessesPerNode>"
-                     "<co:Executable>accord-ring</co:Executable>%s</co:Component>"
-                     "</wsag:ServiceDescriptionTerm>",
-                     c[i].name, c[i].site, c[i].nodes, c[i].ppn, args ? args : "");
-    snprintf(o + used, cap - (size_t)used,
-             "<wsag:ServiceDescriptionTerm wsag:Name=\"launch\" wsag:ServiceName=\"metajob\">"
-             "<co:Launch style=\"%s\"/></wsag:ServiceDescriptionTerm>"
-             "</wsag:All></wsag:Terms></wsag:AgreementOffer>",
-             style);
-    return o;
-}
-
-/* Submits; returns the agreement id (free it) or NULL. */
-static char *submit(const char *doc)
-{
-    long st;
-    char *reply = call("POST", "/agreements", doc, &st);
-    CU_ASSERT_EQUAL(st, 201);
-    char *id = reply && st == 201 ? xml_get(reply, "/wsag:Agreement/@wsag:AgreementId") : NULL;
-    free(reply);
-    return id;
-}
-
-/* The agreement's state and its job's (free both). */
-static void states(const char *id, char **agreement, char **job)
-{
-    char path[128];
-    long st;
-    snprintf(path, sizeof path, "/agreements/%s/state", id);
-    char *doc = call("GET", path, NULL, &st);
-    *agreement = doc ? xml_get(doc, "/co:AgreementStatus/wsag:AgreementState/wsag:State") : NULL;
-    *job = doc ? xml_get(doc, "/co:AgreementStatus/co:Job/co:State") : NULL;
-    free(doc);
-}
-
-/* Waits (at most secs) until the agreement's state, or with job its job's,
- * is want; true if so. */
-static bool wait_state(const char *id, bool job, const char *want, int secs)
-{
-    for (int i = 0; i < secs * 10; i++) {
-        char *a, *j;
-        states(id, &a, &j);
-        const char *have = job ? j : a;
-        bool ok = have && strcmp(have, want) == 0;
-        free(a);
-        free(j);
-        if (ok)
-            return true;
-        usleep(100000);
-    }
-    return false;
-}
-
-static bool wait_agreement(const char *id, const char *want, int secs)
-{
-    return wait_state(id, false, want, secs);
-}
-
-static bool wait_job(const char *id, const char *want, int secs)
-{
-    return wait_state(id, true, want, secs);
-}
-
-static char *get(const char *id, const char *what, long *st)
-{
-    char path[160];
-    snprintf(path, sizeof path, "/agreements/%s%s", id, what);
-    return call("GET", path, NULL, st);
-}
-
-static char *job_field(const char *id, const char *field)
-{
-    long st;
-    char *doc = get(id, "/launch", &st);
-    char xp[64];
-    snprintf(xp, sizeof xp, "/co:Job/co:%s", field);
-    char *v = doc && st == 200 ? xml_get(doc, xp) : NULL;
-    free(doc);
-    return v;
-}
-
-/* The job ended by itself with exit status 0. */
-static void assert_exited_ok(const char *id)
-{
-    char *js = job_field(id, "State"), *ex = job_field(id, "ExitStatus");
-    CU_ASSERT_STRING_EQUAL(js ? js : "", "exited");
-    CU_ASSERT_STRING_EQUAL(ex ? ex : "", "0");
-    free(js);
-    free(ex);
-}
 
 /* Ranks of accord-ring whose arguments hold marker. */
 static int count_processes(const char *marker)
@@ -310,24 +125,9 @@ static int cleanup(void)
 
 /* ------------------------------------------------------------------ tests */
 
-static void test_ring(void)
+/* Both descriptions exist before the start. */
+static void check_descriptions(const char *id)
 {
-    const struct comp c[] = {
-        {"groundwater", "alpha", 2, 1}, {"particles", "beta", 1, 2}, {"viz", "gamma", 1, 1}};
-    /* --sleep=2 keeps it running long enough to be seen Processing. */
-    char *o = offer("metampich", 3, "PT40S", c, 3,
-                    "<co:Argument>--sleep=2</co:Argument><co:Argument>two words</co:Argument>");
-    char *id = submit(o);
-    free(o);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(id);
-    char *a, *j;
-    states(id, &a, &j);
-    CU_ASSERT_STRING_EQUAL(a ? a : "", "Observed");
-    CU_ASSERT_STRING_EQUAL(j ? j : "", "waiting");
-    free(a);
-    free(j);
-
-    /* Both descriptions exist before the start. */
     long st;
     char *meta = get(id, "/launch/metampich", &st);
     CU_ASSERT_EQUAL(st, 200);
@@ -344,25 +144,12 @@ static void test_ring(void)
             : NULL);
     CU_ASSERT_PTR_NOT_NULL(rsl ? strstr(rsl, "(environment=(GLOBUS_DUROC_SUBJOB_INDEX 2))") : NULL);
     free(rsl);
+}
 
-    /* Running: the service terms are Processing. */
-    CU_ASSERT_TRUE_FATAL(wait_job(id, "running", 15));
-    char path[128];
-    snprintf(path, sizeof path, "/agreements/%s/state", id);
-    char *sdoc = call("GET", path, NULL, &st);
-    CU_ASSERT_EQUAL(xml_count(sdoc ? sdoc : "<x/>", "//wsag:ServiceTermState[wsag:State="
-                                                    "'Processing']"),
-                    3);
-    free(sdoc);
-
-    CU_ASSERT_TRUE_FATAL(wait_agreement(id, "Complete", 30));
-    assert_exited_ok(id);
-    sdoc = call("GET", path, NULL, &st);
-    CU_ASSERT_EQUAL(xml_count(sdoc ? sdoc : "<x/>", "//wsag:ServiceTermState[wsag:State="
-                                                    "'Completed']"),
-                    3);
-    free(sdoc);
-
+/* Every rank of every component reported in the output kept. */
+static void check_ring_output(const char *id)
+{
+    long st;
     char *out = get(id, "/launch/output", &st);
     CU_ASSERT_EQUAL(st, 200);
     CU_ASSERT_PTR_NOT_NULL(
@@ -374,8 +161,11 @@ static void test_ring(void)
     CU_ASSERT_PTR_NOT_NULL(out ? strstr(out, "component viz host gamma-n1 ") : NULL);
     CU_ASSERT_PTR_NOT_NULL(out ? strstr(out, "[--sleep=2] [two words]") : NULL);
     free(out);
+}
 
-    /* accordctl shows it all. */
+/* accordctl shows it all. */
+static void check_accordctl(const char *id)
+{
     char *text = NULL;
     CU_ASSERT_EQUAL(ctl(&text, "launch %s", id), 0);
     CU_ASSERT_PTR_NOT_NULL(text ? strstr(text, ": exited\n") : NULL);
@@ -399,6 +189,48 @@ static void test_ring(void)
     free(text);
     CU_ASSERT_EQUAL(ctl(&text, "launch %s", "aaaaaaaaaaaaaaaa"), 3);
     free(text);
+}
+
+static void test_ring(void)
+{
+    const struct comp c[] = {
+        {"groundwater", "alpha", 2, 1}, {"particles", "beta", 1, 2}, {"viz", "gamma", 1, 1}};
+    /* --sleep=2 keeps it running long enough to be seen Processing. */
+    char *o = offer("metampich", 3, "PT40S", c, 3,
+                    "<co:Argument>--sleep=2</co:Argument><co:Argument>two words</co:Argument>");
+    char *id = submit(o);
+    free(o);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(id);
+    char *a, *j;
+    states(id, &a, &j);
+    CU_ASSERT_STRING_EQUAL(a ? a : "", "Observed");
+    CU_ASSERT_STRING_EQUAL(j ? j : "", "waiting");
+    free(a);
+    free(j);
+
+    check_descriptions(id);
+    long st;
+
+    /* Running: the service terms are Processing. */
+    CU_ASSERT_TRUE_FATAL(wait_job(id, "running", 15));
+    char path[128];
+    snprintf(path, sizeof path, "/agreements/%s/state", id);
+    char *sdoc = call("GET", path, NULL, &st);
+    CU_ASSERT_EQUAL(xml_count(sdoc ? sdoc : "<x/>", "//wsag:ServiceTermState[wsag:State="
+                                                    "'Processing']"),
+                    3);
+    free(sdoc);
+
+    CU_ASSERT_TRUE_FATAL(wait_agreement(id, "Complete", 30));
+    assert_exited_ok(id);
+    sdoc = call("GET", path, NULL, &st);
+    CU_ASSERT_EQUAL(xml_count(sdoc ? sdoc : "<x/>", "//wsag:ServiceTermState[wsag:State="
+                                                    "'Completed']"),
+                    3);
+    free(sdoc);
+
+    check_ring_output(id);
+    check_accordctl(id);
 
     /* The job ended long before the reservation: the rest went back. */
     char *b = call("POST", "/adapters/alpha/control/bookings", "", &st);
@@ -623,139 +455,8 @@ static const struct acc_test_case bounded_tests[] = {
     {NULL, NULL},
 };
 
-/* ------------------------------------------------ across emulated sites */
-
-/* Three sites in network namespaces of their own (tests/mpi/netns-sites.sh),
- * reached by Hydra through the ssh stand-in tests/mpi/nsssh. */
-static char netns_dir[256];
-
-static const char netns_launch_fmt[] = "launcher = ssh\n"
-                                       "launcher_exec = %s/tests/mpi/nsssh\n"
-                                       "localhost = 10.78.0.1\n"
-                                       "env = UCX_TLS=tcp\n"
-                                       "env = LD_PRELOAD=%s\n";
-
-static const char netns_sites[] = "[site sitea]\n"
-                                  "adapter = sim-batch\n"
-                                  "nodes = 4\n"
-                                  "hosts = sitea-n[1-4]\n"
-                                  "[site siteb]\n"
-                                  "adapter = sim-batch\n"
-                                  "nodes = 4\n"
-                                  "hosts = siteb-n[1-4]\n"
-                                  "[site sitec]\n"
-                                  "adapter = sim-batch\n"
-                                  "nodes = 4\n"
-                                  "hosts = sitec-n[1-4]\n";
-
-static int netns_script(const char *verb)
-{
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd, "%s/tests/mpi/netns-sites.sh %s %s%s", ACC_SOURCE_DIR, verb,
-             netns_dir, strcmp(verb, "up") == 0 ? " sitea siteb sitec" : "");
-    int st = system(cmd);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-static int netns_setup(void)
-{
-    snprintf(netns_dir, sizeof netns_dir, "%s/netns", acc_test_tmpdir());
-    snprintf(db, sizeof db, "%s/netns.db", acc_test_tmpdir());
-    snprintf(ini, sizeof ini, "%s/netns.ini", acc_test_tmpdir());
-    mkdir(netns_dir, 0755);
-    if (netns_script("up") != 0) {
-        fprintf(stderr, "cannot make the emulated sites (root and iproute2 are needed)\n");
-        return 1;
-    }
-    char launch[1024], map[300];
-    snprintf(launch, sizeof launch, netns_launch_fmt, ACC_SOURCE_DIR, UCX_SHIM);
-    snprintf(map, sizeof map, "%s/ns-map", netns_dir);
-    setenv("NSSSH_MAP", map, 1); /* accordd -> mpiexec -> nsssh */
-    if (!write_config(launch, netns_sites))
-        return 1;
-    accordd = start();
-    return accordd > 0 ? 0 : 1;
-}
-
-static int netns_cleanup(void)
-{
-    stop(SIGTERM);
-    return netns_script("down") == 0 ? 0 : 1;
-}
-
-static long long veth_bytes(const char *site)
-{
-    long long total = 0;
-    static const char *const dir[] = {"rx", "tx"};
-    for (int i = 0; i < 2; i++) {
-        char path[160];
-        snprintf(path, sizeof path, "/sys/class/net/acv-%s/statistics/%s_bytes", site, dir[i]);
-        FILE *f = fopen(path, "r");
-        long long v = 0;
-        if (f) {
-            if (fscanf(f, "%lld", &v) != 1)
-                v = 0;
-            fclose(f);
-        }
-        total += v;
-    }
-    return total;
-}
-
-static void test_across_namespaces(void)
-{
-    static const char *const sites[] = {"sitea", "siteb", "sitec"};
-    long long before[3];
-    for (int i = 0; i < 3; i++)
-        before[i] = veth_bytes(sites[i]);
-    const struct comp c[] = {
-        {"flow", "sitea", 2, 1}, {"particles", "siteb", 1, 2}, {"viz", "sitec", 1, 1}};
-    char *o = offer("mpich-g2", 3, "PT1M", c, 3, "<co:Argument>across sites</co:Argument>");
-    char *id = submit(o);
-    free(o);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(id);
-    CU_ASSERT_TRUE_FATAL(wait_agreement(id, "Complete", 60));
-    assert_exited_ok(id);
-    long st;
-    char *out = get(id, "/launch/output", &st);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(out);
-    CU_ASSERT_PTR_NOT_NULL(strstr(out, "RING OK ranks=5 components=flow:2,particles:2,viz:1"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(out, "[across sites]"));
-    /* Each component's ranks ran in its site's namespace, none in ours. */
-    char mine[64] = "";
-    ssize_t n = readlink("/proc/self/ns/net", mine, sizeof mine - 1);
-    mine[n > 0 ? n : 0] = '\0';
-    char ns[3][64] = {"", "", ""};
-    for (const char *line = out; (line = strstr(line, "rank ")); line++) {
-        char comp[64], host[64], netns[64];
-        if (sscanf(line, "rank %*d/%*d component %63s host %63s netns %63s", comp, host, netns) !=
-            3)
-            continue;
-        for (int i = 0; i < 3; i++) {
-            if (strcmp(comp, c[i].name) != 0)
-                continue;
-            CU_ASSERT_EQUAL(strncmp(host, sites[i], 5), 0);
-            if (!ns[i][0])
-                snprintf(ns[i], sizeof ns[i], "%s", netns);
-            CU_ASSERT_STRING_EQUAL(ns[i], netns); /* one namespace per component */
-        }
-    }
-    for (int i = 0; i < 3; i++) {
-        CU_ASSERT_TRUE(ns[i][0] != '\0');
-        CU_ASSERT_STRING_NOT_EQUAL(ns[i], mine);
-        for (int k = i + 1; k < 3; k++)
-            CU_ASSERT_STRING_NOT_EQUAL(ns[i], ns[k]);
-        /* MPI traffic really crossed each site's link */
-        CU_ASSERT_TRUE(veth_bytes(sites[i]) - before[i] > 10000);
-    }
-    free(out);
-    free(id);
-}
-
-static const struct acc_test_case netns_tests[] = {
-    {"components in network namespaces talk MPI over veth (ssh stand-in)", test_across_namespaces},
-    {NULL, NULL},
-};
+/* test_launch_real_netns.c: across emulated sites. */
+extern const struct acc_test_case netns_tests[];
 
 const struct acc_test_suite acc_test_suites[] = {
     {"launch", setup, cleanup, tests},

@@ -99,6 +99,70 @@ static bool held_anywhere(const char *id)
 
 #define ALLOC "/wsag:Agreement/wsag:Terms/wsag:All/wsag:ServiceDescriptionTerm/co:Allocation/"
 
+/* Version 1 as it was; the current one is 2 of 2. */
+static void check_versions_read(const char *id)
+{
+    char *v = field(id, "?version=1", ALLOC "co:ComponentAllocation[@co:name='a']/co:Nodes");
+    CU_ASSERT_STRING_EQUAL(v ? v : "", "2");
+    free(v);
+    v = field(id, "?version=1", ALLOC "co:Versions");
+    CU_ASSERT_STRING_EQUAL(v ? v : "", "2");
+    free(v);
+    v = field(id, "?version=1", ALLOC "co:Change");
+    CU_ASSERT_PTR_NULL(v);
+    free(v);
+    v = field(id, "?version=2", ALLOC "co:ComponentAllocation[@co:name='a']/co:Nodes");
+    CU_ASSERT_STRING_EQUAL(v ? v : "", "7");
+    free(v);
+
+    struct http_reply r;
+    char path[256];
+    snprintf(path, sizeof path, "/agreements/%s?version=2", id);
+    CU_ASSERT_EQUAL(req("GET", path, NULL, JSON_ACCEPT, &r), 200);
+    CU_ASSERT_PTR_NOT_NULL(r.body ? strstr(r.body, "\"version\":2") : NULL);
+    CU_ASSERT_PTR_NOT_NULL(r.body ? strstr(r.body, "\"versions\":2") : NULL);
+    CU_ASSERT_PTR_NOT_NULL(r.body ? strstr(r.body, "\"change\":\"") : NULL);
+    http_reply_free(&r);
+}
+
+/* Each version's trace; the second asked until the new end. */
+static void check_traces(const char *id, const char *t)
+{
+    struct http_reply r;
+    char path[256];
+    snprintf(path, sizeof path, "/agreements/%s/trace?version=1", id);
+    CU_ASSERT_EQUAL(req("GET", path, NULL, JSON_ACCEPT, &r), 200);
+    CU_ASSERT_PTR_NULL(r.body ? strstr(r.body, t) : "");
+    http_reply_free(&r);
+    snprintf(path, sizeof path, "/agreements/%s/trace?version=2", id);
+    CU_ASSERT_EQUAL(req("GET", path, NULL, JSON_ACCEPT, &r), 200);
+    CU_ASSERT_PTR_NOT_NULL(r.body ? strstr(r.body, t) : NULL);
+    http_reply_free(&r);
+}
+
+/* Bad versions: 0, junk, negative, beyond 32 bits (400); one that does
+ * not exist yet (404); on the trace too. */
+static void check_bad_versions(const char *id)
+{
+    struct http_reply r;
+    char path[256];
+    const char *bad[] = {"0", "junk", "-1", "2x", "", "99999999999"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(path, sizeof path, "/agreements/%s?version=%s", id, bad[i]);
+        CU_ASSERT_EQUAL(req("GET", path, NULL, NULL, &r), 400);
+        http_reply_free(&r);
+        snprintf(path, sizeof path, "/agreements/%s/trace?version=%s", id, bad[i]);
+        CU_ASSERT_EQUAL(req("GET", path, NULL, NULL, &r), 400);
+        http_reply_free(&r);
+    }
+    snprintf(path, sizeof path, "/agreements/%s?version=3", id);
+    CU_ASSERT_EQUAL(req("GET", path, NULL, NULL, &r), 404);
+    http_reply_free(&r);
+    snprintf(path, sizeof path, "/agreements/%s/trace?version=3", id);
+    CU_ASSERT_EQUAL(req("GET", path, NULL, NULL, &r), 404);
+    http_reply_free(&r);
+}
+
 static void test_versions(void)
 {
     char *id = agree();
@@ -130,56 +194,11 @@ static void test_versions(void)
     free(got);
     http_reply_free(&r);
 
-    /* Version 1 as it was; the current one is 2 of 2. */
-    v = field(id, "?version=1", ALLOC "co:ComponentAllocation[@co:name='a']/co:Nodes");
-    CU_ASSERT_STRING_EQUAL(v ? v : "", "2");
-    free(v);
-    v = field(id, "?version=1", ALLOC "co:Versions");
-    CU_ASSERT_STRING_EQUAL(v ? v : "", "2");
-    free(v);
-    v = field(id, "?version=1", ALLOC "co:Change");
-    CU_ASSERT_PTR_NULL(v);
-    free(v);
-    v = field(id, "?version=2", ALLOC "co:ComponentAllocation[@co:name='a']/co:Nodes");
-    CU_ASSERT_STRING_EQUAL(v ? v : "", "7");
-    free(v);
+    check_versions_read(id);
+    check_traces(id, t);
+    check_bad_versions(id);
 
     char path[256];
-    snprintf(path, sizeof path, "/agreements/%s?version=2", id);
-    CU_ASSERT_EQUAL(req("GET", path, NULL, JSON_ACCEPT, &r), 200);
-    CU_ASSERT_PTR_NOT_NULL(r.body ? strstr(r.body, "\"version\":2") : NULL);
-    CU_ASSERT_PTR_NOT_NULL(r.body ? strstr(r.body, "\"versions\":2") : NULL);
-    CU_ASSERT_PTR_NOT_NULL(r.body ? strstr(r.body, "\"change\":\"") : NULL);
-    http_reply_free(&r);
-
-    /* Each version's trace; the second asked until the new end. */
-    snprintf(path, sizeof path, "/agreements/%s/trace?version=1", id);
-    CU_ASSERT_EQUAL(req("GET", path, NULL, JSON_ACCEPT, &r), 200);
-    CU_ASSERT_PTR_NULL(r.body ? strstr(r.body, t) : "");
-    http_reply_free(&r);
-    snprintf(path, sizeof path, "/agreements/%s/trace?version=2", id);
-    CU_ASSERT_EQUAL(req("GET", path, NULL, JSON_ACCEPT, &r), 200);
-    CU_ASSERT_PTR_NOT_NULL(r.body ? strstr(r.body, t) : NULL);
-    http_reply_free(&r);
-
-    /* Bad versions: 0, junk, negative, beyond 32 bits (400); one that does
-     * not exist yet (404); on the trace too. */
-    const char *bad[] = {"0", "junk", "-1", "2x", "", "99999999999"};
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        snprintf(path, sizeof path, "/agreements/%s?version=%s", id, bad[i]);
-        CU_ASSERT_EQUAL(req("GET", path, NULL, NULL, &r), 400);
-        http_reply_free(&r);
-        snprintf(path, sizeof path, "/agreements/%s/trace?version=%s", id, bad[i]);
-        CU_ASSERT_EQUAL(req("GET", path, NULL, NULL, &r), 400);
-        http_reply_free(&r);
-    }
-    snprintf(path, sizeof path, "/agreements/%s?version=3", id);
-    CU_ASSERT_EQUAL(req("GET", path, NULL, NULL, &r), 404);
-    http_reply_free(&r);
-    snprintf(path, sizeof path, "/agreements/%s/trace?version=3", id);
-    CU_ASSERT_EQUAL(req("GET", path, NULL, NULL, &r), 404);
-    http_reply_free(&r);
-
     snprintf(path, sizeof path, "/agreements/%s", id);
     CU_ASSERT_EQUAL(req("DELETE", path, NULL, NULL, &r), 200);
     http_reply_free(&r);

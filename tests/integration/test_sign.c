@@ -111,15 +111,11 @@ static void change_one_byte(char *doc)
     *p = *p == '9' ? '8' : '9';
 }
 
-static void test_issued_agreement_verifies_with_xmlsec1(void)
+/* The shape: the ds:Signature is the root's last child, RSA-SHA256, one
+ * Reference to the whole document, the certificate in KeyInfo; the
+ * signed document still validates against the schemas. */
+static void check_shape(const char *doc)
 {
-    struct fixture fx;
-    CU_ASSERT_EQUAL_FATAL(fixture_start_signed(&fx, NULL, tmp_path("a.db")), 0);
-    char *cert;
-    char *doc = issue(&fx, &cert);
-    /* The shape: the ds:Signature is the root's last child, RSA-SHA256, one
-     * Reference to the whole document, the certificate in KeyInfo; the
-     * signed document still validates against the schemas. */
     CU_ASSERT_PTR_NOT_NULL(
         strstr(doc, "<ds:Signature xmlns:ds=\"http://www.w3.org/2000/09/xmldsig#\">"));
     CU_ASSERT_PTR_NOT_NULL(strstr(doc, "http://www.w3.org/2001/04/xmldsig-more#rsa-sha256"));
@@ -129,50 +125,33 @@ static void test_issued_agreement_verifies_with_xmlsec1(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(doc, "</ds:Signature></wsag:Agreement>"));
     struct acc_error e;
     CU_ASSERT_EQUAL(acc_xml_validate_mem(doc, strlen(doc), &e), ACC_OK);
+}
 
-    char *good = tmp_path("good.xml"), *bad = tmp_path("bad.xml"), *crt = tmp_path("svc.crt");
-    write_file(good, doc, strlen(doc));
-    write_file(crt, cert, strlen(cert));
-    struct run r = RUN("xmlsec1", "--verify", "--pubkey-cert-pem", crt, good);
-    CU_ASSERT_EQUAL(r.status, 0);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "SignedInfo References (ok/all): 1/1"));
-    free(r.out);
-
-    /* GET /agreements/{id} is signed as well. */
+/* GET /agreements/{id} is signed as well. */
+static void check_get_signed(const struct fixture *fx, const char *doc, const char *crt)
+{
     char *id = xml_get(doc, "/wsag:Agreement/@wsag:AgreementId");
     CU_ASSERT_PTR_NOT_NULL_FATAL(id);
     char url[256];
-    snprintf(url, sizeof url, "%s/agreements/%s", fx.base, id);
+    snprintf(url, sizeof url, "%s/agreements/%s", fx->base, id);
     struct http_reply g;
     CU_ASSERT_EQUAL_FATAL(http_do("GET", url, NULL, 0, NULL, &g), 0);
     CU_ASSERT_EQUAL(g.status, 200);
     char *got = tmp_path("got.xml");
     write_file(got, g.body, g.len);
-    r = RUN("xmlsec1", "--verify", "--pubkey-cert-pem", crt, got);
+    struct run r = RUN("xmlsec1", "--verify", "--pubkey-cert-pem", crt, got);
     CU_ASSERT_EQUAL(r.status, 0);
     free(r.out);
     http_reply_free(&g);
     free(id);
+}
 
-    /* One changed byte: refused. */
-    change_one_byte(doc);
-    write_file(bad, doc, strlen(doc));
-    r = RUN("xmlsec1", "--verify", "--pubkey-cert-pem", crt, bad);
-    CU_ASSERT_NOT_EQUAL(r.status, 0);
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "SignedInfo References (ok/all): 0/1"));
-    free(r.out);
-
-    /* Another key's certificate: refused (the document's own is not taken
-     * instead of the one given). */
-    bool created;
-    char *okey = tmp_path("other.key"), *ocrt = tmp_path("other.crt");
-    ACC_ASSERT_OK(acc_dsig_keypair_ensure(okey, ocrt, "other", &created, NULL));
-    r = RUN("xmlsec1", "--verify", "--pubkey-cert-pem", ocrt, good);
-    CU_ASSERT_NOT_EQUAL(r.status, 0);
-    free(r.out);
-
-    /* accordctl verify: the same verdicts, saying which certificate. */
-    r = RUN(ACCORDCTL_PATH, "verify", good, "--cert", crt);
+/* accordctl verify: the same verdicts as xmlsec1, saying which
+ * certificate; a document without a signature. */
+static void check_accordctl_verify(const char *good, const char *bad, const char *crt,
+                                   const char *ocrt)
+{
+    struct run r = RUN(ACCORDCTL_PATH, "verify", good, "--cert", crt);
     CU_ASSERT_EQUAL(r.status, 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "given with --cert"));
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "valid signature"));
@@ -206,6 +185,44 @@ static void test_issued_agreement_verifies_with_xmlsec1(void)
     CU_ASSERT_EQUAL(r.status, 1);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "no ds:Signature"));
     free(r.out);
+}
+
+static void test_issued_agreement_verifies_with_xmlsec1(void)
+{
+    struct fixture fx;
+    CU_ASSERT_EQUAL_FATAL(fixture_start_signed(&fx, NULL, tmp_path("a.db")), 0);
+    char *cert;
+    char *doc = issue(&fx, &cert);
+    check_shape(doc);
+
+    char *good = tmp_path("good.xml"), *bad = tmp_path("bad.xml"), *crt = tmp_path("svc.crt");
+    write_file(good, doc, strlen(doc));
+    write_file(crt, cert, strlen(cert));
+    struct run r = RUN("xmlsec1", "--verify", "--pubkey-cert-pem", crt, good);
+    CU_ASSERT_EQUAL(r.status, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "SignedInfo References (ok/all): 1/1"));
+    free(r.out);
+
+    check_get_signed(&fx, doc, crt);
+
+    /* One changed byte: refused. */
+    change_one_byte(doc);
+    write_file(bad, doc, strlen(doc));
+    r = RUN("xmlsec1", "--verify", "--pubkey-cert-pem", crt, bad);
+    CU_ASSERT_NOT_EQUAL(r.status, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "SignedInfo References (ok/all): 0/1"));
+    free(r.out);
+
+    /* Another key's certificate: refused (the document's own is not taken
+     * instead of the one given). */
+    bool created;
+    char *okey = tmp_path("other.key"), *ocrt = tmp_path("other.crt");
+    ACC_ASSERT_OK(acc_dsig_keypair_ensure(okey, ocrt, "other", &created, NULL));
+    r = RUN("xmlsec1", "--verify", "--pubkey-cert-pem", ocrt, good);
+    CU_ASSERT_NOT_EQUAL(r.status, 0);
+    free(r.out);
+
+    check_accordctl_verify(good, bad, crt, ocrt);
 
     free(doc);
     free(cert);

@@ -1,9 +1,10 @@
 /* test_slurm_real.c - the slurm adapter and accordd against two real Slurm
  * clusters on this machine (sitea 8 nodes, siteb 16), which ctest starts
- * with tests/slurm/start-testbed.sh and stops afterwards. */
+ * with tests/slurm/start-testbed.sh and stops afterwards.  One program, one
+ * suite: the tests take turns on the clusters (test_slurm_real_launch.c has
+ * the meta-job launched with sbatch and mpiexec). */
 #include <inttypes.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,49 +14,12 @@
 #include "engine.h"
 #include "fixture.h"
 #include "hook_adapter.h"
-#include "hostlist.h"
 #include "http_client.h"
 #include "proc.h"
+#include "slurm_real.h"
 #include "store.h"
 #include "testutil.h"
 #include "timefmt.h"
-
-static char dir[256];
-static char conf_a[300], conf_b[300];
-static struct fixture fx;
-
-static const char *conf_of(const char *site)
-{
-    return strcmp(site, "sitea") == 0 ? conf_a : conf_b;
-}
-
-/* Runs a Slurm command on a site's cluster; returns its output (free it) and
- * its exit code in *status. */
-static char *slurm(const char *site, int *status, const char *cmd, ...)
-{
-    const char *argv[32] = {cmd};
-    int n = 1;
-    va_list ap;
-    va_start(ap, cmd);
-    const char *a;
-    while (n < 31 && (a = va_arg(ap, const char *)))
-        argv[n++] = a;
-    va_end(ap);
-    argv[n] = NULL;
-    char env_conf[400];
-    snprintf(env_conf, sizeof env_conf, "SLURM_CONF=%s", conf_of(site));
-    const char *env[] = {env_conf, "TZ=UTC", "SLURM_TIME_FORMAT=%s", NULL};
-    struct acc_proc_result r;
-    struct acc_error err;
-    acc_err rc = acc_proc_run(argv, env, NULL, 30000, 1 << 20, &r, &err);
-    if (status)
-        *status = rc ? -1 : r.status;
-    size_t len = r.out_len + r.err_len + 2;
-    char *all = malloc(len);
-    snprintf(all, len, "%s%s", r.out, r.err);
-    acc_proc_result_release(&r);
-    return all;
-}
 
 static void iso(acc_time t, char *out)
 {
@@ -63,35 +27,6 @@ static void iso(acc_time t, char *out)
     struct tm tm;
     gmtime_r(&tt, &tm);
     strftime(out, 32, "%Y-%m-%dT%H:%M:%S", &tm);
-}
-
-/* Every reservation and job gone from both clusters. */
-static void reset(void)
-{
-    static const char *const sites[] = {"sitea", "siteb"};
-    for (int i = 0; i < 2; i++) {
-        free(slurm(sites[i], NULL, "scancel", "--user=root", NULL));
-        char *res = slurm(sites[i], NULL, "scontrol", "show", "reservation", "-o", NULL);
-        for (char *p = res; (p = strstr(p, "ReservationName="));) {
-            p += 16;
-            char name[128];
-            size_t k = strcspn(p, " \n");
-            snprintf(name, sizeof name, "ReservationName=%.*s", (int)k, p);
-            free(slurm(sites[i], NULL, "scontrol", "delete", name, NULL));
-        }
-        free(res);
-    }
-    /* Jobs take a moment to leave their nodes. */
-    for (int i = 0; i < 100; i++) {
-        char *a = slurm("sitea", NULL, "squeue", "-h", NULL);
-        char *b = slurm("siteb", NULL, "squeue", "-h", NULL);
-        bool empty = !*a && !*b;
-        free(a);
-        free(b);
-        if (empty)
-            break;
-        usleep(100000);
-    }
 }
 
 static int setup(void)
@@ -440,104 +375,6 @@ static void test_job_starts_inside_reservation(void)
 /* A meta-job over both clusters: sitea's component is a batch job in its
  * reservation (sbatch), siteb's runs under mpiexec; the job ends when both
  * have, and what each wrote is kept. */
-static void test_launch_sbatch_and_mpiexec(void)
-{
-    reset();
-    static const char offer[] =
-        "<wsag:AgreementOffer xmlns:wsag=\"http://schemas.ggf.org/graap/2007/03/ws-agreement\" "
-        "xmlns:co=\"urn:accord:coalloc:1\"><wsag:Name>mixed</wsag:Name><wsag:Context>"
-        "<wsag:AgreementInitiator>tester</wsag:AgreementInitiator>"
-        "<wsag:ServiceProvider>AgreementResponder</wsag:ServiceProvider></wsag:Context>"
-        "<wsag:Terms><wsag:All>"
-        "<wsag:ServiceDescriptionTerm wsag:Name=\"s\" wsag:ServiceName=\"m\"><co:Schedule>"
-        "<co:Duration>PT2M</co:Duration></co:Schedule></wsag:ServiceDescriptionTerm>"
-        "<wsag:ServiceDescriptionTerm wsag:Name=\"batch\" wsag:ServiceName=\"m\"><co:Component>"
-        "<co:Site>sitea</co:Site><co:Nodes>2</co:Nodes><co:Executable>accord-ring</co:Executable>"
-        "<co:Argument>--sleep=2</co:Argument><co:Argument>in batch</co:Argument></co:Component>"
-        "</wsag:ServiceDescriptionTerm>"
-        "<wsag:ServiceDescriptionTerm wsag:Name=\"hydra\" wsag:ServiceName=\"m\"><co:Component>"
-        "<co:Site>siteb</co:Site><co:Nodes>1</co:Nodes><co:ProcessesPerNode>2</co:ProcessesPerNode>"
-        "<co:Executable>accord-ring</co:Executable></co:Component>"
-        "</wsag:ServiceDescriptionTerm>"
-        "<wsag:ServiceDescriptionTerm wsag:Name=\"l\" wsag:ServiceName=\"m\">"
-        "<co:Launch style=\"mpich-g2\"/></wsag:ServiceDescriptionTerm>"
-        "</wsag:All></wsag:Terms></wsag:AgreementOffer>";
-    char u[256];
-    snprintf(u, sizeof u, "%s/agreements", fx.base);
-    const char *hdr[] = {"Content-Type: application/xml", NULL};
-    struct http_reply r;
-    CU_ASSERT_EQUAL_FATAL(http_do("POST", u, offer, strlen(offer), hdr, &r), 0);
-    if (r.status != 201)
-        fprintf(stderr, "\n  %.500s\n", r.body);
-    CU_ASSERT_EQUAL_FATAL(r.status, 201);
-    char *id = xml_get(r.body, "/wsag:Agreement/@wsag:AgreementId");
-    char *n1 = xml_get(r.body, "//co:ComponentAllocation[@co:name='batch']/co:NodeName[1]");
-    char *n2 = xml_get(r.body, "//co:ComponentAllocation[@co:name='batch']/co:NodeName[2]");
-    char *start_s = xml_get(r.body, "//co:Allocation/co:Start");
-    http_reply_free(&r);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(id);
-    /* Complete once both parts ended (the start is about 10 s ahead). */
-    char *state = NULL, *job_id = NULL;
-    snprintf(u, sizeof u, "%s/agreements/%s/launch", fx.base, id);
-    for (int i = 0; i < 900; i++) {
-        free(state);
-        state = NULL;
-        if (http_do("GET", u, NULL, 0, NULL, &r) == 0 && r.status == 200)
-            state = xml_get(r.body, "/co:Job/co:State");
-        http_reply_free(&r);
-        if (state && strcmp(state, "waiting") != 0 && strcmp(state, "running") != 0)
-            break;
-        usleep(100000);
-    }
-    CU_ASSERT_STRING_EQUAL(state ? state : "", "exited");
-    CU_ASSERT_EQUAL_FATAL(http_do("GET", u, NULL, 0, NULL, &r), 0);
-    char *ex = xml_get(r.body, "/co:Job/co:ExitStatus");
-    CU_ASSERT_STRING_EQUAL(ex ? ex : "", "0");
-    http_reply_free(&r);
-    snprintf(u, sizeof u, "%s/agreements/%s/launch/output", fx.base, id);
-    CU_ASSERT_EQUAL_FATAL(http_do("GET", u, NULL, 0, NULL, &r), 0);
-    /* mpiexec ran siteb's two ranks; sitea's part ran as a batch job */
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "RING OK ranks=2 components=hydra:2"));
-    const char *head = strstr(r.body, "== component batch: batch job ");
-    CU_ASSERT_PTR_NOT_NULL(head);
-    if (head) {
-        job_id = strndup(head + 30, strcspn(head + 30, " "));
-        CU_ASSERT_PTR_NOT_NULL(strstr(head, "on site sitea, COMPLETED, exit status 0 =="));
-    }
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "component batch host"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "[--sleep=2] [in batch]"));
-    http_reply_free(&r);
-    /* Slurm ran that job on the reservation's nodes, from its start (the
-     * reservation itself is gone: released when the job ended early). */
-    if (job_id && n1 && n2 && start_s) {
-        char *show = slurm("sitea", NULL, "scontrol", "show", "job", "-o", job_id, NULL);
-        const char *nl = strstr(show, " NodeList=");
-        struct acc_hostlist h = {0};
-        if (nl) {
-            char *list = strndup(nl + 10, strcspn(nl + 10, " \n"));
-            CU_ASSERT_EQUAL(acc_hostlist_expand(list, &h), ACC_OK);
-            free(list);
-        }
-        CU_ASSERT_EQUAL(h.n, 2);
-        CU_ASSERT_TRUE(h.n == 2 && ((strcmp(h.names[0], n1) == 0 && strcmp(h.names[1], n2) == 0) ||
-                                    (strcmp(h.names[0], n2) == 0 && strcmp(h.names[1], n1) == 0)));
-        acc_hostlist_release(&h);
-        const char *st = strstr(show, " StartTime="); /* epoch seconds (see slurm()) */
-        acc_time began = st ? strtoll(st + 11, NULL, 10) : 0, start = 0;
-        acc_time_parse(start_s, &start, NULL);
-        CU_ASSERT_TRUE(start > 0 && began >= start && began <= start + 15);
-        free(show);
-    }
-    free(job_id);
-    free(n1);
-    free(n2);
-    free(start_s);
-    free(ex);
-    free(state);
-    free(id);
-    reset();
-}
-
 static pid_t pid_of(const char *file)
 {
     char *p = read_file(file, NULL);

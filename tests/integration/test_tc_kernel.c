@@ -159,6 +159,69 @@ static void book(struct acc_adapter *ad, const char *key, acc_time start, int64_
         ACC_ASSERT_OK(acc_adapter_provision(ad, key, NULL, &flow, &err));
 }
 
+/* traffic between the two namespaces is carried by the class */
+static void check_traffic(struct acc_adapter *ad)
+{
+    struct acc_error err = {0};
+    struct acc_provision_status st;
+    CU_ASSERT_EQUAL(sh("ip netns exec " NS_A " ping -f -c 200 -q 10.232.0.2 >/dev/null"), 0);
+    sleep_ms(1300); /* an audit reads the counters */
+    ACC_ASSERT_OK(acc_adapter_provision_status(ad, "r1", &st, &err));
+    CU_ASSERT(st.packets >= 400); /* 200 requests on tcta, 200 replies on tctb */
+    CU_ASSERT(st.bytes >= 400 * 84);
+    /* but not traffic of other addresses: a ping from another address of A */
+    long long mine = class_bytes(NS_A, "tcta", 10, NULL);
+    long long be = class_bytes(NS_A, "tcta", TC_ID_BE, NULL);
+    CU_ASSERT(mine >= 200 * 98);
+    CU_ASSERT_EQUAL(sh("ip netns exec " NS_A " ping -f -c 50 -q -I 10.232.0.3 10.232.0.2 "
+                       ">/dev/null"),
+                    0);
+    CU_ASSERT_EQUAL(class_bytes(NS_A, "tcta", 10, NULL), mine);
+    CU_ASSERT(class_bytes(NS_A, "tcta", TC_ID_BE, NULL) >= be + 50 * 98);
+}
+
+/* deleted by hand: back within the audit interval, and Violated */
+static void check_deleted_by_hand(struct acc_adapter *ad)
+{
+    struct acc_error err = {0};
+    struct acc_provision_status st;
+    size_t nf = 0;
+    CU_ASSERT_EQUAL(sh("tc -n " NS_A " filter del dev tcta parent 1: prio 10 && "
+                       "tc -n " NS_A " class del dev tcta classid 1:10"),
+                    0);
+    CU_ASSERT_EQUAL(class_bytes(NS_A, "tcta", 10, NULL), -1);
+    acc_time deleted = acc_now();
+    CU_ASSERT(wait_class(10, true, 1500) >= 0);
+    class_bytes(NS_A, "tcta", 10, &nf);
+    CU_ASSERT_EQUAL(nf, 1);
+    ACC_ASSERT_OK(acc_adapter_provision_status(ad, "r1", &st, &err));
+    CU_ASSERT_EQUAL(st.state, ACC_GUARANTEE_VIOLATED);
+    CU_ASSERT(st.violated_at >= deleted && st.violated_at <= deleted + 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(st.why, "class 1:10 missing on " NS_A "/tcta"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(st.why, "reinstalled"));
+}
+
+/* close and reopen within the window: the class stays, unflapped (the
+ * adapter reopened is returned) */
+static struct acc_adapter *reopen_in_window(struct acc_adapter *ad, acc_time start)
+{
+    struct acc_error err = {0};
+    struct acc_provision_status st;
+    CU_ASSERT_EQUAL(sh("ip netns exec " NS_A " ping -f -c 50 -q 10.232.0.2 >/dev/null"), 0);
+    long long before = class_bytes(NS_A, "tcta", 10, NULL);
+    CU_ASSERT(before > 0);
+    acc_adapter_close(ad);
+    CU_ASSERT_EQUAL(class_bytes(NS_A, "tcta", 10, NULL), before);
+    ad = open_tc();
+    sleep_ms(1200);
+    CU_ASSERT_EQUAL(class_bytes(NS_A, "tcta", 10, NULL), before); /* same class, same bytes */
+    ACC_ASSERT_OK(acc_adapter_provision_status(ad, "r1", &st, &err));
+    CU_ASSERT_TRUE(st.active);
+    CU_ASSERT_EQUAL(st.state, ACC_GUARANTEE_VIOLATED); /* stays */
+    CU_ASSERT(st.activated >= start && st.activated <= start + 1);
+    return ad;
+}
+
 static void test_window(void)
 {
     CU_ASSERT_EQUAL_FATAL(topology_up(), 0);
@@ -193,50 +256,11 @@ static void test_window(void)
     CU_ASSERT_EQUAL(st.state, ACC_GUARANTEE_FULFILLED);
     CU_ASSERT(st.activated >= start && st.activated <= start + 1);
 
-    /* traffic between the two namespaces is carried by the class */
-    CU_ASSERT_EQUAL(sh("ip netns exec " NS_A " ping -f -c 200 -q 10.232.0.2 >/dev/null"), 0);
-    sleep_ms(1300); /* an audit reads the counters */
-    ACC_ASSERT_OK(acc_adapter_provision_status(ad, "r1", &st, &err));
-    CU_ASSERT(st.packets >= 400); /* 200 requests on tcta, 200 replies on tctb */
-    CU_ASSERT(st.bytes >= 400 * 84);
-    /* but not traffic of other addresses: a ping from another address of A */
-    long long mine = class_bytes(NS_A, "tcta", 10, NULL);
-    long long be = class_bytes(NS_A, "tcta", TC_ID_BE, NULL);
-    CU_ASSERT(mine >= 200 * 98);
-    CU_ASSERT_EQUAL(sh("ip netns exec " NS_A " ping -f -c 50 -q -I 10.232.0.3 10.232.0.2 "
-                       ">/dev/null"),
-                    0);
-    CU_ASSERT_EQUAL(class_bytes(NS_A, "tcta", 10, NULL), mine);
-    CU_ASSERT(class_bytes(NS_A, "tcta", TC_ID_BE, NULL) >= be + 50 * 98);
+    check_traffic(ad);
 
-    /* deleted by hand: back within the audit interval, and Violated */
-    CU_ASSERT_EQUAL(sh("tc -n " NS_A " filter del dev tcta parent 1: prio 10 && "
-                       "tc -n " NS_A " class del dev tcta classid 1:10"),
-                    0);
-    CU_ASSERT_EQUAL(class_bytes(NS_A, "tcta", 10, NULL), -1);
-    acc_time deleted = acc_now();
-    CU_ASSERT(wait_class(10, true, 1500) >= 0);
-    class_bytes(NS_A, "tcta", 10, &nf);
-    CU_ASSERT_EQUAL(nf, 1);
-    ACC_ASSERT_OK(acc_adapter_provision_status(ad, "r1", &st, &err));
-    CU_ASSERT_EQUAL(st.state, ACC_GUARANTEE_VIOLATED);
-    CU_ASSERT(st.violated_at >= deleted && st.violated_at <= deleted + 2);
-    CU_ASSERT_PTR_NOT_NULL(strstr(st.why, "class 1:10 missing on " NS_A "/tcta"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(st.why, "reinstalled"));
+    check_deleted_by_hand(ad);
 
-    /* close and reopen within the window: the class stays, unflapped */
-    CU_ASSERT_EQUAL(sh("ip netns exec " NS_A " ping -f -c 50 -q 10.232.0.2 >/dev/null"), 0);
-    long long before = class_bytes(NS_A, "tcta", 10, NULL);
-    CU_ASSERT(before > 0);
-    acc_adapter_close(ad);
-    CU_ASSERT_EQUAL(class_bytes(NS_A, "tcta", 10, NULL), before);
-    ad = open_tc();
-    sleep_ms(1200);
-    CU_ASSERT_EQUAL(class_bytes(NS_A, "tcta", 10, NULL), before); /* same class, same bytes */
-    ACC_ASSERT_OK(acc_adapter_provision_status(ad, "r1", &st, &err));
-    CU_ASSERT_TRUE(st.active);
-    CU_ASSERT_EQUAL(st.state, ACC_GUARANTEE_VIOLATED); /* stays */
-    CU_ASSERT(st.activated >= start && st.activated <= start + 1);
+    ad = reopen_in_window(ad, start);
 
     /* after the end: gone, and the last counters kept */
     sleep_until(end);

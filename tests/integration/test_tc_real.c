@@ -282,25 +282,11 @@ static double mbit_of(const char *path)
 /* ------------------------------------------------------------- tests */
 
 /* Scenario 1: the window of a 100 Mbit/s link alpha-beta. */
-static void test_window(void)
+/* The agreement's flow alpha-n1 -> beta-n1 against background from
+ * alpha-n2 (same alpha uplink, same WAN port to beta) and gamma-n1 (same
+ * WAN port to beta), each with 4 streams. */
+static void check_flows(void)
 {
-    acc_time t0 = acc_now() + 6;
-    char *id = agree("beta", RATE, t0, 24);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(id);
-    /* Before the start: no class, nothing determined. */
-    CU_ASSERT_EQUAL(leaves_ab(RATE), 0);
-    CU_ASSERT(guarantee_is(id, "NotDetermined"));
-    sleep_until((double)t0 - 1.5);
-    CU_ASSERT_EQUAL(leaves_ab(RATE), 0);
-    /* At the start (one audit interval of slack): the class. */
-    CU_ASSERT(wait_leaves(RATE, 1, 3.5));
-    double appeared = now_s() - (double)t0;
-    printf("\n  class in place %.2f s after the start\n", appeared);
-    CU_ASSERT(appeared < 2.0);
-
-    /* The agreement's flow alpha-n1 -> beta-n1 against background from
-     * alpha-n2 (same alpha uplink, same WAN port to beta) and gamma-n1 (same
-     * WAN port to beta), each with 4 streams. */
     char out[4][256];
     for (int i = 0; i < 4; i++)
         snprintf(out[i], sizeof out[i], "%s/flow%d.txt", acc_test_tmpdir(), i);
@@ -325,7 +311,12 @@ static void test_window(void)
     CU_ASSERT(got >= 0.9 * RATE);
     CU_ASSERT(b1 > 0 && b2 > 0);
     CU_ASSERT(b1 + b2 >= 60); /* the background did use what was left */
+}
 
+/* The guarantee Fulfilled, the bytes its classes carried; its activation
+ * time (free it). */
+static char *check_fulfilled(const char *id)
+{
     char *doc = NULL, *st = guarantee(id, &doc);
     CU_ASSERT_PTR_NOT_NULL(st);
     CU_ASSERT(st && strcmp(st, "Fulfilled") == 0);
@@ -337,8 +328,12 @@ static void test_window(void)
     free(st);
     free(bytes);
     free(doc);
+    return act;
+}
 
-    /* kill -9 of accordd: the reservation stands, so its class stays. */
+/* kill -9 of accordd: the reservation stands, so its class stays. */
+static void check_survives_kill(const char *id, const char *act)
+{
     kill_accordd(SIGKILL);
     usleep(1500000);
     CU_ASSERT_EQUAL(leaves_ab(RATE), 1);
@@ -346,15 +341,17 @@ static void test_window(void)
     usleep(1500000);
     CU_ASSERT_EQUAL(leaves_ab(RATE), 1);
     CU_ASSERT(guarantee_is(id, "Fulfilled"));
-    doc = NULL;
+    char *doc = NULL;
     free(guarantee(id, &doc));
     char *act2 = doc ? lg(doc, "Activated") : NULL;
     CU_ASSERT(act && act2 && strcmp(act, act2) == 0); /* the same activation */
-    free(act);
     free(act2);
     free(doc);
+}
 
-    /* Deleted by hand: back within the audit interval, and Violated. */
+/* Deleted by hand: back within the audit interval, and Violated. */
+static void check_deleted_by_hand(const char *id)
+{
     unsigned minor = 0;
     CU_ASSERT_EQUAL_FATAL(leaves("acc-gw-alpha", "up0", RATE, &minor), 1);
     CU_ASSERT_EQUAL(sh("tc -n acc-gw-alpha filter del dev up0 parent 1: prio %u && "
@@ -366,7 +363,7 @@ static void test_window(void)
     CU_ASSERT(wait_leaves(RATE, 1, 3.0));
     printf("  deleted by hand: back after %.2f s\n", now_s() - gone);
     CU_ASSERT(guarantee_is(id, "Violated"));
-    doc = NULL;
+    char *doc = NULL;
     free(guarantee(id, &doc));
     char *at = doc ? lg(doc, "ViolatedAt") : NULL, *why = doc ? lg(doc, "Reason") : NULL;
     printf("  Violated at %s: %s\n", at ? at : "?", why ? why : "?");
@@ -378,6 +375,32 @@ static void test_window(void)
     free(at);
     free(why);
     free(doc);
+}
+
+static void test_window(void)
+{
+    acc_time t0 = acc_now() + 6;
+    char *id = agree("beta", RATE, t0, 24);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(id);
+    /* Before the start: no class, nothing determined. */
+    CU_ASSERT_EQUAL(leaves_ab(RATE), 0);
+    CU_ASSERT(guarantee_is(id, "NotDetermined"));
+    sleep_until((double)t0 - 1.5);
+    CU_ASSERT_EQUAL(leaves_ab(RATE), 0);
+    /* At the start (one audit interval of slack): the class. */
+    CU_ASSERT(wait_leaves(RATE, 1, 3.5));
+    double appeared = now_s() - (double)t0;
+    printf("\n  class in place %.2f s after the start\n", appeared);
+    CU_ASSERT(appeared < 2.0);
+
+    check_flows();
+
+    char *act = check_fulfilled(id);
+
+    check_survives_kill(id, act);
+    free(act);
+
+    check_deleted_by_hand(id);
 
     /* After the end: gone. */
     sleep_until((double)t0 + 24);

@@ -209,17 +209,13 @@ static void faults(const struct kind *k, struct acc_adapter *ad)
     acc_adapter_cancel(ad, "other-beaten", NULL, NULL);
 }
 
-/* A changed reservation beside the one it replaces: the old one's amount
- * counts as free over the overlap, both exist until one is cancelled, and
- * another user still finds only what neither holds. */
-static void replacing(const struct kind *k, struct acc_adapter *ad)
+/* The old one counts as free for the grown one alone, until cancelled. */
+static void replace_grown(const struct kind *k, struct acc_adapter *ad, acc_time t,
+                          struct acc_resource old)
 {
     struct acc_reservation r;
     struct acc_error err;
-    acc_time t = future() + 40 * H;
-    CU_ASSERT_TRUE(acc_adapter_has(ad, ACC_CAP_REPLACE));
-    struct acc_resource old = k->res, other = k->res, grown = k->res;
-    old.amount = 2;
+    struct acc_resource other = k->res, grown = k->res;
     other.amount = 9; /* 16 - 2 - 9 = 5 free */
     ACC_ASSERT_OK(acc_adapter_reserve(ad, "old", &old, t, 2 * H, &r, &err));
     acc_reservation_release(&r);
@@ -262,7 +258,14 @@ static void replacing(const struct kind *k, struct acc_adapter *ad)
     CU_ASSERT_EQUAL_FATAL(f.n, 1);
     CU_ASSERT_EQUAL(f.v[0].start, t + 3 * H);
     acc_frames_release(&f);
-    /* More than the old and the free together: refused, nothing left. */
+}
+
+/* More than the old and the free together: refused, nothing left. */
+static void replace_too_much(const struct kind *k, struct acc_adapter *ad, acc_time t,
+                             struct acc_resource old)
+{
+    struct acc_reservation r;
+    struct acc_error err;
     struct acc_resource too = k->res;
     too.amount = 8;
     ACC_ASSERT_OK(acc_adapter_reserve(ad, "old2", &old, t + 10 * H, H, &r, &err));
@@ -281,7 +284,14 @@ static void replacing(const struct kind *k, struct acc_adapter *ad)
     ACC_ASSERT_OK(acc_adapter_query(ad, "old2", NULL, &r, &err)); /* untouched */
     CU_ASSERT_EQUAL(r.amount, 2);
     acc_reservation_release(&r);
-    /* A reopen loads both bookings of an uncommitted change as they were. */
+}
+
+/* A reopen loads both bookings of an uncommitted change as they were. */
+static void replace_reopened(const struct kind *k, struct acc_adapter *ad, acc_time t,
+                             struct acc_resource old)
+{
+    struct acc_reservation r;
+    struct acc_error err;
     ACC_ASSERT_OK(
         acc_adapter_reserve_replacing(ad, "new3", "old2", &old, t + 10 * H, 2 * H, &r, &err));
     CU_ASSERT_EQUAL(r.start, t + 10 * H);
@@ -295,6 +305,22 @@ static void replacing(const struct kind *k, struct acc_adapter *ad)
     ACC_ASSERT_OK(acc_adapter_query(again, "new3", NULL, &r, &err));
     acc_reservation_release(&r);
     acc_adapter_close(again);
+}
+
+/* A changed reservation beside the one it replaces: the old one's amount
+ * counts as free over the overlap, both exist until one is cancelled, and
+ * another user still finds only what neither holds. */
+static void replacing(const struct kind *k, struct acc_adapter *ad)
+{
+    struct acc_error err;
+    struct acc_frames f;
+    acc_time t = future() + 40 * H;
+    CU_ASSERT_TRUE(acc_adapter_has(ad, ACC_CAP_REPLACE));
+    struct acc_resource old = k->res;
+    old.amount = 2;
+    replace_grown(k, ad, t, old);
+    replace_too_much(k, ad, t, old);
+    replace_reopened(k, ad, t, old);
     const char *keys[] = {"new", "other", "old2", "wall", "fill", "new3"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         ACC_ASSERT_OK(acc_adapter_cancel(ad, keys[i], NULL, &err));

@@ -72,6 +72,58 @@ static size_t committed(const char *id)
     return n;
 }
 
+/* At the simulators: the new reservations exist, the old are gone. */
+static void check_simulators(const struct acc_agreement v2)
+{
+    struct acc_error err;
+    struct acc_frames f;
+    acc_frames_init(&f);
+    acc_time from, until;
+    /* alpha has 8 nodes; 3 are taken over the new hours, not 2+3 */
+    CU_ASSERT_EQUAL(
+        acc_service_preview(svc, "alpha", 5, 7200, v2.start, v2.end, &f, &from, &until, &err),
+        ACC_OK);
+    CU_ASSERT_TRUE(f.n >= 1 && f.v[0].start == v2.start);
+    acc_frames_reset(&f);
+    CU_ASSERT_EQUAL(
+        acc_service_preview(svc, "alpha", 6, 7200, v2.start, v2.end, &f, &from, &until, &err),
+        ACC_OK);
+    CU_ASSERT_TRUE(f.n == 0 || f.v[0].start >= v2.end);
+    acc_frames_release(&f);
+}
+
+/* Version 1 is kept as it was, with its own trace. */
+static void check_version1_kept(const char *id, const struct acc_agreement v1,
+                                const struct acc_agreement v2)
+{
+    struct acc_error err;
+    struct acc_agreement old;
+    CU_ASSERT_EQUAL_FATAL(acc_service_get_version(svc, id, 1, false, &old, &err), ACC_OK);
+    CU_ASSERT_EQUAL(old.version, 1);
+    CU_ASSERT_EQUAL(old.versions, 2);
+    CU_ASSERT_EQUAL(old.end, v1.end);
+    CU_ASSERT_EQUAL(old.comps[0].nodes, 2);
+    CU_ASSERT_STRING_EQUAL(old.comps[0].reservation, v1.comps[0].reservation);
+    acc_agreement_release(&old);
+    struct acc_trace tr1, tr2;
+    CU_ASSERT_EQUAL(acc_service_trace_version(svc, id, 1, &old, &tr1, &err), ACC_OK);
+    acc_agreement_release(&old);
+    CU_ASSERT_EQUAL(acc_service_trace_version(svc, id, 0, &old, &tr2, &err), ACC_OK);
+    acc_agreement_release(&old);
+    CU_ASSERT_TRUE(tr1.n > 0 && tr2.n > 0);
+    /* version 2's negotiation asked until its new end; version 1's never did */
+    size_t in1 = 0, in2 = 0;
+    for (size_t i = 0; i < tr1.n; i++)
+        in1 += tr1.v[i].t_until == v2.end;
+    for (size_t i = 0; i < tr2.n; i++)
+        in2 += tr2.v[i].t_until == v2.end;
+    CU_ASSERT_EQUAL(in1, 0);
+    CU_ASSERT_TRUE(in2 > 0);
+    acc_trace_release(&tr1);
+    acc_trace_release(&tr2);
+    CU_ASSERT_EQUAL(acc_service_get_version(svc, id, 3, false, &old, &err), ACC_ERR_NOT_FOUND);
+}
+
 static void test_each_change(void)
 {
     CU_ASSERT_EQUAL_FATAL(open_svc("modify-each"), 0);
@@ -103,48 +155,9 @@ static void test_each_change(void)
     CU_ASSERT_STRING_NOT_EQUAL(v2.comps[0].reservation, v1.comps[0].reservation);
     CU_ASSERT_PTR_NOT_NULL(v2.change);
 
-    /* At the simulators: the new reservations exist, the old are gone. */
-    struct acc_frames f;
-    acc_frames_init(&f);
-    acc_time from, until;
-    /* alpha has 8 nodes; 3 are taken over the new hours, not 2+3 */
-    CU_ASSERT_EQUAL(
-        acc_service_preview(svc, "alpha", 5, 7200, v2.start, v2.end, &f, &from, &until, &err),
-        ACC_OK);
-    CU_ASSERT_TRUE(f.n >= 1 && f.v[0].start == v2.start);
-    acc_frames_reset(&f);
-    CU_ASSERT_EQUAL(
-        acc_service_preview(svc, "alpha", 6, 7200, v2.start, v2.end, &f, &from, &until, &err),
-        ACC_OK);
-    CU_ASSERT_TRUE(f.n == 0 || f.v[0].start >= v2.end);
-    acc_frames_release(&f);
+    check_simulators(v2);
 
-    /* Version 1 is kept as it was, with its own trace. */
-    struct acc_agreement old;
-    CU_ASSERT_EQUAL_FATAL(acc_service_get_version(svc, id, 1, false, &old, &err), ACC_OK);
-    CU_ASSERT_EQUAL(old.version, 1);
-    CU_ASSERT_EQUAL(old.versions, 2);
-    CU_ASSERT_EQUAL(old.end, v1.end);
-    CU_ASSERT_EQUAL(old.comps[0].nodes, 2);
-    CU_ASSERT_STRING_EQUAL(old.comps[0].reservation, v1.comps[0].reservation);
-    acc_agreement_release(&old);
-    struct acc_trace tr1, tr2;
-    CU_ASSERT_EQUAL(acc_service_trace_version(svc, id, 1, &old, &tr1, &err), ACC_OK);
-    acc_agreement_release(&old);
-    CU_ASSERT_EQUAL(acc_service_trace_version(svc, id, 0, &old, &tr2, &err), ACC_OK);
-    acc_agreement_release(&old);
-    CU_ASSERT_TRUE(tr1.n > 0 && tr2.n > 0);
-    /* version 2's negotiation asked until its new end; version 1's never did */
-    size_t in1 = 0, in2 = 0;
-    for (size_t i = 0; i < tr1.n; i++)
-        in1 += tr1.v[i].t_until == v2.end;
-    for (size_t i = 0; i < tr2.n; i++)
-        in2 += tr2.v[i].t_until == v2.end;
-    CU_ASSERT_EQUAL(in1, 0);
-    CU_ASSERT_TRUE(in2 > 0);
-    acc_trace_release(&tr1);
-    acc_trace_release(&tr2);
-    CU_ASSERT_EQUAL(acc_service_get_version(svc, id, 3, false, &old, &err), ACC_ERR_NOT_FOUND);
+    check_version1_kept(id, v1, v2);
 
     /* Start moved (the whole reservation, its length kept). */
     acc_time_format(v2.start + 1800, t);

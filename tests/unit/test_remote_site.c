@@ -111,6 +111,39 @@ static acc_time future(void)
     return (acc_now() / H + 48) * H;
 }
 
+/* rs-1 read back, cancelled by key alone and not booked again; rs-2 and
+ * the rest cancelled.  r and r2 are read, not released. */
+static void check_query_and_cancel(struct acc_adapter *ad, acc_time t,
+                                   const struct acc_resource six, const struct acc_reservation r,
+                                   const struct acc_reservation r2)
+{
+    struct acc_error err;
+    struct acc_reservation q = {0}, r3 = {0};
+    acc_err rc;
+    ACC_ASSERT_OK(acc_adapter_query(ad, "rs-1", NULL, &q, &err));
+    CU_ASSERT_STRING_EQUAL(q.local_id, r.local_id);
+    CU_ASSERT_EQUAL(q.start, t);
+    CU_ASSERT_EQUAL(q.amount, 6);
+    acc_reservation_release(&q);
+    /* Cancel by key alone (the local id unknown), then it is gone. */
+    ACC_ASSERT_OK(acc_adapter_cancel(ad, "rs-1", NULL, &err));
+    CU_ASSERT_EQUAL(acc_adapter_query(ad, "rs-1", NULL, &q, &err), ACC_ERR_NOT_FOUND);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "site alpha"));
+    /* Cancelling again, or a key never reserved: nothing to do, no fault. */
+    ACC_ASSERT_OK(acc_adapter_cancel(ad, "rs-1", NULL, &err));
+    ACC_ASSERT_OK(acc_adapter_cancel(ad, "never-1", NULL, &err));
+    /* A cancelled key is not booked again. */
+    rc = acc_adapter_reserve(ad, "rs-1", &six, t, 2 * H, &r3, &err);
+    CU_ASSERT_EQUAL(rc, ACC_ERR_STATE);
+    /* The room rs-1 held is free again: 6 fit at t now. */
+    ACC_ASSERT_OK(acc_adapter_reserve(ad, "rs-4", &six, t, 2 * H, &r3, &err));
+    CU_ASSERT_EQUAL(r3.start, t);
+    ACC_ASSERT_OK(acc_adapter_cancel(ad, "rs-2", r2.local_id, &err));
+    ACC_ASSERT_OK(acc_adapter_cancel(ad, "rs-3", NULL, &err));
+    ACC_ASSERT_OK(acc_adapter_cancel(ad, "rs-4", NULL, &err));
+    acc_reservation_release(&r3);
+}
+
 static void test_nodes(void)
 {
     struct acc_adapter *ad = open_remote(false);
@@ -133,7 +166,7 @@ static void test_nodes(void)
     CU_ASSERT_EQUAL(f.v[0].end, t + 24 * H);
     acc_frames_release(&f);
 
-    struct acc_reservation r = {0}, again = {0}, q = {0};
+    struct acc_reservation r = {0}, again = {0};
     ACC_ASSERT_OK(acc_adapter_reserve(ad, "rs-1", &six, t, 2 * H, &r, &err));
     CU_ASSERT_EQUAL(r.start, t);
     CU_ASSERT_EQUAL(r.end, t + 2 * H);
@@ -167,32 +200,10 @@ static void test_nodes(void)
     /* The same key with other parameters: the key is Accord's, not reusable. */
     rc = acc_adapter_reserve(ad, "rs-1", &six, t + H, 2 * H, &r3, &err);
     CU_ASSERT_EQUAL(rc, ACC_ERR_KEY_REUSED);
-
-    ACC_ASSERT_OK(acc_adapter_query(ad, "rs-1", NULL, &q, &err));
-    CU_ASSERT_STRING_EQUAL(q.local_id, r.local_id);
-    CU_ASSERT_EQUAL(q.start, t);
-    CU_ASSERT_EQUAL(q.amount, 6);
-    acc_reservation_release(&q);
-    /* Cancel by key alone (the local id unknown), then it is gone. */
-    ACC_ASSERT_OK(acc_adapter_cancel(ad, "rs-1", NULL, &err));
-    CU_ASSERT_EQUAL(acc_adapter_query(ad, "rs-1", NULL, &q, &err), ACC_ERR_NOT_FOUND);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "site alpha"));
-    /* Cancelling again, or a key never reserved: nothing to do, no fault. */
-    ACC_ASSERT_OK(acc_adapter_cancel(ad, "rs-1", NULL, &err));
-    ACC_ASSERT_OK(acc_adapter_cancel(ad, "never-1", NULL, &err));
-    /* A cancelled key is not booked again. */
-    rc = acc_adapter_reserve(ad, "rs-1", &six, t, 2 * H, &r3, &err);
-    CU_ASSERT_EQUAL(rc, ACC_ERR_STATE);
-    /* The room rs-1 held is free again: 6 fit at t now. */
-    ACC_ASSERT_OK(acc_adapter_reserve(ad, "rs-4", &six, t, 2 * H, &r3, &err));
-    CU_ASSERT_EQUAL(r3.start, t);
-    ACC_ASSERT_OK(acc_adapter_cancel(ad, "rs-2", r2.local_id, &err));
-    ACC_ASSERT_OK(acc_adapter_cancel(ad, "rs-3", NULL, &err));
-    ACC_ASSERT_OK(acc_adapter_cancel(ad, "rs-4", NULL, &err));
+    check_query_and_cancel(ad, t, six, r, r2);
     acc_reservation_release(&r);
     acc_reservation_release(&again);
     acc_reservation_release(&r2);
-    acc_reservation_release(&r3);
     acc_adapter_close(ad);
 }
 

@@ -5,13 +5,14 @@
  * the peer's limits, a restart that keeps bookings, recovery of an intent
  * row a crash left, bodies too large, bad XML, paths and methods, and
  * certificates refused in the handshake.  The certificates are made by
- * tests/support/mkcerts.sh in the test's temporary directory. */
+ * tests/support/mkcerts.sh in the test's temporary directory.  One suite:
+ * the tests build on the state the ones before left (test_site_ops.c has
+ * the jobs, the connections per peer and reload). */
 #include <curl/curl.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "../../lib/common/buf.h"
@@ -21,54 +22,8 @@
 #include "../../lib/tls/tls_server.h"
 #include "../../site/site.h"
 #include "site_client.h"
+#include "site_daemon.h"
 #include "testutil.h"
-
-static char certs[512], conf[512], db[512];
-static struct acc_site *site;
-static acc_time T; /* a start well ahead, on a whole hour */
-
-static void write_conf(void)
-{
-    char alice_fp[ACC_TLS_FP_LEN];
-    struct acc_tls_peer id;
-    char path[600];
-    snprintf(path, sizeof path, "%s/alice.crt", certs);
-    CU_ASSERT_FATAL(acc_tls_file_identity(path, &id, NULL) == ACC_OK);
-    acc_strlcpy(alice_fp, id.fingerprint, sizeof alice_fp);
-    FILE *f = fopen(conf, "w");
-    CU_ASSERT_FATAL(f != NULL);
-    fprintf(f,
-            "[daemon]\nname = alpha\nlisten = 127.0.0.1:0\ndatabase = %s\ndurable = no\n"
-            "certificate = %s/site-alpha.crt\nkey = %s/site-alpha.key\nclient_ca = %s/ca.crt\n"
-            "threads = 2\nlog_level = warn\ncontrol_networks = 127.0.0.0/8\n"
-            "[site alpha]\nadapter = sim-batch\nnodes = 16\n"
-            "[peer accord-main]\nsubject = CN=accord-main\nmax_nodes = 8\n"
-            "max_duration = PT2H\nmax_advance = 86400\nmax_reservations = 3\nconnections = 4\n"
-            "[peer alice]\nfingerprint = %s\nmax_nodes = 4\n",
-            db, certs, certs, certs, alice_fp);
-    fclose(f);
-}
-
-static void start(void)
-{
-    struct acc_site_config cfg;
-    struct acc_error err;
-    acc_err rc = acc_site_config_load_file(conf, &cfg, &err);
-    if (rc)
-        fprintf(stderr, "config: %s\n", err.msg);
-    CU_ASSERT_FATAL(rc == ACC_OK);
-    rc = acc_site_start(&cfg, &site, &err);
-    if (rc)
-        fprintf(stderr, "start: %s\n", err.msg);
-    CU_ASSERT_FATAL(rc == ACC_OK);
-    site_client_set(certs, acc_site_port(site));
-}
-
-static void stop(void)
-{
-    acc_site_stop(site);
-    site = NULL;
-}
 
 static int suite_init(void)
 {
@@ -89,59 +44,6 @@ static int suite_cleanup(void)
     stop();
     curl_global_cleanup();
     return 0;
-}
-
-/* ------------------------------------------------------------------ client */
-
-static long request(const char *method, const char *path, const struct acc_buf *body,
-                    struct acc_buf *out)
-{
-    return site_request("accord", method, path, body ? body->data : NULL, body ? body->len : 0,
-                        out);
-}
-
-static long reserve_as(const char *who, const char *key, int64_t nodes, acc_time start,
-                       int64_t duration, struct acc_buf *out)
-{
-    struct acc_proto_reserve r = {
-        .kind = ACC_RES_NODES, .amount = nodes, .start = start, .duration = duration};
-    acc_strlcpy(r.resource, "alpha", sizeof r.resource);
-    struct acc_buf body = ACC_BUF_INIT;
-    acc_proto_write_reserve(&r, &body);
-    char path[160];
-    snprintf(path, sizeof path, "/v1/reservations/%s", key);
-    long st = site_request(who, "PUT", path, body.data, body.len, out);
-    acc_buf_release(&body);
-    return st;
-}
-
-static long reserve(const char *key, int64_t nodes, acc_time start, int64_t duration,
-                    struct acc_buf *out)
-{
-    return reserve_as("accord", key, nodes, start, duration, out);
-}
-
-/* The start sim-batch booked (it books later than asked when the start is
- * taken), or -1 when the reserve was not answered 200. */
-static acc_time booked_start(const char *key, int64_t nodes, acc_time start)
-{
-    struct acc_buf out = ACC_BUF_INIT;
-    struct acc_reservation r = {0};
-    struct acc_error err;
-    acc_time t = -1;
-    if (reserve(key, nodes, start, 3600, &out) == 200 &&
-        acc_proto_read_reservation(out.data, out.len, &r, &err) == ACC_OK)
-        t = r.start;
-    acc_reservation_release(&r);
-    acc_buf_release(&out);
-    return t;
-}
-
-static long call(const char *who, const char *method, const char *key, struct acc_buf *out)
-{
-    char path[160];
-    snprintf(path, sizeof path, "/v1/reservations/%s", key);
-    return site_request(who, method, path, NULL, 0, out);
 }
 
 /* ------------------------------------------------------------------ tests */
@@ -400,181 +302,6 @@ static void test_handshake_refusals(void)
     const char *refused[] = {"intruder", "stranger", "expired", "tampered", NULL};
     for (size_t i = 0; i < sizeof refused / sizeof *refused; i++)
         CU_ASSERT_EQUAL(site_request(refused[i], "GET", "/v1/health", NULL, 0, &out), -1);
-    acc_buf_release(&out);
-}
-
-/* POST /v1/jobs of a Hydra proxy for key on host, as who. */
-static long submit_as(const char *who, const char *key, const char *exe, const char *control,
-                      struct acc_buf *out)
-{
-    const char *args[] = {"--control-port",  control,  "--rmk",      "user",
-                          "--launcher",      "manual", "--demux",    "poll",
-                          "--pgid",          "0",      "--retries",  "0",
-                          "--usize",         "-2",     "--pmi-port", "0",
-                          "--gpus-per-proc", "-2",     "--proxy-id", "0"};
-    struct acc_job j = {.key = key,
-                        .local_id = "peer-view",
-                        .nodes = 1,
-                        .ppn = 1,
-                        .executable = exe,
-                        .args = args,
-                        .n_args = sizeof args / sizeof *args,
-                        .host = "alpha-n1"};
-    struct acc_buf body = ACC_BUF_INIT;
-    acc_proto_write_job(&j, &body);
-    long st = site_request(who, "POST", "/v1/jobs", body.data, body.len, out);
-    acc_buf_release(&body);
-    return st;
-}
-
-/* Whether job id (path /v1/jobs/ID) of accord-main ends within about 5 s. */
-static bool job_ends(const char *path)
-{
-    struct acc_buf out = ACC_BUF_INIT;
-    struct acc_job_status js;
-    struct acc_error err;
-    bool done = false;
-    for (int i = 0; i < 100 && !done; i++) {
-        done = site_request("accord", "GET", path, NULL, 0, &out) == 200 &&
-               acc_proto_read_job_status(out.data, out.len, &js, &err) == ACC_OK && js.done;
-        if (!done) {
-            struct timespec ts = {0, 50 * 1000 * 1000};
-            nanosleep(&ts, NULL);
-        }
-    }
-    acc_buf_release(&out);
-    return done;
-}
-
-static bool job_running(const char *path)
-{
-    struct acc_buf out = ACC_BUF_INIT;
-    struct acc_job_status js;
-    struct acc_error err;
-    bool running = site_request("accord", "GET", path, NULL, 0, &out) == 200 &&
-                   acc_proto_read_job_status(out.data, out.len, &js, &err) == ACC_OK && !js.done;
-    acc_buf_release(&out);
-    return running;
-}
-
-static void submit_ok(const char *control, char *path, size_t len)
-{
-    struct acc_buf out = ACC_BUF_INIT;
-    struct acc_error err;
-    char id[64] = "";
-    CU_ASSERT_EQUAL_FATAL(submit_as("accord", "j1", "hydra_pmi_proxy", control, &out), 201);
-    ACC_ASSERT_OK(acc_proto_read_job_ref(out.data, out.len, id, sizeof id, &err));
-    snprintf(path, len, "/v1/jobs/%s", id);
-    acc_buf_release(&out);
-}
-
-/* The Hydra proxies the daemon starts for a peer (site_jobs.c does the
- * checks and the starting; here the routes, the booking handed over,
- * ownership, and the jobs going with their reservation). */
-static void test_jobs(void)
-{
-    struct acc_buf out = ACC_BUF_INIT;
-    unsigned lport = 0;
-    int lfd = site_silent_listener(&lport);
-    CU_ASSERT_FATAL(lfd >= 0);
-    char control[64];
-    snprintf(control, sizeof control, "127.0.0.1:%u", lport);
-    CU_ASSERT_EQUAL_FATAL(reserve("j1", 1, acc_now(), 600, &out), 200);
-    /* Only hydra_pmi_proxy, with Hydra's options, control inside the networks. */
-    CU_ASSERT_EQUAL(submit_as("accord", "j1", "/bin/sh", control, &out), 400);
-    CU_ASSERT_EQUAL(site_fault_of(&out), ACC_ERR_INVALID);
-    CU_ASSERT_EQUAL(submit_as("accord", "j1", "hydra_pmi_proxy", "192.0.2.1:9", &out), 400);
-    /* Not inside the reservation yet; another peer's key; an unknown one. */
-    CU_ASSERT_EQUAL(submit_as("accord", "k2", "hydra_pmi_proxy", control, &out), 409);
-    CU_ASSERT_EQUAL(submit_as("alice", "j1", "hydra_pmi_proxy", control, &out), 404);
-    CU_ASSERT_EQUAL(submit_as("accord", "nokey", "hydra_pmi_proxy", control, &out), 404);
-    char path[128];
-    submit_ok(control, path, sizeof path);
-    struct timespec ts = {0, 300 * 1000 * 1000};
-    nanosleep(&ts, NULL);
-    CU_ASSERT(job_running(path));
-    /* Another peer can neither see it nor stop it, nor its reservation. */
-    CU_ASSERT_EQUAL(site_request("alice", "GET", path, NULL, 0, &out), 404);
-    CU_ASSERT_EQUAL(site_request("alice", "DELETE", path, NULL, 0, &out), 404);
-    CU_ASSERT_EQUAL(call("alice", "DELETE", "j1", &out), 204);
-    CU_ASSERT(job_running(path));
-    /* Its owner stops it. */
-    CU_ASSERT_EQUAL(site_request("accord", "DELETE", path, NULL, 0, &out), 204);
-    CU_ASSERT(job_ends(path));
-    /* A proxy goes with its reservation. */
-    submit_ok(control, path, sizeof path);
-    nanosleep(&ts, NULL);
-    CU_ASSERT(job_running(path));
-    CU_ASSERT_EQUAL(call("accord", "DELETE", "j1", &out), 204);
-    CU_ASSERT(job_ends(path));
-    close(lfd);
-    acc_buf_release(&out);
-}
-
-static void test_connection_limit(void)
-{
-    struct acc_buf out = ACC_BUF_INIT;
-    CURL *open[4];
-    /* accord-main may hold 4 connections: each handle keeps its own. */
-    for (int i = 0; i < 4; i++) {
-        open[i] = site_handle("accord", &out);
-        CU_ASSERT_EQUAL(site_perform(open[i], &out), 200);
-    }
-    CURL *fifth = site_handle("accord", &out);
-    CU_ASSERT_EQUAL(site_perform(fifth, &out), 429);
-    CU_ASSERT_EQUAL(site_fault_of(&out), ACC_ERR_TOO_MANY);
-    CU_ASSERT_PTR_NOT_NULL(strstr(out.data, "connections = 4"));
-    /* The kept ones still work; another peer is not counted against it. */
-    CU_ASSERT_EQUAL(site_perform(open[0], &out), 200);
-    CU_ASSERT_EQUAL(site_request("alice", "GET", "/v1/health", NULL, 0, &out), 200);
-    /* One closed: room for one more (the daemon sees the close shortly). */
-    curl_easy_cleanup(open[3]);
-    long st = -1;
-    for (int tries = 0; tries < 50 && st != 200; tries++) {
-        st = site_perform(fifth, &out);
-        if (st != 200) {
-            struct timespec ts = {0, 20 * 1000 * 1000};
-            nanosleep(&ts, NULL);
-        }
-    }
-    CU_ASSERT_EQUAL(st, 200);
-    for (int i = 0; i < 3; i++)
-        curl_easy_cleanup(open[i]);
-    curl_easy_cleanup(fifth);
-    acc_buf_release(&out);
-}
-
-static void test_reload(void)
-{
-    struct acc_buf out = ACC_BUF_INIT;
-    /* A file that names intruder as a peer: after reload it is admitted. */
-    FILE *f = fopen(conf, "a");
-    CU_ASSERT_FATAL(f != NULL);
-    fprintf(f, "[peer intruder]\nsubject = CN=intruder\n");
-    fclose(f);
-    struct acc_site_config fresh;
-    struct acc_error err;
-    ACC_ASSERT_OK(acc_site_config_load_file(conf, &fresh, &err));
-    ACC_ASSERT_OK(acc_site_reload(site, &fresh, &err));
-    CU_ASSERT_EQUAL(site_request("intruder", "GET", "/v1/health", NULL, 0, &out), 200);
-    CU_ASSERT_EQUAL(call("intruder", "GET", "k2", &out), 404); /* not its key */
-    /* A reload naming a missing certificate changes nothing. */
-    ACC_ASSERT_OK(acc_site_config_load_file(conf, &fresh, &err));
-    free(fresh.certificate);
-    fresh.certificate = acc_strdup("/nonexistent.crt");
-    CU_ASSERT_NOT_EQUAL(acc_site_reload(site, &fresh, &err), ACC_OK);
-    CU_ASSERT_EQUAL(site_request("accord", "GET", "/v1/health", NULL, 0, &out), 200);
-    /* The file without intruder again: its kept-alive connection is
-     * refused on its next request, a new one in the handshake. */
-    CURL *kept = site_handle("intruder", &out);
-    CU_ASSERT_EQUAL(site_perform(kept, &out), 200);
-    write_conf();
-    ACC_ASSERT_OK(acc_site_config_load_file(conf, &fresh, &err));
-    ACC_ASSERT_OK(acc_site_reload(site, &fresh, &err));
-    CU_ASSERT_EQUAL(site_perform(kept, &out), 403);
-    CU_ASSERT_EQUAL(site_fault_of(&out), ACC_ERR_FORBIDDEN);
-    CU_ASSERT_EQUAL(site_request("intruder", "GET", "/v1/health", NULL, 0, &out), -1);
-    curl_easy_cleanup(kept);
     acc_buf_release(&out);
 }
 

@@ -1,11 +1,9 @@
 /* test_slurm.c - the slurm adapter against recorded Slurm outputs (fake
  * sinfo/squeue/scontrol/scancel/sbatch), its node-list expansion and its
- * availability arithmetic. */
-#include <stdarg.h>
+ * availability arithmetic: reservations; test_slurm_jobs.c: jobs. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -13,62 +11,10 @@
 #include "avail.h"
 #include "hostlist.h"
 #include "http_client.h" /* read_file */
+#include "slurm_fake.h"
 #include "testutil.h"
 
 #define H 3600
-
-static char scenario[256];
-static char conf[256];
-
-/* A fresh scenario folder for the fake commands. */
-static void scene(const char *name)
-{
-    snprintf(scenario, sizeof scenario, "%s/%s", acc_test_tmpdir(), name);
-    mkdir(scenario, 0755);
-    setenv("FAKE_SLURM", scenario, 1);
-}
-
-static void put(const char *file, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void put(const char *file, const char *fmt, ...)
-{
-    char path[512];
-    snprintf(path, sizeof path, "%s/%s", scenario, file);
-    FILE *f = fopen(path, "w");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    va_list ap;
-    va_start(ap, fmt);
-    vfprintf(f, fmt, ap);
-    va_end(ap);
-    fclose(f);
-}
-
-static char *calls(void)
-{
-    char path[512];
-    snprintf(path, sizeof path, "%s/calls", scenario);
-    char *c = read_file(path, NULL);
-    return c ? c : strdup("");
-}
-
-static struct acc_adapter *open_slurm(const char *timeout)
-{
-    struct acc_kv settings[] = {
-        {"slurm_conf", conf},
-        {"bin_dir", ACC_SOURCE_DIR "/tests/slurm/fake"},
-        {"timeout", timeout ? timeout : "PT10S"},
-    };
-    struct acc_adapter_env env = {.name = "sitea",
-                                  .section = "[site sitea]",
-                                  .settings = settings,
-                                  .n_settings = 3,
-                                  .nodes = 8};
-    struct acc_adapter *ad = NULL;
-    struct acc_error err;
-    if (acc_adapter_open(acc_adapter_kind_find("slurm"), &env, &ad, &err))
-        fprintf(stderr, "open: %s\n", err.msg);
-    return ad;
-}
 
 static int setup(void)
 {
@@ -406,148 +352,6 @@ static void test_timeout(void)
     acc_adapter_close(ad);
 }
 
-static void test_submit(void)
-{
-    scene("submit");
-    put("sbatch.out", "4242\n");
-    struct acc_adapter *ad = open_slurm(NULL);
-    const char *args[] = {"--steps=500", "two words", "it's"};
-    struct acc_job job = {.key = "acc-j",
-                          .local_id = "acc-j",
-                          .nodes = 2,
-                          .ppn = 4,
-                          .executable = "/opt/metatrace/trace",
-                          .args = args,
-                          .n_args = 3,
-                          .end = acc_now() + 3600};
-    char id[64];
-    struct acc_error err;
-    ACC_ASSERT_OK(acc_adapter_submit(ad, &job, id, sizeof id, &err));
-    CU_ASSERT_STRING_EQUAL(id, "4242");
-    char *c = calls();
-    CU_ASSERT_PTR_NOT_NULL(strstr(c, "sbatch --parsable --reservation=acc-j --nodes=2 "
-                                     "--ntasks-per-node=4 --time=60"));
-    free(c);
-    char path[512];
-    snprintf(path, sizeof path, "%s/sbatch.stdin", scenario);
-    char *script = read_file(path, NULL);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(script);
-    CU_ASSERT_PTR_NOT_NULL(
-        strstr(script, "exec '/opt/metatrace/trace' '--steps=500' 'two words' 'it'\\''s'"));
-    free(script);
-    acc_adapter_close(ad);
-}
-
-/* The job's variables are exported by the script, quoted. */
-static void test_submit_env(void)
-{
-    scene("submit-env");
-    put("sbatch.out", "77;sitea\n");
-    struct acc_adapter *ad = open_slurm(NULL);
-    const char *env[] = {"ACCORD_COMPONENT=a b", "PATH=/opt/x:/usr/bin", "bad", NULL};
-    struct acc_job job = {.key = "acc-e",
-                          .nodes = 1,
-                          .ppn = 1,
-                          .executable = "prog",
-                          .end = acc_now() + 60,
-                          .env = env};
-    char id[64];
-    ACC_ASSERT_OK(acc_adapter_submit(ad, &job, id, sizeof id, NULL));
-    CU_ASSERT_STRING_EQUAL(id, "77");
-    char path[512];
-    snprintf(path, sizeof path, "%s/sbatch.stdin", scenario);
-    char *script = read_file(path, NULL);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(script);
-    CU_ASSERT_PTR_NOT_NULL(strstr(script, "export ACCORD_COMPONENT='a b'\n"
-                                          "export PATH='/opt/x:/usr/bin'\nexec 'prog'\n"));
-    CU_ASSERT_PTR_NULL(strstr(script, "bad"));
-    free(script);
-    acc_adapter_close(ad);
-}
-
-/* Where a job stands, from scontrol show job; scancel. */
-static void test_job_status_and_cancel(void)
-{
-    scene("job-status");
-    struct acc_adapter *ad = open_slurm(NULL);
-    struct acc_job_status st;
-    struct acc_error err;
-    put("scontrol-show.1.out", "JobId=5 JobName=sbatch JobState=RUNNING Reason=None "
-                               "ExitCode=0:0 RunTime=00:00:03\n");
-    put("scontrol-show.2.out", "JobId=5 JobName=sbatch JobState=FAILED Reason=NonZeroExitCode "
-                               "ExitCode=3:0 RunTime=00:00:04\n");
-    put("scontrol-show.3.out", "JobId=5 JobState=CANCELLED ExitCode=0:15\n");
-    put("scontrol-show.4.err", "slurm_load_jobs error: Invalid job id specified\n");
-    put("scontrol-show.4.rc", "1\n");
-    put("scontrol-show.5.err", "slurm_load_jobs error: Unable to contact slurm controller "
-                               "(connect failure)\n");
-    put("scontrol-show.5.rc", "1\n");
-    put("scontrol-show.6.out", "JobId=5 JobName=x\n");
-    ACC_ASSERT_OK(acc_adapter_job_status(ad, "5", &st, &err));
-    CU_ASSERT_FALSE(st.done);
-    CU_ASSERT_STRING_EQUAL(st.state, "RUNNING");
-    ACC_ASSERT_OK(acc_adapter_job_status(ad, "5", &st, &err));
-    CU_ASSERT_TRUE(st.done);
-    CU_ASSERT_EQUAL(st.exit_status, 3);
-    CU_ASSERT_EQUAL(st.signal, 0);
-    ACC_ASSERT_OK(acc_adapter_job_status(ad, "5", &st, &err));
-    CU_ASSERT_TRUE(st.done);
-    CU_ASSERT_EQUAL(st.signal, 15);
-    ACC_ASSERT_OK(acc_adapter_job_status(ad, "5", &st, &err)); /* forgotten: ended, unknown */
-    CU_ASSERT_TRUE(st.done);
-    CU_ASSERT_EQUAL(st.exit_status, -1);
-    CU_ASSERT_EQUAL(acc_adapter_job_status(ad, "5", &st, &err), ACC_ERR_UNAVAILABLE);
-    CU_ASSERT_EQUAL(acc_adapter_job_status(ad, "5", &st, &err), ACC_ERR_ADAPTER);
-    char *c = calls();
-    CU_ASSERT_PTR_NOT_NULL(strstr(c, "scontrol show job -o 5"));
-    free(c);
-
-    put("scancel.1.err", "scancel: error: Kill job error on job id 5: Invalid job id specified\n");
-    put("scancel.1.rc", "1\n");
-    put("scancel.2.err", "scancel: error: Kill job error on job id 5: Unable to contact slurm "
-                         "controller (connect failure)\n");
-    put("scancel.2.rc", "1\n");
-    ACC_ASSERT_OK(acc_adapter_job_cancel(ad, "5", &err));
-    CU_ASSERT_EQUAL(acc_adapter_job_cancel(ad, "5", &err), ACC_ERR_UNAVAILABLE);
-    acc_adapter_close(ad);
-}
-
-/* An exit code that is not "status:signal" is an adapter error, never a
- * status of 0 (that is, success). */
-static void test_job_exit_code_strict(void)
-{
-    scene("job-exit-code");
-    struct acc_adapter *ad = open_slurm(NULL);
-    struct acc_job_status st;
-    struct acc_error err;
-    static const char *const garbage[] = {"x:y",   "3",    "3:",    ":0",  "-1:0",
-                                          "256:0", "3:0x", "3:999", "+3:0"};
-    size_t n = sizeof garbage / sizeof garbage[0];
-    for (size_t i = 0; i < n; i++) {
-        char file[64];
-        snprintf(file, sizeof file, "scontrol-show.%zu.out", i + 1);
-        put(file, "JobId=5 JobName=x JobState=FAILED Reason=NonZeroExitCode ExitCode=%s\n",
-            garbage[i]);
-    }
-    put("scontrol-show.10.out", "JobId=5 JobState=COMPLETED ExitCode=255:127 RunTime=00:00:01\n");
-    put("scontrol-show.11.out", "JobId=5 JobState=COMPLETED RunTime=00:00:01\n");
-    for (size_t i = 0; i < n; i++) {
-        CU_ASSERT_EQUAL(acc_adapter_job_status(ad, "5", &st, &err), ACC_ERR_ADAPTER);
-        CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "ExitCode"));
-        CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, garbage[i]));
-        CU_ASSERT_NOT_EQUAL(st.exit_status, 0);
-    }
-    ACC_ASSERT_OK(acc_adapter_job_status(ad, "5", &st, &err));
-    CU_ASSERT_TRUE(st.done);
-    CU_ASSERT_EQUAL(st.exit_status, 255);
-    CU_ASSERT_EQUAL(st.signal, 127);
-    /* No exit code at all: ended, status unknown. */
-    ACC_ASSERT_OK(acc_adapter_job_status(ad, "5", &st, &err));
-    CU_ASSERT_TRUE(st.done);
-    CU_ASSERT_EQUAL(st.exit_status, -1);
-    acc_adapter_close(ad);
-}
-
 static void test_health_and_settings(void)
 {
     scene("health");
@@ -586,15 +390,15 @@ static const struct acc_test_case tests[] = {
     {"error texts", test_error_texts},
     {"cancel: jobs first, in use, unknown, controller down", test_cancel},
     {"every command has a time limit", test_timeout},
-    {"submit: exported variables", test_submit_env},
-    {"job status and cancel", test_job_status_and_cancel},
-    {"job exit codes are read strictly", test_job_exit_code_strict},
-    {"submit into the reservation", test_submit},
     {"health and settings", test_health_and_settings},
     {NULL, NULL},
 };
 
+/* test_slurm_jobs.c: jobs submitted into a reservation. */
+extern const struct acc_test_case acc_slurm_jobs_tests[];
+
 const struct acc_test_suite acc_test_suites[] = {
     {"slurm", setup, NULL, tests},
+    {"slurm_jobs", setup, NULL, acc_slurm_jobs_tests},
     {NULL, NULL, NULL, NULL},
 };

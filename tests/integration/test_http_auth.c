@@ -1,0 +1,167 @@
+/* test_http_auth.c - accordd with bearer tokens: 401 without one, 403 for
+ * what is someone else's or for administrators only, and another user's
+ * agreement answering as an unknown one. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "http_suite.h"
+#include "testutil.h"
+
+/* accordd with [auth] tokens, one test at a time. */
+static struct fixture au;
+
+/* One request to fixture f, checking its status; the reply stays in *r. */
+static void call(struct fixture *f, const char *method, const char *path, const char *body,
+                 const char *const *hdr, long want, struct http_reply *r)
+{
+    char u[512];
+    snprintf(u, sizeof u, "%s%s", f->base, path);
+    CU_ASSERT_EQUAL(http_do(method, u, body, body ? strlen(body) : 0, hdr, r), 0);
+    if (r->status != want)
+        fprintf(stderr, "\n  %s %s: %ld, want %ld: %.200s\n", method, path, r->status, want,
+                r->body);
+    CU_ASSERT_EQUAL(r->status, want);
+}
+
+/* The tokens file (alice, bob, root the administrator) and a configuration
+ * naming it, in ini. */
+static void write_tokens(char *ini, size_t len)
+{
+    char tokens[256];
+    snprintf(tokens, sizeof tokens, "%s/tokens", acc_test_tmpdir());
+    FILE *f = fopen(tokens, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs("# user token [admin]\nalice alice-token-0123456789\nbob bob-token-0123456789abc\n"
+          "root root-token-0123456789 admin\n",
+          f);
+    fclose(f);
+    chmod(tokens, 0600);
+    snprintf(ini, len,
+             "[server]\nallow_control = yes\n[auth]\ntokens = %s\n"
+             "[site a]\nadapter = sim-batch\nnodes = 8\n",
+             tokens);
+}
+
+/* Another user's agreement answers as an unknown one: ids and owners
+ * cannot be probed. */
+static void check_not_probeable(const char *id, const char *const *bob)
+{
+    struct http_reply r;
+    char path[128];
+    snprintf(path, sizeof path, "/agreements/%s", id);
+    call(&au, "GET", path, NULL, bob, 404, &r);
+    char *theirs = xml_get(r.body, "//co:Message");
+    http_reply_free(&r);
+    char unknown_path[128];
+    snprintf(unknown_path, sizeof unknown_path, "/agreements/%.*sX", (int)strlen(id) - 1, id);
+    call(&au, "GET", unknown_path, NULL, bob, 404, &r);
+    char *unknown = xml_get(r.body, "//co:Message");
+    CU_ASSERT_PTR_NOT_NULL(theirs);
+    CU_ASSERT_PTR_NOT_NULL(unknown);
+    if (theirs && unknown) /* the same words, but for the id itself */
+        CU_ASSERT_EQUAL(strlen(theirs), strlen(unknown));
+    CU_ASSERT_PTR_NULL(strstr(theirs ? theirs : "", "alice"));
+    free(theirs);
+    free(unknown);
+    http_reply_free(&r);
+}
+
+/* What each role may do: routes hidden without credentials, metrics and
+ * control for administrators, no one terminating another's agreement. */
+static void check_roles(const char *id, const char *const *alice, const char *const *bob,
+                        const char *const *root)
+{
+    struct http_reply r;
+    char path[128];
+    /* Without credentials nothing about the routes shows: no 404 or 405. */
+    call(&au, "GET", "/no/such/route", NULL, NULL, 401, &r);
+    http_reply_free(&r);
+    call(&au, "PUT", "/agreements", NULL, NULL, 401, &r);
+    http_reply_free(&r);
+    /* Metrics are for administrators. */
+    call(&au, "GET", "/metrics", NULL, bob, 403, &r);
+    http_reply_free(&r);
+    call(&au, "GET", "/metrics", NULL, root, 200, &r);
+    http_reply_free(&r);
+    call(&au, "GET", "/agreements", NULL, bob, 200, &r);
+    CU_ASSERT_EQUAL(xml_count(r.body, "//co:AgreementRef"), 0);
+    http_reply_free(&r);
+    call(&au, "GET", "/agreements?initiator=alice", NULL, bob, 403, &r);
+    http_reply_free(&r);
+    snprintf(path, sizeof path, "/agreements/%s/terminate", id);
+    call(&au, "POST", path, NULL, bob, 404, &r);
+    http_reply_free(&r);
+    snprintf(path, sizeof path, "/agreements/%s/state", id);
+    call(&au, "GET", path, NULL, root, 200, &r);
+    char *st = xml_get(r.body, "//wsag:AgreementState/wsag:State");
+    CU_ASSERT_STRING_EQUAL(st ? st : "", "Observed"); /* bob could not terminate it */
+    free(st);
+    http_reply_free(&r);
+    call(&au, "GET", "/agreements", NULL, root, 200, &r);
+    CU_ASSERT_EQUAL(xml_count(r.body, "//co:AgreementRef"), 1);
+    http_reply_free(&r);
+    call(&au, "POST", "/adapters/a/control/clear", "", alice, 403, &r);
+    http_reply_free(&r);
+    call(&au, "POST", "/adapters/a/control/clear", "", root, 200, &r);
+    http_reply_free(&r);
+    snprintf(path, sizeof path, "/agreements/%s/terminate", id);
+    call(&au, "POST", path, NULL, alice, 200, &r);
+    http_reply_free(&r);
+}
+
+static void test_tokens_and_ownership(void)
+{
+    char ini[512], db[256];
+    write_tokens(ini, sizeof ini);
+    snprintf(db, sizeof db, "%s/auth.db", acc_test_tmpdir());
+    CU_ASSERT_EQUAL_FATAL(fixture_start(&au, ini, db), 0);
+    const char *alice[] = {"Authorization: Bearer alice-token-0123456789",
+                           "Content-Type: application/xml", NULL};
+    const char *bob[] = {"Authorization: Bearer bob-token-0123456789abc", NULL};
+    const char *root[] = {"Authorization: Bearer root-token-0123456789", NULL};
+    const char *wrong[] = {"Authorization: Bearer not-a-token-at-all", NULL};
+    struct http_reply r;
+
+    call(&au, "GET", "/healthz", NULL, NULL, 200, &r);
+    http_reply_free(&r);
+    call(&au, "GET", "/agreements", NULL, NULL, 401, &r);
+    http_reply_free(&r);
+    call(&au, "GET", "/sites", NULL, wrong, 401, &r);
+    http_reply_free(&r);
+
+    const char *sites[] = {"a:2"};
+    char *doc = strdup(offer("mine", "<co:Duration>PT1H</co:Duration>", sites, 1, 0));
+    char *as_alice = malloc(strlen(doc) + 16), *p = strstr(doc, "tester");
+    snprintf(as_alice, strlen(doc) + 16, "%.*salice%s", (int)(p - doc), doc, p + 6);
+    call(&au, "POST", "/agreements", as_alice, alice, 201, &r);
+    char *id = id_of(&r);
+    http_reply_free(&r);
+    if (!id) {
+        CU_FAIL("no agreement id");
+        free(doc);
+        free(as_alice);
+        fixture_stop(&au);
+        return;
+    }
+    call(&au, "POST", "/agreements", doc, alice, 403, &r); /* in someone else's name */
+    http_reply_free(&r);
+
+    check_not_probeable(id, bob);
+    check_roles(id, alice, bob, root);
+    free(id);
+    free(doc);
+    free(as_alice);
+    fixture_stop(&au);
+}
+
+static const struct acc_test_case tests[] = {
+    {"tokens: 401 without, 403 for what is someone else's", test_tokens_and_ownership},
+    {NULL, NULL},
+};
+
+const struct acc_test_suite acc_test_suites[] = {
+    {"http_auth", NULL, NULL, tests},
+    {NULL, NULL, NULL, NULL},
+};
