@@ -372,6 +372,103 @@ static xmlNode *guarantee(xmlDoc *d, const char *name)
     return NULL;
 }
 
+/* The state document of an agreement whose measured links are Violated:
+ * each measured guarantee with its link, times and counters; the one on
+ * the simulator NotDetermined, without counters. */
+static void state_xml_violated(struct acc_service_state *s, const struct acc_provision_status *st)
+{
+    struct acc_buf b = ACC_BUF_INIT;
+    struct acc_error err;
+    ACC_ASSERT_OK(acc_xml_state(&s->view, &b, &err));
+    CU_ASSERT_EQUAL(acc_xml_validate_mem(acc_buf_str(&b), b.len, &err), ACC_OK);
+    xmlDoc *d = xmlReadMemory(acc_buf_str(&b), (int)b.len, NULL, NULL, XML_PARSE_NONET);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+    CU_ASSERT_PTR_NULL(guarantee(d, "bc"));
+    const char *measured[] = {"ab", "ca", "ag"};
+    for (size_t i = 0; i < 3; i++) {
+        xmlNode *g = guarantee(d, measured[i]);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+        CU_ASSERT(text_is(child(g, "State"), "Violated"));
+        xmlNode *lg = child(g, "LinkGuarantee");
+        CU_ASSERT(text_is(child(lg, "Link"), i < 2 ? "alpha-beta" : "alpha-gamma"));
+        CU_ASSERT(text_is(child(lg, "Provisioned"), "true"));
+        CU_ASSERT(text_is(child(lg, "Active"), "true"));
+        CU_ASSERT(text_is(child(lg, "Activated"), "2030-03-17T17:46:40Z"));
+        CU_ASSERT(text_is(child(lg, "ViolatedAt"), "2030-03-17T17:47:40Z"));
+        CU_ASSERT(text_is(child(lg, "Reason"), st->why));
+        CU_ASSERT(text_is(child(lg, "Bytes"), "123456789012"));
+        CU_ASSERT(text_is(child(lg, "Packets"), "4242"));
+        CU_ASSERT(text_is(child(lg, "Drops"), "7"));
+    }
+    /* On the simulator: NotDetermined, the link, no counters. */
+    xmlNode *bg = guarantee(d, "bg");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(bg);
+    CU_ASSERT(text_is(child(bg, "State"), "NotDetermined"));
+    CU_ASSERT(text_is(child(child(bg, "LinkGuarantee"), "Link"), "beta-gamma"));
+    CU_ASSERT_PTR_NULL(child(child(bg, "LinkGuarantee"), "Bytes"));
+    CU_ASSERT_PTR_NULL(child(child(bg, "LinkGuarantee"), "Active"));
+    xmlFreeDoc(d);
+    acc_buf_release(&b);
+}
+
+/* The same state as JSON. */
+static void state_json_violated(struct acc_service_state *s, const struct acc_provision_status *st)
+{
+    struct acc_buf b = ACC_BUF_INIT;
+    acc_json_state(&s->view, &b);
+    json_error_t je;
+    json_t *j = json_loadb(acc_buf_str(&b), b.len, 0, &je);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(j);
+    json_t *gts = json_object_get(j, "guaranteeTerms");
+    CU_ASSERT_EQUAL(json_array_size(gts), 4);
+    int seen = 0;
+    for (size_t i = 0; i < json_array_size(gts); i++) {
+        json_t *g = json_array_get(gts, i);
+        const char *name = json_string_value(json_object_get(g, "name"));
+        if (name && strcmp(name, "ab") == 0) {
+            seen++;
+            CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(g, "state")), "Violated");
+            CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(g, "link")), "alpha-beta");
+            CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(g, "violatedAt")),
+                                   "2030-03-17T17:47:40Z");
+            CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(g, "reason")), st->why);
+            CU_ASSERT_EQUAL(json_integer_value(json_object_get(g, "bytes")), 123456789012LL);
+            CU_ASSERT_EQUAL(json_integer_value(json_object_get(g, "drops")), 7);
+            CU_ASSERT_TRUE(json_is_true(json_object_get(g, "active")));
+        } else if (name && strcmp(name, "bg") == 0) {
+            seen++;
+            CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(g, "state")), "NotDetermined");
+            CU_ASSERT_PTR_NULL(json_object_get(g, "bytes"));
+        }
+    }
+    CU_ASSERT_EQUAL(seen, 2);
+    json_decref(j);
+    acc_buf_release(&b);
+}
+
+/* Before the start: NotDetermined, nothing violated, counters zero. */
+static void state_before_start(struct acc_service *svc, const char *id)
+{
+    struct acc_provision_status before = {0};
+    fake_net_set_status(fake_net_get("wan"), &before);
+    struct acc_service_state s;
+    struct acc_error err;
+    struct acc_buf b = ACC_BUF_INIT;
+    ACC_ASSERT_OK(acc_service_state(svc, id, &s, &err));
+    ACC_ASSERT_OK(acc_xml_state(&s.view, &b, &err));
+    CU_ASSERT_EQUAL(acc_xml_validate_mem(acc_buf_str(&b), b.len, &err), ACC_OK);
+    xmlDoc *d = xmlReadMemory(acc_buf_str(&b), (int)b.len, NULL, NULL, XML_PARSE_NONET);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+    xmlNode *ab = guarantee(d, "ab");
+    CU_ASSERT(text_is(child(ab, "State"), "NotDetermined"));
+    CU_ASSERT(text_is(child(child(ab, "LinkGuarantee"), "Active"), "false"));
+    CU_ASSERT_PTR_NULL(child(child(ab, "LinkGuarantee"), "ViolatedAt"));
+    CU_ASSERT_PTR_NULL(child(child(ab, "LinkGuarantee"), "Reason"));
+    xmlFreeDoc(d);
+    acc_buf_release(&b);
+    acc_service_state_release(&s);
+}
+
 static void test_state(void)
 {
     struct fix f;
@@ -392,85 +489,10 @@ static void test_state(void)
     struct acc_error err;
     ACC_ASSERT_OK(acc_service_state(f.svc, id, &s, &err));
     CU_ASSERT_EQUAL(s.n_guarantees, 4); /* ab, ca, ag, bg: bc reserved nothing */
-    struct acc_buf b = ACC_BUF_INIT;
-    ACC_ASSERT_OK(acc_xml_state(&s.view, &b, &err));
-    CU_ASSERT_EQUAL(acc_xml_validate_mem(acc_buf_str(&b), b.len, &err), ACC_OK);
-    xmlDoc *d = xmlReadMemory(acc_buf_str(&b), (int)b.len, NULL, NULL, XML_PARSE_NONET);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
-    CU_ASSERT_PTR_NULL(guarantee(d, "bc"));
-    const char *measured[] = {"ab", "ca", "ag"};
-    for (size_t i = 0; i < 3; i++) {
-        xmlNode *g = guarantee(d, measured[i]);
-        CU_ASSERT_PTR_NOT_NULL_FATAL(g);
-        CU_ASSERT(text_is(child(g, "State"), "Violated"));
-        xmlNode *lg = child(g, "LinkGuarantee");
-        CU_ASSERT(text_is(child(lg, "Link"), i < 2 ? "alpha-beta" : "alpha-gamma"));
-        CU_ASSERT(text_is(child(lg, "Provisioned"), "true"));
-        CU_ASSERT(text_is(child(lg, "Active"), "true"));
-        CU_ASSERT(text_is(child(lg, "Activated"), "2030-03-17T17:46:40Z"));
-        CU_ASSERT(text_is(child(lg, "ViolatedAt"), "2030-03-17T17:47:40Z"));
-        CU_ASSERT(text_is(child(lg, "Reason"), st.why));
-        CU_ASSERT(text_is(child(lg, "Bytes"), "123456789012"));
-        CU_ASSERT(text_is(child(lg, "Packets"), "4242"));
-        CU_ASSERT(text_is(child(lg, "Drops"), "7"));
-    }
-    /* On the simulator: NotDetermined, the link, no counters. */
-    xmlNode *bg = guarantee(d, "bg");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(bg);
-    CU_ASSERT(text_is(child(bg, "State"), "NotDetermined"));
-    CU_ASSERT(text_is(child(child(bg, "LinkGuarantee"), "Link"), "beta-gamma"));
-    CU_ASSERT_PTR_NULL(child(child(bg, "LinkGuarantee"), "Bytes"));
-    CU_ASSERT_PTR_NULL(child(child(bg, "LinkGuarantee"), "Active"));
-    xmlFreeDoc(d);
-    acc_buf_release(&b);
-
-    acc_json_state(&s.view, &b);
-    json_error_t je;
-    json_t *j = json_loadb(acc_buf_str(&b), b.len, 0, &je);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(j);
-    json_t *gts = json_object_get(j, "guaranteeTerms");
-    CU_ASSERT_EQUAL(json_array_size(gts), 4);
-    int seen = 0;
-    for (size_t i = 0; i < json_array_size(gts); i++) {
-        json_t *g = json_array_get(gts, i);
-        const char *name = json_string_value(json_object_get(g, "name"));
-        if (name && strcmp(name, "ab") == 0) {
-            seen++;
-            CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(g, "state")), "Violated");
-            CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(g, "link")), "alpha-beta");
-            CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(g, "violatedAt")),
-                                   "2030-03-17T17:47:40Z");
-            CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(g, "reason")), st.why);
-            CU_ASSERT_EQUAL(json_integer_value(json_object_get(g, "bytes")), 123456789012LL);
-            CU_ASSERT_EQUAL(json_integer_value(json_object_get(g, "drops")), 7);
-            CU_ASSERT_TRUE(json_is_true(json_object_get(g, "active")));
-        } else if (name && strcmp(name, "bg") == 0) {
-            seen++;
-            CU_ASSERT_STRING_EQUAL(json_string_value(json_object_get(g, "state")), "NotDetermined");
-            CU_ASSERT_PTR_NULL(json_object_get(g, "bytes"));
-        }
-    }
-    CU_ASSERT_EQUAL(seen, 2);
-    json_decref(j);
-    acc_buf_release(&b);
+    state_xml_violated(&s, &st);
+    state_json_violated(&s, &st);
     acc_service_state_release(&s);
-
-    /* Before the start: NotDetermined, nothing violated, counters zero. */
-    struct acc_provision_status before = {0};
-    fake_net_set_status(fake_net_get("wan"), &before);
-    ACC_ASSERT_OK(acc_service_state(f.svc, id, &s, &err));
-    ACC_ASSERT_OK(acc_xml_state(&s.view, &b, &err));
-    CU_ASSERT_EQUAL(acc_xml_validate_mem(acc_buf_str(&b), b.len, &err), ACC_OK);
-    d = xmlReadMemory(acc_buf_str(&b), (int)b.len, NULL, NULL, XML_PARSE_NONET);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
-    xmlNode *ab = guarantee(d, "ab");
-    CU_ASSERT(text_is(child(ab, "State"), "NotDetermined"));
-    CU_ASSERT(text_is(child(child(ab, "LinkGuarantee"), "Active"), "false"));
-    CU_ASSERT_PTR_NULL(child(child(ab, "LinkGuarantee"), "ViolatedAt"));
-    CU_ASSERT_PTR_NULL(child(child(ab, "LinkGuarantee"), "Reason"));
-    xmlFreeDoc(d);
-    acc_buf_release(&b);
-    acc_service_state_release(&s);
+    state_before_start(f.svc, id);
     close_fix(&f);
 }
 
