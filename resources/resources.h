@@ -58,20 +58,15 @@ struct acc_link_cfg {
     int64_t capacity; /* Mbit/s */
 };
 
-/* The members of struct acc_resources_cfg, for a configuration that names
- * them as its own (server/config/config.h says why). */
-#define ACC_RESOURCES_CFG_MEMBERS     \
-    struct acc_site_cfg *sites;       \
-    size_t n_sites;                   \
-    struct acc_network_cfg *networks; \
-    size_t n_networks;                \
-    struct acc_link_cfg *links;       \
-    size_t n_links;
-
 /* The sections in the order of the file (a section seen again adds keys to
  * its first entry).  Starts zeroed; acc_resources_cfg_release frees it. */
 struct acc_resources_cfg {
-    ACC_RESOURCES_CFG_MEMBERS
+    struct acc_site_cfg *sites;
+    size_t n_sites;
+    struct acc_network_cfg *networks;
+    size_t n_networks;
+    struct acc_link_cfg *links;
+    size_t n_links;
 };
 
 /* ------------------------------------------------------------- sections */

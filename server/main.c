@@ -178,8 +178,8 @@ static void announce(const struct acc_config *cfg, const struct daemon *d)
 {
     const char *host = cfg->listen_host;
     bool v6 = strchr(host, ':') != NULL;
-    acc_log_info("serving %s (%zu sites, %zu links) with database %s", cfg->origin, cfg->n_sites,
-                 cfg->n_links, cfg->db_path);
+    acc_log_info("serving %s (%zu sites, %zu links) with database %s", cfg->origin,
+                 cfg->res.n_sites, cfg->res.n_links, cfg->db_path);
     const char *scheme = cfg->tls_certificate ? "https" : "http";
     printf("accordd %s listening on %s://%s%s%s:%u\n", ACCORD_VERSION, scheme, v6 ? "[" : "", host,
            v6 ? "]" : "", acc_http_port(d->srv));

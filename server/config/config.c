@@ -153,7 +153,7 @@ static void defaults(struct acc_config *c)
 /* Every site, network and link complete, and they fit together. */
 static acc_err cfg_check(const struct acc_config *c, struct acc_error *err)
 {
-    if (c->n_sites == 0)
+    if (c->res.n_sites == 0)
         return acc_error_set(err, ACC_ERR_CONFIG, "no [site NAME] section: nothing to allocate");
     return acc_resources_cfg_check(&c->res, false, err);
 }

@@ -141,17 +141,9 @@ struct acc_config {
 
     struct acc_launch_cfg launch;
 
-    /* [site NAME], [network NAME], [link NAME] (resources/).  res is what
-     * the resource module takes (&cfg->res); accordd's own code reads the
-     * same members as cfg->sites, cfg->n_sites, ... through the anonymous
-     * twin, as Linux's struct_group() does: the two structs have the same
-     * members in the same order, so the union lays them out alike. */
-    union {
-        struct acc_resources_cfg res;
-        struct {
-            ACC_RESOURCES_CFG_MEMBERS
-        };
-    };
+    /* [site NAME], [network NAME], [link NAME]: read by the resource
+     * module (resources/), as accord-site reads them. */
+    struct acc_resources_cfg res;
 };
 
 /* Reads a file.  Errors name the file, the line and the key. */

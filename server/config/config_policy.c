@@ -92,8 +92,8 @@ int cfg_policy_key(struct cfg_parse *p, const char *k, const char *v)
 static acc_err site_index(const struct acc_config *c, const char *name, size_t *out,
                           struct acc_error *err)
 {
-    for (size_t i = 0; i < c->n_sites; i++) {
-        if (strcmp(c->sites[i].name, name) == 0) {
+    for (size_t i = 0; i < c->res.n_sites; i++) {
+        if (strcmp(c->res.sites[i].name, name) == 0) {
             *out = i;
             return ACC_OK;
         }
@@ -106,7 +106,7 @@ static acc_err site_index(const struct acc_config *c, const char *name, size_t *
  * itself defaults to 0). */
 static acc_err build_matrix(struct acc_config *c, struct acc_error *err)
 {
-    size_t n = c->n_sites;
+    size_t n = c->res.n_sites;
     if (c->n_latencies == 0)
         return ACC_OK;
     if (n > ACC_POLICY_MAX_CLUSTERS)
@@ -139,8 +139,8 @@ static acc_err build_matrix(struct acc_config *c, struct acc_error *err)
                 rc = acc_error_set(err, ACC_ERR_CONFIG,
                                    "[policy] latency: none given between %s and %s (give every "
                                    "pair of sites: latency = %s %s VALUE)",
-                                   c->sites[a].name, c->sites[b].name, c->sites[a].name,
-                                   c->sites[b].name);
+                                   c->res.sites[a].name, c->res.sites[b].name, c->res.sites[a].name,
+                                   c->res.sites[b].name);
         }
     }
     if (rc) {

@@ -26,7 +26,7 @@ static acc_err live_preview(void *ctx, size_t site, int64_t amount, acc_time fro
                             struct acc_frames *out, struct acc_error *err)
 {
     struct live_ctx *l = ctx;
-    struct acc_resource res = {ACC_RES_NODES, l->cfg->sites[site].name, amount};
+    struct acc_resource res = {ACC_RES_NODES, l->cfg->res.sites[site].name, amount};
     return acc_adapter_preview(l->ad[site], &res, from, until, 1, out, err);
 }
 
@@ -96,14 +96,14 @@ static bool workload_params(const struct acc_config *cfg, const struct acc_repla
     /* The workload is drawn for the configured sites: load is relative to
      * them, and a trace's jobs larger than all of them are dropped. */
     int64_t sizes[ACC_REPLAY_MAX_SITES];
-    for (size_t i = 0; i < cfg->n_sites && i < ACC_REPLAY_MAX_SITES; i++)
-        sizes[i] = cfg->sites[i].nodes;
+    for (size_t i = 0; i < cfg->res.n_sites && i < ACC_REPLAY_MAX_SITES; i++)
+        sizes[i] = cfg->res.sites[i].nodes;
     if (cmd->jobs > 0)
         p->jobs = cmd->jobs;
     p->warmup = 0;
     /* The file's discipline is not the replay's: the replay is Accord's
      * advance-reservation mode (AR) with accordd's policy. */
-    if (!wsim_params_set_clusters(p, sizes, (int)cfg->n_sites, m, sizeof m) ||
+    if (!wsim_params_set_clusters(p, sizes, (int)cfg->res.n_sites, m, sizeof m) ||
         !wsim_params_set_policy(p, "AR", m, sizeof m) || !wsim_params_check(p, m, sizeof m)) {
         snprintf(msg, len, "%s on the configured sites: %s", cmd->workload, m);
         wsim_params_release(p);
@@ -149,10 +149,10 @@ static bool setup_of(const struct acc_config *cfg, const struct acc_replay_cmd *
                      struct acc_replay_setup *s, FILE *err_out)
 {
     struct acc_error err = {0};
-    if (cfg->n_sites > ACC_REPLAY_MAX_SITES) {
+    if (cfg->res.n_sites > ACC_REPLAY_MAX_SITES) {
         fprintf(err_out,
                 "accordd: --replay places on at most %d sites; the configuration has %zu\n",
-                ACC_REPLAY_MAX_SITES, cfg->n_sites);
+                ACC_REPLAY_MAX_SITES, cfg->res.n_sites);
         return false;
     }
     if (cmd->jobs < 0 || cmd->jobs > ACC_REPLAY_MAX_JOBS) {
@@ -206,7 +206,7 @@ static int place(const struct acc_config *cfg, const struct acc_replay_cmd *cmd,
     struct acc_error err = {0};
     struct acc_adapter *ad[ACC_REPLAY_MAX_SITES] = {0};
     int status = 1;
-    for (size_t i = 0; i < cfg->n_sites; i++) {
+    for (size_t i = 0; i < cfg->res.n_sites; i++) {
         struct acc_resources_env env = {.db_path = cfg->db_path, .durable = cfg->durable};
         if (acc_resources_open_site(&cfg->res, i, &env, &ad[i], &err)) {
             fprintf(err_out, "accordd: %s\n", err.msg);
@@ -246,7 +246,8 @@ int acc_replay_command(const struct acc_config *cfg, const struct acc_replay_cmd
     struct acc_replay_job *jobs = NULL;
     struct acc_replay_placement *pl = NULL;
     struct acc_replay_site sites[ACC_REPLAY_MAX_SITES];
-    struct acc_replay_setup s = {.sites = sites, .n_sites = cfg->n_sites, .seed = cfg->policy_seed};
+    struct acc_replay_setup s = {
+        .sites = sites, .n_sites = cfg->res.n_sites, .seed = cfg->policy_seed};
 
     if (!setup_of(cfg, cmd, &s, err_out))
         return 2;
@@ -254,8 +255,8 @@ int acc_replay_command(const struct acc_config *cfg, const struct acc_replay_cmd
         fprintf(err_out, "accordd: --replay: %s\n", msg);
         return 2;
     }
-    for (size_t i = 0; i < cfg->n_sites; i++)
-        sites[i] = (struct acc_replay_site){cfg->sites[i].name, cfg->sites[i].nodes};
+    for (size_t i = 0; i < cfg->res.n_sites; i++)
+        sites[i] = (struct acc_replay_site){cfg->res.sites[i].name, cfg->res.sites[i].nodes};
     int status = make_jobs(&p, &w, s.from, &jobs, &pl, err_out);
     if (!status)
         status = place(cfg, cmd, &s, jobs, w.n, pl, out, err_out);

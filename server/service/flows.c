@@ -134,9 +134,9 @@ acc_err acc_flows_build(const struct acc_agreement *a, const struct acc_launch_h
         if (!l->reservation || !*l->reservation || !l->link)
             continue; /* both ends on one site: nothing reserved */
         const struct acc_link_cfg *lc = NULL;
-        for (size_t k = 0; k < cfg->n_links && !lc; k++) {
-            if (strcmp(cfg->links[k].name, l->link) == 0)
-                lc = &cfg->links[k];
+        for (size_t k = 0; k < cfg->res.n_links && !lc; k++) {
+            if (strcmp(cfg->res.links[k].name, l->link) == 0)
+                lc = &cfg->res.links[k];
         }
         if (!lc) {
             rc = acc_error_set(err, ACC_ERR_INVALID, "link %s: no configured link '%.64s'", l->name,

@@ -20,18 +20,18 @@ static bool next_choice(const struct acc_config *cfg, const struct acc_offer *o,
     for (size_t i = o->n_components; i-- > 0;) {
         if (o->components[i].site)
             continue;
-        while (++pick[i] < cfg->n_sites) {
-            if (cfg->sites[pick[i]].nodes >= o->components[i].nodes) {
-                sites[i] = cfg->sites[pick[i]].name;
+        while (++pick[i] < cfg->res.n_sites) {
+            if (cfg->res.sites[pick[i]].nodes >= o->components[i].nodes) {
+                sites[i] = cfg->res.sites[pick[i]].name;
                 return true;
             }
         }
         /* Wrap this digit to its first candidate and carry. */
-        for (pick[i] = 0; pick[i] < cfg->n_sites; pick[i]++) {
-            if (cfg->sites[pick[i]].nodes >= o->components[i].nodes)
+        for (pick[i] = 0; pick[i] < cfg->res.n_sites; pick[i]++) {
+            if (cfg->res.sites[pick[i]].nodes >= o->components[i].nodes)
                 break;
         }
-        sites[i] = cfg->sites[pick[i]].name;
+        sites[i] = cfg->res.sites[pick[i]].name;
     }
     return false;
 }
@@ -109,11 +109,11 @@ acc_err plan_probe(struct acc_engine *eng, const struct acc_engine_request *prob
 
 void plan_idle(const struct acc_config *cfg, const struct acc_offer *o, int64_t *idle)
 {
-    for (size_t s = 0; s < cfg->n_sites; s++) {
-        idle[s] = cfg->sites[s].nodes;
+    for (size_t s = 0; s < cfg->res.n_sites; s++) {
+        idle[s] = cfg->res.sites[s].nodes;
         for (size_t i = 0; i < o->n_components; i++) {
             const struct acc_component *c = &o->components[i];
-            if (c->site && strcmp(c->site, cfg->sites[s].name) == 0)
+            if (c->site && strcmp(c->site, cfg->res.sites[s].name) == 0)
                 idle[s] = idle[s] > c->nodes ? idle[s] - c->nodes : 0;
         }
     }
@@ -147,7 +147,7 @@ static acc_err probe_policy(const struct acc_plan_env *env, struct acc_engine *e
     acc_err rc = ACC_OK;
     for (size_t k = 0; k < got && rc == ACC_OK; k++) {
         for (size_t j = 0; j < cand[k].n; j++)
-            sites[comp_of[cand[k].comp[j]]] = cfg->sites[cand[k].cluster[j]].name;
+            sites[comp_of[cand[k].comp[j]]] = cfg->res.sites[cand[k].cluster[j]].name;
         struct acc_plan p;
         struct acc_error berr;
         if (plan_build(env, o, sites, &p, &berr)) {
@@ -192,7 +192,7 @@ static acc_err by_policy(const struct acc_plan_env *env, struct acc_engine *eng,
     int64_t idle[ACC_POLICY_MAX_CLUSTERS], sizes[ACC_POLICY_MAX_PARTS];
     size_t comp_of[ACC_POLICY_MAX_PARTS], n = 0, got = 0;
     struct acc_placement *cand = NULL;
-    if (cfg->n_sites > ACC_POLICY_MAX_CLUSTERS)
+    if (cfg->res.n_sites > ACC_POLICY_MAX_CLUSTERS)
         return acc_error_set(err, ACC_ERR_CONFIG, "policy %s places on at most %d sites",
                              acc_policy_name(po->id), ACC_POLICY_MAX_CLUSTERS);
     plan_idle(cfg, o, idle);
@@ -202,7 +202,7 @@ static acc_err by_policy(const struct acc_plan_env *env, struct acc_engine *eng,
             sizes[n++] = o->components[i].nodes;
         }
     }
-    struct acc_policy_system sys = {.n_clusters = cfg->n_sites, .idle = idle};
+    struct acc_policy_system sys = {.n_clusters = cfg->res.n_sites, .idle = idle};
     struct acc_policy_request req = {.type = ACC_REQ_NONFIXED, .n_components = n, .sizes = sizes};
     acc_err rc = plan_candidates(cfg, probe, po, &sys, &req, &cand, &got, err);
     if (!rc && got == 0)
@@ -266,15 +266,15 @@ static acc_err first_sites(const struct acc_config *cfg, const struct acc_offer 
         if (sites[i])
             continue;
         *free_choice = true;
-        for (pick[i] = 0; pick[i] < cfg->n_sites; pick[i]++) {
-            if (cfg->sites[pick[i]].nodes >= o->components[i].nodes)
+        for (pick[i] = 0; pick[i] < cfg->res.n_sites; pick[i]++) {
+            if (cfg->res.sites[pick[i]].nodes >= o->components[i].nodes)
                 break;
         }
-        if (pick[i] == cfg->n_sites)
+        if (pick[i] == cfg->res.n_sites)
             return acc_error_set(err, ACC_ERR_CAPACITY,
                                  "no site has the %" PRId64 " nodes component %s wants",
                                  o->components[i].nodes, o->components[i].name);
-        sites[i] = cfg->sites[pick[i]].name;
+        sites[i] = cfg->res.sites[pick[i]].name;
     }
     return ACC_OK;
 }

@@ -12,9 +12,9 @@ static void site_list(const struct acc_config *cfg, char *out, size_t size)
 {
     size_t used = 0;
     out[0] = '\0';
-    for (size_t i = 0; i < cfg->n_sites && used + 2 < size; i++)
-        used +=
-            (size_t)snprintf(out + used, size - used, "%s%s", i ? ", " : "", cfg->sites[i].name);
+    for (size_t i = 0; i < cfg->res.n_sites && used + 2 < size; i++)
+        used += (size_t)snprintf(out + used, size - used, "%s%s", i ? ", " : "",
+                                 cfg->res.sites[i].name);
 }
 
 /* A flexible or total request: what the sites have in all or at most. */
@@ -32,11 +32,11 @@ static acc_err check_request(const struct acc_config *cfg, const struct acc_comp
                              " nodes; the sites have %" PRId64 " in all (%" PRId64
                              " besides the fixed components)",
                              c->name, c->nodes, all, all - fixed);
-    if (c->kind == ACC_COMP_FLEXIBLE && cfg->n_sites > ACC_POLICY_MAX_CLUSTERS)
+    if (c->kind == ACC_COMP_FLEXIBLE && cfg->res.n_sites > ACC_POLICY_MAX_CLUSTERS)
         return acc_error_set(err, ACC_ERR_CAPACITY,
                              "the flexible request %s is split over at most %d sites, and "
                              "%zu are configured",
-                             c->name, ACC_POLICY_MAX_CLUSTERS, cfg->n_sites);
+                             c->name, ACC_POLICY_MAX_CLUSTERS, cfg->res.n_sites);
     return ACC_OK;
 }
 
@@ -113,9 +113,10 @@ static acc_err check_link(const struct acc_config *cfg, const struct acc_offer *
                                  sb);
         capacity = lc->capacity;
     } else {
-        for (size_t k = 0; k < cfg->n_links; k++)
-            capacity = cfg->links[k].capacity > capacity ? cfg->links[k].capacity : capacity;
-        if (cfg->n_links == 0 && !(sa && sb))
+        for (size_t k = 0; k < cfg->res.n_links; k++)
+            capacity =
+                cfg->res.links[k].capacity > capacity ? cfg->res.links[k].capacity : capacity;
+        if (cfg->res.n_links == 0 && !(sa && sb))
             return acc_error_set(err, ACC_ERR_NO_LINK,
                                  "link %s needs a network link, and none is configured", l->name);
         if (sa && sb)
@@ -138,9 +139,9 @@ acc_err acc_plan_check(const struct acc_plan_env *env, const struct acc_offer *o
     if (rc)
         return rc;
     int64_t largest = 0, all = 0, fixed = 0;
-    for (size_t i = 0; i < cfg->n_sites; i++) {
-        largest = cfg->sites[i].nodes > largest ? cfg->sites[i].nodes : largest;
-        all += cfg->sites[i].nodes;
+    for (size_t i = 0; i < cfg->res.n_sites; i++) {
+        largest = cfg->res.sites[i].nodes > largest ? cfg->res.sites[i].nodes : largest;
+        all += cfg->res.sites[i].nodes;
     }
     for (size_t i = 0; i < o->n_components; i++)
         fixed += o->components[i].site ? o->components[i].nodes : 0;

@@ -125,7 +125,7 @@ static acc_err view_make(const struct acc_config *cfg, const struct acc_offer *o
         c->max_parts = 0;
         c->ppbw = 0;
         c->site = NULL;
-        v->sites[at] = cfg->sites[pl->cluster[j]].name;
+        v->sites[at] = cfg->res.sites[pl->cluster[j]].name;
     }
     acc_err rc = view_links(o, fi, rq, v, err);
     if (rc)
@@ -169,12 +169,12 @@ static acc_err flex_candidates(const struct acc_config *cfg, const struct acc_of
 {
     const struct acc_component *rq = &o->components[fi];
     int64_t idle[ACC_POLICY_MAX_CLUSTERS];
-    if (cfg->n_sites > ACC_POLICY_MAX_CLUSTERS)
+    if (cfg->res.n_sites > ACC_POLICY_MAX_CLUSTERS)
         return acc_error_set(err, ACC_ERR_CAPACITY, "policy %s places on at most %d sites",
                              acc_policy_name(po->id), ACC_POLICY_MAX_CLUSTERS);
     plan_idle(cfg, o, idle);
     struct acc_policy_system sys = {
-        .n_clusters = cfg->n_sites, .idle = idle, .latency = cfg->latency};
+        .n_clusters = cfg->res.n_sites, .idle = idle, .latency = cfg->latency};
     struct acc_policy_request req = {
         .type = rq->kind == ACC_COMP_TOTAL ? ACC_REQ_TOTAL : ACC_REQ_FLEXIBLE,
         .total = rq->nodes,

@@ -32,9 +32,9 @@ static bool any_to_provision(struct acc_service *svc, const struct acc_agreement
         const struct acc_alloc_link *l = &a->links[i];
         if (!l->reservation || !*l->reservation || !l->link)
             continue;
-        for (size_t k = 0; k < svc->cfg->n_links; k++) {
-            if (strcmp(svc->cfg->links[k].name, l->link) == 0 &&
-                link_provisions(svc, &svc->cfg->links[k]))
+        for (size_t k = 0; k < svc->cfg->res.n_links; k++) {
+            if (strcmp(svc->cfg->res.links[k].name, l->link) == 0 &&
+                link_provisions(svc, &svc->cfg->res.links[k]))
                 return true;
         }
     }
@@ -238,9 +238,9 @@ void svc_link_guarantee(struct acc_service *svc, const struct acc_alloc_link *l,
 {
     *out = (struct acc_guarantee_view){.name = l->name, .state = "NotDetermined", .link = l->link};
     const struct acc_link_cfg *lc = NULL;
-    for (size_t k = 0; l->link && k < svc->cfg->n_links && !lc; k++) {
-        if (strcmp(svc->cfg->links[k].name, l->link) == 0)
-            lc = &svc->cfg->links[k];
+    for (size_t k = 0; l->link && k < svc->cfg->res.n_links && !lc; k++) {
+        if (strcmp(svc->cfg->res.links[k].name, l->link) == 0)
+            lc = &svc->cfg->res.links[k];
     }
     if (!lc || !l->reservation || !link_provisions(svc, lc))
         return; /* nothing on the wire to observe */

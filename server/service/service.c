@@ -43,31 +43,31 @@ acc_err acc_service_sites(struct acc_service *svc, struct acc_service_sites *out
 {
     const struct acc_config *cfg = svc->cfg;
     memset(out, 0, sizeof *out);
-    out->sites = calloc(cfg->n_sites, sizeof *out->sites);
-    out->networks = calloc(cfg->n_networks ? cfg->n_networks : 1, sizeof *out->networks);
-    out->links = calloc(cfg->n_links ? cfg->n_links : 1, sizeof *out->links);
-    out->health = calloc(cfg->n_sites + cfg->n_networks + 1, sizeof *out->health);
-    out->endpoint = calloc(cfg->n_sites + cfg->n_networks + 1, sizeof *out->endpoint);
+    out->sites = calloc(cfg->res.n_sites, sizeof *out->sites);
+    out->networks = calloc(cfg->res.n_networks ? cfg->res.n_networks : 1, sizeof *out->networks);
+    out->links = calloc(cfg->res.n_links ? cfg->res.n_links : 1, sizeof *out->links);
+    out->health = calloc(cfg->res.n_sites + cfg->res.n_networks + 1, sizeof *out->health);
+    out->endpoint = calloc(cfg->res.n_sites + cfg->res.n_networks + 1, sizeof *out->endpoint);
     if (!out->sites || !out->networks || !out->links || !out->health || !out->endpoint) {
         acc_service_sites_release(out);
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     }
     size_t h = 0;
-    for (size_t i = 0; i < cfg->n_sites; i++, h++) {
-        site_info(acc_resources_at(svc->adapters, i), cfg->sites[i].name, cfg->sites[i].nodes,
-                  &out->sites[i], out->health[h], out->endpoint[h]);
+    for (size_t i = 0; i < cfg->res.n_sites; i++, h++) {
+        site_info(acc_resources_at(svc->adapters, i), cfg->res.sites[i].name,
+                  cfg->res.sites[i].nodes, &out->sites[i], out->health[h], out->endpoint[h]);
     }
-    out->n_sites = cfg->n_sites;
-    for (size_t i = 0; i < cfg->n_networks; i++, h++)
-        site_info(acc_resources_at(svc->adapters, cfg->n_sites + i), cfg->networks[i].name, 0,
-                  &out->networks[i], out->health[h], out->endpoint[h]);
-    out->n_networks = cfg->n_networks;
-    for (size_t i = 0; i < cfg->n_links; i++) {
-        const struct acc_link_cfg *l = &cfg->links[i];
+    out->n_sites = cfg->res.n_sites;
+    for (size_t i = 0; i < cfg->res.n_networks; i++, h++)
+        site_info(acc_resources_at(svc->adapters, cfg->res.n_sites + i), cfg->res.networks[i].name,
+                  0, &out->networks[i], out->health[h], out->endpoint[h]);
+    out->n_networks = cfg->res.n_networks;
+    for (size_t i = 0; i < cfg->res.n_links; i++) {
+        const struct acc_link_cfg *l = &cfg->res.links[i];
         bool up = false;
         const char *kind = "";
-        for (size_t k = 0; k < cfg->n_networks; k++) {
-            if (strcmp(cfg->networks[k].name, l->network) == 0) {
+        for (size_t k = 0; k < cfg->res.n_networks; k++) {
+            if (strcmp(cfg->res.networks[k].name, l->network) == 0) {
                 up = out->networks[k].up;
                 kind = out->networks[k].adapter;
             }
@@ -75,7 +75,7 @@ acc_err acc_service_sites(struct acc_service *svc, struct acc_service_sites *out
         out->links[i] = (struct acc_link_info){l->name, l->site_a,   l->site_b, l->network,
                                                kind,    l->capacity, up};
     }
-    out->n_links = cfg->n_links;
+    out->n_links = cfg->res.n_links;
     out->view = (struct acc_sites_view){out->sites,      out->n_sites, out->networks,
                                         out->n_networks, out->links,   out->n_links};
     return ACC_OK;

@@ -10,11 +10,11 @@ static void test_embedded(void)
     struct acc_error err;
     ACC_ASSERT_OK(acc_config_embedded(&c, &err));
     CU_ASSERT_TRUE(c.embedded);
-    CU_ASSERT_EQUAL(c.n_sites, 3);
+    CU_ASSERT_EQUAL(c.res.n_sites, 3);
     CU_ASSERT_EQUAL(acc_config_site(&c, "fzj-xd1")->nodes, 64);
     CU_ASSERT_EQUAL(acc_config_site(&c, "caesar")->nodes, 128);
     CU_ASSERT_EQUAL(acc_config_site(&c, "fh-brs")->nodes, 32);
-    CU_ASSERT_EQUAL(c.n_links, 3); /* a full mesh */
+    CU_ASSERT_EQUAL(c.res.n_links, 3); /* a full mesh */
     const struct acc_link_cfg *l = acc_config_link_between(&c, "fh-brs", "fzj-xd1");
     CU_ASSERT_PTR_NOT_NULL_FATAL(l);
     CU_ASSERT_EQUAL(l->capacity, 10000);
@@ -52,7 +52,7 @@ static void test_file_and_overrides(void)
     CU_ASSERT_EQUAL(c.horizon, 30 * 86400);
     CU_ASSERT_EQUAL(c.policy.id, ACC_POLICY_WF_NOREP);
     CU_ASSERT_EQUAL(c.policy_candidates, 2);
-    CU_ASSERT_EQUAL(c.sites[0].n_settings, 2); /* load and seed go to the adapter */
+    CU_ASSERT_EQUAL(c.res.sites[0].n_settings, 2); /* load and seed go to the adapter */
     ACC_ASSERT_OK(acc_config_set_listen(&c, "0.0.0.0:0", &err));
     CU_ASSERT_EQUAL(c.listen_port, 0);
     ACC_ASSERT_OK(acc_config_set_db(&c, "/tmp/x.db", &err));

@@ -213,8 +213,8 @@ static void test_flows(void)
     acc_launch_hosts_release(&plan);
 
     /* A filter leaves links out (their hosts are not even looked up). */
-    CU_ASSERT_STRING_EQUAL(cfg.sites[2].host_names[0], "localhost");
-    cfg.sites[2].host_names[0][0] = 'X'; /* "Xocalhost": does not resolve */
+    CU_ASSERT_STRING_EQUAL(cfg.res.sites[2].host_names[0], "localhost");
+    cfg.res.sites[2].host_names[0][0] = 'X'; /* "Xocalhost": does not resolve */
     ACC_ASSERT_OK(acc_launch_hosts_build(&a, &cfg, NULL, &plan, &err));
     ACC_ASSERT_OK(acc_flows_build(&a, &plan, &cfg, only_alpha_beta, NULL, &fl, &err));
     CU_ASSERT_EQUAL_FATAL(fl.n, 1);
