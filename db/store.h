@@ -1,11 +1,13 @@
-/* store.h - Accord's SQLite database: agreements, allocations, the
- * reservation journal, negotiation traces and launches.  (The simulators
- * keep their calendars in files of their own: adapters/sim/sim_store.h.)
+/* store.h - accordd's database: agreements, allocations, the reservation
+ * journal, negotiation traces, launches, versions and quotes.  (The booking
+ * ledgers of the simulated sites and tc keep their calendars in files of
+ * their own: lib/ledger.)
  *
- * One file, WAL mode, migrations from db/migrations applied at open.  Writes
- * go through one writer thread that groups the writes queued by concurrent
- * requests into one transaction (group commit), so durable commits (fsync)
- * are shared instead of paid per request.  Each write still succeeds or fails
+ * Through the SQL layer (lib/sql): one file, WAL mode, the migrations of
+ * db/migrations applied at open.  Writes go through the layer's writer
+ * thread, which groups the writes queued by concurrent requests into one
+ * transaction (group commit), so durable commits (fsync) are shared instead
+ * of paid per request.  Each write still succeeds or fails
  * on its own (a savepoint each).  Reads use a pool of connections, one per
  * thread at a time.  Prepared statements never leave this module.
  *
