@@ -33,13 +33,13 @@ static const char wrapper[] = "limit=$1; shift\n"
                               "{ \"$@\"; echo $? > status.tmp && mv status.tmp status; } 2>&1 |\n"
                               "    { head -c \"$limit\"; wc -c > output.dropped; } > output\n";
 
-static bool group_alive(const struct job *x)
+static bool group_alive(const struct site_job *x)
 {
     return kill(-x->pid, 0) == 0 || errno != ESRCH;
 }
 
 /* SIGTERM to the group, SIGKILL after 2 s when it is still there. */
-static void stop(struct acc_site_jobs *j, struct job *x)
+static void stop(struct acc_site_jobs *j, struct site_job *x)
 {
     sjobs_settle(j, x);
     if (x->done)
@@ -233,12 +233,13 @@ static acc_err check_submit(struct acc_site_jobs *j, const char *peer,
                             const struct acc_site_job_booking *b, const struct acc_job *job,
                             acc_time now, struct acc_error *err)
 {
-    if (!peer || !*peer || strlen(peer) >= sizeof(((struct job *)0)->peer) || strchr(peer, '\n'))
+    if (!peer || !*peer || strlen(peer) >= sizeof(((struct site_job *)0)->peer) ||
+        strchr(peer, '\n'))
         return acc_error_set(err, ACC_ERR_INVALID, "job: no usable peer name");
     if (!job->key || !b->key || strcmp(job->key, b->key) != 0)
         return acc_error_set(err, ACC_ERR_INVALID, "job: key %.95s is not the booking's",
                              job->key ? job->key : "(none)");
-    if (strlen(job->key) >= sizeof(((struct job *)0)->key))
+    if (strlen(job->key) >= sizeof(((struct site_job *)0)->key))
         return acc_error_set(err, ACC_ERR_INVALID, "job: key too long");
     if (!job->host || !acc_name_valid(job->host, 63))
         return acc_error_set(err, ACC_ERR_INVALID, "job: host '%.63s' is not a host name",
@@ -264,7 +265,7 @@ acc_err acc_site_jobs_submit(struct acc_site_jobs *j, const char *peer,
         return rc;
     pthread_mutex_lock(&j->lock);
     sweep(j, now);
-    struct job x = {0};
+    struct site_job x = {0};
     char dir[PATH_MAX], limit[32], resv[160], nodelist[80], name[128];
     const char *argv[16 + ACC_SITE_PROXY_MAX_ARGS];
     if (!make_room(j)) {
@@ -317,7 +318,7 @@ acc_err acc_site_jobs_submit(struct acc_site_jobs *j, const char *peer,
     x.pid_start = acc_proc_start_time(x.pid);
     if (!sjobs_write_record(j, &x)) {
         /* not found again after a restart: better not run at all */
-        struct job tmp = x;
+        struct site_job tmp = x;
         stop(j, &tmp);
         sjobs_remove(j, x.id);
         rc = acc_error_set(err, ACC_ERR_IO, "job: cannot record %s", x.id);
@@ -333,7 +334,7 @@ out:
     return rc;
 }
 
-static struct job *find(struct acc_site_jobs *j, const char *peer, const char *id)
+static struct site_job *find(struct acc_site_jobs *j, const char *peer, const char *id)
 {
     for (size_t i = 0; id && peer && i < j->n; i++) {
         if (strcmp(j->jobs[i].id, id) == 0)
@@ -347,7 +348,7 @@ acc_err acc_site_jobs_status(struct acc_site_jobs *j, const char *peer, const ch
 {
     pthread_mutex_lock(&j->lock);
     sweep(j, acc_now());
-    struct job *x = find(j, peer, id);
+    struct site_job *x = find(j, peer, id);
     if (x) {
         if (x->done) {
             *out = x->st;
@@ -367,7 +368,7 @@ acc_err acc_site_jobs_cancel(struct acc_site_jobs *j, const char *peer, const ch
                              struct acc_error *err)
 {
     pthread_mutex_lock(&j->lock);
-    struct job *x = find(j, peer, id);
+    struct site_job *x = find(j, peer, id);
     if (x)
         stop(j, x);
     pthread_mutex_unlock(&j->lock);
@@ -381,7 +382,7 @@ size_t acc_site_jobs_cancel_key(struct acc_site_jobs *j, const char *key)
     size_t n = 0;
     pthread_mutex_lock(&j->lock);
     for (size_t i = 0; key && i < j->n; i++) {
-        struct job *x = &j->jobs[i];
+        struct site_job *x = &j->jobs[i];
         sjobs_settle(j, x);
         if (!x->done && strcmp(x->key, key) == 0) {
             stop(j, x);

@@ -11,7 +11,7 @@
 
 #define MAX_GROUPS 64
 
-struct job {
+struct site_job {
     char id[ACC_SITE_JOB_ID_MAX];
     char peer[256], key[96], host[64];
     pid_t pid;
@@ -32,7 +32,7 @@ struct acc_site_jobs {
     size_t n_nets, max_jobs, output_limit;
     bool use_srun;
     pthread_mutex_t lock;
-    struct job *jobs;
+    struct site_job *jobs;
     size_t n;
     unsigned seq;
 };
@@ -45,12 +45,12 @@ void sjobs_dir_path(const struct acc_site_jobs *j, const char *id, const char *n
 void sjobs_record_path(const struct acc_site_jobs *j, const char *id, const char *suffix, char *out,
                        size_t len);
 /* Writes DIRECTORY/ID.job; false when it could not. */
-bool sjobs_write_record(struct acc_site_jobs *j, const struct job *x);
+bool sjobs_write_record(struct acc_site_jobs *j, const struct site_job *x);
 /* Removes the job's directory, its files and its record. */
 void sjobs_remove(struct acc_site_jobs *j, const char *id);
 /* Settles x (done, its outcome from status and .cancelled) when its
  * process group's leader is gone. */
-void sjobs_settle(struct acc_site_jobs *j, struct job *x);
+void sjobs_settle(struct acc_site_jobs *j, struct site_job *x);
 /* Finds the jobs of an earlier run in the directory again (and j->seq past
  * theirs); ACC_ERR_CONFIG when the directory cannot be read. */
 acc_err sjobs_load_existing(struct acc_site_jobs *j, struct acc_error *err);

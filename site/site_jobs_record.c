@@ -88,7 +88,7 @@ static bool field(const char *text, const char *name, char *out, size_t len)
     return false;
 }
 
-static bool load_job(struct acc_site_jobs *j, const char *id, struct job *out)
+static bool load_job(struct acc_site_jobs *j, const char *id, struct site_job *out)
 {
     char path[PATH_MAX], pid[32], start[32], end[32];
     sjobs_record_path(j, id, ".job", path, sizeof path);
@@ -131,7 +131,7 @@ void sjobs_remove(struct acc_site_jobs *j, const char *id)
 }
 
 /* Settles job x when its process group's leader is gone. */
-void sjobs_settle(struct acc_site_jobs *j, struct job *x)
+void sjobs_settle(struct acc_site_jobs *j, struct site_job *x)
 {
     if (x->done)
         return;
@@ -164,7 +164,7 @@ void sjobs_settle(struct acc_site_jobs *j, struct job *x)
                 sizeof x->st.state);
 }
 
-bool sjobs_write_record(struct acc_site_jobs *j, const struct job *x)
+bool sjobs_write_record(struct acc_site_jobs *j, const struct site_job *x)
 {
     char path[PATH_MAX];
     sjobs_record_path(j, x->id, ".job", path, sizeof path);
@@ -195,7 +195,7 @@ acc_err sjobs_load_existing(struct acc_site_jobs *j, struct acc_error *err)
             continue; /* a job's directory: its record says the rest */
         char id[ACC_SITE_JOB_ID_MAX];
         snprintf(id, sizeof id, "%.*s", used, de->d_name);
-        struct job x;
+        struct site_job x;
         if (j->n >= j->max_jobs || !load_job(j, id, &x))
             continue;
         j->jobs[j->n++] = x;

@@ -287,7 +287,7 @@ acc_err remote_protocol_error(struct remote *r, const char *op, const struct acc
 }
 
 /* The site's answer that is not 2xx, as a fault naming the site. */
-static acc_err site_fault(struct remote *r, const struct remote_reply *rep, struct acc_error *err)
+static acc_err answer_fault(struct remote *r, const struct remote_reply *rep, struct acc_error *err)
 {
     struct acc_error f = {0};
     acc_err code = acc_proto_read_fault(acc_buf_str(&rep->body), rep->body.len, &f);
@@ -345,7 +345,7 @@ acc_err remote_call(struct remote *r, const char *method, const char *path, cons
                 acc_error_clear(err);
                 rc = ACC_OK;
             } else {
-                rc = site_fault(r, out, err);
+                rc = answer_fault(r, out, err);
             }
             break;
         }
