@@ -22,7 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct acc_error err = {0};
     acc_err rc = acc_config_load_string(text, "fuzz", &c, &err);
     if (rc == ACC_OK) {
-        if (c.n_sites == 0 || !c.db_path || !c.listen_host)
+        if (c.res.n_sites == 0 || !c.db_path || !c.listen_host)
             abort();
         acc_config_release(&c);
     } else if (err.msg[0] == '\0') {
