@@ -220,6 +220,16 @@ static acc_err migrate(struct acc_sql *db, struct acc_error *err)
 
 /* ------------------------------------------------------------ open, close */
 
+/* The backend of a database: a path is SQLite's; a URL names its backend
+ * by its scheme, and only the backends built in take one. */
+static const struct sql_backend *backend_for(const char *path)
+{
+    const char *colon = strstr(path, "://");
+    if (!colon)
+        return &sql_sqlite;
+    return NULL; /* postgresql:// and the like: not built in */
+}
+
 static acc_err copy_options(struct acc_sql *db, const struct acc_sql_options *opt,
                             struct acc_error *err)
 {
@@ -241,10 +251,14 @@ acc_err acc_sql_open(const struct acc_sql_options *opt, struct acc_sql **out, st
     if (opt->wal_limit < 0)
         return acc_error_set(err, ACC_ERR_INVALID, "%s: wal_limit must not be negative",
                              opt->label ? opt->label : "database");
+    const struct sql_backend *be = backend_for(opt->path ? opt->path : "");
+    if (!be)
+        return acc_error_set(err, ACC_ERR_CONFIG, "%s %s: no backend of this build takes it",
+                             opt->label ? opt->label : "database", opt->path);
     struct acc_sql *db = calloc(1, sizeof *db);
     if (!db)
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
-    db->be = &sql_sqlite;
+    db->be = be;
     pthread_mutex_init(&db->main_lock, NULL);
     pthread_mutex_init(&db->rlock, NULL);
     pthread_cond_init(&db->rfree, NULL);

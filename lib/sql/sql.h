@@ -50,7 +50,9 @@ struct acc_sql_conn; /* one connection to it */
 struct acc_sql_stmt; /* a prepared statement of a connection */
 
 struct acc_sql_options {
-    const char *path;  /* the database file, or ":memory:" */
+    /* the database file, or ":memory:"; a URL (scheme://...) is refused
+     * unless a backend of this build takes its scheme (none does yet) */
+    const char *path;
     const char *label; /* what it is, for messages ("calendar /var/lib/x: write: ...") */
     /* the program, for "schema version 7 is newer than this accordd (6)" */
     const char *program;

@@ -1,0 +1,282 @@
+/* test_sql.c - the SQL layer (lib/sql) on its own: migrations (applied
+ * once, in order, a newer schema refused, a failing one leaving nothing),
+ * statements (slots, binds in order, a unique key held twice), reads on
+ * the readers' pool, and the group-commit writer (awaited and queued
+ * writes, tickets, a failing write that spoils no other, order). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sql.h"
+#include "sql_writer.h"
+#include "testutil.h"
+
+static const struct acc_embedded two[] = {
+    {"0001_kv.sql", "CREATE TABLE kv (k TEXT PRIMARY KEY, v INTEGER NOT NULL);", 0},
+    {"0002_log.sql", "CREATE TABLE log (seq INTEGER PRIMARY KEY, what TEXT NOT NULL);", 0},
+    {NULL, NULL, 0},
+};
+
+enum { Q_PUT, Q_GET, Q_LOG, Q_COUNT_LOG, Q__COUNT };
+
+static const struct acc_sql_query q_put = {Q_PUT, "INSERT INTO kv (k, v) VALUES (?, ?)"},
+                                  q_get = {Q_GET, "SELECT v FROM kv WHERE k = ?"},
+                                  q_log = {Q_LOG, "INSERT INTO log (what) VALUES (?)"},
+                                  q_count_log = {Q_COUNT_LOG, "SELECT count(*) FROM log"};
+
+static char path[512];
+
+static acc_err open_db(const struct acc_embedded *m, size_t n, struct acc_sql **db,
+                       struct acc_error *err)
+{
+    const struct acc_sql_options opt = {
+        .path = path,
+        .label = "test",
+        .program = "test_sql",
+        .migrations = m,
+        .n_migrations = n,
+        .n_slots = Q__COUNT,
+    };
+    return acc_sql_open(&opt, db, err);
+}
+
+static int setup(void)
+{
+    snprintf(path, sizeof path, "%s/sql.db", acc_test_tmpdir());
+    return 0;
+}
+
+static void fresh(void)
+{
+    char p[600];
+    unlink(path);
+    snprintf(p, sizeof p, "%s-wal", path);
+    unlink(p);
+    snprintf(p, sizeof p, "%s-shm", path);
+    unlink(p);
+}
+
+/* v of key k, -1 when there is none. */
+static int64_t get(struct acc_sql_conn *c, const char *k)
+{
+    struct acc_sql_stmt *s = acc_sql_prepare(c, &q_get, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    acc_sql_bind_text(s, k);
+    bool row = false;
+    ACC_ASSERT_OK(acc_sql_bound(s, "get", NULL));
+    ACC_ASSERT_OK(acc_sql_step(s, &row, "get", NULL));
+    int64_t v = row ? acc_sql_col_i64(s, 0) : -1;
+    acc_sql_done(s);
+    return v;
+}
+
+static acc_err put(struct acc_sql_conn *c, const char *k, int64_t v, struct acc_error *err)
+{
+    struct acc_sql_stmt *s = acc_sql_prepare(c, &q_put, err);
+    if (!s)
+        return ACC_ERR_STORAGE;
+    acc_sql_bind_text(s, k);
+    acc_sql_bind_i64(s, v);
+    return acc_sql_run(s, "put", err);
+}
+
+static void test_migrations(void)
+{
+    fresh();
+    struct acc_sql *db = NULL;
+    struct acc_error err;
+    ACC_ASSERT_OK(open_db(two, 1, &db, &err));
+    CU_ASSERT_EQUAL(acc_sql_schema_version(db), 1);
+    ACC_ASSERT_OK(put(acc_sql_main_lock(db), "a", 1, &err));
+    acc_sql_main_unlock(db);
+    acc_sql_close(db);
+
+    /* The next program adds the second migration; the first is not run again. */
+    ACC_ASSERT_OK(open_db(two, 2, &db, &err));
+    CU_ASSERT_EQUAL(acc_sql_schema_version(db), 2);
+    CU_ASSERT_EQUAL(get(acc_sql_main_lock(db), "a"), 1);
+    acc_sql_main_unlock(db);
+    acc_sql_close(db);
+
+    /* An older program refuses the newer database, naming both versions. */
+    CU_ASSERT_EQUAL(open_db(two, 1, &db, &err), ACC_ERR_STORAGE);
+    CU_ASSERT_PTR_NULL(db);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "schema version 2 is newer than this test_sql (1)"));
+
+    /* A migration that fails leaves the version and the schema as they were. */
+    const struct acc_embedded bad[] = {
+        two[0], two[1], {"0003_bad.sql", "CREATE TABLE t (x); CREATE TABLE t (y);", 0}};
+    CU_ASSERT_EQUAL(open_db(bad, 3, &db, &err), ACC_ERR_STORAGE);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "migration 0003_bad.sql"));
+    ACC_ASSERT_OK(open_db(two, 2, &db, &err));
+    CU_ASSERT_EQUAL(acc_sql_schema_version(db), 2);
+    struct acc_sql_conn *c = acc_sql_main_lock(db);
+    CU_ASSERT_EQUAL(acc_sql_exec(c, "SELECT * FROM t", &err), ACC_ERR_STORAGE);
+    acc_sql_main_unlock(db);
+    acc_sql_close(db);
+
+    /* A URL names a backend this build does not have: refused before any file is made. */
+    const struct acc_sql_options url = {.path = "postgresql://db.example.org/accord",
+                                        .label = "database"};
+    CU_ASSERT_EQUAL(acc_sql_open(&url, &db, &err), ACC_ERR_CONFIG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "no backend"));
+}
+
+static void test_statements(void)
+{
+    fresh();
+    struct acc_sql *db;
+    struct acc_error err;
+    ACC_ASSERT_OK(open_db(two, 2, &db, &err));
+    struct acc_sql_conn *c = acc_sql_main_lock(db);
+    ACC_ASSERT_OK(put(c, "a", 1, &err));
+    /* A key held twice is KeyReused, and the table keeps the first. */
+    CU_ASSERT_EQUAL(put(c, "a", 2, &err), ACC_ERR_KEY_REUSED);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "test "));
+    CU_ASSERT_EQUAL(get(c, "a"), 1);
+    /* NOT NULL refuses a NULL: a storage error, not a key. */
+    struct acc_sql_stmt *s = acc_sql_prepare(c, &q_put, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    acc_sql_bind_text(s, "b");
+    acc_sql_bind_null(s);
+    CU_ASSERT_EQUAL(acc_sql_run(s, "put", &err), ACC_ERR_STORAGE);
+    CU_ASSERT_EQUAL(get(c, "b"), -1);
+    /* A slot beyond n_slots is a bug, said as one. */
+    const struct acc_sql_query beyond = {Q__COUNT, "SELECT 1"};
+    CU_ASSERT_PTR_NULL(acc_sql_prepare(c, &beyond, &err));
+    CU_ASSERT_EQUAL(err.code, ACC_ERR_INTERNAL);
+    /* A statement prepared once; bad SQL is a storage error naming "prepare". */
+    CU_ASSERT_EQUAL(acc_sql_prepare_once(c, "SELEC nothing", &s, &err), ACC_ERR_STORAGE);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "prepare"));
+    ACC_ASSERT_OK(acc_sql_prepare_once(c, "SELECT ?2 || ?1", &s, &err));
+    acc_sql_bind_text(s, "x");
+    acc_sql_bind_text(s, "y");
+    bool row;
+    ACC_ASSERT_OK(acc_sql_step(s, &row, "concat", &err));
+    CU_ASSERT_TRUE(row);
+    CU_ASSERT_STRING_EQUAL(acc_sql_col_text(s, 0), "yx");
+    acc_sql_finalize(s);
+    acc_sql_main_unlock(db);
+
+    /* A reader in a read transaction sees what was committed. */
+    struct acc_sql_conn *r;
+    ACC_ASSERT_OK(acc_sql_read_begin(db, &r, &err));
+    CU_ASSERT_EQUAL(get(r, "a"), 1);
+    acc_sql_read_end(db, r);
+    acc_sql_close(db);
+}
+
+/* ----------------------------------------------------------------- writer */
+
+struct log_arg {
+    char what[32];
+    bool fail;
+};
+
+static acc_err log_run(struct acc_sql_conn *c, void *arg, struct acc_error *err)
+{
+    struct log_arg *a = arg;
+    struct acc_sql_stmt *s = acc_sql_prepare(c, &q_log, err);
+    if (!s)
+        return ACC_ERR_STORAGE;
+    acc_sql_bind_text(s, a->what);
+    acc_err rc = acc_sql_run(s, "log", err);
+    if (!rc && a->fail)
+        rc = acc_error_set(err, ACC_ERR_INVALID, "%s fails after its insert", a->what);
+    return rc;
+}
+
+static int released;
+
+static void log_release(void *arg)
+{
+    released++;
+    free(arg);
+}
+
+static const struct acc_sql_job log_job = {log_run, log_release};
+static const struct acc_sql_job log_borrowed = {log_run, NULL};
+
+static struct log_arg *log_new(const char *what, bool fail)
+{
+    struct log_arg *a = calloc(1, sizeof *a);
+    snprintf(a->what, sizeof a->what, "%s", what);
+    a->fail = fail;
+    return a;
+}
+
+static int64_t count_log(struct acc_sql *db)
+{
+    struct acc_sql_conn *r;
+    ACC_ASSERT_OK(acc_sql_reader_take(db, &r, NULL));
+    struct acc_sql_stmt *s = acc_sql_prepare(r, &q_count_log, NULL);
+    bool row = false;
+    ACC_ASSERT_OK(acc_sql_step(s, &row, "count", NULL));
+    int64_t n = row ? acc_sql_col_i64(s, 0) : -1;
+    acc_sql_done(s);
+    acc_sql_reader_give(db, r);
+    return n;
+}
+
+static void test_writer(void)
+{
+    fresh();
+    released = 0;
+    struct acc_sql *db;
+    struct acc_sql_writer *w;
+    struct acc_error err;
+    ACC_ASSERT_OK(open_db(two, 2, &db, &err));
+    const struct acc_sql_writer_options wo = {.linger_us = 1000, .bound_wal = true};
+    ACC_ASSERT_OK(acc_sql_writer_start(db, &wo, &w, &err));
+
+    /* Queued writes with and without tickets, one of them failing: it alone
+     * is undone, and every argument handed over is released once. */
+    struct acc_sql_ticket *t1, *t2;
+    ACC_ASSERT_OK(acc_sql_write_queue(w, &log_job, log_new("one", false), &t1, &err));
+    ACC_ASSERT_OK(acc_sql_write_queue(w, &log_job, log_new("two", true), &t2, &err));
+    ACC_ASSERT_OK(acc_sql_write_queue(w, &log_job, log_new("three", false), NULL, &err));
+    struct acc_sql_ticket *t4;
+    ACC_ASSERT_OK(acc_sql_write_queue(w, &log_job, log_new("four", false), &t4, &err));
+    acc_sql_write_forget(w, t4);
+    ACC_ASSERT_OK(acc_sql_write_wait(w, t1, &err));
+    CU_ASSERT_EQUAL(acc_sql_write_wait(w, t2, &err), ACC_ERR_INVALID);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "two fails"));
+    /* An awaited write commits every write queued before it. */
+    struct log_arg five = {"five", false};
+    ACC_ASSERT_OK(acc_sql_write(w, &log_borrowed, &five, &err));
+    CU_ASSERT_EQUAL(count_log(db), 4);
+    CU_ASSERT_EQUAL(released, 4); /* the four handed over */
+    /* In the order they were queued. */
+    struct acc_sql_conn *r;
+    struct acc_sql_stmt *s;
+    ACC_ASSERT_OK(acc_sql_reader_take(db, &r, &err));
+    ACC_ASSERT_OK(acc_sql_prepare_once(r,
+                                       "SELECT group_concat(what, ' ') FROM "
+                                       "(SELECT what FROM log ORDER BY seq)",
+                                       &s, &err));
+    bool row;
+    ACC_ASSERT_OK(acc_sql_step(s, &row, "order", &err));
+    CU_ASSERT_STRING_EQUAL(acc_sql_col_text(s, 0), "one three four five");
+    acc_sql_finalize(s);
+    acc_sql_reader_give(db, r);
+
+    /* Queued writes still waiting at the stop are committed by it. */
+    ACC_ASSERT_OK(acc_sql_write_queue(w, &log_job, log_new("six", false), NULL, &err));
+    acc_sql_writer_stop(w);
+    CU_ASSERT_EQUAL(count_log(db), 5);
+    CU_ASSERT_EQUAL(released, 5);
+    acc_sql_close(db);
+}
+
+static const struct acc_test_case tests[] = {
+    {"migrations", test_migrations},
+    {"statements and readers", test_statements},
+    {"group-commit writer", test_writer},
+    {NULL, NULL},
+};
+
+const struct acc_test_suite acc_test_suites[] = {
+    {"sql", setup, NULL, tests},
+    {NULL, NULL, NULL, NULL},
+};
