@@ -32,6 +32,7 @@ struct acc_sql_writer {
     pthread_cond_t ckwake; /* the checkpointer: stopping */
     struct acc_sql_ticket *head, *tail;
     unsigned awaited; /* writes in the queue that someone waits for */
+    bool committing;  /* a batch runs (on the writer's thread or a waiter's) */
     bool stopping;
 
     pthread_t thread, checkpointer;
@@ -106,14 +107,45 @@ static bool stopping(void *arg)
     return v;
 }
 
+/* Runs what is queued as one batch on this thread: the writer's, or that of
+ * a waiter who found nobody committing, which saves the hand-over to the
+ * writer's thread (its wake-up costs more than a short batch).  The caller
+ * holds the lock, and holds it again after. */
+static void commit_queued(struct acc_sql_writer *w)
+{
+    struct acc_sql_ticket *batch = w->head;
+    w->head = w->tail = NULL;
+    w->awaited = 0;
+    w->committing = true;
+    pthread_mutex_unlock(&w->lock);
+    run_batch(w, batch);
+    pthread_mutex_lock(&w->lock);
+    settle(w, batch);
+    pthread_mutex_unlock(&w->lock);
+    const struct sql_backend *be = w->db->be;
+    if (w->opt.bound_wal && be->after_batch) {
+        acc_sql_main_lock(w->db);
+        be->after_batch(w->db->main->h, w->db->opt.wal_limit, stopping, w);
+        acc_sql_main_unlock(w->db);
+    }
+    pthread_mutex_lock(&w->lock);
+    w->committing = false;
+    /* Waiters whose writes came meanwhile may lead the next batch; else
+     * the writer takes it. */
+    pthread_cond_broadcast(&w->done);
+    if (w->head)
+        pthread_cond_signal(&w->work);
+}
+
 static void *writer_main(void *arg)
 {
     struct acc_sql_writer *w = arg;
-    const struct sql_backend *be = w->db->be;
     pthread_mutex_lock(&w->lock);
     for (;;) {
-        while (!w->head && !w->stopping)
+        while (!w->stopping && (!w->head || w->committing))
             pthread_cond_wait(&w->work, &w->lock);
+        while (w->committing) /* stopping: a waiter's batch ends first */
+            pthread_cond_wait(&w->done, &w->lock);
         if (!w->head)
             break;
         /* Nobody waits for what is queued: let it linger a moment so that
@@ -124,20 +156,9 @@ static void *writer_main(void *arg)
                    pthread_cond_timedwait(&w->work, &w->lock, &until) != ETIMEDOUT)
                 ;
         }
-        struct acc_sql_ticket *batch = w->head;
-        w->head = w->tail = NULL;
-        w->awaited = 0;
-        pthread_mutex_unlock(&w->lock);
-        run_batch(w, batch);
-        pthread_mutex_lock(&w->lock);
-        settle(w, batch);
-        pthread_mutex_unlock(&w->lock);
-        if (w->opt.bound_wal && be->after_batch) {
-            acc_sql_main_lock(w->db);
-            be->after_batch(w->db->main->h, w->db->opt.wal_limit, stopping, w);
-            acc_sql_main_unlock(w->db);
-        }
-        pthread_mutex_lock(&w->lock);
+        if (w->committing || !w->head)
+            continue; /* a waiter took it meanwhile */
+        commit_queued(w);
     }
     pthread_mutex_unlock(&w->lock);
     return NULL;
@@ -191,6 +212,19 @@ static acc_err enqueue(struct acc_sql_writer *w, struct acc_sql_ticket *t, bool 
     return ACC_OK; /* with the lock held */
 }
 
+/* Until t is committed.  A write not done is queued or in the running
+ * batch; with lead, this thread commits the queue itself when no batch
+ * runs.  The caller holds the lock. */
+static void wait_done(struct acc_sql_writer *w, struct acc_sql_ticket *t, bool lead)
+{
+    while (!t->done) {
+        if (lead && !w->committing && w->head)
+            commit_queued(w);
+        else
+            pthread_cond_wait(&w->done, &w->lock);
+    }
+}
+
 acc_err acc_sql_write(struct acc_sql_writer *w, const struct acc_sql_job *job, void *arg,
                       struct acc_error *err)
 {
@@ -198,8 +232,10 @@ acc_err acc_sql_write(struct acc_sql_writer *w, const struct acc_sql_job *job, v
     acc_err rc = enqueue(w, &t, true, err);
     if (rc)
         return rc;
-    while (!t.done)
-        pthread_cond_wait(&w->done, &w->lock);
+    /* Awaited at once, by many threads at a time (accordd's requests): the
+     * writer's thread gathers them into batches (measured: leading them
+     * here took about 10 % off accordd's agreements per second). */
+    wait_done(w, &t, false);
     pthread_mutex_unlock(&w->lock);
     if (t.rc)
         acc_error_copy(err, &t.err);
@@ -232,12 +268,12 @@ acc_err acc_sql_write_wait(struct acc_sql_writer *w, struct acc_sql_ticket *t,
 {
     pthread_mutex_lock(&w->lock);
     if (!t->done) {
-        /* Somebody waits now: the writer stops lingering. */
-        w->awaited++;
+        w->awaited++; /* somebody waits now: nothing lingers */
         pthread_cond_signal(&w->work);
     }
-    while (!t->done)
-        pthread_cond_wait(&w->done, &w->lock);
+    /* A write queued a while ago and waited for now (a booking verified):
+     * commit it here rather than wait for the writer to wake. */
+    wait_done(w, t, true);
     pthread_mutex_unlock(&w->lock);
     acc_err rc = t->rc;
     if (rc)

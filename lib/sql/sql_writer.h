@@ -12,8 +12,12 @@
  * holds a lock of its own: the order of its writes is the order in which
  * it made its changes.
  *
- * The writer holds the database's main connection (acc_sql_main_lock)
- * while it runs a batch.  With bound_wal it also bounds the write-ahead log
+ * A batch runs on the writer's thread, or on the thread of acc_sql_write_wait
+ * when it finds writes queued and no batch running: it commits them itself
+ * rather than wait for the writer to wake (the hand-over costs more than a
+ * short batch).
+ * Whoever runs a batch holds the database's main connection
+ * (acc_sql_main_lock) meanwhile.  With bound_wal it also bounds the write-ahead log
  * between batches and keeps a checkpointer thread (sql.h's backend; the
  * store's bound is described in db/store.h).
  */
