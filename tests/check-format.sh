@@ -4,7 +4,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 list() { # the tracked C files, or every one under the source folders outside git
     git ls-files '*.c' '*.h' 2>/dev/null && return 0
-    find server adapters db cli tests -name '*.[ch]' 2>/dev/null
+    find lib adapters resources db server site simulator cli client tools examples tests \
+        -name '*.[ch]' 2>/dev/null
 }
 bad=$(list | while read -r f; do
     if [ -f "$f" ] && ! clang-format --dry-run --Werror "$f" >/dev/null 2>&1; then
