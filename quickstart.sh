@@ -3,11 +3,12 @@
 #
 #   ./quickstart.sh run    install what is missing, build, and start accordd on
 #                          127.0.0.1:8080 with the embedded simulated testbed
-#   ./quickstart.sh test   install what is missing, build (plain and with
-#                          ASan+UBSan), run every test through ctest in both
-#                          builds, then each fuzzer for FUZZ_SECONDS; the last
-#                          line is one verdict, and the exit status is non-zero
-#                          on any failure
+#   ./quickstart.sh test   install what is missing, build (plain, with
+#                          ASan+UBSan, and Release: the benchmarks' build must
+#                          compile warning-free too), run every test through
+#                          ctest in the first two builds, then each fuzzer for
+#                          FUZZ_SECONDS; the last line is one verdict, and the
+#                          exit status is non-zero on any failure
 #
 # Environment: JOBS (parallel build jobs, default: all cores), FUZZ_SECONDS
 # (per fuzzer, default 20; 0 skips fuzzing).
@@ -104,6 +105,9 @@ test)
     build build || { log "FAILED: the plain build does not compile; no test run"; exit 1; }
     build build-asan -DACCORD_SANITIZE=ON ||
         { log "FAILED: the ASan+UBSan build does not compile; no test run"; exit 1; }
+    # The benchmarks build Release (tests/bench/*.sh): -O3 warns where -O2 does not.
+    build build-release -DCMAKE_BUILD_TYPE=Release ||
+        { log "FAILED: the Release build does not compile; no test run"; exit 1; }
     # Each phase that fails ends the run with one verdict that names it, the
     # failed tests and the phases not run.
     run_suite "plain build" build "sanitizer and fuzz phases" \
