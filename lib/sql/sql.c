@@ -59,11 +59,6 @@ acc_err acc_sql_connect(struct acc_sql *db, struct acc_sql_conn **out, struct ac
     return ACC_OK;
 }
 
-struct acc_sql *acc_sql_conn_db(const struct acc_sql_conn *c)
-{
-    return c->db;
-}
-
 struct acc_sql_conn *acc_sql_main_lock(struct acc_sql *db)
 {
     pthread_mutex_lock(&db->main_lock);
@@ -298,11 +293,6 @@ void acc_sql_close(struct acc_sql *db)
 const char *acc_sql_path(const struct acc_sql *db)
 {
     return db->opt.path;
-}
-
-bool acc_sql_durable(const struct acc_sql *db)
-{
-    return db->opt.durable;
 }
 
 unsigned acc_sql_schema_version(const struct acc_sql *db)

@@ -77,7 +77,6 @@ acc_err acc_sql_open(const struct acc_sql_options *opt, struct acc_sql **out,
 void acc_sql_close(struct acc_sql *db);
 
 const char *acc_sql_path(const struct acc_sql *db);
-bool acc_sql_durable(const struct acc_sql *db);
 /* The schema version now (the number of migrations applied). */
 unsigned acc_sql_schema_version(const struct acc_sql *db);
 
@@ -97,8 +96,6 @@ void acc_sql_read_end(struct acc_sql *db, struct acc_sql_conn *c);
 /* A connection of one's own (a checkpointer), outside the pool. */
 acc_err acc_sql_connect(struct acc_sql *db, struct acc_sql_conn **out, struct acc_error *err);
 void acc_sql_disconnect(struct acc_sql_conn *c);
-
-struct acc_sql *acc_sql_conn_db(const struct acc_sql_conn *c);
 
 /* ----------------------------------------------------------- transactions */
 

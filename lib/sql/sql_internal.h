@@ -79,7 +79,6 @@ struct acc_sql_stmt {
     void *h;
     int next;       /* the parameter the next bind fills */
     enum sql_rc rc; /* the first bind that failed */
-    bool once;      /* from acc_sql_prepare_once: finalized by its user */
 };
 
 struct acc_sql_conn {

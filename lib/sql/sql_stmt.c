@@ -49,10 +49,7 @@ struct acc_sql_stmt *acc_sql_prepare(struct acc_sql_conn *c, const struct acc_sq
 acc_err acc_sql_prepare_once(struct acc_sql_conn *c, const char *sql, struct acc_sql_stmt **out,
                              struct acc_error *err)
 {
-    acc_err rc = stmt_new(c, sql, false, out, err);
-    if (!rc)
-        (*out)->once = true;
-    return rc;
+    return stmt_new(c, sql, false, out, err);
 }
 
 void acc_sql_finalize(struct acc_sql_stmt *s)
