@@ -48,7 +48,9 @@ struct acc_site_config {
     char *control_networks;
     unsigned threads;
     unsigned max_connections;
-    unsigned timeout; /* seconds a connection may idle */
+    unsigned pending_connections; /* per address, before a whole request head */
+    unsigned header_timeout;      /* seconds a new connection has for its head */
+    unsigned timeout;             /* seconds a connection may idle */
     enum acc_log_level log_level;
     /* [site NAME], [network NAME], [link NAME] as accordd reads them */
     struct acc_resources_cfg res;

@@ -89,23 +89,29 @@ static int daemon_key(struct parse *p, const char *k, const char *v)
             return bad(p, "daemon", "log_level is error, warn, info or debug");
         return 1;
     }
-    if (strcmp(k, "threads") == 0 || strcmp(k, "max_connections") == 0 ||
-        strcmp(k, "timeout") == 0) {
-        int64_t max = strcmp(k, "threads") == 0 ? 64 : 100000;
-        if (acc_parse_i64(v, 1, max, &n, &e))
+    const struct {
+        const char *key;
+        int64_t max;
+        unsigned *to;
+    } numbers[] = {
+        {"threads", 64, &c->threads},
+        {"max_connections", 100000, &c->max_connections},
+        {"pending_connections", 100000, &c->pending_connections},
+        {"header_timeout", 3600, &c->header_timeout},
+        {"timeout", 86400, &c->timeout},
+    };
+    for (size_t i = 0; i < sizeof numbers / sizeof numbers[0]; i++) {
+        if (strcmp(k, numbers[i].key) != 0)
+            continue;
+        if (acc_parse_i64(v, 1, numbers[i].max, &n, &e))
             return bad(p, "daemon", "%s: %s", k, e.msg);
-        if (strcmp(k, "threads") == 0)
-            c->threads = (unsigned)n;
-        else if (strcmp(k, "timeout") == 0)
-            c->timeout = (unsigned)n;
-        else
-            c->max_connections = (unsigned)n;
+        *numbers[i].to = (unsigned)n;
         return 1;
     }
     return bad(p, "daemon",
                "unknown key '%s' (name, listen, database, durable, certificate, key, client_ca, "
-               "job_user, hydra_pmi_proxy, control_networks, threads, max_connections, timeout, "
-               "log_level)",
+               "job_user, hydra_pmi_proxy, control_networks, threads, max_connections, "
+               "pending_connections, header_timeout, timeout, log_level)",
                k);
 }
 
@@ -231,7 +237,13 @@ static void defaults(struct acc_site_config *c)
     c->listen_port = 8443;
     c->durable = true;
     c->threads = 4;
-    c->max_connections = 64;
+    /* Connections cost a socket each (epoll), and anyone who reaches the
+     * port can open some before its certificate is checked: room for many
+     * more than the admitted peers need, so that the bound per address
+     * rather than the total is what hostile ones hit. */
+    c->max_connections = 1024;
+    c->pending_connections = 8;
+    c->header_timeout = 5;
     c->timeout = 60;
     c->log_level = ACC_LOG_INFO;
 }

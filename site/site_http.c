@@ -115,6 +115,8 @@ acc_err site_http_start(struct acc_site *s, struct site_http **out, struct acc_e
         .port = s->cfg.listen_port,
         .threads = s->cfg.threads,
         .connection_limit = s->cfg.max_connections,
+        .pending_connections = s->cfg.pending_connections,
+        .header_timeout = s->cfg.header_timeout,
         .timeout = s->cfg.timeout,
         .max_body = ACC_PROTO_BODY_MAX,
         .drain_max = SITE_DRAIN_MAX,

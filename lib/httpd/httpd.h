@@ -5,14 +5,22 @@
  * of the daemon's code sees it:
  *
  *   connection  the total connection limit; per client address at most
- *               client_connections (the request on one beyond is 429, closed)
+ *               pending_connections that have not yet sent a whole request
+ *               head (TLS handshake and headers): one beyond is closed as it
+ *               is accepted, before a byte is read; each must finish its head
+ *               within header_timeout of being accepted (a deadline, however
+ *               slowly the bytes come), and a kept-alive one its next head
+ *               within timeout of its last answer, or it is closed; per
+ *               client address at most client_connections in all (the
+ *               request on one beyond is 429, closed)
  *   headers     %00 in the target (400); at most max_query query parameters
  *               (431); Content-Length headers that disagree (400, closed);
  *               a declared body over the cap (413 before a byte is read,
  *               closed)
  *   body        read whole; a body over max_body is read to its end and
  *               dropped, then 413 (closed), so that a client still sending
- *               over TLS reads the answer; one still arriving at the request
+ *               over TLS reads the answer; a chunked one far over it (see
+ *               drain_max) is cut off; one still arriving at the request
  *               deadline is cut off, one whole but late is 408 (closed)
  *   auth        the daemon's hook: who asks (a refusal is the daemon's own
  *               answer); a principal it names is held to its own bound on
@@ -172,13 +180,22 @@ struct acc_httpd_options {
     unsigned threads;
     unsigned connection_limit;
     unsigned client_connections; /* per client address; 0: no bound */
-    unsigned timeout;            /* seconds a connection may idle */
-    unsigned request_timeout;    /* seconds for a whole request to arrive; 0: none */
-    unsigned max_query;          /* query parameters; 0: no bound but ACC_HTTPD_MAX_QUERY */
+    /* Per client address: connections still in their TLS handshake or
+     * their first request's headers; 0: no bound. */
+    unsigned pending_connections;
+    /* Seconds a new connection has to send its whole first request head
+     * (handshake included); 0: no deadline but the idle timeout. */
+    unsigned header_timeout;
+    unsigned timeout;         /* seconds a connection may idle, and a kept-alive one
+                               * has for its next request head */
+    unsigned request_timeout; /* seconds for a whole request to arrive; 0: none */
+    unsigned max_query;       /* query parameters; 0: no bound but ACC_HTTPD_MAX_QUERY */
     size_t max_body;
     /* A body declared up to drain_max (over max_body) is read and dropped
      * before its 413; one declared larger is refused before a byte is read.
-     * 0: max_body. */
+     * A chunked body (no length declared) is read and dropped up to
+     * drain_max, or without one up to max_body + 1 MiB, and cut off (the
+     * connection closed) past it.  0: max_body. */
     size_t drain_max;
     /* The Content-Types (prefixes, any case) a body may have; NULL: any. */
     const char *const *body_types;
@@ -194,6 +211,15 @@ struct acc_httpd;
 
 acc_err acc_httpd_start(const struct acc_httpd_options *opt, const struct acc_httpd_ops *ops,
                         void *app, struct acc_httpd **out, struct acc_error *err);
+/* What the connection bounds did since the start. */
+struct acc_httpd_stats {
+    uint64_t refused; /* closed at accept: over pending_connections */
+    uint64_t expired; /* closed without a whole request head by its deadline */
+    unsigned waiting; /* connections open now that wait for a request head */
+};
+
+void acc_httpd_stats(struct acc_httpd *d, struct acc_httpd_stats *out);
+
 /* The port actually bound (useful with port 0). */
 unsigned acc_httpd_port(const struct acc_httpd *d);
 /* HTTPS: reads the certificate files again (cfg NULL: the same ones; else

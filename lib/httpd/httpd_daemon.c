@@ -1,74 +1,24 @@
 /* httpd_daemon.c - libmicrohttpd's daemon: a small pool of event threads
  * serves every connection with epoll, so an idle or slow connection costs a
- * socket, never a thread; HTTPS through lib/tls; the connections counted
- * per client address; a quiet shutdown. */
+ * socket, never a thread; HTTPS through lib/tls; one daemon per address
+ * (a second one on it fails to start); a quiet shutdown. */
 #include "httpd_int.h"
 
 #include <gnutls/gnutls.h>
+#include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../common/log.h"
 #include "../common/sync.h"
 #include "../common/timefmt.h"
-
-/* The bytes that identify a client: its IPv4 or IPv6 address. */
-static size_t address_key(const struct sockaddr *sa, unsigned char out[16])
-{
-    if (sa && sa->sa_family == AF_INET) {
-        memcpy(out, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, 4);
-        return 4;
-    }
-    if (sa && sa->sa_family == AF_INET6) {
-        memcpy(out, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, 16);
-        return 16;
-    }
-    return 0;
-}
-
-static struct httpd_conn *conn_open(struct acc_httpd *d, struct MHD_Connection *con)
-{
-    struct httpd_conn *c = calloc(1, sizeof *c);
-    if (!c || !d->addresses)
-        return c; /* NULL: each request is refused */
-    const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(con, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-    unsigned char key[16];
-    size_t n = address_key(ci ? ci->client_addr : NULL, key);
-    unsigned open = 0;
-    /* Without memory the connection goes uncounted rather than refused. */
-    if (n && httpd_tally_open(d->addresses, key, n, d->opt.client_connections, &c->address,
-                              &open) == ACC_ERR_TOO_MANY)
-        c->over = true;
-    return c;
-}
-
-static void conn_close(struct acc_httpd *d, struct httpd_conn *c)
-{
-    if (!c)
-        return;
-    httpd_tally_close(d->addresses, c->address);
-    httpd_tally_close(d->principals, c->principal);
-    free(c->der);
-    free(c);
-}
-
-static void connection_event(void *cls, struct MHD_Connection *con, void **socket_context,
-                             enum MHD_ConnectionNotificationCode toe)
-{
-    struct acc_httpd *d = cls;
-    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
-        *socket_context = conn_open(d, con);
-    } else {
-        conn_close(d, *socket_context);
-        *socket_context = NULL;
-    }
-}
 
 acc_err httpd_peer_identity(struct MHD_Connection *con, struct httpd_conn *c,
                             struct acc_tls_peer *out, struct acc_error *err)
@@ -106,16 +56,6 @@ void httpd_park_count(struct acc_httpd *d, int delta)
     pthread_mutex_unlock(&d->lock);
 }
 
-/* MHD's accept policy: after acc_httpd_quiesce no connection is taken (it
- * is closed at once, before a byte is read). */
-static enum MHD_Result accept_policy(void *cls, const struct sockaddr *addr, socklen_t len)
-{
-    (void)addr;
-    (void)len;
-    const struct acc_httpd *d = cls;
-    return atomic_load(&d->quiesced) ? MHD_NO : MHD_YES;
-}
-
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
     const struct acc_httpd *d = cls;
@@ -125,6 +65,51 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
     while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
         line[--n] = '\0';
     acc_log(d->opt.quiet ? ACC_LOG_DEBUG : ACC_LOG_WARN, "http: %s", line);
+}
+
+/* Room for connection_limit sockets and the daemon's own files: the soft
+ * limit on open files is raised towards the hard one (systemd starts
+ * services with a soft limit of 1024, below accordd's default of 4096
+ * connections); short of it, accept() fails with EMFILE before the limit
+ * is reached, and the operator is told. */
+static void open_files_for(unsigned connections)
+{
+    struct rlimit rl;
+    rlim_t want = (rlim_t)connections + 256;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= want)
+        return;
+    rlim_t before = rl.rlim_cur;
+    rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want ? want : rl.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+        rl.rlim_cur = before;
+    if (rl.rlim_cur < want)
+        acc_log_warn("http: at most %llu open files (hard limit %llu): fewer than the %u "
+                     "connections allowed; raise LimitNOFILE or lower the connection limit",
+                     (unsigned long long)rl.rlim_cur, (unsigned long long)rl.rlim_max, connections);
+    else
+        acc_log_debug("http: the limit on open files raised from %llu to %llu",
+                      (unsigned long long)before, (unsigned long long)rl.rlim_cur);
+}
+
+/* Why the daemon could not listen on ai: libmicrohttpd does not say, so
+ * the bind is tried again here.  Without SO_REUSEPORT (which would let a
+ * second daemon share the port, the kernel splitting the clients between
+ * the two) an address in use is refused, and the operator reads why. */
+static const char *listen_problem(const struct addrinfo *ai)
+{
+    int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+    if (fd < 0)
+        return strerror(errno);
+    int on = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+    int rc = bind(fd, ai->ai_addr, ai->ai_addrlen);
+    int e = errno;
+    close(fd);
+    if (rc == 0)
+        return "libmicrohttpd refused it (see the warnings above)";
+    if (e == EADDRINUSE)
+        return "the address is in use (another daemon listens there)";
+    return strerror(e);
 }
 
 /* The daemon on the resolved address ai, with d's options. */
@@ -148,17 +133,16 @@ static acc_err start_daemon(struct acc_httpd *d, const struct addrinfo *ai, stru
     }
     /* The logger must be the first option, or MHD logs the others itself. */
     d->daemon = MHD_start_daemon(
-        flags, (uint16_t)o->port, accept_policy, d, httpd_access, d, MHD_OPTION_EXTERNAL_LOGGER,
-        mhd_log, d, MHD_OPTION_SOCK_ADDR, ai->ai_addr, MHD_OPTION_URI_LOG_CALLBACK, httpd_uri_seen,
-        d, MHD_OPTION_NOTIFY_COMPLETED, httpd_completed, d, MHD_OPTION_NOTIFY_CONNECTION,
-        connection_event, d, MHD_OPTION_THREAD_POOL_SIZE, o->threads, MHD_OPTION_CONNECTION_LIMIT,
-        o->connection_limit, MHD_OPTION_CONNECTION_TIMEOUT, o->timeout,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)ACC_HTTPD_CONNECTION_MEMORY,
-        MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, MHD_OPTION_ARRAY, tls_opts, MHD_OPTION_END);
+        flags, (uint16_t)o->port, httpd_accept_policy, d, httpd_access, d,
+        MHD_OPTION_EXTERNAL_LOGGER, mhd_log, d, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
+        MHD_OPTION_URI_LOG_CALLBACK, httpd_uri_seen, d, MHD_OPTION_NOTIFY_COMPLETED,
+        httpd_completed, d, MHD_OPTION_NOTIFY_CONNECTION, httpd_connection_event, d,
+        MHD_OPTION_THREAD_POOL_SIZE, o->threads, MHD_OPTION_CONNECTION_LIMIT, o->connection_limit,
+        MHD_OPTION_CONNECTION_TIMEOUT, o->timeout, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+        (size_t)ACC_HTTPD_CONNECTION_MEMORY, MHD_OPTION_ARRAY, tls_opts, MHD_OPTION_END);
     if (!d->daemon)
-        return acc_error_set(err, ACC_ERR_IO,
-                             "cannot listen on %s:%u (in use, or not an address of this host)",
-                             o->host, o->port);
+        return acc_error_set(err, ACC_ERR_IO, "cannot listen on %s:%u: %s", o->host, o->port,
+                             listen_problem(ai));
     if (d->tls) {
         acc_err rc = acc_tls_server_bind(d->tls, d->daemon, err);
         if (rc)
@@ -195,6 +179,8 @@ acc_err acc_httpd_start(const struct acc_httpd_options *opt, const struct acc_ht
     d->app = app;
     pthread_mutex_init(&d->lock, NULL);
     acc_cond_init_monotonic(&d->cond);
+    pthread_mutex_init(&d->wait_lock, NULL);
+    acc_cond_init_monotonic(&d->wait_cond);
     if ((opt->client_connections && !(d->addresses = httpd_tally_new())) ||
         (ops->auth && !(d->principals = httpd_tally_new()))) {
         rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
@@ -202,6 +188,9 @@ acc_err acc_httpd_start(const struct acc_httpd_options *opt, const struct acc_ht
     }
     if (opt->tls && (rc = acc_tls_server_new(opt->tls, &d->tls, err)) != ACC_OK)
         goto out;
+    if ((rc = httpd_conns_start(d, err)) != ACC_OK)
+        goto out;
+    open_files_for(opt->connection_limit);
     rc = start_daemon(d, ai, err);
 out:
     freeaddrinfo(ai);
@@ -252,10 +241,14 @@ void acc_httpd_stop(struct acc_httpd *d)
         pthread_mutex_unlock(&d->lock);
         MHD_stop_daemon(d->daemon);
     }
+    httpd_conns_stop(d); /* after the connections are gone: they need its lock */
     acc_tls_server_free(d->tls);
     httpd_tally_free(d->addresses);
     httpd_tally_free(d->principals);
+    httpd_tally_free(d->pending);
     pthread_mutex_destroy(&d->lock);
     pthread_cond_destroy(&d->cond);
+    pthread_mutex_destroy(&d->wait_lock);
+    pthread_cond_destroy(&d->wait_cond);
     free(d);
 }

@@ -1,6 +1,8 @@
 /* httpd_int.h - what the files of lib/httpd share and nothing outside sees:
  *
- *   httpd_daemon.c   libmicrohttpd's daemon: start, TLS, connections, stop
+ *   httpd_daemon.c   libmicrohttpd's daemon: start, TLS, stop
+ *   httpd_conn.c     connections: counted per address, the request-head
+ *                    deadlines and the thread that enforces them
  *   httpd_request.c  one exchange: the checks, the body, the hooks, parking
  *   httpd_tally.c    open connections counted by key
  *   httpd_route.c    route tables: acc_httpd_match
@@ -31,10 +33,21 @@ void httpd_tally_free(struct httpd_tally *t);
  * *open the count.  ACC_ERR_NOMEM without memory. */
 acc_err httpd_tally_open(struct httpd_tally *t, const void *key, size_t len, unsigned limit,
                          struct httpd_tally_entry **out, unsigned *open);
+/* The connections of key open now. */
+unsigned httpd_tally_count(struct httpd_tally *t, const void *key, size_t len);
 /* One connection fewer; NULL does nothing. */
 void httpd_tally_close(struct httpd_tally *t, struct httpd_tally_entry *e);
 
 /* ------------------------------------------------------------------ daemon */
+
+struct httpd_conn;
+
+/* Connections waiting for a request head, oldest deadline first (every
+ * entry of one list waits the same time, so appending keeps the order). */
+struct httpd_wait {
+    struct httpd_conn *head, *tail;
+    int64_t delay; /* microseconds each entry is given */
+};
 
 struct acc_httpd {
     struct MHD_Daemon *daemon;
@@ -44,6 +57,18 @@ struct acc_httpd {
     struct acc_tls_server *tls;     /* HTTPS; NULL: plain HTTP */
     struct httpd_tally *addresses;  /* client_connections; NULL: no bound */
     struct httpd_tally *principals; /* the auth hook's who */
+    struct httpd_tally *pending;    /* pending_connections; NULL: no bound */
+    /* The deadlines: wait_lock guards the lists and each connection's fd
+     * against its close (a connection leaves its list before libmicrohttpd
+     * closes its socket); the reaper thread shuts down the late ones. */
+    pthread_mutex_t wait_lock;
+    pthread_cond_t wait_cond;
+    struct httpd_wait fresh; /* new connections: header_timeout */
+    struct httpd_wait kept;  /* kept alive after an answer: timeout */
+    unsigned waiting;
+    pthread_t reaper;
+    bool reaper_started, stopping;
+    atomic_uint_least64_t refused, expired;
     unsigned port;
     atomic_bool quiesced; /* acc_httpd_quiesce: every new connection is closed at once */
     pthread_mutex_t lock;
@@ -53,6 +78,11 @@ struct acc_httpd {
 
 /* Per connection (MHD's socket context). */
 struct httpd_conn {
+    int fd;                              /* its socket, shut down at its deadline */
+    struct httpd_tally_entry *pending;   /* counted until its first request head */
+    struct httpd_wait *list;             /* the deadline list it is on; NULL: none */
+    struct httpd_conn *prev, *next;      /* on that list */
+    int64_t deadline;                    /* monotonic microseconds */
     struct httpd_tally_entry *address;   /* counted against its client address */
     bool over;                           /* beyond its address's bound: every request refused */
     struct httpd_tally_entry *principal; /* counted against the principal of its first request */
@@ -64,6 +94,21 @@ struct httpd_conn {
     size_t der_len;
     struct acc_tls_peer id;
 };
+
+/* httpd_conn.c: libmicrohttpd's accept policy and connection notices
+ * (cls: the struct acc_httpd), the request-head events of a connection, and
+ * the reaper thread. */
+enum MHD_Result httpd_accept_policy(void *cls, const struct sockaddr *addr, socklen_t len);
+void httpd_connection_event(void *cls, struct MHD_Connection *con, void **socket_context,
+                            enum MHD_ConnectionNotificationCode toe);
+/* The connection of a request (its socket context), or NULL. */
+struct httpd_conn *httpd_conn_of(struct MHD_Connection *con);
+/* A request head is whole: c waits no more. */
+void httpd_conn_headed(struct acc_httpd *d, struct httpd_conn *c);
+/* An answer is sent and c stays open: it waits for its next head. */
+void httpd_conn_idle(struct acc_httpd *d, struct httpd_conn *c);
+acc_err httpd_conns_start(struct acc_httpd *d, struct acc_error *err);
+void httpd_conns_stop(struct acc_httpd *d);
 
 /* httpd_daemon.c: the client certificate's identity of a request on c. */
 acc_err httpd_peer_identity(struct MHD_Connection *con, struct httpd_conn *c,

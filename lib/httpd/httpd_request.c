@@ -6,6 +6,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -177,9 +178,8 @@ static enum MHD_Result check_length(void *cls, enum MHD_ValueKind kind, const ch
 static enum MHD_Result first_look(struct exchange *ex)
 {
     const struct acc_httpd_options *o = &ex->d->opt;
-    const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(ex->con, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-    const struct httpd_conn *c = ci ? ci->socket_context : NULL;
+    struct httpd_conn *c = httpd_conn_of(ex->con);
+    httpd_conn_headed(ex->d, c);
     if (!c)
         return refuse(ex, ACC_ERR_NOMEM, true, "out of memory");
     if (c->over)
@@ -220,6 +220,17 @@ static bool late(const struct exchange *ex)
     return limit && acc_mono_us() - ex->t0 > (int64_t)limit * 1000000;
 }
 
+/* The most of a chunked body read before it is cut off: drain_max, or
+ * without one a little over max_body (so that one a little too large is
+ * still answered 413). */
+static size_t chunked_cap(const struct acc_httpd_options *o)
+{
+    size_t slack = (size_t)1 << 20;
+    if (o->drain_max > o->max_body)
+        return o->drain_max;
+    return o->max_body > SIZE_MAX - slack ? SIZE_MAX : o->max_body + slack;
+}
+
 /* A piece of the body: kept, or dropped once the body is over max_body. */
 static enum MHD_Result take_body(struct exchange *ex, const char *data, size_t *size)
 {
@@ -228,6 +239,13 @@ static enum MHD_Result take_body(struct exchange *ex, const char *data, size_t *
      * large is read to its end and thrown away, then answered; one still
      * arriving at the deadline is cut off. */
     ex->received += *size;
+    /* Chunked: no length to refuse early, so one read past what may be
+     * drained is cut off, not read to its end. */
+    if (ex->declared < 0 && ex->received > chunked_cap(o)) {
+        acc_log_info("http: %s %s: a chunked body of over %zu bytes; closed", ex->rq.method,
+                     ex->rq.path, chunked_cap(o));
+        return MHD_NO;
+    }
     bool last = ex->declared >= 0 && ex->received >= (unsigned long long)ex->declared;
     if (late(ex) && !last) {
         acc_log_info("http: %s %s: the body was still arriving after %u s; closed", ex->rq.method,
@@ -270,9 +288,7 @@ static bool type_ok(const char *const *types, const char *type)
 static acc_err count_principal(struct exchange *ex, const struct acc_httpd_who *who,
                                struct acc_error *err)
 {
-    const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(ex->con, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-    struct httpd_conn *c = ci ? ci->socket_context : NULL;
+    struct httpd_conn *c = httpd_conn_of(ex->con);
     if (!c || c->principal)
         return ACC_OK; /* counted already (no c was refused in first_look) */
     unsigned open = 0;
@@ -309,12 +325,8 @@ static enum MHD_Result whole(struct exchange *ex)
     }
     ex->rq.body = ex->body.data ? ex->body.data : "";
     ex->rq.body_len = ex->body.len;
-    if (d->tls) {
-        const union MHD_ConnectionInfo *ci =
-            MHD_get_connection_info(ex->con, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
-        if (httpd_peer_identity(ex->con, ci ? ci->socket_context : NULL, &ex->peer, NULL) == ACC_OK)
-            ex->rq.peer = &ex->peer;
-    }
+    if (d->tls && httpd_peer_identity(ex->con, httpd_conn_of(ex->con), &ex->peer, NULL) == ACC_OK)
+        ex->rq.peer = &ex->peer;
     struct acc_httpd_who who = {.name = ""};
     if (d->ops->auth && !d->ops->auth(d->app, &ex->rq, ex->state, &who, &ex->rs))
         return send_reply(ex);
@@ -395,9 +407,10 @@ enum MHD_Result httpd_access(void *cls, struct MHD_Connection *con, const char *
 void httpd_completed(void *cls, struct MHD_Connection *con, void **con_cls,
                      enum MHD_RequestTerminationCode toe)
 {
-    (void)con;
-    (void)toe;
     struct acc_httpd *d = cls;
+    /* Answered and kept alive: the next head has its deadline. */
+    if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
+        httpd_conn_idle(d, httpd_conn_of(con));
     struct exchange *ex = *con_cls;
     if (!ex)
         return;

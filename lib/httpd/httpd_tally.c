@@ -86,6 +86,23 @@ acc_err httpd_tally_open(struct httpd_tally *t, const void *key, size_t len, uns
     return rc;
 }
 
+unsigned httpd_tally_count(struct httpd_tally *t, const void *key, size_t len)
+{
+    if (len > HTTPD_TALLY_KEY_MAX)
+        len = HTTPD_TALLY_KEY_MAX;
+    size_t b = hash(key, len);
+    unsigned n = 0;
+    pthread_mutex_lock(&t->lock);
+    for (const struct httpd_tally_entry *e = t->bucket[b]; e; e = e->next) {
+        if (e->len == len && memcmp(e->key, key, len) == 0) {
+            n = e->count;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&t->lock);
+    return n;
+}
+
 void httpd_tally_close(struct httpd_tally *t, struct httpd_tally_entry *e)
 {
     if (!e)

@@ -122,6 +122,8 @@ static void defaults(struct acc_config *c)
     c->threads = 4;
     c->connection_limit = 4096;
     c->client_connections = 64;
+    c->pending_connections = 32;
+    c->header_timeout = 5;
     c->timeout = 60;
     c->request_timeout = 30;
     c->max_query = 32;

@@ -3,7 +3,8 @@
  *
  *   [server]       listen, max_body, max_depth, max_attributes,
  *                  max_total_attributes, threads, connection_limit,
- *                  client_connections, timeout, request_timeout, max_query,
+ *                  client_connections, pending_connections, header_timeout,
+ *                  timeout, request_timeout, max_query,
  *                  allow_control, log_level, certificate, key (HTTPS)
  *   [database]     path, durable, wal_limit
  *   [negotiation]  strategy, policy, policy_candidates, max_rounds, horizon,
@@ -96,6 +97,11 @@ struct acc_config {
     unsigned request_timeout;    /* seconds a whole request may take to arrive */
     unsigned max_query;          /* query parameters per request */
     bool allow_control;          /* POST /adapters/{name}/control/{op} (simulators' faults) */
+
+    /* Per client address, connections still in their handshake or first
+     * request head; and the seconds a new connection has for that head. */
+    unsigned pending_connections;
+    unsigned header_timeout;
     enum acc_log_level log_level;
     char *tls_certificate; /* HTTPS: the server's certificate file (PEM); NULL: plain HTTP */
     char *tls_key;         /* and its key; both reread on SIGHUP */

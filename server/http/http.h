@@ -33,6 +33,9 @@ struct acc_http_ctx {
     struct acc_signer *signer;
     struct acc_xml_limits limits;
     atomic_uint_least64_t status_class[6]; /* requests answered, by status / 100 */
+    /* The front end serving the API (its connection counters), once
+     * started; NULL before and in tests that call handlers directly. */
+    struct acc_httpd *_Atomic httpd;
 };
 
 #define ACC_HTTP_MAX_PARAMS ACC_HTTPD_MAX_PARAMS
@@ -187,10 +190,12 @@ struct acc_http_options {
     unsigned port; /* 0: any free port */
     unsigned threads;
     unsigned connection_limit;
-    unsigned client_connections; /* per client address */
-    unsigned timeout;            /* seconds idle */
-    unsigned request_timeout;    /* seconds for a whole request to arrive */
-    unsigned max_query;          /* query parameters */
+    unsigned client_connections;  /* per client address */
+    unsigned pending_connections; /* per address, before a whole request head */
+    unsigned header_timeout;      /* seconds for a new connection's first head */
+    unsigned timeout;             /* seconds idle */
+    unsigned request_timeout;     /* seconds for a whole request to arrive */
+    unsigned max_query;           /* query parameters */
     size_t max_body;
     const char *certificate; /* HTTPS: certificate and key files; NULL: plain HTTP */
     const char *key;

@@ -168,6 +168,8 @@ struct acc_http_options acc_http_options_of(const struct acc_config *cfg)
         .threads = cfg->threads,
         .connection_limit = cfg->connection_limit,
         .client_connections = cfg->client_connections,
+        .pending_connections = cfg->pending_connections,
+        .header_timeout = cfg->header_timeout,
         .timeout = cfg->timeout,
         .request_timeout = cfg->request_timeout,
         .max_query = cfg->max_query,

@@ -15,6 +15,7 @@
 
 struct acc_http_server {
     struct acc_httpd *httpd;
+    struct acc_http_ctx *ctx;
 };
 
 /* Per request (lib/httpd's state of it). */
@@ -155,6 +156,8 @@ acc_err acc_http_start(struct acc_http_ctx *ctx, const struct acc_http_options *
         .threads = opt->threads,
         .connection_limit = opt->connection_limit,
         .client_connections = opt->client_connections,
+        .pending_connections = opt->pending_connections,
+        .header_timeout = opt->header_timeout,
         .timeout = opt->timeout,
         .request_timeout = opt->request_timeout,
         .max_query = opt->max_query,
@@ -167,6 +170,8 @@ acc_err acc_http_start(struct acc_http_ctx *ctx, const struct acc_http_options *
         free(srv);
         return rc;
     }
+    srv->ctx = ctx;
+    atomic_store(&ctx->httpd, srv->httpd);
     *out = srv;
     return ACC_OK;
 }
@@ -191,6 +196,7 @@ void acc_http_stop(struct acc_http_server *srv)
 {
     if (!srv)
         return;
+    atomic_store(&srv->ctx->httpd, NULL);
     acc_httpd_stop(srv->httpd);
     free(srv);
 }

@@ -276,6 +276,58 @@ static void test_idle_and_slow_connections(void)
             close(slow[i]);
 }
 
+/* Whether the server has not closed fd (nothing read from it is lost: it
+ * sends nothing to a request head not yet whole). */
+static bool still_open(int fd)
+{
+    struct pollfd p = {fd, POLLIN, 0};
+    char c;
+    return fd >= 0 && !(poll(&p, 1, 0) == 1 && recv(fd, &c, 1, MSG_DONTWAIT) <= 0);
+}
+
+/* Slow headers (one byte a second) from one address held every connection
+ * slot for ever: neither the idle timeout nor request_timeout closed them.
+ * With the defaults, that address keeps at most pending_connections (32)
+ * of them, each closed by header_timeout (5 s) however active, and a client
+ * from another address is served meanwhile. */
+static void test_slow_headers(void)
+{
+    enum { N = 300 };
+    static int fds[N];
+    for (int i = 0; i < N; i++) {
+        fds[i] = connect_from("127.0.61.1");
+        if (fds[i] >= 0)
+            send(fds[i], "G", 1, MSG_NOSIGNAL);
+    }
+    usleep(300000);
+    int open = 0;
+    for (int i = 0; i < N; i++)
+        open += still_open(fds[i]);
+    CU_ASSERT_EQUAL(open, 32);
+    int64_t t0 = acc_mono_us();
+    struct http_reply r;
+    CU_ASSERT_EQUAL(http_do("GET", url("/healthz"), NULL, 0, NULL, &r), 0);
+    CU_ASSERT_EQUAL(r.status, 200);
+    CU_ASSERT_TRUE(acc_mono_us() - t0 < 1000000);
+    http_reply_free(&r);
+    /* A byte a second to each: by 6.5 s after they opened, all are closed. */
+    for (int s = 0; s < 6; s++) {
+        for (int i = 0; i < N; i++)
+            if (fds[i] >= 0 && send(fds[i], "E", 1, MSG_NOSIGNAL) < 0) {
+                close(fds[i]);
+                fds[i] = -1;
+            }
+        usleep(1000000);
+    }
+    open = 0;
+    for (int i = 0; i < N; i++) {
+        open += still_open(fds[i]);
+        if (fds[i] >= 0)
+            close(fds[i]);
+    }
+    CU_ASSERT_EQUAL(open, 0);
+}
+
 /* One client over its limit of connections gets 429 with a fault.  Which of
  * its connections is the one over the limit depends on the order the server
  * accepts them in: exactly one of 17 is. */
@@ -472,6 +524,7 @@ static const struct acc_test_case tests[] = {
     {"a pending negotiation keeps the programs", test_pending_keeps_programs},
     {"idle and slow connections", test_idle_and_slow_connections},
     {"connections per client", test_client_connection_limit},
+    {"slow headers from one address", test_slow_headers},
     {"request defects", test_request_defects},
     {"a full queue", test_queue_full},
     {"idempotency key reused", test_idempotency_key_reuse},

@@ -34,6 +34,7 @@ long call(const char *who, const char *method, const char *key, struct acc_buf *
  * in test_site's one suite. */
 void test_jobs(void);
 void test_connection_limit(void);
+void test_hostile_connections(void);
 void test_reload(void);
 
 #endif

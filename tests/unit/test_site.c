@@ -319,6 +319,7 @@ static const struct acc_test_case tests[] = {
     {"handshake refusals", test_handshake_refusals},
     {"jobs: Hydra proxies", test_jobs},
     {"connections per peer", test_connection_limit},
+    {"connections that never finish their handshake", test_hostile_connections},
     {"reload", test_reload},
     {NULL, NULL},
 };

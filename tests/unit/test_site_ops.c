@@ -1,10 +1,14 @@
 /* test_site_ops.c - accord-site at work: the Hydra proxies it starts for a
  * peer, connections per peer, and a reload of its configuration.  Part of
  * test_site (its one suite "site", after the protocol's operations). */
+#include <arpa/inet.h>
 #include <curl/curl.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -154,6 +158,62 @@ void test_connection_limit(void)
     for (int i = 0; i < 3; i++)
         curl_easy_cleanup(open[i]);
     curl_easy_cleanup(fifth);
+    acc_buf_release(&out);
+}
+
+/* A TCP connection to the daemon from the loopback address from. */
+static int connect_from(const char *from)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    inet_pton(AF_INET, from, &a.sin_addr);
+    struct sockaddr_in to = {.sin_family = AF_INET,
+                             .sin_port = htons((uint16_t)acc_site_port(site))};
+    inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
+    if (fd >= 0 && (bind(fd, (struct sockaddr *)&a, sizeof a) ||
+                    connect(fd, (struct sockaddr *)&to, sizeof to))) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
+/* Anyone who reached the port locked the peers out, without a certificate:
+ * 64 connections that sent no TLS bytes, or 5 bytes of a ClientHello, took
+ * all 64 slots.  With the defaults each address holds at most 8 such
+ * connections (the rest are closed as they are accepted), each for 5 s,
+ * and there is room for many addresses: the peer is served at once. */
+void test_hostile_connections(void)
+{
+    enum { N = 144 };
+    int fds[N];
+    static const unsigned char hello[] = {0x16, 0x03, 0x01, 0x02, 0x00};
+    for (int i = 0; i < N; i++) {
+        char from[32];
+        snprintf(from, sizeof from, "127.0.%d.%d", 71 + (i >= 64), 1 + i % 8);
+        fds[i] = connect_from(from);
+        if (fds[i] >= 0 && i >= 64)
+            send(fds[i], hello, sizeof hello, MSG_NOSIGNAL);
+    }
+    struct timespec pause = {0, 300 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+    int open = 0;
+    for (int i = 0; i < N; i++) {
+        struct pollfd p = {fds[i], POLLIN, 0};
+        char c;
+        if (fds[i] >= 0 && !(poll(&p, 1, 0) == 1 && recv(fds[i], &c, 1, MSG_DONTWAIT) <= 0))
+            open++;
+    }
+    CU_ASSERT_EQUAL(open, 2 * 8 * 8); /* 8 addresses each way, 8 apiece */
+    struct acc_buf out = ACC_BUF_INIT;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    CU_ASSERT_EQUAL(site_request("accord", "GET", "/v1/health", NULL, 0, &out), 200);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    CU_ASSERT_TRUE((t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec) < 1000000000L);
+    for (int i = 0; i < N; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
     acc_buf_release(&out);
 }
 

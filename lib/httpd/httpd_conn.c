@@ -1,0 +1,279 @@
+/* httpd_conn.c - connections from their accept to their close: counted per
+ * client address, and held to a deadline while they wait for a request head.
+ *
+ * libmicrohttpd's own timeout is an idle one: a client that sends one byte
+ * every few seconds, or a TLS handshake that stops after a partial
+ * ClientHello, keeps a connection for ever, and enough of them fill every
+ * slot.  So a new connection is counted against its address until its first
+ * request head is whole (pending_connections: one beyond is refused by the
+ * accept policy, before libmicrohttpd reads a byte or starts a handshake),
+ * and a thread of ours shuts down the socket of any connection whose head
+ * is not whole by its deadline, however active it is.  libmicrohttpd then
+ * reads the end of the stream and closes the connection as it would any
+ * other.  The socket is shut down under wait_lock, and a connection leaves
+ * its list under the same lock before libmicrohttpd closes its socket (the
+ * CLOSED notice comes first), so the reaper never touches a closed, perhaps
+ * reused, descriptor. */
+#include "httpd_int.h"
+
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "../common/log.h"
+#include "../common/sync.h"
+#include "../common/timefmt.h"
+
+/* How often the reaper says what the bounds did, when they did anything. */
+#define SUMMARY_US (10 * 1000000LL)
+
+/* The bytes that identify a client: its IPv4 or IPv6 address. */
+static size_t address_key(const struct sockaddr *sa, unsigned char out[16])
+{
+    if (sa && sa->sa_family == AF_INET) {
+        memcpy(out, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, 4);
+        return 4;
+    }
+    if (sa && sa->sa_family == AF_INET6) {
+        memcpy(out, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, 16);
+        return 16;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------ wait lists */
+
+static void wait_unlink(struct acc_httpd *d, struct httpd_conn *c)
+{
+    struct httpd_wait *l = c->list;
+    if (!l)
+        return;
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        l->head = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    else
+        l->tail = c->prev;
+    c->prev = c->next = NULL;
+    c->list = NULL;
+    d->waiting--;
+}
+
+/* Under wait_lock.  A list of no delay (no deadline) takes nobody. */
+static void wait_append(struct acc_httpd *d, struct httpd_wait *l, struct httpd_conn *c)
+{
+    if (l->delay <= 0 || c->fd < 0)
+        return;
+    bool first = !d->fresh.head && !d->kept.head;
+    c->deadline = acc_mono_us() + l->delay;
+    c->prev = l->tail;
+    c->next = NULL;
+    if (l->tail)
+        l->tail->next = c;
+    else
+        l->head = c;
+    l->tail = c;
+    c->list = l;
+    d->waiting++;
+    if (first) /* the reaper sleeps for a second at most otherwise: wake it */
+        pthread_cond_signal(&d->wait_cond);
+}
+
+/* --------------------------------------------------- libmicrohttpd's calls */
+
+enum MHD_Result httpd_accept_policy(void *cls, const struct sockaddr *addr, socklen_t len)
+{
+    (void)len;
+    struct acc_httpd *d = cls;
+    if (atomic_load(&d->quiesced))
+        return MHD_NO;
+    unsigned char key[16];
+    size_t n = address_key(addr, key);
+    if (d->pending && n && httpd_tally_count(d->pending, key, n) >= d->opt.pending_connections) {
+        atomic_fetch_add(&d->refused, 1);
+        return MHD_NO;
+    }
+    return MHD_YES;
+}
+
+static struct httpd_conn *conn_open(struct acc_httpd *d, struct MHD_Connection *con)
+{
+    struct httpd_conn *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL; /* each request is refused */
+    const union MHD_ConnectionInfo *fi =
+        MHD_get_connection_info(con, MHD_CONNECTION_INFO_CONNECTION_FD);
+    c->fd = fi ? fi->connect_fd : -1;
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(con, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    unsigned char key[16];
+    size_t n = address_key(ci ? ci->client_addr : NULL, key);
+    unsigned open = 0;
+    /* Without memory a connection goes uncounted rather than refused. */
+    if (n && d->addresses &&
+        httpd_tally_open(d->addresses, key, n, d->opt.client_connections, &c->address, &open) ==
+            ACC_ERR_TOO_MANY)
+        c->over = true;
+    /* The accept policy looked, but several threads accept at once. */
+    if (n && d->pending &&
+        httpd_tally_open(d->pending, key, n, d->opt.pending_connections, &c->pending, &open) ==
+            ACC_ERR_TOO_MANY) {
+        atomic_fetch_add(&d->refused, 1);
+        if (c->fd >= 0)
+            shutdown(c->fd, SHUT_RDWR);
+        return c;
+    }
+    pthread_mutex_lock(&d->wait_lock);
+    wait_append(d, &d->fresh, c);
+    pthread_mutex_unlock(&d->wait_lock);
+    return c;
+}
+
+static void conn_close(struct acc_httpd *d, struct httpd_conn *c)
+{
+    if (!c)
+        return;
+    pthread_mutex_lock(&d->wait_lock);
+    wait_unlink(d, c);
+    c->fd = -1;
+    pthread_mutex_unlock(&d->wait_lock);
+    httpd_tally_close(d->pending, c->pending);
+    httpd_tally_close(d->addresses, c->address);
+    httpd_tally_close(d->principals, c->principal);
+    free(c->der);
+    free(c);
+}
+
+void httpd_connection_event(void *cls, struct MHD_Connection *con, void **socket_context,
+                            enum MHD_ConnectionNotificationCode toe)
+{
+    struct acc_httpd *d = cls;
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        *socket_context = conn_open(d, con);
+    } else {
+        conn_close(d, *socket_context);
+        *socket_context = NULL;
+    }
+}
+
+struct httpd_conn *httpd_conn_of(struct MHD_Connection *con)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(con, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci ? ci->socket_context : NULL;
+}
+
+void httpd_conn_headed(struct acc_httpd *d, struct httpd_conn *c)
+{
+    if (!c)
+        return;
+    pthread_mutex_lock(&d->wait_lock);
+    wait_unlink(d, c);
+    pthread_mutex_unlock(&d->wait_lock);
+    httpd_tally_close(d->pending, c->pending);
+    c->pending = NULL;
+}
+
+void httpd_conn_idle(struct acc_httpd *d, struct httpd_conn *c)
+{
+    if (!c)
+        return;
+    pthread_mutex_lock(&d->wait_lock);
+    if (!c->list && c->fd >= 0)
+        wait_append(d, &d->kept, c);
+    pthread_mutex_unlock(&d->wait_lock);
+}
+
+/* ------------------------------------------------------------------ reaper */
+
+/* Under wait_lock: shuts down every connection of l past its deadline. */
+static void expire(struct acc_httpd *d, struct httpd_wait *l, int64_t now)
+{
+    while (l->head && l->head->deadline <= now) {
+        struct httpd_conn *c = l->head;
+        wait_unlink(d, c);
+        shutdown(c->fd, SHUT_RDWR);
+        atomic_fetch_add(&d->expired, 1);
+    }
+}
+
+/* What the bounds did since the last summary, said at most every 10 s
+ * (one line for thousands of hostile connections, not one each). */
+static void summarize(struct acc_httpd *d, uint64_t *refused, uint64_t *expired)
+{
+    uint64_t r = atomic_load(&d->refused), e = atomic_load(&d->expired);
+    if (r == *refused && e == *expired)
+        return;
+    acc_log_info("http: %llu connection(s) refused at accept (over %u per address still in "
+                 "their handshake or headers), %llu closed without a whole request head by "
+                 "their deadline (%u s; kept alive: %u s), in the last %lld s",
+                 (unsigned long long)(r - *refused), d->opt.pending_connections,
+                 (unsigned long long)(e - *expired), d->opt.header_timeout, d->opt.timeout,
+                 SUMMARY_US / 1000000);
+    *refused = r;
+    *expired = e;
+}
+
+static void *reaper_main(void *arg)
+{
+    struct acc_httpd *d = arg;
+    uint64_t refused = 0, expired = 0;
+    int64_t next_summary = acc_mono_us() + SUMMARY_US;
+    pthread_mutex_lock(&d->wait_lock);
+    while (!d->stopping) {
+        int64_t now = acc_mono_us();
+        expire(d, &d->fresh, now);
+        expire(d, &d->kept, now);
+        if (now >= next_summary) {
+            summarize(d, &refused, &expired);
+            next_summary = now + SUMMARY_US;
+        }
+        int64_t wake = now + 1000000;
+        if (d->fresh.head && d->fresh.head->deadline < wake)
+            wake = d->fresh.head->deadline;
+        if (d->kept.head && d->kept.head->deadline < wake)
+            wake = d->kept.head->deadline;
+        struct timespec ts = acc_mono_deadline(wake > now ? wake - now : 0);
+        pthread_cond_timedwait(&d->wait_cond, &d->wait_lock, &ts);
+    }
+    pthread_mutex_unlock(&d->wait_lock);
+    return NULL;
+}
+
+acc_err httpd_conns_start(struct acc_httpd *d, struct acc_error *err)
+{
+    d->fresh.delay = (int64_t)d->opt.header_timeout * 1000000;
+    d->kept.delay = (int64_t)d->opt.timeout * 1000000;
+    if (d->opt.pending_connections && !(d->pending = httpd_tally_new()))
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    if (d->fresh.delay <= 0 && d->kept.delay <= 0)
+        return ACC_OK;
+    if (pthread_create(&d->reaper, NULL, reaper_main, d) != 0)
+        return acc_error_set(err, ACC_ERR_INTERNAL, "cannot start the connection reaper thread");
+    d->reaper_started = true;
+    return ACC_OK;
+}
+
+void httpd_conns_stop(struct acc_httpd *d)
+{
+    if (d->reaper_started) {
+        pthread_mutex_lock(&d->wait_lock);
+        d->stopping = true;
+        pthread_cond_signal(&d->wait_cond);
+        pthread_mutex_unlock(&d->wait_lock);
+        pthread_join(d->reaper, NULL);
+        d->reaper_started = false;
+    }
+}
+
+void acc_httpd_stats(struct acc_httpd *d, struct acc_httpd_stats *out)
+{
+    out->refused = atomic_load(&d->refused);
+    out->expired = atomic_load(&d->expired);
+    pthread_mutex_lock(&d->wait_lock);
+    out->waiting = d->waiting;
+    pthread_mutex_unlock(&d->wait_lock);
+}
