@@ -200,8 +200,9 @@ struct acc_httpd_options {
     /* The Content-Types (prefixes, any case) a body may have; NULL: any. */
     const char *const *body_types;
     const struct acc_tls_server_cfg *tls; /* HTTPS; NULL: plain HTTP */
-    /* libmicrohttpd's own messages at debug level rather than warn (a daemon
-     * that logs its refused handshakes itself). */
+    /* libmicrohttpd's own messages at debug level rather than warn even
+     * while the daemon starts (once it serves they always are: they are
+     * about single connections). */
     bool quiet;
     /* Answers counted by status / 100 (6 counters); NULL: not counted. */
     atomic_uint_least64_t *status_class;

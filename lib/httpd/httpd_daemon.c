@@ -64,7 +64,12 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
     size_t n = strlen(line);
     while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
         line[--n] = '\0';
-    acc_log(d->opt.quiet ? ACC_LOG_DEBUG : ACC_LOG_WARN, "http: %s", line);
+    /* Once serving, what libmicrohttpd says is about one connection (closed
+     * by its client, a handshake cut short): at warn, hostile clients
+     * would write the log for us, a line each.  The bounds' summary line
+     * (httpd_conn.c) tells the operator what happened instead. */
+    bool serving = atomic_load(&d->serving);
+    acc_log(d->opt.quiet || serving ? ACC_LOG_DEBUG : ACC_LOG_WARN, "http: %s", line);
 }
 
 /* Room for connection_limit sockets and the daemon's own files: the soft
@@ -150,6 +155,7 @@ static acc_err start_daemon(struct acc_httpd *d, const struct addrinfo *ai, stru
     }
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(d->daemon, MHD_DAEMON_INFO_BIND_PORT);
     d->port = info ? info->port : o->port;
+    atomic_store(&d->serving, true);
     return ACC_OK;
 }
 

@@ -71,6 +71,7 @@ struct acc_httpd {
     atomic_uint_least64_t refused, expired;
     unsigned port;
     atomic_bool quiesced; /* acc_httpd_quiesce: every new connection is closed at once */
+    atomic_bool serving;  /* started: libmicrohttpd's messages at debug level */
     pthread_mutex_t lock;
     pthread_cond_t cond;
     unsigned parked; /* requests suspended or resumed and not yet completed */
