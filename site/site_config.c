@@ -241,8 +241,8 @@ static void defaults(struct acc_site_config *c)
      * port can open some before its certificate is checked: room for many
      * more than the admitted peers need, so that the bound per address
      * rather than the total is what hostile ones hit. */
-    c->max_connections = 1024;
-    c->pending_connections = 8;
+    c->max_connections = 2048;
+    c->pending_connections = 16; /* an accordd's burst of handshakes: its pool */
     c->header_timeout = 5;
     c->timeout = 60;
     c->log_level = ACC_LOG_INFO;
