@@ -202,25 +202,28 @@ static void expire(struct acc_httpd *d, struct httpd_wait *l, int64_t now)
 
 /* What the bounds did since the last summary, said at most every 10 s
  * (one line for thousands of hostile connections, not one each). */
-static void summarize(struct acc_httpd *d, uint64_t *refused, uint64_t *expired)
+static void summarize(struct acc_httpd *d, uint64_t seen[3])
 {
-    uint64_t r = atomic_load(&d->refused), e = atomic_load(&d->expired);
-    if (r == *refused && e == *expired)
+    uint64_t r = atomic_load(&d->refused), e = atomic_load(&d->expired),
+             q = atomic_load(&d->quieted);
+    if (r == seen[0] && e == seen[1] && q == seen[2])
         return;
     acc_log_info("http: %llu connection(s) refused at accept (over %u per address still in "
                  "their handshake or headers), %llu closed without a whole request head by "
-                 "their deadline (%u s; kept alive: %u s), in the last %lld s",
-                 (unsigned long long)(r - *refused), d->opt.pending_connections,
-                 (unsigned long long)(e - *expired), d->opt.header_timeout, d->opt.timeout,
-                 SUMMARY_US / 1000000);
-    *refused = r;
-    *expired = e;
+                 "their deadline (%u s; kept alive: %u s), %llu message(s) of libmicrohttpd "
+                 "logged at debug level only, in the last %lld s",
+                 (unsigned long long)(r - seen[0]), d->opt.pending_connections,
+                 (unsigned long long)(e - seen[1]), d->opt.header_timeout, d->opt.timeout,
+                 (unsigned long long)(q - seen[2]), SUMMARY_US / 1000000);
+    seen[0] = r;
+    seen[1] = e;
+    seen[2] = q;
 }
 
 static void *reaper_main(void *arg)
 {
     struct acc_httpd *d = arg;
-    uint64_t refused = 0, expired = 0;
+    uint64_t seen[3] = {0, 0, 0};
     int64_t next_summary = acc_mono_us() + SUMMARY_US;
     pthread_mutex_lock(&d->wait_lock);
     while (!d->stopping) {
@@ -228,7 +231,7 @@ static void *reaper_main(void *arg)
         expire(d, &d->fresh, now);
         expire(d, &d->kept, now);
         if (now >= next_summary) {
-            summarize(d, &refused, &expired);
+            summarize(d, seen);
             next_summary = now + SUMMARY_US;
         }
         int64_t wake = now + 1000000;

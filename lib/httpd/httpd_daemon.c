@@ -56,20 +56,36 @@ void httpd_park_count(struct acc_httpd *d, int delta)
     pthread_mutex_unlock(&d->lock);
 }
 
+/* Once serving, most of what libmicrohttpd says is about one connection
+ * (closed by its client, a handshake cut short): hostile clients would
+ * write the log for us, a warn line each.  So at most MHD_WARNS_PER_WINDOW
+ * lines per 10 s are warnings (what matters, such as accept failing for
+ * want of file descriptors, repeats and gets through), the rest debug,
+ * counted in the bounds' summary line (httpd_conn.c). */
+#define MHD_WARNS_PER_WINDOW 5
+
+static bool warn_allowed(struct acc_httpd *d)
+{
+    if (!atomic_load(&d->serving))
+        return true;
+    uint64_t window = (uint64_t)(acc_mono_us() / 10000000);
+    if (atomic_exchange(&d->warn_window, window) != window)
+        atomic_store(&d->warns, 0);
+    if (atomic_fetch_add(&d->warns, 1) < MHD_WARNS_PER_WINDOW)
+        return true;
+    atomic_fetch_add(&d->quieted, 1);
+    return false;
+}
+
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
-    const struct acc_httpd *d = cls;
+    struct acc_httpd *d = cls;
     char line[512];
     vsnprintf(line, sizeof line, fmt, ap);
     size_t n = strlen(line);
     while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
         line[--n] = '\0';
-    /* Once serving, what libmicrohttpd says is about one connection (closed
-     * by its client, a handshake cut short): at warn, hostile clients
-     * would write the log for us, a line each.  The bounds' summary line
-     * (httpd_conn.c) tells the operator what happened instead. */
-    bool serving = atomic_load(&d->serving);
-    acc_log(d->opt.quiet || serving ? ACC_LOG_DEBUG : ACC_LOG_WARN, "http: %s", line);
+    acc_log(d->opt.quiet || !warn_allowed(d) ? ACC_LOG_DEBUG : ACC_LOG_WARN, "http: %s", line);
 }
 
 /* Room for connection_limit sockets and the daemon's own files: the soft

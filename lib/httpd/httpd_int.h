@@ -71,7 +71,8 @@ struct acc_httpd {
     atomic_uint_least64_t refused, expired;
     unsigned port;
     atomic_bool quiesced; /* acc_httpd_quiesce: every new connection is closed at once */
-    atomic_bool serving;  /* started: libmicrohttpd's messages at debug level */
+    atomic_bool serving;  /* started: libmicrohttpd's warnings are rationed */
+    atomic_uint_least64_t warn_window, warns, quieted; /* httpd_daemon.c's mhd_log */
     pthread_mutex_t lock;
     pthread_cond_t cond;
     unsigned parked; /* requests suspended or resumed and not yet completed */
