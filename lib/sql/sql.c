@@ -240,6 +240,13 @@ static acc_err copy_options(struct acc_sql *db, const struct acc_sql_options *op
     return ACC_OK;
 }
 
+/* A database that is a file ("" and ":memory:" are SQLite's temporary and
+ * in-memory ones, which nobody else can open). */
+static bool is_file(const char *path)
+{
+    return path[0] != '\0' && strcmp(path, ":memory:") != 0;
+}
+
 acc_err acc_sql_open(const struct acc_sql_options *opt, struct acc_sql **out, struct acc_error *err)
 {
     *out = NULL;
@@ -254,10 +261,15 @@ acc_err acc_sql_open(const struct acc_sql_options *opt, struct acc_sql **out, st
     if (!db)
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     db->be = be;
+    db->lock_fd = -1;
     pthread_mutex_init(&db->main_lock, NULL);
     pthread_mutex_init(&db->rlock, NULL);
     pthread_cond_init(&db->rfree, NULL);
     acc_err rc = copy_options(db, opt, err);
+    /* Locked before the first connection: a second program touches
+     * nothing, not even the migrations. */
+    if (!rc && be->one_writer_file && is_file(db->opt.path))
+        rc = sql_lock_take(db, err);
     if (!rc)
         rc = acc_sql_connect(db, &db->main, err);
     if (!rc && (rc = db->be->wal_setup(db->main->h, err)))
@@ -282,6 +294,9 @@ void acc_sql_close(struct acc_sql *db)
         acc_sql_disconnect(c);
     }
     acc_sql_disconnect(db->main);
+    /* Last, once every connection is closed (and SQLite has folded its
+     * log back): the next writer starts from a database at rest. */
+    sql_lock_drop(db);
     pthread_mutex_destroy(&db->main_lock);
     pthread_mutex_destroy(&db->rlock);
     pthread_cond_destroy(&db->rfree);

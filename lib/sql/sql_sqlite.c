@@ -298,6 +298,7 @@ static void lite_checkpoint(void *h)
 
 const struct sql_backend sql_sqlite = {
     .name = "sqlite",
+    .one_writer_file = true,
     .connect = lite_connect,
     .disconnect = lite_disconnect,
     .errmsg = lite_errmsg,
