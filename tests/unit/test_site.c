@@ -246,6 +246,27 @@ static void test_restart_keeps_bookings(void)
     acc_buf_release(&out);
 }
 
+/* A second daemon on the journal of a running one refuses to start, naming
+ * the journal and the holder, before its recovery could cancel anything of
+ * the first one's; the first one serves on. */
+static void test_second_daemon_refused(void)
+{
+    struct acc_buf out = ACC_BUF_INIT;
+    struct acc_site_config cfg;
+    struct acc_error err;
+    ACC_ASSERT_OK(acc_site_config_load_file(conf, &cfg, &err));
+    struct acc_site *second = NULL;
+    CU_ASSERT_EQUAL(acc_site_start(&cfg, &second, &err), ACC_ERR_STORAGE);
+    CU_ASSERT_PTR_NULL(second);
+    char want[1400];
+    snprintf(want, sizeof want,
+             "database %s is in use by another program (pid %ld, lock file %s.lock)", db,
+             (long)getpid(), db);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, want));
+    CU_ASSERT_EQUAL(call("accord", "GET", "k2", &out), 200);
+    acc_buf_release(&out);
+}
+
 /* A crash between the adapter's reserve and the journal's "reserved": the
  * row says intent while the adapter holds the booking.  Start-up cancels it
  * at the adapter by key. */
@@ -314,6 +335,7 @@ static const struct acc_test_case tests[] = {
     {"cancel, unknown keys, cancelled keys", test_cancel},
     {"peer limits", test_limits},
     {"restart keeps bookings", test_restart_keeps_bookings},
+    {"a second daemon on the journal refuses to start", test_second_daemon_refused},
     {"intent rows cancelled at start-up", test_intent_recovered},
     {"bad requests", test_bad_requests},
     {"handshake refusals", test_handshake_refusals},
