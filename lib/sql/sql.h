@@ -66,6 +66,14 @@ struct acc_sql_options {
     size_t n_migrations;
     unsigned n_slots;     /* prepared statements cached per connection (struct acc_sql_query) */
     unsigned max_readers; /* reader connections at most (0: 32) */
+    /* Work on a copy in memory of the file as it is at open: the file is
+     * only read, by a connection of its own that SQLite shares with the
+     * owner like any other, and its lock is not taken (a file not made yet
+     * is an empty database), so the daemon that owns it runs on undisturbed.
+     * For a program that only looks (accordd --replay beside a serving
+     * accordd).  Writes and migrations change the copy; there is only the
+     * main connection (no readers). */
+    bool snapshot;
 };
 
 /* Opens (creating) the database, applies the migrations it lacks, each in a
@@ -78,7 +86,8 @@ struct acc_sql_options {
  * acc_sql_close.  The lock is per open, not per process: a second open of
  * the same file, in this process or another, fails (ACC_ERR_STORAGE) with
  * the database, the holder's pid and the lock file named.  Readers that
- * take no lock (the sqlite3 shell) are not refused; ":memory:" takes none. */
+ * take no lock (the sqlite3 shell, a snapshot) are not refused; ":memory:"
+ * takes none. */
 acc_err acc_sql_open(const struct acc_sql_options *opt, struct acc_sql **out,
                      struct acc_error *err);
 /* Closes every connection; statements and readers must be given back.

@@ -45,6 +45,9 @@ struct sql_backend {
     /* Statements that return nothing; *msg (static or h's) on failure. */
     enum sql_rc (*exec)(void *h, const char *sql, const char **msg);
     int64_t (*changes)(void *h);
+    /* Copies the database at path, as it is now, into h (an empty database
+     * in memory) without writing or locking the file; no file: nothing. */
+    acc_err (*copy_in)(void *h, const char *path, struct acc_error *why);
     /* The write-ahead log on (main connection, once). */
     acc_err (*wal_setup)(void *h, struct acc_error *why);
     unsigned (*schema_version)(void *h, struct acc_error *why, acc_err *rc);

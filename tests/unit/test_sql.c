@@ -4,7 +4,8 @@
  * the readers' pool, and the group-commit writer (awaited and queued
  * writes, tickets, a failing write that spoils no other, order), and one
  * writer per database file (a second open refused, naming the holder's pid;
- * readers that take no lock not refused; the lock gone with its holder). */
+ * readers that take no lock not refused; the lock gone with its holder),
+ * and snapshots (a copy in memory, made beside the writer). */
 #include <signal.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -399,12 +400,65 @@ static void test_holder_killed(void)
     acc_sql_close(db);
 }
 
+/* A snapshot: a copy in memory of the file as it was at open, made beside
+ * the writer that holds it; the two go their own ways after.  A snapshot of
+ * a file not made yet is empty and makes no file. */
+static void test_snapshot(void)
+{
+    fresh();
+    struct acc_sql *db = NULL, *snap = NULL;
+    struct acc_error err;
+    ACC_ASSERT_OK(open_db(two, 1, &db, &err));
+    ACC_ASSERT_OK(put(acc_sql_main_lock(db), "a", 7, &err));
+    acc_sql_main_unlock(db);
+    const struct acc_sql_options so = {.path = path,
+                                       .label = "test",
+                                       .migrations = two,
+                                       .n_migrations = 2,
+                                       .n_slots = Q__COUNT,
+                                       .snapshot = true};
+    ACC_ASSERT_OK(acc_sql_open(&so, &snap, &err));
+    CU_ASSERT_EQUAL(acc_sql_schema_version(snap), 2); /* the copy migrated, not the file */
+    struct acc_sql_conn *c = acc_sql_main_lock(snap);
+    CU_ASSERT_EQUAL(get(c, "a"), 7);
+    ACC_ASSERT_OK(put(c, "b", 8, &err));
+    acc_sql_main_unlock(snap);
+    ACC_ASSERT_OK(put(acc_sql_main_lock(db), "c", 9, &err));
+    acc_sql_main_unlock(db);
+    CU_ASSERT_EQUAL(get(acc_sql_main_lock(snap), "c"), -1);
+    acc_sql_main_unlock(snap);
+    CU_ASSERT_EQUAL(get(acc_sql_main_lock(db), "b"), -1);
+    acc_sql_main_unlock(db);
+    CU_ASSERT_EQUAL(acc_sql_schema_version(db), 1);
+    struct acc_sql_conn *other = NULL;
+    CU_ASSERT_EQUAL(acc_sql_reader_take(snap, &other, &err), ACC_ERR_INTERNAL);
+    acc_sql_close(snap);
+    acc_sql_close(db);
+    /* Without the writer too, and nothing is left beside the file. */
+    ACC_ASSERT_OK(acc_sql_open(&so, &snap, &err));
+    CU_ASSERT_EQUAL(get(acc_sql_main_lock(snap), "c"), 9);
+    acc_sql_main_unlock(snap);
+    acc_sql_close(snap);
+    char p[600];
+    snprintf(p, sizeof p, "%s-wal", path);
+    CU_ASSERT_NOT_EQUAL(access(p, F_OK), 0);
+    snprintf(p, sizeof p, "%s-shm", path);
+    CU_ASSERT_NOT_EQUAL(access(p, F_OK), 0);
+    fresh();
+    ACC_ASSERT_OK(acc_sql_open(&so, &snap, &err));
+    CU_ASSERT_EQUAL(get(acc_sql_main_lock(snap), "a"), -1);
+    acc_sql_main_unlock(snap);
+    acc_sql_close(snap);
+    CU_ASSERT_NOT_EQUAL(access(path, F_OK), 0);
+}
+
 static const struct acc_test_case tests[] = {
     {"migrations", test_migrations},
     {"statements and readers", test_statements},
     {"group-commit writer", test_writer},
     {"one writer per database file", test_one_writer},
     {"a killed holder leaves no lock", test_holder_killed},
+    {"a snapshot beside the writer", test_snapshot},
     {NULL, NULL},
 };
 
