@@ -206,5 +206,5 @@ void svc_quote_recover(struct acc_service *svc)
         }
         free(ids);
         ids = NULL;
-    } while (n == 1000 && done); /* the store answers 1000 at a time */
+    } while (n && done); /* the store answers 1000 at a time: again until none is left */
 }
