@@ -23,10 +23,8 @@
  *
  * The holder writes its pid into the file, so that a refusal names it.
  * Readers that take no lock (the sqlite3 shell, an audit) are not refused. */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,8 +48,8 @@ static char *lock_path(const char *path)
     return p;
 }
 
-/* "pid 1234" of the holder, from the file; "a pid not written yet" when it
- * has just taken the lock. */
+/* "pid 1234" of the holder, from the file; "its pid not written yet" when
+ * it has just taken the lock. */
 static void holder(int fd, char *out, size_t size)
 {
     char buf[32] = "";
