@@ -48,6 +48,10 @@ struct acc_adapter_env {
      * it in files beside it (or NULL; ":memory:": in memory) */
     const char *db_path;
     bool durable; /* [database] durable: their commits fsync too */
+    /* Only looking (accordd --replay): an adapter that keeps a file works on
+     * a copy of it, neither locking nor writing it, so that it can run
+     * beside the accordd that owns the file (the simulators do). */
+    bool snapshot;
     const struct acc_kv *settings;
     size_t n_settings;
     int64_t nodes;                    /* batch adapters: the configured node count */

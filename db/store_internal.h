@@ -73,6 +73,7 @@ enum stmt_id {
     S_QUOTE_GET,
     S_QUOTE_DUE,
     S_QUOTE_COUNT,
+    S_QUOTE_INTERRUPTED,
     S__COUNT
 };
 

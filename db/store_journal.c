@@ -33,7 +33,8 @@ static const struct acc_sql_query
                     "WHERE r.state IN ('intent', 'reserved', 'unknown', 'cancel-failed') "
                     "AND (a.state IS NULL OR a.state NOT IN ('Pending', 'PendingAndTerminating')) "
                     "AND (a.modifying IS NULL OR a.modifying = 0) "
-                    /* a quote's hold being booked (quote.c) */
+                    /* a quote's hold being booked (quote.c; at start-up
+                     * svc_quote_recover ends those a stop cut short) */
                     "AND r.agreement_id NOT IN (SELECT id FROM quote WHERE state = 'Advisory') "
                     "ORDER BY r.rowid"},
     trace_maxseq = {S_TRACE_MAXSEQ,

@@ -36,7 +36,13 @@ static const struct acc_sql_query
     quote_due = {S_QUOTE_DUE, "SELECT id FROM quote WHERE state IN ('Advisory', 'Held') AND "
                               "hold_until <= ? ORDER BY hold_until LIMIT 1000"},
     quote_count = {S_QUOTE_COUNT, "SELECT count(*), coalesce(sum(initiator = ?), 0) FROM quote "
-                                  "WHERE state IN ('Advisory', 'Held')"};
+                                  "WHERE state IN ('Advisory', 'Held')"},
+    /* An Advisory quote has journal entries only while its hold books
+     * (a held one is Held, one whose hold failed Rejected). */
+    quote_interrupted = {S_QUOTE_INTERRUPTED,
+                         "SELECT q.id FROM quote q WHERE q.state = 'Advisory' AND EXISTS "
+                         "(SELECT 1 FROM reservation r WHERE r.agreement_id = q.id) "
+                         "ORDER BY q.created LIMIT 1000"};
 
 /* ------------------------------------------------------------ the lines */
 
@@ -412,8 +418,9 @@ out:
     return rc;
 }
 
-acc_err acc_store_quote_due(struct acc_store *st, acc_time now, char (**ids)[ACC_ID_LEN + 1],
-                            size_t *n, struct acc_error *err)
+/* The ids a query of quotes returns (now bound first unless NULL). */
+static acc_err quote_ids(struct acc_store *st, const struct acc_sql_query *q, const acc_time *now,
+                         char (**ids)[ACC_ID_LEN + 1], size_t *n, struct acc_error *err)
 {
     *ids = NULL;
     *n = 0;
@@ -421,13 +428,14 @@ acc_err acc_store_quote_due(struct acc_store *st, acc_time now, char (**ids)[ACC
     acc_err rc = acc_sql_read_begin(st->db, &c, err);
     if (rc)
         return rc;
-    struct acc_sql_stmt *s = acc_sql_prepare(c, &quote_due, err);
+    struct acc_sql_stmt *s = acc_sql_prepare(c, q, err);
     size_t cap = 0;
     if (!s) {
         rc = ACC_ERR_STORAGE;
         goto out;
     }
-    acc_sql_bind_i64(s, now);
+    if (now)
+        acc_sql_bind_i64(s, *now);
     bool row = false;
     rc = acc_sql_bound(s, "read quotes", err);
     while (!rc && !(rc = acc_sql_step(s, &row, "read quotes", err)) && row) {
@@ -452,6 +460,18 @@ out:
         *n = 0;
     }
     return rc;
+}
+
+acc_err acc_store_quote_due(struct acc_store *st, acc_time now, char (**ids)[ACC_ID_LEN + 1],
+                            size_t *n, struct acc_error *err)
+{
+    return quote_ids(st, &quote_due, &now, ids, n, err);
+}
+
+acc_err acc_store_quote_interrupted(struct acc_store *st, char (**ids)[ACC_ID_LEN + 1], size_t *n,
+                                    struct acc_error *err)
+{
+    return quote_ids(st, &quote_interrupted, NULL, ids, n, err);
 }
 
 acc_err acc_store_quote_count(struct acc_store *st, const char *initiator, uint64_t *mine,

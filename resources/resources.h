@@ -105,6 +105,7 @@ struct acc_resources_env {
     const char *db_path;
     bool durable;
     const struct acc_adapter_ops *const *kinds;
+    bool snapshot; /* the adapters only look (struct acc_adapter_env) */
 };
 
 /* The adapter of site i of c, open: its kind must reserve nodes (and

@@ -6,6 +6,7 @@
  * never see libmicrohttpd. */
 #include "site_internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -194,35 +195,74 @@ static void h_job_cancel(struct acc_site *s, const struct site_request *rq,
 struct route {
     struct acc_httpd_route r; /* method, path pattern ("{}": a key or id) */
     handler_fn *fn;
+    const char *param; /* what "{}" is, for a refusal ("key", "job id") */
 };
 
 static const struct route routes[] = {
-    {{"GET", "/v1/health"}, h_health},
-    {{"POST", "/v1/preview"}, h_preview},
-    {{"PUT", "/v1/reservations/{}"}, h_reserve},
-    {{"GET", "/v1/reservations/{}"}, h_query},
-    {{"DELETE", "/v1/reservations/{}"}, h_cancel},
-    {{"PUT", "/v1/reservations/{}/provision"}, h_provision},
-    {{"GET", "/v1/reservations/{}/provision"}, h_provision_status},
-    {{"POST", "/v1/jobs"}, h_submit},
-    {{"GET", "/v1/jobs/{}"}, h_job_status},
-    {{"DELETE", "/v1/jobs/{}"}, h_job_cancel},
+    {{"GET", "/v1/health"}, h_health, NULL},
+    {{"POST", "/v1/preview"}, h_preview, NULL},
+    {{"PUT", "/v1/reservations/{}"}, h_reserve, "key"},
+    {{"GET", "/v1/reservations/{}"}, h_query, "key"},
+    {{"DELETE", "/v1/reservations/{}"}, h_cancel, "key"},
+    {{"PUT", "/v1/reservations/{}/provision"}, h_provision, "key"},
+    {{"GET", "/v1/reservations/{}/provision"}, h_provision_status, "key"},
+    {{"POST", "/v1/jobs"}, h_submit, NULL},
+    {{"GET", "/v1/jobs/{}"}, h_job_status, "job id"},
+    {{"DELETE", "/v1/jobs/{}"}, h_job_cancel, "job id"},
 };
 
-static const struct acc_httpd_table table = ACC_HTTPD_TABLE(routes, acc_proto_key_ok);
+/* Every segment matches "{}": a bad key is then refused with 400 saying what
+ * is wrong with it (key_check), not a 404 for a path that seems unknown. */
+static const struct acc_httpd_table table = ACC_HTTPD_TABLE(routes, NULL);
+
+/* ACC_ERR_BAD_REQUEST naming what makes key no key of the protocol
+ * (acc_proto_key_ok: [A-Za-z0-9._:-]{1,95}, never "." or ".."), before
+ * anything is looked up or booked.  A NUL (%00) never gets this far:
+ * lib/httpd refuses it in the raw target, before it is decoded. */
+static acc_err key_check(const char *key, const char *what, struct acc_error *err)
+{
+    if (acc_proto_key_ok(key))
+        return ACC_OK;
+    size_t n = strlen(key);
+    if (n >= ACC_KEY_MAX)
+        return acc_error_set(err, ACC_ERR_BAD_REQUEST, "the %s is %zu bytes; at most %d", what, n,
+                             ACC_KEY_MAX - 1);
+    if (strcmp(key, ".") == 0 || strcmp(key, "..") == 0)
+        return acc_error_set(err, ACC_ERR_BAD_REQUEST,
+                             "'%s' is no %s: . and .. are segments of a path", key, what);
+    size_t at = strspn(key, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._:-");
+    unsigned char c = (unsigned char)key[at];
+    char shown[16];
+    if (c >= 0x20 && c < 0x7f)
+        snprintf(shown, sizeof shown, "'%c' (0x%02x)", c, c);
+    else
+        snprintf(shown, sizeof shown, "the byte 0x%02x", c);
+    return acc_error_set(err, ACC_ERR_BAD_REQUEST,
+                         "the %s has %s at position %zu; a %s is 1 to %d of A-Z a-z 0-9 . _ : -",
+                         what, shown, at + 1, what, ACC_KEY_MAX - 1);
+}
 
 void site_route(struct acc_site *s, struct site_request *rq, struct acc_httpd_reply *rs)
 {
-    char buf[ACC_KEY_MAX + 1];
+    /* The captures are no longer than the path. */
+    size_t size = strlen(rq->path) + 1;
+    char *buf = malloc(size);
     struct acc_httpd_match m;
     struct acc_error err;
-    const struct route *r =
-        acc_httpd_match(&table, rq->method, rq->path, buf, sizeof buf, &m, &err);
+    if (!buf) {
+        acc_error_set(&err, ACC_ERR_NOMEM, "out of memory");
+        site_fault(s, &err, rs);
+        return;
+    }
+    const struct route *r = acc_httpd_match(&table, rq->method, rq->path, buf, size, &m, &err);
     if (!r) {
         site_fault(s, &err, rs);
         memcpy(rs->allow, m.allow, sizeof rs->allow);
-        return;
+    } else if (r->param && key_check(m.params[0], r->param, &err)) {
+        site_fault(s, &err, rs);
+    } else {
+        rq->key = m.params[0];
+        r->fn(s, rq, rs);
     }
-    rq->key = m.params[0];
-    r->fn(s, rq, rs);
+    free(buf);
 }

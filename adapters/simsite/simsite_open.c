@@ -125,6 +125,7 @@ acc_err simsite_open(struct simsite *s, const char *kind, const struct acc_adapt
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     struct acc_ledger_options o;
     acc_ledger_options_init(&o);
+    o.snapshot = env->snapshot;
     for (size_t i = 0; i < env->n_settings; i++) {
         const char *k = env->settings[i].key, *v = env->settings[i].value;
         acc_err rc;

@@ -111,7 +111,7 @@ acc_err acc_ledger_open(const char *name, const char *db_path, const struct acc_
     if (!rc)
         rc = acc_ledger_store_path(db_path, name, o->calendar, &path, err);
     if (!rc)
-        rc = acc_ledger_store_open(path, durable, &l->store, err);
+        rc = acc_ledger_store_open(path, durable, o->snapshot, &l->store, err);
     free(path);
     if (rc) {
         acc_ledger_free(l);

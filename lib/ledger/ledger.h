@@ -56,6 +56,10 @@ struct acc_ledger_options {
     const char *calendar; /* borrowed; NULL: beside the database */
     bool later;           /* book later when the asked start is taken (else refuse) */
     int64_t max_later;    /* how much later, seconds */
+    /* Not a setting: the ledger works on a copy of its calendar file made at
+     * open, which it neither locks nor writes (lib/sql's snapshot), so that
+     * it can look beside the accordd that owns the file (--replay). */
+    bool snapshot;
 };
 
 void acc_ledger_options_init(struct acc_ledger_options *o);

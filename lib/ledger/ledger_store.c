@@ -212,8 +212,8 @@ acc_err acc_ledger_store_path(const char *db_path, const char *name, const char 
     return ACC_OK;
 }
 
-acc_err acc_ledger_store_open(const char *path, bool durable, struct acc_ledger_store **out,
-                              struct acc_error *err)
+acc_err acc_ledger_store_open(const char *path, bool durable, bool snapshot,
+                              struct acc_ledger_store **out, struct acc_error *err)
 {
     *out = NULL;
     struct acc_ledger_store *ss = calloc(1, sizeof *ss);
@@ -230,6 +230,7 @@ acc_err acc_ledger_store_open(const char *path, bool durable, struct acc_ledger_
         .migrations = acc_ledger_migrations,
         .n_migrations = acc_ledger_migrations_count,
         .n_slots = Q__COUNT,
+        .snapshot = snapshot,
     };
     const struct acc_sql_writer_options w = {0};
     acc_err rc = acc_sql_open(&opt, &ss->db, err);

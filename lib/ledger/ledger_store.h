@@ -46,9 +46,10 @@ struct acc_ledger_store_booking {
 acc_err acc_ledger_store_path(const char *db_path, const char *name, const char *setting,
                               char **out, struct acc_error *err);
 
-/* Opens (creating, migrating) the file; durable: an fsync at each commit. */
-acc_err acc_ledger_store_open(const char *path, bool durable, struct acc_ledger_store **out,
-                              struct acc_error *err);
+/* Opens (creating, migrating) the file; durable: an fsync at each commit;
+ * snapshot: a copy of the file in memory instead (sql.h). */
+acc_err acc_ledger_store_open(const char *path, bool durable, bool snapshot,
+                              struct acc_ledger_store **out, struct acc_error *err);
 /* Commits what is still queued, then closes.  NULL does nothing. */
 void acc_ledger_store_close(struct acc_ledger_store *ss);
 

@@ -41,7 +41,10 @@ void acc_sql_disconnect(struct acc_sql_conn *c)
     free(c);
 }
 
-acc_err acc_sql_connect(struct acc_sql *db, struct acc_sql_conn **out, struct acc_error *err)
+/* A connection to path (the database's own, or ":memory:" for a snapshot's
+ * main connection). */
+static acc_err connect_to(struct acc_sql *db, const char *path, struct acc_sql_conn **out,
+                          struct acc_error *err)
 {
     struct acc_sql_conn *c = calloc(1, sizeof *c);
     if (!c || (db->opt.n_slots && !(c->cache = calloc(db->opt.n_slots, sizeof *c->cache)))) {
@@ -49,7 +52,9 @@ acc_err acc_sql_connect(struct acc_sql *db, struct acc_sql_conn **out, struct ac
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     }
     c->db = db;
-    acc_err rc = db->be->connect(&db->opt, &c->h, err);
+    struct acc_sql_options o = db->opt;
+    o.path = path;
+    acc_err rc = db->be->connect(&o, &c->h, err);
     if (rc) {
         acc_error_prefix(err, "%s %s", db->opt.label, db->opt.path);
         acc_sql_disconnect(c);
@@ -57,6 +62,15 @@ acc_err acc_sql_connect(struct acc_sql *db, struct acc_sql_conn **out, struct ac
     }
     *out = c;
     return ACC_OK;
+}
+
+acc_err acc_sql_connect(struct acc_sql *db, struct acc_sql_conn **out, struct acc_error *err)
+{
+    /* Another connection would open the file itself, not the copy. */
+    if (db->opt.snapshot)
+        return acc_error_set(err, ACC_ERR_INTERNAL, "%s %s: a copy in memory has one connection",
+                             db->opt.label, db->opt.path);
+    return connect_to(db, db->opt.path, out, err);
 }
 
 struct acc_sql_conn *acc_sql_main_lock(struct acc_sql *db)
@@ -240,6 +254,13 @@ static acc_err copy_options(struct acc_sql *db, const struct acc_sql_options *op
     return ACC_OK;
 }
 
+/* A database that is a file ("" and ":memory:" are SQLite's temporary and
+ * in-memory ones, which nobody else can open). */
+static bool is_file(const char *path)
+{
+    return path[0] != '\0' && strcmp(path, ":memory:") != 0;
+}
+
 acc_err acc_sql_open(const struct acc_sql_options *opt, struct acc_sql **out, struct acc_error *err)
 {
     *out = NULL;
@@ -254,12 +275,20 @@ acc_err acc_sql_open(const struct acc_sql_options *opt, struct acc_sql **out, st
     if (!db)
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     db->be = be;
+    db->lock_fd = -1;
     pthread_mutex_init(&db->main_lock, NULL);
     pthread_mutex_init(&db->rlock, NULL);
     pthread_cond_init(&db->rfree, NULL);
     acc_err rc = copy_options(db, opt, err);
+    /* Locked before the first connection: a second program touches
+     * nothing, not even the migrations.  A snapshot only reads the file. */
+    bool snapshot = db->opt.snapshot && is_file(db->opt.path);
+    if (!rc && be->one_writer_file && is_file(db->opt.path) && !snapshot)
+        rc = sql_lock_take(db, err);
     if (!rc)
-        rc = acc_sql_connect(db, &db->main, err);
+        rc = connect_to(db, snapshot ? ":memory:" : db->opt.path, &db->main, err);
+    if (!rc && snapshot && (rc = db->be->copy_in(db->main->h, db->opt.path, err)))
+        acc_error_prefix(err, "%s %s", db->opt.label, db->opt.path);
     if (!rc && (rc = db->be->wal_setup(db->main->h, err)))
         acc_error_prefix(err, "%s %s", db->opt.label, db->opt.path);
     if (!rc)
@@ -282,6 +311,9 @@ void acc_sql_close(struct acc_sql *db)
         acc_sql_disconnect(c);
     }
     acc_sql_disconnect(db->main);
+    /* Last, once every connection is closed (and SQLite has folded its
+     * log back): the next writer starts from a database at rest. */
+    sql_lock_drop(db);
     pthread_mutex_destroy(&db->main_lock);
     pthread_mutex_destroy(&db->rlock);
     pthread_cond_destroy(&db->rfree);

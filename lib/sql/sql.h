@@ -25,6 +25,8 @@
  *               a message that names the database ("calendar /var/lib/x:
  *               write: disk I/O error")
  *   writer      sql_writer.h: one thread, group commit
+ *   one writer  a database file is opened by one acc_sql_open at a time
+ *               (a lock file beside it, sql_lock.c)
  *
  * A connection is used by one thread at a time: the main connection under
  * acc_sql_main_lock (or by the writer), a reader by whoever took it.
@@ -64,12 +66,28 @@ struct acc_sql_options {
     size_t n_migrations;
     unsigned n_slots;     /* prepared statements cached per connection (struct acc_sql_query) */
     unsigned max_readers; /* reader connections at most (0: 32) */
+    /* Work on a copy in memory of the file as it is at open: the file is
+     * only read, by a connection of its own that SQLite shares with the
+     * owner like any other, and its lock is not taken (a file not made yet
+     * is an empty database), so the daemon that owns it runs on undisturbed.
+     * For a program that only looks (accordd --replay beside a serving
+     * accordd).  Writes and migrations change the copy; there is only the
+     * main connection (no readers). */
+    bool snapshot;
 };
 
 /* Opens (creating) the database, applies the migrations it lacks, each in a
  * transaction of its own, and opens the main connection.  A schema newer
  * than the migrations is an error: a database is never used by an older
- * program than the one that last wrote it. */
+ * program than the one that last wrote it.
+ *
+ * A database file has one writer: before anything else the open takes an
+ * exclusive lock on PATH.lock beside it (sql_lock.c) and holds it until
+ * acc_sql_close.  The lock is per open, not per process: a second open of
+ * the same file, in this process or another, fails (ACC_ERR_STORAGE) with
+ * the database, the holder's pid and the lock file named.  Readers that
+ * take no lock (the sqlite3 shell, a snapshot) are not refused; ":memory:"
+ * takes none. */
 acc_err acc_sql_open(const struct acc_sql_options *opt, struct acc_sql **out,
                      struct acc_error *err);
 /* Closes every connection; statements and readers must be given back.

@@ -8,6 +8,7 @@
  *                  columns
  *   sql_sqlite.c   the SQLite backend
  *   sql_writer.c   the group-commit writer (sql_writer.h)
+ *   sql_lock.c     one writer per database file (the lock beside it)
  *
  * A backend is one const table, as SQLite's VFS is: a new backend fills the
  * same table (a PostgreSQL one over libpq: `?` numbered into `$n` at
@@ -32,6 +33,9 @@ enum sql_rc {
 
 struct sql_backend {
     const char *name;
+    /* The database is a file on this machine that only one program may
+     * write: acc_sql_open locks it (sql_lock.c) unless it is in memory. */
+    bool one_writer_file;
     /* A connection with the project's settings (busy time-out, durability,
      * foreign keys, the log's size limit); *why says what failed. */
     acc_err (*connect)(const struct acc_sql_options *opt, void **h, struct acc_error *why);
@@ -41,6 +45,9 @@ struct sql_backend {
     /* Statements that return nothing; *msg (static or h's) on failure. */
     enum sql_rc (*exec)(void *h, const char *sql, const char **msg);
     int64_t (*changes)(void *h);
+    /* Copies the database at path, as it is now, into h (an empty database
+     * in memory) without writing or locking the file; no file: nothing. */
+    acc_err (*copy_in)(void *h, const char *path, struct acc_error *why);
     /* The write-ahead log on (main connection, once). */
     acc_err (*wal_setup)(void *h, struct acc_error *why);
     unsigned (*schema_version)(void *h, struct acc_error *why, acc_err *rc);
@@ -92,6 +99,7 @@ struct acc_sql {
     const struct sql_backend *be;
     struct acc_sql_options opt; /* path and label are copies */
     unsigned version;
+    int lock_fd; /* sql_lock.c's lock file, held while open; -1: none */
 
     pthread_mutex_t main_lock;
     struct acc_sql_conn *main;
@@ -109,5 +117,11 @@ acc_err sql_fail(const struct acc_sql *db, enum sql_rc rc, const char *what, con
 acc_err sql_conn_fail(struct acc_sql_conn *c, enum sql_rc rc, const char *what,
                       struct acc_error *err);
 void sql_stmt_free(struct acc_sql_stmt *s);
+
+/* Takes the exclusive lock on the lock file of db's path (PATH.lock) into
+ * db->lock_fd, or fails (ACC_ERR_STORAGE) naming the database, the lock
+ * file and the pid that holds it.  sql_lock_drop lets go (-1: nothing). */
+acc_err sql_lock_take(struct acc_sql *db, struct acc_error *err);
+void sql_lock_drop(struct acc_sql *db);
 
 #endif

@@ -2,11 +2,13 @@
  * project's pragmas, WAL, the schema version in PRAGMA user_version, and
  * the bound on the write-ahead log that a writer keeps.  sqlite3 types
  * never leave this file. */
+#include <errno.h>
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../common/log.h"
 #include "sql_internal.h"
@@ -119,6 +121,44 @@ static acc_err pragma_int(struct lite *l, const char *sql, int64_t *out, struct 
         *out = sqlite3_column_int64(s, 0);
     sqlite3_finalize(s);
     return rc;
+}
+
+/* The copy goes through SQLite, as a reader of the file: a database in WAL
+ * mode is the file and its log together, and a reader takes only a shared
+ * lock, so the file's owner writes on.  The connection is not a read-only
+ * one, which would leave behind the -wal and -shm files it had to make
+ * when the owner is not running; this one, the last to close then, removes
+ * them as the owner does.  It writes nothing of its own (as the last to
+ * close, it folds a log a crash left back into the file, as the owner would
+ * at its next start). */
+static acc_err lite_copy_in(void *h, const char *path, struct acc_error *why)
+{
+    struct lite *l = h;
+    if (access(path, F_OK) != 0 && errno == ENOENT)
+        return ACC_OK; /* not made yet: empty */
+    sqlite3 *src = NULL;
+    int rc = sqlite3_open_v2(path, &src, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
+    sqlite3_backup *b = NULL;
+    if (rc == SQLITE_OK) {
+        sqlite3_busy_timeout(src, ACC_SQL_BUSY_MS);
+        b = sqlite3_backup_init(l->db, "main", src, "main");
+        rc = b ? SQLITE_OK : sqlite3_errcode(l->db);
+    }
+    /* Busy while the owner checkpoints: again, for the busy time at most. */
+    for (int waited = 0; b && waited < ACC_SQL_BUSY_MS; waited += 10) {
+        rc = sqlite3_backup_step(b, -1);
+        if (rc != SQLITE_BUSY && rc != SQLITE_LOCKED)
+            break;
+        sqlite3_sleep(10);
+    }
+    if (b)
+        sqlite3_backup_finish(b);
+    acc_err r = ACC_OK;
+    if (rc != SQLITE_OK && rc != SQLITE_DONE)
+        r = acc_error_set(why, rc_of(rc) == SQL_NOMEM ? ACC_ERR_NOMEM : ACC_ERR_STORAGE, "copy: %s",
+                          src ? sqlite3_errmsg(src) : sqlite3_errstr(rc));
+    sqlite3_close(src);
+    return r;
 }
 
 /* WAL lets readers work while the writer commits. */
@@ -298,11 +338,13 @@ static void lite_checkpoint(void *h)
 
 const struct sql_backend sql_sqlite = {
     .name = "sqlite",
+    .one_writer_file = true,
     .connect = lite_connect,
     .disconnect = lite_disconnect,
     .errmsg = lite_errmsg,
     .exec = lite_exec,
     .changes = lite_changes,
+    .copy_in = lite_copy_in,
     .wal_setup = lite_wal_setup,
     .schema_version = lite_schema_version,
     .set_schema_version = lite_set_schema_version,

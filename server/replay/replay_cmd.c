@@ -207,7 +207,9 @@ static int place(const struct acc_config *cfg, const struct acc_replay_cmd *cmd,
     struct acc_adapter *ad[ACC_REPLAY_MAX_SITES] = {0};
     int status = 1;
     for (size_t i = 0; i < cfg->res.n_sites; i++) {
-        struct acc_resources_env env = {.db_path = cfg->db_path, .durable = cfg->durable};
+        /* Copies of the calendar files: a serving accordd holds them. */
+        struct acc_resources_env env = {
+            .db_path = cfg->db_path, .durable = cfg->durable, .snapshot = true};
         if (acc_resources_open_site(&cfg->res, i, &env, &ad[i], &err)) {
             fprintf(err_out, "accordd: %s\n", err.msg);
             goto out;

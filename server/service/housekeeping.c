@@ -105,6 +105,8 @@ acc_err svc_recover(struct acc_service *svc, struct acc_error *err)
     struct acc_error merr;
     if (acc_store_modify_recover(svc->store, &merr))
         acc_log_error("recovery: %s", merr.msg);
+    /* Nor does a hold: what one cut short booked is a leftover too. */
+    svc_quote_recover(svc);
     /* Now that none is Pending, every open reservation is a leftover. */
     sweep_open_reservations(svc);
     finish_terminations(svc);

@@ -1,5 +1,6 @@
 /* quote_hold.c - held quotes: booking the chosen option, giving a hold
- * back, and expiry (part of the service; see service.h). */
+ * back, expiry, and the recovery of holds a stop cut short (part of the
+ * service; see service.h). */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -165,4 +166,45 @@ void svc_quote_expire(struct acc_service *svc)
         acc_quote_release(&q);
     }
     free(ids);
+}
+
+/* A quote is stored Advisory before its hold books anything, and the
+ * journal's sweep leaves an Advisory quote's entries alone (its hold may be
+ * booking them now).  At start-up nothing books: an Advisory quote with
+ * entries had its hold cut short.  Rejected, its entries are the sweep's
+ * like those of any negotiation that is over: svc_recover releases them
+ * next, instead of expiry a whole open period (max_hold) later. */
+void svc_quote_recover(struct acc_service *svc)
+{
+    char(*ids)[ACC_ID_LEN + 1] = NULL;
+    size_t n = 0, done;
+    struct acc_error err;
+    do {
+        done = 0;
+        if (acc_store_quote_interrupted(svc->store, &ids, &n, &err)) {
+            acc_log_error("recovery: quotes: %s", err.msg);
+            return;
+        }
+        for (size_t i = 0; i < n; i++) {
+            struct acc_quote q;
+            if (acc_store_quote_get(svc->store, ids[i], &q, &err)) {
+                acc_log_error("recovery: quote %s: %s", ids[i], err.msg);
+                continue;
+            }
+            q.state = ACC_QUOTE_REJECTED;
+            q.hold_until = 0;
+            q.updated = acc_now();
+            set_reason(&q, "accordd stopped while the hold was being booked; every reservation "
+                           "it had made is released; ask for a quote again");
+            if (acc_store_quote_put(svc->store, &q, 1u << ACC_QUOTE_ADVISORY, NULL, 0, &err)) {
+                acc_log_error("recovery: quote %s: %s", ids[i], err.msg);
+            } else {
+                done++;
+                acc_log_warn("recovery: quote %s was being held; now Rejected", ids[i]);
+            }
+            acc_quote_release(&q);
+        }
+        free(ids);
+        ids = NULL;
+    } while (n && done); /* the store answers 1000 at a time: again until none is left */
 }

@@ -242,7 +242,8 @@ acc_err acc_service_open_with(const struct acc_config *cfg, const struct acc_ser
         rc = acc_engine_new(&eo, &svc->engine, err);
     }
     if (!rc) {
-        struct acc_resources_env re = {cfg->db_path, cfg->durable, svc->kinds};
+        struct acc_resources_env re = {
+            .db_path = cfg->db_path, .durable = cfg->durable, .kinds = svc->kinds};
         rc = acc_resources_open(&cfg->res, &re, &svc->adapters, err);
     }
     if (!rc)

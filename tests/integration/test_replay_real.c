@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -165,27 +166,36 @@ static void test_replay_goes_around_bookings(void)
     CU_ASSERT_TRUE_FATAL(pid > 0);
     long st = 0;
     char *reply = daemon_call(base, "POST", "/agreements", daemon_offer, &st);
+    const char *s = reply ? strstr(reply, "<co:Start>") : NULL;
+    char from[ACC_TIME_STRLEN] = "";
+    if (s)
+        snprintf(from, sizeof from, "%.20s", s + strlen("<co:Start>"));
+    acc_time S = 0;
+    struct acc_error err;
+    CU_ASSERT_EQUAL(st, 201);
+    CU_ASSERT_EQUAL(acc_time_parse(from, &S, &err), ACC_OK);
+    free(reply);
+    /* Beside the serving accordd, which holds its database and calendars:
+     * the replay only reads them (a copy), and sees the booking. */
+    char *out = NULL;
+    const char *args[] = {"--replay", swf, "--from", from, "--csv", NULL};
+    char pl[128];
+    CU_ASSERT_EQUAL(run_accordd(args, &out), 0);
+    bool listed = strstr(out, "\n1,") != NULL;
+    CU_ASSERT_TRUE(listed);
+    if (listed) /* job_line stops the test when it is not: accordd still runs */
+        CU_ASSERT_EQUAL(job_line(out, 1, pl, sizeof pl), S + 3600);
+    free(out);
     kill(pid, SIGTERM);
     int status;
     waitpid(pid, &status, 0);
-    CU_ASSERT_EQUAL_FATAL(st, 201);
-    const char *s = strstr(reply, "<co:Start>");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
-    char from[ACC_TIME_STRLEN];
-    snprintf(from, sizeof from, "%.20s", s + strlen("<co:Start>"));
-    acc_time S;
-    struct acc_error err;
-    ACC_ASSERT_OK(acc_time_parse(from, &S, &err));
-    free(reply);
+    CU_ASSERT_FATAL(S != 0);
 
     struct snapshot before, after;
     snap(&before);
     CU_ASSERT_TRUE(before.n >= 3); /* the database and the calendars of alpha, beta, net */
 
-    char *out = NULL;
-    const char *args[] = {"--replay", swf, "--from", from, "--csv", NULL};
     CU_ASSERT_EQUAL(run_accordd(args, &out), 0);
-    char pl[128];
     /* 4 nodes: 2 are free on each site until the booking ends. */
     CU_ASSERT_EQUAL(job_line(out, 1, pl, sizeof pl), S + 3600);
     CU_ASSERT_STRING_EQUAL(pl, "alpha:4");

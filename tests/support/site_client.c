@@ -29,7 +29,7 @@ static size_t collect(char *p, size_t size, size_t n, void *arg)
 
 static CURL *make(const char *name, const char *path, struct acc_buf *out)
 {
-    char url[256], cert[600], key[600], ca[600];
+    char url[1024], cert[600], key[600], ca[600];
     snprintf(url, sizeof url, "https://127.0.0.1:%u%s", site_port, path);
     snprintf(cert, sizeof cert, "%s/%s.crt", certs_dir, name ? name : "");
     snprintf(key, sizeof key, "%s/%s.key", certs_dir, name ? name : "");
@@ -43,6 +43,7 @@ static CURL *make(const char *name, const char *path, struct acc_buf *out)
         return NULL;
     }
     curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_PATH_AS_IS, 1L); /* /../ as written: bad keys are tested */
     curl_easy_setopt(c, CURLOPT_TIMEOUT, 20L);
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, collect);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, out);

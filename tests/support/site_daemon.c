@@ -73,7 +73,7 @@ long reserve_as(const char *who, const char *key, int64_t nodes, acc_time start,
     acc_strlcpy(r.resource, "alpha", sizeof r.resource);
     struct acc_buf body = ACC_BUF_INIT;
     acc_proto_write_reserve(&r, &body);
-    char path[160];
+    char path[400];
     snprintf(path, sizeof path, "/v1/reservations/%s", key);
     long st = site_request(who, "PUT", path, body.data, body.len, out);
     acc_buf_release(&body);
@@ -101,7 +101,7 @@ acc_time booked_start(const char *key, int64_t nodes, acc_time start)
 
 long call(const char *who, const char *method, const char *key, struct acc_buf *out)
 {
-    char path[160];
+    char path[400];
     snprintf(path, sizeof path, "/v1/reservations/%s", key);
     return site_request(who, method, path, NULL, 0, out);
 }

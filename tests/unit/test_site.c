@@ -246,6 +246,27 @@ static void test_restart_keeps_bookings(void)
     acc_buf_release(&out);
 }
 
+/* A second daemon on the journal of a running one refuses to start, naming
+ * the journal and the holder, before its recovery could cancel anything of
+ * the first one's; the first one serves on. */
+static void test_second_daemon_refused(void)
+{
+    struct acc_buf out = ACC_BUF_INIT;
+    struct acc_site_config cfg;
+    struct acc_error err;
+    ACC_ASSERT_OK(acc_site_config_load_file(conf, &cfg, &err));
+    struct acc_site *second = NULL;
+    CU_ASSERT_EQUAL(acc_site_start(&cfg, &second, &err), ACC_ERR_STORAGE);
+    CU_ASSERT_PTR_NULL(second);
+    char want[1400];
+    snprintf(want, sizeof want,
+             "database %s is in use by another program (pid %ld, lock file %s.lock)", db,
+             (long)getpid(), db);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, want));
+    CU_ASSERT_EQUAL(call("accord", "GET", "k2", &out), 200);
+    acc_buf_release(&out);
+}
+
 /* A crash between the adapter's reserve and the journal's "reserved": the
  * row says intent while the adapter holds the booking.  Start-up cancels it
  * at the adapter by key. */
@@ -289,7 +310,59 @@ static void test_bad_requests(void)
     CU_ASSERT_EQUAL(site_request("accord", "GET", "/v1/nothing", NULL, 0, &out), 404);
     CU_ASSERT_EQUAL(site_request("accord", "POST", "/v1/health", "", 0, &out), 405);
     CU_ASSERT_EQUAL(site_fault_of(&out), ACC_ERR_METHOD);
-    CU_ASSERT_EQUAL(call("accord", "GET", "bad%20key", &out), 404);
+    CU_ASSERT_EQUAL(call("accord", "GET", "bad%20key", &out), 400); /* docs/protocol.md */
+    CU_ASSERT_EQUAL(site_fault_of(&out), ACC_ERR_BAD_REQUEST);
+    acc_buf_release(&out);
+}
+
+/* Keys outside the protocol's [A-Za-z0-9._:-]{1,95} (never . or ..) are 400
+ * InvalidRequest naming what is wrong, whatever the method, and nothing is
+ * booked.  Defects: z%00y booked key z; a 96-byte key and .. were 404. */
+static void test_bad_keys(void)
+{
+    struct acc_buf out = ACC_BUF_INIT;
+    char k95[96], k96[97], k300[301];
+    memset(k95, 'k', 95);
+    k95[95] = '\0';
+    memset(k96, 'k', 96);
+    k96[96] = '\0';
+    memset(k300, 'k', 300);
+    k300[300] = '\0';
+    static const char *const methods[] = {"PUT", "GET", "DELETE"};
+    const struct {
+        const char *key, *says;
+    } bad[] = {
+        {"z%00y", "NUL"},
+        {k96, "96 bytes; at most 95"},
+        {k300, "300 bytes; at most 95"},
+        {"..", "'..'"},
+        {".", "'.'"},
+        {"%2E%2E", "'..'"},
+        {"a%20b", "' ' (0x20)"},
+        {"caf%C3%A9", "0xc3"},
+        {"a%0Ab", "0x0a"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        for (size_t m = 0; m < 3; m++) {
+            long st = m == 0 ? reserve(bad[i].key, 1, T + 20 * 3600, 3600, &out)
+                             : call("accord", methods[m], bad[i].key, &out);
+            CU_ASSERT_EQUAL(st, 400);
+            CU_ASSERT_EQUAL(site_fault_of(&out), ACC_ERR_BAD_REQUEST);
+            acc_buf_putc(&out, '\0');
+            if (!strstr(out.data, bad[i].says)) {
+                CU_FAIL("the fault does not say what is wrong with the key");
+                fprintf(stderr, "\n  %s %.40s: %s\n", methods[m], bad[i].key, out.data);
+            }
+        }
+    }
+    /* Nothing was booked under the part before %00. */
+    CU_ASSERT_EQUAL(call("accord", "GET", "z", &out), 404);
+    /* The longest key there is, and a job id no better than a key. */
+    CU_ASSERT_EQUAL(reserve(k95, 1, T + 20 * 3600, 3600, &out), 200);
+    CU_ASSERT_EQUAL(call("accord", "DELETE", k95, &out), 204);
+    CU_ASSERT_EQUAL(site_request("accord", "GET", "/v1/jobs/..", NULL, 0, &out), 400);
+    acc_buf_putc(&out, '\0');
+    CU_ASSERT_PTR_NOT_NULL(strstr(out.data, "job id"));
     acc_buf_release(&out);
 }
 
@@ -314,8 +387,10 @@ static const struct acc_test_case tests[] = {
     {"cancel, unknown keys, cancelled keys", test_cancel},
     {"peer limits", test_limits},
     {"restart keeps bookings", test_restart_keeps_bookings},
+    {"a second daemon on the journal refuses to start", test_second_daemon_refused},
     {"intent rows cancelled at start-up", test_intent_recovered},
     {"bad requests", test_bad_requests},
+    {"bad keys: 400, nothing booked", test_bad_keys},
     {"handshake refusals", test_handshake_refusals},
     {"jobs: Hydra proxies", test_jobs},
     {"connections per peer", test_connection_limit},

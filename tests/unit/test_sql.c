@@ -2,10 +2,16 @@
  * once, in order, a newer schema refused, a failing one leaving nothing),
  * statements (slots, binds in order, a unique key held twice), reads on
  * the readers' pool, and the group-commit writer (awaited and queued
- * writes, tickets, a failing write that spoils no other, order). */
+ * writes, tickets, a failing write that spoils no other, order), and one
+ * writer per database file (a second open refused, naming the holder's pid;
+ * readers that take no lock not refused; the lock gone with its holder),
+ * and snapshots (a copy in memory, made beside the writer). */
+#include <signal.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "sql.h"
@@ -269,10 +275,190 @@ static void test_writer(void)
     acc_sql_close(db);
 }
 
+/* The lock file's text: the holder's pid, "" when none holds it. */
+static void lock_text(char *out, size_t size)
+{
+    char p[600];
+    snprintf(p, sizeof p, "%s.lock", path);
+    out[0] = '\0';
+    FILE *f = fopen(p, "r");
+    if (f) {
+        size_t n = fread(out, 1, size - 1, f);
+        out[n] = '\0';
+        fclose(f);
+    }
+}
+
+/* A reader that takes no lock, as the sqlite3 shell: k's value, or -1. */
+static int64_t shell_get(const char *k)
+{
+    sqlite3 *h = NULL;
+    sqlite3_stmt *s = NULL;
+    int64_t v = -1;
+    if (sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(h, "SELECT v FROM kv WHERE k = ?", -1, &s, NULL) == SQLITE_OK &&
+        sqlite3_bind_text(s, 1, k, -1, SQLITE_STATIC) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW)
+        v = sqlite3_column_int64(s, 0);
+    sqlite3_finalize(s);
+    sqlite3_close(h);
+    return v;
+}
+
+/* A second open of a database file is refused while the first has it: in
+ * this process (the lock is per open, not per process), through a link,
+ * and in another process; the message names the database, the holder's pid
+ * and the lock file.  Readers are not refused; closing lets go. */
+static void test_one_writer(void)
+{
+    fresh();
+    struct acc_sql *db = NULL, *db2 = NULL;
+    struct acc_error err;
+    ACC_ASSERT_OK(open_db(two, 2, &db, &err));
+    ACC_ASSERT_OK(put(acc_sql_main_lock(db), "a", 7, &err));
+    acc_sql_main_unlock(db);
+    char text[64], want[1400];
+    lock_text(text, sizeof text);
+    snprintf(want, sizeof want, "%ld\n", (long)getpid());
+    CU_ASSERT_STRING_EQUAL(text, want);
+
+    CU_ASSERT_EQUAL(open_db(two, 2, &db2, &err), ACC_ERR_STORAGE);
+    CU_ASSERT_PTR_NULL(db2);
+    snprintf(want, sizeof want, "test %s is in use by another program (pid %ld, lock file %s.lock)",
+             path, (long)getpid(), path);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, want));
+    /* A symbolic link to the database is the same database. */
+    char link_path[600];
+    snprintf(link_path, sizeof link_path, "%s-link", path);
+    unlink(link_path);
+    CU_ASSERT_EQUAL_FATAL(symlink(path, link_path), 0);
+    const struct acc_sql_options via_link = {.path = link_path, .label = "test"};
+    CU_ASSERT_EQUAL(acc_sql_open(&via_link, &db2, &err), ACC_ERR_STORAGE);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "in use by another program"));
+    unlink(link_path);
+    /* Another process: refused before it touches the database. */
+    pid_t child = fork();
+    if (child == 0)
+        _exit(open_db(two, 2, &db2, &err) == ACC_ERR_STORAGE &&
+                      strstr(err.msg, "in use by another program")
+                  ? 0
+                  : 1);
+    int status = -1;
+    CU_ASSERT_EQUAL(waitpid(child, &status, 0), child);
+    CU_ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    /* A reader that takes no lock reads on. */
+    CU_ASSERT_EQUAL(shell_get("a"), 7);
+    /* In memory: nothing to share, never refused. */
+    const struct acc_sql_options mem = {.path = ":memory:", .label = "test"};
+    struct acc_sql *m1 = NULL, *m2 = NULL;
+    ACC_ASSERT_OK(acc_sql_open(&mem, &m1, &err));
+    ACC_ASSERT_OK(acc_sql_open(&mem, &m2, &err));
+    acc_sql_close(m1);
+    acc_sql_close(m2);
+
+    acc_sql_close(db);
+    lock_text(text, sizeof text);
+    CU_ASSERT_STRING_EQUAL(text, ""); /* no pid of a process that let go */
+    ACC_ASSERT_OK(open_db(two, 2, &db, &err));
+    CU_ASSERT_EQUAL(get(acc_sql_main_lock(db), "a"), 7);
+    acc_sql_main_unlock(db);
+    acc_sql_close(db);
+    /* A failed open lets go too (a schema newer than the program). */
+    CU_ASSERT_EQUAL(open_db(two, 1, &db, &err), ACC_ERR_STORAGE);
+    ACC_ASSERT_OK(open_db(two, 2, &db, &err));
+    acc_sql_close(db);
+}
+
+/* A holder killed with SIGKILL leaves no lock behind. */
+static void test_holder_killed(void)
+{
+    fresh();
+    int ready[2];
+    CU_ASSERT_EQUAL_FATAL(pipe(ready), 0);
+    pid_t child = fork();
+    if (child == 0) {
+        struct acc_sql *db = NULL;
+        char ok = open_db(two, 2, &db, NULL) == ACC_OK ? 'y' : 'n';
+        if (write(ready[1], &ok, 1) != 1)
+            _exit(1);
+        pause();
+        _exit(0);
+    }
+    close(ready[1]);
+    char ok = 0;
+    CU_ASSERT_EQUAL(read(ready[0], &ok, 1), 1);
+    close(ready[0]);
+    CU_ASSERT_EQUAL(ok, 'y');
+    struct acc_sql *db = NULL;
+    struct acc_error err;
+    CU_ASSERT_EQUAL(open_db(two, 2, &db, &err), ACC_ERR_STORAGE);
+    char want[64];
+    snprintf(want, sizeof want, "(pid %ld,", (long)child);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, want));
+    kill(child, SIGKILL);
+    waitpid(child, NULL, 0);
+    ACC_ASSERT_OK(open_db(two, 2, &db, &err));
+    acc_sql_close(db);
+}
+
+/* A snapshot: a copy in memory of the file as it was at open, made beside
+ * the writer that holds it; the two go their own ways after.  A snapshot of
+ * a file not made yet is empty and makes no file. */
+static void test_snapshot(void)
+{
+    fresh();
+    struct acc_sql *db = NULL, *snap = NULL;
+    struct acc_error err;
+    ACC_ASSERT_OK(open_db(two, 1, &db, &err));
+    ACC_ASSERT_OK(put(acc_sql_main_lock(db), "a", 7, &err));
+    acc_sql_main_unlock(db);
+    const struct acc_sql_options so = {.path = path,
+                                       .label = "test",
+                                       .migrations = two,
+                                       .n_migrations = 2,
+                                       .n_slots = Q__COUNT,
+                                       .snapshot = true};
+    ACC_ASSERT_OK(acc_sql_open(&so, &snap, &err));
+    CU_ASSERT_EQUAL(acc_sql_schema_version(snap), 2); /* the copy migrated, not the file */
+    struct acc_sql_conn *c = acc_sql_main_lock(snap);
+    CU_ASSERT_EQUAL(get(c, "a"), 7);
+    ACC_ASSERT_OK(put(c, "b", 8, &err));
+    acc_sql_main_unlock(snap);
+    ACC_ASSERT_OK(put(acc_sql_main_lock(db), "c", 9, &err));
+    acc_sql_main_unlock(db);
+    CU_ASSERT_EQUAL(get(acc_sql_main_lock(snap), "c"), -1);
+    acc_sql_main_unlock(snap);
+    CU_ASSERT_EQUAL(get(acc_sql_main_lock(db), "b"), -1);
+    acc_sql_main_unlock(db);
+    CU_ASSERT_EQUAL(acc_sql_schema_version(db), 1);
+    struct acc_sql_conn *other = NULL;
+    CU_ASSERT_EQUAL(acc_sql_reader_take(snap, &other, &err), ACC_ERR_INTERNAL);
+    acc_sql_close(snap);
+    acc_sql_close(db);
+    /* Without the writer too, and nothing is left beside the file. */
+    ACC_ASSERT_OK(acc_sql_open(&so, &snap, &err));
+    CU_ASSERT_EQUAL(get(acc_sql_main_lock(snap), "c"), 9);
+    acc_sql_main_unlock(snap);
+    acc_sql_close(snap);
+    char p[600];
+    snprintf(p, sizeof p, "%s-wal", path);
+    CU_ASSERT_NOT_EQUAL(access(p, F_OK), 0);
+    snprintf(p, sizeof p, "%s-shm", path);
+    CU_ASSERT_NOT_EQUAL(access(p, F_OK), 0);
+    fresh();
+    ACC_ASSERT_OK(acc_sql_open(&so, &snap, &err));
+    CU_ASSERT_EQUAL(get(acc_sql_main_lock(snap), "a"), -1);
+    acc_sql_main_unlock(snap);
+    acc_sql_close(snap);
+    CU_ASSERT_NOT_EQUAL(access(path, F_OK), 0);
+}
+
 static const struct acc_test_case tests[] = {
     {"migrations", test_migrations},
     {"statements and readers", test_statements},
     {"group-commit writer", test_writer},
+    {"one writer per database file", test_one_writer},
+    {"a killed holder leaves no lock", test_holder_killed},
+    {"a snapshot beside the writer", test_snapshot},
     {NULL, NULL},
 };
 

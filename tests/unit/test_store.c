@@ -389,6 +389,65 @@ static void test_nowait_order(void)
     acc_agreement_release(&a);
 }
 
+/* A quote whose hold a stop cut short is Advisory with journal entries;
+ * the open-journal query leaves them to the hold while the quote is
+ * Advisory (it may be booking), and they are the sweep's once it is not. */
+static void test_interrupted_hold(void)
+{
+    char path[300];
+    snprintf(path, sizeof path, "%s/quotes.db", acc_test_tmpdir());
+    struct acc_store_options o = {path, false, 2, 0};
+    struct acc_store *qs;
+    struct acc_error err;
+    ACC_ASSERT_OK(acc_store_open(&o, &qs, &err));
+    static const char *const ids[] = {"advisoryadvisory", "holdingholdingho", "heldheldheldheld"};
+    struct acc_quote q[3];
+    struct acc_booking b[3];
+    for (int i = 0; i < 3; i++) {
+        memset(&q[i], 0, sizeof q[i]);
+        acc_strlcpy(q[i].id, ids[i], sizeof q[i].id);
+        q[i].initiator = "erin";
+        q[i].state = ACC_QUOTE_ADVISORY;
+        q[i].created = q[i].updated = 1000 + i;
+        q[i].hold_until = 5000;
+        q[i].held_option = -1;
+        q[i].duration = 3600;
+        ACC_ASSERT_OK(acc_store_quote_put(qs, &q[i], 0, NULL, 0, &err));
+        b[i] = (struct acc_booking){.round = 1, .amount = 2, .start = 10, .end = 20};
+        snprintf(b[i].key, sizeof b[i].key, "hold-%d", i);
+        acc_strlcpy(b[i].agreement, ids[i], sizeof b[i].agreement);
+        acc_strlcpy(b[i].adapter, "site1", sizeof b[i].adapter);
+        acc_strlcpy(b[i].resource, "site1", sizeof b[i].resource);
+    }
+    /* 1 is booking its hold (alpha reserved); 2 is held. */
+    b[1].state = ACC_BOOKING_RESERVED;
+    ACC_ASSERT_OK(acc_store_journal_put(qs, &b[1], 1, 0, &err));
+    b[2].state = ACC_BOOKING_HELD;
+    q[2].state = ACC_QUOTE_HELD;
+    ACC_ASSERT_OK(acc_store_quote_put(qs, &q[2], 1u << ACC_QUOTE_ADVISORY, &b[2], 1, &err));
+    char(*got)[ACC_ID_LEN + 1] = NULL;
+    size_t n = 0;
+    ACC_ASSERT_OK(acc_store_quote_interrupted(qs, &got, &n, &err));
+    CU_ASSERT_EQUAL(n, 1);
+    CU_ASSERT_STRING_EQUAL(n ? got[0] : "", ids[1]);
+    free(got);
+    struct acc_booking *open = NULL;
+    ACC_ASSERT_OK(acc_store_journal_get(qs, NULL, &open, &n, &err));
+    CU_ASSERT_EQUAL(n, 0); /* the hold's own while it may be booking */
+    free(open);
+    /* Recovery ends it: its entry is a leftover like any other. */
+    q[1].state = ACC_QUOTE_REJECTED;
+    ACC_ASSERT_OK(acc_store_quote_put(qs, &q[1], 1u << ACC_QUOTE_ADVISORY, NULL, 0, &err));
+    ACC_ASSERT_OK(acc_store_quote_interrupted(qs, &got, &n, &err));
+    CU_ASSERT_EQUAL(n, 0);
+    free(got);
+    ACC_ASSERT_OK(acc_store_journal_get(qs, NULL, &open, &n, &err));
+    CU_ASSERT_EQUAL(n, 1);
+    CU_ASSERT_STRING_EQUAL(n ? open[0].key : "", "hold-1");
+    free(open);
+    acc_store_close(qs);
+}
+
 static const struct acc_test_case tests[] = {
     {"create, get, idempotency key", test_create_get},
     {"settle, trace, transitions", test_settle_and_transitions},
@@ -399,6 +458,7 @@ static const struct acc_test_case tests[] = {
     {"not a database", test_not_a_database},
     {"a value that cannot be bound is an error, not a NULL", test_bind_failure_is_an_error},
     {"no-wait writes commit before later awaited ones", test_nowait_order},
+    {"a hold a stop cut short", test_interrupted_hold},
     {NULL, NULL},
 };
 
