@@ -291,6 +291,11 @@ acc_err acc_xml_parse_offer(const char *data, size_t len, const struct acc_xml_l
     rc = acc_xml_validate(doc, err);
     if (rc)
         goto out;
+    /* Before anything is booked: what the agreement's signature would
+     * refuse (its copy of the offer is signed). */
+    rc = offer_namespaces(root, err);
+    if (rc)
+        goto out;
     rc = interpret(root, &in);
 out:
     for (size_t i = 0; i < in.n_terms; i++)
