@@ -24,6 +24,19 @@ acc_err acc_http_agreement_xml(struct acc_http_ctx *ctx, const struct acc_agreem
     return rc;
 }
 
+acc_err acc_http_agreement_check(void *arg, const struct acc_agreement *a, struct acc_error *err)
+{
+    struct acc_http_ctx *ctx = arg;
+    if (!ctx->signer)
+        return ACC_OK;
+    struct acc_buf doc = ACC_BUF_INIT;
+    acc_err rc = acc_xml_agreement(a, &doc, err);
+    if (!rc)
+        rc = acc_dsig_check(doc.data, doc.len, err);
+    acc_buf_release(&doc);
+    return rc;
+}
+
 void acc_h_certificate(struct acc_http_ctx *ctx, const struct acc_request *rq,
                        struct acc_response *rs)
 {

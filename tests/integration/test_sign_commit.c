@@ -3,7 +3,10 @@
  * (and so the agreement's signature) is refused with a 400 naming the
  * namespace, before anything is stored or booked, every time it is sent;
  * one with an absolute foreign namespace is agreed and its document
- * verifies. */
+ * verifies.  Behind that, the commit itself checks that the agreement's
+ * document can be made and signed: when it cannot, the reservations are
+ * released and the agreement is Rejected (a negotiation) or the quote stays
+ * Held (the commit of a quote). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -176,6 +179,119 @@ static void test_absolute_namespaces_agreed(void)
     fixture_stop(&fx);
 }
 
+/* acc_dsig_check: what signing would refuse, without signing. */
+static void test_dsig_check(void)
+{
+    struct acc_error e;
+    const char *ok = "<r xmlns:p=\"urn:x\"><p:a p:b=\"1\">t</p:a></r>";
+    ACC_ASSERT_OK(acc_dsig_check(ok, strlen(ok), &e));
+    const char *rel = "<r><p:a xmlns:p=\"relative-uri\"/></r>";
+    CU_ASSERT_EQUAL(acc_dsig_check(rel, strlen(rel), &e), ACC_ERR_INVALID);
+    CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "canonicalisation"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "libxml2: "));
+    const char *broken = "<r><a></r>";
+    CU_ASSERT_EQUAL(acc_dsig_check(broken, strlen(broken), &e), ACC_ERR_MALFORMED);
+}
+
+/* Submits the offer parsed from `parsed` with `document` as the one kept
+ * (the commit of `quote` when not NULL) and waits: the result; *id the
+ * agreement's. */
+static acc_err submit_as(struct fixture *fx, const char *parsed, const char *document,
+                         const char *quote, char id[ACC_ID_LEN + 1], struct acc_error *err)
+{
+    struct acc_offer o;
+    struct acc_xml_limits lim = ACC_XML_LIMITS_DEFAULT;
+    ACC_ASSERT_OK(acc_xml_parse_offer(parsed, strlen(parsed), &lim, &o, err));
+    struct acc_submit s = {&o, document, strlen(document), NULL, false, quote};
+    struct acc_submission out;
+    acc_err rc = acc_service_submit(fx->svc, &s, &out, err);
+    acc_offer_release(&o);
+    CU_ASSERT_EQUAL_FATAL(rc, ACC_OK);
+    snprintf(id, ACC_ID_LEN + 1, "%s", out.id);
+    acc_nego_wait(out.job);
+    rc = acc_nego_result(out.job, err);
+    acc_nego_release(out.job);
+    return rc;
+}
+
+static enum acc_state state_of(struct fixture *fx, const char *id, char **reason)
+{
+    struct acc_agreement a;
+    struct acc_error e;
+    ACC_ASSERT_OK(acc_service_get(fx->svc, id, false, &a, &e));
+    enum acc_state st = a.state;
+    *reason = a.reason;
+    a.reason = NULL;
+    acc_agreement_release(&a);
+    return st;
+}
+
+/* Past the offer's check (a document kept other than the one parsed), the
+ * commit's own check refuses: the reservations are released, the
+ * agreement is Rejected saying why, and nothing stays booked. */
+static void test_commit_checks_the_document(void)
+{
+    struct fixture fx;
+    start(&fx, "commit.db");
+    char *good = offer_with(""), *bad = offer_with("<y:e xmlns:y=\"relative-uri\"/>");
+    char id[ACC_ID_LEN + 1], *reason = NULL;
+    struct acc_error e;
+    CU_ASSERT_EQUAL(submit_as(&fx, good, bad, NULL, id, &e), ACC_ERR_INVALID);
+    CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "nothing was committed"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "canonicalisation"));
+    CU_ASSERT_EQUAL(state_of(&fx, id, &reason), ACC_STATE_REJECTED);
+    CU_ASSERT_PTR_NOT_NULL(reason ? strstr(reason, "nothing was committed") : NULL);
+    free(reason);
+    CU_ASSERT_TRUE(alpha_free_now(&fx));
+    /* The good document is agreed (the check passes what can be signed). */
+    CU_ASSERT_EQUAL(submit_as(&fx, good, good, NULL, id, &e), ACC_OK);
+    CU_ASSERT_FALSE(alpha_free_now(&fx));
+    ACC_ASSERT_OK(svc_terminate_wait(fx.svc, id, &e));
+    free(good);
+    free(bad);
+    fixture_stop(&fx);
+}
+
+/* A held quote whose commit cannot be signed is not committed: it stays
+ * Held with its reservations, and can be released. */
+static void test_quote_commit_checks_the_document(void)
+{
+    struct fixture fx;
+    start(&fx, "quote.db");
+    char *good = offer_with(""), *bad = offer_with("<y:e xmlns:y=\"relative-uri\"/>");
+    struct acc_offer o;
+    struct acc_xml_limits lim = ACC_XML_LIMITS_DEFAULT;
+    struct acc_error e;
+    ACC_ASSERT_OK(acc_xml_parse_offer(good, strlen(good), &lim, &o, &e));
+    struct acc_nego *job;
+    ACC_ASSERT_OK(acc_service_quote_submit(fx.svc, &o, good, strlen(good), 600, -1, &job, &e));
+    acc_offer_release(&o);
+    acc_nego_wait(job);
+    ACC_ASSERT_OK(acc_nego_result(job, &e));
+    char quote[ACC_ID_LEN + 1];
+    snprintf(quote, sizeof quote, "%s", acc_nego_quote(job)->id);
+    CU_ASSERT_EQUAL(acc_nego_quote(job)->state, ACC_QUOTE_HELD);
+    acc_nego_release(job);
+
+    char id[ACC_ID_LEN + 1], *reason = NULL;
+    CU_ASSERT_EQUAL(submit_as(&fx, good, bad, quote, id, &e), ACC_ERR_INVALID);
+    CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "nothing was committed"));
+    CU_ASSERT_EQUAL(state_of(&fx, id, &reason), ACC_STATE_REJECTED);
+    free(reason);
+    struct acc_quote q;
+    ACC_ASSERT_OK(acc_service_quote_get(fx.svc, quote, &q, &e));
+    CU_ASSERT_EQUAL(q.state, ACC_QUOTE_HELD);
+    CU_ASSERT_STRING_EQUAL(q.agreement, "");
+    acc_quote_release(&q);
+    CU_ASSERT_FALSE(alpha_free_now(&fx)); /* still held */
+    ACC_ASSERT_OK(acc_service_quote_release(fx.svc, quote, &q, &e));
+    acc_quote_release(&q);
+    CU_ASSERT_TRUE(alpha_free_now(&fx));
+    free(good);
+    free(bad);
+    fixture_stop(&fx);
+}
+
 static int init(void)
 {
     struct acc_error e;
@@ -197,6 +313,10 @@ static const struct acc_test_case tests[] = {
     {"an offer that could not be signed is refused, nothing booked",
      test_unsignable_namespace_refused},
     {"absolute foreign namespaces are agreed and verify", test_absolute_namespaces_agreed},
+    {"acc_dsig_check refuses what signing would", test_dsig_check},
+    {"the commit checks the agreement's document", test_commit_checks_the_document},
+    {"the commit of a quote checks the agreement's document",
+     test_quote_commit_checks_the_document},
     {NULL, NULL},
 };
 
