@@ -182,9 +182,10 @@ static void nego_run(struct acc_service *svc, struct acc_nego *job, struct svc_n
 
 /* Check: the document of an agreed run, as it would be committed, can be
  * made and signed (svc_precommit); when it cannot, the run's reservations
- * go and the run ends as failed with the reason, so that no reply about
- * the agreement can fail once it is booked. */
-static void nego_check(struct acc_service *svc, const struct acc_agreement *a, struct nego_run *r)
+ * go and the run ends as failed with the reason (in the trace too), so
+ * that no reply about the agreement can fail once it is booked. */
+static void nego_check(struct acc_service *svc, const struct acc_agreement *a,
+                       struct svc_nego_ctx *ctx, struct nego_run *r)
 {
     if (!r->agreed || !svc->precommit)
         return;
@@ -216,6 +217,9 @@ static void nego_check(struct acc_service *svc, const struct acc_agreement *a, s
     r->res.outcome = ACC_ENGINE_FAILED;
     acc_error_copy(&r->res.err, &e);
     r->agreed = false;
+    struct acc_trace_event ev = {
+        .round = r->res.rounds, .kind = ACC_TRACE_FAIL, .status = rc, .detail = e.msg};
+    hook_trace(ctx, &ev);
 }
 
 /* Decide: the agreement's end as the run left it, the states it may be
@@ -347,7 +351,7 @@ acc_err svc_negotiate(struct acc_service *svc, struct acc_nego *job, struct acc_
     size_t n_bookings;
 
     nego_run(svc, job, &ctx, &r);
-    nego_check(svc, a, &r);
+    nego_check(svc, a, &ctx, &r);
     acc_err rc = nego_decide(a, &r, &from, &bookings, &n_bookings);
     rc = nego_record(svc, a, &ctx, &r, from, bookings, n_bookings, rc);
     nego_count(svc, &r, t0);

@@ -290,6 +290,14 @@ static void test_precommit_refuses_negotiation(void)
     CU_ASSERT_TRUE(a.n_comps == 0 || !a.comps[0].reservation);
     acc_agreement_release(&a);
     CU_ASSERT_TRUE(free_now(f.svc, 64));
+    /* The trace ends saying so. */
+    struct acc_trace t;
+    CU_ASSERT_EQUAL_FATAL(acc_service_trace(f.svc, s.id, &a, &t, &err), ACC_OK);
+    CU_ASSERT_TRUE(t.n > 0 && t.v[t.n - 1].kind == ACC_TRACE_FAIL);
+    CU_ASSERT_PTR_NOT_NULL(t.n && t.v[t.n - 1].detail ? strstr(t.v[t.n - 1].detail, "says no")
+                                                      : NULL);
+    acc_trace_release(&t);
+    acc_agreement_release(&a);
 
     /* Passed, the same offer is agreed. */
     atomic_store(&p.fail, false);
