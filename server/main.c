@@ -163,8 +163,11 @@ static acc_err start(const struct acc_config *cfg, struct daemon *d, struct acc_
         d->dsig = true;
     if (!rc)
         rc = acc_http_signer_open(cfg, &d->ctx.signer, err);
+    /* Nothing is committed whose document could not be signed. */
+    struct acc_service_options so = {.precommit = acc_http_agreement_check,
+                                     .precommit_arg = &d->ctx};
     if (!rc)
-        rc = acc_service_open(cfg, &d->svc, err);
+        rc = acc_service_open_with(cfg, &so, &d->svc, err);
     if (!rc) {
         d->ctx.svc = d->svc;
         d->ctx.limits = acc_http_limits_of(cfg);

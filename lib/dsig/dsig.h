@@ -40,6 +40,16 @@ const char *acc_signer_cert_pem(const struct acc_signer *s, size_t *len);
 acc_err acc_dsig_sign(struct acc_signer *s, const char *xml, size_t len, struct acc_buf *out,
                       struct acc_error *err);
 
+/* What signing would refuse in the document xml[0..len), short of the key:
+ * it is read as acc_dsig_sign reads it and put through the exclusive XML
+ * canonicalisation that the signature covers, which refuses, among others,
+ * relative namespace names.  ACC_ERR_MALFORMED when the document does not
+ * read, ACC_ERR_INVALID with libxml2's reason when it does not canonicalise;
+ * a document that passes can be signed with any key.  No RSA: a parse and
+ * a canonicalisation, a small part of a signature's cost.  Needs no
+ * acc_dsig_init(). */
+acc_err acc_dsig_check(const char *xml, size_t len, struct acc_error *err);
+
 /* Creates a self-signed RSA 2048 key pair (key_path mode 0600, cert_path
  * 0644; valid for ten years; subject CN=cn) unless both files exist; then
  * *created is false and nothing is touched.  ACC_ERR_CONFIG when only one

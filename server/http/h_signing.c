@@ -24,6 +24,19 @@ acc_err acc_http_agreement_xml(struct acc_http_ctx *ctx, const struct acc_agreem
     return rc;
 }
 
+acc_err acc_http_agreement_check(void *arg, const struct acc_agreement *a, struct acc_error *err)
+{
+    struct acc_http_ctx *ctx = arg;
+    if (!ctx->signer)
+        return ACC_OK;
+    struct acc_buf doc = ACC_BUF_INIT;
+    acc_err rc = acc_xml_agreement(a, &doc, err);
+    if (!rc)
+        rc = acc_dsig_check(doc.data, doc.len, err);
+    acc_buf_release(&doc);
+    return rc;
+}
+
 void acc_h_certificate(struct acc_http_ctx *ctx, const struct acc_request *rq,
                        struct acc_response *rs)
 {
@@ -40,6 +53,17 @@ void acc_h_certificate(struct acc_http_ctx *ctx, const struct acc_request *rq,
         return;
     }
     acc_reply_text(rs, 200, "application/x-pem-file");
+}
+
+/* The permission bits of path that give its group or others access (0
+ * when only the owner has any, or it cannot be read); *mode all of them. */
+static mode_t exposed(const char *path, mode_t *mode)
+{
+    struct stat sb;
+    if (stat(path, &sb) != 0)
+        return 0;
+    *mode = sb.st_mode & 07777;
+    return sb.st_mode & 077;
 }
 
 /* path's directory joined with name. */
@@ -68,10 +92,13 @@ acc_err acc_http_signer_open(const struct acc_config *cfg, struct acc_signer **o
             acc_error_prefix(err, "[signing]");
             return rc;
         }
-        struct stat sb;
-        if (stat(cfg->sign_key, &sb) == 0 && (sb.st_mode & 077))
-            acc_log_warn("signing key %s can be read by others than its owner (chmod 600 it)",
-                         cfg->sign_key);
+        /* The operator's file and the operator's choice (a group may be
+         * meant to read it): said, not refused. */
+        mode_t mode = 0;
+        if (exposed(cfg->sign_key, &mode))
+            acc_log_warn("signing key %s has mode %04o: others than its owner can read or "
+                         "change it, and could sign agreements as this accordd (chmod 600 %s)",
+                         cfg->sign_key, (unsigned)mode, cfg->sign_key);
         return ACC_OK;
     }
     /* The pair beside the database (":memory:" has no directory: the
@@ -91,5 +118,16 @@ acc_err acc_http_signer_open(const struct acc_config *cfg, struct acc_signer **o
         return rc;
     if (created)
         acc_log_info("made the signing key %s and its self-signed certificate %s", key, cert);
+    /* accordd made it 0600 and nothing but accordd reads it: more is a
+     * change made since, refused (as ssh refuses an open private key). */
+    mode_t mode = 0;
+    if (exposed(key, &mode))
+        return acc_error_set(err, ACC_ERR_CONFIG,
+                             "signing key %s has mode %04o, but accordd made it 0600: others "
+                             "than its owner can read or change it, and could sign agreements as "
+                             "this accordd. chmod 600 %s; if it may have been copied, remove it "
+                             "and %s to have a new pair made (clients then need the new "
+                             "certificate)",
+                             key, (unsigned)mode, key, cert);
     return acc_signer_open(key, cert, out, err);
 }

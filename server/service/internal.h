@@ -101,6 +101,8 @@ struct acc_service {
     struct acc_resources *adapters; /* of the [site] and [network] sections */
     struct acc_launcher *launcher;
     const struct acc_adapter_ops *const *kinds; /* looked up first (tests); NULL */
+    acc_service_precommit_fn precommit;         /* asked before a commit; NULL */
+    void *precommit_arg;
     struct svc_provision_retry provision;
     struct acc_jobs jobs; /* the launcher's hooks (jobs.c) */
     struct svc_queue queue;
@@ -204,6 +206,11 @@ void svc_undo_items(struct acc_service *svc, struct acc_engine_item *items, size
  * terminate while it waited). */
 acc_err svc_settle_unstarted(struct acc_service *svc, struct acc_agreement *a, bool terminated,
                              struct acc_error *err);
+/* The check before a commit (acc_service_options.precommit) of a, as it
+ * would be recorded; ACC_OK when there is none.  The error says that
+ * nothing was committed, and why. */
+acc_err svc_precommit(struct acc_service *svc, const struct acc_agreement *a,
+                      struct acc_error *err);
 /* After a commit: provisioning of its links, and its launch scheduled. */
 void svc_after_commit(struct acc_service *svc, const struct acc_agreement *a);
 

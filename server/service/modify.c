@@ -331,7 +331,9 @@ static acc_err mod_prepare(struct acc_service *svc, const char *id,
                            const struct acc_modification *m, struct mod_run *r,
                            struct acc_error *err)
 {
-    acc_err rc = acc_store_agreement_get(svc->store, id, false, &r->a, err);
+    /* With its offer: the new version's document is checked before its
+     * commit (svc_precommit). */
+    acc_err rc = acc_store_agreement_get(svc->store, id, true, &r->a, err);
     if (rc)
         return rc;
     if (r->a.state != ACC_STATE_OBSERVED)
@@ -397,6 +399,8 @@ static acc_err mod_record(struct acc_service *svc, const char *id, const struct 
     r->a.updated = acc_now();
     r->a.rounds = r->rounds;
     r->a.rollbacks = r->rollbacks;
+    if ((rc = svc_precommit(svc, &r->a, err)))
+        return rc;
     size_t nb = p->n + r->n_old;
     struct acc_booking *b = calloc(nb ? nb : 1, sizeof *b);
     if (!b)

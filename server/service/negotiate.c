@@ -180,6 +180,48 @@ static void nego_run(struct acc_service *svc, struct acc_nego *job, struct svc_n
     r->agreed = r->res.outcome == ACC_ENGINE_AGREED && !r->interrupted;
 }
 
+/* Check: the document of an agreed run, as it would be committed, can be
+ * made and signed (svc_precommit); when it cannot, the run's reservations
+ * go and the run ends as failed with the reason (in the trace too), so
+ * that no reply about the agreement can fail once it is booked. */
+static void nego_check(struct acc_service *svc, const struct acc_agreement *a,
+                       struct svc_nego_ctx *ctx, struct nego_run *r)
+{
+    if (!r->agreed || !svc->precommit)
+        return;
+    struct acc_agreement t = {
+        .state = ACC_STATE_OBSERVED,
+        .created = a->created,
+        .updated = acc_now(),
+        .start = r->res.start,
+        .end = r->res.end,
+        .strategy = a->strategy,
+        .rounds = r->res.rounds,
+        .rollbacks = r->res.rollbacks,
+        .offer_xml = a->offer_xml, /* borrowed */
+        .offer_len = a->offer_len,
+    };
+    memcpy(t.id, a->id, sizeof t.id);
+    struct acc_error e;
+    acc_err rc = svc_fill_allocation(&t, &r->plan, true);
+    if (rc)
+        acc_error_set(&e, rc, "out of memory");
+    else
+        rc = svc_precommit(svc, &t, &e);
+    t.offer_xml = NULL;
+    acc_agreement_release(&t);
+    if (!rc)
+        return;
+    svc_undo_items(svc, r->plan.items, r->plan.n_items);
+    r->res.rollbacks++;
+    r->res.outcome = ACC_ENGINE_FAILED;
+    acc_error_copy(&r->res.err, &e);
+    r->agreed = false;
+    struct acc_trace_event ev = {
+        .round = r->res.rounds, .kind = ACC_TRACE_FAIL, .status = rc, .detail = e.msg};
+    hook_trace(ctx, &ev);
+}
+
 /* Decide: the agreement's end as the run left it, the states it may be
  * recorded from, and the bookings to commit.  Returns the result code. */
 static acc_err nego_decide(struct acc_agreement *a, struct nego_run *r, unsigned *from,
@@ -309,6 +351,7 @@ acc_err svc_negotiate(struct acc_service *svc, struct acc_nego *job, struct acc_
     size_t n_bookings;
 
     nego_run(svc, job, &ctx, &r);
+    nego_check(svc, a, &ctx, &r);
     acc_err rc = nego_decide(a, &r, &from, &bookings, &n_bookings);
     rc = nego_record(svc, a, &ctx, &r, from, bookings, n_bookings, rc);
     nego_count(svc, &r, t0);

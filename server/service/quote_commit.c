@@ -196,7 +196,7 @@ acc_err svc_quote_commit(struct acc_service *svc, struct acc_nego *job, struct a
         goto failed;
     }
     a->updated = q.updated = acc_now();
-    if ((rc = acc_launcher_describe(svc->launcher, a, &e)) ||
+    if ((rc = acc_launcher_describe(svc->launcher, a, &e)) || (rc = svc_precommit(svc, a, &e)) ||
         (rc = held_bookings(svc, &q, a->id, &b, &n, &e)))
         goto failed;
     q.state = ACC_QUOTE_COMMITTED;

@@ -229,6 +229,8 @@ acc_err acc_service_open_with(const struct acc_config *cfg, const struct acc_ser
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     svc->cfg = cfg;
     svc->kinds = opt ? opt->kinds : NULL;
+    svc->precommit = opt ? opt->precommit : NULL;
+    svc->precommit_arg = opt ? opt->precommit_arg : NULL;
     svc_provision_init(&svc->provision);
     pthread_mutex_init(&svc->lock, NULL);
     pthread_cond_init(&svc->wake, NULL);

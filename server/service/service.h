@@ -34,11 +34,27 @@ acc_err acc_service_open(const struct acc_config *cfg, struct acc_service **out,
 
 struct acc_adapter_ops;
 
+/* A check of an agreement about to be committed: the agreement as it would
+ * be recorded (Observed, its allocation with the reservations, its offer
+ * document).  An error keeps it from being committed. */
+typedef acc_err (*acc_service_precommit_fn)(void *arg, const struct acc_agreement *a,
+                                            struct acc_error *err);
+
 /* What acc_service_open_with may change; zeroed: as acc_service_open. */
 struct acc_service_options {
     /* Adapter kinds looked up before the compiled-in ones, NULL-terminated
      * (tests bring scripted adapters this way); NULL: none. */
     const struct acc_adapter_ops *const *kinds;
+    /* Asked before every commit: of a negotiation, of a held quote and of
+     * a modification's new version.  When it fails nothing is committed:
+     * a negotiation's reservations are released and the agreement is
+     * Rejected with the check's error; the quote stays Held (the new
+     * agreement is Rejected); a modification changes nothing.  accordd
+     * checks that the agreement's document can be made and signed
+     * (acc_http_agreement_check), so that no reply, GET or terminate can
+     * fail on it once something is booked.  NULL: no check. */
+    acc_service_precommit_fn precommit;
+    void *precommit_arg;
 };
 
 acc_err acc_service_open_with(const struct acc_config *cfg, const struct acc_service_options *opt,

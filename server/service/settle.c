@@ -80,6 +80,17 @@ acc_err svc_settle_unstarted(struct acc_service *svc, struct acc_agreement *a, b
                                       NULL, NULL, 0, err);
 }
 
+acc_err svc_precommit(struct acc_service *svc, const struct acc_agreement *a, struct acc_error *err)
+{
+    if (!svc->precommit)
+        return ACC_OK;
+    acc_err rc = svc->precommit(svc->precommit_arg, a, err);
+    if (rc)
+        acc_error_prefix(err, "the agreement's document could not be made and signed, so "
+                              "nothing was committed");
+    return rc;
+}
+
 void svc_after_commit(struct acc_service *svc, const struct acc_agreement *a)
 {
     /* The network adapters that install reservations on the wire get their

@@ -218,6 +218,11 @@ acc_err acc_service_submit(struct acc_service *svc, const struct acc_submit *rq,
     }
     memcpy(out->id, a.id, sizeof out->id);
     out->job = job;
+    /* The document goes with the job, for the check before its commit
+     * (svc_precommit); the job is not running yet. */
+    job->a.offer_xml = a.offer_xml;
+    job->a.offer_len = a.offer_len;
+    a.offer_xml = NULL;
     svc_queue_push(svc, job);
 out:
     free(key);

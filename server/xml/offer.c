@@ -16,22 +16,49 @@
 
 #include "offer_internal.h"
 
+#include "../../lib/common/utf8.h"
 #include "../../lib/policy/policy.h"
 
 #define MAX_INITIATOR 128     /* characters */
 #define MAX_LINK_MBIT 1000000 /* the largest bandwidth an offer may ask for */
 
-/* Printable: no control characters; 1 to max characters of UTF-8. */
-static bool printable(const char *s, size_t max)
+/* What keeps character c from being printable, or NULL: control
+ * characters (C0, DEL and C1, U+0085 NEL among them), the line and
+ * paragraph separators, and the bidirectional controls.  libxml2 takes
+ * them all; in logs, listings and the lines of an idempotency key they
+ * would start a new line or reorder what is shown. */
+static const char *unprintable(uint32_t c)
+{
+    if (c < 0x20 || (c >= 0x7f && c <= 0x9f))
+        return "a control character";
+    if (c == 0x2028 || c == 0x2029)
+        return "a line or paragraph separator";
+    if ((c >= 0x200e && c <= 0x200f) || (c >= 0x202a && c <= 0x202e) ||
+        (c >= 0x2066 && c <= 0x2069) || c == 0x061c)
+        return "a bidirectional control";
+    return NULL;
+}
+
+/* Printable: 1 to max characters of UTF-8, none unprintable(); else
+ * ACC_ERR_INVALID saying which (n: the element, what: its name). */
+static acc_err printable(struct offer_interp *in, const xmlNode *n, const char *what, const char *s,
+                         size_t max)
 {
     size_t chars = 0;
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p < 0x20 || *p == 0x7f)
-            return false;
-        if ((*p & 0xc0) != 0x80)
-            chars++;
+    for (const unsigned char *p = (const unsigned char *)s; *p; chars++) {
+        uint32_t c;
+        size_t len = acc_utf8_decode(p, &c);
+        const char *why = len ? unprintable(c) : "not UTF-8";
+        if (why)
+            return offer_bad(in, n,
+                             "%s holds U+%04X at character %zu, %s; it must be 1 to %zu "
+                             "printable characters",
+                             what, len ? c : *p, chars + 1, why, max);
+        p += len;
     }
-    return chars >= 1 && chars <= max;
+    if (chars < 1 || chars > max)
+        return offer_bad(in, n, "%s must be 1 to %zu printable characters", what, max);
+    return ACC_OK;
 }
 
 /* A flexible or total request goes with components that all name their
@@ -183,10 +210,8 @@ static acc_err context(struct offer_interp *in, const xmlNode *ctx)
     for (xmlNode *c = offer_first_el(ctx); c && !rc; c = offer_next_el(c)) {
         if (offer_is_wsag(c, "AgreementInitiator")) {
             rc = offer_text(in, c, NULL, false, &o->initiator);
-            if (!rc && !printable(o->initiator, MAX_INITIATOR))
-                rc =
-                    offer_bad(in, c, "wsag:AgreementInitiator must be 1 to %d printable characters",
-                              MAX_INITIATOR);
+            if (!rc)
+                rc = printable(in, c, "wsag:AgreementInitiator", o->initiator, MAX_INITIATOR);
         } else if (offer_is_wsag(c, "ServiceProvider")) {
             char *s = NULL;
             rc = offer_text(in, c, NULL, false, &s);
@@ -289,6 +314,11 @@ acc_err acc_xml_parse_offer(const char *data, size_t len, const struct acc_xml_l
     if (rc)
         goto out;
     rc = acc_xml_validate(doc, err);
+    if (rc)
+        goto out;
+    /* Before anything is booked: what the agreement's signature would
+     * refuse (its copy of the offer is signed). */
+    rc = offer_namespaces(root, err);
     if (rc)
         goto out;
     rc = interpret(root, &in);

@@ -13,6 +13,7 @@
  *                  Accord accepts, else a fault that names it
  *   offer_read.c   one value out of the tree (a text, an attribute, a number,
  *                  a time) within the limits, and the messages for errors
+ *   offer_ns.c     every namespace name can go into a signed agreement
  *
  * By the time any of them runs the document is well-formed, free of DTDs and
  * valid against the schemas (schema.c), so element order and types are
@@ -134,5 +135,11 @@ acc_err offer_wsag4j_term(struct offer_interp *in, const xmlNode *body, const ch
  * root (or below a WSAG4J term) that Accord does not accept, with its
  * namespace and what Accord expects instead. */
 acc_err offer_vocab_check(const xmlNode *root, struct acc_error *err);
+
+/* offer_ns.c */
+/* ACC_ERR_INVALID naming the first namespace declared in the document that
+ * the agreement's signature could not canonicalise (a relative URI
+ * reference, or one this libxml2 refuses), with its line. */
+acc_err offer_namespaces(const xmlNode *root, struct acc_error *err);
 
 #endif

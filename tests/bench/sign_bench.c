@@ -1,8 +1,10 @@
 /* sign_bench.c - what signing adds to an agreement document: the median
- * time of rendering a stored agreement (acc_xml_agreement) and of the
- * rendering path accordd takes (acc_http_agreement_xml: render, then sign
- * with RSA-SHA256), and of verifying the result (acc_dsig_verify), over N
- * runs each, on the embedded testbed with its self-made 2048-bit key.
+ * time of rendering a stored agreement (acc_xml_agreement), of the check
+ * before each commit (acc_http_agreement_check: render, then the
+ * signature's canonicalisation, no RSA), of the rendering path accordd
+ * takes (acc_http_agreement_xml: render, then sign with RSA-SHA256), and
+ * of verifying the result (acc_dsig_verify), over N runs each, on the
+ * embedded testbed with its self-made 2048-bit key.
  *
  *   accord_sign_bench [N]      (default 500; from the build directory) */
 #include <stdio.h>
@@ -53,9 +55,10 @@ int main(int argc, char **argv)
     struct acc_error err;
     struct acc_agreement a;
     int64_t *plain = calloc((size_t)n, sizeof *plain), *sig = calloc((size_t)n, sizeof *sig),
-            *ver = calloc((size_t)n, sizeof *ver);
+            *ver = calloc((size_t)n, sizeof *ver), *chk = calloc((size_t)n, sizeof *chk);
     int status = 1;
-    if (!offer || !plain || !sig || !ver || svc_negotiate_doc(fx.svc, offer, id, NULL, &err) ||
+    if (!offer || !plain || !sig || !ver || !chk ||
+        svc_negotiate_doc(fx.svc, offer, id, NULL, &err) ||
         acc_service_get(fx.svc, id, true, &a, &err)) {
         fprintf(stderr, "sign_bench: set-up failed\n");
         goto out;
@@ -71,14 +74,17 @@ int main(int argc, char **argv)
         int64_t t2 = acc_mono_us();
         acc_err r3 = acc_dsig_verify(s.data, s.len, NULL, &v, &err);
         int64_t t3 = acc_mono_us();
+        acc_err r4 = acc_http_agreement_check(&fx.ctx, &a, &err);
+        int64_t t4 = acc_mono_us();
         plain[i] = t1 - t0;
         sig[i] = t2 - t1;
         ver[i] = t3 - t2;
+        chk[i] = t4 - t3;
         plain_len = b.len;
         signed_len = s.len;
         acc_buf_release(&b);
         acc_buf_release(&s);
-        if (r1 || r2 || r3 || !v.valid) {
+        if (r1 || r2 || r3 || r4 || !v.valid) {
             fprintf(stderr, "sign_bench: run %d failed\n", i);
             acc_agreement_release(&a);
             goto out;
@@ -87,6 +93,7 @@ int main(int argc, char **argv)
     acc_agreement_release(&a);
     printf("agreement of docs/examples/offer.xml, %d runs, RSA 2048 / SHA-256\n", n);
     printf("render only        median %8.1f us  (%zu bytes)\n", median_us(plain, n), plain_len);
+    printf("render + check     median %8.1f us  (before each commit)\n", median_us(chk, n));
     printf("render + sign      median %8.1f us  (%zu bytes)\n", median_us(sig, n), signed_len);
     printf("verify (embedded)  median %8.1f us\n", median_us(ver, n));
     status = 0;
@@ -94,6 +101,7 @@ out:
     free(plain);
     free(sig);
     free(ver);
+    free(chk);
     free(offer);
     fixture_stop(&fx);
     char cmd[700];

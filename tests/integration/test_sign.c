@@ -1,8 +1,10 @@
 /* test_sign.c - signed agreements: the documents accordd issues carry an
  * enveloped XML signature that the real xmlsec1 command and the real
  * accordctl verify accept, and refuse once a byte is changed; the
- * self-made key pair is made once and reused; a bad [signing] is a clear
- * start-up error, of accordd itself too, that changes nothing. */
+ * self-made key pair is made once and reused, and refused once others can
+ * read it; a configured key others can read draws a warning; a bad
+ * [signing] is a clear start-up error, of accordd itself too, that changes
+ * nothing. */
 #include <fcntl.h>
 #include <spawn.h>
 #include <stdarg.h>
@@ -65,6 +67,11 @@ static void write_file(const char *path, const char *data, size_t len)
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
     CU_ASSERT_EQUAL(fwrite(data, 1, len, f), len);
     fclose(f);
+}
+
+static int open_log(const char *path)
+{
+    return open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 }
 
 static char *tmp_path(const char *name)
@@ -374,6 +381,93 @@ static void test_accordd_signing(void)
     free(r.out);
 }
 
+/* The self-made pair's signer for database db, or its error. */
+static acc_err self_made_signer(const char *db, struct acc_error *err)
+{
+    struct acc_config cfg;
+    acc_err rc = acc_config_load_string(sites, "test", &cfg, err);
+    if (!rc)
+        rc = acc_config_set_db(&cfg, db, err);
+    struct acc_signer *s = NULL;
+    if (!rc)
+        rc = acc_http_signer_open(&cfg, &s, err);
+    acc_signer_close(s);
+    acc_config_release(&cfg);
+    return rc;
+}
+
+/* The key accordd made for itself, later opened to its group or others:
+ * refused, saying the mode and the fix, by the real accordd too; closed
+ * again, taken. */
+static void test_self_made_key_opened_is_refused(void)
+{
+    char *dir = tmp_path("opened");
+    CU_ASSERT_EQUAL_FATAL(mkdir(dir, 0700), 0);
+    char db[512], key[512];
+    snprintf(db, sizeof db, "%s/o.db", dir);
+    snprintf(key, sizeof key, "%s/accord-signing.key", dir);
+    struct acc_error e;
+    ACC_ASSERT_OK(self_made_signer(db, &e)); /* made */
+    static const mode_t modes[] = {0644, 0640, 0604, 0660};
+    for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
+        CU_ASSERT_EQUAL_FATAL(chmod(key, modes[i]), 0);
+        char want[16];
+        snprintf(want, sizeof want, "mode %04o", (unsigned)modes[i]);
+        CU_ASSERT_EQUAL(self_made_signer(db, &e), ACC_ERR_CONFIG);
+        CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, want));
+        CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "chmod 600"));
+        CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, key));
+    }
+    char *ini = tmp_path("opened.ini");
+    write_file(ini, sites, strlen(sites));
+    /* (timeout: an accordd that took the key would serve until killed) */
+    struct run r =
+        RUN("timeout", "20", ACCORDD_PATH, "--config", ini, "--db", db, "--listen", "127.0.0.1:0");
+    CU_ASSERT_EQUAL(r.status, 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "mode 0660"));
+    free(r.out);
+    CU_ASSERT_EQUAL_FATAL(chmod(key, 0600), 0);
+    ACC_ASSERT_OK(self_made_signer(db, &e));
+    CU_ASSERT_EQUAL_FATAL(chmod(key, 0400), 0); /* read-only for its owner is fine */
+    ACC_ASSERT_OK(self_made_signer(db, &e));
+}
+
+/* A configured key others can read draws a warning that says so (it is the
+ * operator's file: not refused). */
+static void test_configured_key_opened_warns(void)
+{
+    bool created;
+    char *key = tmp_path("w.key"), *crt = tmp_path("w.crt"), *log = tmp_path("w.log");
+    ACC_ASSERT_OK(acc_dsig_keypair_ensure(key, crt, "w", &created, NULL));
+    char ini[4096];
+    snprintf(ini, sizeof ini, "[signing]\nkey = %s\ncertificate = %s\n%s", key, crt, sites);
+    for (int opened = 0; opened < 2; opened++) {
+        CU_ASSERT_EQUAL_FATAL(chmod(key, opened ? 0644 : 0600), 0);
+        fflush(stderr);
+        int saved = dup(2), fd = open_log(log);
+        CU_ASSERT_FATAL(saved >= 0 && fd >= 0);
+        dup2(fd, 2);
+        close(fd);
+        struct acc_error e;
+        acc_err rc = signer_of(ini, &e);
+        fflush(stderr);
+        dup2(saved, 2);
+        close(saved);
+        ACC_ASSERT_OK(rc);
+        size_t n;
+        char *text = read_file(log, &n);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+        if (opened) {
+            CU_ASSERT_PTR_NOT_NULL(strstr(text, "warn"));
+            CU_ASSERT_PTR_NOT_NULL(strstr(text, "mode 0644"));
+            CU_ASSERT_PTR_NOT_NULL(strstr(text, "chmod 600"));
+        } else {
+            CU_ASSERT_PTR_NULL(strstr(text, "signing key"));
+        }
+        free(text);
+    }
+}
+
 /* xmlsec for the tests' own checks; the fixture starts libxml2's side. */
 static int init(void)
 {
@@ -466,6 +560,8 @@ static const struct acc_test_case tests[] = {
     {"bad [signing] configuration", test_bad_signing_configuration},
     {"the real accordd signs, and refuses a missing key", test_accordd_signing},
     {"every version is signed (modify, ?version=N)", test_every_version_signed},
+    {"a self-made key opened to others is refused", test_self_made_key_opened_is_refused},
+    {"a configured key opened to others draws a warning", test_configured_key_opened_warns},
     {NULL, NULL},
 };
 

@@ -29,8 +29,11 @@ static int start(struct fixture *f, const char *ini, const char *db, bool sign)
         f->dsig = true;
         rc = acc_http_signer_open(&f->cfg, &f->ctx.signer, &err);
     }
+    /* As accordd: nothing is committed whose document could not be signed. */
+    struct acc_service_options so = {.precommit = acc_http_agreement_check,
+                                     .precommit_arg = &f->ctx};
     if (!rc)
-        rc = acc_service_open(&f->cfg, &f->svc, &err);
+        rc = acc_service_open_with(&f->cfg, &so, &f->svc, &err);
     if (!rc) {
         f->ctx.svc = f->svc;
         f->ctx.limits = acc_http_limits_of(&f->cfg);

@@ -1,6 +1,7 @@
 /* test_service.c - the service without HTTP: the negotiation queue (its
  * bound, its completions, terminate of a waiting job, shutdown with jobs
- * waiting and running) and idempotent submissions. */
+ * waiting and running), idempotent submissions, and the check before a
+ * commit (a refused one releases what was booked). */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -40,17 +41,23 @@ struct svc_fixture {
     struct acc_service *svc;
 };
 
-static int open_svc(struct svc_fixture *f, const char *name)
+static int open_svc_with(struct svc_fixture *f, const char *name,
+                         const struct acc_service_options *opt)
 {
     struct acc_error err;
     char db[256];
     snprintf(db, sizeof db, "%s/%s.db", acc_test_tmpdir(), name);
     if (acc_config_load_string(ini, name, &f->cfg, &err) || acc_config_set_db(&f->cfg, db, &err) ||
-        acc_service_open(&f->cfg, &f->svc, &err)) {
+        acc_service_open_with(&f->cfg, opt, &f->svc, &err)) {
         fprintf(stderr, "open: %s\n", err.msg);
         return -1;
     }
     return 0;
+}
+
+static int open_svc(struct svc_fixture *f, const char *name)
+{
+    return open_svc_with(f, name, NULL);
 }
 
 static void close_svc(struct svc_fixture *f)
@@ -223,6 +230,120 @@ static void test_idempotent_submissions(void)
     close_svc(&f);
 }
 
+/* A check before commits that fails when told to, and notes what it saw. */
+struct precommit {
+    atomic_bool fail;
+    atomic_int calls;
+    bool complete; /* the last agreement shown was Observed, booked, with its offer */
+};
+
+static acc_err check_commit(void *arg, const struct acc_agreement *a, struct acc_error *err)
+{
+    struct precommit *p = arg;
+    atomic_fetch_add(&p->calls, 1);
+    p->complete = a->state == ACC_STATE_OBSERVED && a->start > 0 && a->end > a->start &&
+                  a->n_comps == 1 && a->comps[0].reservation && a->offer_xml &&
+                  a->offer_len == strlen(doc) && memcmp(a->offer_xml, doc, a->offer_len) == 0;
+    if (atomic_load(&p->fail))
+        return acc_error_set(err, ACC_ERR_INVALID, "the check says no");
+    return ACC_OK;
+}
+
+/* Whether `nodes` of site a's 64 are free for an hour from its earliest
+ * start (now + lead_time, 5 s). */
+static bool free_now(struct acc_service *svc, int64_t nodes)
+{
+    struct acc_frames fr;
+    acc_frames_init(&fr);
+    acc_time from, until;
+    struct acc_error err;
+    CU_ASSERT_EQUAL(acc_service_preview(svc, "a", nodes, 3600, 0, 0, &fr, &from, &until, &err),
+                    ACC_OK);
+    bool ok = fr.n > 0 && fr.v[0].start <= acc_now() + 60;
+    acc_frames_release(&fr);
+    return ok;
+}
+
+/* A negotiation whose check fails commits nothing: its reservations are
+ * released and it is Rejected with the check's error. */
+static void test_precommit_refuses_negotiation(void)
+{
+    struct precommit p = {.fail = true};
+    struct acc_service_options opt = {.precommit = check_commit, .precommit_arg = &p};
+    struct svc_fixture f;
+    CU_ASSERT_EQUAL_FATAL(open_svc_with(&f, "precommit", &opt), 0);
+    struct acc_submission s;
+    struct acc_error err;
+    CU_ASSERT_EQUAL_FATAL(submit(f.svc, NULL, false, &s, &err), ACC_OK);
+    acc_nego_wait(s.job);
+    CU_ASSERT_EQUAL(acc_nego_result(s.job, &err), ACC_ERR_INVALID);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "nothing was committed"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "the check says no"));
+    acc_nego_release(s.job);
+    CU_ASSERT_EQUAL(atomic_load(&p.calls), 1);
+    CU_ASSERT_TRUE(p.complete);
+    struct acc_agreement a;
+    CU_ASSERT_EQUAL_FATAL(acc_service_get(f.svc, s.id, false, &a, &err), ACC_OK);
+    CU_ASSERT_EQUAL(a.state, ACC_STATE_REJECTED);
+    CU_ASSERT_STRING_EQUAL(a.fault_code ? a.fault_code : "", "InvalidOffer");
+    CU_ASSERT_PTR_NOT_NULL(a.reason ? strstr(a.reason, "the check says no") : NULL);
+    CU_ASSERT_TRUE(a.n_comps == 0 || !a.comps[0].reservation);
+    acc_agreement_release(&a);
+    CU_ASSERT_TRUE(free_now(f.svc, 64));
+    /* The trace ends saying so. */
+    struct acc_trace t;
+    CU_ASSERT_EQUAL_FATAL(acc_service_trace(f.svc, s.id, &a, &t, &err), ACC_OK);
+    CU_ASSERT_TRUE(t.n > 0 && t.v[t.n - 1].kind == ACC_TRACE_FAIL);
+    CU_ASSERT_PTR_NOT_NULL(t.n && t.v[t.n - 1].detail ? strstr(t.v[t.n - 1].detail, "says no")
+                                                      : NULL);
+    acc_trace_release(&t);
+    acc_agreement_release(&a);
+
+    /* Passed, the same offer is agreed. */
+    atomic_store(&p.fail, false);
+    CU_ASSERT_EQUAL_FATAL(submit(f.svc, NULL, false, &s, &err), ACC_OK);
+    acc_nego_wait(s.job);
+    CU_ASSERT_EQUAL(acc_nego_result(s.job, &err), ACC_OK);
+    acc_nego_release(s.job);
+    CU_ASSERT_FALSE(free_now(f.svc, 64));
+    close_svc(&f);
+}
+
+/* A modification whose check fails changes nothing: the new reservations
+ * are released, the current version stays. */
+static void test_precommit_refuses_modification(void)
+{
+    struct precommit p = {.fail = false};
+    struct acc_service_options opt = {.precommit = check_commit, .precommit_arg = &p};
+    struct svc_fixture f;
+    CU_ASSERT_EQUAL_FATAL(open_svc_with(&f, "premodify", &opt), 0);
+    struct acc_submission s;
+    struct acc_error err;
+    CU_ASSERT_EQUAL_FATAL(submit(f.svc, NULL, false, &s, &err), ACC_OK);
+    acc_nego_wait(s.job);
+    CU_ASSERT_EQUAL_FATAL(acc_nego_result(s.job, &err), ACC_OK);
+    acc_nego_release(s.job);
+    CU_ASSERT_TRUE(free_now(f.svc, 63));
+
+    atomic_store(&p.fail, true);
+    struct acc_modification m = {.n_nodes = 1};
+    snprintf(m.nodes[0].name, sizeof m.nodes[0].name, "x");
+    m.nodes[0].value = 2;
+    struct acc_agreement a;
+    CU_ASSERT_EQUAL(acc_service_modify(f.svc, s.id, &m, &a, &err), ACC_ERR_INVALID);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "the check says no"));
+    CU_ASSERT_EQUAL(atomic_load(&p.calls), 2);
+    CU_ASSERT_EQUAL_FATAL(acc_service_get(f.svc, s.id, false, &a, &err), ACC_OK);
+    CU_ASSERT_EQUAL(a.state, ACC_STATE_OBSERVED);
+    CU_ASSERT_EQUAL(a.version, 1);
+    CU_ASSERT_EQUAL(a.n_comps, 1);
+    CU_ASSERT_EQUAL(a.n_comps ? a.comps[0].nodes : 0, 1);
+    acc_agreement_release(&a);
+    /* The two nodes booked for the change were given back. */
+    CU_ASSERT_TRUE(free_now(f.svc, 63));
+    close_svc(&f);
+}
+
 static int setup(void)
 {
     struct acc_error err;
@@ -240,6 +361,8 @@ static const struct acc_test_case tests[] = {
     {"terminate a waiting job", test_terminate_waiting_job},
     {"shutdown interrupts", test_shutdown_interrupts},
     {"idempotent submissions", test_idempotent_submissions},
+    {"a negotiation whose check fails commits nothing", test_precommit_refuses_negotiation},
+    {"a modification whose check fails changes nothing", test_precommit_refuses_modification},
     {NULL, NULL},
 };
 

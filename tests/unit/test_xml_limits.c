@@ -84,6 +84,18 @@ static const struct bad_case bad_cases[] = {
     {"invalid-allocation-in-offer.xml", ACC_ERR_INVALID, {"co:Allocation does not belong"}},
     {"invalid-initiator-empty.xml", ACC_ERR_INVALID, {"wsag:AgreementInitiator", "printable"}},
     {"invalid-initiator-too-long.xml", ACC_ERR_INVALID, {"wsag:AgreementInitiator", "128"}},
+    /* characters that are not printable though libxml2 takes them: a C1
+     * control (NEL, CSI), a line separator, a bidirectional override */
+    {"invalid-initiator-nel.xml",
+     ACC_ERR_INVALID,
+     {"wsag:AgreementInitiator", "U+0085", "control character"}},
+    {"invalid-initiator-c1.xml", ACC_ERR_INVALID, {"wsag:AgreementInitiator", "U+009B"}},
+    {"invalid-initiator-line-separator.xml",
+     ACC_ERR_INVALID,
+     {"wsag:AgreementInitiator", "U+2028", "separator"}},
+    {"invalid-initiator-bidi.xml",
+     ACC_ERR_INVALID,
+     {"wsag:AgreementInitiator", "U+202E", "bidirectional"}},
     {"invalid-service-provider.xml", ACC_ERR_INVALID, {"wsag:ServiceProvider"}},
     {"invalid-two-launches.xml", ACC_ERR_INVALID, {"'l2'", "second co:Launch"}},
     {"invalid-earliest-before-1970.xml", ACC_ERR_INVALID, {"co:EarliestStart", "1960"}},
@@ -447,6 +459,36 @@ static void test_many_schema_errors(void)
     acc_buf_release(&b);
 }
 
+/* Printable is not ASCII only: letters of any script, emoji with their
+ * joiners; 128 characters, not bytes. */
+static void test_initiator_printable(void)
+{
+    static const char *const names[] = {"J\xc3\xbcrgen M\xc3\xbcller",
+                                        "\xe5\xb1\xb1\xe7\x94\xb0 \xe5\xa4\xaa\xe9\x83\x8e",
+                                        "dev \xf0\x9f\x91\xa9\xe2\x80\x8d\xf0\x9f\x92\xbb"};
+    size_t len;
+    char *tmpl = slurp_case("invalid-initiator-empty.xml", &len);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(tmpl);
+    char *at = strstr(tmpl, "   </wsag:AgreementInitiator>");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(at);
+    for (size_t i = 0; i < sizeof names / sizeof names[0] + 1; i++) {
+        /* the last: 128 two-byte characters */
+        char name[300] = "";
+        for (size_t k = 0; i == 3 && k < 128; k++)
+            strcat(name, "\xc3\xa9");
+        const char *want = i < 3 ? names[i] : name;
+        struct acc_buf b = ACC_BUF_INIT;
+        acc_buf_printf(&b, "%.*s%s%s", (int)(at - tmpl), tmpl, want, at + 3);
+        struct acc_offer o;
+        struct acc_error e = {0};
+        CU_ASSERT_EQUAL(acc_xml_parse_offer(b.data, b.len, NULL, &o, &e), ACC_OK);
+        CU_ASSERT_STRING_EQUAL(o.initiator ? o.initiator : "", want);
+        acc_offer_release(&o);
+        acc_buf_release(&b);
+    }
+    free(tmpl);
+}
+
 /* libxml2 must not print: its messages belong in the error. */
 static void test_nothing_on_stderr(void)
 {
@@ -484,6 +526,7 @@ const struct acc_test_case acc_xml_limits_tests[] = {
     {"attribute_bomb_disguised", test_attribute_bomb_disguised},
     {"nul_byte", test_nul_byte},
     {"executable_forms", test_executable_forms},
+    {"initiator_printable", test_initiator_printable},
     {"many_schema_errors", test_many_schema_errors},
     {"nothing_on_stderr", test_nothing_on_stderr},
     {NULL, NULL},
