@@ -165,8 +165,14 @@ static size_t discard(char *p, size_t size, size_t n, void *arg)
     return size * n;
 }
 
+/* Where a try's time went (libcurl's timings, microseconds from its start):
+ * connected (TCP), handshake done (TLS), first byte of the answer. */
+struct phases {
+    int64_t connect, tls, first;
+};
+
 /* One GET on a new connection: microseconds, or -1 when it failed. */
-static int64_t admitted_get(const char *url, bool tls)
+static int64_t admitted_get(const char *url, bool tls, struct phases *ph)
 {
     CURL *c = curl_easy_init();
     if (tls) {
@@ -186,6 +192,13 @@ static int64_t admitted_get(const char *url, bool tls)
     CURLcode rc = curl_easy_perform(c);
     int64_t took = acc_mono_us() - t0;
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    curl_off_t v = 0;
+    curl_easy_getinfo(c, CURLINFO_CONNECT_TIME_T, &v);
+    ph->connect = v;
+    curl_easy_getinfo(c, CURLINFO_APPCONNECT_TIME_T, &v);
+    ph->tls = v;
+    curl_easy_getinfo(c, CURLINFO_STARTTRANSFER_TIME_T, &v);
+    ph->first = v;
     curl_easy_cleanup(c);
     return rc == CURLE_OK && status == 200 ? took : -1;
 }
@@ -209,17 +222,26 @@ static void measure(const char *name, unsigned port, const char *url, bool tls,
     hostile_start(&h, port, hostile, run->pace);
     sleep(2); /* the pressure settles: bounds hit, deadlines running */
     int64_t *us = calloc(tries, sizeof *us);
+    int64_t *conn = calloc(tries, sizeof *conn), *hs = calloc(tries, sizeof *hs),
+            *first = calloc(tries, sizeof *first);
     unsigned failed = 0, min_open = hostile;
     for (unsigned i = 0; i < tries; i++) {
         unsigned open = atomic_load(&h.open);
         min_open = open < min_open ? open : min_open;
-        us[i] = admitted_get(url, tls);
+        struct phases ph = {0, 0, 0};
+        us[i] = admitted_get(url, tls, &ph);
+        conn[i] = ph.connect;
+        hs[i] = ph.tls;
+        first[i] = ph.first;
         failed += us[i] < 0;
         usleep(100000);
     }
     uint64_t reopened = atomic_load(&h.reopened);
     hostile_stop(&h);
     qsort(us, tries, sizeof *us, cmp64);
+    qsort(conn, tries, sizeof *conn, cmp64);
+    qsort(hs, tries, sizeof *hs, cmp64);
+    qsort(first, tries, sizeof *first, cmp64);
     printf("%s: %u hostile connections from %d addresses (half silent, half a byte per 5 s),"
            " each the daemon closes opened again after %lld ms: at least %u connected at each"
            " try, %llu closed by the daemon and opened again\n",
@@ -229,7 +251,12 @@ static void measure(const char *name, unsigned port, const char *url, bool tls,
         printf("  %u of %u tries FAILED\n", failed, tries);
     printf("  admitted client, new connection each: median %.1f ms, max %.1f ms (%u tries)\n",
            us[failed + (tries - failed) / 2] / 1000.0, us[tries - 1] / 1000.0, tries);
+    printf("  of which, median: connected %.1f ms, TLS done %.1f ms, first byte %.1f ms\n",
+           conn[tries / 2] / 1000.0, hs[tries / 2] / 1000.0, first[tries / 2] / 1000.0);
     free(us);
+    free(conn);
+    free(hs);
+    free(first);
 }
 
 /* ---------------------------------------------------------------- daemons */
