@@ -319,6 +319,31 @@ static void test_commit_and_schema(void)
     acc_store_close(st);
 }
 
+/* A hold whose time is up is not committed, whether or not housekeeping
+ * has released it yet, and right after a restart too. */
+static void test_expired_hold_not_committed(void)
+{
+    struct fx f;
+    CU_ASSERT_EQUAL_FATAL(open_fx(&f, "q-late", true), 0);
+    struct acc_quote q;
+    struct acc_error err;
+    char id[ACC_ID_LEN + 1];
+    ACC_ASSERT_OK(quote(&f, "alice", 1, -1, &q, &err));
+    CU_ASSERT_EQUAL(q.state, ACC_QUOTE_HELD);
+    usleep(1300000);
+    CU_ASSERT_EQUAL(commit(&f, q.id, "alice", id, &err), ACC_ERR_STATE);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "expired"));
+    acc_quote_release(&q);
+    ACC_ASSERT_OK(quote(&f, "alice", 2, -1, &q, &err));
+    close_fx(&f);
+    usleep(2300000); /* the hold ends while accordd is down */
+    CU_ASSERT_EQUAL_FATAL(open_fx(&f, "q-late", false), 0);
+    CU_ASSERT_EQUAL(commit(&f, q.id, "alice", id, &err), ACC_ERR_STATE);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "expired"));
+    acc_quote_release(&q);
+    close_fx(&f);
+}
+
 /* Two sites that fit a component without a site. */
 static const char ini_two[] = "[negotiation]\n"
                               "lead_time = PT0S\n"
@@ -448,6 +473,7 @@ static const struct acc_test_case tests[] = {
     {"hold, two clients, release", test_hold_two_clients_release},
     {"expiry across a restart", test_expiry_across_restart},
     {"bounds", test_bounds},
+    {"an expired hold is not committed", test_expired_hold_not_committed},
     {"commit, schema", test_commit_and_schema},
     {"site choices", test_site_choices},
     {"fixed offer: later starts", test_fixed_later_starts},
