@@ -212,9 +212,9 @@ static void refuse_kept(struct acc_service *svc, const struct svc_quota_who *w,
     out->job = job;
 }
 
-/* Stores the agreement and queues its job; a repeated key is replayed.
- * place: the agreement holds a place among the user's open ones (admitted,
- * or a candidate when keyed). */
+/* Stores the agreement, which holds a place among its user's open ones
+ * (admitted, or a candidate when keyed: admitted here), and queues its
+ * job; a repeated key is replayed. */
 static acc_err submit_store(struct acc_service *svc, const struct acc_submit *rq,
                             struct acc_agreement *a, const char *key, struct acc_nego *job,
                             bool claimed, struct acc_submission *out, struct acc_error *err)
