@@ -441,6 +441,12 @@ static void test_modify(void)
     acc_agreement_release(&a);
     ACC_ASSERT_OK(modify(&f, id, 6, start + 2 * 3600, &err)); /* at the limits */
     close_fx(&f);
+    /* The quota lowered since: what is over it may stay or shrink. */
+    CU_ASSERT_EQUAL_FATAL(open_fx(&f, "quota-modify", false, false, "max_nodes = 4\n"), 0);
+    ACC_ASSERT_OK(modify(&f, id, 0, start + 3600, &err)); /* 8 nodes kept */
+    ACC_ASSERT_OK(modify(&f, id, 5, 0, &err));            /* 7: fewer, still over */
+    expect_quota(modify(&f, id, 6, 0, &err), &err, "[quota] max_nodes");
+    close_fx(&f);
 }
 
 /* --------------------------------------------------------------- defaults */
