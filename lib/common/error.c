@@ -47,6 +47,7 @@ static const struct {
     [ACC_ERR_BAD_REQUEST] = {"InvalidRequest", 400, "the request is malformed"},
     [ACC_ERR_TOO_MANY_ATTRS] = {"TooManyAttributes", 400, "too many attributes"},
     [ACC_ERR_PEER_LIMIT] = {"PeerLimit", 403, "over the limits the site gives this peer"},
+    [ACC_ERR_QUOTA] = {"QuotaExceeded", 403, "over a quota of this user"},
 };
 
 static acc_err clamp(acc_err code)
@@ -82,6 +83,7 @@ acc_err acc_error_vset(struct acc_error *err, acc_err code, const char *fmt, va_
 {
     if (err) {
         err->code = code;
+        err->retry_after = 0;
         vsnprintf(err->msg, sizeof err->msg, fmt, ap);
     }
     return code;
@@ -135,6 +137,7 @@ void acc_error_clear(struct acc_error *err)
     if (err) {
         err->code = ACC_OK;
         err->msg[0] = '\0';
+        err->retry_after = 0;
     }
 }
 

@@ -10,6 +10,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 
 typedef enum acc_err {
     ACC_OK = 0,
@@ -49,6 +50,7 @@ typedef enum acc_err {
     ACC_ERR_BAD_REQUEST,       /* a request (not an offer) is malformed */
     ACC_ERR_TOO_MANY_ATTRS,    /* an element or a document carries too many attributes */
     ACC_ERR_PEER_LIMIT,        /* a site daemon: the peer is over the limits the site gives it */
+    ACC_ERR_QUOTA,             /* accordd: the user is over a quota ([quota]) */
     ACC_ERR__COUNT
 } acc_err;
 
@@ -60,6 +62,9 @@ typedef enum acc_err {
 struct acc_error {
     acc_err code;
     char msg[ACC_ERROR_MSG_MAX];
+    /* Seconds after which a retry may succeed (HTTP Retry-After), when the
+     * failure knows; 0: no advice.  acc_error_set clears it. */
+    int64_t retry_after;
 };
 
 /* Stable symbolic name of a code, as used in faults ("NoCommonSlot"). */

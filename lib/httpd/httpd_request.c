@@ -85,9 +85,12 @@ static enum MHD_Result send_reply(struct exchange *ex)
         MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, rs->content_type);
     if (rs->allow[0])
         MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, rs->allow);
-    for (size_t i = 0; i < rs->n_header; i++)
+    bool retry = false; /* the daemon's own Retry-After */
+    for (size_t i = 0; i < rs->n_header; i++) {
         MHD_add_response_header(r, rs->header[i].name, rs->header[i].value);
-    if (rs->status == 503 || rs->status == 429)
+        retry |= strcasecmp(rs->header[i].name, MHD_HTTP_HEADER_RETRY_AFTER) == 0;
+    }
+    if ((rs->status == 503 || rs->status == 429) && !retry)
         MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, "2");
     if (rs->close)
         MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");

@@ -32,6 +32,18 @@ static const char embedded_text[] =
     "lead_time = PT5S\n"
     "adapter_timeout = PT15S\n"
     "\n"
+    "# What one user may take (without [auth] every request is one user's):\n"
+    "# the nodes, bandwidth and duration of one agreement, how far ahead it\n"
+    "# may start, and how many agreements and quotes may be open at once.\n"
+    "# These are the defaults; [quota USER] gives a user of [auth] their own.\n"
+    "[quota]\n"
+    "max_nodes = 192\n"
+    "max_bandwidth = 20000\n"
+    "max_duration = P7D\n"
+    "max_advance = P1826D\n"
+    "max_agreements = 256\n"
+    "max_quotes = 20\n"
+    "\n"
     "# Meta-jobs start here at their agreed time, with MPICH's mpiexec.hydra and\n"
     "# the fork launcher: every site's hosts (SITE-n1, SITE-n2, ...) are this\n"
     "# machine.  Off unless a configuration turns it on: it runs the offers'\n"
@@ -99,14 +111,18 @@ static int handler(void *user, const char *section, const char *k, const char *v
         return cfg_launch_key(p, k, v);
     if (strcmp(section, "policy") == 0)
         return cfg_policy_key(p, k, v);
+    if (strcmp(section, "quota") == 0)
+        return cfg_quota_key(p, NULL, k, v);
+    if (strncmp(section, "quota ", 6) == 0)
+        return cfg_quota_key(p, section + 6, k, v);
     struct acc_error e;
     acc_err rc = acc_resources_cfg_key(&p->c->res, section, k, v, &e);
     if (rc != ACC_ERR_NOT_FOUND)
         return acc_conf_take(&p->first, rc, &e);
     return cfg_bad(
         p, section,
-        "unknown section (server, database, signing, negotiation, policy, launch, auth, site "
-        "NAME, network NAME or link NAME)");
+        "unknown section (server, database, signing, negotiation, policy, quota, quota USER, "
+        "launch, auth, site NAME, network NAME or link NAME)");
 }
 
 /* ---------------------------------------------------------------- load */
@@ -144,7 +160,7 @@ static void defaults(struct acc_config *c)
     c->max_hold = 600;
     c->quote_options = 3;
     c->max_quotes = 1000;
-    c->max_quotes_per_user = 20;
+    cfg_quota_defaults(&c->quota);
     c->launch.enabled = false; /* it runs what offers name: an operator's choice */
     c->launch.output_limit = 1024 * 1024;
     c->launch.grace = 10;
@@ -186,6 +202,8 @@ static acc_err finish(struct acc_config *c, struct cfg_parse *p, int line, const
         rc = cfg_auth_check(c, err);
     if (!rc)
         rc = cfg_policy_finish(c, err);
+    if (!rc)
+        rc = cfg_quota_finish(c, err);
     if (rc)
         acc_config_release(c);
     return rc;
@@ -243,6 +261,7 @@ void acc_config_release(struct acc_config *c)
     }
     free(c->users);
     cfg_policy_release(c);
+    cfg_quota_release(c);
     free(c->launch.mpiexec);
     free(c->launch.launcher);
     free(c->launch.launcher_exec);

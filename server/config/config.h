@@ -9,7 +9,11 @@
  *   [database]     path, durable, wal_limit
  *   [negotiation]  strategy, policy, policy_candidates, max_rounds, horizon,
  *                  lead_time, adapter_timeout, workers, queue_length, max_pending,
- *                  max_hold, quote_options, max_quotes, max_quotes_per_user
+ *                  max_hold, quote_options, max_quotes (max_quotes_per_user: the
+ *                  older name of [quota] max_quotes)
+ *   [quota]        max_nodes, max_bandwidth, max_duration, max_advance,
+ *                  max_agreements, max_quotes: every user's; [quota USER]
+ *                  gives one user of [auth] limits of their own
  *   [policy]       latency (A B VALUE, one per pair of sites), max_clusters,
  *                  ca_average, tiebreak, seed
  *   [auth]         tokens (a file of "user token [admin]" lines), client_ca,
@@ -79,6 +83,30 @@ struct acc_user {
     char *fingerprint; /* "SHA256:AB:..." (upper case), or NULL */
 };
 
+/* [quota] and [quota USER] (docs/configuration.md): what one user may take,
+ * in the manner of a Slurm QOS (MaxTRESPerJob, MaxWall, MaxSubmitJobsPerUser).
+ * Without [auth] every request counts as one user's.  ACC_QUOTA_UNLIMITED:
+ * no limit. */
+#define ACC_QUOTA_UNLIMITED INT64_MAX
+
+struct acc_quota {
+    int64_t nodes;      /* in one agreement, over all its components */
+    int64_t bandwidth;  /* Mbit/s in one agreement, over all its links */
+    int64_t duration;   /* seconds: the longest agreement */
+    int64_t advance;    /* seconds from now to the latest start */
+    int64_t agreements; /* open at once: Pending, terminating, or Observed until it ends */
+    int64_t quotes;     /* open quotes at once: Advisory or Held */
+};
+
+/* A [quota USER] section: the keys it gives (bit k: the k-th field of
+ * struct acc_quota), the others [quota]'s once the file is read. */
+struct acc_user_quota {
+    char *user;
+    char *section; /* "quota USER", for messages */
+    struct acc_quota q;
+    unsigned given;
+};
+
 struct acc_config {
     char *origin; /* file name, or "embedded testbed" */
     bool embedded;
@@ -134,16 +162,20 @@ struct acc_config {
     size_t n_latencies;
     double *latency; /* n_sites x n_sites, row-major in sites' order; NULL: none given */
     unsigned max_rounds;
-    int64_t horizon;              /* how far previews look without a deadline */
-    int64_t lead_time;            /* earliest start no sooner than now + this */
-    int64_t adapter_timeout;      /* per adapter call, seconds */
-    unsigned workers;             /* negotiation worker threads */
-    unsigned queue_length;        /* negotiations queued or running at once */
-    unsigned max_pending;         /* of those, ?mode=pending ones */
-    int64_t max_hold;             /* longest hold of a quote; an unheld quote is open this long */
-    unsigned quote_options;       /* counter-offers in a quote, at most */
-    unsigned max_quotes;          /* open quotes (Advisory or Held) in all */
-    unsigned max_quotes_per_user; /* and per initiator */
+    int64_t horizon;         /* how far previews look without a deadline */
+    int64_t lead_time;       /* earliest start no sooner than now + this */
+    int64_t adapter_timeout; /* per adapter call, seconds */
+    unsigned workers;        /* negotiation worker threads */
+    unsigned queue_length;   /* negotiations queued or running at once */
+    unsigned max_pending;    /* of those, ?mode=pending ones */
+    int64_t max_hold;        /* longest hold of a quote; an unheld quote is open this long */
+    unsigned quote_options;  /* counter-offers in a quote, at most */
+    unsigned max_quotes;     /* open quotes (Advisory or Held) in all */
+
+    /* [quota], [quota USER] */
+    struct acc_quota quota; /* every user's */
+    struct acc_user_quota *user_quotas;
+    size_t n_user_quotas;
 
     struct acc_launch_cfg launch;
 
@@ -189,6 +221,12 @@ const struct acc_user *acc_config_user_by_cert(const struct acc_config *c, const
  * for every pair of sites. */
 acc_err acc_config_policy(const struct acc_config *c, const char *name, struct acc_policy_opts *out,
                           struct acc_error *err);
+
+/* The quota of a user: its [quota USER] section over [quota], or [quota]
+ * (user NULL: every request, as without [auth]).  *section, if given,
+ * receives the section's name for messages ("quota" or "quota alice"). */
+const struct acc_quota *acc_config_quota(const struct acc_config *c, const char *user,
+                                         const char **section);
 
 /* The resource module's look-ups (resources.h) on accordd's configuration. */
 const struct acc_site_cfg *acc_config_site(const struct acc_config *c, const char *name);

@@ -11,6 +11,7 @@
  *                   key, [auth] client_ca and client_certificates
  *   config_policy.c [policy] (latency matrix, policy options) and which
  *                   placement policies accordd runs
+ *   config_quota.c  [quota] and [quota USER]: per-user limits
  *
  * Internal names start with cfg_.  The key readers follow inih's handler
  * convention: 1 to go on, 0 to stop (the first error is kept in struct
@@ -50,5 +51,14 @@ int cfg_policy_key(struct cfg_parse *p, const char *k, const char *v);
  * checks that accordd can run the configured policy. */
 acc_err cfg_policy_finish(struct acc_config *c, struct acc_error *err);
 void cfg_policy_release(struct acc_config *c);
+
+/* config_quota.c */
+void cfg_quota_defaults(struct acc_quota *q);
+/* A key of [quota] (user NULL) or [quota USER]. */
+int cfg_quota_key(struct cfg_parse *p, const char *user, const char *k, const char *v);
+/* After reading: every [quota USER] names a user of [auth]; the keys it
+ * does not give are [quota]'s. */
+acc_err cfg_quota_finish(struct acc_config *c, struct acc_error *err);
+void cfg_quota_release(struct acc_config *c);
 
 #endif

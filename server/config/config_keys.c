@@ -83,7 +83,6 @@ static const struct key negotiation_keys[] = {
     {"max_hold", KEY_DURATION, 1, 86400, AT(max_hold), "a duration such as PT10M"},
     {"quote_options", KEY_UNSIGNED, 1, 16, AT(quote_options), NULL},
     {"max_quotes", KEY_UNSIGNED, 1, 1000000, AT(max_quotes), NULL},
-    {"max_quotes_per_user", KEY_UNSIGNED, 1, 1000000, AT(max_quotes_per_user), NULL},
     {NULL, KEY_BOOL, 0, 0, 0, NULL},
 };
 
@@ -194,6 +193,8 @@ int cfg_negotiation_key(struct cfg_parse *p, const char *k, const char *v)
         p->c->policy = po;
         return 1;
     }
+    if (strcmp(k, "max_quotes_per_user") == 0) /* the older name of [quota] max_quotes */
+        return cfg_quota_key(p, NULL, "max_quotes", v);
     return table_key(p, "negotiation", negotiation_keys, k, v);
 }
 

@@ -22,25 +22,6 @@ static void render_agreement(struct acc_http_ctx *ctx, const struct acc_request 
     acc_reply_doc(rq, rs, status);
 }
 
-/* Whether a Content-Type names an XML document: its media type (before any
- * parameters) is exactly one of these, or ends in +xml. */
-static bool xml_content_type(const char *ct)
-{
-    if (!ct || !*ct)
-        return true;
-    size_t n = strcspn(ct, ";");
-    while (n && (ct[n - 1] == ' ' || ct[n - 1] == '\t'))
-        n--;
-    /* curl -d sends form encoding by default; the body is the document all the same. */
-    static const char *const ok[] = {"application/xml", "text/xml",
-                                     "application/x-www-form-urlencoded"};
-    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
-        if (n == strlen(ok[i]) && strncasecmp(ct, ok[i], n) == 0)
-            return true;
-    }
-    return n > 4 && strncasecmp(ct + n - 4, "+xml", 4) == 0;
-}
-
 static bool idempotency_key_ok(const char *k)
 {
     size_t n = strlen(k);
@@ -75,18 +56,11 @@ static void create_finish(struct acc_http_ctx *ctx, const struct acc_request *rq
     acc_agreement_release(&full);
 }
 
-/* The submission's own checks: the media type, ?mode, the Idempotency-Key;
- * false after the fault. */
+/* The submission's own checks: ?mode, the Idempotency-Key (the media type
+ * is the router's); false after the fault. */
 static bool create_request_ok(const struct acc_request *rq, struct acc_response *rs,
                               const char *mode)
 {
-    if (!xml_content_type(rq->content_type)) {
-        char msg[160];
-        snprintf(msg, sizeof msg, "the offer must be sent as application/xml, not %.80s",
-                 rq->content_type);
-        acc_reply_error(rq, rs, ACC_ERR_UNSUPPORTED_MEDIA, msg, NULL);
-        return false;
-    }
     if (mode && strcmp(mode, "pending") != 0 && strcmp(mode, "sync") != 0) {
         acc_reply_error(rq, rs, ACC_ERR_BAD_REQUEST, "mode is pending or sync", NULL);
         return false;

@@ -76,8 +76,10 @@ struct acc_response {
     char location[128];
     char allow[64];
     bool replayed;
-    bool challenge; /* add WWW-Authenticate (401) */
-    bool close;     /* end the connection after the answer */
+    char retry_after[24]; /* Retry-After (a 503's or 429's, from the error's hint); "": the
+                           * server's default */
+    bool challenge;       /* add WWW-Authenticate (401) */
+    bool close;           /* end the connection after the answer */
     /* A handler that must wait for a negotiation sets wait (a reference,
      * released with the response) and finish: the server parks the
      * request, holding no thread, and calls finish once the job is done. */
@@ -95,7 +97,10 @@ void acc_response_release(struct acc_response *rs);
 bool acc_http_authenticate(struct acc_http_ctx *ctx, struct acc_request *rq,
                            struct acc_response *rs);
 /* Routes the request (filling rq->params) and runs its handler; 404 or 405
- * when none fits, 403 for a route of admins.  The response may be left
+ * when none fits, 403 for a route of admins, 415 for a body that is not the
+ * route's media type (an XML document, with a Content-Type of
+ * application/xml, text/xml, a +xml type or curl's default form encoding;
+ * none given: taken as XML).  The response may be left
  * waiting (rs->wait): then acc_http_finish completes it once the job is
  * done. */
 void acc_http_route(struct acc_http_ctx *ctx, struct acc_request *rq, struct acc_response *rs);
@@ -186,6 +191,15 @@ acc_err acc_http_agreement_check(void *arg, const struct acc_agreement *a, struc
  * ACC_ERR_CONFIG.  acc_dsig_init() must have been called. */
 acc_err acc_http_signer_open(const struct acc_config *cfg, struct acc_signer **out,
                              struct acc_error *err);
+
+/* Whether an Accept header asks for JSON rather than XML (server.c): its
+ * media ranges with their q values (RFC 9110 12.5.1), each type taking
+ * the q of the most specific range that covers it (by name:
+ * application/json; application/xml, text/xml or a +xml type; then by its
+ * top-level type; then any type).  JSON when its q is higher, or equal
+ * (not 0) and named more specifically or earlier; XML otherwise, also
+ * without an Accept or when neither is acceptable. */
+bool acc_http_wants_json(const char *accept);
 
 /* ------------------------------------------------------------ the server */
 

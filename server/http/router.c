@@ -9,36 +9,40 @@
 /* Who may call a route when [auth] is configured. */
 enum access { USER, ADMIN, ANYONE };
 
+/* What a route's body is: nothing read (any type), or an XML document. */
+enum body { NONE, XML };
+
 struct route {
     struct acc_httpd_route r; /* method, path pattern */
     acc_handler handler;
     enum access access;
+    enum body body;
 };
 
 static const struct route routes[] = {
-    {{"POST", "/agreements"}, acc_h_agreement_create, USER},
-    {{"POST", "/negotiations"}, acc_h_quote_create, USER},
-    {{"GET", "/negotiations/{}"}, acc_h_quote_get, USER},
-    {{"DELETE", "/negotiations/{}"}, acc_h_quote_release, USER},
-    {{"GET", "/agreements"}, acc_h_agreement_list, USER},
-    {{"GET", "/agreements/{}"}, acc_h_agreement_get, USER},
-    {{"DELETE", "/agreements/{}"}, acc_h_agreement_terminate, USER},
-    {{"GET", "/agreements/{}/state"}, acc_h_agreement_state, USER},
-    {{"GET", "/agreements/{}/negotiation"}, acc_h_agreement_trace, USER},
-    {{"POST", "/agreements/{}/terminate"}, acc_h_agreement_terminate, USER},
-    {{"POST", "/agreements/{}/modify"}, acc_h_agreement_modify, USER},
-    {{"GET", "/agreements/{}/trace"}, acc_h_agreement_trace, USER},
-    {{"GET", "/agreements/{}/launch"}, acc_h_agreement_launch, USER},
-    {{"GET", "/agreements/{}/launch/{}"}, acc_h_agreement_launch_file, USER},
-    {{"GET", "/sites"}, acc_h_sites, USER},
-    {{"GET", "/sites/{}"}, acc_h_site, USER},
-    {{"GET", "/sites/{}/preview"}, acc_h_site_preview, USER},
-    {{"POST", "/adapters/{}/control/{}"}, acc_h_adapter_control, ADMIN},
-    {{"GET", "/templates"}, acc_h_templates, USER},
-    {{"GET", "/templates/{}"}, acc_h_template, USER},
-    {{"GET", "/healthz"}, acc_h_healthz, ANYONE},
-    {{"GET", "/certificate"}, acc_h_certificate, ANYONE},
-    {{"GET", "/metrics"}, acc_h_metrics, ADMIN},
+    {{"POST", "/agreements"}, acc_h_agreement_create, USER, XML},
+    {{"POST", "/negotiations"}, acc_h_quote_create, USER, XML},
+    {{"GET", "/negotiations/{}"}, acc_h_quote_get, USER, NONE},
+    {{"DELETE", "/negotiations/{}"}, acc_h_quote_release, USER, NONE},
+    {{"GET", "/agreements"}, acc_h_agreement_list, USER, NONE},
+    {{"GET", "/agreements/{}"}, acc_h_agreement_get, USER, NONE},
+    {{"DELETE", "/agreements/{}"}, acc_h_agreement_terminate, USER, NONE},
+    {{"GET", "/agreements/{}/state"}, acc_h_agreement_state, USER, NONE},
+    {{"GET", "/agreements/{}/negotiation"}, acc_h_agreement_trace, USER, NONE},
+    {{"POST", "/agreements/{}/terminate"}, acc_h_agreement_terminate, USER, NONE},
+    {{"POST", "/agreements/{}/modify"}, acc_h_agreement_modify, USER, XML},
+    {{"GET", "/agreements/{}/trace"}, acc_h_agreement_trace, USER, NONE},
+    {{"GET", "/agreements/{}/launch"}, acc_h_agreement_launch, USER, NONE},
+    {{"GET", "/agreements/{}/launch/{}"}, acc_h_agreement_launch_file, USER, NONE},
+    {{"GET", "/sites"}, acc_h_sites, USER, NONE},
+    {{"GET", "/sites/{}"}, acc_h_site, USER, NONE},
+    {{"GET", "/sites/{}/preview"}, acc_h_site_preview, USER, NONE},
+    {{"POST", "/adapters/{}/control/{}"}, acc_h_adapter_control, ADMIN, NONE},
+    {{"GET", "/templates"}, acc_h_templates, USER, NONE},
+    {{"GET", "/templates/{}"}, acc_h_template, USER, NONE},
+    {{"GET", "/healthz"}, acc_h_healthz, ANYONE, NONE},
+    {{"GET", "/certificate"}, acc_h_certificate, ANYONE, NONE},
+    {{"GET", "/metrics"}, acc_h_metrics, ADMIN, NONE},
 };
 
 /* Who asks: checked before routing, so that nothing about the server's
@@ -109,6 +113,39 @@ bool acc_http_acts_for(const struct acc_request *rq, struct acc_response *rs, co
     return false;
 }
 
+/* Whether a Content-Type names an XML document: its media type (before any
+ * parameters) is exactly one of these, or ends in +xml; none is taken as
+ * XML. */
+static bool xml_content_type(const char *ct)
+{
+    if (!ct || !*ct)
+        return true;
+    size_t n = strcspn(ct, ";");
+    while (n && (ct[n - 1] == ' ' || ct[n - 1] == '\t'))
+        n--;
+    /* curl -d sends form encoding by default; the body is the document all the same. */
+    static const char *const ok[] = {"application/xml", "text/xml",
+                                     "application/x-www-form-urlencoded"};
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        if (n == strlen(ok[i]) && strncasecmp(ct, ok[i], n) == 0)
+            return true;
+    }
+    return n > 4 && strncasecmp(ct + n - 4, "+xml", 4) == 0;
+}
+
+/* The body's media type is the route's; 415 otherwise. */
+static bool media_ok(const struct acc_request *rq, struct acc_response *rs, enum body body)
+{
+    if (body == NONE || xml_content_type(rq->content_type))
+        return true;
+    char msg[256];
+    snprintf(msg, sizeof msg,
+             "%.10s %.60s takes an XML document (Content-Type: application/xml), not %.80s",
+             rq->method, rq->path, rq->content_type);
+    acc_reply_error(rq, rs, ACC_ERR_UNSUPPORTED_MEDIA, msg, NULL);
+    return false;
+}
+
 static const struct acc_httpd_table table = ACC_HTTPD_TABLE(routes, NULL);
 
 void acc_http_route(struct acc_http_ctx *ctx, struct acc_request *rq, struct acc_response *rs)
@@ -123,7 +160,7 @@ void acc_http_route(struct acc_http_ctx *ctx, struct acc_request *rq, struct acc
         return;
     }
     memcpy(rq->params, m.params, sizeof rq->params);
-    if (permitted(rq, rs, r->access))
+    if (permitted(rq, rs, r->access) && media_ok(rq, rs, r->body))
         r->handler(ctx, rq, rs);
 }
 
@@ -213,6 +250,11 @@ void acc_reply_err(const struct acc_request *rq, struct acc_response *rs,
 {
     acc_reply_error(rq, rs, err->code, err->msg[0] ? err->msg : acc_err_text(err->code),
                     agreement_id);
+    /* When a retry can succeed, if the failure knows (a 503 or 429 only). */
+    rs->retry_after[0] = '\0';
+    if ((rs->status == 503 || rs->status == 429) && err->retry_after > 0)
+        snprintf(rs->retry_after, sizeof rs->retry_after, "%lld",
+                 (long long)(err->retry_after < 86400 ? err->retry_after : 86400));
 }
 
 void acc_reply_query_err(const struct acc_request *rq, struct acc_response *rs,

@@ -9,6 +9,7 @@
  * job's completion, so no thread waits. */
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "../../lib/tls/tls_server.h"
 #include "http.h"
@@ -25,14 +26,79 @@ struct exchange {
     struct acc_nego_waiter waiter;
 };
 
-static bool wants_json(const char *accept)
+/* ----------------------------------------------------------------- Accept */
+
+enum { AS_XML, AS_JSON };
+
+/* How specifically a media range covers a type of answer: 3 by name, 2 by
+ * its top-level type (application/<*>), 1 by <*>/<*>, 0 not. */
+static int covers(const char *range, size_t n, int as)
+{
+#define IS(lit) (n == sizeof lit - 1 && strncasecmp(range, lit, n) == 0)
+    if (IS("*/*"))
+        return 1;
+    if (as == AS_JSON)
+        return IS("application/json") ? 3 : IS("application/*") ? 2 : 0;
+    if (IS("application/xml") || IS("text/xml") ||
+        (n > 4 && !strncasecmp(range + n - 4, "+xml", 4)))
+        return 3;
+    return IS("application/*") || IS("text/*") ? 2 : 0;
+#undef IS
+}
+
+/* The q of a range's parameters in thousandths (1000 without one); -1
+ * when it does not parse (the range is then ignored). */
+static int q_of(const char *params, size_t n)
+{
+    for (const char *p = params, *end = params + n; p < end; p++) {
+        if (*p != ';')
+            continue;
+        p += strspn(p + 1, " \t") + 1;
+        if (end - p < 2 || (p[0] != 'q' && p[0] != 'Q') || p[1] != '=')
+            continue;
+        p += 2;
+        if (p >= end || (*p != '0' && *p != '1'))
+            return -1;
+        int q = (*p++ - '0') * 1000, scale = 100;
+        if (p < end && *p == '.')
+            for (p++; p < end && *p >= '0' && *p <= '9' && scale; p++, scale /= 10)
+                q += (*p - '0') * scale;
+        return q > 1000 || (p < end && !strchr("; \t", *p)) ? -1 : q;
+    }
+    return 1000;
+}
+
+/* What the Accept header gives one type of answer: its q (0 when no range
+ * covers it), how specific the range is and where it stands. */
+struct pick {
+    int q, spec, pos;
+};
+
+static struct pick pick_of(const char *accept, int as)
+{
+    struct pick best = {0, 0, 0};
+    int pos = 0;
+    for (const char *p = accept; *p; pos++) {
+        size_t len = strcspn(p, ",");
+        const char *r = p + strspn(p, " \t");
+        size_t n = strcspn(r, ";, \t");
+        int spec = r < p + len ? covers(r, n, as) : 0;
+        int q = spec ? q_of(r + n, len - (size_t)(r + n - p)) : -1;
+        if (q >= 0 && spec > best.spec)
+            best = (struct pick){q, spec, pos};
+        p += len + (p[len] == ',');
+    }
+    return best;
+}
+
+bool acc_http_wants_json(const char *accept)
 {
     if (!accept)
         return false;
-    const char *j = strstr(accept, "application/json");
-    const char *x = strstr(accept, "xml");
-    /* Whichever the client names first wins; JSON only when named. */
-    return j && (!x || j < x);
+    struct pick j = pick_of(accept, AS_JSON), x = pick_of(accept, AS_XML);
+    if (j.q != x.q)
+        return j.q > x.q;
+    return j.q > 0 && (j.spec != x.spec ? j.spec > x.spec : j.pos < x.pos);
 }
 
 /* The handlers' response as lib/httpd sends it (the body moves). */
@@ -50,6 +116,8 @@ static void to_reply(struct acc_response *rs, struct acc_httpd_reply *out)
         acc_httpd_reply_header(out, "Idempotent-Replayed", "true");
     if (rs->challenge)
         acc_httpd_reply_header(out, "WWW-Authenticate", "Bearer realm=\"accord\"");
+    if (rs->retry_after[0]) /* else lib/httpd's default for a 503 or 429 */
+        acc_httpd_reply_header(out, "Retry-After", rs->retry_after);
     out->close = rs->close;
 }
 
@@ -70,7 +138,7 @@ static bool auth(void *app, const struct acc_httpd_request *hr, void *state,
         .authorization = acc_httpd_header(hr, "Authorization"),
         .peer_subject = hr->peer ? hr->peer->subject : NULL,
         .peer_fingerprint = hr->peer ? hr->peer->fingerprint : NULL,
-        .json = wants_json(acc_httpd_header(hr, "Accept")),
+        .json = acc_http_wants_json(acc_httpd_header(hr, "Accept")),
     };
     acc_response_init(&ex->rs);
     if (acc_http_authenticate(app, &ex->rq, &ex->rs))
@@ -115,7 +183,7 @@ static void fault(void *app, const struct acc_httpd_request *hr, const struct ac
                   struct acc_httpd_reply *out)
 {
     (void)app;
-    struct acc_request rq = {.json = wants_json(acc_httpd_header(hr, "Accept"))};
+    struct acc_request rq = {.json = acc_http_wants_json(acc_httpd_header(hr, "Accept"))};
     struct acc_response rs;
     acc_response_init(&rs);
     acc_reply_err(&rq, &rs, err, NULL);

@@ -18,6 +18,8 @@
  *   quote_hold.c    held quotes: hold, release, expiry
  *   quote_commit.c  committing a held quote as an agreement
  *   quote_job.c     quotes as jobs on the negotiation queue
+ *   quota.c         the limits of one agreement under a user's quota (quota.h)
+ *   quota_ledger.c  a user's open agreements, counted race-free
  */
 #ifndef ACC_SERVICE_INTERNAL_H
 #define ACC_SERVICE_INTERNAL_H
@@ -31,6 +33,7 @@
 #include "../../resources/resources.h"
 #include "../engine/engine.h"
 #include "jobs.h"
+#include "quota.h"
 #include "service.h"
 
 enum { OUT_AGREED, OUT_NO_SLOT, OUT_FAILED, OUT_STOPPED, OUT_INTERRUPTED, OUT__COUNT };
@@ -94,6 +97,13 @@ struct svc_provision_retry {
     size_t n, cap;
 };
 
+/* Open agreements per user (quota_ledger.c). */
+struct ledger_user;
+struct svc_ledger {
+    pthread_mutex_t lock; /* the list; each user has a lock of their own */
+    struct ledger_user *users;
+};
+
 struct acc_service {
     const struct acc_config *cfg;
     struct acc_store *store;
@@ -106,6 +116,10 @@ struct acc_service {
     struct svc_provision_retry provision;
     struct acc_jobs jobs; /* the launcher's hooks (jobs.c) */
     struct svc_queue queue;
+    struct svc_ledger ledger;
+    /* Held while open quotes are counted and a new one is stored, so that
+     * concurrent quotes cannot all pass the count (quote.c). */
+    pthread_mutex_t quote_lock;
     pthread_mutex_t lock;
     pthread_cond_t wake; /* housekeeping and close */
     atomic_bool stopping;
@@ -115,7 +129,7 @@ struct acc_service {
     /* metrics */
     atomic_uint_least64_t outcomes[OUT__COUNT];
     atomic_uint_least64_t rounds, rollbacks, negotiation_us;
-    atomic_uint_least64_t submitted, rejected_input, refused_busy;
+    atomic_uint_least64_t submitted, rejected_input, refused_busy, refused_quota;
 };
 
 /* modify.c: the checks of a change that need no store (an id that can
@@ -124,6 +138,20 @@ struct acc_service {
 acc_err svc_modify_check(const char *id, const struct acc_modification *m, struct acc_error *err);
 acc_err svc_modify_run(struct acc_service *svc, const char *id, const struct acc_modification *m,
                        struct acc_agreement *out, struct acc_error *err);
+
+/* quota_ledger.c: [quota] max_agreements.  Admission takes a place for
+ * agreement id among w's open agreements (its candidates and id itself not
+ * counted); ACC_ERR_QUOTA when they are at the limit.  An unkeyed
+ * submission is admitted before its row is written; a keyed one is stored
+ * first as a candidate and admitted after.  Forget gives back the place
+ * (or the candidacy) of an agreement never stored, or refused. */
+void svc_ledger_init(struct svc_ledger *l);
+void svc_ledger_release(struct svc_ledger *l);
+acc_err svc_ledger_admit(struct acc_service *svc, const struct svc_quota_who *w, const char *id,
+                         struct acc_error *err);
+acc_err svc_ledger_candidate(struct acc_service *svc, const struct svc_quota_who *w, const char *id,
+                             struct acc_error *err);
+void svc_ledger_forget(struct acc_service *svc, const struct svc_quota_who *w, const char *id);
 
 /* registry.c */
 struct acc_adapter *svc_site_adapter(void *ctx, const char *site);
@@ -220,6 +248,10 @@ void svc_hook_orphan(void *ctx, struct acc_adapter *ad, const struct acc_booking
 /* submit.c: the window an offer asks for, or a 4xx error. */
 acc_err svc_window(const struct acc_service *svc, const struct acc_offer *o, acc_time now,
                    acc_time *earliest, acc_time *deadline, struct acc_error *err);
+/* submit.c: the initiator's quota for one agreement: the offer's limits
+ * (ACC_ERR_QUOTA), and the window's deadline cut at max_advance. */
+acc_err svc_offer_quota(struct acc_service *svc, const struct acc_offer *o, acc_time now,
+                        acc_time *deadline, struct acc_error *err);
 
 struct acc_plan;
 /* negotiate.c: fills a's allocation from the plan (reservations when booked). */

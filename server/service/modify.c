@@ -311,6 +311,24 @@ static acc_err check_times(struct acc_service *svc, const struct acc_agreement *
     return ACC_OK;
 }
 
+/* The user's quota: the change may grow nothing past a limit. */
+static acc_err check_quota(struct acc_service *svc, const struct acc_agreement *a,
+                           const struct acc_modification *m, acc_time start, acc_time end,
+                           struct acc_error *err)
+{
+    struct svc_quota_shape was = {0, 0, a->start, a->end}, to = {0, 0, start, end};
+    for (size_t i = 0; i < a->n_comps; i++) {
+        was.nodes += a->comps[i].nodes;
+        to.nodes += new_nodes(m, &a->comps[i]);
+    }
+    for (size_t i = 0; i < a->n_links; i++) {
+        was.bandwidth += a->links[i].bandwidth;
+        to.bandwidth += new_bandwidth(m, &a->links[i]);
+    }
+    struct svc_quota_who w = svc_quota_who(svc->cfg, a->initiator);
+    return svc_quota_change(&w, &was, &to, acc_now(), err);
+}
+
 /* One modification in progress. */
 struct mod_run {
     struct acc_agreement a; /* the current version, then the new one */
@@ -342,7 +360,8 @@ static acc_err mod_prepare(struct acc_service *svc, const char *id,
                              acc_state_name(r->a.state));
     enum acc_launcher_held held = acc_launcher_held(svc->launcher, id);
     if ((rc = check_times(svc, &r->a, m, held, &r->start, &r->end, &r->from, err)) ||
-        (rc = make_plan(svc, &r->a, m, r->p, err)))
+        (rc = make_plan(svc, &r->a, m, r->p, err)) ||
+        (rc = check_quota(svc, &r->a, m, r->start, r->end, err)))
         return rc;
     if (!(r->change = describe_change(&r->a, m, r->start, r->end)))
         return acc_error_set(err, ACC_ERR_INVALID, "the modification changes nothing");

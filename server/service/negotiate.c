@@ -162,10 +162,12 @@ static void nego_run(struct acc_service *svc, struct acc_nego *job, struct svc_n
         .call_timeout_us = cfg->adapter_timeout * 1000000,
         .hooks = svc_nego_hooks(ctx),
     };
+    struct svc_quota_who w = svc_quota_who(cfg, job->offer.initiator);
     if (acc_plan_make(&env, svc->engine, &job->offer, &rq, &r->plan, &r->res.err)) {
         r->res.outcome = ACC_ENGINE_FAILED;
+    } else if ((r->planned = true) && svc_quota_plan(&w, &r->plan, &r->res.err)) {
+        r->res.outcome = ACC_ENGINE_FAILED; /* a flexible request's links: over the quota */
     } else {
-        r->planned = true;
         rq.items = r->plan.items;
         rq.n_items = r->plan.n_items;
         acc_engine_negotiate(svc->engine, &rq, &r->res);

@@ -8,6 +8,7 @@
 #include "../../lib/common/id.h"
 #include "../../lib/common/log.h"
 #include "../../lib/common/strutil.h"
+#include "../../lib/common/timefmt.h"
 #include "internal.h"
 #include "plan.h"
 
@@ -88,9 +89,13 @@ static acc_err alt_options(struct acc_service *svc, const struct acc_engine_requ
                            struct acc_error *err)
 {
     const struct acc_plan_alts *alts = src->alts;
+    struct svc_quota_who who = svc_quota_who(svc->cfg, q->initiator);
     acc_err rc = ACC_OK;
     for (size_t k = 0; k < alts->n && q->n_options < max && !rc; k++) {
         const struct acc_plan *p = &alts->plans[k];
+        struct acc_error qerr;
+        if (svc_quota_plan(&who, p, &qerr))
+            continue; /* its generated links are over the user's bandwidth */
         struct acc_frames *f = calloc(p->n_items ? p->n_items : 1, sizeof *f);
         if (!f)
             return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
@@ -163,23 +168,70 @@ static acc_err make_options(struct acc_service *svc, const struct acc_engine_req
     return rc;
 }
 
-static acc_err check_bounds(struct acc_service *svc, const char *initiator, struct acc_error *err)
+/* Seconds until the earliest open quote closes (its hold or open period
+ * ends), at least 1: when a place among all open quotes frees up. */
+static int64_t first_close(struct acc_service *svc)
+{
+    char(*ids)[ACC_ID_LEN + 1] = NULL;
+    size_t n = 0;
+    struct acc_error e;
+    int64_t secs = 0;
+    if (acc_store_quote_due(svc->store, ACC_TIME_MAX, &ids, &n, &e) == ACC_OK && n) {
+        struct acc_quote q;
+        if (acc_store_quote_get(svc->store, ids[0], &q, &e) == ACC_OK) {
+            secs = q.hold_until - acc_now();
+            acc_quote_release(&q);
+        }
+    }
+    free(ids);
+    return secs < 1 ? 1 : secs;
+}
+
+/* The bounds on open quotes: the user's ([quota] max_quotes; without
+ * [auth] every quote is the one user's) and all ([negotiation] max_quotes,
+ * with the time until the earliest one closes). */
+static acc_err check_bounds(struct acc_service *svc, const struct svc_quota_who *w,
+                            struct acc_error *err)
 {
     uint64_t mine, all;
-    acc_err rc = acc_store_quote_count(svc->store, initiator, &mine, &all, err);
+    acc_err rc = acc_store_quote_count(svc->store, w->user ? w->user : "", &mine, &all, err);
     if (rc)
         return rc;
-    if (mine >= svc->cfg->max_quotes_per_user)
-        return acc_error_set(err, ACC_ERR_TOO_MANY,
-                             "%s has %" PRIu64 " open quotes, the most allowed "
-                             "([negotiation] max_quotes_per_user); release one or wait",
-                             initiator, mine);
-    if (all >= svc->cfg->max_quotes)
-        return acc_error_set(err, ACC_ERR_OVERLOADED,
-                             "%" PRIu64 " quotes are open, the most allowed "
-                             "([negotiation] max_quotes); retry later",
-                             all);
+    if (!w->user)
+        mine = all;
+    if (w->q->quotes != ACC_QUOTA_UNLIMITED && mine >= (uint64_t)w->q->quotes)
+        return acc_error_set(err, ACC_ERR_QUOTA,
+                             "%s has %" PRIu64 " open quotes, the most allowed ([%s] "
+                             "max_quotes = %" PRId64 "); release one or wait for one to expire",
+                             w->user ? w->user : "everyone (without [auth] one user)", mine,
+                             w->section, w->q->quotes);
+    if (all >= svc->cfg->max_quotes) {
+        int64_t secs = first_close(svc);
+        acc_error_set(err, ACC_ERR_OVERLOADED,
+                      "%" PRIu64 " quotes are open, the most allowed ([negotiation] max_quotes); "
+                      "the first of them closes in %" PRId64 " s",
+                      all, secs);
+        err->retry_after = secs;
+        return ACC_ERR_OVERLOADED;
+    }
     return ACC_OK;
+}
+
+/* Stores a new quote.  An open one is counted and stored in one step (the
+ * service's quote lock), so that concurrent quotes cannot all pass the
+ * count; a Rejected one counts against nothing. */
+static acc_err quote_store(struct acc_service *svc, const struct acc_quote *q,
+                           struct acc_error *err)
+{
+    if (q->state != ACC_QUOTE_ADVISORY)
+        return acc_store_quote_put(svc->store, q, 0, NULL, 0, err);
+    struct svc_quota_who w = svc_quota_who(svc->cfg, q->initiator);
+    pthread_mutex_lock(&svc->quote_lock);
+    acc_err rc = check_bounds(svc, &w, err);
+    if (!rc)
+        rc = acc_store_quote_put(svc->store, q, 0, NULL, 0, err);
+    pthread_mutex_unlock(&svc->quote_lock);
+    return rc;
 }
 
 /* Sites and links of the plan into the quote (reservations when booked). */
@@ -219,9 +271,12 @@ acc_err svc_quote_check(struct acc_service *svc, const struct acc_quote_request 
     acc_err rc = acc_plan_check(&env, o, err);
     if (rc)
         return rc;
-    if ((rc = svc_window(svc, o, now, earliest, deadline, err)))
+    if ((rc = svc_window(svc, o, now, earliest, deadline, err)) ||
+        (rc = svc_offer_quota(svc, o, now, deadline, err)))
         return rc;
-    return check_bounds(svc, o->initiator ? o->initiator : "anonymous", err);
+    /* Early, to refuse before any preview; quote_store counts again. */
+    struct svc_quota_who w = svc_quota_who(cfg, o->initiator ? o->initiator : "anonymous");
+    return check_bounds(svc, &w, err);
 }
 
 /* The new quote's own fields: its id, initiator, the offer's document and
@@ -304,7 +359,9 @@ acc_err acc_service_quote(struct acc_service *svc, const struct acc_quote_reques
         .max_rounds = cfg->max_rounds,
         .call_timeout_us = cfg->adapter_timeout * 1000000,
     };
-    if ((rc = acc_plan_make_alts(&env, svc->engine, o, &er, &plan, &alts, err)))
+    struct svc_quota_who w = svc_quota_who(cfg, out->initiator);
+    if ((rc = acc_plan_make_alts(&env, svc->engine, o, &er, &plan, &alts, err)) ||
+        (rc = svc_quota_plan(&w, &plan, err)))
         goto out;
     er.items = plan.items;
     er.n_items = plan.n_items;
@@ -318,7 +375,7 @@ acc_err acc_service_quote(struct acc_service *svc, const struct acc_quote_reques
     }
     /* Stored before a hold books anything: its journal entries then belong
      * to a known quote (an Advisory one's are not swept while it holds). */
-    if ((rc = acc_store_quote_put(svc->store, out, 0, NULL, 0, err)))
+    if ((rc = quote_store(svc, out, err)))
         goto out;
     if (rq->hold && out->n_options) {
         out->hold_until = now + rq->hold;

@@ -14,8 +14,20 @@
 
 #include "../../lib/common/log.h"
 #include "../../lib/common/strutil.h"
+#include "../../lib/common/timefmt.h"
 #include "../launch/launcher.h"
 #include "internal.h"
+
+/* A hold is over at its time, whether or not housekeeping has released
+ * it yet (it runs every few seconds, and only some time after a start). */
+static acc_err hold_over(const struct acc_quote *q, struct acc_error *err)
+{
+    char t[ACC_TIME_STRLEN];
+    acc_time_format(q->hold_until, t);
+    return acc_error_set(err, ACC_ERR_STATE,
+                         "the hold of quote %s expired at %s: nothing was committed; quote again",
+                         q->id, t);
+}
 
 acc_err svc_quote_claim(struct acc_service *svc, const char *quote, const char *initiator,
                         const char *agreement, struct acc_error *err)
@@ -34,6 +46,8 @@ acc_err svc_quote_claim(struct acc_service *svc, const char *quote, const char *
                            "quote %s is %s%s%s: only a Held quote can be committed; quote again",
                            quote, acc_quote_state_name(q.state), q.reason ? ": " : "",
                            q.reason ? q.reason : "");
+    } else if (q.hold_until <= acc_now()) {
+        rc = hold_over(&q, err);
     } else {
         rc = acc_store_quote_claim(svc->store, quote, agreement, true, err);
         if (rc == ACC_ERR_STATE && q.agreement[0])
@@ -176,6 +190,10 @@ acc_err svc_quote_commit(struct acc_service *svc, struct acc_nego *job, struct a
                       acc_quote_state_name(q.state), q.reason ? ": " : "",
                       q.reason ? q.reason : "");
         rc = ACC_ERR_STATE;
+        goto failed;
+    }
+    if (q.hold_until <= acc_now()) {
+        rc = hold_over(&q, &e);
         goto failed;
     }
     if (atomic_load(&job->stop) || atomic_load(&svc->stopping)) {

@@ -173,13 +173,16 @@ void acc_service_metrics(struct acc_service *svc, struct acc_buf *out)
     acc_buf_printf(out, "accord_negotiation_seconds_total %.6f\n",
                    (double)atomic_load(&svc->negotiation_us) / 1e6);
     metric(out, "accord_offers_total", "counter",
-           "Offers submitted, refused as bad input, refused for a full queue.");
+           "Offers submitted, refused as bad input, refused for a full queue, refused for a "
+           "quota.");
     acc_buf_printf(out, "accord_offers_total{result=\"submitted\"} %" PRIu64 "\n",
                    (uint64_t)atomic_load(&svc->submitted));
     acc_buf_printf(out, "accord_offers_total{result=\"bad_input\"} %" PRIu64 "\n",
                    (uint64_t)atomic_load(&svc->rejected_input));
     acc_buf_printf(out, "accord_offers_total{result=\"overloaded\"} %" PRIu64 "\n",
                    (uint64_t)atomic_load(&svc->refused_busy));
+    acc_buf_printf(out, "accord_offers_total{result=\"quota\"} %" PRIu64 "\n",
+                   (uint64_t)atomic_load(&svc->refused_quota));
     metric(out, "accord_negotiation_queue", "gauge", "Negotiations queued or running.");
     pthread_mutex_lock(&svc->queue.lock);
     size_t queued = svc->queue.length;
@@ -235,6 +238,8 @@ acc_err acc_service_open_with(const struct acc_config *cfg, const struct acc_ser
     pthread_mutex_init(&svc->lock, NULL);
     pthread_cond_init(&svc->wake, NULL);
     svc_queue_init(&svc->queue);
+    svc_ledger_init(&svc->ledger);
+    pthread_mutex_init(&svc->quote_lock, NULL);
 
     struct acc_store_options so = {
         .path = cfg->db_path, .durable = cfg->durable, .wal_limit = cfg->wal_limit};
@@ -316,6 +321,8 @@ void acc_service_close(struct acc_service *svc)
     acc_store_close(svc->store);
     svc_queue_release(&svc->queue);
     svc_provision_release(&svc->provision);
+    svc_ledger_release(&svc->ledger);
+    pthread_mutex_destroy(&svc->quote_lock);
     pthread_mutex_destroy(&svc->lock);
     pthread_cond_destroy(&svc->wake);
     free(svc);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../../lib/common/id.h"
+#include "../../lib/common/log.h"
 #include "../../lib/common/strutil.h"
 #include "internal.h"
 #include "plan.h"
@@ -149,41 +150,134 @@ static acc_err pending_agreement(struct acc_service *svc, const struct acc_submi
     return ACC_OK;
 }
 
-acc_err acc_service_submit(struct acc_service *svc, const struct acc_submit *rq,
-                           struct acc_submission *out, struct acc_error *err)
+acc_err svc_offer_quota(struct acc_service *svc, const struct acc_offer *o, acc_time now,
+                        acc_time *deadline, struct acc_error *err)
 {
-    const struct acc_offer *o = rq->offer;
-    struct acc_plan_env env = {svc->cfg, svc_site_adapter, svc_network_adapter, svc};
-    memset(out, 0, sizeof *out);
-    atomic_fetch_add(&svc->submitted, 1);
+    struct svc_quota_who w = svc_quota_who(svc->cfg, o->initiator ? o->initiator : "anonymous");
+    acc_err rc = svc_quota_offer(&w, o, now, err);
+    if (rc) {
+        atomic_fetch_add(&svc->refused_quota, 1);
+        return rc;
+    }
+    svc_quota_window(&w, now, o->duration, deadline);
+    return ACC_OK;
+}
 
-    acc_time now = acc_now(), earliest = 0, deadline = 0;
+/* The checks before anything is stored: the configuration, the window, the
+ * user's quota for one agreement. */
+static acc_err submit_check(struct acc_service *svc, const struct acc_offer *o, acc_time now,
+                            acc_time *earliest, acc_time *deadline, struct acc_error *err)
+{
+    struct acc_plan_env env = {svc->cfg, svc_site_adapter, svc_network_adapter, svc};
     acc_err rc = acc_plan_check(&env, o, err);
     if (!rc)
-        rc = svc_window(svc, o, now, &earliest, &deadline, err);
+        rc = svc_window(svc, o, now, earliest, deadline, err);
     if (rc) {
         atomic_fetch_add(&svc->rejected_input, 1);
         return rc;
     }
-    rc = svc_queue_reserve(svc, rq->pending, err);
-    if (rc)
+    return svc_offer_quota(svc, o, now, deadline, err);
+}
+
+/* Idempotency keys are the initiator's own: scope them by initiator. */
+static acc_err scoped_key(const struct acc_agreement *a, const char *key, char **out,
+                          struct acc_error *err)
+{
+    size_t n = strlen(a->initiator) + strlen(key) + 2;
+    if (!(*out = malloc(n)))
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    snprintf(*out, n, "%s\n%s", a->initiator, key);
+    return ACC_OK;
+}
+
+/* A keyed submission over max_agreements once stored: kept Rejected with
+ * the fault, so that a retry with the key is answered the same, and its
+ * job ends at once with it (out, as for a replay). */
+static void refuse_kept(struct acc_service *svc, const struct svc_quota_who *w,
+                        struct acc_agreement *a, struct acc_nego *job, const char *quote,
+                        struct acc_submission *out, const struct acc_error *why)
+{
+    svc_reject(a, ACC_ERR_QUOTA, why->msg);
+    a->updated = acc_now();
+    struct acc_error serr;
+    if (acc_store_agreement_settle(svc->store, a, ACC_STATE_BIT(ACC_STATE_PENDING), NULL, NULL, 0,
+                                   &serr))
+        acc_log_error("agreement %s: %s", a->id, serr.msg);
+    svc_ledger_forget(svc, w, a->id); /* no longer a candidate, now that it is Rejected */
+    if (quote)
+        svc_quote_unclaim(svc, quote, a->id);
+    atomic_fetch_add(&svc->refused_quota, 1);
+    svc_nego_abort(job, ACC_ERR_QUOTA, why);
+    memcpy(out->id, a->id, sizeof out->id);
+    out->job = job;
+}
+
+/* Stores the agreement, which holds a place among its user's open ones
+ * (admitted, or a candidate when keyed: admitted here), and queues its
+ * job; a repeated key is replayed. */
+static acc_err submit_store(struct acc_service *svc, const struct acc_submit *rq,
+                            struct acc_agreement *a, const char *key, struct acc_nego *job,
+                            bool claimed, struct acc_submission *out, struct acc_error *err)
+{
+    struct svc_quota_who w = svc_quota_who(svc->cfg, a->initiator);
+    bool dup = false;
+    char first[ACC_ID_LEN + 1];
+    /* A synchronous negotiation without a key need not wait for the row: its
+     * first journal write, which is awaited, commits it too.  A key must be
+     * checked, and a pending agreement's id must be durable before the reply. */
+    acc_err rc = acc_store_agreement_create(
+        svc->store, a, key, !key && !rq->pending ? ACC_STORE_NOWAIT : 0, &dup, first, err);
+    if (rc || dup) {
+        if (claimed)
+            svc_quote_unclaim(svc, rq->quote, a->id);
+        svc_ledger_forget(svc, &w, a->id);
+        /* Never queued: nobody reads its result (a duplicate has none). */
+        svc_nego_abort(job, rc ? rc : ACC_ERR_CANCELLED, rc ? err : NULL);
+        acc_nego_release(job);
+        return rc ? rc : replay(svc, rq, first, out, err);
+    }
+    struct acc_error why;
+    if (key && svc_ledger_admit(svc, &w, a->id, &why)) {
+        refuse_kept(svc, &w, a, job, claimed ? rq->quote : NULL, out, &why);
+        return ACC_OK;
+    }
+    memcpy(out->id, a->id, sizeof out->id);
+    out->job = job;
+    /* The document goes with the job, for the check before its commit
+     * (svc_precommit); the job is not running yet. */
+    job->a.offer_xml = a->offer_xml;
+    job->a.offer_len = a->offer_len;
+    a->offer_xml = NULL;
+    svc_queue_push(svc, job);
+    return ACC_OK;
+}
+
+acc_err acc_service_submit(struct acc_service *svc, const struct acc_submit *rq,
+                           struct acc_submission *out, struct acc_error *err)
+{
+    memset(out, 0, sizeof *out);
+    atomic_fetch_add(&svc->submitted, 1);
+    acc_time now = acc_now(), earliest = 0, deadline = 0;
+    acc_err rc = submit_check(svc, rq->offer, now, &earliest, &deadline, err);
+    if (rc || (rc = svc_queue_reserve(svc, rq->pending, err)))
         return rc;
 
     struct acc_agreement a;
     char *key = NULL;
     struct acc_nego *job = NULL;
+    bool placed = false, claimed = false;
     rc = pending_agreement(svc, rq, now, earliest, deadline, &a, err);
-    /* Idempotency keys are the initiator's own: scope them by initiator. */
-    if (!rc && rq->idempotency_key) {
-        size_t n = strlen(a.initiator) + strlen(rq->idempotency_key) + 2;
-        key = malloc(n);
-        if (!key)
-            rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
-        else
-            snprintf(key, n, "%s\n%s", a.initiator, rq->idempotency_key);
-    }
+    if (!rc && rq->idempotency_key)
+        rc = scoped_key(&a, rq->idempotency_key, &key, err);
+    struct svc_quota_who w = svc_quota_who(svc->cfg, a.initiator);
+    /* Without a key the place is taken before the row exists; with one the
+     * row is stored first (a repeat is replayed, whatever the count). */
+    if (!rc)
+        placed = !(rc = key ? svc_ledger_candidate(svc, &w, a.id, err)
+                            : svc_ledger_admit(svc, &w, a.id, err));
+    if (rc == ACC_ERR_QUOTA)
+        atomic_fetch_add(&svc->refused_quota, 1);
     /* A commit of a quote claims it first: of two requests, one wins. */
-    bool claimed = false;
     if (!rc && rq->quote)
         claimed = !(rc = svc_quote_claim(svc, rq->quote, a.initiator, a.id, err));
     /* Registered before the row exists, so that terminate can always reach
@@ -193,38 +287,14 @@ acc_err acc_service_submit(struct acc_service *svc, const struct acc_submit *rq,
     if (rc) {
         if (claimed)
             svc_quote_unclaim(svc, rq->quote, a.id);
+        if (placed)
+            svc_ledger_forget(svc, &w, a.id);
         svc_queue_unreserve(svc, rq->pending);
-        goto out;
+    } else {
+        if (rq->quote)
+            acc_strlcpy(job->quote, rq->quote, sizeof job->quote);
+        rc = submit_store(svc, rq, &a, key, job, claimed, out, err);
     }
-    if (rq->quote)
-        acc_strlcpy(job->quote, rq->quote, sizeof job->quote);
-    bool dup = false;
-    char first[ACC_ID_LEN + 1];
-    /* A synchronous negotiation without a key need not wait for the row: its
-     * first journal write, which is awaited, commits it too.  A key must be
-     * checked, and a pending agreement's id must be durable before the reply. */
-    rc = acc_store_agreement_create(svc->store, &a, key,
-                                    !key && !rq->pending ? ACC_STORE_NOWAIT : 0, &dup, first, err);
-    if (rc || dup) {
-        if (claimed)
-            svc_quote_unclaim(svc, rq->quote, a.id);
-        /* Never queued: nobody reads its result (a duplicate has none). */
-        svc_nego_abort(job, rc ? rc : ACC_ERR_CANCELLED, rc ? err : NULL);
-        acc_nego_release(job);
-        job = NULL;
-        if (!rc)
-            rc = replay(svc, rq, first, out, err);
-        goto out;
-    }
-    memcpy(out->id, a.id, sizeof out->id);
-    out->job = job;
-    /* The document goes with the job, for the check before its commit
-     * (svc_precommit); the job is not running yet. */
-    job->a.offer_xml = a.offer_xml;
-    job->a.offer_len = a.offer_len;
-    a.offer_xml = NULL;
-    svc_queue_push(svc, job);
-out:
     free(key);
     acc_agreement_release(&a);
     return rc;

@@ -52,6 +52,8 @@ static const char testbed[] = "[database]\n"
                               "[negotiation]\n"
                               "strategy = %s\n"
                               "max_rounds = 500\n"
+                              /* one user's thousands of agreements: no bound on them */
+                              "[quota]\nmax_agreements = unlimited\n"
                               "[site fzj-xd1]\nadapter = sim-batch\nnodes = 64\nload = %s\n"
                               "[site caesar]\nadapter = sim-batch\nnodes = 128\nload = %s\n"
                               "[site fh-brs]\nadapter = sim-batch\nnodes = 32\nload = %s\n"

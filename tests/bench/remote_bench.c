@@ -94,7 +94,9 @@ static void config_text(char *ini, size_t len, struct acc_site *const *site)
 {
     size_t n = (size_t)snprintf(ini, len,
                                 "[database]\ndurable = %s\n[negotiation]\nstrategy = intersect\n"
-                                "max_rounds = 500\n[server]\nallow_control = yes\n",
+                                "max_rounds = 500\n[server]\nallow_control = yes\n"
+                                /* one user's thousand negotiations: no bound on them */
+                                "[quota]\nmax_agreements = unlimited\n",
                                 durable ? "yes" : "no");
     for (int i = 0; i < 3 && n < len; i++) {
         if (!site)

@@ -30,6 +30,8 @@ static pid_t pid;
 static const char config[] = "[server]\n"
                              "[database]\n"
                              "durable = yes\n"
+                             /* one user fills the database: no bound on their open agreements */
+                             "[quota]\nmax_agreements = unlimited\n"
                              "[site a]\nadapter = sim-batch\nnodes = 1000000\n"
                              "[site b]\nadapter = sim-batch\nnodes = 1000000\n";
 

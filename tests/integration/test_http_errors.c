@@ -218,13 +218,18 @@ static void check_last_day_preview(void)
 static void check_last_days_offer(const char *const *one)
 {
     struct http_reply r;
-    CU_ASSERT_EQUAL(post("/agreements",
-                         offer("last-days",
-                               "<co:EarliestStart>9999-12-28T00:00:00Z</co:EarliestStart>"
-                               "<co:Duration>PT1H</co:Duration>",
-                               one, 1, 0),
-                         &r),
-                    201);
+    const char *sched = "<co:EarliestStart>9999-12-28T00:00:00Z</co:EarliestStart>"
+                        "<co:Duration>PT1H</co:Duration>";
+    /* The default [quota] max_advance (about five years) refuses such a
+     * start, naming the limit; an operator may lift it. */
+    CU_ASSERT_EQUAL(post("/agreements", offer("last-days", sched, one, 1, 0), &r), 403);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "max_advance"));
+    CU_ASSERT_PTR_NULL(strstr(r.body, "0000-"));
+    http_reply_free(&r);
+    int64_t advance = fx.cfg.quota.advance;
+    fx.cfg.quota.advance = ACC_QUOTA_UNLIMITED;
+    CU_ASSERT_EQUAL(post("/agreements", offer("last-days", sched, one, 1, 0), &r), 201);
+    fx.cfg.quota.advance = advance;
     char *id = id_of(&r);
     http_reply_free(&r);
     CU_ASSERT_PTR_NOT_NULL_FATAL(id);

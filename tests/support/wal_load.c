@@ -15,6 +15,9 @@
 const char wal_load_config[] = "[database]\n"
                                "durable = no\n"
                                "%s"
+                               /* one user's load: no bound on their open agreements */
+                               "[quota]\n"
+                               "max_agreements = unlimited\n"
                                "[site alpha]\n"
                                "adapter = sim-batch\n"
                                "nodes = 1000000\n"

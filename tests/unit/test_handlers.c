@@ -129,7 +129,7 @@ static void run_case(const char *name, struct http_case *c)
         .n_query = c->n_query,
         .content_type = c->content_type[0] ? c->content_type : NULL,
         .idempotency_key = c->has_key ? c->key : NULL,
-        .json = strstr(c->accept, "json") != NULL,
+        .json = acc_http_wants_json(c->accept[0] ? c->accept : NULL),
     };
     struct acc_response rs;
     acc_response_init(&rs);
@@ -193,8 +193,50 @@ static void test_cases(void)
     CU_ASSERT_TRUE(ran >= 20);
 }
 
+/* Accept as media ranges with q values (it was matched as a substring:
+ * application/json;q=0 gave JSON). */
+static void test_accept(void)
+{
+    static const struct {
+        const char *accept;
+        bool json;
+    } cases[] = {
+        {NULL, false},
+        {"", false},
+        {"application/json", true},
+        {"application/json;q=0", false},
+        {"application/json ; q=0.000", false},
+        {"application/json;q=0, */*", false},
+        {"application/json, */*", true},
+        {"*/*", false},
+        {"application/*", false},
+        {"application/*;q=0.9, application/xml;q=0.1", true},
+        {"application/xml;q=0.5, application/json", true},
+        {"application/json;q=0.4, application/xml;q=0.9", false},
+        {"text/xml;q=0.5, application/json;q=0.6", true},
+        {"application/soap+xml, application/json", false},
+        {"application/json, application/xml", true},
+        {"application/xml, application/json", false},
+        {"APPLICATION/JSON", true},
+        {"application/jsonx", false},
+        {"application/json;q=2", false},    /* not a q value: ignored */
+        {"application/json;q=0.5x", false}, /* the same */
+        {"application/json;charset=utf-8;q=0.7, */*;q=0.2", true},
+        {"text/html, application/json;q=0.8, */*;q=0.1", true},
+        {",,, application/json ,", true},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        bool got = acc_http_wants_json(cases[i].accept);
+        if (got != cases[i].json)
+            fprintf(stderr, "\n  Accept: %s: %s\n", cases[i].accept ? cases[i].accept : "(none)",
+                    got ? "JSON" : "XML");
+        CU_ASSERT_EQUAL(got, cases[i].json);
+    }
+}
+
 static const struct acc_test_case tests[] = {
     {"request files", test_cases},
+    {"Accept", test_accept},
     {NULL, NULL},
 };
 

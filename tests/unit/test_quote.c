@@ -1,9 +1,12 @@
 /* test_quote.c - quotes through the service (no HTTP): counter-offers that
  * book nothing, holds visible at the adapter, two clients and the same
  * nodes, release, expiry, a restart during a hold, bounds. */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -199,10 +202,26 @@ static void test_expiry_across_restart(void)
     close_fx(&f);
 }
 
+/* The ini with [auth] naming alice, bob and carol: each a user of their own
+ * (without [auth] every request is one user's). */
+static int open_users(struct fx *f, const char *name, const char *text)
+{
+    char path[256], all[2048];
+    snprintf(path, sizeof path, "%s/q-tokens", acc_test_tmpdir());
+    FILE *t = fopen(path, "w");
+    if (!t)
+        return -1;
+    fputs("alice alice-token-01234567\nbob bob-token-0123456789\ncarol carol-token-01234567\n", t);
+    fclose(t);
+    chmod(path, 0600);
+    snprintf(all, sizeof all, "[auth]\ntokens = %s\n%s", path, text);
+    return open_ini(f, name, true, all);
+}
+
 static void test_bounds(void)
 {
     struct fx f;
-    CU_ASSERT_EQUAL_FATAL(open_fx(&f, "q-bounds", true), 0);
+    CU_ASSERT_EQUAL_FATAL(open_users(&f, "q-bounds", ini), 0);
     struct acc_quote q;
     struct acc_error err;
     CU_ASSERT_EQUAL(quote(&f, "alice", 601, -1, &q, &err), ACC_ERR_INVALID);
@@ -212,11 +231,61 @@ static void test_bounds(void)
         ACC_ASSERT_OK(quote(&f, "alice", 0, -1, &q, &err));
         acc_quote_release(&q);
     }
-    CU_ASSERT_EQUAL(quote(&f, "alice", 0, -1, &q, &err), ACC_ERR_TOO_MANY);
-    CU_ASSERT_TRUE(strstr(err.msg, "max_quotes_per_user") != NULL);
+    acc_err rc = quote(&f, "alice", 0, -1, &q, &err);
+    CU_ASSERT_STRING_EQUAL(acc_err_symbol(rc), "QuotaExceeded"); /* 403 */
+    CU_ASSERT_TRUE(strstr(err.msg, "[quota] max_quotes") != NULL);
     ACC_ASSERT_OK(quote(&f, "bob", 0, -1, &q, &err));
     acc_quote_release(&q);
     CU_ASSERT_EQUAL(quote(&f, "carol", 0, -1, &q, &err), ACC_ERR_OVERLOADED);
+    close_fx(&f);
+}
+
+/* One user's concurrent holds: the bound is checked and the quote stored in
+ * one step, so exactly max_quotes_per_user of 40 are taken. */
+static const char ini_many[] = "[negotiation]\n"
+                               "lead_time = PT0S\n"
+                               "max_quotes = 1000\n"
+                               "max_quotes_per_user = 20\n"
+                               "[site a]\nadapter = sim-batch\nnodes = 1000\n";
+
+struct holder {
+    struct fx *f;
+    atomic_int *ok, *quota;
+};
+
+static void *hold_one(void *arg)
+{
+    struct holder *h = arg;
+    struct acc_quote q;
+    struct acc_error err;
+    acc_err rc = quote(h->f, "alice", 60, -1, &q, &err);
+    if (!rc) {
+        atomic_fetch_add(h->ok, 1);
+        acc_quote_release(&q);
+    } else if (strcmp(acc_err_symbol(rc), "QuotaExceeded") == 0) {
+        atomic_fetch_add(h->quota, 1);
+    } else {
+        fprintf(stderr, "\n  hold: %s: %s\n", acc_err_symbol(rc), err.msg);
+    }
+    return NULL;
+}
+
+static void test_concurrent_holds(void)
+{
+    struct fx f;
+    CU_ASSERT_EQUAL_FATAL(open_ini(&f, "q-many", true, ini_many), 0);
+    atomic_int ok = 0, quota = 0;
+    struct holder h = {&f, &ok, &quota};
+    pthread_t t[40];
+    for (int i = 0; i < 40; i++)
+        pthread_create(&t[i], NULL, hold_one, &h);
+    for (int i = 0; i < 40; i++)
+        pthread_join(t[i], NULL);
+    if (atomic_load(&ok) != 20)
+        fprintf(stderr, "\n  %d of 40 holds taken, %d refused\n", atomic_load(&ok),
+                atomic_load(&quota));
+    CU_ASSERT_EQUAL(atomic_load(&ok), 20);
+    CU_ASSERT_EQUAL(atomic_load(&quota), 20);
     close_fx(&f);
 }
 
@@ -317,6 +386,31 @@ static void test_commit_and_schema(void)
     CU_ASSERT_EQUAL(n, 0);
     free(b);
     acc_store_close(st);
+}
+
+/* A hold whose time is up is not committed, whether or not housekeeping
+ * has released it yet, and right after a restart too. */
+static void test_expired_hold_not_committed(void)
+{
+    struct fx f;
+    CU_ASSERT_EQUAL_FATAL(open_fx(&f, "q-late", true), 0);
+    struct acc_quote q;
+    struct acc_error err;
+    char id[ACC_ID_LEN + 1];
+    ACC_ASSERT_OK(quote(&f, "alice", 1, -1, &q, &err));
+    CU_ASSERT_EQUAL(q.state, ACC_QUOTE_HELD);
+    usleep(1300000);
+    CU_ASSERT_EQUAL(commit(&f, q.id, "alice", id, &err), ACC_ERR_STATE);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "expired"));
+    acc_quote_release(&q);
+    ACC_ASSERT_OK(quote(&f, "alice", 2, -1, &q, &err));
+    close_fx(&f);
+    usleep(2300000); /* the hold ends while accordd is down */
+    CU_ASSERT_EQUAL_FATAL(open_fx(&f, "q-late", false), 0);
+    CU_ASSERT_EQUAL(commit(&f, q.id, "alice", id, &err), ACC_ERR_STATE);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "expired"));
+    acc_quote_release(&q);
+    close_fx(&f);
 }
 
 /* Two sites that fit a component without a site. */
@@ -448,6 +542,8 @@ static const struct acc_test_case tests[] = {
     {"hold, two clients, release", test_hold_two_clients_release},
     {"expiry across a restart", test_expiry_across_restart},
     {"bounds", test_bounds},
+    {"40 concurrent holds of one user", test_concurrent_holds},
+    {"an expired hold is not committed", test_expired_hold_not_committed},
     {"commit, schema", test_commit_and_schema},
     {"site choices", test_site_choices},
     {"fixed offer: later starts", test_fixed_later_starts},

@@ -1,0 +1,170 @@
+/* config_quota.c - [quota] (every user's limits) and [quota USER] (one
+ * user's, over [quota]): the keys, the users they name, and the look-up
+ * the service makes for each request. */
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../lib/common/strutil.h"
+#include "../../lib/common/timefmt.h"
+#include "config_internal.h"
+
+/* The keys, in the order of struct acc_quota (bit k of `given` is key k). */
+static const struct {
+    const char *name;
+    bool duration;
+    size_t offset;
+} keys[] = {
+    {"max_nodes", false, offsetof(struct acc_quota, nodes)},
+    {"max_bandwidth", false, offsetof(struct acc_quota, bandwidth)},
+    {"max_duration", true, offsetof(struct acc_quota, duration)},
+    {"max_advance", true, offsetof(struct acc_quota, advance)},
+    {"max_agreements", false, offsetof(struct acc_quota, agreements)},
+    {"max_quotes", false, offsetof(struct acc_quota, quotes)},
+};
+enum { N_KEYS = sizeof keys / sizeof keys[0] };
+
+#define FIELD(q, k) ((int64_t *)((char *)(q) + keys[k].offset))
+
+void cfg_quota_defaults(struct acc_quota *q)
+{
+    /* Within them: every example of docs/examples and tests/data/offers
+     * (offer-flexible.xml has 164 nodes, offer-window.xml starts in 2030);
+     * beyond them: one user with every node of the embedded testbed (224)
+     * or for longer than a week. */
+    *q = (struct acc_quota){
+        .nodes = 192,
+        .bandwidth = 20000,
+        .duration = 7 * 86400,
+        .advance = 1826 * 86400, /* about five years */
+        .agreements = 256,
+        .quotes = 20,
+    };
+}
+
+static struct acc_user_quota *user_entry(struct acc_config *c, const char *user)
+{
+    for (size_t i = 0; i < c->n_user_quotas; i++) {
+        if (strcmp(c->user_quotas[i].user, user) == 0)
+            return &c->user_quotas[i];
+    }
+    struct acc_user_quota *v = realloc(c->user_quotas, (c->n_user_quotas + 1) * sizeof *v);
+    if (!v)
+        return NULL;
+    c->user_quotas = v;
+    struct acc_user_quota *u = &v[c->n_user_quotas];
+    memset(u, 0, sizeof *u);
+    size_t n = strlen(user) + 7;
+    u->user = strdup(user);
+    u->section = malloc(n);
+    if (!u->user || !u->section) {
+        free(u->user);
+        free(u->section);
+        return NULL;
+    }
+    snprintf(u->section, n, "quota %s", user);
+    c->n_user_quotas++;
+    return u;
+}
+
+/* A value: a whole number or a duration (at least 1), or "unlimited". */
+static int set_value(struct cfg_parse *p, const char *section, size_t k, const char *v,
+                     int64_t *out)
+{
+    struct acc_error e;
+    if (strcmp(v, "unlimited") == 0) {
+        *out = ACC_QUOTA_UNLIMITED;
+        return 1;
+    }
+    if (keys[k].duration) {
+        if (acc_duration_parse(v, out, &e) || *out < 1)
+            return cfg_bad(p, section, "%s: '%s' is not a duration such as P7D, or unlimited",
+                           keys[k].name, v);
+        return 1;
+    }
+    if (acc_parse_i64(v, 1, (int64_t)1 << 40, out, &e))
+        return cfg_bad(p, section, "%s: %s (a number, or unlimited)", keys[k].name, e.msg);
+    return 1;
+}
+
+int cfg_quota_key(struct cfg_parse *p, const char *user, const char *k, const char *v)
+{
+    char section[160];
+    snprintf(section, sizeof section, user ? "quota %.140s" : "quota", user);
+    size_t i = 0;
+    while (i < N_KEYS && strcmp(keys[i].name, k) != 0)
+        i++;
+    if (i == N_KEYS)
+        return cfg_bad(p, section,
+                       "unknown key '%s' (max_nodes, max_bandwidth, max_duration, max_advance, "
+                       "max_agreements, max_quotes)",
+                       k);
+    if (user && !*user)
+        return cfg_bad(p, section, "names no user: [quota USER]");
+    struct acc_user_quota *u = user ? user_entry(p->c, user) : NULL;
+    if (user && !u)
+        return 0; /* out of memory */
+    struct acc_quota *q = u ? &u->q : &p->c->quota;
+    if (!set_value(p, section, i, v, FIELD(q, i)))
+        return 0;
+    if (u)
+        u->given |= 1u << i;
+    return 1;
+}
+
+static bool is_user(const struct acc_config *c, const char *name)
+{
+    for (size_t i = 0; i < c->n_users; i++) {
+        if (strcmp(c->users[i].name, name) == 0)
+            return true;
+    }
+    return false;
+}
+
+acc_err cfg_quota_finish(struct acc_config *c, struct acc_error *err)
+{
+    for (size_t i = 0; i < c->n_user_quotas; i++) {
+        struct acc_user_quota *u = &c->user_quotas[i];
+        if (c->n_users == 0)
+            return acc_error_set(err, ACC_ERR_CONFIG,
+                                 "[%s] names a user, but there is no [auth]: without users "
+                                 "every request counts as one, held to [quota]",
+                                 u->section);
+        if (!is_user(c, u->user))
+            return acc_error_set(err, ACC_ERR_CONFIG,
+                                 "[%s]: no user %s in [auth] (tokens or client_certificates)",
+                                 u->section, u->user);
+        for (size_t k = 0; k < N_KEYS; k++) {
+            if (!(u->given & (1u << k)))
+                *FIELD(&u->q, k) = *FIELD(&c->quota, k);
+        }
+    }
+    return ACC_OK;
+}
+
+void cfg_quota_release(struct acc_config *c)
+{
+    for (size_t i = 0; i < c->n_user_quotas; i++) {
+        free(c->user_quotas[i].user);
+        free(c->user_quotas[i].section);
+    }
+    free(c->user_quotas);
+    c->user_quotas = NULL;
+    c->n_user_quotas = 0;
+}
+
+const struct acc_quota *acc_config_quota(const struct acc_config *c, const char *user,
+                                         const char **section)
+{
+    for (size_t i = 0; user && i < c->n_user_quotas; i++) {
+        if (strcmp(c->user_quotas[i].user, user) == 0) {
+            if (section)
+                *section = c->user_quotas[i].section;
+            return &c->user_quotas[i].q;
+        }
+    }
+    if (section)
+        *section = "quota";
+    return &c->quota;
+}

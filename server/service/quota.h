@@ -1,0 +1,58 @@
+/* quota.h - the per-user quotas ([quota], [quota USER]) as policy of the
+ * service: whom a request counts against, and the limits of one agreement
+ * checked on an offer, on a plan (with the links the planner generates)
+ * and on a change.  Pure: no store, no HTTP.  Counting a user's open
+ * agreements is quota_ledger.c's, their open quotes quote.c's.
+ *
+ * Every refusal is ACC_ERR_QUOTA (403 QuotaExceeded) and names the section
+ * and key of the limit ("[quota alice] max_nodes = 64"). */
+#ifndef ACC_SVC_QUOTA_H
+#define ACC_SVC_QUOTA_H
+
+#include "../../lib/common/error.h"
+#include "../../lib/model/model.h"
+#include "../config/config.h"
+
+struct acc_plan;
+
+/* Whom a request counts against, and their limits. */
+struct svc_quota_who {
+    const char *user; /* with [auth] the initiator; NULL: everyone, as one user */
+    const struct acc_quota *q;
+    const char *section; /* "quota" or "quota USER", for messages */
+};
+
+/* The quota an agreement or quote of this initiator counts against: with
+ * [auth] the initiator's own (the HTTP layer has checked that the caller
+ * may act for it); without, one for every request, since an initiator
+ * that nobody vouches for would let anyone count as somebody else. */
+struct svc_quota_who svc_quota_who(const struct acc_config *cfg, const char *initiator);
+
+/* An offer's own limits: its nodes (every component's, a flexible or total
+ * request's total), the bandwidth of the links it names, its duration, and
+ * its earliest start no further ahead than max_advance. */
+acc_err svc_quota_offer(const struct svc_quota_who *w, const struct acc_offer *o, acc_time now,
+                        struct acc_error *err);
+
+/* Cuts a window's deadline so that no start lies beyond max_advance. */
+void svc_quota_window(const struct svc_quota_who *w, acc_time now, int64_t duration,
+                      acc_time *deadline);
+
+/* A plan's links (the offer's and those generated for a flexible request's
+ * parts) within max_bandwidth. */
+acc_err svc_quota_plan(const struct svc_quota_who *w, const struct acc_plan *p,
+                       struct acc_error *err);
+
+/* What a change of a committed agreement touches. */
+struct svc_quota_shape {
+    int64_t nodes, bandwidth; /* over all components, all links */
+    acc_time start, end;
+};
+
+/* A change may keep or shrink what is over a limit (a quota lowered since),
+ * but grow nothing past one: nodes, bandwidth, duration, nor a start moved
+ * later than max_advance. */
+acc_err svc_quota_change(const struct svc_quota_who *w, const struct svc_quota_shape *was,
+                         const struct svc_quota_shape *to, acc_time now, struct acc_error *err);
+
+#endif
