@@ -190,14 +190,16 @@ static acc_err scoped_key(const struct acc_agreement *a, const char *key, char *
     return ACC_OK;
 }
 
-/* A keyed submission over max_agreements once stored: kept Rejected with
- * the fault, so that a retry with the key is answered the same, and its
- * job ends at once with it (out, as for a replay). */
+/* A keyed submission that could not be admitted once stored (over
+ * max_agreements, or the count could not be read: why's code says which)
+ * is kept Rejected with that fault, so that a retry with the key is
+ * answered the same, as for any negotiation that failed, and its job ends
+ * at once with it (out, as for a replay). */
 static void refuse_kept(struct acc_service *svc, const struct svc_quota_who *w,
                         struct acc_agreement *a, struct acc_nego *job, const char *quote,
                         struct acc_submission *out, const struct acc_error *why)
 {
-    svc_reject(a, ACC_ERR_QUOTA, why->msg);
+    svc_reject(a, why->code, why->msg);
     a->updated = acc_now();
     struct acc_error serr;
     if (acc_store_agreement_settle(svc->store, a, ACC_STATE_BIT(ACC_STATE_PENDING), NULL, NULL, 0,
@@ -206,8 +208,9 @@ static void refuse_kept(struct acc_service *svc, const struct svc_quota_who *w,
     svc_ledger_forget(svc, w, a->id); /* no longer a candidate, now that it is Rejected */
     if (quote)
         svc_quote_unclaim(svc, quote, a->id);
-    atomic_fetch_add(&svc->refused_quota, 1);
-    svc_nego_abort(job, ACC_ERR_QUOTA, why);
+    if (why->code == ACC_ERR_QUOTA)
+        atomic_fetch_add(&svc->refused_quota, 1);
+    svc_nego_abort(job, why->code, why);
     memcpy(out->id, a->id, sizeof out->id);
     out->job = job;
 }
