@@ -195,8 +195,9 @@ static void expire(struct acc_httpd *d, struct httpd_wait *l, int64_t now)
     while (l->head && l->head->deadline <= now) {
         struct httpd_conn *c = l->head;
         wait_unlink(d, c);
-        shutdown(c->fd, SHUT_RDWR);
+        /* Counted first: whoever sees the connection end sees it counted. */
         atomic_fetch_add(&d->expired, 1);
+        shutdown(c->fd, SHUT_RDWR);
     }
 }
 

@@ -150,6 +150,7 @@ static void test_silent_connections(void)
     unsigned port = acc_httpd_port(d);
     enum { N = 64 };
     int fds[N];
+    int64_t opened = acc_mono_us(); /* no deadline can pass before opened + 1 s */
     for (int i = 0; i < N; i++)
         fds[i] = connect_from("127.0.50.1", port);
     /* Accepted (or refused) by the server's threads in their own time:
@@ -180,7 +181,7 @@ static void test_silent_connections(void)
     for (int i = 0; i < n_held; i++)
         expired += closed_within(held[i], 2500);
     CU_ASSERT_EQUAL(expired, 4);
-    CU_ASSERT_TRUE(acc_mono_us() - t0 > 500000);
+    CU_ASSERT_TRUE(acc_mono_us() - opened >= 1000000);
     acc_httpd_stats(d, &st);
     CU_ASSERT_EQUAL(st.expired, 4);
     CU_ASSERT_EQUAL(st.waiting, 0);
@@ -217,8 +218,10 @@ static void test_slow_heads(void)
         send_all(kept, "a", 1);
         usleep(200000);
     }
-    CU_ASSERT_TRUE(slow_end && slow_end - t0 < 1600000);
-    CU_ASSERT_TRUE(kept_end && kept_end - t0 > 1200000 && kept_end - t0 < 2800000);
+    /* Generous upper ends: a reaper short of CPU (a sanitizer, a loaded
+     * machine) is late; without the deadlines neither would ever close. */
+    CU_ASSERT_TRUE(slow_end && slow_end - t0 < 3000000);
+    CU_ASSERT_TRUE(kept_end && kept_end - t0 > 1200000 && kept_end - t0 < 4500000);
     close(slow);
     close(kept);
     acc_httpd_stop(d);
