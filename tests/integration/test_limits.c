@@ -17,6 +17,7 @@
 
 #include "fixture.h"
 #include "http_client.h"
+#include "loopback.h"
 #include "testutil.h"
 #include "timefmt.h"
 
@@ -95,24 +96,6 @@ static void expect_fault(const struct http_reply *r, long status, const char *co
     CU_ASSERT_EQUAL(r->status, status);
     CU_ASSERT_STRING_EQUAL(c ? c : "", code);
     free(c);
-}
-
-/* A TCP connection to the server from a loopback address of our choice. */
-static int connect_from(const char *from)
-{
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return -1;
-    struct sockaddr_in a = {.sin_family = AF_INET};
-    inet_pton(AF_INET, from, &a.sin_addr);
-    struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
-    if (bind(fd, (struct sockaddr *)&a, sizeof a) ||
-        connect(fd, (struct sockaddr *)&to, sizeof to)) {
-        close(fd);
-        return -1;
-    }
-    return fd;
 }
 
 /* Sends raw bytes and reads the answer until the server closes or 5 s pass. */
@@ -230,7 +213,7 @@ static void test_idle_and_slow_connections(void)
     for (int i = 0; i < IDLE; i++) {
         char from[32];
         snprintf(from, sizeof from, "127.0.%d.%d", 10 + i / 15, 2 + i % 15);
-        idle[i] = connect_from(from);
+        idle[i] = acc_test_connect_from(from, port);
         n_idle += idle[i] >= 0;
     }
     const char head[] = "POST /agreements HTTP/1.1\r\nHost: x\r\nContent-Type: application/xml\r\n"
@@ -238,7 +221,7 @@ static void test_idle_and_slow_connections(void)
     for (int i = 0; i < SLOW; i++) {
         char from[32];
         snprintf(from, sizeof from, "127.1.%d.%d", i / 15, 2 + i % 15);
-        slow[i] = connect_from(from);
+        slow[i] = acc_test_connect_from(from, port);
         if (slow[i] >= 0 && send(slow[i], head, sizeof head - 1, MSG_NOSIGNAL) > 0)
             n_slow++;
     }
@@ -259,7 +242,7 @@ static void test_idle_and_slow_connections(void)
     sleep(2);
     char *ans = raw_exchange(slow[0], "a", 1);
     CU_ASSERT_PTR_NULL(strstr(ans, "HTTP/1.1 2"));
-    int fd = connect_from("127.0.97.1");
+    int fd = acc_test_connect_from("127.0.97.1", port);
     const char late[] = "POST /agreements HTTP/1.1\r\nHost: x\r\nContent-Type: application/xml\r\n"
                         "Content-Length: 2\r\n\r\n<";
     send(fd, late, sizeof late - 1, MSG_NOSIGNAL);
@@ -276,15 +259,6 @@ static void test_idle_and_slow_connections(void)
             close(slow[i]);
 }
 
-/* Whether the server has not closed fd (nothing read from it is lost: it
- * sends nothing to a request head not yet whole). */
-static bool still_open(int fd)
-{
-    struct pollfd p = {fd, POLLIN, 0};
-    char c;
-    return fd >= 0 && !(poll(&p, 1, 0) == 1 && recv(fd, &c, 1, MSG_DONTWAIT) <= 0);
-}
-
 /* Slow headers (one byte a second) from one address held every connection
  * slot for ever: neither the idle timeout nor request_timeout closed them.
  * With the defaults, that address keeps at most pending_connections (32)
@@ -295,7 +269,7 @@ static void test_slow_headers(void)
     enum { N = 300 };
     static int fds[N];
     for (int i = 0; i < N; i++) {
-        fds[i] = connect_from("127.0.61.1");
+        fds[i] = acc_test_connect_from("127.0.61.1", port);
         if (fds[i] >= 0)
             send(fds[i], "G", 1, MSG_NOSIGNAL);
     }
@@ -305,7 +279,7 @@ static void test_slow_headers(void)
         usleep(100000);
         open = 0;
         for (int i = 0; i < N; i++)
-            open += still_open(fds[i]);
+            open += !acc_test_closed_within(fds[i], 0);
     }
     CU_ASSERT_EQUAL(open, 32);
     int64_t t0 = acc_mono_us();
@@ -325,7 +299,7 @@ static void test_slow_headers(void)
     }
     open = 0;
     for (int i = 0; i < N; i++) {
-        open += still_open(fds[i]);
+        open += !acc_test_closed_within(fds[i], 0);
         if (fds[i] >= 0)
             close(fds[i]);
     }
@@ -339,7 +313,7 @@ static void test_client_connection_limit(void)
 {
     int fds[17];
     for (int i = 0; i < 17; i++)
-        fds[i] = connect_from("127.0.99.9");
+        fds[i] = acc_test_connect_from("127.0.99.9", port);
     usleep(200000);
     const char req[] = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
     int refused = 0, served = 0;
@@ -360,7 +334,7 @@ static void test_client_connection_limit(void)
         close(fds[i]);
     /* Once they are closed the client is served again. */
     usleep(100000);
-    int fd = connect_from("127.0.99.9");
+    int fd = acc_test_connect_from("127.0.99.9", port);
     char *ans = raw_exchange(fd, req, sizeof req - 1);
     CU_ASSERT_PTR_NOT_NULL(strstr(ans, " 200 "));
     close(fd);
@@ -405,7 +379,7 @@ static void test_request_defects(void)
     http_reply_free(&r);
 
     /* Conflicting duplicate Content-Length was accepted. */
-    int fd = connect_from("127.0.98.1");
+    int fd = acc_test_connect_from("127.0.98.1", port);
     const char dup[] = "POST /agreements HTTP/1.1\r\nHost: x\r\nContent-Type: application/xml\r\n"
                        "Content-Length: 5\r\nContent-Length: 7\r\n\r\n<a/>\n";
     char *ans = raw_exchange(fd, dup, sizeof dup - 1);
@@ -414,7 +388,7 @@ static void test_request_defects(void)
     close(fd);
 
     /* A chunked body over max_body was dropped without 413. */
-    fd = connect_from("127.0.98.2");
+    fd = acc_test_connect_from("127.0.98.2", port);
     const char chunked[] =
         "POST /agreements HTTP/1.1\r\nHost: x\r\nContent-Type: application/xml\r\n"
         "Transfer-Encoding: chunked\r\n\r\n";

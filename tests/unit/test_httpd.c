@@ -7,10 +7,8 @@
  * kept-alive connection's next head has its deadline too; a second daemon
  * cannot take an address in use; a chunked body past what may be drained
  * is cut off rather than read whole. */
-#include <arpa/inet.h>
 #include <curl/curl.h>
 #include <errno.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +18,7 @@
 
 #include "buf.h"
 #include "httpd.h"
+#include "loopback.h"
 #include "testutil.h"
 #include "timefmt.h"
 #include "tls_client.h"
@@ -75,55 +74,29 @@ static struct acc_httpd *start(const struct acc_httpd_options *o)
     return d;
 }
 
-/* A TCP connection to port from the loopback address from. */
-static int connect_from(const char *from, unsigned port)
-{
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return -1;
-    struct sockaddr_in a = {.sin_family = AF_INET};
-    inet_pton(AF_INET, from, &a.sin_addr);
-    struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
-    if (bind(fd, (struct sockaddr *)&a, sizeof a) ||
-        connect(fd, (struct sockaddr *)&to, sizeof to)) {
-        close(fd);
-        return -1;
-    }
-    return fd;
-}
-
 static void send_all(int fd, const void *data, size_t len)
 {
     (void)!send(fd, data, len, MSG_NOSIGNAL);
 }
 
-/* Whether the server has closed fd (end of stream or reset), waiting at
- * most ms; what it sent before is skipped. */
-static bool closed_within(int fd, int ms)
-{
-    int64_t end = acc_mono_us() + (int64_t)ms * 1000;
-    for (;;) {
-        int left = (int)((end - acc_mono_us()) / 1000);
-        struct pollfd p = {fd, POLLIN, 0};
-        if (left < 0 || poll(&p, 1, left) <= 0)
-            return false;
-        char buf[4096];
-        ssize_t n = recv(fd, buf, sizeof buf, MSG_DONTWAIT);
-        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
-            return true;
-    }
-}
+/* One GET on a new connection (HTTPS: with accord-main's certificate, the
+ * TLS part of the file): its status, 0 when there was no answer. */
+static const char *cert(const char *name);
 
-static long plain_get(unsigned port)
+static long get(unsigned port, bool tls)
 {
     char url[64];
-    snprintf(url, sizeof url, "http://127.0.0.1:%u/", port);
+    snprintf(url, sizeof url, "%s://127.0.0.1:%u/", tls ? "https" : "http", port);
     CURL *c = curl_easy_init();
+    if (tls) {
+        struct acc_tls_client tc = {
+            .ca = cert("ca.crt"), .certificate = cert("accord.crt"), .key = cert("accord.key")};
+        CU_ASSERT_EQUAL(acc_tls_curl_setup(c, &tc), ACC_OK);
+    }
     curl_easy_setopt(c, CURLOPT_URL, url);
     curl_easy_setopt(c, CURLOPT_TIMEOUT, 5L);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, fwrite);
     FILE *null = fopen("/dev/null", "w");
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, fwrite);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, null);
     long status = 0;
     if (curl_easy_perform(c) == CURLE_OK)
@@ -152,7 +125,7 @@ static void test_silent_connections(void)
     int fds[N];
     int64_t opened = acc_mono_us(); /* no deadline can pass before opened + 1 s */
     for (int i = 0; i < N; i++)
-        fds[i] = connect_from("127.0.50.1", port);
+        fds[i] = acc_test_connect_from("127.0.50.1", port);
     /* Accepted (or refused) by the server's threads in their own time:
      * under a sanitizer that may take a while. */
     struct acc_httpd_stats st;
@@ -166,20 +139,20 @@ static void test_silent_connections(void)
     CU_ASSERT_EQUAL(st.waiting, 4);
     int refused = 0;
     for (int i = 0; i < N; i++)
-        refused += fds[i] < 0 || closed_within(fds[i], 50);
+        refused += fds[i] < 0 || acc_test_closed_within(fds[i], 50);
     CU_ASSERT_EQUAL(refused, N - 4);
     int64_t t0 = acc_mono_us();
-    CU_ASSERT_EQUAL(plain_get(port), 200);
+    CU_ASSERT_EQUAL(get(port, false), 200);
     CU_ASSERT_TRUE(acc_mono_us() - t0 < 1000000);
     /* The four held ones are closed at their deadline (1 s), not before. */
     int held[N], n_held = 0;
     for (int i = 0; i < N; i++)
-        if (fds[i] >= 0 && !closed_within(fds[i], 0))
+        if (fds[i] >= 0 && !acc_test_closed_within(fds[i], 0))
             held[n_held++] = fds[i];
     CU_ASSERT_EQUAL(n_held, 4);
     int expired = 0;
     for (int i = 0; i < n_held; i++)
-        expired += closed_within(held[i], 2500);
+        expired += acc_test_closed_within(held[i], 2500);
     CU_ASSERT_EQUAL(expired, 4);
     CU_ASSERT_TRUE(acc_mono_us() - opened >= 1000000);
     acc_httpd_stats(d, &st);
@@ -197,8 +170,8 @@ static void test_slow_heads(void)
     o.timeout = 2;
     struct acc_httpd *d = start(&o);
     unsigned port = acc_httpd_port(d);
-    int slow = connect_from("127.0.51.1", port);
-    int kept = connect_from("127.0.51.2", port);
+    int slow = acc_test_connect_from("127.0.51.1", port);
+    int kept = acc_test_connect_from("127.0.51.2", port);
     CU_ASSERT_FATAL(slow >= 0 && kept >= 0);
     const char req[] = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
     send_all(kept, req, sizeof req - 1);
@@ -210,9 +183,9 @@ static void test_slow_heads(void)
     int64_t t0 = acc_mono_us();
     int64_t slow_end = 0, kept_end = 0;
     while (acc_mono_us() - t0 < 5000000 && (!slow_end || !kept_end)) {
-        if (!slow_end && closed_within(slow, 0))
+        if (!slow_end && acc_test_closed_within(slow, 0))
             slow_end = acc_mono_us();
-        if (!kept_end && closed_within(kept, 0))
+        if (!kept_end && acc_test_closed_within(kept, 0))
             kept_end = acc_mono_us();
         send_all(slow, "a", 1);
         send_all(kept, "a", 1);
@@ -238,7 +211,7 @@ static void test_address_in_use(void)
     CU_ASSERT_EQUAL(acc_httpd_start(&o, &ops, NULL, &twin, &err), ACC_ERR_IO);
     CU_ASSERT_PTR_NULL(twin);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "in use"));
-    CU_ASSERT_EQUAL(plain_get(o.port), 200);
+    CU_ASSERT_EQUAL(get(o.port, false), 200);
     acc_httpd_stop(d);
 }
 
@@ -248,7 +221,7 @@ static void test_chunked_cut_off(void)
 {
     struct acc_httpd_options o = options();
     struct acc_httpd *d = start(&o);
-    int fd = connect_from("127.0.52.1", acc_httpd_port(d));
+    int fd = acc_test_connect_from("127.0.52.1", acc_httpd_port(d));
     CU_ASSERT_FATAL(fd >= 0);
     const char head[] = "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n";
     send_all(fd, head, sizeof head - 1);
@@ -268,7 +241,7 @@ static void test_chunked_cut_off(void)
         sent += n > 0 ? (size_t)n : 0;
     }
     CU_ASSERT_TRUE(sent < (32u << 20));
-    CU_ASSERT_TRUE(closed_within(fd, 2000));
+    CU_ASSERT_TRUE(acc_test_closed_within(fd, 2000));
     close(fd);
     acc_httpd_stop(d);
 }
@@ -288,27 +261,6 @@ static bool admit_main(void *arg, const struct acc_tls_peer *peer)
 {
     (void)arg;
     return strcmp(peer->subject, "CN=accord-main") == 0;
-}
-
-static long tls_get(unsigned port)
-{
-    char url[64];
-    snprintf(url, sizeof url, "https://127.0.0.1:%u/", port);
-    CURL *c = curl_easy_init();
-    struct acc_tls_client tc = {
-        .ca = cert("ca.crt"), .certificate = cert("accord.crt"), .key = cert("accord.key")};
-    CU_ASSERT_EQUAL(acc_tls_curl_setup(c, &tc), ACC_OK);
-    curl_easy_setopt(c, CURLOPT_URL, url);
-    curl_easy_setopt(c, CURLOPT_TIMEOUT, 5L);
-    FILE *null = fopen("/dev/null", "w");
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, fwrite);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, null);
-    long status = 0;
-    if (curl_easy_perform(c) == CURLE_OK)
-        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-    curl_easy_cleanup(c);
-    fclose(null);
-    return status;
 }
 
 /* accord-site's lock-out: with a total of 64, 64 connections that send no
@@ -332,7 +284,7 @@ static void test_tls_handshakes(void)
     for (int i = 0; i < N; i++) {
         char from[32];
         snprintf(from, sizeof from, "127.0.53.%d", 1 + i % 8);
-        fds[i] = connect_from(from, port);
+        fds[i] = acc_test_connect_from(from, port);
         if (fds[i] >= 0 && i >= N / 2)
             send_all(fds[i], hello, sizeof hello);
     }
@@ -345,12 +297,12 @@ static void test_tls_handshakes(void)
     }
     CU_ASSERT_EQUAL(st.refused, (uint64_t)(N - 8 * 4));
     int64_t t0 = acc_mono_us();
-    CU_ASSERT_EQUAL(tls_get(port), 200);
+    CU_ASSERT_EQUAL(get(port, true), 200);
     CU_ASSERT_TRUE(acc_mono_us() - t0 < 1000000);
     /* Every one is closed by its deadline. */
     int closed = 0;
     for (int i = 0; i < N; i++)
-        closed += fds[i] < 0 || closed_within(fds[i], 2500);
+        closed += fds[i] < 0 || acc_test_closed_within(fds[i], 2500);
     CU_ASSERT_EQUAL(closed, N);
     close_all(fds, N);
     /* An admitted peer's idle sessions (handshake done, no request) are
@@ -370,7 +322,7 @@ static void test_tls_handshakes(void)
     }
     acc_httpd_stats(d, &st);
     CU_ASSERT_TRUE(st.waiting <= 4);
-    CU_ASSERT_EQUAL(tls_get(port), 200);
+    CU_ASSERT_EQUAL(get(port, true), 200);
     for (int i = 0; i < 8; i++)
         curl_easy_cleanup(idle[i]);
     acc_httpd_stop(d);

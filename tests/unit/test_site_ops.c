@@ -1,10 +1,7 @@
 /* test_site_ops.c - accord-site at work: the Hydra proxies it starts for a
  * peer, connections per peer, and a reload of its configuration.  Part of
  * test_site (its one suite "site", after the protocol's operations). */
-#include <arpa/inet.h>
 #include <curl/curl.h>
-#include <netinet/in.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +13,7 @@
 #include "../../lib/common/strutil.h"
 #include "../../lib/proto/proto.h"
 #include "../../site/site.h"
+#include "loopback.h"
 #include "site_client.h"
 #include "site_daemon.h"
 #include "testutil.h"
@@ -161,23 +159,6 @@ void test_connection_limit(void)
     acc_buf_release(&out);
 }
 
-/* A TCP connection to the daemon from the loopback address from. */
-static int connect_from(const char *from)
-{
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET};
-    inet_pton(AF_INET, from, &a.sin_addr);
-    struct sockaddr_in to = {.sin_family = AF_INET,
-                             .sin_port = htons((uint16_t)acc_site_port(site))};
-    inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
-    if (fd >= 0 && (bind(fd, (struct sockaddr *)&a, sizeof a) ||
-                    connect(fd, (struct sockaddr *)&to, sizeof to))) {
-        close(fd);
-        fd = -1;
-    }
-    return fd;
-}
-
 /* Anyone who reached the port locked the peers out, without a certificate:
  * 64 connections that sent no TLS bytes, or 5 bytes of a ClientHello, took
  * all 64 slots.  With the defaults each address holds at most 16 such
@@ -191,7 +172,7 @@ void test_hostile_connections(void)
     for (int i = 0; i < N; i++) {
         char from[32];
         snprintf(from, sizeof from, "127.0.%d.%d", 71 + (i >= 64), 1 + i % 8);
-        fds[i] = connect_from(from);
+        fds[i] = acc_test_connect_from(from, acc_site_port(site));
         if (fds[i] >= 0 && i >= 64)
             send(fds[i], hello, sizeof hello, MSG_NOSIGNAL);
     }
@@ -201,12 +182,8 @@ void test_hostile_connections(void)
         struct timespec pause = {0, 100 * 1000 * 1000};
         nanosleep(&pause, NULL);
         open = 0;
-        for (int i = 0; i < N; i++) {
-            struct pollfd p = {fds[i], POLLIN, 0};
-            char c;
-            if (fds[i] >= 0 && !(poll(&p, 1, 0) == 1 && recv(fds[i], &c, 1, MSG_DONTWAIT) <= 0))
-                open++;
-        }
+        for (int i = 0; i < N; i++)
+            open += !acc_test_closed_within(fds[i], 0);
     }
     CU_ASSERT_EQUAL(open, 64 + 8 * 16); /* 8 silent from 8 addresses; 16 of 20 from 8 more */
     struct acc_buf out = ACC_BUF_INIT;
