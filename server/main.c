@@ -183,6 +183,11 @@ static void announce(const struct acc_config *cfg, const struct daemon *d)
     bool v6 = strchr(host, ':') != NULL;
     acc_log_info("serving %s (%zu sites, %zu links) with database %s", cfg->origin,
                  cfg->res.n_sites, cfg->res.n_links, cfg->db_path);
+    char who[512];
+    acc_account_describe_self(who, sizeof who);
+    acc_log_info("running as %s; launching %s%s%s", who, cfg->launch.enabled ? "on" : "off",
+                 cfg->launch.enabled && cfg->launch.account ? ", jobs as " : "",
+                 cfg->launch.enabled && cfg->launch.account ? cfg->launch.account : "");
     const char *scheme = cfg->tls_certificate ? "https" : "http";
     printf("accordd %s listening on %s://%s%s%s:%u\n", ACCORD_VERSION, scheme, v6 ? "[" : "", host,
            v6 ? "]" : "", acc_http_port(d->srv));

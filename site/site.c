@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lib/common/account.h"
 #include "../lib/common/kv.h"
 #include "../lib/common/log.h"
 #include "../lib/common/strutil.h"
@@ -114,6 +115,9 @@ acc_err acc_site_start(struct acc_site_config *cfg, struct acc_site **out, struc
     }
     acc_log_info("site %s: serving %zu resource(s) on https://%s:%u (%zu peer(s))", s->cfg.name,
                  s->n_res, s->cfg.listen_host, site_http_port(s->http), s->cfg.n_peers);
+    char who[512];
+    acc_account_describe_self(who, sizeof who);
+    acc_log_info("site %s: running as %s", s->cfg.name, who);
     *out = s;
     return ACC_OK;
 }

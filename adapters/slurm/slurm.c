@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../../lib/common/account.h"
 #include "../../lib/common/strutil.h"
 #include "slurm_internal.h"
 
@@ -217,6 +218,17 @@ static acc_err submit(void *state, const struct acc_job *job, char *job_id, size
     }
     snprintf(output, sizeof output, "--output=%s", job->output ? job->output : "/dev/null");
     args[n++] = output;
+    char uid[ACC_ACCOUNT_NAME_MAX + 8], gid[ACC_ACCOUNT_NAME_MAX + 8];
+    if (job->user) { /* accordd may switch: the job runs as its owner's account */
+        struct acc_account a;
+        acc_err rc = acc_account_lookup(job->user, &a, err);
+        if (rc)
+            return rc;
+        snprintf(uid, sizeof uid, "--uid=%ld", (long)a.uid);
+        snprintf(gid, sizeof gid, "--gid=%ld", (long)a.gid);
+        args[n++] = uid;
+        args[n++] = gid;
+    }
     args[n] = NULL;
     /* The script comes on standard input: no file to leave behind. */
     struct acc_buf script = ACC_BUF_INIT;

@@ -6,10 +6,15 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <grp.h>
+#include <pthread.h>
+#include <linux/capability.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -303,6 +308,92 @@ acc_err acc_proc_start(const char *const *argv, const char *const *env, const ch
     if (e > 0)
         return acc_error_set(err, ACC_ERR_IO, "cannot run %s%s%s: %s", argv[0], cwd ? " in " : "",
                              cwd ? cwd : "", strerror(e));
+    return ACC_OK;
+}
+
+/* The child of acc_proc_start_as, between fork and exec: only
+ * async-signal-safe calls.  On failure it writes its errno to report and
+ * ends. */
+static _Noreturn void become(const char *const *argv, char *const *envp, const char *cwd,
+                             const struct acc_account *as, int report)
+{
+    for (int s = 1; s < NSIG; s++)
+        signal(s, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    int null = open("/dev/null", O_RDWR);
+    if (setpgid(0, 0) != 0 || (cwd && chdir(cwd) != 0) || null < 0 || dup2(null, 0) < 0 ||
+        dup2(null, 1) < 0 || dup2(null, 2) < 0)
+        goto fail;
+    /* everything but the standard streams and the report pipe */
+    if (report > 3)
+        close_range(3, (unsigned)report - 1, 0);
+    close_range((unsigned)report + 1, ~0u, 0);
+    if (setgroups(as->n_groups, as->groups) != 0 || setgid(as->gid) != 0 || setuid(as->uid) != 0)
+        goto fail;
+    /* A daemon that switches accounts without being root holds CAP_SETUID
+     * and friends; from one non-root uid to another the kernel keeps them
+     * (and ambient ones would pass exec).  The program gets none. */
+    struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct none_caps[2] = {{0, 0, 0}, {0, 0, 0}};
+    if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 ||
+        syscall(SYS_capset, &hdr, none_caps) != 0)
+        goto fail;
+    if (as->uid == 0 || setuid(0) == 0 || geteuid() == 0) {
+        errno = EPERM; /* root, or root could come back */
+        goto fail;
+    }
+    execve(argv[0], (char *const *)argv, envp);
+fail:;
+    int e = errno;
+    ssize_t ignored = write(report, &e, sizeof e);
+    (void)ignored;
+    _exit(127);
+}
+
+acc_err acc_proc_start_as(const char *const *argv, const char *const *env, const char *cwd,
+                          const struct acc_account *as, pid_t *pid, struct acc_error *err)
+{
+    if (!as)
+        return acc_proc_start(argv, env, cwd, pid, err);
+    if (argv[0][0] != '/')
+        return acc_error_set(err, ACC_ERR_INVALID, "%s: not an absolute path", argv[0]);
+    char **envp = merged_env(env);
+    int report[2];
+    if (!envp)
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    if (pipe2(report, O_CLOEXEC) != 0) {
+        free(envp);
+        return acc_error_set(err, ACC_ERR_IO, "cannot run %s: %s", argv[0], strerror(errno));
+    }
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pid_t p = fork();
+    if (p == 0)
+        become(argv, envp, cwd, as, report[1]);
+    int fe = errno;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    close(report[1]);
+    free(envp);
+    if (p < 0) {
+        close(report[0]);
+        return acc_error_set(err, ACC_ERR_IO, "cannot run %s: %s", argv[0], strerror(fe));
+    }
+    setpgid(p, p); /* either of us may come first */
+    int child_errno = 0;
+    ssize_t n;
+    while ((n = read(report[0], &child_errno, sizeof child_errno)) < 0 && errno == EINTR)
+        ;
+    close(report[0]);
+    if (n > 0) { /* it ended before exec: reap it, say why */
+        while (waitpid(p, NULL, 0) < 0 && errno == EINTR)
+            ;
+        return acc_error_set(err, ACC_ERR_IO, "cannot run %s as %s%s%s: %s", argv[0], as->name,
+                             cwd ? " in " : "", cwd ? cwd : "", strerror(child_errno));
+    }
+    *pid = p;
     return ACC_OK;
 }
 

@@ -16,6 +16,7 @@
 
 #include <sys/types.h>
 
+#include "account.h"
 #include "error.h"
 
 struct acc_proc_result {
@@ -45,6 +46,13 @@ void acc_proc_result_release(struct acc_proc_result *r);
  * standard input, output and error.  The caller reaps it. */
 acc_err acc_proc_start(const char *const *argv, const char *const *env, const char *cwd, pid_t *pid,
                        struct acc_error *err);
+
+/* As acc_proc_start, but the program runs as the account as (its groups,
+ * gid and uid; never root: the child ends before exec when it could get
+ * root back) when as is not NULL.  argv[0] must then be an absolute path.
+ * Needs a process that may switch (acc_account_can_switch). */
+acc_err acc_proc_start_as(const char *const *argv, const char *const *env, const char *cwd,
+                          const struct acc_account *as, pid_t *pid, struct acc_error *err);
 
 /* When process pid started, in clock ticks after boot (from /proc), so that
  * a recorded pid can be recognised after a restart; 0 when there is no such

@@ -67,6 +67,10 @@ struct acc_job {
      * proxy of a meta-job launched across domains), or NULL: the whole
      * reservation */
     const char *host;
+    /* the account the job runs as when the submitter may choose (Slurm's
+     * sbatch --uid from root); NULL: the submitter's own.  Not sent to a
+     * remote site: its daemon runs jobs as its own job user. */
+    const char *user;
 };
 
 /* Where a submitted job stands. */

@@ -19,7 +19,6 @@ static const char embedded_text[] =
     "\n"
     "[server]\n"
     "listen = 127.0.0.1:8080\n"
-    "allow_control = yes\n"
     "\n"
     "[database]\n"
     "path = accord.db\n"
@@ -46,8 +45,11 @@ static const char embedded_text[] =
     "\n"
     "# Meta-jobs start here at their agreed time, with MPICH's mpiexec.hydra and\n"
     "# the fork launcher: every site's hosts (SITE-n1, SITE-n2, ...) are this\n"
-    "# machine.  Off unless a configuration turns it on: it runs the offers'\n"
-    "# programs as accordd's user.\n"
+    "# machine.  Off unless a configuration turns it on.  Jobs run as accordd's\n"
+    "# own user; an accordd started as root starts none until `account = NAME`\n"
+    "# here (or [accounts], with [auth]) says whom they run as: never root.\n"
+    "# The simulated sites' fault controls (POST /adapters/NAME/control/OP)\n"
+    "# are off; [server] allow_control = yes turns them on for tests.\n"
     "[launch]\n"
     "enabled = yes\n"
     "\n"
@@ -111,6 +113,8 @@ static int handler(void *user, const char *section, const char *k, const char *v
         return cfg_launch_key(p, k, v);
     if (strcmp(section, "policy") == 0)
         return cfg_policy_key(p, k, v);
+    if (strcmp(section, "accounts") == 0)
+        return cfg_accounts_key(p, k, v);
     if (strcmp(section, "quota") == 0)
         return cfg_quota_key(p, NULL, k, v);
     if (strncmp(section, "quota ", 6) == 0)
@@ -122,7 +126,7 @@ static int handler(void *user, const char *section, const char *k, const char *v
     return cfg_bad(
         p, section,
         "unknown section (server, database, signing, negotiation, policy, quota, quota USER, "
-        "launch, auth, site NAME, network NAME or link NAME)");
+        "launch, accounts, auth, site NAME, network NAME or link NAME)");
 }
 
 /* ---------------------------------------------------------------- load */
@@ -204,6 +208,8 @@ static acc_err finish(struct acc_config *c, struct cfg_parse *p, int line, const
         rc = cfg_policy_finish(c, err);
     if (!rc)
         rc = cfg_quota_finish(c, err);
+    if (!rc)
+        rc = cfg_accounts_finish(c, err);
     if (rc)
         acc_config_release(c);
     return rc;
@@ -269,6 +275,8 @@ void acc_config_release(struct acc_config *c)
     free(c->launch.directory);
     free(c->launch.path);
     acc_kv_free(c->launch.env, c->launch.n_env);
+    free(c->launch.account);
+    acc_kv_free(c->accounts, c->n_accounts);
     free(c->listen_host);
     free(c->db_path);
     free(c->sign_key);

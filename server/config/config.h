@@ -37,6 +37,7 @@
 #include "../../lib/common/log.h"
 #include "../../lib/model/model.h"
 #include "../../lib/policy/policy.h"
+#include "../../lib/common/account.h"
 #include "../../resources/resources.h"
 
 /* [launch]: how the meta-jobs of agreements are started on this machine
@@ -61,6 +62,9 @@ struct acc_launch_cfg {
      * its HYDRA_LAUNCH lines may take to come */
     unsigned control_port_min, control_port_max;
     int64_t proxy_timeout; /* seconds, default 30 */
+    /* the account jobs run as when [accounts] maps not their owner; NULL:
+     * accordd's own, unless that is root (then no job starts) */
+    char *account;
 };
 
 /* True when [launch] launcher = manual: Hydra prints its proxies' commands
@@ -178,6 +182,9 @@ struct acc_config {
     size_t n_user_quotas;
 
     struct acc_launch_cfg launch;
+    /* [accounts]: user of [auth] = the Unix account their jobs run as */
+    struct acc_kv *accounts;
+    size_t n_accounts;
 
     /* [site NAME], [network NAME], [link NAME]: read by the resource
      * module (resources/), as accord-site reads them. */
@@ -204,6 +211,13 @@ acc_err acc_config_set_listen(struct acc_config *c, const char *hostport, struct
 acc_err acc_config_set_db(struct acc_config *c, const char *path, struct acc_error *err);
 
 void acc_config_release(struct acc_config *c);
+
+/* The account the jobs of initiator's agreements run as: its [accounts]
+ * entry (with [auth]), else [launch] account, else accordd's own unless
+ * accordd runs as root.  *other: it is not accordd's own.
+ * ACC_ERR_FORBIDDEN with the reason when no job of theirs may start. */
+acc_err acc_config_launch_account(const struct acc_config *c, const char *initiator,
+                                  struct acc_account *out, bool *other, struct acc_error *err);
 
 /* The user whose token this is, or NULL (compared in constant time). */
 const struct acc_user *acc_config_user_by_token(const struct acc_config *c, const char *token);

@@ -12,6 +12,7 @@
  *   config_policy.c [policy] (latency matrix, policy options) and which
  *                   placement policies accordd runs
  *   config_quota.c  [quota] and [quota USER]: per-user limits
+ *   config_accounts.c [accounts] and [launch] account: as whom jobs run
  *
  * Internal names start with cfg_.  The key readers follow inih's handler
  * convention: 1 to go on, 0 to stop (the first error is kept in struct
@@ -60,5 +61,11 @@ int cfg_quota_key(struct cfg_parse *p, const char *user, const char *k, const ch
  * does not give are [quota]'s. */
 acc_err cfg_quota_finish(struct acc_config *c, struct acc_error *err);
 void cfg_quota_release(struct acc_config *c);
+
+/* config_accounts.c */
+int cfg_accounts_key(struct cfg_parse *p, const char *k, const char *v);
+/* After reading: every [accounts] user is one of [auth], every account
+ * exists, is not root, and accordd may switch to it when it launches. */
+acc_err cfg_accounts_finish(const struct acc_config *c, struct acc_error *err);
 
 #endif

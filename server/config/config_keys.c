@@ -328,6 +328,8 @@ int cfg_launch_key(struct cfg_parse *p, const char *k, const char *v)
         l->proxy_timeout = n;
     } else if (strcmp(k, "directory") == 0) {
         str = &l->directory;
+    } else if (strcmp(k, "account") == 0) {
+        str = &l->account;
     } else if (strcmp(k, "path") == 0) {
         str = &l->path;
     } else if (strcmp(k, "env") == 0) {

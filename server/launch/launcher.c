@@ -152,8 +152,8 @@ static bool copy_component(struct acc_alloc_component *d, const struct acc_alloc
     return ok; /* what was copied is freed with the agreement */
 }
 
-/* What the launcher keeps of the agreement: its id, state, start, end and
- * components (the descriptions, which need more, are in the run). */
+/* What the launcher keeps of the agreement: its id, owner, state, start,
+ * end and components (the descriptions, which need more, are in the run). */
 static bool copy_agreement(struct acc_agreement *d, const struct acc_agreement *s)
 {
     memset(d, 0, sizeof *d);
@@ -162,6 +162,8 @@ static bool copy_agreement(struct acc_agreement *d, const struct acc_agreement *
     d->start = s->start;
     d->end = s->end;
     d->launch = s->launch;
+    if (!dup_str(&d->initiator, s->initiator))
+        return false;
     if (!s->n_comps)
         return true;
     d->comps = calloc(s->n_comps, sizeof *d->comps);

@@ -53,7 +53,7 @@ void acc_launcher_cancel_parts(struct acc_launcher *l, struct acc_launcher_entry
 /* Submits the components of sites with launch = sbatch into their
  * reservations, each with the environment its mpiexec segment would get. */
 acc_err acc_launcher_submit_parts(struct acc_launcher *l, struct acc_launcher_entry *e,
-                                  const char *description, struct acc_error *err)
+                                  const char *description, const char *user, struct acc_error *err)
 {
     const struct acc_agreement *a = &e->ag;
     const struct acc_run *r = &e->run;
@@ -85,7 +85,8 @@ acc_err acc_launcher_submit_parts(struct acc_launcher *l, struct acc_launcher_en
                               .directory = r->directory,
                               .output = output,
                               .end = a->end,
-                              .env = env};
+                              .env = env,
+                              .user = user};
         struct acc_launcher_part x = {0};
         acc_strlcpy(x.comp, c->name, sizeof x.comp);
         acc_strlcpy(x.site, c->site, sizeof x.site);

@@ -109,8 +109,10 @@ acc_err acc_launcher_manual_proxies(struct acc_launcher *l, struct acc_launcher_
 
 /* launcher_batch.c */
 
+/* user: the account the parts run as (accordd is root or may switch);
+ * NULL: accordd's own. */
 acc_err acc_launcher_submit_parts(struct acc_launcher *l, struct acc_launcher_entry *e,
-                                  const char *description, struct acc_error *err);
+                                  const char *description, const char *user, struct acc_error *err);
 /* Stops the batch parts that still run. */
 void acc_launcher_cancel_parts(struct acc_launcher *l, struct acc_launcher_entry *e);
 /* Asks about the parts that still run (when poll); true when every part

@@ -1,6 +1,7 @@
 /* launcher_start.c - a job's directory and files, and the start of its
  * mpiexec part under a small sh wrapper. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,12 +44,30 @@ static acc_err mkdirs(const char *path, struct acc_error *err)
     return ACC_OK;
 }
 
+/* A job's directory belongs to the job's account, which may have put
+ * anything there: its files are opened without following a link, and only
+ * a regular file with one name is read or written. */
+static int open_job_file(const char *path, int flags)
+{
+    int fd = open(path, flags | O_NOFOLLOW | O_CLOEXEC, 0644);
+    struct stat st;
+    if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1)) {
+        close(fd);
+        errno = EPERM;
+        return -1;
+    }
+    return fd;
+}
+
 bool acc_launcher_write_file(const char *dir, const char *name, const char *text,
                              struct acc_error *err)
 {
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
+    int fd = open_job_file(path, O_WRONLY | O_CREAT);
+    FILE *f = fd >= 0 && ftruncate(fd, 0) == 0 ? fdopen(fd, "w") : NULL;
+    if (!f && fd >= 0)
+        close(fd);
     bool ok = f && fputs(text ? text : "", f) >= 0;
     if (f && fclose(f) != 0)
         ok = false;
@@ -61,9 +80,13 @@ char *acc_launcher_read_file(const char *dir, const char *name, size_t max, size
 {
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "r");
-    if (!f)
+    int fd = open_job_file(path, O_RDONLY);
+    FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+    if (!f) {
+        if (fd >= 0)
+            close(fd);
         return NULL;
+    }
     char *buf = malloc(max + 1);
     size_t n = buf ? fread(buf, 1, max, f) : 0;
     fclose(f);
@@ -100,7 +123,8 @@ static acc_err record_command(struct acc_run *r, const struct acc_argv *argv, st
 /* Runs argv under the sh wrapper (output limit, exit status file) in the
  * run's directory; e->pid is the wrapper's process. */
 static acc_err spawn_wrapped(struct acc_launcher *l, struct acc_launcher_entry *e,
-                             const struct acc_argv *argv, struct acc_error *err)
+                             const struct acc_argv *argv, const struct acc_account *as,
+                             struct acc_error *err)
 {
     const struct acc_launch_cfg *lc = &l->cfg->launch;
     struct acc_run *r = &e->run;
@@ -126,7 +150,7 @@ static acc_err spawn_wrapped(struct acc_launcher *l, struct acc_launcher_entry *
                  lc->control_port_max);
     const char *env[] = {l->path, ports[0] ? ports : NULL, NULL};
     pid_t pid = 0;
-    acc_err rc = acc_proc_start(wargv, env, r->directory, &pid, err);
+    acc_err rc = acc_proc_start_as(wargv, env, r->directory, as, &pid, err);
     free(wargv);
     if (!rc) {
         e->pid = pid;
@@ -140,7 +164,7 @@ static acc_err spawn_wrapped(struct acc_launcher *l, struct acc_launcher_entry *
 /* Starts mpiexec for the components that are not batch jobs. */
 static acc_err start_mpiexec(struct acc_launcher *l, struct acc_launcher_entry *e,
                              const struct acc_launch_hosts *hosts, const char *description,
-                             struct acc_error *err)
+                             const struct acc_account *as, struct acc_error *err)
 {
     const struct acc_launch_cfg *lc = &l->cfg->launch;
     struct acc_run *r = &e->run;
@@ -162,7 +186,7 @@ static acc_err start_mpiexec(struct acc_launcher *l, struct acc_launcher_entry *
     if ((rc = acc_launch_command(&part, lc, r->style, description, &argv, err)) ||
         (rc = record_command(r, &argv, err)))
         goto out;
-    rc = spawn_wrapped(l, e, &argv, err);
+    rc = spawn_wrapped(l, e, &argv, as, err);
     if (!rc && acc_launch_cfg_manual(lc))
         rc = acc_launcher_manual_proxies(l, e, &part, err);
     if (rc) {
@@ -180,7 +204,13 @@ acc_err acc_launcher_start_job(struct acc_launcher *l, struct acc_launcher_entry
 {
     struct acc_run *r = &e->run;
     struct acc_launch_hosts hosts;
-    acc_err rc = mkdirs(r->directory, err);
+    struct acc_account as;
+    bool other = false;
+    /* whom it runs as, again: the configuration may have changed since
+     * the offer was taken */
+    acc_err rc = acc_config_launch_account(l->cfg, e->ag.initiator, &as, &other, err);
+    if (!rc)
+        rc = mkdirs(r->directory, err);
     if (!rc)
         rc = acc_launch_hosts_build(&e->ag, l->cfg, r->directory, &hosts, err);
     if (rc)
@@ -191,10 +221,14 @@ acc_err acc_launcher_start_job(struct acc_launcher *l, struct acc_launcher_entry
     if (!acc_launcher_write_file(r->directory, "metampich.conf", r->metampich, err) ||
         !acc_launcher_write_file(r->directory, "job.rsl", r->rsl, err))
         rc = ACC_ERR_IO;
+    /* the job writes its output and status there as its account */
+    if (!rc && other && chown(r->directory, as.uid, as.gid) != 0)
+        rc = acc_error_set(err, ACC_ERR_IO, "cannot give %s to %s: %s", r->directory, as.name,
+                           strerror(errno));
     if (!rc)
-        rc = acc_launcher_submit_parts(l, e, description, err);
+        rc = acc_launcher_submit_parts(l, e, description, other ? as.name : NULL, err);
     if (!rc) {
-        rc = start_mpiexec(l, e, &hosts, description, err);
+        rc = start_mpiexec(l, e, &hosts, description, other ? &as : NULL, err);
         if (rc)
             acc_launcher_cancel_parts(l, e);
     }

@@ -1,7 +1,7 @@
 /* plan_check.c - an offer against the configuration, before anything is
  * stored or probed (part of the planner; plan.h): unknown sites, more
  * nodes or bandwidth than exists, links between sites that no link joins,
- * a launch that mpiexec could not start. */
+ * a launch that mpiexec could not start or no account may run. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -156,6 +156,15 @@ acc_err acc_plan_check(const struct acc_plan_env *env, const struct acc_offer *o
     }
     for (size_t i = 0; i < o->n_links; i++) {
         if ((rc = check_link(cfg, o, &o->links[i], err)))
+            return rc;
+    }
+    /* A job this accordd would start needs an account to run as (never
+     * root): refused now, before anything is booked, rather than at its
+     * start. */
+    if (o->launch != ACC_LAUNCH_NONE && cfg->launch.enabled) {
+        struct acc_account as;
+        bool other;
+        if ((rc = acc_config_launch_account(cfg, o->initiator, &as, &other, err)))
             return rc;
     }
     return ACC_OK;

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "buf.h"
 #include "testutil.h"
@@ -83,4 +84,32 @@ const char *acc_test_tmpdir(void)
         atexit(rm_tmpdir);
     }
     return tmpdir;
+}
+
+const char *acc_test_job_account(void)
+{
+    if (geteuid() != 0)
+        return NULL;
+    chmod(acc_test_tmpdir(), 0711);
+    return "nobody";
+}
+
+const char *acc_test_job_bin(const char *dir, const char *const *programs)
+{
+    static char bin[600];
+    if (geteuid() != 0)
+        return dir;
+    snprintf(bin, sizeof bin, "%s/job-bin", acc_test_tmpdir());
+    chmod(acc_test_tmpdir(), 0711);
+    mkdir(bin, 0755);
+    for (size_t i = 0; programs[i]; i++) {
+        const char *base = strrchr(programs[i], '/');
+        base = base ? base + 1 : programs[i];
+        char cmd[2048];
+        snprintf(cmd, sizeof cmd, "cp -f '%s' '%s/%s' && chmod 0755 '%s/%s'", programs[i], bin,
+                 base, bin, base);
+        if (system(cmd) != 0)
+            fprintf(stderr, "acc_test_job_bin: cannot copy %s\n", programs[i]);
+    }
+    return bin;
 }

@@ -1,7 +1,9 @@
 #include "fixture.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "dsig.h"
 #include "timefmt.h"
@@ -21,6 +23,15 @@ static int start(struct fixture *f, const char *ini, const char *db, bool sign)
     }
     acc_err rc = ini ? acc_config_load_string(ini, "test config", &f->cfg, &err)
                      : acc_config_embedded(&f->cfg, &err);
+    /* the tests inject faults into the embedded testbed's simulators,
+     * whose controls a plain accordd keeps off */
+    if (!rc && !ini)
+        f->cfg.allow_control = true;
+    /* under root, the jobs of the tests' offers run as nobody (their
+     * programs do not exist: they fail as they would as anyone) */
+    if (!rc && f->cfg.launch.enabled && !f->cfg.launch.account && geteuid() == 0 &&
+        !(f->cfg.launch.account = strdup("nobody")))
+        rc = acc_error_set(&err, ACC_ERR_NOMEM, "out of memory");
     if (!rc)
         rc = acc_config_set_db(&f->cfg, db, &err);
     if (!rc)

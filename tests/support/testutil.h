@@ -30,4 +30,14 @@ char *acc_test_slurp(const char *path, size_t *len);
 /* A fresh temporary directory for one test program; removed at exit. */
 const char *acc_test_tmpdir(void);
 
+/* The account a test's launched jobs run as: NULL when the tests run
+ * unprivileged (the jobs run as the test's own user), else "nobody" (a job
+ * never runs as root; acc_test_tmpdir is then opened for it to enter). */
+const char *acc_test_job_account(void);
+
+/* A directory the job account may run programs from, holding copies of
+ * the given programs (NULL-terminated paths) when the tests run as root
+ * (the build tree may be closed to others); else dir itself. */
+const char *acc_test_job_bin(const char *dir, const char *const *programs);
+
 #endif

@@ -123,10 +123,13 @@ static void lfix_open(struct lfix *f, const char *name)
     fputs("#!/bin/sh\necho \"fake mpiexec: $# arguments\"\nexit ${FAKE_EXIT:-7}\n", s);
     fclose(s);
     chmod(path, 0755);
+    /* under root the jobs run as the test account (never as root) */
+    const char *account = acc_test_job_account();
     snprintf(ini, sizeof ini,
              "[launch]\nenabled = yes\ndirectory = %s\nmpiexec = %s\ngrace = PT1S\n"
-             "[site alpha]\nadapter = sim-batch\nnodes = 4\n",
-             f->root, path);
+             "%s%s%s[site alpha]\nadapter = sim-batch\nnodes = 4\n",
+             f->root, path, account ? "account = " : "", account ? account : "",
+             account ? "\n" : "");
     ACC_ASSERT_OK(acc_config_load_string(ini, "t", &f->cfg, NULL));
     rec_init(&f->rec);
     struct acc_launcher_hooks h = {
