@@ -203,16 +203,16 @@ acc_err acc_config_policy(const struct acc_config *c, const char *name, struct a
     return ACC_OK;
 }
 
-acc_err cfg_policy_finish(struct acc_config *c, struct acc_error *err)
+acc_err cfg_policy_finish(struct acc_config *c, struct acc_conf_report *r)
 {
-    acc_err rc = build_matrix(c, err);
-    if (rc)
-        return rc;
+    acc_err rc = ACC_OK;
+    struct acc_error e;
+    if (build_matrix(c, &e))
+        rc = acc_conf_report_after_err(r, "latency", &e);
     struct acc_policy_opts o;
-    struct acc_error why;
-    if (acc_config_policy(c, NULL, &o, &why))
-        return acc_error_set(err, ACC_ERR_CONFIG, "[negotiation] policy: %s", why.msg);
-    return ACC_OK;
+    if (acc_config_policy(c, NULL, &o, &e))
+        rc = acc_conf_report_after(r, "negotiation", "policy", "policy: %s", e.msg);
+    return rc;
 }
 
 void cfg_policy_release(struct acc_config *c)
