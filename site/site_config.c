@@ -202,6 +202,8 @@ static int handler(void *user, const char *section, const char *k, const char *v
 {
     struct parse *p = user;
     acc_conf_report_key(&p->rep, section, k);
+    if (!*section)
+        return acc_conf_report_bad(&p->rep, section, "'%s' comes before any [section]", k);
     if (strcmp(section, "daemon") == 0)
         return daemon_key(p, k, v);
     if (strncmp(section, "peer ", 5) == 0) {

@@ -79,5 +79,9 @@ acc_err acc_conf_seconds(const char *v, int64_t min, int64_t max, int64_t *out,
         *out = d;
         return ACC_OK;
     }
+    int64_t n;
+    if (acc_parse_i64(v, INT64_MIN, INT64_MAX, &n, err))
+        return acc_error_set(err, ACC_ERR_CONFIG, "'%s' is not seconds or a duration such as PT30S",
+                             v);
     return acc_parse_i64(v, min, max, out, err);
 }

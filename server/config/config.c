@@ -97,6 +97,8 @@ static int handler(void *user, const char *section, const char *k, const char *v
 {
     struct cfg_parse *p = user;
     acc_conf_report_key(&p->rep, section, k);
+    if (!*section)
+        return acc_conf_report_bad(&p->rep, section, "'%s' comes before any [section]", k);
     if (strcmp(section, "auth") == 0)
         return cfg_auth_key(p, k, v);
     if (strcmp(section, "server") == 0)
