@@ -112,6 +112,31 @@ static char *read_chunk(struct acc_conf_report *r, char *str, int num)
     return str;
 }
 
+/* Whether the reader is at the end of its input. */
+static bool at_end(struct acc_conf_report *r)
+{
+    if (!r->file)
+        return !r->text || !*r->text;
+    int ch = getc(r->file);
+    if (ch == EOF)
+        return true;
+    ungetc(ch, r->file);
+    return false;
+}
+
+/* Skips the rest of a line. */
+static void skip_line(struct acc_conf_report *r)
+{
+    if (!r->file) {
+        const char *nl = strchr(r->text, '\n');
+        r->text = nl ? nl + 1 : r->text + strlen(r->text);
+        return;
+    }
+    int ch;
+    while ((ch = getc(r->file)) != EOF && ch != '\n')
+        ;
+}
+
 char *acc_conf_report_read(char *str, int num, void *stream)
 {
     struct acc_conf_report *r = stream;
@@ -123,6 +148,22 @@ char *acc_conf_report_read(char *str, int num, void *stream)
             line_done(r); /* the last line, without a newline */
         r->mid_line = false;
         return NULL;
+    }
+    size_t len = strlen(got);
+    if (!r->mid_line && len && got[len - 1] != '\n' && !at_end(r)) {
+        /* Longer than inih's buffer: inih would take the rest for lines of
+         * their own, and a value cut short for the whole.  It gets a blank
+         * line instead, so that its count of lines stays ours. */
+        skip_line(r);
+        r->lines++;
+        r->keyed = false;
+        r->first = '\0';
+        r->closes = false;
+        char msg[96];
+        snprintf(msg, sizeof msg, "longer than %d bytes, the most a line may have", num - 2);
+        add(r, r->lines, false, NULL, NULL, msg);
+        snprintf(str, (size_t)num, "\n");
+        return str;
     }
     const char *s = got;
     if (!r->mid_line) {
@@ -138,7 +179,6 @@ char *acc_conf_report_read(char *str, int num, void *stream)
         r->first = *s;
     }
     r->closes = r->closes || strchr(got, ']') != NULL;
-    size_t len = strlen(got);
     r->mid_line = len == 0 || got[len - 1] != '\n';
     return got;
 }
