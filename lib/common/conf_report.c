@@ -252,6 +252,16 @@ void acc_conf_report_parsed(struct acc_conf_report *r, int rc)
 
 /* ----------------------------------------------------------- after reading */
 
+/* The line where section's key was last read; 0 when it was not. */
+static int seen_line(const struct acc_conf_report *r, const char *section, const char *key)
+{
+    for (size_t i = r->n_seen; key && section && i-- > 0;) {
+        if (strcmp(r->seen[i].section, section) == 0 && strcmp(r->seen[i].key, key) == 0)
+            return r->seen[i].line;
+    }
+    return 0;
+}
+
 acc_err acc_conf_report_after(struct acc_conf_report *r, const char *section, const char *key,
                               const char *fmt, ...)
 {
@@ -260,27 +270,31 @@ acc_err acc_conf_report_after(struct acc_conf_report *r, const char *section, co
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    int line = 0;
-    for (size_t i = r->n_seen; key && section && i-- > 0;) {
-        if (strcmp(r->seen[i].section, section) == 0 && strcmp(r->seen[i].key, key) == 0) {
-            line = r->seen[i].line;
-            break;
-        }
-    }
-    add(r, line, true, section, key, msg);
+    add(r, seen_line(r, section, key), true, section, key, msg);
     return ACC_ERR_CONFIG;
 }
 
-acc_err acc_conf_report_after_err(struct acc_conf_report *r, const char *key,
-                                  const struct acc_error *e)
+acc_err acc_conf_report_after_at(struct acc_conf_report *r, int line, const char *key,
+                                 const struct acc_error *e)
 {
     char section[160] = "";
     const char *end = e->msg[0] == '[' ? strchr(e->msg, ']') : NULL;
     if (end && (size_t)(end - e->msg - 1) < sizeof section) {
         memcpy(section, e->msg + 1, (size_t)(end - e->msg - 1));
         section[end - e->msg - 1] = '\0';
+    } else {
+        end = NULL;
     }
-    return acc_conf_report_after(r, end ? section : NULL, end ? key : NULL, "%s", e->msg);
+    if (end && line <= 0)
+        line = seen_line(r, section, key);
+    add(r, line > 0 ? line : 0, true, end ? section : NULL, end ? key : NULL, e->msg);
+    return ACC_ERR_CONFIG;
+}
+
+acc_err acc_conf_report_after_err(struct acc_conf_report *r, const char *key,
+                                  const struct acc_error *e)
+{
+    return acc_conf_report_after_at(r, 0, key, e);
 }
 
 bool acc_conf_report_failed(const struct acc_conf_report *r)

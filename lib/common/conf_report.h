@@ -92,6 +92,11 @@ acc_err acc_conf_report_after(struct acc_conf_report *r, const char *section, co
 acc_err acc_conf_report_after_err(struct acc_conf_report *r, const char *key,
                                   const struct acc_error *e);
 
+/* The same at a line the caller kept (0: the key's last line), for a key
+ * given many times ([policy] latency). */
+acc_err acc_conf_report_after_at(struct acc_conf_report *r, int line, const char *key,
+                                 const struct acc_error *e);
+
 bool acc_conf_report_failed(const struct acc_conf_report *r);
 
 /* The first problem into err as a normal start reports it: "ORIGIN line

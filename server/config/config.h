@@ -72,6 +72,7 @@ bool acc_launch_cfg_manual(const struct acc_launch_cfg *l);
 struct acc_latency_cfg {
     char *a, *b;
     double value;
+    int line; /* of the file, for the checks after reading */
 };
 
 /* A user who may call the API, from the [auth] tokens file (token set) or
