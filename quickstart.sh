@@ -32,8 +32,9 @@ PACKAGES=(build-essential cmake pkg-config libmicrohttpd-dev libxml2-dev libsqli
 # The signature tests check issued agreements with the real xmlsec1 command.
 # The sites test (tests/integration/test_sites_real.sh) reads the daemons'
 # journals with the sqlite3 shell.
+# The man pages (docs/man) are rendered with man-db's man and groff.
 TEST_PACKAGES=(slurm-wlm munge iproute2 iputils-ping clang libclang-rt-dev xmlsec1 sqlite3
-               openssl)
+               openssl man-db groff-base)
 JOBS=${JOBS:-$(nproc)}
 FUZZ_SECONDS=${FUZZ_SECONDS:-20}
 

@@ -9,6 +9,7 @@
 
 #include "../lib/common/hostlist.h"
 #include "../lib/common/conf.h"
+#include "../lib/common/conf_report.h"
 #include "../lib/common/strutil.h"
 
 /* One key being read: its readers follow inih's convention (1 go on, 0
@@ -193,12 +194,15 @@ acc_err acc_resources_cfg_key(struct acc_resources_cfg *c, const char *section, 
 
 /* ---------------------------------------------------------------- checks */
 
-static acc_err check_site(const struct acc_site_cfg *s, struct acc_error *err)
+static acc_err check_site(const struct acc_site_cfg *s, const char **key, struct acc_error *err)
 {
+    *key = "adapter";
     if (!s->adapter)
         return acc_error_set(err, ACC_ERR_CONFIG, "[site %s] needs adapter =", s->name);
+    *key = "nodes";
     if (s->nodes <= 0)
         return acc_error_set(err, ACC_ERR_CONFIG, "[site %s] needs nodes = (its size)", s->name);
+    *key = "hosts";
     /* Every node may be launched on, so each needs a name. */
     if (s->hosts && s->n_host_names < (size_t)s->nodes)
         return acc_error_set(err, ACC_ERR_CONFIG,
@@ -206,6 +210,7 @@ static acc_err check_site(const struct acc_site_cfg *s, struct acc_error *err)
                              s->n_host_names, (long long)s->nodes);
     /* addresses are aligned with the hosts: one each. */
     size_t hosts = s->hosts ? s->n_host_names : (size_t)s->nodes;
+    *key = "addresses";
     if (s->addresses && s->n_addresses != hosts)
         return acc_error_set(err, ACC_ERR_CONFIG,
                              "[site %s] addresses names %zu addresses for its %zu hosts (%s); "
@@ -216,8 +221,9 @@ static acc_err check_site(const struct acc_site_cfg *s, struct acc_error *err)
 }
 
 static acc_err check_link(const struct acc_resources_cfg *c, const struct acc_link_cfg *l,
-                          bool foreign_sites, struct acc_error *err)
+                          bool foreign_sites, const char **key, struct acc_error *err)
 {
+    *key = "sites";
     if (!l->site_a)
         return acc_error_set(err, ACC_ERR_CONFIG, "[link %s] needs sites = A B", l->name);
     if (!foreign_sites && (!acc_resources_site(c, l->site_a) || !acc_resources_site(c, l->site_b)))
@@ -226,14 +232,17 @@ static acc_err check_link(const struct acc_resources_cfg *c, const struct acc_li
     if (strcmp(l->site_a, l->site_b) == 0)
         return acc_error_set(err, ACC_ERR_CONFIG, "[link %s] joins %s with itself", l->name,
                              l->site_a);
+    *key = "capacity";
     if (l->capacity <= 0)
         return acc_error_set(err, ACC_ERR_CONFIG, "[link %s] needs capacity = (Mbit/s)", l->name);
+    *key = "network";
     bool found = false;
     for (size_t k = 0; l->network && k < c->n_networks; k++)
         found |= strcmp(c->networks[k].name, l->network) == 0;
     if (!found)
         return acc_error_set(err, ACC_ERR_CONFIG,
                              "[link %s] needs network = the name of a [network] section", l->name);
+    *key = "sites";
     if (acc_resources_link_between(c, l->site_a, l->site_b) != l)
         return acc_error_set(err, ACC_ERR_CONFIG,
                              "[link %s] joins %s and %s, which another link already joins", l->name,
@@ -241,29 +250,53 @@ static acc_err check_link(const struct acc_resources_cfg *c, const struct acc_li
     return ACC_OK;
 }
 
+/* The checks; with r, every problem is recorded there and the checks go
+ * on, else the first is returned. */
+static acc_err checks(const struct acc_resources_cfg *c, bool foreign_sites,
+                      struct acc_conf_report *r, struct acc_error *err)
+{
+    acc_err rc = ACC_OK;
+    const char *key = NULL;
+    for (size_t i = 0; i < c->n_sites; i++) {
+        if ((rc = check_site(&c->sites[i], &key, err)) && !r)
+            return rc;
+        if (rc)
+            acc_conf_report_after_err(r, key, err);
+    }
+    for (size_t i = 0; i < c->n_networks; i++) {
+        const struct acc_network_cfg *n = &c->networks[i];
+        rc = ACC_OK;
+        key = n->adapter ? NULL : "adapter";
+        if (!n->adapter)
+            rc = acc_error_set(err, ACC_ERR_CONFIG, "[network %s] needs adapter =", n->name);
+        else if (acc_resources_site(c, n->name))
+            rc = acc_error_set(err, ACC_ERR_CONFIG,
+                               "[network %s] has the name of a site; names must differ", n->name);
+        if (rc && !r)
+            return rc;
+        if (rc)
+            acc_conf_report_after_err(r, key, err);
+    }
+    for (size_t i = 0; i < c->n_links; i++) {
+        if ((rc = check_link(c, &c->links[i], foreign_sites, &key, err)) && !r)
+            return rc;
+        if (rc)
+            acc_conf_report_after_err(r, key, err);
+    }
+    return r && acc_conf_report_failed(r) ? ACC_ERR_CONFIG : ACC_OK;
+}
+
 acc_err acc_resources_cfg_check(const struct acc_resources_cfg *c, bool foreign_sites,
                                 struct acc_error *err)
 {
-    for (size_t i = 0; i < c->n_sites; i++) {
-        acc_err rc = check_site(&c->sites[i], err);
-        if (rc)
-            return rc;
-    }
-    for (size_t i = 0; i < c->n_networks; i++) {
-        if (!c->networks[i].adapter)
-            return acc_error_set(err, ACC_ERR_CONFIG,
-                                 "[network %s] needs adapter =", c->networks[i].name);
-        if (acc_resources_site(c, c->networks[i].name))
-            return acc_error_set(err, ACC_ERR_CONFIG,
-                                 "[network %s] has the name of a site; names must differ",
-                                 c->networks[i].name);
-    }
-    for (size_t i = 0; i < c->n_links; i++) {
-        acc_err rc = check_link(c, &c->links[i], foreign_sites, err);
-        if (rc)
-            return rc;
-    }
-    return ACC_OK;
+    return checks(c, foreign_sites, NULL, err);
+}
+
+acc_err acc_resources_cfg_check_all(const struct acc_resources_cfg *c, bool foreign_sites,
+                                    struct acc_conf_report *r)
+{
+    struct acc_error err;
+    return checks(c, foreign_sites, r, &err);
 }
 
 /* --------------------------------------------------------------- look-ups */
@@ -311,6 +344,52 @@ const struct acc_link_cfg *acc_resources_link_between(const struct acc_resources
             return l;
     }
     return NULL;
+}
+
+/* ------------------------------------------------------------------ print */
+
+static void print_settings(const struct acc_kv *kv, size_t n, FILE *out)
+{
+    for (size_t i = 0; i < n; i++)
+        fprintf(out, "%s = %s\n", kv[i].key, kv[i].value);
+}
+
+void acc_resources_cfg_print(const struct acc_resources_cfg *c, FILE *out)
+{
+    for (size_t i = 0; i < c->n_sites; i++) {
+        const struct acc_site_cfg *s = &c->sites[i];
+        fprintf(out, "\n[site %s]\n", s->name);
+        if (s->adapter)
+            fprintf(out, "adapter = %s\n", s->adapter);
+        if (s->nodes > 0)
+            fprintf(out, "nodes = %lld\n", (long long)s->nodes);
+        if (s->hosts)
+            fprintf(out, "hosts = %s\n", s->hosts);
+        for (size_t k = 0; k < s->n_addresses; k++) /* a host list of single addresses */
+            fprintf(out, "%s%s%s", k ? "," : "addresses = ", s->addresses[k],
+                    k + 1 == s->n_addresses ? "\n" : "");
+        if (s->contact)
+            fprintf(out, "contact = %s\n", s->contact);
+        fprintf(out, "launch = %s\n", s->sbatch ? "sbatch" : "mpiexec");
+        print_settings(s->settings, s->n_settings, out);
+    }
+    for (size_t i = 0; i < c->n_networks; i++) {
+        const struct acc_network_cfg *n = &c->networks[i];
+        fprintf(out, "\n[network %s]\n", n->name);
+        if (n->adapter)
+            fprintf(out, "adapter = %s\n", n->adapter);
+        print_settings(n->settings, n->n_settings, out);
+    }
+    for (size_t i = 0; i < c->n_links; i++) {
+        const struct acc_link_cfg *l = &c->links[i];
+        fprintf(out, "\n[link %s]\n", l->name);
+        if (l->site_a)
+            fprintf(out, "sites = %s %s\n", l->site_a, l->site_b);
+        if (l->capacity > 0)
+            fprintf(out, "capacity = %lld\n", (long long)l->capacity);
+        if (l->network)
+            fprintf(out, "network = %s\n", l->network);
+    }
 }
 
 /* ---------------------------------------------------------------- release */

@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "../adapters/adapter.h"
 #include "../lib/common/error.h"
@@ -85,6 +86,18 @@ acc_err acc_resources_cfg_key(struct acc_resources_cfg *c, const char *section, 
  * between sites it does not host).  "At least one site" is the caller's. */
 acc_err acc_resources_cfg_check(const struct acc_resources_cfg *c, bool foreign_sites,
                                 struct acc_error *err);
+
+/* The same checks, each problem recorded in r at the line of its key
+ * (lib/common/conf_report.h): a problem of one section does not hide the
+ * next section's.  ACC_ERR_CONFIG when r holds any problem. */
+struct acc_conf_report;
+acc_err acc_resources_cfg_check_all(const struct acc_resources_cfg *c, bool foreign_sites,
+                                    struct acc_conf_report *r);
+
+/* The sections as INI text that reads back to the same sections: sites,
+ * then networks, then links, each key with its value (a site's settings
+ * in their order). */
+void acc_resources_cfg_print(const struct acc_resources_cfg *c, FILE *out);
 
 void acc_resources_cfg_release(struct acc_resources_cfg *c);
 

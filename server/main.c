@@ -3,15 +3,18 @@
  *   accordd [--config FILE] [--listen HOST:PORT] [--db PATH] [--log-level L]
  *   accordd --config FILE --replay WORKLOAD [--policy NAME] [--from TIME]
  *           [--jobs N] [--csv]
- *   accordd --print-config | --help | --version
+ *   accordd [--config FILE] --check-config | --print-config
+ *   accordd --help | --version
  *
  * Without --config it serves the embedded simulated testbed. */
 #include <errno.h>
+#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lib/common/conf_report.h"
 #include "../lib/common/log.h"
 #include "../lib/common/proc.h"
 #include "../lib/common/tuning.h"
@@ -28,18 +31,23 @@ static void usage(FILE *f)
                "               [--log-level error|warn|info|debug]\n"
                "       accordd [--config FILE] [--db PATH] --replay WORKLOAD [--policy NAME]\n"
                "               [--from TIME] [--jobs N] [--csv]\n"
-               "       accordd --print-config | --help | --version\n"
+               "       accordd [--config FILE] --check-config | --print-config\n"
+               "       accordd --help | --version\n"
                "\n"
                "Accord negotiates co-allocations (nodes on several clusters plus network\n"
                "bandwidth, all at the same time) from WS-Agreement offers over HTTP/XML.\n"
                "Without --config it serves an embedded simulated testbed of three sites on\n"
                "127.0.0.1:8080 with its database in ./accord.db.\n"
                "\n"
-               "  --config FILE      an INI configuration (see docs/configuration.md)\n"
+               "  --config FILE      an INI configuration (see accord.conf(5))\n"
                "  --listen HOST:PORT where to listen (port 0: any free port)\n"
                "  --db PATH          the SQLite database file\n"
                "  --log-level L      how much to log on standard error\n"
-               "  --print-config     print the embedded testbed's configuration and exit\n"
+               "  --check-config     list every problem of the configuration, one per line\n"
+               "                     on standard error, then print the effective\n"
+               "                     configuration; exit 0 without problems, else 1\n"
+               "  --print-config     print the effective configuration of --config FILE, or\n"
+               "                     without it the embedded testbed's text, and exit\n"
                "\n"
                "  --replay WORKLOAD  dry run: place an SWF trace or an accord-sim parameter\n"
                "                     file on the live calendars of the configured sites\n"
@@ -54,50 +62,156 @@ static void usage(FILE *f)
 /* What the command line asked for. */
 struct args {
     const char *config, *listen, *db, *level, *jobs;
+    bool check, print;
     struct acc_replay_cmd replay;
 };
 
+enum { OPT_CHECK = 256, OPT_PRINT, OPT_VERSION };
+
+static const struct option options[] = {
+    {"config", required_argument, NULL, 'c'},
+    {"listen", required_argument, NULL, 'l'},
+    {"db", required_argument, NULL, 'd'},
+    {"log-level", required_argument, NULL, 'L'},
+    {"replay", required_argument, NULL, 'r'},
+    {"policy", required_argument, NULL, 'p'},
+    {"from", required_argument, NULL, 'f'},
+    {"jobs", required_argument, NULL, 'j'},
+    {"csv", no_argument, NULL, 'C'},
+    {"check-config", no_argument, NULL, OPT_CHECK},
+    {"print-config", no_argument, NULL, OPT_PRINT},
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, OPT_VERSION},
+    {NULL, 0, NULL, 0},
+};
+
+/* What each option's value is, for "option '--config' needs a FILE". */
+static const char *value_name(int opt)
+{
+    switch (opt) {
+    case 'c':
+        return "FILE";
+    case 'l':
+        return "HOST:PORT";
+    case 'd':
+        return "PATH";
+    case 'L':
+        return "LEVEL";
+    case 'r':
+        return "WORKLOAD";
+    case 'p':
+        return "NAME";
+    case 'f':
+        return "TIME";
+    default:
+        return "N";
+    }
+}
+
+/* "option '--config' needs a FILE" (got: what came instead, or NULL). */
+static void needs_value(int opt, const char *got)
+{
+    for (const struct option *o = options; o->name; o++) {
+        if (o->val == opt && o->has_arg)
+            fprintf(stderr, "accordd: option '--%s' needs a %s%s%s%s\n", o->name, value_name(opt),
+                    got ? ", not '" : "", got ? got : "", got ? "'" : "");
+    }
+}
+
+/* One option with its value into a; false for a value that is another
+ * option ("--config --listen": the file name is missing). */
+static bool take(int opt, const char *v, struct args *a)
+{
+    if (v && strncmp(v, "--", 2) == 0) {
+        needs_value(opt, v);
+        return false;
+    }
+    const char **field = opt == 'c'   ? &a->config
+                         : opt == 'l' ? &a->listen
+                         : opt == 'd' ? &a->db
+                         : opt == 'L' ? &a->level
+                         : opt == 'r' ? &a->replay.workload
+                         : opt == 'p' ? &a->replay.policy
+                         : opt == 'f' ? &a->replay.from
+                                      : &a->jobs;
+    *field = v;
+    return true;
+}
+
 /* Reads the options into a; -1 to go on, else the exit status (--help,
- * --version, --print-config, a bad option). */
+ * --version, a bad option). */
 static int parse_args(int argc, char **argv, struct args *a)
 {
-    for (int i = 1; i < argc; i++) {
-        const char *o = argv[i];
-        bool has_value = i + 1 < argc;
-        if (strcmp(o, "--help") == 0 || strcmp(o, "-h") == 0) {
+    int opt;
+    opterr = 0; /* the messages below name accordd, not argv[0] */
+    while ((opt = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
+        switch (opt) {
+        case 'h':
             usage(stdout);
             return 0;
-        } else if (strcmp(o, "--version") == 0) {
+        case OPT_VERSION:
             printf("accordd %s\n", ACCORD_VERSION);
             return 0;
-        } else if (strcmp(o, "--print-config") == 0) {
-            fputs(acc_config_embedded_text(), stdout);
-            return 0;
-        } else if (strcmp(o, "--config") == 0 && has_value) {
-            a->config = argv[++i];
-        } else if (strcmp(o, "--listen") == 0 && has_value) {
-            a->listen = argv[++i];
-        } else if (strcmp(o, "--db") == 0 && has_value) {
-            a->db = argv[++i];
-        } else if (strcmp(o, "--log-level") == 0 && has_value) {
-            a->level = argv[++i];
-        } else if (strcmp(o, "--replay") == 0 && has_value) {
-            a->replay.workload = argv[++i];
-        } else if (strcmp(o, "--policy") == 0 && has_value) {
-            a->replay.policy = argv[++i];
-        } else if (strcmp(o, "--from") == 0 && has_value) {
-            a->replay.from = argv[++i];
-        } else if (strcmp(o, "--jobs") == 0 && has_value) {
-            a->jobs = argv[++i];
-        } else if (strcmp(o, "--csv") == 0) {
+        case OPT_CHECK:
+            a->check = true;
+            break;
+        case OPT_PRINT:
+            a->print = true;
+            break;
+        case 'C':
             a->replay.csv = true;
-        } else {
-            fprintf(stderr, "accordd: unknown or incomplete option '%s'\n", o);
-            usage(stderr);
+            break;
+        case ':':
+            needs_value(optopt, NULL);
             return 2;
+        case '?':
+            fprintf(stderr, "accordd: unknown option '%s' (try 'accordd --help')\n",
+                    argv[optind - 1]);
+            return 2;
+        default:
+            if (!take(opt, optarg, a))
+                return 2;
         }
     }
+    if (optind < argc) {
+        fprintf(stderr, "accordd: unexpected argument '%s' (try 'accordd --help')\n", argv[optind]);
+        return 2;
+    }
+    if (a->check && a->print) {
+        fprintf(stderr, "accordd: --check-config and --print-config go alone\n");
+        return 2;
+    }
     return -1;
+}
+
+/* --check-config: every problem on stderr, the effective configuration on
+ * stdout; --print-config: the effective configuration (or, without
+ * --config, the embedded text, comments and all). */
+static int config_command(const struct args *a)
+{
+    if (a->print && !a->config) {
+        fputs(acc_config_embedded_text(), stdout);
+        return 0;
+    }
+    struct acc_config cfg;
+    struct acc_conf_report r;
+    acc_err rc = acc_config_check(a->config, &cfg, &r);
+    const char *origin = a->config ? a->config : "embedded testbed";
+    int st = rc ? 1 : 0;
+    if (a->check) {
+        acc_conf_report_print(&r, origin, stderr);
+        if (cfg.origin)
+            acc_config_print(&cfg, stdout);
+    } else if (rc) {
+        struct acc_error err;
+        acc_conf_report_first(&r, origin, true, &err);
+        fprintf(stderr, "accordd: %s\n", err.msg);
+    } else {
+        acc_config_print(&cfg, stdout);
+    }
+    acc_conf_report_release(&r);
+    acc_config_release(&cfg);
+    return st;
 }
 
 /* The replay options go together; --jobs is a count.  -1 or 2. */
@@ -242,6 +356,8 @@ int main(int argc, char **argv)
     int st = parse_args(argc, argv, &a);
     if (st < 0)
         st = check_replay(&a);
+    if (st < 0 && (a.check || a.print))
+        return config_command(&a);
     struct acc_config cfg;
     if (st < 0)
         st = load_config(&a, &cfg);

@@ -1,6 +1,7 @@
 /* wsim_main.c - accord-sim: runs an experiment file and writes its figures.
  *
  *   accord-sim [-j N] [-o DIR] [--plot] [--set key=value]... [--schedule FILE] EXPERIMENT
+ *   accord-sim --help | --version
  *
  * Without -o the CSV goes to standard output.  --schedule writes the first
  * point's job-by-job schedule (replication 1) instead of running the sweep. */
@@ -8,6 +9,7 @@
 #include "wsim_sweep.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -16,16 +18,16 @@
 
 #define MAX_SETS 64
 
-static int usage(void)
+static void usage(FILE *f)
 {
-    fprintf(stderr,
-            "usage: accord-sim [-j N] [-o DIR] [--plot] [--set key=value]... "
-            "[--schedule FILE] EXPERIMENT\n"
-            "  -j N          replications in parallel (1..256 processes; default 1)\n"
-            "  -o DIR        write DIR/NAME.csv (and with --plot NAME.dat, .gp, .png)\n"
-            "  --set k=v     override a key of the file (after its own lines)\n"
-            "  --schedule F  write the first point's schedule, job by job, to F and stop\n");
-    return 2;
+    fprintf(f, "usage: accord-sim [-j N] [-o DIR] [--plot] [--set key=value]... "
+               "[--schedule FILE] EXPERIMENT\n"
+               "       accord-sim --help | --version\n"
+               "  -j N          replications in parallel (1..256 processes; default 1)\n"
+               "  -o DIR        write DIR/NAME.csv (and with --plot NAME.dat, .gp, .png)\n"
+               "  --plot        with -o: also a gnuplot script and its PNG\n"
+               "  --set k=v     override a key of the file (after its own lines)\n"
+               "  --schedule F  write the first point's schedule, job by job, to F and stop\n");
 }
 
 static bool parse_jobs(const char *s, int *out)
@@ -145,33 +147,72 @@ struct options {
     int nsets;
 };
 
-/* The command line; false: print the usage. */
-static bool parse_args(int argc, char **argv, struct options *o)
+enum { OPT_PLOT = 256, OPT_SET, OPT_SCHEDULE, OPT_VERSION };
+
+static const struct option long_options[] = {
+    {"plot", no_argument, NULL, OPT_PLOT},
+    {"set", required_argument, NULL, OPT_SET},
+    {"schedule", required_argument, NULL, OPT_SCHEDULE},
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, OPT_VERSION},
+    {NULL, 0, NULL, 0},
+};
+
+/* A bad command line: the reason, then the usage; 2. */
+static int bad_usage(const char *fmt, const char *what)
 {
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-j") && i + 1 < argc) {
-            if (!parse_jobs(argv[++i], &o->jobs))
-                return false;
-        } else if (!strncmp(argv[i], "-j", 2) && argv[i][2]) {
-            if (!parse_jobs(argv[i] + 2, &o->jobs))
-                return false;
-        } else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
-            o->out_dir = argv[++i];
-        } else if (!strcmp(argv[i], "--plot")) {
+    fputs("accord-sim: ", stderr);
+    fprintf(stderr, fmt, what);
+    fputc('\n', stderr);
+    usage(stderr);
+    return 2;
+}
+
+/* The command line into o; -1 to go on, else the exit status. */
+static int parse_args(int argc, char **argv, struct options *o)
+{
+    int opt;
+    opterr = 0; /* the messages below name accord-sim, not argv[0] */
+    while ((opt = getopt_long(argc, argv, ":j:o:h", long_options, NULL)) != -1) {
+        switch (opt) {
+        case 'h':
+            usage(stdout);
+            return 0;
+        case OPT_VERSION:
+            printf("accord-sim %s\n", ACCORD_VERSION);
+            return 0;
+        case 'j':
+            if (!parse_jobs(optarg, &o->jobs))
+                return bad_usage("-j: '%s' is not a number from 1 to 256", optarg);
+            break;
+        case 'o':
+            o->out_dir = optarg;
+            break;
+        case OPT_PLOT:
             o->plot = true;
-        } else if (!strcmp(argv[i], "--set") && i + 1 < argc) {
+            break;
+        case OPT_SET:
             if (o->nsets == MAX_SETS)
-                return false;
-            o->sets[o->nsets++] = argv[++i];
-        } else if (!strcmp(argv[i], "--schedule") && i + 1 < argc) {
-            o->sched = argv[++i];
-        } else if (argv[i][0] == '-' || o->file) {
-            return false;
-        } else {
-            o->file = argv[i];
+                return bad_usage("more than %s --set options", "64");
+            o->sets[o->nsets++] = optarg;
+            break;
+        case OPT_SCHEDULE:
+            o->sched = optarg;
+            break;
+        case ':':
+            return bad_usage("option '%s' needs a value", argv[optind - 1]);
+        default:
+            return bad_usage("unknown option '%s'", argv[optind - 1]);
         }
     }
-    return o->file && (!o->plot || o->out_dir);
+    if (optind + 1 < argc)
+        return bad_usage("one EXPERIMENT file, not also '%s'", argv[optind + 1]);
+    if (optind == argc)
+        return bad_usage("%s", "which EXPERIMENT file?");
+    o->file = argv[optind];
+    if (o->plot && !o->out_dir)
+        return bad_usage("%s", "--plot needs -o DIR");
+    return -1;
 }
 
 /* DIR/NAME.csv, and with --plot the plot's files and its PNG. */
@@ -209,8 +250,9 @@ static bool write_out(const struct options *o, const struct wsim_experiment *e, 
 int main(int argc, char **argv)
 {
     struct options o = {.jobs = 1};
-    if (!parse_args(argc, argv, &o))
-        return usage();
+    int st = parse_args(argc, argv, &o);
+    if (st >= 0)
+        return st;
     char err[1024];
     struct wsim_experiment e;
     struct wsim_result *res = NULL;

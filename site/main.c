@@ -2,15 +2,18 @@
  * it admits, over the adapter protocol with mutual TLS (docs/site.md).
  *
  *   accord-site --config FILE [--listen HOST:PORT] [--db PATH]
+ *   accord-site --config FILE --check-config | --print-config
  *   accord-site --help | --version
  *
  * SIGTERM and SIGINT stop it; SIGHUP reads the file again and takes its
  * certificates and [peer] sections (a bad file changes nothing). */
+#include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "../lib/common/conf_report.h"
 #include "../lib/common/log.h"
 #include "../lib/common/proc.h"
 #include "site.h"
@@ -18,19 +21,121 @@
 static void usage(FILE *f)
 {
     fprintf(f, "usage: accord-site --config FILE [--listen HOST:PORT] [--db PATH]\n"
+               "       accord-site --config FILE --check-config | --print-config\n"
                "       accord-site --help | --version\n"
                "\n"
                "accord-site hosts one site's adapters (sim-batch, slurm, tc, ...) and serves\n"
                "them to the Accord instances it admits, over the adapter protocol (XML over\n"
-               "HTTPS, a client certificate required).  See docs/site.md.\n"
+               "HTTPS, a client certificate required).  See accord-site(8).\n"
                "\n"
                "  --config FILE      its INI configuration ([daemon], [peer NAME], [site NAME],\n"
                "                     [network NAME], [link NAME])\n"
                "  --listen HOST:PORT where to listen (port 0: any free port)\n"
                "  --db PATH          its SQLite database file\n"
+               "  --check-config     list every problem of the file, one per line on standard\n"
+               "                     error, then print the effective configuration; exit 0\n"
+               "                     without problems, else 1\n"
+               "  --print-config     print the effective configuration and exit\n"
                "\n"
                "Signals: SIGTERM/SIGINT stop it; SIGHUP reloads the certificates and the\n"
                "[peer] sections from the same file.\n");
+}
+
+/* What the command line asked for. */
+struct args {
+    const char *config, *listen, *db;
+    bool check, print;
+};
+
+enum { OPT_CHECK = 256, OPT_PRINT, OPT_VERSION };
+
+static const struct option options[] = {
+    {"config", required_argument, NULL, 'c'},       {"listen", required_argument, NULL, 'l'},
+    {"db", required_argument, NULL, 'd'},           {"check-config", no_argument, NULL, OPT_CHECK},
+    {"print-config", no_argument, NULL, OPT_PRINT}, {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, OPT_VERSION},    {NULL, 0, NULL, 0},
+};
+
+static void needs_value(int opt, const char *got)
+{
+    const char *name = opt == 'c' ? "config" : opt == 'l' ? "listen" : "db";
+    const char *what = opt == 'c' ? "FILE" : opt == 'l' ? "HOST:PORT" : "PATH";
+    fprintf(stderr, "accord-site: option '--%s' needs a %s%s%s%s\n", name, what,
+            got ? ", not '" : "", got ? got : "", got ? "'" : "");
+}
+
+/* -1 to go on, else the exit status (--help, --version, a bad option). */
+static int parse_args(int argc, char **argv, struct args *a)
+{
+    int opt;
+    opterr = 0; /* the messages below name accord-site, not argv[0] */
+    while ((opt = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
+        switch (opt) {
+        case 'h':
+            usage(stdout);
+            return 0;
+        case OPT_VERSION:
+            printf("accord-site %s (adapter protocol 1)\n", ACCORD_VERSION);
+            return 0;
+        case OPT_CHECK:
+            a->check = true;
+            break;
+        case OPT_PRINT:
+            a->print = true;
+            break;
+        case ':':
+            needs_value(optopt, NULL);
+            return 2;
+        case '?':
+            fprintf(stderr, "accord-site: unknown option '%s' (try 'accord-site --help')\n",
+                    argv[optind - 1]);
+            return 2;
+        default:
+            if (strncmp(optarg, "--", 2) == 0) {
+                needs_value(opt, optarg);
+                return 2;
+            }
+            *(opt == 'c' ? &a->config : opt == 'l' ? &a->listen : &a->db) = optarg;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "accord-site: unexpected argument '%s' (try 'accord-site --help')\n",
+                argv[optind]);
+        return 2;
+    }
+    if (!a->config) {
+        fprintf(stderr, "accord-site: --config FILE is required\n");
+        usage(stderr);
+        return 2;
+    }
+    if (a->check && a->print) {
+        fprintf(stderr, "accord-site: --check-config and --print-config go alone\n");
+        return 2;
+    }
+    return -1;
+}
+
+/* --check-config (every problem on stderr, the effective configuration on
+ * stdout) and --print-config. */
+static int config_command(const struct args *a)
+{
+    struct acc_site_config cfg;
+    struct acc_conf_report r;
+    int st = acc_site_config_check(a->config, &cfg, &r) ? 1 : 0;
+    if (a->check) {
+        acc_conf_report_print(&r, a->config, stderr);
+        if (cfg.origin)
+            acc_site_config_print(&cfg, stdout);
+    } else if (st) {
+        struct acc_error err;
+        acc_conf_report_first(&r, a->config, true, &err);
+        fprintf(stderr, "accord-site: %s\n", err.msg);
+    } else {
+        acc_site_config_print(&cfg, stdout);
+    }
+    acc_conf_report_release(&r);
+    acc_site_config_release(&cfg);
+    return st;
 }
 
 static acc_err load(const char *config, const char *listen, const char *db,
@@ -46,33 +151,13 @@ static acc_err load(const char *config, const char *listen, const char *db,
 
 int main(int argc, char **argv)
 {
-    const char *config = NULL, *listen = NULL, *db = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        bool has_value = i + 1 < argc;
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            usage(stdout);
-            return 0;
-        } else if (strcmp(a, "--version") == 0) {
-            printf("accord-site %s (adapter protocol 1)\n", ACCORD_VERSION);
-            return 0;
-        } else if (strcmp(a, "--config") == 0 && has_value) {
-            config = argv[++i];
-        } else if (strcmp(a, "--listen") == 0 && has_value) {
-            listen = argv[++i];
-        } else if (strcmp(a, "--db") == 0 && has_value) {
-            db = argv[++i];
-        } else {
-            fprintf(stderr, "accord-site: unknown or incomplete argument '%s'\n", a);
-            usage(stderr);
-            return 2;
-        }
-    }
-    if (!config) {
-        fprintf(stderr, "accord-site: --config FILE is required\n");
-        usage(stderr);
-        return 2;
-    }
+    struct args a = {0};
+    int st = parse_args(argc, argv, &a);
+    if (st >= 0)
+        return st;
+    if (a.check || a.print)
+        return config_command(&a);
+    const char *config = a.config, *listen = a.listen, *db = a.db;
     acc_log_set_program("accord-site");
     struct acc_error err;
     struct acc_site_config cfg;

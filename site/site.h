@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "../lib/common/error.h"
 #include "../lib/common/log.h"
@@ -67,6 +68,18 @@ acc_err acc_site_config_set_listen(struct acc_site_config *c, const char *hostpo
                                    struct acc_error *err);
 acc_err acc_site_config_set_db(struct acc_site_config *c, const char *path, struct acc_error *err);
 void acc_site_config_release(struct acc_site_config *c);
+
+/* `accord-site --check-config`: reads the file into out and every problem
+ * into r, each with its line (lib/common/conf_report.h); the certificate,
+ * key and client CA files must be readable too.  ACC_OK when r holds no
+ * problem; either way out and r are the caller's to release (out->origin
+ * is NULL when the file could not be opened). */
+struct acc_conf_report;
+acc_err acc_site_config_check(const char *path, struct acc_site_config *out,
+                              struct acc_conf_report *r);
+
+/* The effective configuration as INI text that reads back to the same. */
+void acc_site_config_print(const struct acc_site_config *c, FILE *out);
 
 struct acc_site;
 

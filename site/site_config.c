@@ -3,45 +3,31 @@
  * sections, which resources/ reads exactly as for accordd. */
 #include "site.h"
 
+#include <errno.h>
 #include <ini.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../lib/common/conf.h"
+#include "../lib/common/conf_report.h"
 #include "../lib/common/strutil.h"
 #include "../lib/common/timefmt.h"
 
 struct parse {
     struct acc_site_config *c;
-    struct acc_conf_first first;
+    struct acc_conf_report rep;
 };
 
-#define bad(p, ...) acc_conf_bad(&(p)->first, __VA_ARGS__)
+#define bad(p, ...) acc_conf_report_bad(&(p)->rep, __VA_ARGS__)
 
 static int set_str(struct parse *p, const char *section, const char *k, char **dst, const char *v)
 {
     if (!*v)
         return bad(p, section, "%s is empty", k);
     return acc_conf_set_str(dst, v);
-}
-
-/* Seconds, as a whole number or an ISO 8601 duration (PT12H). */
-static acc_err parse_seconds(const char *v, int64_t min, int64_t max, int64_t *out,
-                             struct acc_error *err)
-{
-    if (v[0] == 'P' || v[0] == 'p') {
-        int64_t d;
-        if (acc_duration_parse(v, &d, err))
-            return err->code;
-        if (d < min || d > max)
-            return acc_error_set(err, ACC_ERR_CONFIG, "%s is outside %lld..%lld seconds", v,
-                                 (long long)min, (long long)max);
-        *out = d;
-        return ACC_OK;
-    }
-    return acc_parse_i64(v, min, max, out, err);
 }
 
 static int daemon_key(struct parse *p, const char *k, const char *v)
@@ -93,17 +79,19 @@ static int daemon_key(struct parse *p, const char *k, const char *v)
         const char *key;
         int64_t max;
         unsigned *to;
+        bool seconds; /* seconds or an ISO 8601 duration, as accordd's timeouts */
     } numbers[] = {
-        {"threads", 64, &c->threads},
-        {"max_connections", 100000, &c->max_connections},
-        {"pending_connections", 100000, &c->pending_connections},
-        {"header_timeout", 3600, &c->header_timeout},
-        {"timeout", 86400, &c->timeout},
+        {"threads", 64, &c->threads, false},
+        {"max_connections", 100000, &c->max_connections, false},
+        {"pending_connections", 100000, &c->pending_connections, false},
+        {"header_timeout", 3600, &c->header_timeout, true},
+        {"timeout", 86400, &c->timeout, true},
     };
     for (size_t i = 0; i < sizeof numbers / sizeof numbers[0]; i++) {
         if (strcmp(k, numbers[i].key) != 0)
             continue;
-        if (acc_parse_i64(v, 1, numbers[i].max, &n, &e))
+        if (numbers[i].seconds ? acc_conf_seconds(v, 1, numbers[i].max, &n, &e)
+                               : acc_parse_i64(v, 1, numbers[i].max, &n, &e))
             return bad(p, "daemon", "%s: %s", k, e.msg);
         *numbers[i].to = (unsigned)n;
         return 1;
@@ -191,7 +179,7 @@ static int peer_key(struct parse *p, const char *section, const char *name, cons
         if (strcmp(k, limits[i].key) != 0)
             continue;
         int64_t *dst = (int64_t *)((char *)e + limits[i].off);
-        acc_err rc = limits[i].seconds ? parse_seconds(v, 1, limits[i].max, dst, &err)
+        acc_err rc = limits[i].seconds ? acc_conf_seconds(v, 1, limits[i].max, dst, &err)
                                        : acc_parse_i64(v, 1, limits[i].max, dst, &err);
         if (rc)
             return bad(p, section, "%s: %s", k, err.msg);
@@ -213,8 +201,9 @@ static int peer_key(struct parse *p, const char *section, const char *name, cons
 static int handler(void *user, const char *section, const char *k, const char *v)
 {
     struct parse *p = user;
-    if (p->first.failed)
-        return 1; /* report only the first error */
+    acc_conf_report_key(&p->rep, section, k);
+    if (!*section)
+        return acc_conf_report_bad(&p->rep, section, "'%s' comes before any [section]", k);
     if (strcmp(section, "daemon") == 0)
         return daemon_key(p, k, v);
     if (strncmp(section, "peer ", 5) == 0) {
@@ -226,9 +215,10 @@ static int handler(void *user, const char *section, const char *k, const char *v
     struct acc_error e;
     acc_err rc = acc_resources_cfg_key(&p->c->res, section, k, v, &e);
     if (rc == ACC_ERR_NOT_FOUND)
-        return bad(p, section,
-                   "unknown section (daemon, peer NAME, site NAME, network NAME or link NAME)");
-    return acc_conf_take(&p->first, rc, &e);
+        return acc_conf_report_section_bad(
+            &p->rep, section,
+            "unknown section (daemon, peer NAME, site NAME, network NAME or link NAME)");
+    return acc_conf_report_take(&p->rep, rc, &e);
 }
 
 static void defaults(struct acc_site_config *c)
@@ -248,86 +238,162 @@ static void defaults(struct acc_site_config *c)
     c->log_level = ACC_LOG_INFO;
 }
 
-static acc_err check(struct acc_site_config *c, struct acc_error *err)
+/* The checks after reading, every problem into r; the fixed defaults. */
+static void check(struct acc_site_config *c, struct acc_conf_report *r)
 {
     if (!c->name)
-        return acc_error_set(err, ACC_ERR_CONFIG, "[daemon] needs name = (the site's name)");
+        acc_conf_report_after(r, "daemon", "name", "needs name = (the site's name)");
     if (!c->certificate || !c->key)
-        return acc_error_set(err, ACC_ERR_CONFIG,
-                             "[daemon] needs certificate = and key = (the daemon's server "
-                             "certificate and its key, PEM files)");
+        acc_conf_report_after(r, "daemon", c->certificate ? "key" : "certificate",
+                              "needs certificate = and key = (the daemon's server "
+                              "certificate and its key, PEM files)");
     if (!c->client_ca)
-        return acc_error_set(err, ACC_ERR_CONFIG,
-                             "[daemon] needs client_ca = (the CA of the admitted Accord "
-                             "instances' certificates)");
+        acc_conf_report_after(r, "daemon", "client_ca",
+                              "needs client_ca = (the CA of the admitted Accord "
+                              "instances' certificates)");
     if (c->res.n_sites == 0 && c->res.n_networks == 0)
-        return acc_error_set(err, ACC_ERR_CONFIG,
-                             "no [site NAME] or [network NAME] section: nothing to serve");
+        acc_conf_report_after(r, NULL, NULL,
+                              "no [site NAME] or [network NAME] section: nothing to serve");
     for (size_t i = 0; i < c->n_peers; i++) {
         const struct acc_site_peer_cfg *pe = &c->peers[i];
+        char section[80];
+        snprintf(section, sizeof section, "peer %s", pe->name);
         if (!pe->subject && !pe->fingerprint)
-            return acc_error_set(err, ACC_ERR_CONFIG,
-                                 "[peer %s] needs subject = (its certificate's subject, such as "
-                                 "CN=accord-main) or fingerprint = SHA256:...",
-                                 pe->name);
+            acc_conf_report_after(r, section, "subject",
+                                  "needs subject = (its certificate's subject, such as "
+                                  "CN=accord-main) or fingerprint = SHA256:...");
     }
-    if (c->n_peers == 0)
-        acc_log_warn("%s: no [peer NAME] section: every peer will be refused", c->origin);
-    acc_err rc = acc_resources_cfg_check(&c->res, true, err);
-    if (rc)
-        return rc;
+    acc_resources_cfg_check_all(&c->res, true, r);
     if ((!c->listen_host && !(c->listen_host = strdup("127.0.0.1"))) ||
         (!c->db_path && !(c->db_path = strdup("accord-site.db"))) ||
         (!c->job_user && !(c->job_user = strdup("nobody"))) ||
         (!c->hydra_pmi_proxy && !(c->hydra_pmi_proxy = strdup("/usr/bin/hydra_pmi_proxy"))))
-        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
-    return ACC_OK;
+        r->nomem = true;
 }
 
-static acc_err finish(struct acc_site_config *c, struct parse *p, int line, const char *origin,
-                      struct acc_error *err)
+/* Reads the file or text of p->rep into c with every problem in p->rep. */
+static void read_all(struct acc_site_config *c, struct parse *p, const char *origin)
 {
-    acc_err rc = ACC_OK;
+    int line = ini_parse_stream(acc_conf_report_read, &p->rep, handler, p);
+    acc_conf_report_parsed(&p->rep, line);
     if (!(c->origin = strdup(origin)))
-        rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
-    else if (line < 0)
-        rc = acc_error_set(err, ACC_ERR_CONFIG, "%s: cannot read it", origin);
-    else if (p->first.failed)
-        rc = acc_error_set(err, ACC_ERR_CONFIG, "%s line %d: %s", origin, line, p->first.err.msg);
-    else if (line > 0)
-        rc = acc_error_set(err, ACC_ERR_CONFIG,
-                           "%s line %d: not a valid INI line (or out of "
-                           "memory)",
-                           origin, line);
-    if (!rc && (rc = check(c, err)) != ACC_OK)
-        acc_error_prefix(err, "%s", origin);
+        p->rep.nomem = true;
+    check(c, &p->rep);
+}
+
+static acc_err load(FILE *f, const char *text, const char *origin, struct acc_site_config *out,
+                    struct acc_error *err)
+{
+    defaults(out);
+    struct parse p = {.c = out};
+    acc_conf_report_init(&p.rep, f, text);
+    read_all(out, &p, origin);
+    acc_err rc = acc_conf_report_first(&p.rep, origin, true, err);
+    acc_conf_report_release(&p.rep);
     if (rc)
-        acc_site_config_release(c);
+        acc_site_config_release(out);
+    else if (out->n_peers == 0)
+        acc_log_warn("%s: no [peer NAME] section: every peer will be refused", origin);
     return rc;
 }
 
 acc_err acc_site_config_load_string(const char *text, const char *origin,
                                     struct acc_site_config *out, struct acc_error *err)
 {
-    defaults(out);
-    struct parse p = {.c = out};
-    int line = ini_parse_string(text, handler, &p);
-    return finish(out, &p, line, origin, err);
+    return load(NULL, text, origin, out, err);
 }
 
 acc_err acc_site_config_load_file(const char *path, struct acc_site_config *out,
                                   struct acc_error *err)
 {
-    defaults(out);
     FILE *f = fopen(path, "r");
     if (!f) {
-        acc_error_set(err, ACC_ERR_CONFIG, "%s: cannot open it", path);
-        return err->code;
+        defaults(out);
+        return acc_error_set(err, ACC_ERR_CONFIG, "%s: cannot open it", path);
     }
-    struct parse p = {.c = out};
-    int line = ini_parse_file(f, handler, &p);
+    acc_err rc = load(f, NULL, path, out, err);
     fclose(f);
-    return finish(out, &p, line, path, err);
+    return rc;
+}
+
+acc_err acc_site_config_check(const char *path, struct acc_site_config *out,
+                              struct acc_conf_report *r)
+{
+    defaults(out);
+    FILE *f = fopen(path, "r");
+    struct parse p = {.c = out};
+    acc_conf_report_init(&p.rep, f, NULL);
+    if (!f) {
+        acc_conf_report_after(&p.rep, NULL, NULL, "cannot open it: %s", strerror(errno));
+    } else {
+        read_all(out, &p, path);
+        /* Read when accord-site starts: a missing file is found now. */
+        const struct {
+            const char *key, *path;
+        } files[] = {
+            {"certificate", out->certificate}, {"key", out->key}, {"client_ca", out->client_ca}};
+        for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+            if (files[i].path && access(files[i].path, R_OK) != 0)
+                acc_conf_report_after(&p.rep, "daemon", files[i].key, "%s: cannot read %s: %s",
+                                      files[i].key, files[i].path, strerror(errno));
+        }
+        fclose(f);
+    }
+    p.rep.file = NULL;
+    *r = p.rep;
+    return acc_conf_report_failed(r) ? ACC_ERR_CONFIG : ACC_OK;
+}
+
+static void str_key(const char *key, const char *v, FILE *out)
+{
+    if (v)
+        fprintf(out, "%s = %s\n", key, v);
+}
+
+static void duration_key(const char *key, int64_t secs, FILE *out)
+{
+    char d[ACC_DURATION_STRLEN];
+    acc_duration_format(secs, d);
+    fprintf(out, "%s = %s\n", key, d);
+}
+
+void acc_site_config_print(const struct acc_site_config *c, FILE *out)
+{
+    static const char *const levels[] = {"error", "warn", "info", "debug"};
+    bool v6 = c->listen_host && strchr(c->listen_host, ':');
+    fputs("# accord-site's effective configuration: every key with the value it uses.\n\n"
+          "[daemon]\n",
+          out);
+    str_key("name", c->name, out);
+    if (c->listen_host)
+        fprintf(out, "listen = %s%s%s:%u\n", v6 ? "[" : "", c->listen_host, v6 ? "]" : "",
+                c->listen_port);
+    str_key("database", c->db_path, out);
+    fprintf(out, "durable = %s\n", c->durable ? "yes" : "no");
+    str_key("certificate", c->certificate, out);
+    str_key("key", c->key, out);
+    str_key("client_ca", c->client_ca, out);
+    str_key("job_user", c->job_user, out);
+    str_key("hydra_pmi_proxy", c->hydra_pmi_proxy, out);
+    str_key("control_networks", c->control_networks, out);
+    fprintf(out, "threads = %u\nmax_connections = %u\npending_connections = %u\n", c->threads,
+            c->max_connections, c->pending_connections);
+    duration_key("header_timeout", c->header_timeout, out);
+    duration_key("timeout", c->timeout, out);
+    fprintf(out, "log_level = %s\n", levels[c->log_level]);
+    for (size_t i = 0; i < c->n_peers; i++) {
+        const struct acc_site_peer_cfg *pe = &c->peers[i];
+        fprintf(out, "\n[peer %s]\n", pe->name);
+        str_key("subject", pe->subject, out);
+        str_key("fingerprint", pe->fingerprint, out);
+        fprintf(out, "max_nodes = %lld\nmax_bandwidth = %lld\n", (long long)pe->max_nodes,
+                (long long)pe->max_bandwidth);
+        duration_key("max_duration", pe->max_duration, out);
+        duration_key("max_advance", pe->max_advance, out);
+        fprintf(out, "max_reservations = %lld\nconnections = %u\n", (long long)pe->max_reservations,
+                pe->connections);
+    }
+    acc_resources_cfg_print(&c->res, out);
 }
 
 acc_err acc_site_config_set_listen(struct acc_site_config *c, const char *hostport,

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "strutil.h"
+#include "timefmt.h"
 
 int acc_conf_bad(struct acc_conf_first *f, const char *section, const char *fmt, ...)
 {
@@ -18,17 +19,6 @@ int acc_conf_bad(struct acc_conf_first *f, const char *section, const char *fmt,
         vsnprintf(msg, sizeof msg, fmt, ap);
         va_end(ap);
         acc_error_set(&f->err, ACC_ERR_CONFIG, "[%s] %s", section, msg);
-        f->failed = true;
-    }
-    return 0;
-}
-
-int acc_conf_take(struct acc_conf_first *f, acc_err rc, const struct acc_error *e)
-{
-    if (rc == ACC_OK)
-        return 1;
-    if (rc != ACC_ERR_NOMEM && !f->failed) {
-        acc_error_copy(&f->err, e);
         f->failed = true;
     }
     return 0;
@@ -74,4 +64,24 @@ acc_err acc_conf_db_path(char **dst, const char *path, struct acc_error *err)
     if (!acc_conf_set_str(dst, path))
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     return ACC_OK;
+}
+
+acc_err acc_conf_seconds(const char *v, int64_t min, int64_t max, int64_t *out,
+                         struct acc_error *err)
+{
+    if (v[0] == 'P' || v[0] == 'p') {
+        int64_t d;
+        if (acc_duration_parse(v, &d, err))
+            return err->code;
+        if (d < min || d > max)
+            return acc_error_set(err, ACC_ERR_CONFIG, "%s is outside %lld..%lld seconds", v,
+                                 (long long)min, (long long)max);
+        *out = d;
+        return ACC_OK;
+    }
+    int64_t n;
+    if (acc_parse_i64(v, INT64_MIN, INT64_MAX, &n, err))
+        return acc_error_set(err, ACC_ERR_CONFIG, "'%s' is not seconds or a duration such as PT30S",
+                             v);
+    return acc_parse_i64(v, min, max, out, err);
 }

@@ -6,6 +6,7 @@
 
 #include "config_internal.h"
 
+#include <errno.h>
 #include <ini.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,8 +98,9 @@ const char *acc_config_embedded_text(void)
 static int handler(void *user, const char *section, const char *k, const char *v)
 {
     struct cfg_parse *p = user;
-    if (p->first.failed)
-        return 1; /* report only the first error */
+    acc_conf_report_key(&p->rep, section, k);
+    if (!*section)
+        return acc_conf_report_bad(&p->rep, section, "'%s' comes before any [section]", k);
     if (strcmp(section, "auth") == 0)
         return cfg_auth_key(p, k, v);
     if (strcmp(section, "server") == 0)
@@ -122,9 +124,9 @@ static int handler(void *user, const char *section, const char *k, const char *v
     struct acc_error e;
     acc_err rc = acc_resources_cfg_key(&p->c->res, section, k, v, &e);
     if (rc != ACC_ERR_NOT_FOUND)
-        return acc_conf_take(&p->first, rc, &e);
-    return cfg_bad(
-        p, section,
+        return acc_conf_report_take(&p->rep, rc, &e);
+    return acc_conf_report_section_bad(
+        &p->rep, section,
         "unknown section (server, database, signing, negotiation, policy, quota, quota USER, "
         "launch, accounts, auth, site NAME, network NAME or link NAME)");
 }
@@ -173,67 +175,62 @@ static void defaults(struct acc_config *c)
 }
 
 /* Every site, network and link complete, and they fit together. */
-static acc_err cfg_check(const struct acc_config *c, struct acc_error *err)
+static void cfg_check(const struct acc_config *c, struct acc_conf_report *r)
 {
     if (c->res.n_sites == 0)
-        return acc_error_set(err, ACC_ERR_CONFIG, "no [site NAME] section: nothing to allocate");
-    return acc_resources_cfg_check(&c->res, false, err);
+        acc_conf_report_after(r, NULL, NULL, "no [site NAME] section: nothing to allocate");
+    acc_resources_cfg_check_all(&c->res, false, r);
 }
 
-static acc_err finish(struct acc_config *c, struct cfg_parse *p, int line, const char *origin,
-                      struct acc_error *err)
+/* Reads the file or text of p->rep into c, then the fixed defaults and the
+ * checks across sections: every problem is recorded in p->rep. */
+static void read_all(struct acc_config *c, struct cfg_parse *p, const char *origin)
 {
-    acc_err rc = ACC_OK;
-    if (line < 0) {
-        rc = acc_error_set(err, ACC_ERR_CONFIG, "%s: cannot read it", origin);
-    } else if (line > 0 || p->first.failed) {
-        if (p->first.failed)
-            rc = acc_error_set(err, ACC_ERR_CONFIG, "%s line %d: %s", origin, line,
-                               p->first.err.msg);
-        else
-            rc = acc_error_set(err, ACC_ERR_CONFIG, "%s line %d: not a valid INI line", origin,
-                               line);
-    }
-    if (!rc &&
-        ((!c->listen_host && !(c->listen_host = strdup("127.0.0.1"))) ||
-         (!c->db_path && !(c->db_path = strdup("accord.db"))) || !(c->origin = strdup(origin)) ||
-         (!c->launch.mpiexec && !(c->launch.mpiexec = strdup("mpiexec.hydra"))) ||
-         (!c->launch.launcher && !(c->launch.launcher = strdup("fork")))))
-        rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
-    if (!rc)
-        rc = cfg_check(c, err);
-    if (!rc)
-        rc = cfg_auth_check(c, err);
-    if (!rc)
-        rc = cfg_policy_finish(c, err);
-    if (!rc)
-        rc = cfg_quota_finish(c, err);
-    if (!rc)
-        rc = cfg_accounts_finish(c, err);
+    int line = ini_parse_stream(acc_conf_report_read, &p->rep, handler, p);
+    acc_conf_report_parsed(&p->rep, line);
+    if ((!c->listen_host && !(c->listen_host = strdup("127.0.0.1"))) ||
+        (!c->db_path && !(c->db_path = strdup("accord.db"))) || !(c->origin = strdup(origin)) ||
+        (!c->launch.mpiexec && !(c->launch.mpiexec = strdup("mpiexec.hydra"))) ||
+        (!c->launch.launcher && !(c->launch.launcher = strdup("fork"))))
+        p->rep.nomem = true;
+    cfg_check(c, &p->rep);
+    cfg_auth_check(c, &p->rep);
+    cfg_policy_finish(c, &p->rep);
+    cfg_quota_finish(c, &p->rep);
+    cfg_accounts_finish(c, &p->rep);
+}
+
+/* A normal load: the first problem into err, and nothing kept. */
+static acc_err load(FILE *f, const char *text, const char *origin, struct acc_config *out,
+                    struct acc_error *err)
+{
+    defaults(out);
+    struct cfg_parse p = {.c = out};
+    acc_conf_report_init(&p.rep, f, text);
+    read_all(out, &p, origin);
+    acc_err rc = acc_conf_report_first(&p.rep, origin, false, err);
+    acc_conf_report_release(&p.rep);
     if (rc)
-        acc_config_release(c);
+        acc_config_release(out);
     return rc;
 }
 
 acc_err acc_config_load_string(const char *text, const char *origin, struct acc_config *out,
                                struct acc_error *err)
 {
-    defaults(out);
-    struct cfg_parse p = {.c = out};
-    int line = ini_parse_string(text, handler, &p);
-    return finish(out, &p, line, origin, err);
+    return load(NULL, text, origin, out, err);
 }
 
 acc_err acc_config_load_file(const char *path, struct acc_config *out, struct acc_error *err)
 {
-    defaults(out);
     FILE *f = fopen(path, "r");
-    if (!f)
+    if (!f) {
+        defaults(out);
         return acc_error_set(err, ACC_ERR_CONFIG, "%s: cannot open it", path);
-    struct cfg_parse p = {.c = out};
-    int line = ini_parse_file(f, handler, &p);
+    }
+    acc_err rc = load(f, NULL, path, out, err);
     fclose(f);
-    return finish(out, &p, line, path, err);
+    return rc;
 }
 
 acc_err acc_config_embedded(struct acc_config *out, struct acc_error *err)
@@ -242,6 +239,27 @@ acc_err acc_config_embedded(struct acc_config *out, struct acc_error *err)
     if (!rc)
         out->embedded = true;
     return rc;
+}
+
+acc_err acc_config_check(const char *path, struct acc_config *out, struct acc_conf_report *r)
+{
+    defaults(out);
+    FILE *f = path ? fopen(path, "r") : NULL;
+    struct cfg_parse p = {.c = out};
+    acc_conf_report_init(&p.rep, f, path ? NULL : embedded_text);
+    if (path && !f) {
+        acc_conf_report_after(&p.rep, NULL, NULL, "cannot open it: %s", strerror(errno));
+    } else {
+        read_all(out, &p, path ? path : "embedded testbed");
+        cfg_auth_files(out, &p.rep);
+        out->embedded = !path;
+    }
+    if (f)
+        fclose(f);
+    p.rep.file = NULL;
+    p.rep.text = NULL;
+    *r = p.rep;
+    return acc_conf_report_failed(r) ? ACC_ERR_CONFIG : ACC_OK;
 }
 
 acc_err acc_config_set_listen(struct acc_config *c, const char *hostport, struct acc_error *err)
@@ -266,6 +284,8 @@ void acc_config_release(struct acc_config *c)
         free(c->users[i].fingerprint);
     }
     free(c->users);
+    free(c->tokens_file);
+    free(c->client_certificates_file);
     cfg_policy_release(c);
     cfg_quota_release(c);
     free(c->launch.mpiexec);

@@ -31,6 +31,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "../../lib/common/error.h"
 #include "../../lib/common/kv.h"
@@ -75,6 +76,7 @@ bool acc_launch_cfg_manual(const struct acc_launch_cfg *l);
 struct acc_latency_cfg {
     char *a, *b;
     double value;
+    int line; /* of the file, for the checks after reading */
 };
 
 /* A user who may call the API, from the [auth] tokens file (token set) or
@@ -152,7 +154,9 @@ struct acc_config {
     struct acc_user *users;
     size_t n_users;
     size_t n_cert_users; /* of them, from client_certificates */
-    char *client_ca;     /* CA file client certificates must verify against; NULL: none asked */
+    char *tokens_file;   /* the files they were read from, as given; NULL: none */
+    char *client_certificates_file;
+    char *client_ca; /* CA file client certificates must verify against; NULL: none asked */
 
     /* [negotiation] */
     enum acc_strategy strategy;    /* the default when an offer names none */
@@ -205,6 +209,19 @@ acc_err acc_config_embedded(struct acc_config *out, struct acc_error *err);
 
 /* The embedded testbed's INI text, for `accordd --print-config`. */
 const char *acc_config_embedded_text(void);
+
+/* `accordd --check-config`: reads the file (path NULL: the embedded
+ * testbed) into out and every problem into r, each with its line
+ * (lib/common/conf_report.h), going on after each; the files HTTPS reads
+ * must be readable too.  ACC_OK when r holds no problem.  Either way out
+ * and r are the caller's to release; out->origin is NULL when the file
+ * could not be opened (nothing was read). */
+struct acc_conf_report;
+acc_err acc_config_check(const char *path, struct acc_config *out, struct acc_conf_report *r);
+
+/* The effective configuration (every key with its value, defaults
+ * included) as INI text that reads back to the same configuration. */
+void acc_config_print(const struct acc_config *c, FILE *out);
 
 /* Overrides from the command line. */
 acc_err acc_config_set_listen(struct acc_config *c, const char *hostport, struct acc_error *err);

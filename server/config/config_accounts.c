@@ -6,6 +6,7 @@
  * error, and an accordd that runs as root starts no job unless an account
  * is configured for its owner (docs/launch.md, "Accounts"). */
 #include <stdio.h>
+#include <stdbool.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -20,48 +21,57 @@ int cfg_accounts_key(struct cfg_parse *p, const char *k, const char *v)
     return acc_kv_add(&p->c->accounts, &p->c->n_accounts, k, v) == ACC_OK;
 }
 
-/* An account a job may run as, from a daemon that runs as me. */
-static acc_err check_account(const char *what, const char *name, const struct acc_account *me,
-                             bool launching, struct acc_error *err)
+/* An account a job may run as, from a daemon that runs as me: a problem
+ * of key in section when it is not. */
+static void check_account(struct acc_conf_report *r, const char *section, const char *key,
+                          const char *name, const struct acc_account *me, bool launching)
 {
     struct acc_account a;
-    if (acc_account_lookup(name, &a, err)) {
-        acc_error_prefix(err, "%s", what);
-        return ACC_ERR_CONFIG;
-    }
-    if (launching && a.uid != me->uid && !acc_account_can_switch())
-        return acc_error_set(err, ACC_ERR_CONFIG,
-                             "%s: accordd runs as %s and cannot start programs as %s (it needs "
-                             "CAP_SETUID, CAP_SETGID, CAP_CHOWN and CAP_DAC_OVERRIDE, or root)",
-                             what, me->name, name);
-    return ACC_OK;
+    struct acc_error e;
+    if (acc_account_lookup(name, &a, &e))
+        acc_conf_report_after(r, section, key, "%s", e.msg);
+    else if (launching && a.uid != me->uid && !acc_account_can_switch())
+        acc_conf_report_after(r, section, key,
+                              "accordd runs as %s and cannot start programs as %s (it needs "
+                              "CAP_SETUID, CAP_SETGID, CAP_CHOWN and CAP_DAC_OVERRIDE, or root)",
+                              me->name, name);
 }
 
-acc_err cfg_accounts_finish(const struct acc_config *c, struct acc_error *err)
+void cfg_accounts_finish(const struct acc_config *c, struct acc_conf_report *r)
 {
-    if (c->n_accounts && !c->n_users)
-        return acc_error_set(err, ACC_ERR_CONFIG,
-                             "[accounts] needs [auth]: without it an offer's initiator is "
-                             "whatever the offer says");
+    if (c->n_accounts && !c->n_users) {
+        acc_conf_report_after(r, "accounts", NULL,
+                              "needs [auth]: without it an offer's initiator is whatever the "
+                              "offer says");
+        return;
+    }
     struct acc_account me;
-    if (acc_account_self(&me, err))
-        return ACC_ERR_CONFIG;
-    char what[160];
+    struct acc_error e;
+    if (acc_account_self(&me, &e)) {
+        acc_conf_report_after(r, "launch", NULL, "%s", e.msg);
+        return;
+    }
     for (size_t i = 0; i < c->n_accounts; i++) {
         const char *user = c->accounts[i].key;
         bool known = false;
         for (size_t u = 0; u < c->n_users && !known; u++)
             known = strcmp(c->users[u].name, user) == 0;
         if (!known)
-            return acc_error_set(err, ACC_ERR_CONFIG, "[accounts] %s: not a user of [auth]", user);
-        snprintf(what, sizeof what, "[accounts] %s", user);
-        if (check_account(what, c->accounts[i].value, &me, c->launch.enabled, err))
-            return ACC_ERR_CONFIG;
+            acc_conf_report_after(r, "accounts", user, "not a user of [auth]");
+        else
+            check_account(r, "accounts", user, c->accounts[i].value, &me, c->launch.enabled);
     }
-    if (c->launch.account &&
-        check_account("[launch] account", c->launch.account, &me, c->launch.enabled, err))
-        return ACC_ERR_CONFIG;
-    return ACC_OK;
+    if (c->launch.account)
+        check_account(r, "launch", "account", c->launch.account, &me, c->launch.enabled);
+}
+
+void cfg_accounts_print(const struct acc_config *c, FILE *out)
+{
+    if (!c->n_accounts)
+        return;
+    fprintf(out, "\n[accounts]\n");
+    for (size_t i = 0; i < c->n_accounts; i++)
+        fprintf(out, "%s = %s\n", c->accounts[i].key, c->accounts[i].value);
 }
 
 acc_err acc_config_launch_account(const struct acc_config *c, const char *initiator,

@@ -3,11 +3,13 @@
  * "user SUBJECT-or-SHA256:FINGERPRINT [admin]" lines), the users they name
  * and the checks across them. */
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "../../lib/common/strutil.h"
 #include "config_internal.h"
@@ -163,22 +165,41 @@ int cfg_auth_cert_key(struct cfg_parse *p, const char *k, const char *v)
         return cfg_bad(p, "auth", "client_certificates is given twice");
     if (read_certificates(p->c, v, &e))
         return cfg_bad(p, "auth", "%s", e.msg);
-    return 1;
+    return acc_conf_set_str(&p->c->client_certificates_file, v);
 }
 
-acc_err cfg_auth_check(const struct acc_config *c, struct acc_error *err)
+acc_err cfg_auth_check(const struct acc_config *c, struct acc_conf_report *r)
 {
+    acc_err rc = ACC_OK;
     if (!c->tls_certificate != !c->tls_key)
-        return acc_error_set(err, ACC_ERR_CONFIG,
-                             "[server] certificate and key go together (HTTPS needs both)");
+        rc = acc_conf_report_after(r, "server", c->tls_certificate ? "certificate" : "key",
+                                   "certificate and key go together (HTTPS needs both)");
     if (c->client_ca && !c->tls_certificate)
-        return acc_error_set(err, ACC_ERR_CONFIG,
-                             "[auth] client_ca needs HTTPS: [server] certificate and key");
+        rc = acc_conf_report_after(r, "auth", "client_ca",
+                                   "client_ca needs HTTPS: [server] certificate and key");
     if (c->n_cert_users && !c->client_ca)
-        return acc_error_set(err, ACC_ERR_CONFIG,
-                             "[auth] client_certificates needs client_ca (the CA their "
-                             "certificates must verify against)");
-    return ACC_OK;
+        rc = acc_conf_report_after(r, "auth", "client_certificates",
+                                   "client_certificates needs client_ca (the CA their "
+                                   "certificates must verify against)");
+    return rc;
+}
+
+acc_err cfg_auth_files(const struct acc_config *c, struct acc_conf_report *r)
+{
+    acc_err rc = ACC_OK;
+    const struct {
+        const char *section, *key, *path;
+    } files[] = {
+        {"server", "certificate", c->tls_certificate},
+        {"server", "key", c->tls_key},
+        {"auth", "client_ca", c->client_ca},
+    };
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        if (files[i].path && access(files[i].path, R_OK) != 0)
+            rc = acc_conf_report_after(r, files[i].section, files[i].key, "%s: cannot read %s: %s",
+                                       files[i].key, files[i].path, strerror(errno));
+    }
+    return rc;
 }
 
 const struct acc_user *acc_config_user_by_cert(const struct acc_config *c, const char *subject,

@@ -13,24 +13,27 @@
  *                   placement policies accordd runs
  *   config_quota.c  [quota] and [quota USER]: per-user limits
  *   config_accounts.c [accounts] and [launch] account: as whom jobs run
+ *   config_print.c  the effective configuration as INI text
  *
  * Internal names start with cfg_.  The key readers follow inih's handler
- * convention: 1 to go on, 0 to stop (the first error is kept in struct
- * cfg_parse, or it was out of memory; lib/common/conf.h). */
+ * convention: 1 to go on, 0 to stop (a problem is recorded in struct
+ * cfg_parse, or it was out of memory; lib/common/conf_report.h); the
+ * checks after reading record every problem they find there too. */
 #ifndef ACC_CONFIG_INTERNAL_H
 #define ACC_CONFIG_INTERNAL_H
 
 #include "config.h"
 
 #include "../../lib/common/conf.h"
+#include "../../lib/common/conf_report.h"
 
 struct cfg_parse {
     struct acc_config *c;
-    struct acc_conf_first first;
+    struct acc_conf_report rep;
 };
 
-/* Records "[section] message" unless an error is recorded already; 0. */
-#define cfg_bad(p, ...) acc_conf_bad(&(p)->first, __VA_ARGS__)
+/* Records a problem of the key being read ("[section] message"); 0. */
+#define cfg_bad(p, ...) acc_conf_report_bad(&(p)->rep, __VA_ARGS__)
 
 /* config_keys.c */
 int cfg_server_key(struct cfg_parse *p, const char *k, const char *v);
@@ -39,18 +42,23 @@ int cfg_signing_key(struct cfg_parse *p, const char *k, const char *v);
 int cfg_negotiation_key(struct cfg_parse *p, const char *k, const char *v);
 int cfg_auth_key(struct cfg_parse *p, const char *k, const char *v);
 int cfg_launch_key(struct cfg_parse *p, const char *k, const char *v);
+/* The keys of the table of [server], [database] or [negotiation]. */
+void cfg_keys_print(const struct acc_config *c, const char *section, FILE *out);
 
 /* config_auth.c */
 int cfg_tls_server_key(struct cfg_parse *p, const char *k, const char *v);
 int cfg_auth_cert_key(struct cfg_parse *p, const char *k, const char *v);
-/* After reading: certificate with key, client_ca with HTTPS, certificate users with a CA. */
-acc_err cfg_auth_check(const struct acc_config *c, struct acc_error *err);
+/* After reading: certificate with key, client_ca with HTTPS, certificate
+ * users with a CA. */
+acc_err cfg_auth_check(const struct acc_config *c, struct acc_conf_report *r);
+/* --check-config: the files HTTPS reads when accordd starts can be read. */
+acc_err cfg_auth_files(const struct acc_config *c, struct acc_conf_report *r);
 
 /* config_policy.c */
 int cfg_policy_key(struct cfg_parse *p, const char *k, const char *v);
 /* After cfg_check: builds the latency matrix from [policy] latency and
  * checks that accordd can run the configured policy. */
-acc_err cfg_policy_finish(struct acc_config *c, struct acc_error *err);
+acc_err cfg_policy_finish(struct acc_config *c, struct acc_conf_report *r);
 void cfg_policy_release(struct acc_config *c);
 
 /* config_quota.c */
@@ -59,13 +67,17 @@ void cfg_quota_defaults(struct acc_quota *q);
 int cfg_quota_key(struct cfg_parse *p, const char *user, const char *k, const char *v);
 /* After reading: every [quota USER] names a user of [auth]; the keys it
  * does not give are [quota]'s. */
-acc_err cfg_quota_finish(struct acc_config *c, struct acc_error *err);
+acc_err cfg_quota_finish(struct acc_config *c, struct acc_conf_report *r);
 void cfg_quota_release(struct acc_config *c);
+/* [quota], every key; each [quota USER], the keys it gives. */
+void cfg_quota_print(const struct acc_config *c, FILE *out);
 
 /* config_accounts.c */
 int cfg_accounts_key(struct cfg_parse *p, const char *k, const char *v);
 /* After reading: every [accounts] user is one of [auth], every account
  * exists, is not root, and accordd may switch to it when it launches. */
-acc_err cfg_accounts_finish(const struct acc_config *c, struct acc_error *err);
+void cfg_accounts_finish(const struct acc_config *c, struct acc_conf_report *r);
+/* [accounts] and [launch] account, as INI text. */
+void cfg_accounts_print(const struct acc_config *c, FILE *out);
 
 #endif

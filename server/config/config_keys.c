@@ -130,6 +130,38 @@ static int table_key(struct cfg_parse *p, const char *section, const struct key 
     return 1;
 }
 
+void cfg_keys_print(const struct acc_config *c, const char *section, FILE *out)
+{
+    const struct key *keys = strcmp(section, "server") == 0     ? server_keys
+                             : strcmp(section, "database") == 0 ? database_keys
+                                                                : negotiation_keys;
+    for (; keys->name; keys++) {
+        const char *field = (const char *)c + keys->offset;
+        char d[ACC_DURATION_STRLEN];
+        switch (keys->kind) {
+        case KEY_BOOL:
+            fprintf(out, "%s = %s\n", keys->name, *(const bool *)field ? "yes" : "no");
+            break;
+        case KEY_DURATION:
+        case KEY_DURATION_UNSIGNED:
+            acc_duration_format(keys->kind == KEY_DURATION ? *(const int64_t *)field
+                                                           : (int64_t) * (const unsigned *)field,
+                                d);
+            fprintf(out, "%s = %s\n", keys->name, d);
+            break;
+        case KEY_UNSIGNED:
+            fprintf(out, "%s = %u\n", keys->name, *(const unsigned *)field);
+            break;
+        case KEY_SIZE:
+            fprintf(out, "%s = %zu\n", keys->name, *(const size_t *)field);
+            break;
+        case KEY_INT64:
+            fprintf(out, "%s = %lld\n", keys->name, (long long)*(const int64_t *)field);
+            break;
+        }
+    }
+}
+
 /* ------------------------------------ [server], [database], [negotiation] */
 
 int cfg_server_key(struct cfg_parse *p, const char *k, const char *v)
@@ -277,7 +309,7 @@ int cfg_auth_key(struct cfg_parse *p, const char *k, const char *v)
         return cfg_bad(p, "auth", "tokens is given twice");
     if (read_tokens(p->c, v, &e))
         return cfg_bad(p, "auth", "%s", e.msg);
-    return 1;
+    return acc_conf_set_str(&p->c->tokens_file, v);
 }
 
 /* -------------------------------------------------------------- [launch] */

@@ -42,6 +42,7 @@ static int latency_key(struct cfg_parse *p, const char *v)
     l->a = strdup(a);
     l->b = strdup(b);
     l->value = d;
+    l->line = p->rep.line;
     if (!l->a || !l->b) {
         free(l->a);
         free(l->b);
@@ -104,7 +105,7 @@ static acc_err site_index(const struct acc_config *c, const char *name, size_t *
 
 /* The matrix from the lines: symmetric, every pair given once (a site with
  * itself defaults to 0). */
-static acc_err build_matrix(struct acc_config *c, struct acc_error *err)
+static acc_err build_matrix(struct acc_config *c, int *line, struct acc_error *err)
 {
     size_t n = c->res.n_sites;
     if (c->n_latencies == 0)
@@ -123,6 +124,7 @@ static acc_err build_matrix(struct acc_config *c, struct acc_error *err)
     for (size_t k = 0; k < c->n_latencies && !rc; k++) {
         const struct acc_latency_cfg *l = &c->latencies[k];
         size_t a = 0, b = 0;
+        *line = l->line;
         if ((rc = site_index(c, l->a, &a, err)) || (rc = site_index(c, l->b, &b, err)))
             break;
         if (m[a * n + b] >= 0)
@@ -131,6 +133,8 @@ static acc_err build_matrix(struct acc_config *c, struct acc_error *err)
         else
             m[a * n + b] = m[b * n + a] = l->value;
     }
+    if (!rc)
+        *line = 0; /* a pair missing: no line of its own */
     for (size_t a = 0; a < n && !rc; a++) {
         if (m[a * n + a] < 0)
             m[a * n + a] = 0;
@@ -203,16 +207,17 @@ acc_err acc_config_policy(const struct acc_config *c, const char *name, struct a
     return ACC_OK;
 }
 
-acc_err cfg_policy_finish(struct acc_config *c, struct acc_error *err)
+acc_err cfg_policy_finish(struct acc_config *c, struct acc_conf_report *r)
 {
-    acc_err rc = build_matrix(c, err);
-    if (rc)
-        return rc;
+    acc_err rc = ACC_OK;
+    struct acc_error e;
+    int line = 0;
+    if (build_matrix(c, &line, &e))
+        rc = acc_conf_report_after_at(r, line, "latency", &e);
     struct acc_policy_opts o;
-    struct acc_error why;
-    if (acc_config_policy(c, NULL, &o, &why))
-        return acc_error_set(err, ACC_ERR_CONFIG, "[negotiation] policy: %s", why.msg);
-    return ACC_OK;
+    if (acc_config_policy(c, NULL, &o, &e))
+        rc = acc_conf_report_after(r, "negotiation", "policy", "policy: %s", e.msg);
+    return rc;
 }
 
 void cfg_policy_release(struct acc_config *c)

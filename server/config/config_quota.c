@@ -122,25 +122,50 @@ static bool is_user(const struct acc_config *c, const char *name)
     return false;
 }
 
-acc_err cfg_quota_finish(struct acc_config *c, struct acc_error *err)
+acc_err cfg_quota_finish(struct acc_config *c, struct acc_conf_report *r)
 {
+    acc_err rc = ACC_OK;
     for (size_t i = 0; i < c->n_user_quotas; i++) {
         struct acc_user_quota *u = &c->user_quotas[i];
         if (c->n_users == 0)
-            return acc_error_set(err, ACC_ERR_CONFIG,
-                                 "[%s] names a user, but there is no [auth]: without users "
-                                 "every request counts as one, held to [quota]",
-                                 u->section);
-        if (!is_user(c, u->user))
-            return acc_error_set(err, ACC_ERR_CONFIG,
-                                 "[%s]: no user %s in [auth] (tokens or client_certificates)",
-                                 u->section, u->user);
+            rc = acc_conf_report_after(r, u->section, NULL,
+                                       "names a user, but there is no [auth]: without users "
+                                       "every request counts as one, held to [quota]");
+        else if (!is_user(c, u->user))
+            rc = acc_conf_report_after(r, u->section, NULL,
+                                       "no user %s in [auth] (tokens or client_certificates)",
+                                       u->user);
         for (size_t k = 0; k < N_KEYS; k++) {
             if (!(u->given & (1u << k)))
                 *FIELD(&u->q, k) = *FIELD(&c->quota, k);
         }
     }
-    return ACC_OK;
+    return rc;
+}
+
+static void print_keys(const char *section, const struct acc_quota *q, unsigned given, FILE *out)
+{
+    fprintf(out, "\n[%s]\n", section);
+    for (size_t k = 0; k < N_KEYS; k++) {
+        int64_t v = *FIELD(q, k);
+        char d[ACC_DURATION_STRLEN];
+        if (!(given & (1u << k)))
+            continue;
+        if (v == ACC_QUOTA_UNLIMITED)
+            snprintf(d, sizeof d, "unlimited");
+        else if (keys[k].duration)
+            acc_duration_format(v, d);
+        else
+            snprintf(d, sizeof d, "%lld", (long long)v);
+        fprintf(out, "%s = %s\n", keys[k].name, d);
+    }
+}
+
+void cfg_quota_print(const struct acc_config *c, FILE *out)
+{
+    print_keys("quota", &c->quota, ~0u, out);
+    for (size_t i = 0; i < c->n_user_quotas; i++)
+        print_keys(c->user_quotas[i].section, &c->user_quotas[i].q, c->user_quotas[i].given, out);
 }
 
 void cfg_quota_release(struct acc_config *c)

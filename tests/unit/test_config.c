@@ -1,6 +1,10 @@
 /* test_config.c - the INI configuration and the embedded testbed. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "../../lib/common/conf.h"
+#include "../../lib/common/conf_report.h"
 #include "config.h"
 #include "testutil.h"
 
@@ -355,8 +359,116 @@ static void test_addresses(void)
     }
 }
 
+/* --check-config (lib/common/conf_report.h): every problem with the line
+ * of its file, whatever the file's lines look like: CRLF, a byte order
+ * mark, comments, a continued value, a line longer than inih's buffer. */
+static void test_check_lines(void)
+{
+    char path[256], longv[400];
+    memset(longv, 'x', sizeof longv - 1);
+    longv[sizeof longv - 1] = '\0';
+    snprintf(path, sizeof path, "%s/check-lines.conf", acc_test_tmpdir());
+    FILE *f = fopen(path, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fprintf(f,
+            "\xEF\xBB\xBF# a comment\r\n" /* 1 */
+            "[server]\r\n"                /* 2 */
+            "max_body = 12\r\n"           /* 3: problem */
+            "; another comment\n"         /* 4 */
+            "\n"                          /* 5 */
+            "[launch]\n"                  /* 6 */
+            "directory = %s\n"            /* 7: 400 bytes, more than inih's line */
+            "[site a]\n"                  /* 8 */
+            "adapter = sim-batch\n"       /* 9 */
+            "nodes = 4\n"                 /* 10 */
+            "  8\n"                       /* 11: continues nodes: "8", fine */
+            "not ini\n"                   /* 12: problem */
+            "[database]\n"                /* 13 */
+            "durable = perhaps",          /* 14: problem, no newline at the end */
+            longv);
+    fclose(f);
+    struct acc_config c;
+    struct acc_conf_report r;
+    CU_ASSERT_EQUAL(acc_config_check(path, &c, &r), ACC_ERR_CONFIG);
+    /* The long line is refused whole: inih would read on in it as if it
+     * were lines of its own, and take the value cut short. */
+    static const int want[] = {3, 7, 12, 14};
+    static const char *const keys[] = {"max_body", NULL, NULL, "durable"};
+    CU_ASSERT_EQUAL_FATAL(r.n_problems, 4);
+    for (size_t i = 0; i < 4; i++) {
+        CU_ASSERT_EQUAL(r.problems[i].line, want[i]);
+        if (keys[i]) {
+            CU_ASSERT_STRING_EQUAL(r.problems[i].key, keys[i]);
+        } else {
+            CU_ASSERT_PTR_NULL(r.problems[i].key);
+        }
+    }
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.problems[1].msg, "longer than"));
+    CU_ASSERT_FALSE(r.nomem);
+    acc_conf_report_release(&r);
+    acc_config_release(&c);
+
+    /* A normal load reports the first, as before. */
+    struct acc_error err;
+    CU_ASSERT_EQUAL(acc_config_load_file(path, &c, &err), ACC_ERR_CONFIG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "line 3: [server] max_body"));
+}
+
+/* The effective configuration reads back to itself, and keeps what the
+ * file said. */
+static void test_print_round_trip(void)
+{
+    struct acc_config c, again;
+    struct acc_error err;
+    ACC_ASSERT_OK(acc_config_load_string("[negotiation]\npolicy = fcm-2\nlead_time = PT0S\n"
+                                         "[launch]\nenv = A=1\nenv = B=\ncontrol_ports = "
+                                         "2000:2010\n[site a]\nadapter = sim-batch\nnodes = 2\n"
+                                         "addresses = 10.0.0.[1-2]\nload = yes\n",
+                                         "t.ini", &c, &err));
+    char *one = NULL, *two = NULL;
+    size_t n1 = 0, n2 = 0;
+    FILE *f = open_memstream(&one, &n1);
+    acc_config_print(&c, f);
+    fclose(f);
+    ACC_ASSERT_OK(acc_config_load_string(one, "printed", &again, &err));
+    f = open_memstream(&two, &n2);
+    acc_config_print(&again, f);
+    fclose(f);
+    CU_ASSERT_STRING_EQUAL(one, two);
+    CU_ASSERT_PTR_NOT_NULL(strstr(one, "policy = fcm-2\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(one, "addresses = 10.0.0.1,10.0.0.2\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(one, "env = B=\n"));
+    CU_ASSERT_EQUAL(again.policy.max_clusters, 2);
+    CU_ASSERT_EQUAL(again.launch.n_env, 2);
+    free(one);
+    free(two);
+    acc_config_release(&c);
+    acc_config_release(&again);
+}
+
+/* Seconds as a number or an ISO 8601 duration (accord-site's durations). */
+static void test_seconds(void)
+{
+    static const struct {
+        const char *v;
+        int64_t want; /* -1: refused */
+    } cases[] = {
+        {"90", 90}, {"PT90S", 90}, {"P1D", 86400}, {"PT1H30M", 5400}, {"soon", -1},
+        {"0", -1},  {"P2D", -1},   {"PT0S", -1},   {"12s", -1},       {"", -1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int64_t got = -1;
+        struct acc_error err;
+        acc_err rc = acc_conf_seconds(cases[i].v, 1, 86400, &got, &err);
+        CU_ASSERT_EQUAL(rc == ACC_OK ? got : -1, cases[i].want);
+    }
+}
+
 static const struct acc_test_case tests[] = {
     {"addresses aligned with hosts", test_addresses},
+    {"--check-config: every problem at its line", test_check_lines},
+    {"the effective configuration reads back to itself", test_print_round_trip},
+    {"seconds or ISO 8601 durations", test_seconds},
     {"tokens file that never ends", test_tokens_endless},
     {"tokens file", test_tokens},
     {"client certificates file", test_client_certificates},

@@ -4,6 +4,7 @@
  *
  *   accord-flowgen serve PORT [--bind ADDR] [--max-conns N]
  *   accord-flowgen send HOST PORT [--streams N] [--seconds T] [--bind ADDR]
+ *   accord-flowgen --help | --version
  *
  * serve counts the bytes of every connection; when a sender closes its side it
  * answers "BYTES n\n" (what it received on that connection) and closes.
@@ -21,6 +22,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -49,12 +51,41 @@ static void on_signal(int sig)
     stop_requested = 1;
 }
 
-static int usage(void)
+/* The usage on f; 2, the status of a usage error. */
+static int usage(FILE *f)
 {
-    fprintf(stderr, "usage: accord-flowgen serve PORT [--bind ADDR] [--max-conns N]\n"
-                    "       accord-flowgen send HOST PORT [--streams N] [--seconds T] "
-                    "[--bind ADDR]\n");
+    fprintf(f, "usage: accord-flowgen serve PORT [--bind ADDR] [--max-conns N]\n"
+               "       accord-flowgen send HOST PORT [--streams N] [--seconds T] "
+               "[--bind ADDR]\n"
+               "       accord-flowgen --help | --version\n"
+               "\n"
+               "serve counts the bytes of each connection and answers them when the\n"
+               "sender closes; send writes over N connections for T seconds and prints\n"
+               "RESULT mbit_s=M bytes=B seconds=S streams=N, B counted by the receiver.\n"
+               "\n"
+               "  --bind ADDR      the IPv4 address to listen on (serve; default 0.0.0.0)\n"
+               "                   or to send from (send)\n"
+               "  --max-conns N    connections served at once (1..1024, default 64)\n"
+               "  --streams N      connections to send over (1..64, default 1)\n"
+               "  --seconds T      how long to send (0.1..3600, default 10)\n");
     return 2;
+}
+
+/* The next option of a subcommand (argv[0] is its name), as getopt_long
+ * returns it; an unknown option, a missing value or a value that is
+ * another option ("--bind --streams") is named and gives '?'. */
+static int next_option(int argc, char **argv, const struct option *opts)
+{
+    opterr = 0; /* the messages below name accord-flowgen, not argv[0] */
+    int opt = getopt_long(argc, argv, ":h", opts, NULL);
+    if (opt == ':' || (opt > 0 && opt != '?' && optarg && strncmp(optarg, "--", 2) == 0)) {
+        fprintf(stderr, "accord-flowgen: option '%s' needs a value\n",
+                opt == ':' ? argv[optind - 1] : argv[optind - 2]);
+        return '?';
+    }
+    if (opt == '?')
+        fprintf(stderr, "accord-flowgen: unknown option '%s'\n", argv[optind - 1]);
+    return opt;
 }
 
 static int fail(const char *fmt, ...)
@@ -154,24 +185,38 @@ struct server {
 
 /* Reads PORT [--bind ADDR] [--max-conns N]; -1 when read, else the exit
  * code. */
+static const struct option serve_options[] = {
+    {"bind", required_argument, NULL, 'b'},
+    {"max-conns", required_argument, NULL, 'm'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+/* serve's arguments (argv[0] is "serve"); -1 to go on, else the status. */
 static int serve_args(int argc, char **argv, struct server *sv)
 {
-    if (argc < 1)
-        return usage();
-    if (!parse_long(argv[0], 1, 65535, &sv->port))
-        return fail("PORT: expected 1 to 65535, got '%s'", argv[0]);
-    for (int i = 1; i < argc; i += 2) {
-        if (i + 1 >= argc)
-            return usage();
-        if (strcmp(argv[i], "--bind") == 0)
-            sv->bind_addr = argv[i + 1];
-        else if (strcmp(argv[i], "--max-conns") == 0) {
-            if (!parse_long(argv[i + 1], 1, MAX_CONNS_LIMIT, &sv->max_conns))
-                return fail("--max-conns: expected 1 to %d, got '%s'", MAX_CONNS_LIMIT,
-                            argv[i + 1]);
-        } else
-            return usage();
+    const char *port;
+    int opt;
+    optind = 1;
+    while ((opt = next_option(argc, argv, serve_options)) != -1) {
+        if (opt == 'h') {
+            usage(stdout);
+            return 0;
+        } else if (opt == 'b') {
+            sv->bind_addr = optarg;
+        } else if (opt == 'm') {
+            if (!parse_long(optarg, 1, MAX_CONNS_LIMIT, &sv->max_conns))
+                return fail("--max-conns: expected 1 to %d, got '%s'", MAX_CONNS_LIMIT, optarg);
+        } else {
+            return usage(stderr);
+        }
     }
+    /* getopt_long moved the operands after the options: PORT alone. */
+    if (argc - optind != 1)
+        return usage(stderr);
+    port = argv[optind];
+    if (!parse_long(port, 1, 65535, &sv->port))
+        return fail("PORT: expected 1 to 65535, got '%s'", port);
     if (!parse_addr(sv->bind_addr, (uint16_t)sv->port, &sv->sa))
         return fail("--bind: not an IPv4 address: '%s'", sv->bind_addr);
     return -1;
@@ -365,29 +410,43 @@ struct sender {
 
 /* Reads HOST PORT [--streams N] [--seconds T] [--bind ADDR]; -1 when read,
  * else the exit code. */
+static const struct option send_options[] = {
+    {"streams", required_argument, NULL, 'n'},
+    {"seconds", required_argument, NULL, 't'},
+    {"bind", required_argument, NULL, 'b'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+/* send's arguments (argv[0] is "send"); -1 to go on, else the status. */
 static int send_args(int argc, char **argv, struct sender *sd)
 {
-    if (argc < 2)
-        return usage();
-    sd->host = argv[0];
-    if (!parse_long(argv[1], 1, 65535, &sd->port))
-        return fail("PORT: expected 1 to 65535, got '%s'", argv[1]);
-    if (!parse_addr(argv[0], (uint16_t)sd->port, &sd->dst))
-        return fail("HOST: not an IPv4 address: '%s'", argv[0]);
-    for (int i = 2; i < argc; i += 2) {
-        if (i + 1 >= argc)
-            return usage();
-        if (strcmp(argv[i], "--streams") == 0) {
-            if (!parse_long(argv[i + 1], 1, MAX_STREAMS, &sd->streams))
-                return fail("--streams: expected 1 to %d, got '%s'", MAX_STREAMS, argv[i + 1]);
-        } else if (strcmp(argv[i], "--seconds") == 0) {
-            if (!parse_seconds(argv[i + 1], &sd->seconds))
-                return fail("--seconds: expected 0.1 to 3600, got '%s'", argv[i + 1]);
-        } else if (strcmp(argv[i], "--bind") == 0)
-            sd->bind_addr = argv[i + 1];
-        else
-            return usage();
+    int opt;
+    optind = 1;
+    while ((opt = next_option(argc, argv, send_options)) != -1) {
+        if (opt == 'h') {
+            usage(stdout);
+            return 0;
+        } else if (opt == 'n') {
+            if (!parse_long(optarg, 1, MAX_STREAMS, &sd->streams))
+                return fail("--streams: expected 1 to %d, got '%s'", MAX_STREAMS, optarg);
+        } else if (opt == 't') {
+            if (!parse_seconds(optarg, &sd->seconds))
+                return fail("--seconds: expected 0.1 to 3600, got '%s'", optarg);
+        } else if (opt == 'b') {
+            sd->bind_addr = optarg;
+        } else {
+            return usage(stderr);
+        }
     }
+    /* getopt_long moved the operands after the options: HOST PORT. */
+    if (argc - optind != 2)
+        return usage(stderr);
+    sd->host = argv[optind];
+    if (!parse_long(argv[optind + 1], 1, 65535, &sd->port))
+        return fail("PORT: expected 1 to 65535, got '%s'", argv[optind + 1]);
+    if (!parse_addr(sd->host, (uint16_t)sd->port, &sd->dst))
+        return fail("HOST: not an IPv4 address: '%s'", sd->host);
     if (sd->bind_addr != NULL && !parse_addr(sd->bind_addr, 0, &sd->src))
         return fail("--bind: not an IPv4 address: '%s'", sd->bind_addr);
     return -1;
@@ -503,8 +562,18 @@ int main(int argc, char **argv)
 {
     install_signals();
     if (argc >= 2 && strcmp(argv[1], "serve") == 0)
-        return serve(argc - 2, argv + 2);
+        return serve(argc - 1, argv + 1);
     if (argc >= 2 && strcmp(argv[1], "send") == 0)
-        return send_cmd(argc - 2, argv + 2);
-    return usage();
+        return send_cmd(argc - 1, argv + 1);
+    if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+        usage(stdout);
+        return 0;
+    }
+    if (argc == 2 && strcmp(argv[1], "--version") == 0) {
+        printf("accord-flowgen %s\n", ACCORD_VERSION);
+        return 0;
+    }
+    if (argc >= 2 && argv[1][0] == '-')
+        fprintf(stderr, "accord-flowgen: unknown option '%s'\n", argv[1]);
+    return usage(stderr);
 }

@@ -1,0 +1,102 @@
+/* config_print.c - the effective configuration as INI text (`accordd
+ * --check-config` and `--print-config --config FILE`): every key with the
+ * value accordd uses, defaults included, in a form that reads back to the
+ * same configuration.  Keys that are not set and have no default (the
+ * HTTPS files, [signing], [auth], the optional [launch] strings) are left
+ * out, as a file without them would be. */
+#include <stdio.h>
+#include <string.h>
+
+#include "../../lib/common/timefmt.h"
+#include "config_internal.h"
+
+static void str_key(const char *key, const char *v, FILE *out)
+{
+    if (v)
+        fprintf(out, "%s = %s\n", key, v);
+}
+
+static void duration_key(const char *key, int64_t secs, FILE *out)
+{
+    char d[ACC_DURATION_STRLEN];
+    acc_duration_format(secs, d);
+    fprintf(out, "%s = %s\n", key, d);
+}
+
+static const char *const level_names[] = {"error", "warn", "info", "debug"};
+
+static void print_server(const struct acc_config *c, FILE *out)
+{
+    bool v6 = strchr(c->listen_host, ':') != NULL;
+    fprintf(out, "[server]\nlisten = %s%s%s:%u\n", v6 ? "[" : "", c->listen_host, v6 ? "]" : "",
+            c->listen_port);
+    cfg_keys_print(c, "server", out);
+    fprintf(out, "log_level = %s\n", level_names[c->log_level]);
+    str_key("certificate", c->tls_certificate, out);
+    str_key("key", c->tls_key, out);
+
+    fprintf(out, "\n[database]\npath = %s\n", c->db_path);
+    cfg_keys_print(c, "database", out);
+    if (c->sign_key || c->sign_cert) {
+        fputs("\n[signing]\n", out);
+        str_key("key", c->sign_key, out);
+        str_key("certificate", c->sign_cert, out);
+    }
+}
+
+static void print_negotiation(const struct acc_config *c, FILE *out)
+{
+    fprintf(out, "\n[negotiation]\nstrategy = %s\n", acc_strategy_name(c->strategy));
+    if (c->policy.id == ACC_POLICY_FCM && c->policy.max_clusters)
+        fprintf(out, "policy = fcm-%zu\n", c->policy.max_clusters);
+    else
+        fprintf(out, "policy = %s\n", acc_policy_name(c->policy.id));
+    cfg_keys_print(c, "negotiation", out);
+
+    const struct acc_policy_opts *o = &c->policy_options;
+    fputs("\n[policy]\n", out);
+    for (size_t i = 0; i < c->n_latencies; i++)
+        fprintf(out, "latency = %s %s %.15g\n", c->latencies[i].a, c->latencies[i].b,
+                c->latencies[i].value);
+    fprintf(out, "max_clusters = %zu\nca_average = %s\ntiebreak = %s\nseed = %llu\n",
+            o->max_clusters, o->ca_avg == ACC_CA_AVG_IDLE ? "idle" : "all",
+            o->tiebreak == ACC_TIE_RANDOM ? "random" : "lowest",
+            (unsigned long long)c->policy_seed);
+}
+
+static void print_launch(const struct acc_launch_cfg *l, FILE *out)
+{
+    fprintf(out, "\n[launch]\nenabled = %s\n", l->enabled ? "yes" : "no");
+    str_key("mpiexec", l->mpiexec, out);
+    str_key("launcher", l->launcher, out);
+    str_key("launcher_exec", l->launcher_exec, out);
+    str_key("localhost", l->localhost, out);
+    if (l->control_port_min)
+        fprintf(out, "control_ports = %u:%u\n", l->control_port_min, l->control_port_max);
+    duration_key("proxy_timeout", l->proxy_timeout, out);
+    str_key("directory", l->directory, out);
+    str_key("path", l->path, out);
+    str_key("account", l->account, out);
+    for (size_t i = 0; i < l->n_env; i++)
+        fprintf(out, "env = %s=%s\n", l->env[i].key, l->env[i].value);
+    fprintf(out, "output_limit = %zu\n", l->output_limit);
+    duration_key("grace", l->grace, out);
+    fprintf(out, "router_port = %u\n", l->router_port);
+}
+
+void acc_config_print(const struct acc_config *c, FILE *out)
+{
+    fputs("# accordd's effective configuration: every key with the value it uses.\n\n", out);
+    print_server(c, out);
+    print_negotiation(c, out);
+    cfg_quota_print(c, out);
+    if (c->tokens_file || c->client_ca || c->client_certificates_file) {
+        fputs("\n[auth]\n", out);
+        str_key("tokens", c->tokens_file, out);
+        str_key("client_ca", c->client_ca, out);
+        str_key("client_certificates", c->client_certificates_file, out);
+    }
+    print_launch(&c->launch, out);
+    cfg_accounts_print(c, out);
+    acc_resources_cfg_print(&c->res, out);
+}

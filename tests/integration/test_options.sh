@@ -1,0 +1,145 @@
+#!/bin/sh
+# The programs' command lines and `--check-config`, as data:
+#
+#   tests/data/config/bad/*.conf        accordd --check-config exits 1 and prints
+#                                       exactly the lines of the matching
+#                                       *.expected on standard error
+#   tests/data/config/good/*.conf       it exits 0 with nothing on standard error,
+#                                       and the effective configuration it prints
+#                                       loads back to the same bytes
+#   tests/data/config/site-bad, site-good   the same for accord-site
+#
+# and the options of accordd, accord-site, accord-sim and accord-flowgen:
+# --help (exit 0, on standard output), --version, an unknown option, an
+# option whose value is missing or is another option.
+#
+#   tests/integration/test_options.sh BUILD_DIR
+BUILD=$(cd "${1:?usage: $0 BUILD_DIR}" && pwd) || exit 1
+DATA=$(cd "$(dirname "$0")/../data/config" && pwd) || exit 1
+TMP=$(mktemp -d) || exit 1
+trap 'rm -rf "$TMP"' EXIT INT TERM
+ACCORDD=$BUILD/accordd
+SITE=$BUILD/accord-site
+fails=0
+
+fail() {
+    echo "FAIL: $*" >&2
+    fails=$((fails + 1))
+}
+
+# check_bad PROGRAM DIR: every DIR/*.conf against its *.expected.
+check_bad() {
+    prog=$1
+    n=0
+    for conf in "$DATA/$2"/*.conf; do
+        name=$(basename "$conf")
+        n=$((n + 1))
+        (cd "$DATA/$2" && "$prog" --config "$name" --check-config >"$TMP/out" 2>"$TMP/err")
+        rc=$?
+        [ $rc = 1 ] || fail "$2/$name: exit $rc, expected 1"
+        if ! diff -u "$DATA/$2/${name%.conf}.expected" "$TMP/err"; then
+            fail "$2/$name: the problems differ from ${name%.conf}.expected"
+        fi
+    done
+    [ $n -gt 0 ] || fail "no file in $2"
+}
+
+# round_trip PROGRAM LABEL [--config FILE]: --check-config exits 0, says
+# nothing on stderr, and its printout, loaded, prints the same bytes.
+round_trip() {
+    prog=$1
+    label=$2
+    shift 2
+    "$prog" "$@" --check-config >"$TMP/one.ini" 2>"$TMP/err"
+    rc=$?
+    [ $rc = 0 ] || fail "$label: exit $rc, expected 0"
+    [ -s "$TMP/err" ] && fail "$label: said on stderr: $(cat "$TMP/err")"
+    grep -q '^\[' "$TMP/one.ini" || fail "$label: printed no configuration"
+    "$prog" --config "$TMP/one.ini" --check-config >"$TMP/two.ini" 2>"$TMP/err" ||
+        fail "$label: its printout does not load: $(cat "$TMP/err")"
+    cmp -s "$TMP/one.ini" "$TMP/two.ini" || fail "$label: the printout printed again differs"
+    "$prog" --config "$TMP/one.ini" --print-config >"$TMP/three.ini" 2>/dev/null
+    cmp -s "$TMP/one.ini" "$TMP/three.ini" || fail "$label: --print-config differs"
+}
+
+check_good() {
+    cd "$DATA/$2" || exit 1
+    for conf in *.conf; do
+        round_trip "$1" "$2/$conf" --config "$conf"
+    done
+    cd "$TMP" || exit 1
+}
+
+# expect LABEL STATUS STDOUT-PATTERN STDERR-PATTERN COMMAND...: the exit
+# status, and grep -E patterns that stdout and stderr match ("" must be
+# empty).
+expect() {
+    label=$1
+    want=$2
+    out=$3
+    err=$4
+    shift 4
+    "$@" >"$TMP/out" 2>"$TMP/err"
+    rc=$?
+    [ $rc = "$want" ] || fail "$label: exit $rc, expected $want"
+    for s in out err; do
+        pat=$(eval echo "\"\$$s\"")
+        if [ -z "$pat" ]; then
+            [ -s "$TMP/$s" ] && fail "$label: std$s not empty: $(head -3 "$TMP/$s")"
+        elif ! grep -Eq -e "$pat" "$TMP/$s"; then
+            fail "$label: std$s does not match '$pat': $(head -3 "$TMP/$s")"
+        fi
+    done
+}
+
+check_bad "$ACCORDD" bad
+check_good "$ACCORDD" good
+round_trip "$ACCORDD" "the embedded testbed"
+check_bad "$SITE" site-bad
+check_good "$SITE" site-good
+
+# A file that cannot be opened is a problem too.
+expect "accordd, a missing file" 1 "" "^$TMP/none.conf: cannot open it" \
+    "$ACCORDD" --config "$TMP/none.conf" --check-config
+expect "accord-site, a missing file" 1 "" "^$TMP/none.conf: cannot open it" \
+    "$SITE" --config "$TMP/none.conf" --check-config
+# --print-config without --config: the embedded text, comments and all.
+expect "accordd --print-config" 0 "^# The embedded testbed" "" "$ACCORDD" --print-config
+# A normal start still names the first problem, with its line.
+expect "accordd, a bad file" 1 "" "^accordd: values.conf line 3: \[server\] listen" \
+    sh -c "cd '$DATA/bad' && '$ACCORDD' --config values.conf --listen 127.0.0.1:0"
+
+for prog in accordd accord-site accord-sim accord-flowgen; do
+    expect "$prog --help" 0 "^usage: $prog" "" "$BUILD/$prog" --help
+    expect "$prog -h" 0 "^usage: $prog" "" "$BUILD/$prog" -h
+    expect "$prog --version" 0 "^$prog [0-9]+\.[0-9]+" "" "$BUILD/$prog" --version
+done
+expect "accordd --config --listen" 2 "" "^accordd: option '--config' needs a FILE, not '--listen'$" \
+    "$ACCORDD" --config --listen 127.0.0.1:0
+expect "accordd --config" 2 "" "^accordd: option '--config' needs a FILE$" "$ACCORDD" --config
+expect "accordd --bogus" 2 "" "^accordd: unknown option '--bogus'" "$ACCORDD" --bogus
+expect "accordd operand" 2 "" "^accordd: unexpected argument 'x'" "$ACCORDD" x
+expect "accordd --jobs without --replay" 2 "" "go with --replay" "$ACCORDD" --jobs 3
+expect "accordd --check-config --print-config" 2 "" "go alone" \
+    "$ACCORDD" --check-config --print-config
+expect "accord-site --db --config" 2 "" "^accord-site: option '--db' needs a PATH, not '--config'$" \
+    "$SITE" --db --config x.conf
+expect "accord-site --bogus" 2 "" "^accord-site: unknown option '--bogus'" "$SITE" --bogus
+expect "accord-site without --config" 2 "" "--config FILE is required" "$SITE"
+expect "accord-sim --set" 2 "" "^accord-sim: option '--set' needs a value" "$BUILD/accord-sim" x --set
+expect "accord-sim -j 0" 2 "" "^accord-sim: -j: '0' is not a number" "$BUILD/accord-sim" -j 0 x
+expect "accord-sim --bogus" 2 "" "^accord-sim: unknown option '--bogus'" "$BUILD/accord-sim" --bogus
+expect "accord-sim, no file" 2 "" "which EXPERIMENT" "$BUILD/accord-sim"
+expect "accord-flowgen send --streams --bind" 2 "" "option '--streams' needs a value" \
+    "$BUILD/accord-flowgen" send 127.0.0.1 9 --streams --bind 127.0.0.1
+expect "accord-flowgen serve --bogus" 2 "" "unknown option '--bogus'" \
+    "$BUILD/accord-flowgen" serve 9 --bogus
+expect "accord-flowgen send --streams 0" 1 "" "--streams: expected 1 to 64" \
+    "$BUILD/accord-flowgen" send 127.0.0.1 9 --streams 0
+expect "accord-flowgen --bogus" 2 "" "unknown option '--bogus'" "$BUILD/accord-flowgen" --bogus
+
+if [ $fails -gt 0 ]; then
+    echo "$fails failure(s)" >&2
+    exit 1
+fi
+echo "all passed"
