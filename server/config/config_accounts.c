@@ -39,12 +39,10 @@ static void check_account(struct acc_conf_report *r, const char *section, const 
 
 void cfg_accounts_finish(const struct acc_config *c, struct acc_conf_report *r)
 {
-    if (c->n_accounts && !c->n_users) {
+    if (c->n_accounts && !c->n_users)
         acc_conf_report_after(r, "accounts", NULL,
                               "needs [auth]: without it an offer's initiator is whatever the "
                               "offer says");
-        return;
-    }
     struct acc_account me;
     struct acc_error e;
     if (acc_account_self(&me, &e)) {
@@ -56,7 +54,7 @@ void cfg_accounts_finish(const struct acc_config *c, struct acc_conf_report *r)
         bool known = false;
         for (size_t u = 0; u < c->n_users && !known; u++)
             known = strcmp(c->users[u].name, user) == 0;
-        if (!known)
+        if (!known && c->n_users)
             acc_conf_report_after(r, "accounts", user, "not a user of [auth]");
         else
             check_account(r, "accounts", user, c->accounts[i].value, &me, c->launch.enabled);
