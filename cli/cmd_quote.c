@@ -35,10 +35,10 @@ static void show(const struct ctl *c, const json_t *doc)
     const json_t *opts = json_object_get(doc, "counterOffers");
     for (size_t i = 0; json_is_array(opts) && i < json_array_size(opts); i++) {
         const json_t *o = json_array_get(opts, i);
-        char s[12], e[12];
+        char s[CTL_TIME_LEN], e[CTL_TIME_LEN];
         ctl_short_time(ctl_str(o, "start", NULL), s);
         ctl_short_time(ctl_str(o, "end", NULL), e);
-        printf("  option %lld  %s - %s ", ctl_int(o, "option", 0), s, e);
+        printf("  option %lld  %s - %s UTC ", ctl_int(o, "option", 0), s, e);
         const json_t *comps = json_object_get(o, "components");
         for (size_t k = 0; json_is_array(comps) && k < json_array_size(comps); k++) {
             const json_t *x = json_array_get(comps, k);

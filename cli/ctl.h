@@ -16,7 +16,7 @@
 
 #include "../client/client.h"
 
-/* Exit codes: stable, documented in docs/accordctl.1. */
+/* Exit codes: stable, documented in docs/man/accordctl.1. */
 enum {
     CTL_OK = 0,        /* done */
     CTL_ERROR = 1,     /* the server refused the request as wrong (400, 413, 415) */
@@ -26,6 +26,7 @@ enum {
     CTL_SERVER = 5,    /* the server or an adapter failed (5xx) */
     CTL_NETWORK = 6,   /* no answer from the server */
     CTL_DENIED = 7,    /* authentication or ownership (401, 403) */
+    CTL_RETRY = 75,    /* try again later (429, 503): sysexits.h's EX_TEMPFAIL */
 };
 
 struct ctl {
@@ -120,7 +121,10 @@ const char *ctl_str_at(const json_t *a, size_t i, const char *dflt);
 
 /* ------------------------------------------------------------ printing */
 
-/* "2026-11-22T02:45:00Z" -> "11-22 02:45" (out: 12 bytes); "-" for NULL. */
+/* Bytes of a short time, its '\0' included. */
+enum { CTL_TIME_LEN = 17 };
+/* "2026-11-22T02:45:00Z" -> "2026-11-22 02:45" (UTC; out: CTL_TIME_LEN
+ * bytes); "-" for NULL or what is not such a time. */
 void ctl_short_time(const char *t, char *out);
 /* Columns s takes on a terminal: one per character (UTF-8). */
 int ctl_columns(const char *s);
@@ -129,6 +133,16 @@ int ctl_columns(const char *s);
 void ctl_cell(const char *s, int width, bool pad);
 /* An agreement document (JSON), as accordctl show prints it. */
 void ctl_print_agreement(const struct ctl *c, const json_t *a);
+
+/* accordctl list's output (list_print.c): the fields of -o FORMAT, parsed
+ * once (a message and CTL_USAGE when FORMAT is wrong); the agreements of a
+ * list (a JSON array) in that format, or NULL for the table; the header
+ * line unless header is false. */
+struct ctl_list_format;
+int ctl_list_format_parse(const char *spec, struct ctl_list_format **out);
+void ctl_list_format_free(struct ctl_list_format *f);
+void ctl_list_print(const struct ctl *c, const json_t *list, const struct ctl_list_format *f,
+                    bool header);
 
 /* ------------------------------------------------------------ commands */
 

@@ -80,15 +80,14 @@ void ctl_path(char *out, size_t size, const char *fmt, const char *segment)
 
 void ctl_short_time(const char *t, char *out)
 {
-    /* YYYY-MM-DDTHH:MM:SSZ */
-    if (!t || strlen(t) < 16) {
+    /* YYYY-MM-DDTHH:MM:SSZ, as accordd writes times */
+    if (!t || strlen(t) < 16 || t[10] != 'T') {
         memcpy(out, "-", 2);
         return;
     }
-    memcpy(out, t + 5, 5);
-    out[5] = ' ';
-    memcpy(out + 6, t + 11, 5);
-    out[11] = '\0';
+    memcpy(out, t, 16);
+    out[10] = ' ';
+    out[16] = '\0';
 }
 
 const char *ctl_str(const json_t *o, const char *key, const char *dflt)

@@ -68,6 +68,9 @@ int ctl_exit_for(long status)
         return CTL_NOT_FOUND;
     case 409:
         return CTL_REJECTED;
+    case 429: /* too many connections from this client */
+    case 503: /* overloaded, an adapter unreachable, a restart: a retry can succeed */
+        return CTL_RETRY;
     default:
         return status >= 500 ? CTL_SERVER : CTL_ERROR;
     }

@@ -38,7 +38,7 @@ static void usage(FILE *f)
           "commands --json or --xml to print the server's document for scripts.\n"
           "Exit codes: 0 ok, 1 refused as wrong, 2 usage, 3 not found, 4 rejected (no\n"
           "common slot), 5 server or adapter failure, 6 no answer from the server,\n"
-          "7 not allowed.  See accordctl(1).\n",
+          "7 not allowed, 75 try again later (429 or 503).  See accordctl(1).\n",
           f);
 }
 

@@ -336,22 +336,22 @@ acc_err acc_store_agreement_get(struct acc_store *st, const char *id, bool with_
 
 /* The filters a list asks for, as conditions with positional parameters
  * bound in the same order by bind_filter. */
-static acc_err list_query(const struct acc_list_filter *f, char *q, size_t size,
+static acc_err list_query(const struct acc_list_filter *f, bool count, char *q, size_t size,
                           struct acc_error *err)
 {
     int n = snprintf(
-        q, size,
-        "SELECT " AGR_COLUMNS " FROM agreement WHERE 1=1%s%s%s%s%s "
-        "ORDER BY created DESC, seq DESC LIMIT ? OFFSET ?",
-        f->state ? " AND state = ?" : "", f->initiator ? " AND initiator = ?" : "",
+        q, size, "SELECT %s FROM agreement WHERE 1=1%s%s%s%s%s %s",
+        count ? "COUNT(*)" : AGR_COLUMNS, f->state ? " AND state = ?" : "",
+        f->initiator ? " AND initiator = ?" : "",
         f->site ? " AND seq IN (SELECT agreement FROM allocation_component WHERE site = ?)" : "",
-        f->from ? " AND end_time > ?" : "", f->until ? " AND start_time < ?" : "");
+        f->from ? " AND end_time > ?" : "", f->until ? " AND start_time < ?" : "",
+        count ? "" : "ORDER BY created DESC, seq DESC LIMIT ? OFFSET ?");
     if (n < 0 || (size_t)n >= size)
         return acc_error_set(err, ACC_ERR_INTERNAL, "list query too long");
     return ACC_OK;
 }
 
-static void bind_filter(struct acc_sql_stmt *s, const struct acc_list_filter *f)
+static void bind_filter(struct acc_sql_stmt *s, const struct acc_list_filter *f, bool count)
 {
     if (f->state)
         acc_sql_bind_text(s, f->state);
@@ -363,15 +363,40 @@ static void bind_filter(struct acc_sql_stmt *s, const struct acc_list_filter *f)
         acc_sql_bind_i64(s, f->from);
     if (f->until)
         acc_sql_bind_i64(s, f->until);
+    if (count)
+        return;
     acc_sql_bind_i64(s, f->limit ? f->limit : 100);
     acc_sql_bind_i64(s, f->offset);
+}
+
+/* How many agreements match the filter, on every page together: read in
+ * the transaction of the page, so that the two agree. */
+static acc_err list_total(struct acc_sql_conn *c, const struct acc_list_filter *f, size_t *total,
+                          struct acc_error *err)
+{
+    char q[1024];
+    struct acc_sql_stmt *s = NULL;
+    bool row = false;
+    acc_err rc = list_query(f, true, q, sizeof q, err);
+    if (!rc)
+        rc = acc_sql_prepare_once(c, q, &s, err);
+    if (!rc) {
+        bind_filter(s, f, true);
+        rc = acc_sql_bound(s, "count agreements", err);
+    }
+    if (!rc)
+        rc = acc_sql_step(s, &row, "count agreements", err);
+    if (!rc && row)
+        *total = (size_t)acc_sql_col_i64(s, 0);
+    acc_sql_finalize(s);
+    return rc;
 }
 
 acc_err acc_store_agreement_list(struct acc_store *st, const struct acc_list_filter *f,
                                  struct acc_agreement_list *out, struct acc_error *err)
 {
     char q[1024];
-    acc_err rc = list_query(f, q, sizeof q, err);
+    acc_err rc = list_query(f, false, q, sizeof q, err);
     if (rc)
         return rc;
     memset(out, 0, sizeof *out);
@@ -379,9 +404,11 @@ acc_err acc_store_agreement_list(struct acc_store *st, const struct acc_list_fil
     if ((rc = acc_sql_read_begin(st->db, &c, err)))
         return rc;
     struct acc_sql_stmt *s = NULL;
+    if ((rc = list_total(c, f, &out->total, err)))
+        goto out;
     if ((rc = acc_sql_prepare_once(c, q, &s, err)))
         goto out;
-    bind_filter(s, f);
+    bind_filter(s, f, false);
     if ((rc = acc_sql_bound(s, "list agreements", err)))
         goto out;
     bool row;

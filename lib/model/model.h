@@ -301,6 +301,7 @@ void acc_run_release(struct acc_run *r);
 struct acc_agreement_list {
     struct acc_agreement *v;
     size_t n;
+    size_t total; /* how many match the filter, on every page together */
 };
 
 void acc_agreement_list_release(struct acc_agreement_list *l);

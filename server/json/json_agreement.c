@@ -80,6 +80,7 @@ void acc_json_list(const struct acc_agreement_list *l, struct acc_buf *out)
 
     jw_open_obj(&j);
     jw_i64(&j, "count", (int64_t)l->n);
+    jw_i64(&j, "total", (int64_t)l->total);
     jw_open_arr(&j, "agreements");
     for (size_t i = 0; i < l->n; i++) {
         const struct acc_agreement *a = &l->v[i];

@@ -14,6 +14,7 @@ acc_err acc_xml_list(const struct acc_agreement_list *l, struct acc_buf *out, st
     acc_xml_w_open(&w);
     acc_xml_w_start_root(&w, "co", "AgreementList");
     acc_xml_w_attr_i64(&w, "co", "count", (int64_t)l->n);
+    acc_xml_w_attr_i64(&w, "co", "total", (int64_t)l->total);
     for (size_t i = 0; i < l->n; i++) {
         const struct acc_agreement *a = &l->v[i];
         acc_xml_w_start(&w, "co", "AgreementRef");

@@ -48,7 +48,8 @@ static void test_exit_codes(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(r.err, "MalformedDocument"));
     run_free(&r);
 
-    /* An adapter down: 503, exit 5, everything rolled back. */
+    /* An adapter down: 503, exit 75 (try again later), everything rolled
+     * back. */
     struct http_reply h;
     char u[256];
     snprintf(u, sizeof u, "%s/adapters/caesar/control/fault?call=reserve&action=unavailable",
@@ -56,7 +57,7 @@ static void test_exit_codes(void)
     CU_ASSERT_EQUAL(http_do("POST", u, "", 0, NULL, &h), 0);
     http_reply_free(&h);
     r = ctl(NULL, NULL, "submit", ACC_SOURCE_DIR "/docs/examples/offer.xml", NULL);
-    CU_ASSERT_EQUAL(r.status, 5);
+    CU_ASSERT_EQUAL(r.status, 75);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.err, "AdapterUnavailable"));
     CU_ASSERT_PTR_NOT_NULL(strstr(r.err, "accordctl trace")); /* the kept agreement */
     run_free(&r);

@@ -423,21 +423,21 @@ static void test_list(void)
     free(v[1].name);
     v[1].name = NULL;
     v[1].start = v[1].end = 0;
-    struct acc_agreement_list l = {v, 2};
+    struct acc_agreement_list l = {v, 2, 250}; /* a page of 2 of 250 */
     struct acc_buf b = ACC_BUF_INIT;
     acc_json_list(&l, &b);
     CU_ASSERT(valid(&b));
-    CU_ASSERT(has(&b, "{\"count\":2,\"agreements\":[{\"id\":\"abcdefghijklmnop\""));
+    CU_ASSERT(has(&b, "{\"count\":2,\"total\":250,\"agreements\":[{\"id\":\"abcdefghijklmnop\""));
     CU_ASSERT(has(&b, "\"sites\":[\"caesar\"]"));
     CU_ASSERT(has(&b, "{\"id\":\"abcdefghijklmnop\",\"initiator\":\"alice\",\"state\":"
                       "\"Observed\",\"created\":\"2030-03-04T07:50:00Z\",\"sites\""));
     CU_ASSERT(lacks(&b, "\"components\""));
     acc_buf_release(&b);
 
-    struct acc_agreement_list empty = {NULL, 0};
+    struct acc_agreement_list empty = {NULL, 0, 0};
     acc_json_list(&empty, &b);
     CU_ASSERT(valid(&b));
-    CU_ASSERT(has(&b, "{\"count\":0,\"agreements\":[]}"));
+    CU_ASSERT(has(&b, "{\"count\":0,\"total\":0,\"agreements\":[]}"));
     acc_buf_release(&b);
     acc_agreement_release(&v[0]);
     acc_agreement_release(&v[1]);

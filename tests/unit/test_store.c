@@ -165,6 +165,7 @@ static void test_list_filters(void)
     struct acc_list_filter f = {.initiator = "bob"};
     ACC_ASSERT_OK(acc_store_agreement_list(st, &f, &l, &err));
     CU_ASSERT_EQUAL(l.n, 1);
+    CU_ASSERT_EQUAL(l.total, 1);
     acc_agreement_list_release(&l);
     f = (struct acc_list_filter){.site = "site1"};
     ACC_ASSERT_OK(acc_store_agreement_list(st, &f, &l, &err));
@@ -178,13 +179,23 @@ static void test_list_filters(void)
     f = (struct acc_list_filter){.from = 9000}; /* bob's ends at 8600 */
     ACC_ASSERT_OK(acc_store_agreement_list(st, &f, &l, &err));
     CU_ASSERT_EQUAL(l.n, 0);
+    CU_ASSERT_EQUAL(l.total, 0);
     acc_agreement_list_release(&l);
     f = (struct acc_list_filter){.limit = 1, .offset = 1};
     ACC_ASSERT_OK(acc_store_agreement_list(st, &f, &l, &err));
     CU_ASSERT_EQUAL(l.n, 1);
-    acc_agreement_list_release(&l);
-    uint64_t counts[ACC_STATE__COUNT];
+    uint64_t counts[ACC_STATE__COUNT], all = 0;
     ACC_ASSERT_OK(acc_store_agreement_counts(st, counts, &err));
+    for (int i = 0; i < ACC_STATE__COUNT; i++)
+        all += counts[i];
+    CU_ASSERT_EQUAL(l.total, all); /* every agreement, not the page's one */
+    CU_ASSERT_TRUE(l.total >= 2);
+    acc_agreement_list_release(&l);
+    f = (struct acc_list_filter){.offset = 1000}; /* past the end: none, and the total */
+    ACC_ASSERT_OK(acc_store_agreement_list(st, &f, &l, &err));
+    CU_ASSERT_EQUAL(l.n, 0);
+    CU_ASSERT_EQUAL(l.total, all);
+    acc_agreement_list_release(&l);
     CU_ASSERT_EQUAL(counts[ACC_STATE_PENDING], 1);
     CU_ASSERT_EQUAL(counts[ACC_STATE_OBSERVED_AND_TERMINATING], 1);
 }

@@ -291,8 +291,8 @@ static void test_list(void)
     v[1].start = v[1].end = 0;
     v[1].state = ACC_STATE_PENDING;
     free(v[1].comps[1].site);
-    v[1].comps[1].site = strdup("caesar"); /* the same site twice: listed once */
-    struct acc_agreement_list l = {v, 2};
+    v[1].comps[1].site = strdup("caesar");     /* the same site twice: listed once */
+    struct acc_agreement_list l = {v, 2, 250}; /* a page of 2 of 250 */
     struct acc_buf b = ACC_BUF_INIT;
     ACC_ASSERT_OK(acc_xml_list(&l, &b, NULL));
     CU_ASSERT(valid(&b));
@@ -300,6 +300,7 @@ static void test_list(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(d);
     xmlNode *root = xmlDocGetRootElement(d);
     CU_ASSERT(prop_is(root, ACC_NS_CO, "count", "2"));
+    CU_ASSERT(prop_is(root, ACC_NS_CO, "total", "250"));
     xmlNode *r1 = find(root, ACC_NS_CO, "AgreementRef");
     xmlNode *r2 = r1 ? xmlNextElementSibling(r1) : NULL;
     CU_ASSERT_PTR_NOT_NULL_FATAL(r2);
@@ -313,7 +314,7 @@ static void test_list(void)
     xmlFreeDoc(d);
     acc_buf_release(&b);
 
-    struct acc_agreement_list empty = {NULL, 0};
+    struct acc_agreement_list empty = {NULL, 0, 0};
     ACC_ASSERT_OK(acc_xml_list(&empty, &b, NULL));
     CU_ASSERT(valid(&b));
     acc_buf_release(&b);
