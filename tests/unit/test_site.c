@@ -393,6 +393,14 @@ static void test_metrics(void)
                       "[peer p]\nsubject = CN=p\nadmin = perhaps\n";
     CU_ASSERT_EQUAL(acc_site_config_load_string(bad, "t", &cfg, &err), ACC_ERR_CONFIG);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "admin"));
+    const char *good = "[daemon]\nname = a\ncertificate = x\nkey = y\nclient_ca = z\n"
+                       "access_log = no\n[site a]\nadapter = sim-batch\nnodes = 2\n"
+                       "[peer p]\nsubject = CN=p\nadmin = yes\n[peer q]\nsubject = CN=q\n";
+    ACC_ASSERT_OK(acc_site_config_load_string(good, "t", &cfg, &err));
+    CU_ASSERT_FALSE(cfg.access_log);
+    CU_ASSERT_TRUE(cfg.peers[0].admin);
+    CU_ASSERT_FALSE(cfg.peers[1].admin);
+    acc_site_config_release(&cfg);
     acc_buf_release(&out);
 }
 
