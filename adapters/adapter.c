@@ -34,6 +34,8 @@ struct acc_adapter {
     pthread_mutex_t lock; /* held around calls when serial */
     atomic_uint_least64_t calls, failures;
     atomic_int_least64_t busy_us;
+    atomic_bool down;                  /* its last counted call failed */
+    atomic_int_least64_t last_failure; /* when (acc_now); 0: never */
     void *state;
 };
 
@@ -171,8 +173,13 @@ static acc_err call_end(struct acc_adapter *ad, int64_t t0, acc_err rc, struct a
         pthread_mutex_unlock(&ad->lock);
     atomic_fetch_add(&ad->calls, 1);
     atomic_fetch_add(&ad->busy_us, us);
-    if (rc && rc != ACC_ERR_BUSY && rc != ACC_ERR_NOT_FOUND)
+    /* Busy and NotFound are answers of a working resource manager. */
+    bool failed = rc && rc != ACC_ERR_BUSY && rc != ACC_ERR_NOT_FOUND;
+    if (failed) {
         atomic_fetch_add(&ad->failures, 1);
+        atomic_store(&ad->last_failure, acc_now());
+    }
+    atomic_store(&ad->down, failed);
     if (rc && err && err->code != rc)
         acc_error_set(err, rc, "%s", acc_err_text(rc));
     return rc;
@@ -387,4 +394,6 @@ void acc_adapter_stats(const struct acc_adapter *ad, struct acc_adapter_stats *o
     out->calls = atomic_load(&ad->calls);
     out->failures = atomic_load(&ad->failures);
     out->busy_us = atomic_load(&ad->busy_us);
+    out->up = !atomic_load(&ad->down);
+    out->last_failure = atomic_load(&ad->last_failure);
 }

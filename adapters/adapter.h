@@ -204,7 +204,9 @@ acc_err acc_adapter_reserve_replacing(struct acc_adapter *ad, const char *key, c
 /* Counters since open, for /metrics and /sites. */
 struct acc_adapter_stats {
     uint64_t calls, failures;
-    int64_t busy_us; /* total time spent inside the adapter */
+    int64_t busy_us;       /* total time spent inside the adapter */
+    bool up;               /* its last call did not fail (true before any) */
+    acc_time last_failure; /* the last failed call's end; 0: none yet */
 };
 
 void acc_adapter_stats(const struct acc_adapter *ad, struct acc_adapter_stats *out);

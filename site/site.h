@@ -33,6 +33,7 @@ struct acc_site_peer_cfg {
     int64_t max_advance;      /* furthest start from now, seconds */
     int64_t max_reservations; /* open reservations held at once */
     unsigned connections;     /* concurrent connections */
+    bool admin;               /* may read /metrics */
 };
 
 struct acc_site_config {
@@ -53,6 +54,7 @@ struct acc_site_config {
     unsigned header_timeout;      /* seconds a new connection has for its head */
     unsigned timeout;             /* seconds a connection may idle */
     enum acc_log_level log_level;
+    bool access_log; /* a line per request at info level */
     /* [site NAME], [network NAME], [link NAME] as accordd reads them */
     struct acc_resources_cfg res;
     struct acc_site_peer_cfg *peers;

@@ -50,6 +50,11 @@ static int daemon_key(struct parse *p, const char *k, const char *v)
             return bad(p, "daemon", "database: %s", e.msg);
         return 1;
     }
+    if (strcmp(k, "access_log") == 0) {
+        if (acc_parse_bool(v, &c->access_log, &e))
+            return bad(p, "daemon", "access_log: %s", e.msg);
+        return 1;
+    }
     if (strcmp(k, "durable") == 0) {
         if (acc_parse_bool(v, &c->durable, &e))
             return bad(p, "daemon", "durable: %s", e.msg);
@@ -99,7 +104,7 @@ static int daemon_key(struct parse *p, const char *k, const char *v)
     return bad(p, "daemon",
                "unknown key '%s' (name, listen, database, durable, certificate, key, client_ca, "
                "job_user, hydra_pmi_proxy, control_networks, threads, max_connections, "
-               "pending_connections, header_timeout, timeout, log_level)",
+               "pending_connections, header_timeout, timeout, log_level, access_log)",
                k);
 }
 
@@ -185,6 +190,11 @@ static int peer_key(struct parse *p, const char *section, const char *name, cons
             return bad(p, section, "%s: %s", k, err.msg);
         return 1;
     }
+    if (strcmp(k, "admin") == 0) {
+        if (acc_parse_bool(v, &e->admin, &err))
+            return bad(p, section, "admin: %s", err.msg);
+        return 1;
+    }
     if (strcmp(k, "connections") == 0) {
         int64_t n;
         if (acc_parse_i64(v, 1, 100000, &n, &err))
@@ -194,7 +204,7 @@ static int peer_key(struct parse *p, const char *section, const char *name, cons
     }
     return bad(p, section,
                "unknown key '%s' (subject, fingerprint, max_nodes, max_bandwidth, max_duration, "
-               "max_advance, max_reservations, connections)",
+               "max_advance, max_reservations, connections, admin)",
                k);
 }
 
@@ -236,6 +246,7 @@ static void defaults(struct acc_site_config *c)
     c->header_timeout = 5;
     c->timeout = 60;
     c->log_level = ACC_LOG_INFO;
+    c->access_log = true;
 }
 
 /* The checks after reading, every problem into r; the fixed defaults. */

@@ -61,6 +61,7 @@ static bool auth(void *app, const struct acc_httpd_request *rq, void *state,
     else {
         acc_strlcpy(who->name, peer->name, sizeof who->name);
         who->connections = peer->connections;
+        acc_httpd_set_user(state, peer->name);
         return true;
     }
     site_fault(s, &err, rs);
@@ -77,6 +78,7 @@ static void handle(void *app, const struct acc_httpd_request *rq, void *state,
         .body = rq->body,
         .body_len = rq->body_len,
         .peer = state,
+        .httpd = acc_httpd_of(rq),
     };
     site_route(app, &srq, rs);
 }
@@ -123,6 +125,7 @@ acc_err site_http_start(struct acc_site *s, struct site_http **out, struct acc_e
         .body_types = body_types,
         .tls = &tc,
         .quiet = true,
+        .access_log = s->cfg.access_log,
     };
     acc_err rc = acc_httpd_start(&o, &ops, s, &h->httpd, err);
     if (rc) {

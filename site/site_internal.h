@@ -80,6 +80,7 @@ struct site_peer {
     char name[64];
     int64_t max_nodes, max_bandwidth, max_duration, max_advance, max_reservations;
     unsigned connections;
+    bool admin; /* may read /metrics */
 };
 
 struct site_peers;
@@ -176,7 +177,8 @@ struct site_request {
     const char *body;
     size_t body_len;
     const struct site_peer *peer;
-    const char *key; /* the path's key or id (set by site_route) */
+    const char *key;         /* the path's key or id (set by site_route) */
+    struct acc_httpd *httpd; /* serving it (its figures, for /metrics) */
 };
 
 /* Answers 200, 201, 204 or the fault's, with an application/xml body

@@ -6,6 +6,7 @@
  * never see libmicrohttpd. */
 #include "site_internal.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -190,6 +191,56 @@ static void h_job_cancel(struct acc_site *s, const struct site_request *rq,
     answer(s, rc, &err, 204, rs);
 }
 
+/* ---------------------------------------------------------------- metrics */
+
+/* Prometheus' text format, for a peer with admin = yes: the front end's
+ * figures (answers by status code, connections), each adapter's, the jobs
+ * running, the build. */
+static void h_metrics(struct acc_site *s, const struct site_request *rq, struct acc_httpd_reply *rs)
+{
+    if (!rq->peer->admin) {
+        struct acc_error err;
+        acc_error_set(&err, ACC_ERR_FORBIDDEN,
+                      "peer %s may not read the metrics of site %s (admin = yes in its [peer] "
+                      "section)",
+                      rq->peer->name, s->cfg.name);
+        site_fault(s, &err, rs);
+        return;
+    }
+    struct acc_buf *out = &rs->body;
+    acc_httpd_metrics(rq->httpd, out);
+    acc_buf_puts(out, "# HELP accord_adapter_calls_total Calls into each adapter.\n"
+                      "# TYPE accord_adapter_calls_total counter\n"
+                      "# HELP accord_adapter_failures_total Failed calls into each adapter.\n"
+                      "# TYPE accord_adapter_failures_total counter\n"
+                      "# HELP accord_adapter_up 1 unless the adapter's last call failed (1 "
+                      "before any call).\n# TYPE accord_adapter_up gauge\n"
+                      "# HELP accord_adapter_last_error_timestamp_seconds When the adapter's "
+                      "last failed call ended (Unix time; 0: none yet).\n"
+                      "# TYPE accord_adapter_last_error_timestamp_seconds gauge\n");
+    for (size_t i = 0; i < s->n_res; i++) {
+        struct acc_adapter_stats st;
+        acc_adapter_stats(s->res[i].ad, &st);
+        const char *n = s->res[i].name, *k = acc_adapter_kind(s->res[i].ad);
+        acc_buf_printf(out,
+                       "accord_adapter_calls_total{adapter=\"%s\",kind=\"%s\"} %" PRIu64 "\n"
+                       "accord_adapter_failures_total{adapter=\"%s\",kind=\"%s\"} %" PRIu64 "\n"
+                       "accord_adapter_up{adapter=\"%s\",kind=\"%s\"} %d\n"
+                       "accord_adapter_last_error_timestamp_seconds{adapter=\"%s\",kind=\"%s\"} "
+                       "%" PRId64 "\n",
+                       n, k, st.calls, n, k, st.failures, n, k, st.up ? 1 : 0, n, k,
+                       (int64_t)st.last_failure);
+    }
+    acc_buf_printf(out,
+                   "# HELP accord_site_jobs_running Jobs started for peers and still running.\n"
+                   "# TYPE accord_site_jobs_running gauge\naccord_site_jobs_running %zu\n"
+                   "# HELP accord_build_info The running build: its version.\n"
+                   "# TYPE accord_build_info gauge\naccord_build_info{version=\"%s\"} 1\n",
+                   s->jobs ? acc_site_jobs_running(s->jobs) : 0, ACCORD_VERSION);
+    answer(s, ACC_OK, NULL, 200, rs);
+    rs->content_type = "text/plain; version=0.0.4; charset=utf-8";
+}
+
 /* ------------------------------------------------------------------ table */
 
 struct route {
@@ -209,6 +260,7 @@ static const struct route routes[] = {
     {{"POST", "/v1/jobs"}, h_submit, NULL},
     {{"GET", "/v1/jobs/{}"}, h_job_status, "job id"},
     {{"DELETE", "/v1/jobs/{}"}, h_job_cancel, "job id"},
+    {{"GET", "/metrics"}, h_metrics, NULL},
 };
 
 /* Every segment matches "{}": a bad key is then refused with 400 saying what

@@ -1,4 +1,13 @@
-/* log.h - one line per event on standard error, with a UTC timestamp.
+/* log.h - one line per event on standard error, with a UTC timestamp:
+ *
+ *   2026-11-27T12:00:00.123Z accordd error: message
+ *
+ * or, when standard error is the systemd journal (JOURNAL_STREAM names it),
+ * with the syslog priority journald reads instead of the time, program and
+ * level, which it records itself ("<3>" error, "<4>" warn, "<6>" info,
+ * "<7>" debug):
+ *
+ *   <3>message
  *
  * The level is the one process-wide setting besides the server context:
  * it is set once at start-up from the configuration.
@@ -15,6 +24,9 @@ void acc_log_set_level(enum acc_log_level level);
  * its own), set once before any thread starts; name must outlive it. */
 void acc_log_set_program(const char *name);
 bool acc_log_enabled(enum acc_log_level level);
+/* Looks again whether standard error is the journal (done by the first line
+ * logged; again after standard error is redirected); true if it is. */
+bool acc_log_detect_journal(void);
 /* "error", "warn", "info", "debug"; false for anything else. */
 bool acc_log_parse_level(const char *s, enum acc_log_level *out);
 void acc_log(enum acc_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -117,6 +117,8 @@ struct acc_httpd_request {
 
 /* A header of the request (the first of that name), or NULL. */
 const char *acc_httpd_header(const struct acc_httpd_request *rq, const char *name);
+/* The front end serving the request (for its figures: acc_httpd_metrics). */
+struct acc_httpd *acc_httpd_of(const struct acc_httpd_request *rq);
 
 struct acc_httpd_reply {
     int status;
@@ -172,6 +174,10 @@ struct acc_httpd_ops {
 /* Wakes a parked request (any thread, once): its finish hook runs next. */
 void acc_httpd_resume(void *state);
 
+/* Who the request is from, for the access log (the auth hook names the
+ * user it found; at most 63 bytes are kept).  Never a credential. */
+void acc_httpd_set_user(void *state, const char *name);
+
 /* ------------------------------------------------------------------ server */
 
 struct acc_httpd_options {
@@ -206,6 +212,11 @@ struct acc_httpd_options {
     bool quiet;
     /* Answers counted by status / 100 (6 counters); NULL: not counted. */
     atomic_uint_least64_t *status_class;
+    /* One info line per request as it ends (the access log):
+     *   access: ADDRESS USER "METHOD PATH" STATUS MS ms
+     * the path without its query, USER the auth hook's (or "-"), STATUS
+     * "-" when the connection ended before an answer. */
+    bool access_log;
 };
 
 struct acc_httpd;
@@ -220,6 +231,12 @@ struct acc_httpd_stats {
 };
 
 void acc_httpd_stats(struct acc_httpd *d, struct acc_httpd_stats *out);
+/* Answers sent since the start with status code (100 to 599; 0 otherwise). */
+uint64_t acc_httpd_answers(struct acc_httpd *d, unsigned code);
+/* The front end's figures in Prometheus' text format, appended to out:
+ * accord_http_requests_total{code} (each code answered at least once) and
+ * the connection bounds' counters (acc_httpd_stats). */
+void acc_httpd_metrics(struct acc_httpd *d, struct acc_buf *out);
 
 /* The port actually bound (useful with port 0). */
 unsigned acc_httpd_port(const struct acc_httpd *d);

@@ -5,6 +5,7 @@
  *                    deadlines and the thread that enforces them
  *   httpd_request.c  one exchange: the checks, the body, the hooks, parking
  *   httpd_tally.c    open connections counted by key
+ *   httpd_access.c   the access log and the answers by status code
  *   httpd_route.c    route tables: acc_httpd_match
  */
 #ifndef ACC_HTTPD_INT_H
@@ -40,6 +41,9 @@ void httpd_tally_close(struct httpd_tally *t, struct httpd_tally_entry *e);
 
 /* ------------------------------------------------------------------ daemon */
 
+/* Status codes counted: 100 to HTTPD_CODES - 1. */
+#define HTTPD_CODES 600
+
 struct httpd_conn;
 
 /* Connections waiting for a request head, oldest deadline first (every
@@ -73,6 +77,7 @@ struct acc_httpd {
     atomic_bool quiesced; /* acc_httpd_quiesce: every new connection is closed at once */
     atomic_bool serving;  /* started: libmicrohttpd's warnings are rationed */
     atomic_uint_least64_t warn_window, warns, quieted; /* httpd_daemon.c's mhd_log */
+    atomic_uint_least64_t answers[HTTPD_CODES];        /* by status code */
     pthread_mutex_t lock;
     pthread_cond_t cond;
     unsigned parked; /* requests suspended or resumed and not yet completed */
@@ -125,5 +130,13 @@ enum MHD_Result httpd_access(void *cls, struct MHD_Connection *con, const char *
                              size_t *upload_data_size, void **con_cls);
 void httpd_completed(void *cls, struct MHD_Connection *con, void **con_cls,
                      enum MHD_RequestTerminationCode toe);
+
+/* httpd_access.c: an answer of status sent (counted); the access log's line
+ * of a request that ends (method NULL: none, nothing is said), status 0
+ * when it was not answered, user "" or the auth hook's, t0 its start
+ * (acc_mono_us). */
+void httpd_count_answer(struct acc_httpd *d, int status);
+void httpd_access_line(struct acc_httpd *d, struct MHD_Connection *con, const char *method,
+                       const char *path, int status, const char *user, int64_t t0);
 
 #endif

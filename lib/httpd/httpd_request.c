@@ -29,6 +29,8 @@ struct exchange {
     long long declared; /* Content-Length, or -1 */
     size_t received;    /* body bytes so far */
     bool answered;
+    int status;    /* the answer's, once sent */
+    char user[64]; /* acc_httpd_set_user's, for the access log */
     /* A request whose answer comes later. */
     pthread_mutex_t lock;
     bool parked, suspended, ready;
@@ -51,6 +53,11 @@ static struct exchange *of_request(const struct acc_httpd_request *rq)
 const char *acc_httpd_header(const struct acc_httpd_request *rq, const char *name)
 {
     return MHD_lookup_connection_value(of_request(rq)->con, MHD_HEADER_KIND, name);
+}
+
+struct acc_httpd *acc_httpd_of(const struct acc_httpd_request *rq)
+{
+    return of_request(rq)->d;
 }
 
 void acc_httpd_reply_header(struct acc_httpd_reply *rs, const char *name, const char *value)
@@ -98,6 +105,8 @@ static enum MHD_Result send_reply(struct exchange *ex)
     unsigned cls = (unsigned)rs->status / 100;
     if (d->opt.status_class && cls < 6)
         atomic_fetch_add(&d->opt.status_class[cls], 1);
+    httpd_count_answer(d, rs->status);
+    ex->status = rs->status;
     enum MHD_Result ok = MHD_queue_response(ex->con, (unsigned)rs->status, r);
     MHD_destroy_response(r);
     if (acc_log_enabled(ACC_LOG_DEBUG))
@@ -368,6 +377,12 @@ static enum MHD_Result answer(struct exchange *ex)
     return send_reply(ex);
 }
 
+void acc_httpd_set_user(void *state, const char *name)
+{
+    struct exchange *ex = of_state(state);
+    snprintf(ex->user, sizeof ex->user, "%s", name ? name : "");
+}
+
 void acc_httpd_resume(void *state)
 {
     struct exchange *ex = of_state(state);
@@ -419,6 +434,9 @@ void httpd_completed(void *cls, struct MHD_Connection *con, void **con_cls,
         return;
     if (ex->parked)
         httpd_park_count(d, -1);
+    /* An answer whose sending failed is said with its status all the same:
+     * the daemon did answer it. */
+    httpd_access_line(d, con, ex->rq.method, ex->rq.path, ex->status, ex->user, ex->t0);
     if (d->ops->release)
         d->ops->release(d->app, ex->state);
     reply_release(&ex->rs);

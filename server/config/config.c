@@ -150,6 +150,7 @@ static void defaults(struct acc_config *c)
     c->request_timeout = 30;
     c->max_query = 32;
     c->log_level = ACC_LOG_INFO;
+    c->access_log = true;
     c->durable = true;
     c->wal_limit = (int64_t)64 << 20;
     c->strategy = ACC_STRATEGY_INTERSECT;

@@ -62,6 +62,7 @@ static const struct key server_keys[] = {
     {"request_timeout", KEY_DURATION_UNSIGNED, 1, 86400, AT(request_timeout),
      "a positive duration such as PT30S"},
     {"allow_control", KEY_BOOL, 0, 0, AT(allow_control), NULL},
+    {"access_log", KEY_BOOL, 0, 0, AT(access_log), NULL},
     {NULL, KEY_BOOL, 0, 0, 0, NULL},
 };
 

@@ -55,24 +55,10 @@ void acc_h_metrics(struct acc_http_ctx *ctx, const struct acc_request *rq, struc
     for (int i = 1; i < 6; i++)
         acc_buf_printf(&rs->body, "accord_http_responses_total{code=\"%dxx\"} %" PRIu64 "\n", i,
                        (uint64_t)atomic_load(&ctx->status_class[i]));
+    /* What the front end counts (by status code, connections), once it
+     * serves; handlers called directly in tests have none. */
     struct acc_httpd *httpd = atomic_load(&ctx->httpd);
-    if (httpd) {
-        struct acc_httpd_stats st;
-        acc_httpd_stats(httpd, &st);
-        acc_buf_printf(&rs->body,
-                       "# HELP accord_http_connections_refused_total Connections closed at "
-                       "accept: their address held [server] pending_connections without a "
-                       "whole request head.\n# TYPE accord_http_connections_refused_total "
-                       "counter\naccord_http_connections_refused_total %" PRIu64 "\n"
-                       "# HELP accord_http_connections_expired_total Connections closed "
-                       "without a whole request head by their deadline ([server] "
-                       "header_timeout; kept alive: timeout).\n# TYPE "
-                       "accord_http_connections_expired_total counter\n"
-                       "accord_http_connections_expired_total %" PRIu64 "\n"
-                       "# HELP accord_http_connections_waiting Connections open that wait for a "
-                       "request head.\n# TYPE accord_http_connections_waiting gauge\n"
-                       "accord_http_connections_waiting %u\n",
-                       st.refused, st.expired, st.waiting);
-    }
+    if (httpd)
+        acc_httpd_metrics(httpd, &rs->body);
     acc_reply_text(rs, 200, "text/plain; version=0.0.4; charset=utf-8");
 }

@@ -219,6 +219,7 @@ struct acc_http_options {
     unsigned request_timeout;     /* seconds for a whole request to arrive */
     unsigned max_query;           /* query parameters */
     size_t max_body;
+    bool access_log;         /* a line per request at info level */
     const char *certificate; /* HTTPS: certificate and key files; NULL: plain HTTP */
     const char *key;
     const char *client_ca; /* client certificates asked for (optional), verified against it */

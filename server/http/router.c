@@ -211,6 +211,7 @@ struct acc_http_options acc_http_options_of(const struct acc_config *cfg)
         .request_timeout = cfg->request_timeout,
         .max_query = cfg->max_query,
         .max_body = cfg->max_body,
+        .access_log = cfg->access_log,
         .certificate = cfg->tls_certificate,
         .key = cfg->tls_key,
         .client_ca = cfg->client_ca,

@@ -141,7 +141,10 @@ static bool auth(void *app, const struct acc_httpd_request *hr, void *state,
         .json = acc_http_wants_json(acc_httpd_header(hr, "Accept")),
     };
     acc_response_init(&ex->rs);
-    if (acc_http_authenticate(app, &ex->rq, &ex->rs))
+    bool ok = acc_http_authenticate(app, &ex->rq, &ex->rs);
+    if (ex->rq.user) /* also when refused: a user may be denied a route */
+        acc_httpd_set_user(state, ex->rq.user->name);
+    if (ok)
         return true;
     to_reply(&ex->rs, out);
     return false;
@@ -232,6 +235,7 @@ acc_err acc_http_start(struct acc_http_ctx *ctx, const struct acc_http_options *
         .max_body = opt->max_body,
         .tls = opt->certificate ? &tc : NULL,
         .status_class = ctx->status_class,
+        .access_log = opt->access_log,
     };
     acc_err rc = acc_httpd_start(&ho, &ops, ctx, &srv->httpd, err);
     if (rc) {

@@ -1,6 +1,7 @@
 /* internal.h - what the files of the service share; not for other modules.
  *
- *   service.c       open and close (in order), sites, previews, health, metrics
+ *   service.c       open and close (in order), sites, previews, health
+ *   metrics.c       the service's figures for /metrics
  *   registry.c      the adapters by name (opened by resources/); cancelling
  *                   bookings at them
  *   submit.c        offer -> stored Pending agreement -> job on the queue
@@ -37,6 +38,11 @@
 #include "service.h"
 
 enum { OUT_AGREED, OUT_NO_SLOT, OUT_FAILED, OUT_STOPPED, OUT_INTERRUPTED, OUT__COUNT };
+
+/* metrics.c: the latency histogram's upper bounds, 1 ms to 60 s. */
+#define SVC_NEGOTIATION_BUCKETS 15
+/* A negotiation that took us microseconds, into the histogram and the sum. */
+void svc_observe_negotiation(struct acc_service *svc, int64_t us);
 
 /* A negotiation job (queue.c): owns its offer and its Pending agreement. */
 struct acc_nego {
@@ -129,6 +135,10 @@ struct acc_service {
     /* metrics */
     atomic_uint_least64_t outcomes[OUT__COUNT];
     atomic_uint_least64_t rounds, rollbacks, negotiation_us;
+    /* Negotiations by how long they took: svc_negotiation_bounds' buckets
+     * (each counts those within it and above the one before), the last
+     * for longer ones. */
+    atomic_uint_least64_t negotiation_buckets[SVC_NEGOTIATION_BUCKETS + 1];
     atomic_uint_least64_t submitted, rejected_input, refused_busy, refused_quota;
 };
 

@@ -334,7 +334,7 @@ static void nego_count(struct acc_service *svc, const struct nego_run *r, int64_
     atomic_fetch_add(&svc->outcomes[outcome], 1);
     atomic_fetch_add(&svc->rounds, r->res.rounds);
     atomic_fetch_add(&svc->rollbacks, r->res.rollbacks);
-    atomic_fetch_add(&svc->negotiation_us, (uint64_t)(acc_mono_us() - t0));
+    svc_observe_negotiation(svc, acc_mono_us() - t0);
 }
 
 /* Runs the negotiation of a job's stored Pending agreement and records its

@@ -1,6 +1,6 @@
 /* service.c - the service's life (open, shutdown in order, close) and its
- * questions about sites, previews, health and metrics.  The other files of
- * the service are listed in internal.h. */
+ * questions about sites, previews and health.  The other files of the
+ * service are listed in internal.h. */
 #include "service.h"
 
 #include <inttypes.h>
@@ -147,75 +147,6 @@ acc_err acc_service_health(struct acc_service *svc, struct acc_buf *text, struct
     }
     acc_buf_printf(text, "ok: database answers; %zu of %zu adapters up\n", up, all);
     return ACC_OK;
-}
-
-static void metric(struct acc_buf *out, const char *name, const char *type, const char *help)
-{
-    acc_buf_printf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
-}
-
-void acc_service_metrics(struct acc_service *svc, struct acc_buf *out)
-{
-    static const char *const outcome_names[OUT__COUNT] = {"agreed", "no_slot", "failed", "stopped",
-                                                          "interrupted"};
-    metric(out, "accord_negotiations_total", "counter", "Negotiations by outcome.");
-    for (int i = 0; i < OUT__COUNT; i++)
-        acc_buf_printf(out, "accord_negotiations_total{outcome=\"%s\"} %" PRIu64 "\n",
-                       outcome_names[i], (uint64_t)atomic_load(&svc->outcomes[i]));
-    metric(out, "accord_negotiation_rounds_total", "counter",
-           "Preview rounds of all negotiations.");
-    acc_buf_printf(out, "accord_negotiation_rounds_total %" PRIu64 "\n",
-                   (uint64_t)atomic_load(&svc->rounds));
-    metric(out, "accord_negotiation_rollbacks_total", "counter", "Reservation rounds undone.");
-    acc_buf_printf(out, "accord_negotiation_rollbacks_total %" PRIu64 "\n",
-                   (uint64_t)atomic_load(&svc->rollbacks));
-    metric(out, "accord_negotiation_seconds_total", "counter", "Time spent negotiating.");
-    acc_buf_printf(out, "accord_negotiation_seconds_total %.6f\n",
-                   (double)atomic_load(&svc->negotiation_us) / 1e6);
-    metric(out, "accord_offers_total", "counter",
-           "Offers submitted, refused as bad input, refused for a full queue, refused for a "
-           "quota.");
-    acc_buf_printf(out, "accord_offers_total{result=\"submitted\"} %" PRIu64 "\n",
-                   (uint64_t)atomic_load(&svc->submitted));
-    acc_buf_printf(out, "accord_offers_total{result=\"bad_input\"} %" PRIu64 "\n",
-                   (uint64_t)atomic_load(&svc->rejected_input));
-    acc_buf_printf(out, "accord_offers_total{result=\"overloaded\"} %" PRIu64 "\n",
-                   (uint64_t)atomic_load(&svc->refused_busy));
-    acc_buf_printf(out, "accord_offers_total{result=\"quota\"} %" PRIu64 "\n",
-                   (uint64_t)atomic_load(&svc->refused_quota));
-    metric(out, "accord_negotiation_queue", "gauge", "Negotiations queued or running.");
-    pthread_mutex_lock(&svc->queue.lock);
-    size_t queued = svc->queue.length;
-    pthread_mutex_unlock(&svc->queue.lock);
-    acc_buf_printf(out, "accord_negotiation_queue %zu\n", queued);
-
-    uint64_t counts[ACC_STATE__COUNT];
-    if (acc_store_agreement_counts(svc->store, counts, NULL) == ACC_OK) {
-        metric(out, "accord_agreements", "gauge", "Agreements in the database by state.");
-        for (int i = 0; i < ACC_STATE__COUNT; i++)
-            acc_buf_printf(out, "accord_agreements{state=\"%s\"} %" PRIu64 "\n",
-                           acc_state_name((enum acc_state)i), counts[i]);
-    }
-    unsigned waiting = 0, running = 0;
-    acc_launcher_counts(svc->launcher, &waiting, &running);
-    metric(out, "accord_jobs", "gauge", "Meta-jobs waiting for their start, and running.");
-    acc_buf_printf(out, "accord_jobs{state=\"waiting\"} %u\naccord_jobs{state=\"running\"} %u\n",
-                   waiting, running);
-    metric(out, "accord_adapter_calls_total", "counter", "Calls into each adapter.");
-    metric(out, "accord_adapter_failures_total", "counter", "Failed calls into each adapter.");
-    metric(out, "accord_adapter_seconds_total", "counter", "Time spent inside each adapter.");
-    for (size_t i = 0; i < acc_resources_count(svc->adapters); i++) {
-        struct acc_adapter *ad = acc_resources_at(svc->adapters, i);
-        struct acc_adapter_stats st;
-        acc_adapter_stats(ad, &st);
-        acc_buf_printf(out,
-                       "accord_adapter_calls_total{adapter=\"%s\",kind=\"%s\"} %" PRIu64 "\n"
-                       "accord_adapter_failures_total{adapter=\"%s\",kind=\"%s\"} %" PRIu64 "\n"
-                       "accord_adapter_seconds_total{adapter=\"%s\",kind=\"%s\"} %.6f\n",
-                       acc_adapter_name(ad), acc_adapter_kind(ad), st.calls, acc_adapter_name(ad),
-                       acc_adapter_kind(ad), st.failures, acc_adapter_name(ad),
-                       acc_adapter_kind(ad), (double)st.busy_us / 1e6);
-    }
 }
 
 acc_err acc_service_open(const struct acc_config *cfg, struct acc_service **out,

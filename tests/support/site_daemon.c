@@ -31,6 +31,7 @@ void write_conf(void)
             "[site alpha]\nadapter = sim-batch\nnodes = 16\n"
             "[peer accord-main]\nsubject = CN=accord-main\nmax_nodes = 8\n"
             "max_duration = PT2H\nmax_advance = 86400\nmax_reservations = 3\nconnections = 4\n"
+            "admin = yes\n"
             "[peer alice]\nfingerprint = %s\nmax_nodes = 4\n",
             db, certs, certs, certs, alice_fp);
     fclose(f);

@@ -1,5 +1,6 @@
 /* site_daemon.h - what the parts of test_site share: one accord-site
- * in-process (site alpha, sim-batch, 16 nodes; peers accord-main and alice)
+ * in-process (site alpha, sim-batch, 16 nodes; peers accord-main, an admin,
+ * and alice)
  * whose state the tests build on one after another, and reservations asked
  * of it over mutual TLS.  The short names are the ones the tests were
  * written with. */

@@ -1,9 +1,14 @@
-/* test_common.c - times, durations, ids, buffers, maps, numbers. */
+/* test_common.c - times, durations, ids, buffers, maps, numbers, log lines. */
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "buf.h"
 #include "hostlist.h"
 #include "id.h"
+#include "log.h"
 #include "map.h"
 #include "proc.h"
 #include "strutil.h"
@@ -289,7 +294,69 @@ static void test_proc(void)
     acc_proc_result_release(&r);
 }
 
+/* Standard error into a temporary file while fn logs; the file's text. */
+static char *captured_log(bool journal, void (*fn)(void))
+{
+    char path[] = "/tmp/acc-log-XXXXXX";
+    int fd = mkstemp(path);
+    CU_ASSERT_FATAL(fd >= 0);
+    unlink(path);
+    int saved = dup(STDERR_FILENO);
+    dup2(fd, STDERR_FILENO);
+    struct stat st;
+    fstat(fd, &st);
+    char v[64];
+    /* Another file's inode: not the journal. */
+    snprintf(v, sizeof v, "%llu:%llu", (unsigned long long)st.st_dev,
+             (unsigned long long)st.st_ino + (journal ? 0 : 1));
+    setenv("JOURNAL_STREAM", v, 1);
+    CU_ASSERT_EQUAL(acc_log_detect_journal(), journal);
+    fn();
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    unsetenv("JOURNAL_STREAM");
+    acc_log_detect_journal();
+    static char text[1024];
+    ssize_t n = pread(fd, text, sizeof text - 1, 0);
+    close(fd);
+    text[n > 0 ? n : 0] = '\0';
+    return text;
+}
+
+static void log_each_level(void)
+{
+    acc_log_set_level(ACC_LOG_DEBUG);
+    acc_log_error("broken %d", 1);
+    acc_log_warn("odd");
+    acc_log_info("fine");
+    acc_log_debug("detail");
+    acc_log_set_level(ACC_LOG_INFO);
+    acc_log_debug("not shown");
+}
+
+static void test_log_journal(void)
+{
+    const char *t = captured_log(true, log_each_level);
+    CU_ASSERT_STRING_EQUAL(t, "<3>broken 1\n<4>odd\n<6>fine\n<7>detail\n");
+    t = captured_log(false, log_each_level);
+    /* 2026-11-27T12:00:00.123Z accordd error: broken 1 */
+    CU_ASSERT_EQUAL(strlen(t) > 25 ? t[4] : 0, '-');
+    CU_ASSERT_EQUAL(strlen(t) > 25 ? t[23] : 0, 'Z');
+    CU_ASSERT_PTR_NOT_NULL(strstr(t, " accordd error: broken 1\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(t, " accordd warn: odd\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(t, " accordd info: fine\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(t, " accordd debug: detail\n"));
+    CU_ASSERT_PTR_NULL(strstr(t, "<3>"));
+    CU_ASSERT_PTR_NULL(strstr(t, "not shown"));
+    /* Nonsense in the variable is no journal. */
+    setenv("JOURNAL_STREAM", "garbage", 1);
+    CU_ASSERT_FALSE(acc_log_detect_journal());
+    unsetenv("JOURNAL_STREAM");
+    CU_ASSERT_FALSE(acc_log_detect_journal());
+}
+
 static const struct acc_test_case tests[] = {
+    {"log lines in a terminal and in the journal", test_log_journal},
     {"child processes", test_proc},
     {"time round trip", test_time_roundtrip},
     {"time offsets and fractions", test_time_offsets_and_fractions},

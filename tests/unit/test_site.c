@@ -366,6 +366,44 @@ static void test_bad_keys(void)
     acc_buf_release(&out);
 }
 
+/* /metrics: an admin peer's (accord-main) with the figures of what came
+ * before; another peer's is refused. */
+static void test_metrics(void)
+{
+    struct acc_buf out = ACC_BUF_INIT;
+    CU_ASSERT_EQUAL(request("GET", "/metrics", NULL, &out), 200);
+    const char *m = out.data ? out.data : "";
+    CU_ASSERT_PTR_NOT_NULL(strstr(m, "# TYPE accord_http_requests_total counter\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(m, "\naccord_http_requests_total{code=\"200\"} "));
+    CU_ASSERT_PTR_NOT_NULL(strstr(m, "\naccord_http_requests_total{code=\"404\"} "));
+    CU_ASSERT_PTR_NOT_NULL(
+        strstr(m, "\naccord_adapter_up{adapter=\"alpha\",kind=\"sim-batch\"} 1\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(m, "\naccord_site_jobs_running 0\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(m, "\naccord_http_connections_waiting "));
+    CU_ASSERT_PTR_NOT_NULL(strstr(m, "\naccord_build_info{version=\"" ACCORD_VERSION "\"} 1\n"));
+    CU_ASSERT_EQUAL(site_request("alice", "GET", "/metrics", NULL, 0, &out), 403);
+    CU_ASSERT_EQUAL(site_fault_of(&out), ACC_ERR_FORBIDDEN);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out.data ? out.data : "", "admin = yes"));
+    CU_ASSERT_PTR_NULL(strstr(out.data ? out.data : "", "accord_"));
+    /* A bad value of the flag is refused with the key named. */
+    struct acc_site_config cfg;
+    struct acc_error err;
+    const char *bad = "[daemon]\nname = a\ncertificate = x\nkey = y\nclient_ca = z\n"
+                      "[site a]\nadapter = sim-batch\nnodes = 2\n"
+                      "[peer p]\nsubject = CN=p\nadmin = perhaps\n";
+    CU_ASSERT_EQUAL(acc_site_config_load_string(bad, "t", &cfg, &err), ACC_ERR_CONFIG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "admin"));
+    const char *good = "[daemon]\nname = a\ncertificate = x\nkey = y\nclient_ca = z\n"
+                       "access_log = no\n[site a]\nadapter = sim-batch\nnodes = 2\n"
+                       "[peer p]\nsubject = CN=p\nadmin = yes\n[peer q]\nsubject = CN=q\n";
+    ACC_ASSERT_OK(acc_site_config_load_string(good, "t", &cfg, &err));
+    CU_ASSERT_FALSE(cfg.access_log);
+    CU_ASSERT_TRUE(cfg.peers[0].admin);
+    CU_ASSERT_FALSE(cfg.peers[1].admin);
+    acc_site_config_release(&cfg);
+    acc_buf_release(&out);
+}
+
 static void test_handshake_refusals(void)
 {
     struct acc_buf out = ACC_BUF_INIT;
@@ -391,6 +429,7 @@ static const struct acc_test_case tests[] = {
     {"intent rows cancelled at start-up", test_intent_recovered},
     {"bad requests", test_bad_requests},
     {"bad keys: 400, nothing booked", test_bad_keys},
+    {"metrics: admin peers only", test_metrics},
     {"handshake refusals", test_handshake_refusals},
     {"jobs: Hydra proxies", test_jobs},
     {"connections per peer", test_connection_limit},

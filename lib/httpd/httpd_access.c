@@ -1,0 +1,115 @@
+/* httpd_access.c - what the front end tells the operator: one line per
+ * request (the access log) and its answers counted by status code, for
+ * /metrics.  A line is one formatted write (acc_log), so that it costs
+ * little more than the answer's own system calls and needs no lock. */
+#include "httpd_int.h"
+
+#include <arpa/inet.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../common/log.h"
+#include "../common/timefmt.h"
+
+/* Longest path said in full; a longer one ends with "...". */
+#define PATH_MAX_SAID 200
+
+void httpd_count_answer(struct acc_httpd *d, int status)
+{
+    if (status >= 100 && status < HTTPD_CODES)
+        atomic_fetch_add_explicit(&d->answers[status], 1, memory_order_relaxed);
+}
+
+uint64_t acc_httpd_answers(struct acc_httpd *d, unsigned code)
+{
+    return code >= 100 && code < HTTPD_CODES ? atomic_load(&d->answers[code]) : 0;
+}
+
+/* s as one word of a log line: a byte that could end the line, forge a
+ * field or is not ASCII (the path is decoded: %0A is a newline) is written
+ * %XX; at most max bytes of s are said. */
+static void said(const char *s, size_t max, char *out, size_t size)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t o = 0, i = 0;
+    for (; s[i] && i < max && o + 4 < size; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c <= ' ' || c >= 0x7f || c == '"' || c == '%' || c == '\\') {
+            out[o++] = '%';
+            out[o++] = hex[c >> 4];
+            out[o++] = hex[c & 15];
+        } else {
+            out[o++] = (char)c;
+        }
+    }
+    if (s[i] && o + 4 < size) {
+        memcpy(out + o, "...", 3);
+        o += 3;
+    }
+    out[o] = '\0';
+}
+
+static void client_address(struct MHD_Connection *con, char *out, size_t size)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(con, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+    const void *a = NULL;
+    if (sa && sa->sa_family == AF_INET)
+        a = &((const struct sockaddr_in *)(const void *)sa)->sin_addr;
+    else if (sa && sa->sa_family == AF_INET6)
+        a = &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr;
+    if (!a || !inet_ntop(sa->sa_family, a, out, (socklen_t)size))
+        snprintf(out, size, "-");
+}
+
+void httpd_access_line(struct acc_httpd *d, struct MHD_Connection *con, const char *method,
+                       const char *path, int status, const char *user, int64_t t0)
+{
+    if (!d->opt.access_log || !method || !acc_log_enabled(ACC_LOG_INFO))
+        return;
+    char addr[INET6_ADDRSTRLEN], m[3 * 16 + 4], p[3 * PATH_MAX_SAID + 4], u[3 * 64 + 4];
+    char code[8] = "-";
+    client_address(con, addr, sizeof addr);
+    said(method, 16, m, sizeof m);
+    said(path ? path : "", PATH_MAX_SAID, p, sizeof p);
+    if (user && user[0])
+        said(user, 63, u, sizeof u);
+    else
+        snprintf(u, sizeof u, "-");
+    if (status)
+        snprintf(code, sizeof code, "%d", status);
+    int64_t us = acc_mono_us() - t0;
+    acc_log_info("access: %s %s \"%s %s\" %s %" PRId64 ".%03d ms", addr, u, m, p, code, us / 1000,
+                 (int)(us % 1000));
+}
+
+static void metric(struct acc_buf *out, const char *name, const char *type, const char *help)
+{
+    acc_buf_printf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+void acc_httpd_metrics(struct acc_httpd *d, struct acc_buf *out)
+{
+    metric(out, "accord_http_requests_total", "counter", "HTTP requests answered, by status code.");
+    for (unsigned c = 100; c < HTTPD_CODES; c++) {
+        uint64_t n = atomic_load(&d->answers[c]);
+        if (n)
+            acc_buf_printf(out, "accord_http_requests_total{code=\"%u\"} %" PRIu64 "\n", c, n);
+    }
+    struct acc_httpd_stats st;
+    acc_httpd_stats(d, &st);
+    metric(out, "accord_http_connections_refused_total", "counter",
+           "Connections closed at accept: their address held pending_connections without a "
+           "whole request head.");
+    acc_buf_printf(out, "accord_http_connections_refused_total %" PRIu64 "\n", st.refused);
+    metric(out, "accord_http_connections_expired_total", "counter",
+           "Connections closed without a whole request head by their deadline "
+           "(header_timeout; kept alive: timeout).");
+    acc_buf_printf(out, "accord_http_connections_expired_total %" PRIu64 "\n", st.expired);
+    metric(out, "accord_http_connections_waiting", "gauge",
+           "Connections open that wait for a request head.");
+    acc_buf_printf(out, "accord_http_connections_waiting %u\n", st.waiting);
+}
