@@ -276,6 +276,8 @@ void acc_config_release(struct acc_config *c)
     free(c->tls_certificate);
     free(c->tls_key);
     free(c->client_ca);
+    free(c->tokens_file);
+    free(c->certificates_file);
     free(c->origin);
     memset(c, 0, sizeof *c);
 }

@@ -6,7 +6,7 @@
  *                  client_connections, pending_connections, header_timeout,
  *                  timeout, request_timeout, max_query,
  *                  allow_control, log_level, certificate, key (HTTPS)
- *   [database]     path, durable, wal_limit
+ *   [database]     path, durable, wal_limit, retain
  *   [negotiation]  strategy, policy, policy_candidates, max_rounds, horizon,
  *                  lead_time, adapter_timeout, workers, queue_length, max_pending,
  *                  max_hold, quote_options, max_quotes (max_quotes_per_user: the
@@ -143,12 +143,15 @@ struct acc_config {
     char *db_path;
     bool durable;
     int64_t wal_limit; /* bytes the write-ahead log may reach */
+    int64_t retain;    /* seconds ended agreements are kept; 0: for ever */
 
     /* [auth]: with no users, every request is served without credentials. */
     struct acc_user *users;
     size_t n_users;
     size_t n_cert_users; /* of them, from client_certificates */
     char *client_ca;     /* CA file client certificates must verify against; NULL: none asked */
+    char *tokens_file;       /* the files they came from, as given (for backups); NULL: none */
+    char *certificates_file;
 
     /* [negotiation] */
     enum acc_strategy strategy;    /* the default when an offer names none */

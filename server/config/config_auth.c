@@ -163,7 +163,7 @@ int cfg_auth_cert_key(struct cfg_parse *p, const char *k, const char *v)
         return cfg_bad(p, "auth", "client_certificates is given twice");
     if (read_certificates(p->c, v, &e))
         return cfg_bad(p, "auth", "%s", e.msg);
-    return 1;
+    return acc_conf_set_str(&p->c->certificates_file, v);
 }
 
 acc_err cfg_auth_check(const struct acc_config *c, struct acc_error *err)
