@@ -89,8 +89,8 @@ static int run(struct ctl *c, int argc, char **argv)
         return CTL_OK;
     }
     if (argc < 2 || strcmp(argv[1], "backup") != 0) {
-        fprintf(stderr, "accordctl admin: %s%s\n", argc < 2 ? "which command? " : "unknown: ",
-                argc < 2 ? "(backup)" : argv[1]);
+        fprintf(stderr, "accordctl admin: %s%s\n",
+                argc < 2 ? "which command? " : "unknown: ", argc < 2 ? "(backup)" : argv[1]);
         help(stderr);
         return CTL_USAGE;
     }

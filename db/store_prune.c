@@ -8,7 +8,7 @@
 
 #include "store_internal.h"
 
-#define ENDED "('Complete', 'Terminated', 'Rejected')"
+#define ENDED      "('Complete', 'Terminated', 'Rejected')"
 #define OPEN_ENTRY "('intent', 'reserved', 'unknown', 'cancel-failed')"
 
 static const struct acc_sql_query
@@ -22,9 +22,8 @@ static const struct acc_sql_query
                   "ORDER BY a.updated LIMIT ?2"},
     prune_journal = {S_PRUNE_JOURNAL, "DELETE FROM reservation WHERE agreement_id = ?"},
     /* the entries a quote held before they became its agreement's */
-    prune_quote_journal = {S_PRUNE_QUOTE_JOURNAL,
-                           "DELETE FROM reservation WHERE agreement_id IN "
-                           "(SELECT id FROM quote WHERE agreement = ?)"},
+    prune_quote_journal = {S_PRUNE_QUOTE_JOURNAL, "DELETE FROM reservation WHERE agreement_id IN "
+                                                  "(SELECT id FROM quote WHERE agreement = ?)"},
     prune_quotes_of = {S_PRUNE_QUOTES_OF, "DELETE FROM quote WHERE agreement = ?"},
     /* allocation, trace, versions and run go with it (ON DELETE CASCADE),
      * and so does its idempotency key (a column of the row) */
@@ -72,8 +71,8 @@ static acc_err keep_directory(struct acc_store_prune *p, const char *dir, const 
 }
 
 /* The batch's agreements, with their directories kept in p. */
-static acc_err pick_agreements(struct acc_sql_conn *c, struct acc_store_prune *p,
-                               struct victim *v, size_t *n, struct acc_error *err)
+static acc_err pick_agreements(struct acc_sql_conn *c, struct acc_store_prune *p, struct victim *v,
+                               size_t *n, struct acc_error *err)
 {
     *n = 0;
     struct acc_sql_stmt *s = acc_sql_prepare(c, &prune_pick, err);

@@ -265,8 +265,8 @@ acc_err acc_sql_copy_file(const char *label, const char *src, const char *dest,
     /* The backend would make a file that is not there. */
     if (access(src, F_OK) != 0)
         return acc_error_set(err, ACC_ERR_NOT_FOUND, "%s %s: %s", label, src, strerror(errno));
-    const struct acc_sql_options o = {.path = src, .label = label, .durable = false,
-                                      .wal_limit = ACC_SQL_WAL_LIMIT_DEFAULT};
+    const struct acc_sql_options o = {
+        .path = src, .label = label, .durable = false, .wal_limit = ACC_SQL_WAL_LIMIT_DEFAULT};
     void *h = NULL;
     acc_err rc = be->connect(&o, &h, err);
     char full[512];
@@ -348,7 +348,6 @@ static acc_err migrate(struct acc_sql *db, struct acc_error *err)
 }
 
 /* ------------------------------------------------------------ open, close */
-
 
 static acc_err copy_options(struct acc_sql *db, const struct acc_sql_options *opt,
                             struct acc_error *err)

@@ -198,8 +198,8 @@ static acc_err lite_backup(void *h, const char *dest, const char *check_sql, int
     acc_err r = first_int(l, check_sql ? check_sql : "SELECT count(*) FROM sqlite_master",
                           check_sql ? check : NULL, why);
     int rc = SQLITE_OK;
-    if (!r && sqlite3_open_v2(dest, &out, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
-                              NULL) != SQLITE_OK)
+    if (!r &&
+        sqlite3_open_v2(dest, &out, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK)
         r = acc_error_set(why, ACC_ERR_IO, "backup: %s: %s", dest,
                           out ? sqlite3_errmsg(out) : "cannot open");
     if (!r && !(b = sqlite3_backup_init(out, "main", l->db, "main")))

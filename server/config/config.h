@@ -150,7 +150,7 @@ struct acc_config {
     size_t n_users;
     size_t n_cert_users; /* of them, from client_certificates */
     char *client_ca;     /* CA file client certificates must verify against; NULL: none asked */
-    char *tokens_file;       /* the files they came from, as given (for backups); NULL: none */
+    char *tokens_file;   /* the files they came from, as given (for backups); NULL: none */
     char *certificates_file;
 
     /* [negotiation] */

@@ -26,14 +26,14 @@
  * piece. */
 #define BACKUP_MAX ((size_t)1 << 30)
 /* A plain file (a key, a tokens file) is small; more is the wrong file. */
-#define PLAIN_MAX ((size_t)16 << 20)
+#define PLAIN_MAX   ((size_t)16 << 20)
 #define MAX_ENTRIES 64
 
 struct entry {
-    char name[100];  /* in the archive */
-    char *origin;    /* where it lives on this server */
-    char *copy;      /* the file to archive: the copy in the work directory, or origin */
-    bool database;   /* copied through the SQL layer */
+    char name[100]; /* in the archive */
+    char *origin;   /* where it lives on this server */
+    char *copy;     /* the file to archive: the copy in the work directory, or origin */
+    bool database;  /* copied through the SQL layer */
 };
 
 struct job {
@@ -304,8 +304,8 @@ acc_err acc_service_backup(struct acc_service *svc, struct acc_buf *out, int64_t
     if (rc)
         acc_buf_reset(out);
     else
-        acc_log_info("backup: %" PRId64 " agreement(s), %zu file(s), %zu bytes", j.agreements,
-                     j.n, out->len);
+        acc_log_info("backup: %" PRId64 " agreement(s), %zu file(s), %zu bytes", j.agreements, j.n,
+                     out->len);
     *agreements = j.agreements;
     atomic_store(&svc->backing_up, false);
     return rc;

@@ -21,7 +21,7 @@
  * request's write waits for, is held for one batch at a time. */
 #define PRUNE_BATCH 100
 /* and this many batches per pass at most, a pause between two */
-#define PRUNE_BATCHES 200
+#define PRUNE_BATCHES  200
 #define PRUNE_PAUSE_US 2000
 
 /* ---------------------------------------------------------- housekeeping */

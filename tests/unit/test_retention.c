@@ -130,7 +130,7 @@ static void test_prune_what_ended(void)
     run_row("aaaaaaaaaaaaaaa2", "running", "/tmp/x/aaaaaaaaaaaaaaa2");
     make("aaaaaaaaaaaaaaa3", "Observed", old, NULL, "committed");
     make("aaaaaaaaaaaaaaa4", "Terminated", now - 10, NULL, "released"); /* recent */
-    make("aaaaaaaaaaaaaaa5", "Rejected", old, NULL, "cancel-failed");  /* still open */
+    make("aaaaaaaaaaaaaaa5", "Rejected", old, NULL, "cancel-failed");   /* still open */
     make("aaaaaaaaaaaaaaa6", "Complete", old, NULL, "released");
     sql("UPDATE agreement SET modifying = 1 WHERE id = 'aaaaaaaaaaaaaaa6'");
     make("aaaaaaaaaaaaaaa7", "Complete", old, NULL, "released");
