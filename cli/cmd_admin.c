@@ -5,6 +5,7 @@
  *                                 database, the signing key, the [auth]
  *                                 files and the adapters' calendars) into FILE */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -19,7 +20,8 @@ static void help(FILE *f)
           "tar archive: a consistent copy of the database made while the server keeps\n"
           "serving, the signing key and certificate, the [auth] tokens and client\n"
           "certificates files, and the simulated sites' and tc's calendar databases,\n"
-          "with a MANIFEST that says where each file came from.  FILE must not exist.\n"
+          "with a MANIFEST that says where each file came from.  FILE must not exist;\n"
+          "it is made readable by its owner only (it holds the signing key).\n"
           "Restore: docs/operations.md, \"Backup and restore\".\n",
           f);
 }
@@ -48,8 +50,12 @@ static int save(const char *file, const struct acc_client_reply *r)
 {
     char part[4200];
     snprintf(part, sizeof part, "%s.part", file);
-    FILE *f = fopen(part, "wbx");
+    /* It holds the signing key and the tokens: the owner's only. */
+    int fd = open(part, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
     if (!f) {
+        if (fd >= 0)
+            close(fd);
         fprintf(stderr, "accordctl: %s: %s\n", part, strerror(errno));
         return CTL_ERROR;
     }

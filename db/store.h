@@ -221,7 +221,7 @@ acc_err acc_store_run_open(struct acc_store *st, char (**ids)[ACC_ID_LEN + 1], s
 
 /* One batch of retention ([database] retain): the agreements that ended
  * (Complete, Terminated, Rejected) and were last changed before `before`,
- * at most `limit` of them, the longest ended first, go with everything
+ * at most `limit` of them, go with everything
  * that is theirs: allocation, trace, versions, run, journal entries, the
  * quote they were committed from, and their idempotency key.  Never one
  * being modified, one whose run is waiting or running, or one with a

@@ -19,7 +19,10 @@ static const struct acc_sql_query
                   "AND (r.state IS NULL OR r.state NOT IN ('waiting', 'running')) "
                   "AND NOT EXISTS (SELECT 1 FROM reservation j WHERE j.agreement_id = a.id "
                   "AND j.state IN " OPEN_ENTRY ") "
-                  "ORDER BY a.updated LIMIT ?2"},
+                  /* no ORDER BY: the index on (state, updated) gives the
+                   * first `limit` at once, where an order would sort every
+                   * candidate of every batch */
+                  "LIMIT ?2"},
     prune_journal = {S_PRUNE_JOURNAL, "DELETE FROM reservation WHERE agreement_id = ?"},
     /* the entries a quote held before they became its agreement's */
     prune_quote_journal = {S_PRUNE_QUOTE_JOURNAL, "DELETE FROM reservation WHERE agreement_id IN "
