@@ -142,35 +142,31 @@ static struct row *rows_of(const char *db, size_t *n)
     return v;
 }
 
-static void test_backup_restore_under_load(void)
+/* An agreement, saved as the server signed it (pre), and the server's
+ * certificate (cert); the certificate's text back (free it). */
+static char *signed_before(const char *base, const char *pre, const char *cert)
 {
-    char a_dir[300], db[320], base[64], base2[64], path[512], line[512];
-    snprintf(a_dir, sizeof a_dir, "%s/live", dir);
-    mkdir(a_dir, 0700);
-    snprintf(db, sizeof db, "%s/accord.db", a_dir);
-    live = daemon_start(ACCORDD_PATH, ini, db, base, sizeof base);
-    CU_ASSERT_TRUE_FATAL(live > 0);
-
-    /* An agreement and its signature, before the backup. */
     long st;
+    char path[128];
     char *doc = daemon_call(base, "POST", "/agreements", daemon_offer, &st);
-    CU_ASSERT_EQUAL_FATAL(st, 201);
-    char *first = xml_get(doc, "/wsag:Agreement/@wsag:AgreementId");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(first);
+    char *id = st == 201 && doc ? xml_get(doc, "/wsag:Agreement/@wsag:AgreementId") : NULL;
     free(doc);
-    snprintf(path, sizeof path, "/agreements/%s", first);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(id);
+    snprintf(path, sizeof path, "/agreements/%s", id);
+    free(id);
     doc = daemon_call(base, "GET", path, NULL, &st);
-    char pre[400], cert[400];
-    snprintf(pre, sizeof pre, "%s/before.xml", dir);
-    snprintf(cert, sizeof cert, "%s/live.pem", dir);
-    CU_ASSERT_TRUE_FATAL(st == 200 && save(pre, doc));
+    CU_ASSERT_TRUE_FATAL(st == 200 && doc && save(pre, doc));
     free(doc);
     doc = daemon_call(base, "GET", "/certificate", NULL, &st);
-    CU_ASSERT_TRUE_FATAL(st == 200 && save(cert, doc));
-    char *live_cert = doc;
+    CU_ASSERT_TRUE_FATAL(st == 200 && doc && save(cert, doc));
+    return doc;
+}
 
-    /* 16 clients post while the backup is made. */
-    char wal[340];
+/* accordctl admin backup while CLIENTS clients post offers; the number of
+ * agreements it reported. */
+static long long backup_under_load(const char *base, const char *db, const char *tar)
+{
+    char wal[340], line[512];
     snprintf(wal, sizeof wal, "%s-wal", db);
     struct wal_load w = {.base = base,
                          .wal = wal,
@@ -181,8 +177,6 @@ static void test_backup_restore_under_load(void)
     pthread_t t;
     CU_ASSERT_EQUAL_FATAL(pthread_create(&t, NULL, load_main, &w), 0);
     usleep(1500 * 1000);
-    char tar[400];
-    snprintf(tar, sizeof tar, "%s/backup.tar", dir);
     int rc =
         shell(line, sizeof line, "%s --server %s admin backup %s 2>&1", ACCORDCTL_PATH, base, tar);
     pthread_join(t, NULL);
@@ -193,6 +187,44 @@ static void test_backup_restore_under_load(void)
             w.created, w.failed, counted);
     CU_ASSERT_TRUE(w.created > 0);
     CU_ASSERT_TRUE(counted > 1);
+    return counted;
+}
+
+/* Every agreement is back as it was; one being negotiated when the copy
+ * was made is back too (recovery ends it, as any restart does). */
+static void compare(const char *base, const char *base2, const struct row *rows, size_t n)
+{
+    size_t same = 0;
+    for (size_t i = 0; i < n; i++) {
+        char path[128];
+        snprintf(path, sizeof path, "/agreements/%s", rows[i].id);
+        long s1, s2;
+        char *d1 = daemon_call(base, "GET", path, NULL, &s1);
+        char *d2 = daemon_call(base2, "GET", path, NULL, &s2);
+        CU_ASSERT_EQUAL(s2, 200);
+        bool equal = s1 == 200 && d1 && d2 && strcmp(d1, d2) == 0;
+        if (!rows[i].pending)
+            CU_ASSERT_TRUE(equal);
+        same += equal;
+        free(d1);
+        free(d2);
+    }
+    fprintf(stderr, "  %zu of %zu restored agreements compared equal to the live ones\n", same, n);
+}
+
+static void test_backup_restore_under_load(void)
+{
+    char a_dir[300], db[320], base[64], base2[64], path[512], pre[400], cert[400], tar[400];
+    snprintf(a_dir, sizeof a_dir, "%s/live", dir);
+    mkdir(a_dir, 0700);
+    snprintf(db, sizeof db, "%s/accord.db", a_dir);
+    snprintf(pre, sizeof pre, "%s/before.xml", dir);
+    snprintf(cert, sizeof cert, "%s/live.pem", dir);
+    snprintf(tar, sizeof tar, "%s/backup.tar", dir);
+    live = daemon_start(ACCORDD_PATH, ini, db, base, sizeof base);
+    CU_ASSERT_TRUE_FATAL(live > 0);
+    char *live_cert = signed_before(base, pre, cert);
+    long long counted = backup_under_load(base, db, tar);
     /* A second backup of the same name is refused and changes nothing. */
     CU_ASSERT_NOT_EQUAL(
         shell(NULL, 0, "%s --server %s admin backup %s 2>/dev/null", ACCORDCTL_PATH, base, tar), 0);
@@ -212,29 +244,13 @@ static void test_backup_restore_under_load(void)
     CU_ASSERT_EQUAL(access(path, R_OK), 0);
     restored = daemon_start(ACCORDD_PATH, ini, r_db, base2, sizeof base2);
     CU_ASSERT_TRUE_FATAL(restored > 0);
-
-    /* Every agreement is back as it was; one being negotiated when the
-     * copy was made is back too (recovery ends it as a restart does). */
-    size_t same = 0;
-    for (size_t i = 0; i < n; i++) {
-        snprintf(path, sizeof path, "/agreements/%s", rows[i].id);
-        long s1, s2;
-        char *d1 = daemon_call(base, "GET", path, NULL, &s1);
-        char *d2 = daemon_call(base2, "GET", path, NULL, &s2);
-        CU_ASSERT_EQUAL(s2, 200);
-        if (!rows[i].pending) {
-            CU_ASSERT_TRUE(s1 == 200 && d1 && d2 && strcmp(d1, d2) == 0);
-            same += s1 == 200 && d1 && d2 && strcmp(d1, d2) == 0;
-        }
-        free(d1);
-        free(d2);
-    }
-    fprintf(stderr, "  %zu of %zu restored agreements compared equal to the live ones\n", same, n);
+    compare(base, base2, rows, n);
     free(rows);
 
     /* The signing key is back: the same certificate, and the signature
      * made before the backup verifies with it. */
-    doc = daemon_call(base2, "GET", "/certificate", NULL, &st);
+    long st;
+    char *doc = daemon_call(base2, "GET", "/certificate", NULL, &st);
     CU_ASSERT_TRUE(st == 200 && doc && strcmp(doc, live_cert) == 0);
     char r_cert[400];
     snprintf(r_cert, sizeof r_cert, "%s/restored.pem", dir);
@@ -242,7 +258,6 @@ static void test_backup_restore_under_load(void)
     free(doc);
     free(live_cert);
     CU_ASSERT_EQUAL(shell(NULL, 0, "%s verify %s --cert %s", ACCORDCTL_PATH, pre, r_cert), 0);
-    free(first);
     stop(&restored);
     stop(&live);
 }

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "migrations.h"
 #include "sql.h"
 #include "store.h"
@@ -287,7 +288,33 @@ static void test_copy_before_migration(void)
     CU_ASSERT_EQUAL(access(fresh_pre, F_OK), -1);
 }
 
+#define SITE "[site a]\nadapter = sim-batch\nnodes = 4\n"
+
+/* [database] retain: forever by default, a duration of at least a day. */
+static void test_retain_key(void)
+{
+    struct acc_config c;
+    struct acc_error err;
+    ACC_ASSERT_OK(acc_config_load_string(SITE "[database]\npath = x.db\n", "t", &c, &err));
+    CU_ASSERT_EQUAL(c.retain, 0);
+    acc_config_release(&c);
+    ACC_ASSERT_OK(acc_config_load_string(SITE "[database]\nretain = P400D\n", "t", &c, &err));
+    CU_ASSERT_EQUAL(c.retain, 400 * DAY);
+    acc_config_release(&c);
+    ACC_ASSERT_OK(acc_config_load_string(SITE "[database]\nretain = forever\n", "t", &c, &err));
+    CU_ASSERT_EQUAL(c.retain, 0);
+    acc_config_release(&c);
+    static const char *const bad[] = {"PT1H", "0", "P0D", "soon", "-P5D", ""};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char text[128];
+        snprintf(text, sizeof text, SITE "[database]\nretain = %s\n", bad[i]);
+        CU_ASSERT_EQUAL(acc_config_load_string(text, "t", &c, &err), ACC_ERR_CONFIG);
+        CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "retain"));
+    }
+}
+
 static const struct acc_test_case tests[] = {
+    {"[database] retain", test_retain_key},
     {"retention deletes what ended long ago, with all that is its own", test_prune_what_ended},
     {"retention goes in batches", test_prune_in_batches},
     {"an online copy of the store", test_backup_copy},
