@@ -11,10 +11,11 @@
 
 #include "ctl.h"
 
+extern const struct ctl_command ctl_cmd_admin; /* cmd_admin.c */
 static const struct ctl_command *const commands[] = {
     &ctl_cmd_submit,    &ctl_cmd_list,  &ctl_cmd_show,    &ctl_cmd_state,   &ctl_cmd_trace,
     &ctl_cmd_terminate, &ctl_cmd_sites, &ctl_cmd_preview, &ctl_cmd_launch,  &ctl_cmd_verify,
-    &ctl_cmd_modify,    &ctl_cmd_quote, &ctl_cmd_commit,  &ctl_cmd_release,
+    &ctl_cmd_modify,    &ctl_cmd_quote, &ctl_cmd_commit,  &ctl_cmd_release, &ctl_cmd_admin,
 };
 
 #define N_COMMANDS (sizeof commands / sizeof commands[0])

@@ -216,6 +216,39 @@ acc_err acc_store_run_finish(struct acc_store *st, const struct acc_run *r, unsi
 acc_err acc_store_run_open(struct acc_store *st, char (**ids)[ACC_ID_LEN + 1], size_t *n,
                            struct acc_error *err);
 
+/* -------------------------------------------- retention and backups
+ * (store_prune.c) */
+
+/* One batch of retention ([database] retain): the agreements that ended
+ * (Complete, Terminated, Rejected) and were last changed before `before`,
+ * at most `limit` of them, go with everything
+ * that is theirs: allocation, trace, versions, run, journal entries, the
+ * quote they were committed from, and their idempotency key.  Never one
+ * being modified, one whose run is waiting or running, or one with a
+ * journal entry still open (a reservation housekeeping must cancel yet).
+ * Ended quotes (neither Advisory nor Held) changed before `before` whose
+ * agreement is gone or that have none go too, with their journal entries.
+ * One write of the writer: it holds other writes only that long. */
+struct acc_store_prune {
+    acc_time before;
+    unsigned limit;
+    /* out */
+    unsigned agreements, quotes;
+    /* the job directories of the pruned agreements' runs (a path whose
+     * last part is the agreement's id), for the caller to remove */
+    char **directories;
+    size_t n_directories;
+};
+acc_err acc_store_prune(struct acc_store *st, struct acc_store_prune *p, struct acc_error *err);
+/* Frees the directories (the rest of p stays). */
+void acc_store_prune_release(struct acc_store_prune *p);
+
+/* A whole, consistent copy of the database into the new file dest while it
+ * serves on (sql.h's acc_sql_backup); *agreements is the number of
+ * agreements in the copy. */
+acc_err acc_store_backup(struct acc_store *st, const char *dest, int64_t *agreements,
+                         struct acc_error *err);
+
 /* ------------------------------------------------------------------ health */
 
 /* A cheap read, for /healthz. */

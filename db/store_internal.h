@@ -11,6 +11,7 @@
  *   store_run.c        launches (runs)
  *   store_version.c    versions of a modified agreement
  *   store_quote.c      quotes and their held reservations
+ *   store_prune.c      retention (what ended long ago goes) and backups
  *
  * Internal names start with store_; no database library's type is seen
  * here (the SQL layer keeps them). */
@@ -74,6 +75,13 @@ enum stmt_id {
     S_QUOTE_DUE,
     S_QUOTE_COUNT,
     S_QUOTE_INTERRUPTED,
+    S_PRUNE_PICK,
+    S_PRUNE_JOURNAL,
+    S_PRUNE_QUOTE_JOURNAL,
+    S_PRUNE_QUOTES_OF,
+    S_PRUNE_AGREEMENT,
+    S_PRUNE_QUOTE_PICK,
+    S_PRUNE_QUOTE,
     S__COUNT
 };
 

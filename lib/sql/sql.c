@@ -2,9 +2,11 @@
  * pool, transactions and errors (sql.h). */
 #include "sql.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../common/log.h"
 #include "sql_internal.h"
@@ -191,6 +193,121 @@ void acc_sql_rollback_to(struct acc_sql_conn *c, const char *name)
     savepoint_op(c, "ROLLBACK TO", name, NULL);
 }
 
+/* ---------------------------------------------------------------- backups */
+
+/* The backend of a database: a path is SQLite's; a URL names its backend
+ * by its scheme, and only the backends built in take one. */
+static const struct sql_backend *backend_of(const char *path)
+{
+    const char *colon = strstr(path, "://");
+    if (!colon)
+        return &sql_sqlite;
+    return NULL; /* postgresql:// and the like: not built in */
+}
+
+/* A database that is a file ("" and ":memory:" are SQLite's temporary and
+ * in-memory ones, which nobody else can open). */
+static bool is_file(const char *path)
+{
+    return path[0] != '\0' && strcmp(path, ":memory:") != 0;
+}
+
+/* The copy goes to DEST.part first and is renamed when whole, so that a
+ * file named dest is always a complete copy; nothing is left on failure. */
+static acc_err backup_from(const struct sql_backend *be, void *h, const char *label,
+                           const char *dest, const char *check_sql, int64_t *check,
+                           struct acc_error *err)
+{
+    char part[4096];
+    if (snprintf(part, sizeof part, "%s.part", dest) >= (int)sizeof part)
+        return acc_error_set(err, ACC_ERR_INVALID, "%s: backup file name too long", label);
+    if (access(dest, F_OK) == 0)
+        return acc_error_set(err, ACC_ERR_INVALID, "%s: backup %s exists already", label, dest);
+    unlink(part);
+    acc_err rc = be->backup(h, part, check_sql, check, err);
+    if (!rc && rename(part, dest) != 0)
+        rc = acc_error_set(err, ACC_ERR_IO, "%s: backup: cannot rename %s: %s", label, part,
+                           strerror(errno));
+    if (rc) {
+        unlink(part);
+        char journal[4200];
+        snprintf(journal, sizeof journal, "%s-journal", part);
+        unlink(journal);
+        acc_error_prefix(err, "%s", label);
+    }
+    return rc;
+}
+
+acc_err acc_sql_backup(struct acc_sql *db, const char *dest, const char *check_sql, int64_t *check,
+                       struct acc_error *err)
+{
+    if (!is_file(db->opt.path) || db->opt.snapshot || !db->be->backup)
+        return acc_error_set(err, ACC_ERR_UNSUPPORTED,
+                             "%s %s: not a database file this build can copy", db->opt.label,
+                             db->opt.path);
+    struct acc_sql_conn *c = NULL;
+    acc_err rc = acc_sql_connect(db, &c, err);
+    if (rc)
+        return rc;
+    char label[512];
+    snprintf(label, sizeof label, "%s %s", db->opt.label, db->opt.path);
+    rc = backup_from(db->be, c->h, label, dest, check_sql, check, err);
+    acc_sql_disconnect(c);
+    return rc;
+}
+
+acc_err acc_sql_copy_file(const char *label, const char *src, const char *dest,
+                          struct acc_error *err)
+{
+    const struct sql_backend *be = backend_of(src);
+    if (!be || !is_file(src) || !be->backup)
+        return acc_error_set(err, ACC_ERR_UNSUPPORTED, "%s %s: not a database file", label, src);
+    /* The backend would make a file that is not there. */
+    if (access(src, F_OK) != 0)
+        return acc_error_set(err, ACC_ERR_NOT_FOUND, "%s %s: %s", label, src, strerror(errno));
+    const struct acc_sql_options o = {
+        .path = src, .label = label, .durable = false, .wal_limit = ACC_SQL_WAL_LIMIT_DEFAULT};
+    void *h = NULL;
+    acc_err rc = be->connect(&o, &h, err);
+    char full[512];
+    snprintf(full, sizeof full, "%s %s", label, src);
+    if (rc) {
+        acc_error_prefix(err, "%s", full);
+        return rc;
+    }
+    rc = backup_from(be, h, full, dest, NULL, NULL, err);
+    be->disconnect(h);
+    return rc;
+}
+
+/* Before the first migration of a database that has a schema: a whole copy
+ * of it as it is, PATH.pre-vN (N the version it is brought to), or
+ * PATH.pre-vN.K when one of that name is there already (a migration that
+ * failed earlier: its copy is kept). */
+static acc_err pre_migration_copy(struct acc_sql *db, unsigned newest, struct acc_error *err)
+{
+    char dest[4096];
+    for (unsigned k = 1; k < 100; k++) {
+        int n = k == 1 ? snprintf(dest, sizeof dest, "%s.pre-v%u", db->opt.path, newest)
+                       : snprintf(dest, sizeof dest, "%s.pre-v%u.%u", db->opt.path, newest, k);
+        if (n < 0 || (size_t)n >= sizeof dest)
+            return acc_error_set(err, ACC_ERR_INVALID, "%s %s: path too long for its backup",
+                                 db->opt.label, db->opt.path);
+        if (access(dest, F_OK) != 0)
+            break;
+    }
+    char label[512];
+    snprintf(label, sizeof label, "%s %s", db->opt.label, db->opt.path);
+    acc_err rc = backup_from(db->be, db->main->h, label, dest, NULL, NULL, err);
+    if (rc) {
+        acc_error_prefix(err, "before its migration");
+        return rc;
+    }
+    acc_log_info("%s %s: copied to %s before migrating it to schema version %u", db->opt.label,
+                 db->opt.path, dest, newest);
+    return ACC_OK;
+}
+
 /* ------------------------------------------------------------- migrations */
 
 static acc_err migrate(struct acc_sql *db, struct acc_error *err)
@@ -206,6 +323,9 @@ static acc_err migrate(struct acc_sql *db, struct acc_error *err)
                              "%s %s: schema version %u is newer than this %s (%u)", db->opt.label,
                              db->opt.path, version, db->opt.program ? db->opt.program : "program",
                              newest);
+    if (version > 0 && version < newest && is_file(db->opt.path) && !db->opt.snapshot &&
+        db->be->backup && (rc = pre_migration_copy(db, newest, err)))
+        return rc;
     for (unsigned v = version; v < newest; v++) {
         const struct acc_embedded *m = &db->opt.migrations[v];
         if ((rc = acc_sql_begin(c, ACC_SQL_WRITE, err)))
@@ -229,16 +349,6 @@ static acc_err migrate(struct acc_sql *db, struct acc_error *err)
 
 /* ------------------------------------------------------------ open, close */
 
-/* The backend of a database: a path is SQLite's; a URL names its backend
- * by its scheme, and only the backends built in take one. */
-static const struct sql_backend *backend_for(const char *path)
-{
-    const char *colon = strstr(path, "://");
-    if (!colon)
-        return &sql_sqlite;
-    return NULL; /* postgresql:// and the like: not built in */
-}
-
 static acc_err copy_options(struct acc_sql *db, const struct acc_sql_options *opt,
                             struct acc_error *err)
 {
@@ -254,20 +364,13 @@ static acc_err copy_options(struct acc_sql *db, const struct acc_sql_options *op
     return ACC_OK;
 }
 
-/* A database that is a file ("" and ":memory:" are SQLite's temporary and
- * in-memory ones, which nobody else can open). */
-static bool is_file(const char *path)
-{
-    return path[0] != '\0' && strcmp(path, ":memory:") != 0;
-}
-
 acc_err acc_sql_open(const struct acc_sql_options *opt, struct acc_sql **out, struct acc_error *err)
 {
     *out = NULL;
     if (opt->wal_limit < 0)
         return acc_error_set(err, ACC_ERR_INVALID, "%s: wal_limit must not be negative",
                              opt->label ? opt->label : "database");
-    const struct sql_backend *be = backend_for(opt->path ? opt->path : "");
+    const struct sql_backend *be = backend_of(opt->path ? opt->path : "");
     if (!be)
         return acc_error_set(err, ACC_ERR_CONFIG, "%s %s: no backend of this build takes it",
                              opt->label ? opt->label : "database", opt->path);

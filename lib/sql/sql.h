@@ -115,6 +115,27 @@ void acc_sql_read_end(struct acc_sql *db, struct acc_sql_conn *c);
 acc_err acc_sql_connect(struct acc_sql *db, struct acc_sql_conn **out, struct acc_error *err);
 void acc_sql_disconnect(struct acc_sql_conn *c);
 
+/* ---------------------------------------------------------------- backups */
+
+/* A whole copy of the database as it is now, into the new file dest (an
+ * error when dest exists), made from a connection of its own while the
+ * database serves on: one snapshot, copied in steps (SQLite: the backup
+ * API inside a read transaction), written to DEST.part and renamed when
+ * whole, so that dest is complete or absent.  With check_sql (a query of
+ * one integer, such as a count), *check is its answer in the snapshot that
+ * was copied.  ACC_ERR_UNSUPPORTED for a database in memory or a snapshot.
+ *
+ * acc_sql_open makes such a copy, PATH.pre-vN, before it applies the
+ * migrations to a database that has a schema (N: the version migrated to;
+ * PATH.pre-vN.2 and on when that name is taken).  */
+acc_err acc_sql_backup(struct acc_sql *db, const char *dest, const char *check_sql, int64_t *check,
+                       struct acc_error *err);
+/* The same for a database file that another opened (an adapter's
+ * calendar): read as any reader would, without its lock.  ACC_ERR_NOT_FOUND
+ * when src is not there.  label names it in messages. */
+acc_err acc_sql_copy_file(const char *label, const char *src, const char *dest,
+                          struct acc_error *err);
+
 /* ----------------------------------------------------------- transactions */
 
 enum { ACC_SQL_WRITE = 1u << 0 };

@@ -48,6 +48,11 @@ struct sql_backend {
     /* Copies the database at path, as it is now, into h (an empty database
      * in memory) without writing or locking the file; no file: nothing. */
     acc_err (*copy_in)(void *h, const char *path, struct acc_error *why);
+    /* Copies the database of h, as one snapshot, into the new file dest;
+     * with check_sql, *check is that query's one integer in the same
+     * snapshot.  h must have no transaction open. */
+    acc_err (*backup)(void *h, const char *dest, const char *check_sql, int64_t *check,
+                      struct acc_error *why);
     /* The write-ahead log on (main connection, once). */
     acc_err (*wal_setup)(void *h, struct acc_error *why);
     unsigned (*schema_version)(void *h, struct acc_error *why, acc_err *rc);

@@ -161,6 +161,69 @@ static acc_err lite_copy_in(void *h, const char *path, struct acc_error *why)
     return r;
 }
 
+/* Pages a backup copies per step: between steps the connection is free
+ * for nothing else, but the copy can be given up (a failure) at once. */
+#define BACKUP_PAGES 256
+
+/* One row of one integer column of sql on l (the snapshot's first read). */
+static acc_err first_int(struct lite *l, const char *sql, int64_t *out, struct acc_error *why)
+{
+    sqlite3_stmt *s = NULL;
+    int rc = sqlite3_prepare_v2(l->db, sql, -1, &s, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(s);
+    acc_err r = ACC_OK;
+    if (rc != SQLITE_ROW)
+        r = acc_error_set(why, rc_of(rc) == SQL_NOMEM ? ACC_ERR_NOMEM : ACC_ERR_STORAGE,
+                          "backup: %s", sqlite3_errmsg(l->db));
+    else if (out)
+        *out = sqlite3_column_int64(s, 0);
+    sqlite3_finalize(s);
+    return r;
+}
+
+/* The copy is made inside a read transaction of h's: every step copies
+ * from the same snapshot, so writers that commit meanwhile (WAL) neither
+ * wait for the copy nor make it start again, and `check` is answered from
+ * that snapshot too.  The copy holds the log from being reset while it
+ * runs (the writer's bound then waits, docs/operations.md). */
+static acc_err lite_backup(void *h, const char *dest, const char *check_sql, int64_t *check,
+                           struct acc_error *why)
+{
+    struct lite *l = h;
+    sqlite3 *out = NULL;
+    sqlite3_backup *b = NULL;
+    if (sqlite3_exec(l->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+        return acc_error_set(why, ACC_ERR_STORAGE, "backup: %s", sqlite3_errmsg(l->db));
+    acc_err r = first_int(l, check_sql ? check_sql : "SELECT count(*) FROM sqlite_master",
+                          check_sql ? check : NULL, why);
+    int rc = SQLITE_OK;
+    if (!r &&
+        sqlite3_open_v2(dest, &out, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK)
+        r = acc_error_set(why, ACC_ERR_IO, "backup: %s: %s", dest,
+                          out ? sqlite3_errmsg(out) : "cannot open");
+    if (!r && !(b = sqlite3_backup_init(out, "main", l->db, "main")))
+        r = acc_error_set(why, ACC_ERR_STORAGE, "backup: %s", sqlite3_errmsg(out));
+    for (int waited = 0; !r;) {
+        rc = sqlite3_backup_step(b, BACKUP_PAGES);
+        if (rc == SQLITE_DONE)
+            break;
+        if ((rc == SQLITE_BUSY || rc == SQLITE_LOCKED) && waited < ACC_SQL_BUSY_MS) {
+            sqlite3_sleep(10);
+            waited += 10;
+        } else if (rc != SQLITE_OK) {
+            r = acc_error_set(why, rc_of(rc) == SQL_NOMEM ? ACC_ERR_NOMEM : ACC_ERR_STORAGE,
+                              "backup: %s", sqlite3_errstr(rc));
+        }
+    }
+    if (b && sqlite3_backup_finish(b) != SQLITE_OK && !r)
+        r = acc_error_set(why, ACC_ERR_STORAGE, "backup: %s", sqlite3_errmsg(out));
+    if (out && sqlite3_close(out) != SQLITE_OK && !r)
+        r = acc_error_set(why, ACC_ERR_IO, "backup: %s: cannot close it", dest);
+    sqlite3_exec(l->db, "COMMIT", NULL, NULL, NULL);
+    return r;
+}
+
 /* WAL lets readers work while the writer commits. */
 static acc_err lite_wal_setup(void *h, struct acc_error *why)
 {
@@ -345,6 +408,7 @@ const struct sql_backend sql_sqlite = {
     .exec = lite_exec,
     .changes = lite_changes,
     .copy_in = lite_copy_in,
+    .backup = lite_backup,
     .wal_setup = lite_wal_setup,
     .schema_version = lite_schema_version,
     .set_schema_version = lite_set_schema_version,

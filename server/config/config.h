@@ -6,7 +6,7 @@
  *                  client_connections, pending_connections, header_timeout,
  *                  timeout, request_timeout, max_query,
  *                  allow_control, log_level, certificate, key (HTTPS)
- *   [database]     path, durable, wal_limit
+ *   [database]     path, durable, wal_limit, retain
  *   [negotiation]  strategy, policy, policy_candidates, max_rounds, horizon,
  *                  lead_time, adapter_timeout, workers, queue_length, max_pending,
  *                  max_hold, quote_options, max_quotes (max_quotes_per_user: the
@@ -150,6 +150,7 @@ struct acc_config {
     char *db_path;
     bool durable;
     int64_t wal_limit; /* bytes the write-ahead log may reach */
+    int64_t retain;    /* seconds ended agreements are kept; 0: for ever */
 
     /* [auth]: with no users, every request is served without credentials. */
     struct acc_user *users;

@@ -191,6 +191,18 @@ int cfg_database_key(struct cfg_parse *p, const char *k, const char *v)
             return cfg_bad(p, "database", "path is empty");
         return acc_conf_set_str(&p->c->db_path, v);
     }
+    if (strcmp(k, "retain") == 0) {
+        if (strcmp(v, "forever") == 0) {
+            p->c->retain = 0;
+            return 1;
+        }
+        if (!duration_ok(v, 86400, &p->c->retain) || p->c->retain > (int64_t)100 * 366 * 86400)
+            return cfg_bad(p, "database",
+                           "retain must be 'forever' or a duration of at least P1D (such as "
+                           "P400D), not '%s'",
+                           v);
+        return 1;
+    }
     return table_key(p, "database", database_keys, k, v);
 }
 

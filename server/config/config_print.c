@@ -37,6 +37,13 @@ static void print_server(const struct acc_config *c, FILE *out)
 
     fprintf(out, "\n[database]\npath = %s\n", c->db_path);
     cfg_keys_print(c, "database", out);
+    if (c->retain) {
+        char d[ACC_DURATION_STRLEN];
+        acc_duration_format(c->retain, d);
+        fprintf(out, "retain = %s\n", d);
+    } else {
+        fputs("retain = forever\n", out);
+    }
     if (c->sign_key || c->sign_cert) {
         fputs("\n[signing]\n", out);
         str_key("key", c->sign_key, out);

@@ -170,6 +170,7 @@ void acc_h_template(struct acc_http_ctx *, const struct acc_request *, struct ac
 void acc_h_certificate(struct acc_http_ctx *, const struct acc_request *, struct acc_response *);
 void acc_h_healthz(struct acc_http_ctx *, const struct acc_request *, struct acc_response *);
 void acc_h_metrics(struct acc_http_ctx *, const struct acc_request *, struct acc_response *);
+void acc_h_admin_backup(struct acc_http_ctx *, const struct acc_request *, struct acc_response *);
 
 /* The one place an agreement document is made (h_signing.c): the XML
  * renderer's wsag:Agreement, signed with ctx->signer when there is one. */

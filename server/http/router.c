@@ -43,6 +43,7 @@ static const struct route routes[] = {
     {{"GET", "/healthz"}, acc_h_healthz, ANYONE, NONE},
     {{"GET", "/certificate"}, acc_h_certificate, ANYONE, NONE},
     {{"GET", "/metrics"}, acc_h_metrics, ADMIN, NONE},
+    {{"POST", "/admin/backup"}, acc_h_admin_backup, ADMIN, NONE},
 };
 
 /* Who asks: checked before routing, so that nothing about the server's

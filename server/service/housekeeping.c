@@ -1,16 +1,28 @@
 /* housekeeping.c - recovery at start-up and the periodic pass: agreements
  * whose reservation ended become Complete, reservations left open are
  * cancelled, interrupted terminations are finished, link provisionings
- * that failed are retried (part of the service). */
+ * that failed are retried, and with [database] retain what ended long ago
+ * is deleted (part of the service). */
+#define _XOPEN_SOURCE 700 /* nftw */
+#include <ftw.h>
+#include <inttypes.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../../lib/common/log.h"
 #include "internal.h"
 
 #define HOUSEKEEPING_SECONDS 5
+/* Retention deletes this many agreements per write: the writer, which every
+ * request's write waits for, is held for one batch at a time. */
+#define PRUNE_BATCH 100
+/* and this many batches per pass at most, a pause between two */
+#define PRUNE_BATCHES  200
+#define PRUNE_PAUSE_US 2000
 
 /* ---------------------------------------------------------- housekeeping */
 
@@ -51,6 +63,65 @@ static void finish_terminations(struct acc_service *svc)
     free(ids);
 }
 
+/* ---------------------------------------------------------------- retention */
+
+static int remove_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb;
+    (void)ftw;
+    if ((flag == FTW_DP ? rmdir(path) : unlink(path)) != 0)
+        acc_log_warn("housekeeping: cannot remove %s", path);
+    return 0;
+}
+
+/* A pruned agreement's job directory (the store only hands over the
+ * launcher's own, named by the id); never follows a link out of it. */
+static void remove_tree(const char *dir)
+{
+    if (access(dir, F_OK) == 0)
+        nftw(dir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* [database] retain: what ended longer ago goes, batch by batch, until a
+ * batch finds less than it could take or the pass has done its share (the
+ * next pass goes on). */
+static void retention_pass(struct acc_service *svc)
+{
+    if (svc->cfg->retain <= 0)
+        return;
+    struct acc_store_prune p = {.before = acc_now() - svc->cfg->retain, .limit = PRUNE_BATCH};
+    uint64_t agreements = 0, quotes = 0, dirs = 0;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (unsigned b = 0; b < PRUNE_BATCHES && !atomic_load(&svc->stopping); b++) {
+        struct acc_error err;
+        if (acc_store_prune(svc->store, &p, &err)) {
+            acc_log_error("housekeeping: retention: %s", err.msg);
+            break;
+        }
+        for (size_t i = 0; i < p.n_directories; i++)
+            remove_tree(p.directories[i]);
+        dirs += p.n_directories;
+        acc_store_prune_release(&p);
+        agreements += p.agreements;
+        quotes += p.quotes;
+        atomic_fetch_add(&svc->pruned_agreements, p.agreements);
+        atomic_fetch_add(&svc->pruned_quotes, p.quotes);
+        if (p.agreements < p.limit && p.quotes < p.limit)
+            break;
+        usleep(PRUNE_PAUSE_US);
+    }
+    if (!agreements && !quotes)
+        return;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    char before[ACC_TIME_STRLEN];
+    acc_time_format(p.before, before);
+    acc_log_info("housekeeping: retention deleted %" PRIu64 " agreement(s), %" PRIu64
+                 " quote(s) and %" PRIu64 " job directory(ies) that ended before %s (%.0f ms)",
+                 agreements, quotes, dirs, before, ms);
+}
+
 static void housekeeping_pass(struct acc_service *svc)
 {
     unsigned done = 0;
@@ -63,6 +134,7 @@ static void housekeeping_pass(struct acc_service *svc)
     sweep_open_reservations(svc);
     finish_terminations(svc);
     svc_provision_retry(svc);
+    retention_pass(svc);
 }
 
 /* At start-up nothing negotiates yet: every Pending agreement was cut short,

@@ -140,6 +140,8 @@ struct acc_service {
      * for longer ones. */
     atomic_uint_least64_t negotiation_buckets[SVC_NEGOTIATION_BUCKETS + 1];
     atomic_uint_least64_t submitted, rejected_input, refused_busy, refused_quota;
+    atomic_uint_least64_t pruned_agreements, pruned_quotes; /* [database] retain */
+    atomic_bool backing_up;                                 /* a backup runs (one at a time) */
 };
 
 /* modify.c: the checks of a change that need no store (an id that can

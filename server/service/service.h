@@ -284,6 +284,15 @@ acc_err acc_service_control(struct acc_service *svc, const char *adapter, const 
 /* Liveness: the store answers and how many adapters are up. */
 acc_err acc_service_health(struct acc_service *svc, struct acc_buf *text, struct acc_error *err);
 
+/* POST /admin/backup (backup.c): a consistent copy of the database (made
+ * while it serves), the signing key and certificate, the [auth] files and
+ * the adapters' calendar databases, as one tar archive appended to out,
+ * with a MANIFEST first (where each file came from; the agreements in the
+ * copy, also *agreements).  One at a time: ACC_ERR_STATE while another
+ * runs.  ACC_ERR_TOO_LARGE past 1 GiB; nothing is left behind on failure. */
+acc_err acc_service_backup(struct acc_service *svc, struct acc_buf *out, int64_t *agreements,
+                           struct acc_error *err);
+
 /* Prometheus text metrics of the service (the HTTP layer adds its own). */
 void acc_service_metrics(struct acc_service *svc, struct acc_buf *out);
 
