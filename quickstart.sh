@@ -33,8 +33,13 @@ PACKAGES=(build-essential cmake pkg-config libmicrohttpd-dev libxml2-dev libsqli
 # The sites test (tests/integration/test_sites_real.sh) reads the daemons'
 # journals with the sqlite3 shell.
 # The man pages (docs/man) are rendered with man-db's man and groff.
+# The package test (tests/package/test_package.sh) builds the Debian package
+# (debhelper, dpkg-dev, fakeroot), checks it with lintian, installs it into a
+# debootstrapped Debian 12 (with systemd there, for systemd-analyze verify on
+# the installed units); its notification listener is python3.
 TEST_PACKAGES=(slurm-wlm munge iproute2 iputils-ping clang libclang-rt-dev xmlsec1 sqlite3
-               openssl man-db groff-base)
+               openssl man-db groff-base debhelper dpkg-dev fakeroot lintian debootstrap
+               python3)
 JOBS=${JOBS:-$(nproc)}
 FUZZ_SECONDS=${FUZZ_SECONDS:-20}
 
@@ -115,7 +120,7 @@ test)
         ctest --output-on-failure -j 2
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
         run_suite "ASan+UBSan build" build-asan "fuzz phase" \
-        ctest --output-on-failure -j 2 -LE valgrind
+        ctest --output-on-failure -j 2 -LE "valgrind|package"
     fuzz_note="fuzzing skipped (FUZZ_SECONDS=0)"
     if [ "$FUZZ_SECONDS" -gt 0 ]; then
         build build-fuzz -DCMAKE_C_COMPILER=clang -DACCORD_FUZZ=ON -DACCORD_TESTS=OFF || {

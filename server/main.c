@@ -16,6 +16,7 @@
 
 #include "../lib/common/conf_report.h"
 #include "../lib/common/log.h"
+#include "../lib/common/notify.h"
 #include "../lib/common/proc.h"
 #include "../lib/common/tuning.h"
 #include "../lib/dsig/dsig.h"
@@ -319,18 +320,18 @@ static void wait_signals(const struct acc_config *cfg, const struct daemon *d, c
 {
     int sig = 0;
     while (sigwait(sigs, &sig) == 0 && sig == SIGHUP) {
-        if (!cfg->tls_certificate) {
-            acc_log_info("SIGHUP: nothing to reload (plain HTTP)");
-            continue;
-        }
+        acc_notify_reloading();
         struct acc_error re = {0};
-        if (acc_http_reload_tls(d->srv, &re))
+        if (!cfg->tls_certificate)
+            acc_log_info("SIGHUP: nothing to reload (plain HTTP)");
+        else if (acc_http_reload_tls(d->srv, &re))
             acc_log_error("SIGHUP: the certificates were not reloaded, the old ones stay: %s",
                           re.msg);
         else
             acc_log_info("SIGHUP: reloaded certificate %s, key %s%s%s", cfg->tls_certificate,
                          cfg->tls_key, cfg->client_ca ? ", client CA " : "",
                          cfg->client_ca ? cfg->client_ca : "");
+        acc_notify_ready();
     }
     acc_log_info("signal %d: shutting down", sig);
 }
@@ -383,7 +384,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "accordd: %s\n", err.msg);
     } else {
         announce(&cfg, &d);
+        acc_notify_ready();
         wait_signals(&cfg, &d, &sigs);
+        acc_notify_stopping();
         st = 0;
     }
     stop(&d);

@@ -15,6 +15,7 @@
 
 #include "../lib/common/conf_report.h"
 #include "../lib/common/log.h"
+#include "../lib/common/notify.h"
 #include "../lib/common/proc.h"
 #include "site.h"
 
@@ -178,16 +179,20 @@ int main(int argc, char **argv)
     }
     printf("accord-site %s listening on port %u\n", ACCORD_VERSION, acc_site_port(site));
     fflush(stdout);
+    acc_notify_ready();
     for (;;) {
         int sig = 0;
         sigwait(&sigs, &sig);
         if (sig != SIGHUP) {
             acc_log_info("signal %d: shutting down", sig);
+            acc_notify_stopping();
             break;
         }
+        acc_notify_reloading();
         struct acc_site_config fresh;
         if (load(config, listen, db, &fresh, &err) || acc_site_reload(site, &fresh, &err))
             acc_log_error("SIGHUP: %s (nothing changed)", err.msg);
+        acc_notify_ready();
     }
     acc_site_stop(site);
     return 0;

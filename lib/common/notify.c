@@ -1,0 +1,87 @@
+/* notify.c - systemd's notification protocol: one datagram per message. */
+#include "notify.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include "log.h"
+
+/* The address of $NOTIFY_SOCKET in *sa and its length in *len. */
+static acc_err notify_address(const char *name, struct sockaddr_un *sa, socklen_t *len,
+                              struct acc_error *err)
+{
+    size_t n = strlen(name);
+    if ((name[0] != '/' && name[0] != '@') || n < 2)
+        return acc_error_set(err, ACC_ERR_INVALID,
+                             "NOTIFY_SOCKET '%s' is neither a path nor an abstract name", name);
+    if (n > sizeof sa->sun_path - (name[0] == '/')) /* a path needs its NUL */
+        return acc_error_set(err, ACC_ERR_INVALID, "NOTIFY_SOCKET is longer than %zu bytes",
+                             sizeof sa->sun_path - 1);
+    memset(sa, 0, sizeof *sa);
+    sa->sun_family = AF_UNIX;
+    memcpy(sa->sun_path, name, n);
+    if (name[0] == '@')
+        sa->sun_path[0] = '\0'; /* abstract: the name is the bytes after the NUL */
+    *len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n + (name[0] == '/'));
+    return ACC_OK;
+}
+
+acc_err acc_notify(const char *state, struct acc_error *err)
+{
+    const char *name = getenv("NOTIFY_SOCKET");
+    if (!name || !*name)
+        return ACC_OK;
+    struct sockaddr_un sa;
+    socklen_t len = 0;
+    acc_err rc = notify_address(name, &sa, &len, err);
+    if (rc)
+        return rc;
+    int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return acc_error_set(err, ACC_ERR_IO, "notify: socket: %s", strerror(errno));
+    size_t n = strlen(state);
+    ssize_t sent = sendto(fd, state, n, MSG_NOSIGNAL, (const struct sockaddr *)&sa, len);
+    if (sent < 0 || (size_t)sent != n)
+        rc = acc_error_set(err, ACC_ERR_IO, "notify: sending to %s: %s", name,
+                           sent < 0 ? strerror(errno) : "short datagram");
+    close(fd);
+    return rc;
+}
+
+static void notify_or_warn(const char *state)
+{
+    struct acc_error err;
+    if (acc_notify(state, &err))
+        acc_log_warn("%s", err.msg);
+}
+
+void acc_notify_ready(void)
+{
+    notify_or_warn("READY=1");
+}
+
+void acc_notify_reloading(void)
+{
+    /* systemd (253 and later) wants the time the reload began, so that it
+     * knows this message from an older one. */
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    char msg[64];
+    snprintf(msg, sizeof msg, "RELOADING=1\nMONOTONIC_USEC=%" PRIu64,
+             (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u);
+    notify_or_warn(msg);
+}
+
+void acc_notify_stopping(void)
+{
+    notify_or_warn("STOPPING=1");
+}
