@@ -391,7 +391,8 @@ void acc_site_config_print(const struct acc_site_config *c, FILE *out)
             c->max_connections, c->pending_connections);
     duration_key("header_timeout", c->header_timeout, out);
     duration_key("timeout", c->timeout, out);
-    fprintf(out, "log_level = %s\n", levels[c->log_level]);
+    fprintf(out, "log_level = %s\naccess_log = %s\n", levels[c->log_level],
+            c->access_log ? "yes" : "no");
     for (size_t i = 0; i < c->n_peers; i++) {
         const struct acc_site_peer_cfg *pe = &c->peers[i];
         fprintf(out, "\n[peer %s]\n", pe->name);
@@ -401,8 +402,8 @@ void acc_site_config_print(const struct acc_site_config *c, FILE *out)
                 (long long)pe->max_bandwidth);
         duration_key("max_duration", pe->max_duration, out);
         duration_key("max_advance", pe->max_advance, out);
-        fprintf(out, "max_reservations = %lld\nconnections = %u\n", (long long)pe->max_reservations,
-                pe->connections);
+        fprintf(out, "max_reservations = %lld\nconnections = %u\nadmin = %s\n",
+                (long long)pe->max_reservations, pe->connections, pe->admin ? "yes" : "no");
     }
     acc_resources_cfg_print(&c->res, out);
 }
