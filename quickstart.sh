@@ -2,7 +2,11 @@
 # quickstart.sh - from a fresh Debian 12 machine (as root) to a running Accord.
 #
 #   ./quickstart.sh run    install what is missing, build, and start accordd on
-#                          127.0.0.1:8080 with the embedded simulated testbed
+#                          127.0.0.1:8080 with the embedded simulated testbed;
+#                          started as root, accordd runs as the unprivileged
+#                          system account accord (made if missing), with its
+#                          database and jobs in /var/lib/accord-quickstart, so
+#                          that nothing an offer names runs as root
 #   ./quickstart.sh test   install what is missing, build (plain, with
 #                          ASan+UBSan, and Release: the benchmarks' build must
 #                          compile warning-free too), run every test through
@@ -99,12 +103,43 @@ run_suite() {
     PASSED+="${PASSED:+, }${total:-0} in the $name"
 }
 
+# run_accordd ARGS...: accordd in the foreground.  Started by root, it runs
+# as the system account accord (never root: the jobs it launches run as its
+# user), from /var/lib/accord-quickstart, which holds its database and jobs.
+# When accord cannot reach the build tree (a clone under /root), accordd and
+# the example MPI programs are copied there first.
+QS_USER=accord
+QS_DIR=/var/lib/accord-quickstart
+run_accordd() {
+    if [ "$(id -u)" -ne 0 ]; then
+        log "starting accordd as $(id -un) (Ctrl-C stops it)"
+        exec build/accordd "$@"
+    fi
+    id -u "$QS_USER" >/dev/null 2>&1 ||
+        useradd --system --user-group --home-dir /nonexistent --no-create-home \
+            --shell /usr/sbin/nologin --comment "Accord co-allocation service" "$QS_USER"
+    install -d -o "$QS_USER" -g "$QS_USER" -m 0750 "$QS_DIR"
+    local as=(setpriv "--reuid=$QS_USER" "--regid=$QS_USER" --init-groups --no-new-privs
+              --inh-caps=-all --bounding-set=-all --)
+    local bin=$PWD/build
+    if ! "${as[@]}" test -x "$bin/accordd"; then
+        bin=$QS_DIR/bin
+        install -d -m 0755 "$bin"
+        for p in accordd accord-ring accord-metatrace; do
+            [ -e "build/$p" ] && install -m 0755 "build/$p" "$bin/$p"
+        done
+        log "$QS_USER cannot reach $PWD/build: running a copy from $bin"
+    fi
+    log "starting accordd as $QS_USER in $QS_DIR (Ctrl-C stops it)"
+    cd "$QS_DIR"
+    exec "${as[@]}" "$bin/accordd" "$@"
+}
+
 case "${1:-}" in
 run)
     install_missing
     build build
-    log "starting accordd (Ctrl-C stops it)"
-    exec build/accordd "${@:2}"
+    run_accordd "${@:2}"
     ;;
 test)
     install_missing "${TEST_PACKAGES[@]}"
