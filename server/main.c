@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../lib/common/conf_report.h"
 #include "../lib/common/log.h"
@@ -303,6 +304,10 @@ static void announce(const struct acc_config *cfg, const struct daemon *d)
     acc_log_info("running as %s; launching %s%s%s", who, cfg->launch.enabled ? "on" : "off",
                  cfg->launch.enabled && cfg->launch.account ? ", jobs as " : "",
                  cfg->launch.enabled && cfg->launch.account ? cfg->launch.account : "");
+    if (cfg->launch.enabled && geteuid() == 0 && !cfg->launch.account)
+        acc_log_warn("accordd runs as root and [launch] names no account: offers it would "
+                     "launch are refused%s (a job never runs as root)",
+                     cfg->n_accounts ? " unless [accounts] maps their user" : "");
     const char *scheme = cfg->tls_certificate ? "https" : "http";
     printf("accordd %s listening on %s://%s%s%s:%u\n", ACCORD_VERSION, scheme, v6 ? "[" : "", host,
            v6 ? "]" : "", acc_http_port(d->srv));

@@ -156,9 +156,16 @@ void acc_account_describe_self(char *buf, size_t len)
         snprintf(buf + at, len - at, "none");
         return;
     }
+    /* most of them (root in a container): the few it lacks are shorter */
+    size_t held = 0;
+    for (size_t i = 0; i < N_CAPS; i++)
+        held += (caps & CAP_BIT(i)) != 0;
+    bool but = held > N_CAPS / 2;
+    if (but)
+        at += (size_t)snprintf(buf + at, len - at, "all but ");
     const char *sep = "";
-    for (size_t i = 0; i < 64 && at < len; i++) {
-        if (!(caps & CAP_BIT(i)))
+    for (size_t i = 0; i < (but ? N_CAPS : 64) && at < len; i++) {
+        if (((caps & CAP_BIT(i)) != 0) == but)
             continue;
         int n = i < N_CAPS ? snprintf(buf + at, len - at, "%s%s", sep, cap_names[i])
                            : snprintf(buf + at, len - at, "%scap_%zu", sep, i);

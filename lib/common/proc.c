@@ -330,7 +330,8 @@ static _Noreturn void become(const char *const *argv, char *const *envp, const c
     if (report > 3)
         close_range(3, (unsigned)report - 1, 0);
     close_range((unsigned)report + 1, ~0u, 0);
-    if (setgroups(as->n_groups, as->groups) != 0 || setgid(as->gid) != 0 || setuid(as->uid) != 0)
+    if (as &&
+        (setgroups(as->n_groups, as->groups) != 0 || setgid(as->gid) != 0 || setuid(as->uid) != 0))
         goto fail;
     /* A daemon that switches accounts without being root holds CAP_SETUID
      * and friends; from one non-root uid to another the kernel keeps them
@@ -340,7 +341,7 @@ static _Noreturn void become(const char *const *argv, char *const *envp, const c
     if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 ||
         syscall(SYS_capset, &hdr, none_caps) != 0)
         goto fail;
-    if (as->uid == 0 || setuid(0) == 0 || geteuid() == 0) {
+    if (getuid() == 0 || geteuid() == 0 || setuid(0) == 0) {
         errno = EPERM; /* root, or root could come back */
         goto fail;
     }
@@ -355,8 +356,6 @@ fail:;
 acc_err acc_proc_start_as(const char *const *argv, const char *const *env, const char *cwd,
                           const struct acc_account *as, pid_t *pid, struct acc_error *err)
 {
-    if (!as)
-        return acc_proc_start(argv, env, cwd, pid, err);
     if (argv[0][0] != '/')
         return acc_error_set(err, ACC_ERR_INVALID, "%s: not an absolute path", argv[0]);
     char **envp = merged_env(env);
@@ -390,8 +389,9 @@ acc_err acc_proc_start_as(const char *const *argv, const char *const *env, const
     if (n > 0) { /* it ended before exec: reap it, say why */
         while (waitpid(p, NULL, 0) < 0 && errno == EINTR)
             ;
-        return acc_error_set(err, ACC_ERR_IO, "cannot run %s as %s%s%s: %s", argv[0], as->name,
-                             cwd ? " in " : "", cwd ? cwd : "", strerror(child_errno));
+        return acc_error_set(err, ACC_ERR_IO, "cannot run %s as %s%s%s: %s", argv[0],
+                             as ? as->name : "its own account", cwd ? " in " : "", cwd ? cwd : "",
+                             strerror(child_errno));
     }
     *pid = p;
     return ACC_OK;

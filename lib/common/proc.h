@@ -47,10 +47,12 @@ void acc_proc_result_release(struct acc_proc_result *r);
 acc_err acc_proc_start(const char *const *argv, const char *const *env, const char *cwd, pid_t *pid,
                        struct acc_error *err);
 
-/* As acc_proc_start, but the program runs as the account as (its groups,
- * gid and uid; never root: the child ends before exec when it could get
- * root back) when as is not NULL.  argv[0] must then be an absolute path.
- * Needs a process that may switch (acc_account_can_switch). */
+/* As acc_proc_start, for a program that must never hold privileges (a
+ * meta-job): it runs as the account as (its groups, gid and uid), or as
+ * the caller's own when as is NULL, with no capability at all (none of the
+ * caller's, ambient ones included), and never as root: the child ends
+ * before exec when it is root or could become root again.  argv[0] must be
+ * an absolute path.  Switching accounts needs acc_account_can_switch. */
 acc_err acc_proc_start_as(const char *const *argv, const char *const *env, const char *cwd,
                           const struct acc_account *as, pid_t *pid, struct acc_error *err);
 

@@ -161,6 +161,8 @@ adapter_timeout = PT8S
 
 [launch]
 enabled = yes
+; accordd runs as root here: mpiexec runs as nobody (a job never runs as root)
+account = nobody
 launcher = manual
 control_address = 10.79.0.1
 control_ports = 50000:50100

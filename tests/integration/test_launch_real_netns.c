@@ -4,6 +4,7 @@
  * over veth.  Root.  Part of test_launch_real (its suite "launch across
  * emulated sites"). */
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +20,7 @@
 static char netns_dir[256];
 
 static const char netns_launch_fmt[] = "launcher = ssh\n"
-                                       "launcher_exec = %s/tests/mpi/nsssh\n"
+                                       "launcher_exec = %s/nsssh\n"
                                        "localhost = 10.78.0.1\n"
                                        "env = UCX_TLS=tcp\n"
                                        "env = LD_PRELOAD=%s\n";
@@ -56,10 +57,31 @@ int netns_setup(void)
         fprintf(stderr, "cannot make the emulated sites (root and iproute2 are needed)\n");
         return 1;
     }
-    char launch[1024], map[300];
-    snprintf(launch, sizeof launch, netns_launch_fmt, ACC_SOURCE_DIR, UCX_SHIM);
+    /* The jobs run unprivileged (as nobody under root): nsssh, the UCX
+     * shim and an ip that may enter the namespaces (setuid root, for the
+     * job's group only; nsssh drops back to the job's account before the
+     * command) are copied where they can reach them, in the test's
+     * temporary directory, removed at exit. */
+    static const char *const progs[] = {ACC_SOURCE_DIR "/tests/mpi/nsssh", UCX_SHIM, NULL};
+    const char *bin = acc_test_job_bin(ACC_SOURCE_DIR "/tests/mpi", progs);
+    bool copied = acc_test_job_account() != NULL;
+    const char *shim_name = strrchr(UCX_SHIM, '/') + 1;
+    char launch[1024], map[300], ip[300], cmd[1400], shim[300];
+    snprintf(shim, sizeof shim, "%s/%s", bin, shim_name);
+    snprintf(launch, sizeof launch, netns_launch_fmt, bin, copied ? shim : UCX_SHIM);
     snprintf(map, sizeof map, "%s/ns-map", netns_dir);
     setenv("NSSSH_MAP", map, 1); /* accordd -> mpiexec -> nsssh */
+    if (copied) {
+        snprintf(ip, sizeof ip, "%s/ip-netns", bin);
+        snprintf(cmd, sizeof cmd,
+                 "cp /usr/sbin/ip '%s' && chown root:\"$(id -g %s)\" '%s' && chmod 4750 '%s'", ip,
+                 acc_test_job_account(), ip, ip);
+        if (system(cmd) != 0) {
+            fprintf(stderr, "cannot make the job's ip for the namespaces\n");
+            return 1;
+        }
+        setenv("NSSSH_IP", ip, 1);
+    }
     if (!write_config(launch, netns_sites))
         return 1;
     accordd = start();

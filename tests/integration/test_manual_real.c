@@ -141,12 +141,14 @@ static bool fix_open(struct fix *f, const char *name, const char *mpiexec, const
     if (chmod(acc_test_tmpdir(), 0711) != 0 || mkdir(f->root, 0711) != 0)
         return false;
     char ini[2048];
+    const char *account = acc_test_job_account(); /* under root, mpiexec runs as nobody */
     snprintf(ini, sizeof ini,
              "[launch]\nenabled = yes\ndirectory = %s/runs\nmpiexec = %s\nlauncher = manual\n"
-             "control_address = %s\ncontrol_ports = 51000:51100\ngrace = PT2S\n%s"
+             "control_address = %s\ncontrol_ports = 51000:51100\ngrace = PT2S\n%s%s%s%s"
              "[site alpha]\nadapter = sim-batch\nnodes = 4\n"
              "[site beta]\nadapter = sim-batch\nnodes = 4\n",
-             f->root, mpiexec, control, extra);
+             f->root, mpiexec, control, account ? "account = " : "", account ? account : "",
+             account ? "\n" : "", extra);
     struct acc_error err;
     if (acc_config_load_string(ini, "t", &f->cfg, &err)) {
         fprintf(stderr, "config: %s\n", err.msg);
@@ -266,14 +268,18 @@ static void test_outside_networks(void)
     fix_close(&f);
 }
 
-/* An mpiexec that says nothing and waits; its pid goes to ROOT/fake.pid. */
+/* An mpiexec that says nothing and waits; its pid goes to ROOT/pids/fake.pid
+ * (a directory the job's account may write). */
 static void silent_mpiexec(struct fix *f)
 {
     char fake[600];
+    snprintf(fake, sizeof fake, "%s/pids", f->root);
+    CU_ASSERT_EQUAL_FATAL(mkdir(fake, 0755), 0);
+    CU_ASSERT_EQUAL_FATAL(chmod(fake, 01777), 0);
     snprintf(fake, sizeof fake, "%s/fake-mpiexec", f->root);
     FILE *s = fopen(fake, "w");
     CU_ASSERT_PTR_NOT_NULL_FATAL(s);
-    fprintf(s, "#!/bin/sh\necho starting\necho $$ > %s/fake.pid\nexec sleep 300\n", f->root);
+    fprintf(s, "#!/bin/sh\necho starting\necho $$ > %s/pids/fake.pid\nexec sleep 300\n", f->root);
     fclose(s);
     chmod(fake, 0755);
     free(f->cfg.launch.mpiexec);
@@ -284,7 +290,7 @@ static void silent_mpiexec(struct fix *f)
 static void assert_silent_gone(struct fix *f)
 {
     char path[700];
-    snprintf(path, sizeof path, "%s/fake.pid", f->root);
+    snprintf(path, sizeof path, "%s/pids/fake.pid", f->root);
     char *pid = acc_test_slurp(path, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(pid);
     long p = strtol(pid, NULL, 10);
@@ -304,7 +310,7 @@ static void test_terminated_while_waiting(void)
     fix_run(&f);
     /* until mpiexec runs and waits in the manual launcher */
     char path[700];
-    snprintf(path, sizeof path, "%s/fake.pid", f.root);
+    snprintf(path, sizeof path, "%s/pids/fake.pid", f.root);
     for (int i = 0; i < 100 && access(path, F_OK) != 0; i++)
         usleep(50 * 1000);
     usleep(200 * 1000);

@@ -176,6 +176,8 @@ adapter_timeout = PT25S
 
 [launch]
 enabled = yes
+; accordd runs as root here: mpiexec runs as nobody (a job never runs as root)
+account = nobody
 launcher = manual
 control_address = 127.0.0.1
 control_ports = 50000:50100

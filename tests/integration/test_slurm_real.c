@@ -41,6 +41,9 @@ static int setup(void)
     snprintf(conf_a, sizeof conf_a, "%s/sitea/slurm.conf", dir);
     snprintf(conf_b, sizeof conf_b, "%s/siteb/slurm.conf", dir);
     char ini[4096], db[256];
+    /* under root the jobs run as nobody (tests/support/fixture.c), who must
+     * be one of sitea's reservation users and reach the program */
+    static const char *const ring[] = {ACC_BUILD_DIR "/accord-ring", NULL};
     /* sitea's components go into their reservation with sbatch, siteb's
      * with mpiexec (only agreements with a launch style start anything). */
     snprintf(ini, sizeof ini,
@@ -48,10 +51,11 @@ static int setup(void)
              "[negotiation]\nadapter_timeout = PT20S\nlead_time = PT10S\n"
              "[launch]\nenabled = yes\ngrace = PT5S\npath = %s\ndirectory = %s/jobs\n"
              "[site sitea]\nadapter = slurm\nnodes = 8\nslurm_conf = %s\nlaunch = sbatch\n"
+             "users = root,nobody\n"
              "[site siteb]\nadapter = slurm\nnodes = 16\nslurm_conf = %s\n"
              "[network wan]\nadapter = sim-network\n"
              "[link sitea_siteb]\nsites = sitea siteb\ncapacity = 10000\nnetwork = wan\n",
-             ACC_BUILD_DIR, acc_test_tmpdir(), conf_a, conf_b);
+             acc_test_job_bin(ACC_BUILD_DIR, ring), acc_test_tmpdir(), conf_a, conf_b);
     snprintf(db, sizeof db, "%s/slurm-real.db", acc_test_tmpdir());
     if (fixture_start(&fx, ini, db))
         return 1;

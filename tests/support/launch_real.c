@@ -28,7 +28,7 @@ static const char config_fmt[] = "[server]\n"
                                  "grace = PT2S\n"
                                  "directory = %s\n"
                                  "path = %s\n"
-                                 "%s"
+                                 "%s%s%s%s"
                                  "[site alpha]\n"
                                  "adapter = sim-batch\n"
                                  "nodes = 8\n"
@@ -52,7 +52,11 @@ bool write_config(const char *extra_launch, const char *extra_sites)
     FILE *f = fopen(ini, "w");
     if (!f)
         return false;
-    fprintf(f, config_fmt, jobs, ACC_BUILD_DIR, extra_launch ? extra_launch : "");
+    /* under root the jobs run as the test account, from copies it reaches */
+    static const char *const ring[] = {ACC_BUILD_DIR "/accord-ring", NULL};
+    const char *account = acc_test_job_account();
+    fprintf(f, config_fmt, jobs, acc_test_job_bin(ACC_BUILD_DIR, ring), account ? "account = " : "",
+            account ? account : "", account ? "\n" : "", extra_launch ? extra_launch : "");
     if (extra_sites)
         fputs(extra_sites, f);
     fclose(f);
