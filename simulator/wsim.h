@@ -1,6 +1,6 @@
 /* wsim.h - accord-sim, the what-if simulator: workloads replayed in
  * virtual time through the co-allocation queue disciplines and placement
- * policies of docs/simulator.md (the models of science.md).
+ * policies of docs/simulator.md (the models of docs/science.md).
  *
  * A run is a pure function of its parameters and seed: no sleeping, no
  * wall clock, no rand(); the same parameters give the same jobs, the same
@@ -141,7 +141,7 @@ struct wsim_params {
     uint64_t seed;
 };
 
-/* The defaults of science.md section 5. */
+/* The defaults of docs/science.md section 5. */
 void wsim_params_init(struct wsim_params *p);
 void wsim_params_release(struct wsim_params *p);
 /* Applies one key = value; false with a message in err (nothing changed
@@ -216,7 +216,7 @@ struct wsim_workload_set {
 bool wsim_workload_make(const struct wsim_params *p, int rep, struct wsim_workload_set *w,
                         char *err, size_t errlen);
 void wsim_workload_free(struct wsim_workload_set *w);
-/* science.md 2.6: the as-equal-as-possible split with limit L over C clusters. */
+/* docs/science.md 2.6: the as-equal-as-possible split with limit L over C clusters. */
 int wsim_split_limit(int s, int limit, int nclusters, int *comp);
 
 /* ---- SWF traces (Parallel Workloads Archive) */

@@ -1,5 +1,5 @@
 /* wsim_fcfs.c - Bucur & Epema's FCFS queues with enable/disable semantics
- * (science.md 2.4-2.5): GS, LS and its variants, GP, LP and its variants,
+ * (docs/science.md 2.4-2.5): GS, LS and its variants, GP, LP and its variants,
  * SC.  Only a queue's head may start; at a departure the enabled queues are
  * visited in rounds, at most one start per queue per round. */
 #include "wsim_internal.h"

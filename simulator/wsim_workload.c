@@ -1,4 +1,4 @@
-/* wsim_workload.c - the workloads: science.md's generators (Bucur & Epema's
+/* wsim_workload.c - the workloads: docs/science.md's generators (Bucur & Epema's
  * synthetic component streams, total sizes split by a limit or left
  * flexible, Banen et al.'s measured applications) and SWF traces.  A
  * workload is drawn from its own stream (seed, replication), so every policy

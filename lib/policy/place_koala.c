@@ -1,4 +1,4 @@
-/* place_koala.c - the KOALA policies (science.md §1.4: WF with repeats,
+/* place_koala.c - the KOALA policies (docs/science.md §1.4: WF with repeats,
  * FCM, FCM-k, CA, no co-allocation), Bucur & Epema's WF without
  * repetitions (§2.2), and what every policy does with fixed and total
  * requests. */

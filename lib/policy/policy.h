@@ -1,7 +1,7 @@
 /* policy.h - placement policies of the co-allocation literature and the
  * bandwidth model of Jones et al., as pure functions over plain data.
  *
- * The reference for every definition here is science.md (the sections are
+ * The reference for every definition here is docs/science.md (the sections are
  * named at each function).  Nothing in this module knows HTTP, XML, SQL, a
  * calendar or the time of day: the caller hands in what the policy looks at
  * (idle counts, cluster sizes, a latency matrix, link capacities and loads),
@@ -46,7 +46,7 @@ struct acc_policy_system {
                               * now using link i; NULL: all links idle */
 };
 
-/* Request types (science.md §1.2, §2.2). */
+/* Request types (docs/science.md §1.2, §2.2). */
 enum acc_request_type {
     ACC_REQ_FIXED,    /* component sizes and a cluster for each */
     ACC_REQ_NONFIXED, /* component sizes; the policy picks clusters
@@ -64,7 +64,7 @@ struct acc_policy_request {
     const size_t *clusters; /* FIXED only: the cluster of each component */
     /* FLEXIBLE, TOTAL: the total, >= 1 */
     int64_t total;
-    /* FLEXIBLE only, bounds on the split (science.md §1.2 defaults):
+    /* FLEXIBLE only, bounds on the split (docs/science.md §1.2 defaults):
      * min_size: no part smaller (0 or 1: none); max_size: no part larger
      * (0: none); max_parts: at most so many parts (0: the number of
      * clusters).  A policy's own limit (FCM-k's k) applies as well. */
@@ -130,7 +130,7 @@ enum acc_a1_order {
     ACC_A1_INDEX      /* clusters in index order */
 };
 
-/* A policy and the open points of its definition (science.md §5).  Start
+/* A policy and the open points of its definition (docs/science.md §5).  Start
  * from acc_policy_opts_init, which sets the documented defaults. */
 struct acc_policy_opts {
     enum acc_policy_id id;
@@ -153,7 +153,7 @@ struct acc_policy_opts {
                             * (a FAIL, reported as no fit); default 1e6 */
 };
 
-/* Sets the defaults of science.md §5: tie lowest index, max_clusters 0,
+/* Sets the defaults of docs/science.md §5: tie lowest index, max_clusters 0,
  * CA over all clusters, local_first, LSLT 1.0, discount '>', B3 f = 0.7
  * ceil most-free, B4 from index 0, A1 free-descending, 1e6 steps. */
 void acc_policy_opts_init(struct acc_policy_opts *o, enum acc_policy_id id);
@@ -210,7 +210,7 @@ size_t acc_placement_n_clusters(const struct acc_placement *p);
 /* ---------------------------------------------------------------- placing */
 
 /* Places one request under one policy on the system as it is now
- * (science.md §1.4, §2.2, §4.4-4.5).  ACC_OK with out->fits telling
+ * (docs/science.md §1.4, §2.2, §4.4-4.5).  ACC_OK with out->fits telling
  * whether it fits; ACC_ERR_INVALID for bad input (a NULL array the policy
  * needs, a size < 1, a cluster index out of range, a request type the
  * policy does not take, more than the bounds). */

@@ -1,5 +1,5 @@
 /* test_policy.c - the placement policies of KOALA and Bucur & Epema on the
- * definitional test vectors of science.md (§1.9, §2.8, §3.5) and on
+ * definitional test vectors of docs/science.md (§1.9, §2.8, §3.5) and on
  * hand-made cases: ties, exhausted capacity, bounds, the k limit, one
  * cluster, bad input.  Jones et al. and the bandwidth model are in
  * test_policy_jones.c. */

@@ -1,5 +1,5 @@
 /* test_policy_jones.c - Jones et al.'s scheduling template, A1 and class B
- * (science.md §4.4-4.5) and the bandwidth model (eqs. 1, 3-7, allotment,
+ * (docs/science.md §4.4-4.5) and the bandwidth model (eqs. 1, 3-7, allotment,
  * residual time) on the vectors of §4.7 and hand-made cases. */
 #include <math.h>
 #include <stdlib.h>

@@ -164,7 +164,7 @@ static char *write_tmp(const char *name, const char *text)
     return path;
 }
 
-/* science.md 4.7: T_E = 100, K = 0.7, sd 0.5 from t = 0, 1.0 from t = 50:
+/* docs/science.md 4.7: T_E = 100, K = 0.7, sd 0.5 from t = 0, 1.0 from t = 50:
  * the job ends at 111.538.  Two jobs (2, 2) on 2 x 4 nodes each need BSBW =
  * 1000 Mbit/s on both 1000 Mbit/s links, so together sd = 0.5; the second
  * (T_E = 38.4615) ends at 1.3 T_E = 50 and the first speeds up. */
@@ -289,7 +289,7 @@ static void test_generators(void)
     CU_ASSERT_DOUBLE_EQUAL(w.v[w.n - 1].submit / (double)w.n, 164.83, 1.5);
     wsim_workload_free(&w);
     wsim_params_release(&p);
-    /* Bucur's split (science.md 2.8). */
+    /* Bucur's split (docs/science.md 2.8). */
     int comp[WSIM_MAX_COMP];
     CU_ASSERT_EQUAL(wsim_split_limit(64, 24, 4, comp), 3);
     CU_ASSERT(comp[0] == 22 && comp[1] == 21 && comp[2] == 21);
