@@ -147,16 +147,27 @@ run_direct() { # MBIT|none OUTFILE
 }
 
 # --- Accord mode: accordd with the example configuration ---
+# Its jobs never run as root: they run as nobody, from copies in $work/bin
+# (the build tree may be closed to nobody), and enter the hosts' namespaces
+# through a setuid ip that only nobody's group may run (tools/netbed-ssh,
+# NETBED_IP); $work goes at the end.
 URL=http://127.0.0.1:18179
+job_bin() {
+    chmod 0711 "$work"
+    install -d -m 0755 "$work/bin"
+    install -m 0755 "$B/accord-metatrace" "$SHIM" "$SRC/tools/netbed-ssh" "$work/bin/"
+    install -m 4750 -o root -g "$(id -g nobody)" "$(command -v ip)" "$work/bin/ip-netns"
+}
 start_accordd() {
-    sed -e "s|^launcher_exec = .*|launcher_exec = $SRC/tools/netbed-ssh|" \
-        -e "s|^env = LD_PRELOAD=.*|env = LD_PRELOAD=$SHIM|" \
+    job_bin
+    sed -e "s|^launcher_exec = .*|launcher_exec = $work/bin/netbed-ssh|" \
+        -e "s|^env = LD_PRELOAD=.*|env = LD_PRELOAD=$work/bin/${SHIM##*/}|" \
         -e "s|^audit_interval = .*|audit_interval = 1s|" \
         -e "s|^capacity = .*|capacity = $CAP_MBIT|" \
-        -e "/^\[launch\]/a directory = $work/jobs\npath = $B" \
+        -e "/^\[launch\]/a directory = $work/jobs\npath = $work/bin\naccount = nobody" \
         "$SRC/docs/examples/netbed.conf" >"$work/accord.conf"
-    (cd "$work" && exec "$B/accordd" --config "$work/accord.conf" --db "$work/accord.db" \
-        --listen 127.0.0.1:18179) >"$work/accordd.log" 2>&1 &
+    (cd "$work" && NETBED_IP=$work/bin/ip-netns exec "$B/accordd" --config "$work/accord.conf" \
+        --db "$work/accord.db" --listen 127.0.0.1:18179) >"$work/accordd.log" 2>&1 &
     accordd_pid=$!
     for _ in $(seq 100); do grep -q listening "$work/accordd.log" && return 0; sleep 0.1; done
     echo "viola-bench: accordd did not start:" >&2
