@@ -3,9 +3,12 @@
  * cancelled, interrupted terminations are finished, link provisionings
  * that failed are retried, and with [database] retain what ended long ago
  * is deleted (part of the service). */
-#define _XOPEN_SOURCE 700 /* nftw */
-#include <ftw.h>
+#define _GNU_SOURCE /* O_DIRECTORY, O_NOFOLLOW, openat, fdopendir */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,21 +68,50 @@ static void finish_terminations(struct acc_service *svc)
 
 /* ---------------------------------------------------------------- retention */
 
-static int remove_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+/* Removes name in the directory parent, and all it holds, through
+ * descriptors: a job's account owns its directory and may still replace a
+ * part of it by a link while we work, so no path is followed, only
+ * directories opened without following a link (a link is removed as a
+ * name).  Depth is bounded. */
+static void remove_at(int parent, const char *name, unsigned depth)
 {
-    (void)sb;
-    (void)ftw;
-    if ((flag == FTW_DP ? rmdir(path) : unlink(path)) != 0)
-        acc_log_warn("housekeeping: cannot remove %s", path);
-    return 0;
+    int fd =
+        depth < 32 ? openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+    if (fd < 0) {
+        if (unlinkat(parent, name, 0) != 0 && errno != ENOENT)
+            acc_log_warn("housekeeping: cannot remove %s: %s", name, strerror(errno));
+        return;
+    }
+    DIR *d = fdopendir(fd);
+    if (!d) {
+        close(fd);
+        return;
+    }
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+            remove_at(dirfd(d), e->d_name, depth + 1);
+    }
+    closedir(d);
+    if (unlinkat(parent, name, AT_REMOVEDIR) != 0 && errno != ENOENT)
+        acc_log_warn("housekeeping: cannot remove %s: %s", name, strerror(errno));
 }
 
 /* A pruned agreement's job directory (the store only hands over the
- * launcher's own, named by the id); never follows a link out of it. */
+ * launcher's own, named by the id, in accordd's own directory of jobs). */
 static void remove_tree(const char *dir)
 {
-    if (access(dir, F_OK) == 0)
-        nftw(dir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+    char parent[PATH_MAX];
+    const char *slash = strrchr(dir, '/');
+    if (!slash || (size_t)(slash - dir) >= sizeof parent)
+        return;
+    memcpy(parent, dir, (size_t)(slash - dir));
+    parent[slash - dir] = '\0';
+    int pfd = open(parent[0] ? parent : "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (pfd < 0)
+        return;
+    remove_at(pfd, slash + 1, 0);
+    close(pfd);
 }
 
 /* [database] retain: what ended longer ago goes, batch by batch, until a
