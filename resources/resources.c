@@ -339,6 +339,8 @@ const struct acc_link_cfg *acc_resources_link_between(const struct acc_resources
 {
     for (size_t i = 0; i < c->n_links; i++) {
         const struct acc_link_cfg *l = &c->links[i];
+        if (!l->site_a || !l->site_b)
+            continue; /* a link without sites = (a problem --check-config reports) */
         if ((strcmp(l->site_a, a) == 0 && strcmp(l->site_b, b) == 0) ||
             (strcmp(l->site_a, b) == 0 && strcmp(l->site_b, a) == 0))
             return l;

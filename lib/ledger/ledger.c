@@ -402,3 +402,9 @@ acc_err acc_ledger_day_marked(struct acc_ledger *l, int64_t day, bool *marked,
 {
     return acc_ledger_store_day_marked(l->store, day, marked, err);
 }
+
+acc_err acc_ledger_calendar_path(const char *db_path, const char *name, const char *calendar,
+                                 char **out, struct acc_error *err)
+{
+    return acc_ledger_store_path(db_path, name, calendar, out, err);
+}

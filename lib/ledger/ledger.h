@@ -74,6 +74,12 @@ acc_err acc_ledger_option(struct acc_ledger_options *o, const char *key, const c
 acc_err acc_ledger_options_apply(struct acc_ledger_options *o, const struct acc_kv *kv, size_t n,
                                  struct acc_error *err);
 
+/* The calendar file of ledger `name`: its `calendar` setting when given
+ * (NULL: none), else the file beside db_path that acc_ledger_open uses
+ * (for backups).  Free *out. */
+acc_err acc_ledger_calendar_path(const char *db_path, const char *name, const char *calendar,
+                                 char **out, struct acc_error *err);
+
 /* Opens ledger `name` (messages and local ids carry it) with its calendar
  * file; without o->calendar the file lies beside db_path.  durable: an
  * fsync at each commit. */

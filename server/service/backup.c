@@ -18,7 +18,7 @@
 
 #include "../../lib/common/log.h"
 #include "../../lib/common/timefmt.h"
-#include "../../lib/ledger/ledger_store.h"
+#include "../../lib/ledger/ledger.h"
 #include "../../lib/sql/sql.h"
 #include "internal.h"
 
@@ -95,7 +95,7 @@ static acc_err add_calendar(struct job *j, const char *name, const struct acc_kv
         if (strcmp(kv[i].key, "calendar") == 0)
             setting = kv[i].value;
     char *path = NULL;
-    acc_err rc = acc_ledger_store_path(j->svc->cfg->db_path, name, setting, &path, err);
+    acc_err rc = acc_ledger_calendar_path(j->svc->cfg->db_path, name, setting, &path, err);
     if (!rc && strcmp(path, ":memory:") != 0 && access(path, F_OK) == 0)
         rc = add(j, setting ? "calendars" : "", path, true, err);
     free(path);
