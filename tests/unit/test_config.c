@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../../lib/common/conf.h"
 #include "../../lib/common/conf_report.h"
@@ -297,6 +298,67 @@ static void test_client_certificates(void)
 #undef FP
 }
 
+/* Whom jobs run as: [accounts] for users of [auth], [launch] account for
+ * the rest, accordd's own user unless that is root; never root. */
+static void test_launch_accounts(void)
+{
+    char path[256], ini[768];
+    snprintf(path, sizeof path, "%s/tokens-accounts", acc_test_tmpdir());
+    FILE *f = fopen(path, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs("alice 0123456789abcdef\nbob fedcba9876543210\n", f);
+    fclose(f);
+    bool root = geteuid() == 0;
+    struct acc_config c;
+    struct acc_error err;
+    struct acc_account a;
+    bool other = false;
+    /* as root both accounts are others; unprivileged, only our own may be
+     * named, so the mapping names ourselves */
+    struct acc_account me;
+    ACC_ASSERT_OK(acc_account_self(&me, &err));
+    const char *mapped = root ? "nobody" : me.name, *rest = root ? "daemon" : me.name;
+    snprintf(ini, sizeof ini,
+             "[auth]\ntokens = %s\n[accounts]\nalice = %s\n[launch]\nenabled = yes\n"
+             "account = %s\n[site a]\nadapter=sim-batch\nnodes=1\n",
+             path, mapped, rest);
+    ACC_ASSERT_OK(acc_config_load_string(ini, "t.ini", &c, &err));
+    ACC_ASSERT_OK(acc_config_launch_account(&c, "alice", &a, &other, &err));
+    CU_ASSERT_STRING_EQUAL(a.name, mapped);
+    CU_ASSERT_EQUAL(other, root);
+    ACC_ASSERT_OK(acc_config_launch_account(&c, "bob", &a, &other, &err));
+    CU_ASSERT_STRING_EQUAL(a.name, rest);
+    acc_config_release(&c);
+
+    /* no account: accordd's own user, unless it is root */
+    snprintf(ini, sizeof ini, "[launch]\nenabled = yes\n[site a]\nadapter=sim-batch\nnodes=1\n");
+    ACC_ASSERT_OK(acc_config_load_string(ini, "t.ini", &c, &err));
+    acc_err rc = acc_config_launch_account(&c, "alice", &a, &other, &err);
+    if (root) {
+        CU_ASSERT_EQUAL(rc, ACC_ERR_FORBIDDEN);
+        CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "never runs as root"));
+    } else {
+        CU_ASSERT_EQUAL(rc, ACC_OK);
+        CU_ASSERT_FALSE(other);
+        CU_ASSERT_EQUAL(a.uid, geteuid());
+    }
+    acc_config_release(&c);
+
+    /* root refused; [accounts] without [auth] refused; an unknown user refused */
+    static const struct {
+        const char *ini, *says;
+    } bad[] = {
+        {"[launch]\naccount = root\n", "never started as root"},
+        {"[accounts]\nalice = nobody\n", "needs [auth]"},
+        {"[launch]\naccount = no-such-account-here\n", "no such user"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(ini, sizeof ini, "%s[site a]\nadapter=sim-batch\nnodes=1\n", bad[i].ini);
+        CU_ASSERT_EQUAL(acc_config_load_string(ini, "t.ini", &c, &err), ACC_ERR_CONFIG);
+        CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, bad[i].says));
+    }
+}
+
 /* A tokens file that never ends (a device, a log named by mistake) was read
  * for ever. */
 static void test_tokens_endless(void)
@@ -471,6 +533,7 @@ static const struct acc_test_case tests[] = {
     {"seconds or ISO 8601 durations", test_seconds},
     {"tokens file that never ends", test_tokens_endless},
     {"tokens file", test_tokens},
+    {"launch accounts: [accounts], [launch] account, never root", test_launch_accounts},
     {"client certificates file", test_client_certificates},
     {"embedded testbed", test_embedded},
     {"file and overrides", test_file_and_overrides},
