@@ -131,6 +131,7 @@ struct acc_config {
     unsigned request_timeout;    /* seconds a whole request may take to arrive */
     unsigned max_query;          /* query parameters per request */
     bool allow_control;          /* POST /adapters/{name}/control/{op} (simulators' faults) */
+    bool anonymous_backup;       /* POST /admin/backup without [auth] (it holds the key) */
     bool access_log;             /* a line per request at info level */
 
     /* Per client address, connections still in their handshake or first

@@ -63,6 +63,7 @@ static const struct key server_keys[] = {
      "a positive duration such as PT30S"},
     {"allow_control", KEY_BOOL, 0, 0, AT(allow_control), NULL},
     {"access_log", KEY_BOOL, 0, 0, AT(access_log), NULL},
+    {"anonymous_backup", KEY_BOOL, 0, 0, AT(anonymous_backup), NULL},
     {NULL, KEY_BOOL, 0, 0, 0, NULL},
 };
 
