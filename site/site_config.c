@@ -13,6 +13,7 @@
 
 #include "../lib/common/conf.h"
 #include "../lib/common/conf_report.h"
+#include "../lib/common/log.h"
 #include "../lib/common/strutil.h"
 #include "../lib/common/timefmt.h"
 
@@ -355,53 +356,39 @@ acc_err acc_site_config_check(const char *path, struct acc_site_config *out,
     return acc_conf_report_failed(r) ? ACC_ERR_CONFIG : ACC_OK;
 }
 
-static void str_key(const char *key, const char *v, FILE *out)
-{
-    if (v)
-        fprintf(out, "%s = %s\n", key, v);
-}
-
-static void duration_key(const char *key, int64_t secs, FILE *out)
-{
-    char d[ACC_DURATION_STRLEN];
-    acc_duration_format(secs, d);
-    fprintf(out, "%s = %s\n", key, d);
-}
-
 void acc_site_config_print(const struct acc_site_config *c, FILE *out)
 {
-    static const char *const levels[] = {"error", "warn", "info", "debug"};
     bool v6 = c->listen_host && strchr(c->listen_host, ':');
     fputs("# accord-site's effective configuration: every key with the value it uses.\n\n"
           "[daemon]\n",
           out);
-    str_key("name", c->name, out);
+    acc_conf_print_str(out, "name", c->name);
     if (c->listen_host)
         fprintf(out, "listen = %s%s%s:%u\n", v6 ? "[" : "", c->listen_host, v6 ? "]" : "",
                 c->listen_port);
-    str_key("database", c->db_path, out);
+    acc_conf_print_str(out, "database", c->db_path);
     fprintf(out, "durable = %s\n", c->durable ? "yes" : "no");
-    str_key("certificate", c->certificate, out);
-    str_key("key", c->key, out);
-    str_key("client_ca", c->client_ca, out);
-    str_key("job_user", c->job_user, out);
-    str_key("hydra_pmi_proxy", c->hydra_pmi_proxy, out);
-    str_key("control_networks", c->control_networks, out);
+    acc_conf_print_str(out, "certificate", c->certificate);
+    acc_conf_print_str(out, "key", c->key);
+    acc_conf_print_str(out, "client_ca", c->client_ca);
+    acc_conf_print_str(out, "job_user", c->job_user);
+    acc_conf_print_str(out, "hydra_pmi_proxy", c->hydra_pmi_proxy);
+    acc_conf_print_str(out, "control_networks", c->control_networks);
     fprintf(out, "threads = %u\nmax_connections = %u\npending_connections = %u\n", c->threads,
             c->max_connections, c->pending_connections);
-    duration_key("header_timeout", c->header_timeout, out);
-    duration_key("timeout", c->timeout, out);
-    fprintf(out, "log_level = %s\naccess_log = %s\n", levels[c->log_level],
+    acc_conf_print_duration(out, "header_timeout", c->header_timeout);
+    acc_conf_print_duration(out, "timeout", c->timeout);
+    fprintf(out, "log_level = %s\naccess_log = %s\n", acc_log_level_name(c->log_level),
             c->access_log ? "yes" : "no");
     for (size_t i = 0; i < c->n_peers; i++) {
         const struct acc_site_peer_cfg *pe = &c->peers[i];
         fprintf(out, "\n[peer %s]\n", pe->name);
-        str_key("subject", pe->subject, out);
-        str_key("fingerprint", pe->fingerprint, out);
+        acc_conf_print_str(out, "subject", pe->subject);
+        acc_conf_print_str(out, "fingerprint", pe->fingerprint);
         fprintf(out, "max_nodes = %lld\nmax_bandwidth = %lld\n", (long long)pe->max_nodes,
                 (long long)pe->max_bandwidth);
-        duration_key("max_duration", pe->max_duration, out);
-        duration_key("max_advance", pe->max_advance, out);
+        acc_conf_print_duration(out, "max_duration", pe->max_duration);
+        acc_conf_print_duration(out, "max_advance", pe->max_advance);
         fprintf(out, "max_reservations = %lld\nconnections = %u\nadmin = %s\n",
                 (long long)pe->max_reservations, pe->connections, pe->admin ? "yes" : "no");
     }

@@ -85,3 +85,16 @@ acc_err acc_conf_seconds(const char *v, int64_t min, int64_t max, int64_t *out,
                              v);
     return acc_parse_i64(v, min, max, out, err);
 }
+
+void acc_conf_print_str(FILE *out, const char *key, const char *v)
+{
+    if (v)
+        fprintf(out, "%s = %s\n", key, v);
+}
+
+void acc_conf_print_duration(FILE *out, const char *key, int64_t secs)
+{
+    char d[ACC_DURATION_STRLEN];
+    acc_duration_format(secs, d);
+    fprintf(out, "%s = %s\n", key, d);
+}

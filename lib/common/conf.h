@@ -11,6 +11,7 @@
 #define ACC_CONF_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "error.h"
@@ -39,5 +40,10 @@ acc_err acc_conf_seconds(const char *v, int64_t min, int64_t max, int64_t *out,
 
 /* A database path (not empty) into *dst (replaced). */
 acc_err acc_conf_db_path(char **dst, const char *path, struct acc_error *err);
+
+/* The effective configuration's lines (--print-config): "key = v" (v
+ * NULL: no line) and "key = ISO 8601 duration". */
+void acc_conf_print_str(FILE *out, const char *key, const char *v);
+void acc_conf_print_duration(FILE *out, const char *key, int64_t secs);
 
 #endif

@@ -104,3 +104,8 @@ void acc_log(enum acc_log_level level, const char *fmt, ...)
     ssize_t w = write(STDERR_FILENO, line, len);
     (void)w;
 }
+
+const char *acc_log_level_name(enum acc_log_level level)
+{
+    return (unsigned)level < sizeof names / sizeof names[0] ? names[level] : "info";
+}

@@ -29,6 +29,8 @@ bool acc_log_enabled(enum acc_log_level level);
 bool acc_log_detect_journal(void);
 /* "error", "warn", "info", "debug"; false for anything else. */
 bool acc_log_parse_level(const char *s, enum acc_log_level *out);
+/* The name of a level, as acc_log_parse_level reads it. */
+const char *acc_log_level_name(enum acc_log_level level);
 void acc_log(enum acc_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #define acc_log_error(...) acc_log(ACC_LOG_ERROR, __VA_ARGS__)

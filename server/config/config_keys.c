@@ -139,17 +139,16 @@ void cfg_keys_print(const struct acc_config *c, const char *section, FILE *out)
                                                                 : negotiation_keys;
     for (; keys->name; keys++) {
         const char *field = (const char *)c + keys->offset;
-        char d[ACC_DURATION_STRLEN];
         switch (keys->kind) {
         case KEY_BOOL:
             fprintf(out, "%s = %s\n", keys->name, *(const bool *)field ? "yes" : "no");
             break;
         case KEY_DURATION:
         case KEY_DURATION_UNSIGNED:
-            acc_duration_format(keys->kind == KEY_DURATION ? *(const int64_t *)field
-                                                           : (int64_t) * (const unsigned *)field,
-                                d);
-            fprintf(out, "%s = %s\n", keys->name, d);
+            acc_conf_print_duration(out, keys->name,
+                                    keys->kind == KEY_DURATION
+                                        ? *(const int64_t *)field
+                                        : (int64_t) * (const unsigned *)field);
             break;
         case KEY_UNSIGNED:
             fprintf(out, "%s = %u\n", keys->name, *(const unsigned *)field);

@@ -7,23 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../../lib/common/timefmt.h"
+#include "../../lib/common/log.h"
 #include "config_internal.h"
-
-static void str_key(const char *key, const char *v, FILE *out)
-{
-    if (v)
-        fprintf(out, "%s = %s\n", key, v);
-}
-
-static void duration_key(const char *key, int64_t secs, FILE *out)
-{
-    char d[ACC_DURATION_STRLEN];
-    acc_duration_format(secs, d);
-    fprintf(out, "%s = %s\n", key, d);
-}
-
-static const char *const level_names[] = {"error", "warn", "info", "debug"};
 
 static void print_server(const struct acc_config *c, FILE *out)
 {
@@ -31,23 +16,20 @@ static void print_server(const struct acc_config *c, FILE *out)
     fprintf(out, "[server]\nlisten = %s%s%s:%u\n", v6 ? "[" : "", c->listen_host, v6 ? "]" : "",
             c->listen_port);
     cfg_keys_print(c, "server", out);
-    fprintf(out, "log_level = %s\n", level_names[c->log_level]);
-    str_key("certificate", c->tls_certificate, out);
-    str_key("key", c->tls_key, out);
+    fprintf(out, "log_level = %s\n", acc_log_level_name(c->log_level));
+    acc_conf_print_str(out, "certificate", c->tls_certificate);
+    acc_conf_print_str(out, "key", c->tls_key);
 
     fprintf(out, "\n[database]\npath = %s\n", c->db_path);
     cfg_keys_print(c, "database", out);
-    if (c->retain) {
-        char d[ACC_DURATION_STRLEN];
-        acc_duration_format(c->retain, d);
-        fprintf(out, "retain = %s\n", d);
-    } else {
+    if (c->retain)
+        acc_conf_print_duration(out, "retain", c->retain);
+    else
         fputs("retain = forever\n", out);
-    }
     if (c->sign_key || c->sign_cert) {
         fputs("\n[signing]\n", out);
-        str_key("key", c->sign_key, out);
-        str_key("certificate", c->sign_cert, out);
+        acc_conf_print_str(out, "key", c->sign_key);
+        acc_conf_print_str(out, "certificate", c->sign_cert);
     }
 }
 
@@ -74,20 +56,20 @@ static void print_negotiation(const struct acc_config *c, FILE *out)
 static void print_launch(const struct acc_launch_cfg *l, FILE *out)
 {
     fprintf(out, "\n[launch]\nenabled = %s\n", l->enabled ? "yes" : "no");
-    str_key("mpiexec", l->mpiexec, out);
-    str_key("launcher", l->launcher, out);
-    str_key("launcher_exec", l->launcher_exec, out);
-    str_key("localhost", l->localhost, out);
+    acc_conf_print_str(out, "mpiexec", l->mpiexec);
+    acc_conf_print_str(out, "launcher", l->launcher);
+    acc_conf_print_str(out, "launcher_exec", l->launcher_exec);
+    acc_conf_print_str(out, "localhost", l->localhost);
     if (l->control_port_min)
         fprintf(out, "control_ports = %u:%u\n", l->control_port_min, l->control_port_max);
-    duration_key("proxy_timeout", l->proxy_timeout, out);
-    str_key("directory", l->directory, out);
-    str_key("path", l->path, out);
-    str_key("account", l->account, out);
+    acc_conf_print_duration(out, "proxy_timeout", l->proxy_timeout);
+    acc_conf_print_str(out, "directory", l->directory);
+    acc_conf_print_str(out, "path", l->path);
+    acc_conf_print_str(out, "account", l->account);
     for (size_t i = 0; i < l->n_env; i++)
         fprintf(out, "env = %s=%s\n", l->env[i].key, l->env[i].value);
     fprintf(out, "output_limit = %zu\n", l->output_limit);
-    duration_key("grace", l->grace, out);
+    acc_conf_print_duration(out, "grace", l->grace);
     fprintf(out, "router_port = %u\n", l->router_port);
 }
 
@@ -99,9 +81,9 @@ void acc_config_print(const struct acc_config *c, FILE *out)
     cfg_quota_print(c, out);
     if (c->tokens_file || c->client_ca || c->client_certificates_file) {
         fputs("\n[auth]\n", out);
-        str_key("tokens", c->tokens_file, out);
-        str_key("client_ca", c->client_ca, out);
-        str_key("client_certificates", c->client_certificates_file, out);
+        acc_conf_print_str(out, "tokens", c->tokens_file);
+        acc_conf_print_str(out, "client_ca", c->client_ca);
+        acc_conf_print_str(out, "client_certificates", c->client_certificates_file);
     }
     print_launch(&c->launch, out);
     cfg_accounts_print(c, out);
