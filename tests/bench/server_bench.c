@@ -1,9 +1,13 @@
 /* server_bench.c - the real accordd under load, as a client sees it:
  * agreements per second from 16 keep-alive HTTP clients while the database
- * fills to N agreements, the resident memory of accordd then, GET
- * /agreements/{id} per second from 16 clients, and how soon a new client is
- * served while 1,000 idle and 500 slow connections are open.  Prints
- * figures; not a test.  Run: tests/bench/server-bench.sh [N] */
+ * fills to N agreements, accordd's CPU per agreement, its resident memory
+ * and database bytes per agreement then, GET /agreements/{id} (XML and
+ * JSON) and /healthz per second from 16 clients, one GET's median latency
+ * each way, and how soon a new client is served while 1,000 idle and 500
+ * slow connections are open.  Prints figures, then the same as "figure NAME
+ * VALUE" lines for tests/bench/compare.sh; not a test.  The accordd run is
+ * the one built beside it, or $ACCORD_BENCH_ACCORDD (compare.sh measures two
+ * builds with one client).  Run: tests/bench/server-bench.sh [N] */
 #include <arpa/inet.h>
 #include <curl/curl.h>
 #include <netinet/in.h>
@@ -145,34 +149,60 @@ static long long file_size(const char *path)
 
 /* ----------------------------------------------------------------- gets */
 
+/* What a GET asks for: an agreement as XML or JSON, or /healthz. */
+enum get_kind { GET_XML, GET_JSON, GET_HEALTH };
+static const char *const get_names[] = {"GET /agreements/{id} XML", "GET /agreements/{id} JSON",
+                                        "GET /healthz"};
+
 struct getter {
     pthread_t tid;
     atomic_bool *stop;
     char (*ids)[32];
     long n_ids, ok, other;
     unsigned seed;
+    enum get_kind kind;
 };
+
+static CURL *get_handle(enum get_kind kind, struct curl_slist **hdr)
+{
+    CURL *h = curl_easy_init();
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, discard);
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    *hdr = curl_slist_append(NULL, kind == GET_JSON ? "Accept: application/json"
+                                                    : "Accept: application/xml");
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, *hdr);
+    return h;
+}
+
+/* One GET of kind; true on 200. */
+static bool get_one(CURL *h, enum get_kind kind, const char *id)
+{
+    char url[256];
+    if (kind == GET_HEALTH)
+        snprintf(url, sizeof url, "%s/healthz", base);
+    else
+        snprintf(url, sizeof url, "%s/agreements/%s", base, id);
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    long status = 0;
+    if (curl_easy_perform(h) == CURLE_OK)
+        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+    return status == 200;
+}
 
 static void *get_main(void *arg)
 {
     struct getter *g = arg;
-    CURL *h = curl_easy_init();
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, discard);
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    char url[256];
+    struct curl_slist *hdr;
+    CURL *h = get_handle(g->kind, &hdr);
     while (!atomic_load(g->stop)) {
         long k = (long)(rand_r(&g->seed) % (unsigned)g->n_ids);
-        snprintf(url, sizeof url, "%s/agreements/%s", base, g->ids[k]);
-        curl_easy_setopt(h, CURLOPT_URL, url);
-        long status = 0;
-        if (curl_easy_perform(h) == CURLE_OK)
-            curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
-        if (status == 200)
+        if (get_one(h, g->kind, g->ids[k]))
             g->ok++;
         else
             g->other++;
     }
     curl_easy_cleanup(h);
+    curl_slist_free_all(hdr);
     return NULL;
 }
 
@@ -249,12 +279,39 @@ static void bench_crowd(void)
             close(fds[i]);
 }
 
+/* The figures compare.sh reads, printed last as "figure NAME VALUE". */
+struct figures {
+    double post_s, cpu_ms, rss_mb, db_kb, get_s[3], one_ms[3];
+};
+
+/* accordd's CPU time so far (user + system), in milliseconds. */
+static double cpu_ms(void)
+{
+    char path[64], line[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    double ms = 0;
+    if (fgets(line, sizeof line, f)) {
+        /* after "pid (comm) ": state is field 3; utime and stime are 14 and 15 */
+        const char *p = strrchr(line, ')');
+        unsigned long ut = 0, st = 0;
+        if (p &&
+            sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st) == 2)
+            ms = (double)(ut + st) * 1000.0 / (double)sysconf(_SC_CLK_TCK);
+    }
+    fclose(f);
+    return ms;
+}
+
 /* n offers from CLIENTS clients at once; the ids agreed in ids, their
  * number returned. */
-static long bench_fill(long n, char (*ids)[32], const char *db, const char *wal)
+static long bench_fill(long n, char (*ids)[32], const char *db, const char *wal, struct figures *fg)
 {
     atomic_long left = n, n_ids = 0;
     struct filler fl[CLIENTS];
+    double cpu0 = cpu_ms();
     int64_t t0 = acc_mono_us();
     for (int i = 0; i < CLIENTS; i++) {
         fl[i] = (struct filler){.left = &left, .ids = ids, .n_ids = &n_ids};
@@ -267,24 +324,29 @@ static long bench_fill(long n, char (*ids)[32], const char *db, const char *wal)
         other += fl[i].other;
     }
     double secs = (double)(acc_mono_us() - t0) / 1e6;
+    fg->post_s = (double)ok / secs;
+    fg->cpu_ms = ok ? (cpu_ms() - cpu0) / (double)ok : 0;
+    fg->rss_mb = (double)rss_kib() / 1024.0;
+    fg->db_kb = ok ? (double)file_size(db) / 1024.0 / (double)ok : 0;
     printf("filling, %d HTTP clients, keep-alive, synchronous=FULL: %.0f agreements/s "
-           "(%ld agreed, %ld other in %.1f s; target >= 2000/s)\n",
-           CLIENTS, (double)ok / secs, ok, other, secs);
+           "(%ld agreed, %ld other in %.1f s; target >= 2000/s); accordd's CPU %.2f ms per "
+           "agreement\n",
+           CLIENTS, fg->post_s, ok, other, secs, fg->cpu_ms);
     printf("accordd with %ld agreements stored: RSS %.1f MB (target <= 50 MB); database %.1f MB, "
-           "WAL %.1f MB\n",
-           ok, (double)rss_kib() / 1024.0, (double)file_size(db) / 1e6,
-           (double)file_size(wal) / 1e6);
+           "WAL %.1f MB (the database file: %.2f KB per agreement; target <= 2 KB)\n",
+           ok, fg->rss_mb, (double)file_size(db) / 1e6, (double)file_size(wal) / 1e6, fg->db_kb);
     return atomic_load(&n_ids);
 }
 
-/* GET /agreements/{id} of the ids from CLIENTS clients for seconds. */
-static void bench_get(char (*ids)[32], long n_ids, int seconds)
+/* GETs of kind from CLIENTS clients for seconds; returns the rate. */
+static double bench_get(enum get_kind kind, char (*ids)[32], long n_ids, int seconds)
 {
     atomic_bool stop = false;
     struct getter g[CLIENTS];
     int64_t t0 = acc_mono_us();
     for (int i = 0; i < CLIENTS; i++) {
-        g[i] = (struct getter){.stop = &stop, .ids = ids, .n_ids = n_ids, .seed = (unsigned)i + 1};
+        g[i] = (struct getter){
+            .stop = &stop, .ids = ids, .n_ids = n_ids, .seed = (unsigned)i + 1, .kind = kind};
         pthread_create(&g[i].tid, NULL, get_main, &g[i]);
     }
     sleep((unsigned)seconds);
@@ -296,15 +358,57 @@ static void bench_get(char (*ids)[32], long n_ids, int seconds)
         other += g[i].other;
     }
     double secs = (double)(acc_mono_us() - t0) / 1e6;
-    printf("GET /agreements/{id}, %d clients, keep-alive: %.0f/s (%ld ok, %ld other; target >= "
-           "20000/s); RSS then %.1f MB\n",
-           CLIENTS, (double)ok / secs, ok, other, (double)rss_kib() / 1024.0);
+    printf("%s, %d clients, keep-alive: %.0f/s (%ld ok, %ld other); RSS then %.1f MB\n",
+           get_names[kind], CLIENTS, (double)ok / secs, ok, other, (double)rss_kib() / 1024.0);
+    return (double)ok / secs;
+}
+
+/* The median of one GET of kind at a time (one client, keep-alive). */
+static double bench_one(enum get_kind kind, char (*ids)[32], long n_ids)
+{
+    enum { TRIES = 501 };
+    static int64_t us[TRIES];
+    struct curl_slist *hdr;
+    CURL *h = get_handle(kind, &hdr);
+    get_one(h, kind, ids[0]); /* connect */
+    unsigned seed = 7;
+    int ok = 0;
+    for (int t = 0; t < TRIES; t++) {
+        int64_t t0 = acc_mono_us();
+        ok += get_one(h, kind, ids[rand_r(&seed) % (unsigned)n_ids]);
+        us[t] = acc_mono_us() - t0;
+    }
+    curl_easy_cleanup(h);
+    curl_slist_free_all(hdr);
+    qsort(us, TRIES, sizeof us[0], cmp_i64);
+    printf("one %s at a time: median %.3f ms, p99 %.3f ms (%d/%d ok)\n", get_names[kind],
+           (double)us[TRIES / 2] / 1000.0, (double)us[TRIES * 99 / 100] / 1000.0, ok, TRIES);
+    return (double)us[TRIES / 2] / 1000.0;
+}
+
+static void print_figures(const struct figures *fg)
+{
+    printf("figure post_per_s %.0f\n", fg->post_s);
+    printf("figure post_vs_healthz %.4f\n",
+           fg->get_s[GET_HEALTH] > 0 ? fg->post_s / fg->get_s[GET_HEALTH] : 0);
+    printf("figure cpu_ms_per_agreement %.3f\n", fg->cpu_ms);
+    printf("figure rss_mb %.1f\n", fg->rss_mb);
+    printf("figure db_kb_per_agreement %.2f\n", fg->db_kb);
+    static const char *const key[] = {"xml", "json", "healthz"};
+    for (int k = 0; k < 3; k++)
+        printf("figure get_%s_per_s %.0f\n", key[k], fg->get_s[k]);
+    for (int k = 0; k < 3; k++)
+        printf("figure one_get_%s_ms %.3f\n", key[k], fg->one_ms[k]);
 }
 
 int main(int argc, char **argv)
 {
     long n = argc > 1 ? atol(argv[1]) : 100000;
     int get_seconds = argc > 2 ? atoi(argv[2]) : 10;
+    if (n < 1 || get_seconds < 1) {
+        fprintf(stderr, "usage: accord_server_bench [agreements] [seconds of each GET run]\n");
+        return 2;
+    }
     struct rlimit rl;
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
         rl.rlim_cur = rl.rlim_max;
@@ -323,17 +427,20 @@ int main(int argc, char **argv)
     fputs(config, f);
     fclose(f);
     curl_global_init(CURL_GLOBAL_ALL);
-    pid = daemon_start(ACCORDD_PATH, ini, db, base, sizeof base);
+    const char *accordd = getenv("ACCORD_BENCH_ACCORDD");
+    pid = daemon_start(accordd && *accordd ? accordd : ACCORDD_PATH, ini, db, base, sizeof base);
     if (pid <= 0) {
         fprintf(stderr, "server_bench: accordd did not start\n");
         return 1;
     }
 
+    struct figures fg = {0};
     char(*ids)[32] = calloc((size_t)n, sizeof *ids);
-    long n_ids = bench_fill(n, ids, db, wal);
-
-    bench_get(ids, n_ids, get_seconds);
-
+    long n_ids = bench_fill(n, ids, db, wal, &fg);
+    for (int k = 0; k < 3 && n_ids > 0; k++)
+        fg.get_s[k] = bench_get((enum get_kind)k, ids, n_ids, get_seconds);
+    for (int k = 0; k < 3 && n_ids > 0; k++)
+        fg.one_ms[k] = bench_one((enum get_kind)k, ids, n_ids);
     bench_crowd();
 
     int64_t t0 = acc_mono_us();
@@ -341,11 +448,13 @@ int main(int argc, char **argv)
     int status;
     waitpid(pid, &status, 0);
     printf("SIGTERM to exit: %.0f ms\n", (double)(acc_mono_us() - t0) / 1000.0);
+    print_figures(&fg);
     free(ids);
     curl_global_cleanup();
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     if (system(cmd) != 0)
         return 1;
-    return 0;
+    /* a run where nothing was agreed or served measured nothing */
+    return n_ids > 0 && fg.get_s[GET_XML] > 0 && fg.get_s[GET_JSON] > 0 ? 0 : 1;
 }
