@@ -159,6 +159,11 @@ bool acc_adapter_has(const struct acc_adapter *ad, unsigned cap)
     return (ad->caps & cap) == cap;
 }
 
+bool acc_adapter_prompt(struct acc_adapter *ad)
+{
+    return ad->ops->version >= 5 && ad->ops->may_block && !ad->ops->may_block(ad->state);
+}
+
 static int64_t call_begin(struct acc_adapter *ad)
 {
     if (ad->serial)

@@ -31,7 +31,7 @@
 #include "../lib/model/model.h"
 #include "../lib/model/reservation.h"
 
-#define ACC_ADAPTER_OPS_VERSION 4
+#define ACC_ADAPTER_OPS_VERSION 5
 
 /* A link as configured, for network adapters. */
 struct acc_link_def {
@@ -140,6 +140,15 @@ struct acc_adapter_ops {
     /* Called once after a successful open; the instance's capabilities are
      * caps & instance_caps(state).  May be NULL: caps. */
     unsigned (*instance_caps)(void *state);
+
+    /* ---- version 5 (calls that answer at once) */
+
+    /* Whether a call made now could be slow to answer: one that waits on
+     * another process or host, or on an armed fault.  The calls of an
+     * adapter that answers false (it works on its memory and its own files
+     * only) run on the negotiation's own thread, with no time limit and no
+     * hand-over to the call pool.  May be NULL: any call may be slow. */
+    bool (*may_block)(void *state);
 };
 
 /* The compiled-in kinds, NULL-terminated. */
@@ -159,6 +168,8 @@ void acc_adapter_close(struct acc_adapter *ad);
 const char *acc_adapter_name(const struct acc_adapter *ad);
 const char *acc_adapter_kind(const struct acc_adapter *ad);
 bool acc_adapter_has(const struct acc_adapter *ad, unsigned cap);
+/* Whether a call made now answers at once (see may_block above). */
+bool acc_adapter_prompt(struct acc_adapter *ad);
 
 /* The wrappers below translate and check; on failure err names the adapter. */
 acc_err acc_adapter_preview(struct acc_adapter *ad, const struct acc_resource *res, acc_time from,

@@ -253,6 +253,17 @@ acc_err simsite_health(void *state, struct acc_health *out)
     return ACC_OK;
 }
 
+bool simsite_may_block(void *state)
+{
+    /* its calls work on the ledger (memory and its own file); only an armed
+     * fault (hang, late, slow_write...) can hold one up */
+    struct simsite *s = state;
+    acc_ledger_lock(s->ledger);
+    bool armed = s->n_faults > 0;
+    acc_ledger_unlock(s->ledger);
+    return armed;
+}
+
 void simsite_interrupt(void *state)
 {
     struct simsite *s = state;

@@ -107,6 +107,7 @@ acc_err simsite_health(void *state, struct acc_health *out);
 acc_err simsite_control(void *state, const char *op, const struct acc_kv *args, size_t n_args,
                         struct acc_buf *reply, struct acc_error *err);
 void simsite_interrupt(void *state);
+bool simsite_may_block(void *state);
 
 /* Makes the background load of every day up to until (bounded ahead); the
  * caller holds the ledger's lock. */

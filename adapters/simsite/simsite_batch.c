@@ -33,4 +33,5 @@ const struct acc_adapter_ops acc_sim_batch_ops = {
     .interrupt = simsite_interrupt,
     .preview_replacing = simsite_preview_replacing,
     .reserve_replacing = simsite_reserve_replacing,
+    .may_block = simsite_may_block,
 };

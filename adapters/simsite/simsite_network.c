@@ -31,4 +31,5 @@ const struct acc_adapter_ops acc_sim_network_ops = {
     .interrupt = simsite_interrupt,
     .preview_replacing = simsite_preview_replacing,
     .reserve_replacing = simsite_reserve_replacing,
+    .may_block = simsite_may_block,
 };

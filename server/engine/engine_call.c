@@ -68,32 +68,55 @@ static void call_abandoned(void *arg, bool ran)
 
 /* Runs the calls concurrently under one time limit.  Calls that did not
  * finish are set to NULL in calls[] (they now belong to their worker) and
- * reported in timed_out[]. */
+ * reported in timed_out[].  The calls of adapters that answer at once
+ * (acc_adapter_prompt: the simulators) run on this thread, while the pool
+ * runs the others: no hand-over, and nothing they could hang on. */
 void acc_engine_run_calls(struct acc_engine *e, struct acc_engine_call **calls, size_t n,
                           int64_t timeout_us, bool *timed_out)
 {
     memset(timed_out, 0, n * sizeof *timed_out);
-    if (n == 1) {
-        /* One call: spare the hand-over, unless it could hang us forever. */
-        if (timeout_us <= 0) {
-            call_run(calls[0]);
-            return;
+    int64_t deadline = timeout_us > 0 ? acc_mono_us() + timeout_us : 0;
+    size_t slow = 0;
+    for (size_t i = 0; i < n; i++) {
+        calls[i]->here = acc_adapter_prompt(calls[i]->ad);
+        slow += !calls[i]->here;
+    }
+    /* One slow call with no limit: spare the hand-over too.  Without memory
+     * for a batch, every call runs here, one by one. */
+    struct acc_batch *b = NULL;
+    bool *late = NULL;
+    if (slow > 1 || (slow == 1 && timeout_us > 0)) {
+        b = acc_batch_new(e->pool, slow);
+        late = calloc(slow, sizeof *late);
+        if (!b || !late) {
+            if (b)
+                acc_batch_free(b, NULL);
+            free(late);
+            b = NULL;
         }
     }
-    struct acc_batch *b = acc_batch_new(e->pool, n);
-    if (!b) {
-        for (size_t i = 0; i < n; i++)
-            call_run(calls[i]); /* no memory for a batch: do them one by one */
-        return;
+    for (size_t i = 0; b && i < n; i++) {
+        if (!calls[i]->here)
+            acc_batch_submit(b, call_run, call_abandoned, calls[i]);
     }
-    for (size_t i = 0; i < n; i++)
-        acc_batch_submit(b, call_run, call_abandoned, calls[i]);
-    acc_batch_wait(b, timeout_us > 0 ? timeout_us : -1);
-    acc_batch_free(b, timed_out);
     for (size_t i = 0; i < n; i++) {
-        if (timed_out[i])
-            calls[i] = NULL;
+        if (!b || calls[i]->here)
+            call_run(calls[i]);
     }
+    if (!b)
+        return;
+    int64_t left = deadline ? deadline - acc_mono_us() : -1;
+    acc_batch_wait(b, deadline ? (left > 0 ? left : 0) : -1);
+    acc_batch_free(b, late);
+    for (size_t i = 0, k = 0; i < n; i++) {
+        if (calls[i]->here)
+            continue;
+        if (late[k++]) {
+            timed_out[i] = true;
+            calls[i] = NULL;
+        }
+    }
+    free(late);
 }
 
 /* Cancels the bookings concurrently; elapsed[i] (may be NULL) gets each

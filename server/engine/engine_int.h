@@ -42,6 +42,7 @@ struct acc_engine_call {
     int64_t duration;
     struct acc_booking booking; /* key, local id; for an orphan */
     char replaces[ACC_KEY_MAX]; /* the item's replaces, or "" */
+    bool here;                  /* run on the caller's thread (acc_adapter_prompt) */
     /* results */
     acc_err rc;
     struct acc_error err;
@@ -54,7 +55,8 @@ void acc_engine_call_free(struct acc_engine_call *c);
 
 /* Runs the calls concurrently under one time limit.  Calls that did not
  * finish are set to NULL in calls[] (they now belong to their worker) and
- * reported in timed_out[]. */
+ * reported in timed_out[].  Calls of adapters that answer at once run on
+ * the caller's thread. */
 void acc_engine_run_calls(struct acc_engine *e, struct acc_engine_call **calls, size_t n,
                           int64_t timeout_us, bool *timed_out);
 

@@ -91,7 +91,7 @@ median() { # median FILE NAME
 
 echo "machine: $(nproc) cores, $(uname -srm); $rounds rounds, $agreements agreements, medians"
 printf '%-24s %14s %14s %8s\n' figure "${base_rev:0:14}" "HEAD" "ratio"
-for name in post_per_s post_vs_healthz cpu_ms_per_agreement rss_mb db_kb_per_agreement \
+for name in post_per_s post_vs_healthz cpu_ms_per_agreement switches_per_agreement rss_mb db_kb_per_agreement \
     get_xml_per_s get_json_per_s get_healthz_per_s one_get_xml_ms one_get_json_ms \
     one_get_healthz_ms service_path_full_us service_path_normal_us inproc_cpu_us \
     remote_cpu_us remote_per_s; do

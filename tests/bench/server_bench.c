@@ -9,6 +9,7 @@
  * the one built beside it, or $ACCORD_BENCH_ACCORDD (compare.sh measures two
  * builds with one client).  Run: tests/bench/server-bench.sh [N] */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <curl/curl.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -281,8 +282,33 @@ static void bench_crowd(void)
 
 /* The figures compare.sh reads, printed last as "figure NAME VALUE". */
 struct figures {
-    double post_s, cpu_ms, rss_mb, db_kb, get_s[3], one_ms[3];
+    double post_s, cpu_ms, switches, rss_mb, db_kb, get_s[3], one_ms[3];
 };
+
+/* Context switches of accordd's threads so far (voluntary and not). */
+static long switches(void)
+{
+    char path[32];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *d = opendir(path);
+    long n = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        char file[320], line[256];
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(file, sizeof file, "%s/%.256s/status", path, e->d_name);
+        FILE *f = fopen(file, "r");
+        while (f && fgets(line, sizeof line, f))
+            if (strstr(line, "ctxt_switches:"))
+                n += strtol(strchr(line, ':') + 1, NULL, 10);
+        if (f)
+            fclose(f);
+    }
+    if (d)
+        closedir(d);
+    return n;
+}
 
 /* accordd's CPU time so far (user + system), in milliseconds. */
 static double cpu_ms(void)
@@ -312,6 +338,7 @@ static long bench_fill(long n, char (*ids)[32], const char *db, const char *wal,
     atomic_long left = n, n_ids = 0;
     struct filler fl[CLIENTS];
     double cpu0 = cpu_ms();
+    long sw0 = switches();
     int64_t t0 = acc_mono_us();
     for (int i = 0; i < CLIENTS; i++) {
         fl[i] = (struct filler){.left = &left, .ids = ids, .n_ids = &n_ids};
@@ -326,12 +353,13 @@ static long bench_fill(long n, char (*ids)[32], const char *db, const char *wal,
     double secs = (double)(acc_mono_us() - t0) / 1e6;
     fg->post_s = (double)ok / secs;
     fg->cpu_ms = ok ? (cpu_ms() - cpu0) / (double)ok : 0;
+    fg->switches = ok ? (double)(switches() - sw0) / (double)ok : 0;
     fg->rss_mb = (double)rss_kib() / 1024.0;
     fg->db_kb = ok ? (double)file_size(db) / 1024.0 / (double)ok : 0;
     printf("filling, %d HTTP clients, keep-alive, synchronous=FULL: %.0f agreements/s "
            "(%ld agreed, %ld other in %.1f s; target >= 2000/s); accordd's CPU %.2f ms per "
-           "agreement\n",
-           CLIENTS, fg->post_s, ok, other, secs, fg->cpu_ms);
+           "agreement, %.1f context switches per agreement\n",
+           CLIENTS, fg->post_s, ok, other, secs, fg->cpu_ms, fg->switches);
     printf("accordd with %ld agreements stored: RSS %.1f MB (target <= 50 MB); database %.1f MB, "
            "WAL %.1f MB (the database file: %.2f KB per agreement; target <= 2 KB)\n",
            ok, fg->rss_mb, (double)file_size(db) / 1e6, (double)file_size(wal) / 1e6, fg->db_kb);
@@ -392,6 +420,7 @@ static void print_figures(const struct figures *fg)
     printf("figure post_vs_healthz %.4f\n",
            fg->get_s[GET_HEALTH] > 0 ? fg->post_s / fg->get_s[GET_HEALTH] : 0);
     printf("figure cpu_ms_per_agreement %.3f\n", fg->cpu_ms);
+    printf("figure switches_per_agreement %.1f\n", fg->switches);
     printf("figure rss_mb %.1f\n", fg->rss_mb);
     printf("figure db_kb_per_agreement %.2f\n", fg->db_kb);
     static const char *const key[] = {"xml", "json", "healthz"};

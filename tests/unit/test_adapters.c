@@ -196,8 +196,12 @@ static void faults(const struct kind *k, struct acc_adapter *ad)
     struct acc_error err;
     struct acc_buf reply = ACC_BUF_INIT;
     acc_time t = future() + 30 * H;
+    /* A simulator answers at once (its calls run on the negotiation's
+     * thread, with no time limit) unless a fault is armed. */
+    CU_ASSERT_TRUE(acc_adapter_prompt(ad));
     struct acc_kv late[] = {{"call", "reserve"}, {"action", "late"}, {"seconds", "600"}};
     ACC_ASSERT_OK(acc_adapter_control(ad, "fault", late, 3, &reply, &err));
+    CU_ASSERT_FALSE(acc_adapter_prompt(ad));
     ACC_ASSERT_OK(acc_adapter_reserve(ad, "late", &k->res, t, H, &r, &err));
     CU_ASSERT_EQUAL(r.start, t + 600);
     acc_reservation_release(&r);
@@ -205,6 +209,7 @@ static void faults(const struct kind *k, struct acc_adapter *ad)
     ACC_ASSERT_OK(acc_adapter_control(ad, "fault", fail, 2, &reply, &err));
     CU_ASSERT_EQUAL(acc_adapter_reserve(ad, "fails", &k->res, t, H, &r, &err), ACC_ERR_ADAPTER);
     /* Faults are used up: the next call is normal. */
+    CU_ASSERT_TRUE(acc_adapter_prompt(ad));
     ACC_ASSERT_OK(acc_adapter_reserve(ad, "fine", &k->res, t, H, &r, &err));
     acc_reservation_release(&r);
     struct acc_kv compete[] = {{"call", "reserve"}, {"action", "compete"}};
