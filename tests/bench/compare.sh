@@ -54,7 +54,7 @@ trap 'rm -rf "$out"' EXIT
 # Each run appends "figure NAME VALUE" lines to $out/WHICH.
 server() { # server WHICH DIR
     ACCORD_BENCH_ACCORDD="$2/build-bench/accordd" \
-        build-bench/tests/accord_server_bench "$agreements" 2 2>/dev/null |
+        "$src/build-bench/tests/accord_server_bench" "$agreements" 2 2>/dev/null |
         sed -n 's/^figure \([a-z_]*\) \([0-9.]*\)$/\1 \2/p' >>"$out/$1"
 }
 service() { # service WHICH DIR
@@ -71,14 +71,19 @@ remote() { # remote WHICH DIR
             >>"$out/$1"
 }
 
+# The benchmarks run in $out: whatever they leave in their working directory
+# goes with it.
+src=$PWD
+cd "$out"
+[[ $base_src = /* ]] || base_src=$src/$base_src
 for ((r = 1; r <= rounds; r++)); do
     log "round $r of $rounds"
     for bench in server service remote; do
         if ((r % 2)); then
             "$bench" base "$base_src"
-            "$bench" head "$PWD"
+            "$bench" head "$src"
         else
-            "$bench" head "$PWD"
+            "$bench" head "$src"
             "$bench" base "$base_src"
         fi
     done
