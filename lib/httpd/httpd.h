@@ -59,7 +59,7 @@ struct acc_tls_server_cfg;
 /* libmicrohttpd's memory per connection (request line, headers, query):
  * room for ACC_HTTPD_MAX_QUERY parameters, so that the count is answered by
  * a fault rather than a dropped connection. */
-#define ACC_HTTPD_CONNECTION_MEMORY (128 * 1024)
+#define ACC_HTTPD_CONNECTION_MEMORY (64 * 1024)
 /* Headers a reply may add to the ones the layer sets. */
 #define ACC_HTTPD_MAX_HEADERS 6
 
