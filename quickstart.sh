@@ -43,7 +43,11 @@ PACKAGES=(build-essential cmake pkg-config libmicrohttpd-dev libxml2-dev libsqli
 # the installed units); its notification listener is python3.
 TEST_PACKAGES=(slurm-wlm munge iproute2 iputils-ping clang libclang-rt-dev xmlsec1 sqlite3
                openssl man-db groff-base debhelper dpkg-dev fakeroot lintian debootstrap
-               python3)
+               python3 chromium)
+# The web page's test (tests/browser) drives chromium with playwright-core
+# from npm: Debian's nodejs and npm unless a node with npm is there already
+# (Debian's npm conflicts with NodeSource's nodejs, which brings its own).
+command -v npm >/dev/null || TEST_PACKAGES+=(nodejs npm)
 JOBS=${JOBS:-$(nproc)}
 FUZZ_SECONDS=${FUZZ_SECONDS:-20}
 

@@ -92,16 +92,18 @@ static enum MHD_Result send_reply(struct exchange *ex)
         MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, rs->content_type);
     if (rs->allow[0])
         MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, rs->allow);
-    bool retry = false; /* the daemon's own Retry-After */
+    bool retry = false, cache = false; /* the daemon's own Retry-After, Cache-Control */
     for (size_t i = 0; i < rs->n_header; i++) {
         MHD_add_response_header(r, rs->header[i].name, rs->header[i].value);
         retry |= strcasecmp(rs->header[i].name, MHD_HTTP_HEADER_RETRY_AFTER) == 0;
+        cache |= strcasecmp(rs->header[i].name, MHD_HTTP_HEADER_CACHE_CONTROL) == 0;
     }
     if ((rs->status == 503 || rs->status == 429) && !retry)
         MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, "2");
     if (rs->close)
         MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
-    MHD_add_response_header(r, "Cache-Control", "no-store");
+    if (!cache) /* answers are data of the moment; a static file may say otherwise */
+        MHD_add_response_header(r, "Cache-Control", "no-store");
     unsigned cls = (unsigned)rs->status / 100;
     if (d->opt.status_class && cls < 6)
         atomic_fetch_add(&d->opt.status_class[cls], 1);

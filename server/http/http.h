@@ -53,6 +53,7 @@ struct acc_request {
     const char *content_type;
     const char *idempotency_key;
     const char *authorization; /* the Authorization header */
+    const char *if_none_match; /* the If-None-Match header (the page's files) */
     /* The client certificate's identity (HTTPS with [auth] client_ca, when
      * the client sent one; it verified in the handshake); NULL otherwise. */
     const char *peer_subject;
@@ -79,7 +80,14 @@ struct acc_response {
     char retry_after[24]; /* Retry-After (a 503's or 429's, from the error's hint); "": the
                            * server's default */
     bool challenge;       /* add WWW-Authenticate (401) */
-    bool close;           /* end the connection after the answer */
+    /* A handler's own headers (the page's: h_ui.c); names and values
+     * static, or in etag. */
+    struct {
+        const char *name, *value;
+    } header[5];
+    size_t n_header;
+    char etag[24];
+    bool close; /* end the connection after the answer */
     /* A handler that must wait for a negotiation sets wait (a reference,
      * released with the response) and finish: the server parks the
      * request, holding no thread, and calls finish once the job is done. */
@@ -93,7 +101,7 @@ void acc_response_release(struct acc_response *rs);
 
 /* Who asks, when [auth] is configured: a client certificate that names a
  * user, else a bearer token (rq->user); false after a 401 (with the
- * challenge).  /healthz and /certificate are anyone's. */
+ * challenge).  /healthz, /certificate and the page (/ui/) are anyone's. */
 bool acc_http_authenticate(struct acc_http_ctx *ctx, struct acc_request *rq,
                            struct acc_response *rs);
 /* Routes the request (filling rq->params) and runs its handler; 404 or 405
@@ -171,6 +179,11 @@ void acc_h_certificate(struct acc_http_ctx *, const struct acc_request *, struct
 void acc_h_healthz(struct acc_http_ctx *, const struct acc_request *, struct acc_response *);
 void acc_h_metrics(struct acc_http_ctx *, const struct acc_request *, struct acc_response *);
 void acc_h_admin_backup(struct acc_http_ctx *, const struct acc_request *, struct acc_response *);
+/* The web page (h_ui.c): GET /ui/ and /ui/{file}, anyone's (it holds no
+ * data; every call it makes carries the user's credentials). */
+void acc_h_ui(struct acc_http_ctx *, const struct acc_request *, struct acc_response *);
+/* Whether a path is the page's (/ui, /ui/, /ui/{file}). */
+bool acc_http_is_ui_path(const char *path);
 
 /* The one place an agreement document is made (h_signing.c): the XML
  * renderer's wsag:Agreement, signed with ctx->signer when there is one. */

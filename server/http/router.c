@@ -44,6 +44,8 @@ static const struct route routes[] = {
     {{"GET", "/certificate"}, acc_h_certificate, ANYONE, NONE},
     {{"GET", "/metrics"}, acc_h_metrics, ADMIN, NONE},
     {{"POST", "/admin/backup"}, acc_h_admin_backup, ADMIN, NONE},
+    {{"GET", "/ui"}, acc_h_ui, ANYONE, NONE},
+    {{"GET", "/ui/{}"}, acc_h_ui, ANYONE, NONE},
 };
 
 /* Who asks: checked before routing, so that nothing about the server's
@@ -54,7 +56,7 @@ bool acc_http_authenticate(struct acc_http_ctx *ctx, struct acc_request *rq,
 {
     const struct acc_config *cfg = acc_service_config(ctx->svc);
     if (cfg->n_users == 0 || strcmp(rq->path, "/healthz") == 0 ||
-        strcmp(rq->path, "/certificate") == 0)
+        strcmp(rq->path, "/certificate") == 0 || acc_http_is_ui_path(rq->path))
         return true;
     /* A client certificate (verified in the handshake) that names a user is
      * that user; a bearer token is needed only without one. */

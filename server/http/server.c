@@ -118,6 +118,8 @@ static void to_reply(struct acc_response *rs, struct acc_httpd_reply *out)
         acc_httpd_reply_header(out, "WWW-Authenticate", "Bearer realm=\"accord\"");
     if (rs->retry_after[0]) /* else lib/httpd's default for a 503 or 429 */
         acc_httpd_reply_header(out, "Retry-After", rs->retry_after);
+    for (size_t i = 0; i < rs->n_header; i++)
+        acc_httpd_reply_header(out, rs->header[i].name, rs->header[i].value);
     out->close = rs->close;
 }
 
@@ -136,6 +138,7 @@ static bool auth(void *app, const struct acc_httpd_request *hr, void *state,
         .content_type = acc_httpd_header(hr, "Content-Type"),
         .idempotency_key = acc_httpd_header(hr, "Idempotency-Key"),
         .authorization = acc_httpd_header(hr, "Authorization"),
+        .if_none_match = acc_httpd_header(hr, "If-None-Match"),
         .peer_subject = hr->peer ? hr->peer->subject : NULL,
         .peer_fingerprint = hr->peer ? hr->peer->fingerprint : NULL,
         .json = acc_http_wants_json(acc_httpd_header(hr, "Accept")),

@@ -74,6 +74,47 @@ void acc_json_agreement(const struct acc_agreement *a, struct acc_buf *out)
     jw_end_doc(&j);
 }
 
+/* What a listed agreement holds of each site (nodes) and each configured
+ * link (Mbit/s), summed over its components and link terms: the web page's
+ * timeline draws it. */
+static void list_usage(struct jw *j, const struct acc_agreement *a)
+{
+    jw_open_arr(j, "usage");
+    for (size_t k = 0; k < a->n_comps; k++) {
+        const char *site = a->comps[k].site;
+        bool seen = !site;
+        for (size_t m = 0; m < k && !seen; m++)
+            seen = a->comps[m].site && strcmp(a->comps[m].site, site) == 0;
+        if (seen)
+            continue;
+        int64_t nodes = 0;
+        for (size_t m = k; m < a->n_comps; m++)
+            if (a->comps[m].site && strcmp(a->comps[m].site, site) == 0)
+                nodes += a->comps[m].nodes;
+        jw_elem_obj(j);
+        jw_str(j, "site", site);
+        jw_i64(j, "nodes", nodes);
+        jw_close_obj(j);
+    }
+    for (size_t k = 0; k < a->n_links; k++) {
+        const char *link = a->links[k].link;
+        bool seen = !link;
+        for (size_t m = 0; m < k && !seen; m++)
+            seen = a->links[m].link && strcmp(a->links[m].link, link) == 0;
+        if (seen)
+            continue;
+        int64_t bw = 0;
+        for (size_t m = k; m < a->n_links; m++)
+            if (a->links[m].link && strcmp(a->links[m].link, link) == 0)
+                bw += a->links[m].bandwidth;
+        jw_elem_obj(j);
+        jw_str(j, "link", link);
+        jw_i64(j, "bandwidth", bw);
+        jw_close_obj(j);
+    }
+    jw_close_arr(j);
+}
+
 void acc_json_list(const struct acc_agreement_list *l, struct acc_buf *out)
 {
     struct jw j = {.out = out};
@@ -102,6 +143,7 @@ void acc_json_list(const struct acc_agreement_list *l, struct acc_buf *out)
                 jw_elem_str(&j, site);
         }
         jw_close_arr(&j);
+        list_usage(&j, a);
         jw_close_obj(&j);
     }
     jw_close_arr(&j);

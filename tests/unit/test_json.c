@@ -432,6 +432,25 @@ static void test_list(void)
     CU_ASSERT(has(&b, "{\"id\":\"abcdefghijklmnop\",\"initiator\":\"alice\",\"state\":"
                       "\"Observed\",\"created\":\"2030-03-04T07:50:00Z\",\"sites\""));
     CU_ASSERT(lacks(&b, "\"components\""));
+    /* What each holds per site and link: a component without a site and a
+     * link inside one site count nowhere. */
+    CU_ASSERT(has(&b, "\"sites\":[\"caesar\"],\"usage\":[{\"site\":\"caesar\",\"nodes\":16}]}"));
+    acc_buf_release(&b);
+
+    /* Components on one site add up, and so do link terms on one link. */
+    v[0].comps[1].site = strdup("caesar");
+    v[0].links[0].link = strdup("fzj_caesar");
+    struct acc_alloc_link *two = realloc(v[0].links, 2 * sizeof *two);
+    CU_ASSERT_FATAL(two != NULL);
+    v[0].links = two;
+    v[0].links[1] = (struct acc_alloc_link){
+        .name = strdup("w2"), .link = strdup("fzj_caesar"), .bandwidth = 700};
+    v[0].n_links = 2;
+    struct acc_agreement_list one = {v, 1, 1};
+    acc_json_list(&one, &b);
+    CU_ASSERT(valid(&b));
+    CU_ASSERT(has(&b, "\"usage\":[{\"site\":\"caesar\",\"nodes\":24},"
+                      "{\"link\":\"fzj_caesar\",\"bandwidth\":5700}]}"));
     acc_buf_release(&b);
 
     struct acc_agreement_list empty = {NULL, 0, 0};

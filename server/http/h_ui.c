@@ -1,0 +1,109 @@
+/* h_ui.c - the web page at /ui/: its files (server/ui/), compiled in by
+ * cmake/embed.cmake, served as they are.
+ *
+ * The page holds no data of its own: it calls the JSON API with the user's
+ * token or client certificate, so its files are anyone's.  Every file goes
+ * out with an ETag (revalidated on each load: a new accordd serves its new
+ * page at once) and the headers that keep the page to its own origin: a
+ * Content-Security-Policy without inline script or style, no framing, no
+ * type sniffing, no referrer. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../../lib/common/embed.h"
+#include "http.h"
+
+extern const struct acc_embedded acc_ui[];
+
+static const char csp[] = "default-src 'self'; script-src 'self'; style-src 'self'; "
+                          "img-src 'self' data: blob:; connect-src 'self'; object-src 'none'; "
+                          "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+bool acc_http_is_ui_path(const char *path)
+{
+    if (strncmp(path, "/ui", 3) != 0)
+        return false;
+    if (path[3] == '\0')
+        return true;
+    /* /ui/ or /ui/NAME: one segment, no deeper. */
+    return path[3] == '/' && !strchr(path + 4, '/');
+}
+
+static const char *type_of(const char *name)
+{
+    static const struct {
+        const char *ext, *type;
+    } types[] = {
+        {".html", "text/html; charset=utf-8"},
+        {".css", "text/css; charset=utf-8"},
+        {".js", "text/javascript; charset=utf-8"},
+    };
+    size_t n = strlen(name);
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
+        size_t e = strlen(types[i].ext);
+        if (n > e && strcmp(name + n - e, types[i].ext) == 0)
+            return types[i].type;
+    }
+    return "application/octet-stream";
+}
+
+static void header(struct acc_response *rs, const char *name, const char *value)
+{
+    if (rs->n_header < sizeof rs->header / sizeof rs->header[0]) {
+        rs->header[rs->n_header].name = name;
+        rs->header[rs->n_header++].value = value;
+    }
+}
+
+/* A strong validator of the file's bytes (FNV-1a, 64 bits). */
+static void etag_of(const struct acc_embedded *f, char *out, size_t size)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (size_t i = 0; i < f->len; i++) {
+        h ^= (unsigned char)f->data[i];
+        h *= 0x100000001b3ULL;
+    }
+    snprintf(out, size, "\"%016" PRIx64 "\"", h);
+}
+
+void acc_h_ui(struct acc_http_ctx *ctx, const struct acc_request *rq, struct acc_response *rs)
+{
+    (void)ctx;
+    if (strcmp(rq->path, "/ui") == 0) {
+        /* The page's files are named relative to /ui/. */
+        snprintf(rs->location, sizeof rs->location, "/ui/");
+        acc_reply_text(rs, 301, "text/plain; charset=utf-8");
+        acc_buf_puts(&rs->body, "the page is at /ui/\n");
+        return;
+    }
+    const char *name = rq->params[0] ? rq->params[0] : "index.html";
+    const struct acc_embedded *f = NULL;
+    for (size_t i = 0; acc_ui[i].name && !f; i++) {
+        if (strcmp(acc_ui[i].name, name) == 0)
+            f = &acc_ui[i];
+    }
+    if (!f) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "the page has no file '%.64s'", name);
+        acc_reply_error(rq, rs, ACC_ERR_NOT_FOUND, msg, NULL);
+        return;
+    }
+    etag_of(f, rs->etag, sizeof rs->etag);
+    header(rs, "ETag", rs->etag);
+    header(rs, "Cache-Control", "no-cache");
+    header(rs, "Content-Security-Policy", csp);
+    header(rs, "X-Content-Type-Options", "nosniff");
+    header(rs, "Referrer-Policy", "no-referrer");
+    if (rq->if_none_match && strstr(rq->if_none_match, rs->etag)) {
+        acc_reply_text(rs, 304, NULL);
+        return;
+    }
+    acc_buf_append(&rs->body, f->data, f->len);
+    if (!acc_buf_ok(&rs->body)) {
+        rs->n_header = 0;
+        acc_reply_error(rq, rs, ACC_ERR_NOMEM, "out of memory while serving the page", NULL);
+        return;
+    }
+    acc_reply_text(rs, 200, type_of(name));
+}

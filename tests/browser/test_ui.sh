@@ -1,0 +1,80 @@
+#!/bin/bash
+# The web page (/ui/) in a real browser: a real accordd on the embedded
+# testbed with [auth] (alice, bob, an admin), Debian's chromium headless
+# driven by playwright-core (tests/browser/ui.test.mjs).  The screenshots of
+# each view go to docs/img/ui-*.png.
+#
+#   tests/browser/test_ui.sh BUILD_DIR
+#
+# playwright-core is installed with `npm ci` from tests/browser/package-lock.json
+# into BUILD_DIR/browser-node (never into the source tree); npm's cache is
+# used when it has the package.
+set -u
+BUILD=$(cd "${1:?usage: $0 BUILD_DIR}" && pwd) || exit 1
+HERE=$(cd "$(dirname "$0")" && pwd)
+SRC=$(cd "$HERE/../.." && pwd)
+CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
+for need in node npm curl "$CHROMIUM"; do
+    command -v "$need" >/dev/null || { echo "FAIL: $need is not installed (quickstart.sh test installs it)"; exit 1; }
+done
+
+TMP=$(mktemp -d) || exit 1
+PID=
+cleanup() {
+    [ -n "$PID" ] && kill "$PID" 2>/dev/null && wait "$PID" 2>/dev/null
+    rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+# playwright-core, pinned by the lock file; installed again only when the
+# lock changed.
+NODE_DIR=$BUILD/browser-node
+if ! cmp -s "$HERE/package-lock.json" "$NODE_DIR/package-lock.json" ||
+    [ ! -d "$NODE_DIR/node_modules/playwright-core" ]; then
+    mkdir -p "$NODE_DIR"
+    cp "$HERE/package.json" "$HERE/package-lock.json" "$NODE_DIR/"
+    (cd "$NODE_DIR" && npm ci --no-audit --no-fund --prefer-offline >"$TMP/npm.log" 2>&1) ||
+        { cat "$TMP/npm.log"; echo "FAIL: npm ci of playwright-core"; exit 1; }
+fi
+
+# accordd: the embedded testbed with three users.
+cat >"$TMP/tokens" <<'EOF'
+alice alice-token-0123456789abcdef
+bob bob-token-0123456789abcdef0
+ops ops-token-0123456789abcdef0 admin
+EOF
+chmod 600 "$TMP/tokens"
+"$BUILD/accordd" --print-config >"$TMP/accord.ini" || exit 1
+printf '\n[auth]\ntokens = %s/tokens\n' "$TMP" >>"$TMP/accord.ini"
+(cd "$TMP" && exec "$BUILD/accordd" --config accord.ini --listen 127.0.0.1:0 \
+    >"$TMP/accordd.out" 2>"$TMP/accordd.log") &
+PID=$!
+URL=
+for _ in $(seq 100); do
+    URL=$(sed -n 's/.*listening on \(http:[^ ]*\).*/\1/p' "$TMP/accordd.out")
+    [ -n "$URL" ] && break
+    sleep 0.1
+done
+[ -n "$URL" ] || { cat "$TMP/accordd.log"; echo "FAIL: accordd did not start"; exit 1; }
+
+mkdir -p "$SRC/docs/img" "$TMP/profile"
+rc=0
+(cd "$TMP" && NODE_DIR=$NODE_DIR ACCORD_URL=$URL CHROMIUM=$CHROMIUM \
+    PROFILE=$TMP/profile SHOTS=$SRC/docs/img ALICE=alice-token-0123456789abcdef \
+    BOB=bob-token-0123456789abcdef0 OPS=ops-token-0123456789abcdef0 \
+    node "$HERE/ui.test.mjs") || rc=1
+# Under ASan and UBSan (the sanitizer build's run), accordd's log holds
+# any report, leaks once it has stopped.
+kill "$PID" 2>/dev/null
+wait "$PID" 2>/dev/null
+PID=
+if grep -q "AddressSanitizer\|LeakSanitizer\|runtime error:" "$TMP/accordd.log"; then
+    echo "FAIL: a sanitizer report in accordd's log"
+    rc=1
+fi
+if [ $rc != 0 ]; then
+    echo "--- accordd's log"
+    tail -30 "$TMP/accordd.log"
+fi
+exit $rc
