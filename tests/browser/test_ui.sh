@@ -2,7 +2,10 @@
 # The web page (/ui/) in a real browser: a real accordd on the embedded
 # testbed with [auth] (alice, bob, an admin), Debian's chromium headless
 # driven by playwright-core (tests/browser/ui.test.mjs).  The screenshots of
-# each view go to docs/img/ui-*.png.
+# each view go to BUILD_DIR/ui-screenshots/ui-*.png, or to $ACCORD_UI_SHOTS:
+# the ones in docs/img (README, docs/ui.md) are refreshed with
+#
+#   ACCORD_UI_SHOTS=docs/img tests/browser/test_ui.sh build
 #
 #   tests/browser/test_ui.sh BUILD_DIR
 #
@@ -12,7 +15,6 @@
 set -u
 BUILD=$(cd "${1:?usage: $0 BUILD_DIR}" && pwd) || exit 1
 HERE=$(cd "$(dirname "$0")" && pwd)
-SRC=$(cd "$HERE/../.." && pwd)
 CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
 for need in node npm curl "$CHROMIUM"; do
     command -v "$need" >/dev/null || { echo "FAIL: $need is not installed (quickstart.sh test installs it)"; exit 1; }
@@ -58,10 +60,12 @@ for _ in $(seq 100); do
 done
 [ -n "$URL" ] || { cat "$TMP/accordd.log"; echo "FAIL: accordd did not start"; exit 1; }
 
-mkdir -p "$SRC/docs/img" "$TMP/profile"
+SHOTS=${ACCORD_UI_SHOTS:-$BUILD/ui-screenshots}
+mkdir -p "$SHOTS" "$TMP/profile"
+SHOTS=$(cd "$SHOTS" && pwd)
 rc=0
 (cd "$TMP" && NODE_DIR=$NODE_DIR ACCORD_URL=$URL CHROMIUM=$CHROMIUM \
-    PROFILE=$TMP/profile SHOTS=$SRC/docs/img ALICE=alice-token-0123456789abcdef \
+    PROFILE=$TMP/profile SHOTS=$SHOTS ALICE=alice-token-0123456789abcdef \
     BOB=bob-token-0123456789abcdef0 OPS=ops-token-0123456789abcdef0 \
     node "$HERE/ui.test.mjs") || rc=1
 # Under ASan and UBSan (the sanitizer build's run), accordd's log holds
