@@ -149,6 +149,62 @@ static void test_signed_once(void)
     fixture_stop(&fx);
 }
 
+/* acc_dsig_sign on its own: documents with what canonicalisation changes
+ * (a default namespace, attributes out of order, an empty element, a
+ * comment, character references, CR LF line ends) verify with xmlsec1;
+ * the same bytes are signed once; what cannot be signed is refused with
+ * nothing written. */
+static void test_sign_documents(void)
+{
+    static const char *const docs[] = {
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<a xmlns=\"urn:x\" xmlns:u=\"urn:u\" "
+        "u:z=\"1\" b=\"&#x9;&lt;\" a=\"2\">\r\n  <e/><!-- note -->\n  <t>x &amp; &#233; "
+        "&gt;</t>\n<u:n u:k=\"v\"/></a>\n",
+        "<r:Root xmlns:r=\"urn:r\"><r:x>1</r:x></r:Root>",
+        "<?xml version=\"1.0\"?>\n<Root>text</Root >\n\n",
+    };
+    char key[512], cert[512];
+    snprintf(key, sizeof key, "%s/k.key", acc_test_tmpdir());
+    snprintf(cert, sizeof cert, "%s/k.crt", acc_test_tmpdir());
+    bool created;
+    struct acc_error e;
+    struct acc_signer *s = NULL;
+    ACC_ASSERT_OK(acc_dsig_keypair_ensure(key, cert, "test", &created, &e));
+    ACC_ASSERT_OK(acc_signer_open(key, cert, &s, &e));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    snprintf(crt, sizeof crt, "%s", cert);
+    struct acc_signer_stats st;
+    for (size_t i = 0; i < sizeof docs / sizeof docs[0]; i++) {
+        for (int again = 0; again < 2; again++) {
+            struct acc_buf b = ACC_BUF_INIT;
+            ACC_ASSERT_OK(acc_dsig_sign(s, docs[i], strlen(docs[i]), &b, &e));
+            CU_ASSERT_EQUAL(xmlsec1_verdict(b.data, b.len), 0);
+            acc_buf_release(&b);
+        }
+        acc_signer_stats(s, &st);
+        CU_ASSERT_EQUAL(st.made, i + 1);
+        CU_ASSERT_EQUAL(st.reused, i + 1);
+    }
+    static const struct {
+        const char *doc;
+        acc_err code;
+    } bad[] = {
+        {"<a>unclosed", ACC_ERR_MALFORMED},
+        {"<a/>", ACC_ERR_INVALID},
+        {"<a>x</a><!-- </a> -->", ACC_ERR_INVALID},
+        {"<a xmlns:y=\"relative\"><y:b/></a>", ACC_ERR_INVALID},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        struct acc_buf b = ACC_BUF_INIT;
+        CU_ASSERT_EQUAL(acc_dsig_sign(s, bad[i].doc, strlen(bad[i].doc), &b, &e), bad[i].code);
+        CU_ASSERT_EQUAL(b.len, 0);
+        acc_buf_release(&b);
+    }
+    acc_signer_stats(s, &st);
+    CU_ASSERT_EQUAL(st.made, 3);
+    acc_signer_close(s);
+}
+
 static int init(void)
 {
     struct acc_error e;
@@ -168,6 +224,7 @@ static int fini(void)
 
 static const struct acc_test_case tests[] = {
     {"each document is signed once; a new state is signed anew", test_signed_once},
+    {"signed documents verify; what cannot be signed is refused", test_sign_documents},
     {NULL, NULL},
 };
 
