@@ -28,7 +28,7 @@ void acc_dsig_cleanup(void);
 
 struct acc_signer;
 
-/* Loads a PEM private key (RSA, up to 4096 bits) and its PEM certificate,
+/* Loads a PEM private key (RSA, up to 8192 bits) and its PEM certificate,
  * and signs a small document to check that xmlsec verifies it.
  * ACC_ERR_CONFIG when a file is missing or unreadable, not PEM, or the key
  * is not the certificate's. */

@@ -9,8 +9,8 @@
 
 #include "dsig.h"
 
-/* The largest SignatureValue taken, in bytes (RSA 4096). */
-#define DSIG_MAX_SIG 512
+/* The largest SignatureValue taken, in bytes (RSA 8192). */
+#define DSIG_MAX_SIG 1024
 
 /* The signatures a signer made, by the SHA-256 of the document's bytes
  * (dsig_sign.c): a fixed number of sets of a few entries each, the least
