@@ -1,6 +1,5 @@
-/* dsig.c - xmlsec's start and end, the signer (key and certificate) and
- * signing.  The enveloped signature is built from a template, as xmlsec's
- * own examples do, on a copy of the document parsed from its bytes. */
+/* dsig.c - xmlsec's start and end, and the signer: the key loaded once,
+ * its certificate, and the signatures it made (dsig_sign.c signs). */
 #include "dsig.h"
 
 #include <errno.h>
@@ -11,16 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <libxml/c14n.h>
 #include <libxml/parser.h>
-#include <libxml/tree.h>
 #include <xmlsec/crypto.h>
 #include <xmlsec/errors.h>
-#include <xmlsec/templates.h>
-#include <xmlsec/xmldsig.h>
 #include <xmlsec/xmlsec.h>
 
-#include "../common/strutil.h"
 #include "dsig_internal.h"
 
 /* ------------------------------------------------------ start and end */
@@ -108,13 +102,6 @@ void acc_dsig_cleanup(void)
 
 /* ------------------------------------------------------------ the signer */
 
-struct acc_signer {
-    pthread_mutex_t lock; /* around xmlSecKeyDuplicate of key */
-    xmlSecKeyPtr key;     /* private key with its certificate */
-    char *pem;
-    size_t pem_len;
-};
-
 X509 *dsig_read_cert(const char *path, struct acc_error *err)
 {
     FILE *f = fopen(path, "r");
@@ -169,6 +156,35 @@ done:
     return out;
 }
 
+/* The DER certificate in base64 (ds:X509Certificate's content). */
+static char *cert_base64(X509 *c)
+{
+    unsigned char *der = NULL;
+    int n = i2d_X509(c, &der);
+    if (n <= 0)
+        return NULL;
+    char *out = malloc(4 * (((size_t)n + 2) / 3) + 1);
+    if (out)
+        EVP_EncodeBlock((unsigned char *)out, der, n);
+    OPENSSL_free(der);
+    return out;
+}
+
+/* The signer's own parts from the key and certificate, read and matched. */
+static acc_err signer_fill(struct acc_signer *s, X509 *cert, struct acc_error *err)
+{
+    int bytes = EVP_PKEY_get_size(s->pkey);
+    if (bytes <= 0 || bytes > DSIG_MAX_SIG)
+        return acc_error_set(err, ACC_ERR_CONFIG,
+                             "signing key: RSA keys of up to %d bits are taken (this one has %d)",
+                             DSIG_MAX_SIG * 8, EVP_PKEY_get_bits(s->pkey));
+    s->sig_len = (size_t)bytes;
+    if (!(s->pem = cert_pem(cert, &s->pem_len)) || !(s->cert_b64 = cert_base64(cert)) ||
+        dsig_cache_init(s))
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    return ACC_OK;
+}
+
 acc_err acc_signer_open(const char *key_path, const char *cert_path, struct acc_signer **out,
                         struct acc_error *err)
 {
@@ -179,7 +195,6 @@ acc_err acc_signer_open(const char *key_path, const char *cert_path, struct acc_
     EVP_PKEY *pkey = NULL;
     if (!dsig_ready())
         return acc_error_set(err, ACC_ERR_INTERNAL, "acc_dsig_init() was not called");
-    /* OpenSSL first, for clear messages; then the same files for xmlsec. */
     if (!(pkey = read_key(key_path, err)) || !(cert = dsig_read_cert(cert_path, err))) {
         rc = err ? err->code : ACC_ERR_CONFIG;
         goto fail;
@@ -189,20 +204,20 @@ acc_err acc_signer_open(const char *key_path, const char *cert_path, struct acc_
                            key_path, cert_path);
         goto fail;
     }
-    if (!(s = calloc(1, sizeof *s)) || !(s->pem = cert_pem(cert, &s->pem_len))) {
+    if (!(s = calloc(1, sizeof *s))) {
         rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
         goto fail;
     }
-    pthread_mutex_init(&s->lock, NULL);
-    dsig_last_clear();
-    s->key = xmlSecCryptoAppKeyLoad(key_path, xmlSecKeyDataFormatPem, NULL, NULL, NULL);
-    if (!s->key || xmlSecCryptoAppKeyCertLoad(s->key, cert_path, xmlSecKeyDataFormatPem) < 0) {
-        rc = acc_error_set(err, ACC_ERR_CONFIG, "xmlsec cannot load %s and %s: %s", key_path,
-                           cert_path, dsig_last_error());
+    s->pkey = pkey;
+    pkey = NULL;
+    if ((rc = signer_fill(s, cert, err)))
+        goto fail;
+    /* What it signs must verify with xmlsec: tried once, here. */
+    if ((rc = dsig_self_test(s, err))) {
+        acc_error_prefix(err, "signing key %s", key_path);
         goto fail;
     }
     X509_free(cert);
-    EVP_PKEY_free(pkey);
     *out = s;
     return ACC_OK;
 fail:
@@ -216,10 +231,9 @@ void acc_signer_close(struct acc_signer *s)
 {
     if (!s)
         return;
-    if (s->key)
-        xmlSecKeyDestroy(s->key);
-    if (s->pem)
-        pthread_mutex_destroy(&s->lock);
+    dsig_cache_release(s);
+    EVP_PKEY_free(s->pkey);
+    free(s->cert_b64);
     free(s->pem);
     free(s);
 }
@@ -229,138 +243,4 @@ const char *acc_signer_cert_pem(const struct acc_signer *s, size_t *len)
     if (len)
         *len = s->pem_len;
     return s->pem;
-}
-
-/* --------------------------------------------------------------- signing */
-
-/* How a document to sign is read (acc_dsig_check reads it the same way). */
-#define SIGN_READ (XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING)
-
-/* The template: ds:Signature with exclusive c14n and RSA-SHA256, one
- * Reference to the whole document (enveloped, then exclusive c14n, SHA-256),
- * KeyInfo/X509Data/X509Certificate; appended to the root element. */
-static xmlNodePtr add_template(xmlDocPtr doc)
-{
-    xmlNodePtr root = xmlDocGetRootElement(doc);
-    if (!root)
-        return NULL;
-    xmlNodePtr sig = xmlSecTmplSignatureCreateNsPref(
-        doc, xmlSecTransformExclC14NId, xmlSecTransformRsaSha256Id, NULL, BAD_CAST "ds");
-    if (!sig)
-        return NULL;
-    if (!xmlAddChild(root, sig)) {
-        xmlFreeNode(sig);
-        return NULL;
-    }
-    xmlNodePtr ref =
-        xmlSecTmplSignatureAddReference(sig, xmlSecTransformSha256Id, NULL, BAD_CAST "", NULL);
-    if (!ref || !xmlSecTmplReferenceAddTransform(ref, xmlSecTransformEnvelopedId) ||
-        !xmlSecTmplReferenceAddTransform(ref, xmlSecTransformExclC14NId))
-        return NULL;
-    xmlNodePtr ki = xmlSecTmplSignatureEnsureKeyInfo(sig, NULL);
-    xmlNodePtr x = ki ? xmlSecTmplKeyInfoAddX509Data(ki) : NULL;
-    if (!x || !xmlSecTmplX509DataAddCertificate(x))
-        return NULL;
-    return sig;
-}
-
-acc_err acc_dsig_sign(struct acc_signer *s, const char *xml, size_t len, struct acc_buf *out,
-                      struct acc_error *err)
-{
-    acc_err rc = ACC_OK;
-    xmlSecDSigCtxPtr ctx = NULL;
-    xmlChar *mem = NULL;
-    int n = 0;
-    if (len > (size_t)INT32_MAX)
-        return acc_error_set(err, ACC_ERR_TOO_LARGE, "document too large to sign");
-    dsig_last_clear();
-    xmlDocPtr doc = xmlReadMemory(xml, (int)len, "agreement.xml", NULL, SIGN_READ);
-    if (!doc) {
-        rc = acc_error_set(err, ACC_ERR_MALFORMED, "cannot sign: the document is not well-formed");
-        goto out;
-    }
-    xmlNodePtr sig = add_template(doc);
-    if (!sig) {
-        rc = acc_error_set(err, ACC_ERR_NOMEM, "cannot sign: the signature template failed");
-        goto out;
-    }
-    if (!(ctx = xmlSecDSigCtxCreate(NULL))) {
-        rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
-        goto out;
-    }
-    pthread_mutex_lock(&s->lock);
-    ctx->signKey = xmlSecKeyDuplicate(s->key);
-    pthread_mutex_unlock(&s->lock);
-    if (!ctx->signKey) {
-        rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
-        goto out;
-    }
-    if (xmlSecDSigCtxSign(ctx, sig) < 0) {
-        rc = acc_error_set(err, ACC_ERR_INTERNAL, "signing failed: %s", dsig_last_error());
-        goto out;
-    }
-    xmlDocDumpMemoryEnc(doc, &mem, &n, "UTF-8");
-    if (!mem || n <= 0) {
-        rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
-        goto out;
-    }
-    acc_buf_append(out, mem, (size_t)n);
-    if (!acc_buf_ok(out))
-        rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
-out:
-    xmlFree(mem);
-    if (ctx)
-        xmlSecDSigCtxDestroy(ctx);
-    xmlFreeDoc(doc);
-    return rc;
-}
-
-/* ------------------------------------------------------------- checking */
-
-/* The first message libxml2 raises while canonicalising (ctx: 160 bytes). */
-static void first_error(void *ctx, xmlErrorPtr e)
-{
-    char *first = ctx;
-    if (first[0] || !e || !e->message)
-        return;
-    acc_strlcpy(first, e->message, 160);
-    first[strcspn(first, "\n")] = '\0';
-}
-
-static int discard(void *ctx, const char *buf, int len)
-{
-    (void)ctx;
-    (void)buf;
-    return len;
-}
-
-acc_err acc_dsig_check(const char *xml, size_t len, struct acc_error *err)
-{
-    if (len > (size_t)INT32_MAX)
-        return acc_error_set(err, ACC_ERR_TOO_LARGE, "document too large to sign");
-    xmlDocPtr doc = xmlReadMemory(xml, (int)len, "agreement.xml", NULL, SIGN_READ);
-    if (!doc)
-        return acc_error_set(err, ACC_ERR_MALFORMED,
-                             "cannot sign: the document is not well-formed");
-    xmlOutputBufferPtr out = xmlOutputBufferCreateIO(discard, NULL, NULL, NULL);
-    if (!out) {
-        xmlFreeDoc(doc);
-        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
-    }
-    /* libxml2 reports through the thread's structured handler here (there
-     * is no parser context): borrowed for this one call. */
-    char first[160] = "";
-    xmlStructuredErrorFunc handler = xmlStructuredError;
-    void *handler_ctx = xmlStructuredErrorContext;
-    xmlSetStructuredErrorFunc(first, first_error);
-    int n = xmlC14NExecute(doc, NULL, NULL, XML_C14N_EXCLUSIVE_1_0, NULL, 0, out);
-    xmlSetStructuredErrorFunc(handler_ctx, handler);
-    xmlOutputBufferClose(out);
-    xmlFreeDoc(doc);
-    if (n < 0)
-        return acc_error_set(err, ACC_ERR_INVALID,
-                             "cannot sign: exclusive XML canonicalisation refuses the document "
-                             "(libxml2: %s)",
-                             first[0] ? first : "no reason given");
-    return ACC_OK;
 }

@@ -5,8 +5,9 @@
  * the enveloped-signature transform and exclusive c14n), with the signer's
  * certificate in KeyInfo/X509Data; it is the last child of the root
  * element, prefix ds.  `xmlsec1 --verify --pubkey-cert-pem CERT FILE`
- * checks it.  No xmlDoc crosses this interface: documents go in and out as
- * bytes.
+ * checks it.  Signing is OpenSSL and libxml2's canonicalisation (the key is
+ * loaded once); verifying is libxmlsec1.  No xmlDoc crosses this
+ * interface: documents go in and out as bytes.
  *
  * acc_dsig_init() once before anything else (it is reference counted and
  * thread-safe: every call is matched by one acc_dsig_cleanup()).  A signer
@@ -17,6 +18,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "../common/buf.h"
 #include "../common/error.h"
@@ -26,9 +28,10 @@ void acc_dsig_cleanup(void);
 
 struct acc_signer;
 
-/* Loads a PEM private key (RSA) and its PEM certificate.  ACC_ERR_CONFIG
- * when a file is missing or unreadable, not PEM, or the key is not the
- * certificate's. */
+/* Loads a PEM private key (RSA, up to 8192 bits) and its PEM certificate,
+ * and signs a small document to check that xmlsec verifies it.
+ * ACC_ERR_CONFIG when a file is missing or unreadable, not PEM, or the key
+ * is not the certificate's. */
 acc_err acc_signer_open(const char *key_path, const char *cert_path, struct acc_signer **out,
                         struct acc_error *err);
 void acc_signer_close(struct acc_signer *s);
@@ -36,9 +39,21 @@ void acc_signer_close(struct acc_signer *s);
 /* The certificate in PEM (NUL-terminated, owned by the signer). */
 const char *acc_signer_cert_pem(const struct acc_signer *s, size_t *len);
 
-/* Signs the document xml[0..len) and appends the signed document to out. */
+/* Signs the document xml[0..len) and appends the signed document to out:
+ * its bytes with ds:Signature put in front of the root element's end tag
+ * (ACC_ERR_INVALID when the document does not end with one).  The signer
+ * keeps the signatures it made (a fixed number, the least recently used
+ * given up first) by the SHA-256 of the bytes: the same bytes again get
+ * the same signature without the RSA or a parse. */
 acc_err acc_dsig_sign(struct acc_signer *s, const char *xml, size_t len, struct acc_buf *out,
                       struct acc_error *err);
+
+/* How many signatures a signer made, and how many documents got one it
+ * had kept. */
+struct acc_signer_stats {
+    uint64_t made, reused;
+};
+void acc_signer_stats(struct acc_signer *s, struct acc_signer_stats *out);
 
 /* What signing would refuse in the document xml[0..len), short of the key:
  * it is read as acc_dsig_sign reads it and put through the exclusive XML

@@ -2,6 +2,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+#include "../../lib/dsig/dsig.h"
 #include "http.h"
 
 static void templates(struct acc_http_ctx *ctx, const struct acc_request *rq,
@@ -55,6 +56,18 @@ void acc_h_metrics(struct acc_http_ctx *ctx, const struct acc_request *rq, struc
     for (int i = 1; i < 6; i++)
         acc_buf_printf(&rs->body, "accord_http_responses_total{code=\"%dxx\"} %" PRIu64 "\n", i,
                        (uint64_t)atomic_load(&ctx->status_class[i]));
+    if (ctx->signer) {
+        struct acc_signer_stats st;
+        acc_signer_stats(ctx->signer, &st);
+        acc_buf_printf(&rs->body,
+                       "# HELP accord_signatures_total Agreement documents signed (RSA).\n"
+                       "# TYPE accord_signatures_total counter\naccord_signatures_total %" PRIu64
+                       "\n# HELP accord_signatures_reused_total Agreement documents sent with "
+                       "the signature kept for the same bytes.\n"
+                       "# TYPE accord_signatures_reused_total counter\n"
+                       "accord_signatures_reused_total %" PRIu64 "\n",
+                       st.made, st.reused);
+    }
     /* What the front end counts (by status code, connections), once it
      * serves; handlers called directly in tests have none. */
     struct acc_httpd *httpd = atomic_load(&ctx->httpd);

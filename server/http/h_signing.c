@@ -29,11 +29,20 @@ acc_err acc_http_agreement_check(void *arg, const struct acc_agreement *a, struc
     struct acc_http_ctx *ctx = arg;
     if (!ctx->signer)
         return ACC_OK;
-    struct acc_buf doc = ACC_BUF_INIT;
-    acc_err rc = acc_xml_agreement(a, &doc, err);
+    /* Signed here, before the commit, as it will be read back: the signer
+     * keeps the signature and the reply, the same bytes, is sent with it.
+     * A new agreement is committed as its version 1 (a version it does not
+     * know yet is 0 here); were the bytes to differ, the reply would only
+     * be signed again. */
+    struct acc_agreement v = *a;
+    if (!v.version)
+        v.version = v.versions = 1;
+    struct acc_buf doc = ACC_BUF_INIT, out = ACC_BUF_INIT;
+    acc_err rc = acc_xml_agreement(&v, &doc, err);
     if (!rc)
-        rc = acc_dsig_check(doc.data, doc.len, err);
+        rc = acc_dsig_sign(ctx->signer, doc.data, doc.len, &out, err);
     acc_buf_release(&doc);
+    acc_buf_release(&out);
     return rc;
 }
 

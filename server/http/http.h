@@ -191,11 +191,11 @@ acc_err acc_http_agreement_xml(struct acc_http_ctx *ctx, const struct acc_agreem
                                struct acc_buf *out, struct acc_error *err);
 /* Whether that document can be made and signed for a (the service's check
  * before a commit, acc_service_options.precommit; arg is the
- * struct acc_http_ctx): rendered and put through the signature's
- * canonicalisation (acc_dsig_check), not signed.  Without a signer it
- * checks nothing: the renderer alone fails on nothing an offer can hold
- * (its strings are made valid XML; the offer it copies was read under the
- * same rules when it came). */
+ * struct acc_http_ctx): rendered as it will be read back and signed, the
+ * signer keeping the signature for the reply and the GETs that follow.
+ * Without a signer it checks nothing: the renderer alone fails on nothing
+ * an offer can hold (its strings are made valid XML; the offer it copies
+ * was read under the same rules when it came). */
 acc_err acc_http_agreement_check(void *arg, const struct acc_agreement *a, struct acc_error *err);
 
 /* The signer of a configuration: [signing] key and certificate, or without
