@@ -418,6 +418,14 @@ static acc_err mod_record(struct acc_service *svc, const char *id, const struct 
     r->a.updated = acc_now();
     r->a.rounds = r->rounds;
     r->a.rollbacks = r->rollbacks;
+    /* As it will be read back, so that the reply is the document signed
+     * here (the signature is kept by the document's bytes). */
+    char *change = acc_strdup(r->change);
+    if (!change)
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    free(r->a.change);
+    r->a.change = change;
+    r->a.version = r->a.versions = r->version + 1;
     if ((rc = svc_precommit(svc, &r->a, err)))
         return rc;
     size_t nb = p->n + r->n_old;
@@ -507,7 +515,9 @@ acc_err svc_modify_run(struct acc_service *svc, const char *id, const struct acc
         rc = mod_record(svc, id, m, &r, err);
     if (!rc) {
         mod_follow(svc, id, &r);
-        rc = acc_store_agreement_get(svc->store, id, false, out, err);
+        /* the new version as GET shows it, offer and all: the document
+         * signed before the commit */
+        rc = acc_store_agreement_get(svc->store, id, true, out, err);
     }
     mod_release(svc, id, &r);
     return rc;

@@ -16,6 +16,7 @@
 #include "fixture.h"
 #include "http_client.h"
 #include "testutil.h"
+#include "timefmt.h"
 #include "xml_internal.h"
 
 extern char **environ;
@@ -71,6 +72,8 @@ static char *fetch(const char *method, const char *url, const char *body, size_t
 {
     struct http_reply r;
     CU_ASSERT_EQUAL_FATAL(http_do(method, url, body, body ? strlen(body) : 0, NULL, &r), 0);
+    if (r.status != 200 && r.status != 201)
+        fprintf(stderr, "%s %s: %ld %s\n", method, url, r.status, r.body ? r.body : "");
     CU_ASSERT(r.status == 200 || r.status == 201);
     char *b = r.body;
     *len = r.len;
@@ -121,6 +124,31 @@ static void test_signed_once(void)
     CU_ASSERT_EQUAL(metric(&fx, "accord_signatures_total"), 1);
     CU_ASSERT_EQUAL(metric(&fx, "accord_signatures_reused_total"), 4);
 
+    /* Modify: the new version is signed once, before its commit, and the
+     * reply is that document. */
+    char murl[300], body[300], t[40];
+    char *end = xml_get(posted, "/wsag:Agreement/wsag:Terms/wsag:All/wsag:ServiceDescriptionTerm/"
+                                "co:Allocation/co:End");
+    acc_time e = 0;
+    CU_ASSERT_EQUAL(acc_time_parse(end ? end : "", &e, NULL), ACC_OK);
+    free(end);
+    acc_time_format(e + 3600, t);
+    snprintf(body, sizeof body,
+             "<co:Modification xmlns:co=\"urn:accord:coalloc:1\"><co:End>%s</co:End>"
+             "</co:Modification>",
+             t);
+    snprintf(murl, sizeof murl, "%s/modify", url);
+    char *mod = fetch("POST", murl, body, &len);
+    CU_ASSERT_EQUAL(xmlsec1_verdict(mod, len), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(mod, "<co:Version>2</co:Version>"));
+    CU_ASSERT_EQUAL(metric(&fx, "accord_signatures_total"), 2);
+    CU_ASSERT_EQUAL(metric(&fx, "accord_signatures_reused_total"), 5);
+    char *again = fetch("GET", url, NULL, &len);
+    CU_ASSERT(len == strlen(mod) && memcmp(again, mod, len) == 0);
+    CU_ASSERT_EQUAL(metric(&fx, "accord_signatures_total"), 2);
+    free(again);
+    free(mod);
+
     /* Terminate: a new state, a new signature that covers it. */
     char turl[300];
     snprintf(turl, sizeof turl, "%s/terminate", url);
@@ -128,7 +156,7 @@ static void test_signed_once(void)
     CU_ASSERT_EQUAL(xmlsec1_verdict(term, len), 0);
     CU_ASSERT_PTR_NOT_NULL(strstr(term, "<co:State>Terminated</co:State>"));
     long long made = metric(&fx, "accord_signatures_total");
-    CU_ASSERT_EQUAL(made, 2);
+    CU_ASSERT_EQUAL(made, 3);
     char *got = fetch("GET", url, NULL, &len);
     CU_ASSERT_EQUAL(xmlsec1_verdict(got, len), 0);
     char *state = xml_get(got, "/wsag:Agreement/wsag:Terms/wsag:All/wsag:ServiceDescriptionTerm/"
