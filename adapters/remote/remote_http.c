@@ -254,6 +254,10 @@ static enum attempt attempt_once(struct remote *r, CURL *c, const char *method, 
     int64_t t0 = acc_mono_us();
     CURLcode cc = curl_easy_perform(c);
     out->rtt_us = acc_mono_us() - t0;
+    /* The handle outlives this frame: nothing of it may point here later
+     * (a connection closed while the pool idles may report an error). */
+    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, NULL);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, NULL);
     atomic_fetch_add(&r->attempts, 1);
     long connects = 0;
     if (curl_easy_getinfo(c, CURLINFO_NUM_CONNECTS, &connects) == CURLE_OK && connects > 0)
