@@ -51,23 +51,35 @@ void site_store_close(struct site_store *st);
 /* ACC_ERR_NOT_FOUND when there is no row of that key. */
 acc_err site_store_get(struct site_store *st, const char *key, struct site_booking *out,
                        struct acc_error *err);
-/* A new intent row (ACC_ERR_KEY_REUSED when the key has a row). */
+/* Writes are durable (they reach the disk before they return, when the
+ * journal is durable) but for the lazy ones: an intent, and a delete asked
+ * for as lazy.  A lazy write reaches the disk with the next durable one;
+ * a power loss before that may lose it (a crash of the daemon alone does
+ * not).  site_ops.c says why that is safe where they are used. */
+/* A new intent row (ACC_ERR_KEY_REUSED when the key has a row); lazy. */
 acc_err site_store_intent(struct site_store *st, const struct site_booking *b, acc_time now,
                           struct acc_error *err);
 acc_err site_store_reserved(struct site_store *st, const char *key, const struct acc_reservation *r,
                             acc_time now, struct acc_error *err);
 acc_err site_store_set_state(struct site_store *st, const char *key, enum site_state state,
                              acc_time now, struct acc_error *err);
-acc_err site_store_delete(struct site_store *st, const char *key, struct acc_error *err);
+acc_err site_store_delete(struct site_store *st, const char *key, bool lazy, struct acc_error *err);
 /* A cancelled row for a key that had none, so that a reserve arriving after
  * its cancel books nothing; a peer's oldest tombstones beyond a bound go. */
 acc_err site_store_tombstone(struct site_store *st, const char *peer, const char *key, acc_time now,
                              struct acc_error *err);
 /* Forgets cancelled rows and ended reservations older than a day. */
 acc_err site_store_prune(struct site_store *st, acc_time now, struct acc_error *err);
-/* A peer's open reservations (intent, or reserved and not ended). */
-acc_err site_store_count_open(struct site_store *st, const char *peer, acc_time now, int64_t *n,
-                              struct acc_error *err);
+/* Whether the peer holds fewer than max open reservations (intent, or
+ * reserved and not ended); when it does, one more is counted for the
+ * reserve that asked.  Answered from an upper bound kept in memory (the
+ * last count plus every reserve admitted since: ends, cancels and refusals
+ * only lower the true number), and counted in the journal again only when
+ * the bound reaches max.  *n: the bound, or the count when counted (the
+ * figure a refusal names).  As before, reserves of one peer in flight at
+ * the same moment may each see room for one. */
+acc_err site_store_open_fewer(struct site_store *st, const char *peer, acc_time now, int64_t max,
+                              bool *fewer, int64_t *n, struct acc_error *err);
 /* Every intent row (recovery); *out malloc'd, each site_booking_release()d. */
 acc_err site_store_intents(struct site_store *st, struct site_booking **out, size_t *n,
                            struct acc_error *err);

@@ -8,6 +8,14 @@
  * cancels at the adapter by key.  Keys are the peer's: the same key again
  * answers the stored reservation, another peer's key is not found.
  *
+ * One wait for the disk per reserve: the intent is written lazily and the
+ * "reserved" row durably, which carries the intent with it (site_store.c);
+ * the answer goes out only after that.  A power loss between the two may
+ * lose the intent while the adapter holds the booking, before the peer
+ * heard of it; the peer cancels what it did not hear back about by key, and
+ * a cancel of a key the journal does not know reaches every adapter, so
+ * that booking goes too.  A crash of the daemon alone loses nothing.
+ *
  * The adapters are opened by resources/, with the checks accordd makes;
  * what they serve (a site's nodes, each link's bandwidth) is listed here. */
 #include "site_internal.h"
@@ -208,9 +216,12 @@ static acc_err reserve_new(struct acc_site *s, const struct site_peer *peer, con
     if (rc)
         return rc;
     int64_t open = 0;
-    if ((rc = site_store_count_open(s->store, peer->name, now, &open, err)) != ACC_OK)
+    bool room = false;
+    rc =
+        site_store_open_fewer(s->store, peer->name, now, peer->max_reservations, &room, &open, err);
+    if (rc)
         return rc;
-    if (open >= peer->max_reservations)
+    if (!room)
         return acc_error_set(err, ACC_ERR_PEER_LIMIT,
                              "site %s: peer %s holds %lld open reservations, its limit "
                              "(max_reservations = %lld)",
@@ -241,7 +252,7 @@ static acc_err reserve_new(struct acc_site *s, const struct site_peer *peer, con
          * recovery. */
         struct acc_error ce;
         if (refused(rc) || acc_adapter_cancel(r->ad, key, NULL, &ce) == ACC_OK)
-            site_store_delete(s->store, key, NULL);
+            site_store_delete(s->store, key, true, NULL);
         else
             acc_log_warn("site %s: reservation %s: %s (the intent stays for recovery)", s->cfg.name,
                          key, ce.msg);
@@ -250,7 +261,7 @@ static acc_err reserve_new(struct acc_site *s, const struct site_peer *peer, con
     if ((rc = site_store_reserved(s->store, key, &b.res, acc_now(), err)) != ACC_OK) {
         struct acc_error ce;
         if (acc_adapter_cancel(r->ad, key, b.res.local_id, &ce) == ACC_OK)
-            site_store_delete(s->store, key, NULL);
+            site_store_delete(s->store, key, false, NULL);
         acc_reservation_release(&b.res);
         return rc;
     }
@@ -300,7 +311,7 @@ acc_err site_op_reserve(struct acc_site *s, const struct site_peer *peer, const 
         if (!r) {
             rc = err->code;
         } else if ((rc = acc_adapter_cancel(r->ad, key, NULL, err)) == ACC_OK &&
-                   (rc = site_store_delete(s->store, key, err)) == ACC_OK) {
+                   (rc = site_store_delete(s->store, key, false, err)) == ACC_OK) {
             rc = reserve_new(s, peer, key, a, out, err);
         }
     }
@@ -351,6 +362,23 @@ acc_err site_op_query(struct acc_site *s, const struct site_peer *peer, const ch
     return ACC_OK;
 }
 
+/* Cancels key at every adapter (cancel is idempotent: an unknown key is
+ * success); the first failure is answered, after all were tried. */
+static acc_err cancel_everywhere(struct acc_site *s, const char *key, struct acc_error *err)
+{
+    acc_err rc = ACC_OK;
+    for (size_t i = 0; i < acc_resources_count(s->adapters); i++) {
+        struct acc_error e;
+        acc_err r = acc_adapter_cancel(acc_resources_at(s->adapters, i), key, NULL, &e);
+        if (r && !rc) {
+            rc = r;
+            if (err)
+                *err = e;
+        }
+    }
+    return rc;
+}
+
 acc_err site_op_cancel(struct acc_site *s, const struct site_peer *peer, const char *key,
                        struct acc_error *err)
 {
@@ -362,9 +390,12 @@ acc_err site_op_cancel(struct acc_site *s, const struct site_peer *peer, const c
     acc_time now = acc_now();
     acc_err rc = site_store_get(s->store, key, &b, err);
     if (rc == ACC_ERR_NOT_FOUND) {
-        /* Nothing was booked; the tombstone keeps a late reserve of this
-         * key from booking. */
+        /* Nothing was journalled: the tombstone keeps a late reserve of this
+         * key from booking, and every adapter forgets the key, in case a
+         * power loss took a lazy intent whose booking the adapter kept. */
         rc = site_store_tombstone(s->store, peer->name, key, now, err);
+        if (!rc)
+            rc = cancel_everywhere(s, key, err);
         goto out;
     }
     if (rc || strcmp(b.peer, peer->name) != 0 || b.state == SITE_CANCELLED)

@@ -4,9 +4,18 @@
  *
  * One connection, the database's main one, behind its lock: the daemon's
  * writes are a few short statements per protocol call, and one connection
- * keeps the intent/reserved sequence of a key simple to reason about. */
+ * keeps the intent/reserved sequence of a key simple to reason about.
+ *
+ * Durable or lazy: a durable journal (synchronous=FULL) waits for the disk
+ * on every commit, except the writes that site_internal.h calls lazy (an
+ * intent, the delete of a refused one).  Those commit without waiting
+ * (synchronous=NORMAL for that one statement): the write-ahead log is one
+ * file written in order, so the next durable commit carries them to the
+ * disk with it, and only a power loss before it can lose them; a crash of
+ * the daemon alone never does. */
 #include "site_internal.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +50,10 @@ enum {
     Q__COUNT
 };
 
+/* Peers whose open reservations are bounded from memory (site_store_open_fewer);
+ * more are counted every time. */
+#define SITE_BOUNDS_MAX 64
+
 static const struct acc_sql_query
     q_get = {Q_GET, "SELECT " BOOKING_COLS " FROM site_bookings WHERE key = ?1"},
     q_intent = {Q_INTENT, "INSERT INTO site_bookings (key, peer, kind, resource, amount, start, "
@@ -65,8 +78,23 @@ static const struct acc_sql_query
                                   "((state = 'reserved' AND eff_end > ?2) OR state = 'intent')"},
     q_intents = {Q_INTENTS, "SELECT " BOOKING_COLS " FROM site_bookings WHERE state = 'intent'"};
 
+/* An upper bound on a peer's open reservations: the last count, plus one
+ * for every reserve admitted since. */
+struct open_bound {
+    char peer[64];
+    int64_t bound;
+};
+
 struct site_store {
     struct acc_sql *db;
+    bool durable;
+    /* The connection commits lazily (synchronous=NORMAL) although the
+     * journal is durable: putting FULL back failed; every durable write
+     * tries again first.  Under the main lock. */
+    bool lazy_now;
+    pthread_mutex_t bounds_lock;
+    struct open_bound bounds[SITE_BOUNDS_MAX];
+    size_t n_bounds;
 };
 
 acc_err site_store_open(const char *path, bool durable, struct site_store **out,
@@ -90,6 +118,8 @@ acc_err site_store_open(const char *path, bool durable, struct site_store **out,
         free(st);
         return rc;
     }
+    st->durable = durable;
+    pthread_mutex_init(&st->bounds_lock, NULL);
     *out = st;
     return ACC_OK;
 }
@@ -99,6 +129,7 @@ void site_store_close(struct site_store *st)
     if (!st)
         return;
     acc_sql_close(st->db);
+    pthread_mutex_destroy(&st->bounds_lock);
     free(st);
 }
 
@@ -181,12 +212,29 @@ struct bindv {
 #define T(v) ((struct bindv){true, (v), 0})
 #define I(v) ((struct bindv){false, NULL, (int64_t)(v)})
 
-static acc_err run(struct site_store *st, const struct acc_sql_query *q, const struct bindv *b,
-                   int n, struct acc_error *err)
+/* The connection's synchronous setting for the next commit (a durable
+ * journal only).  The pragma takes effect when it is prepared, so it is
+ * run afresh each time rather than kept prepared. */
+static acc_err set_lazy(struct site_store *st, struct acc_sql_conn *c, bool lazy,
+                        struct acc_error *err)
+{
+    if (!st->durable || st->lazy_now == lazy)
+        return ACC_OK;
+    acc_err rc =
+        acc_sql_exec(c, lazy ? "PRAGMA synchronous=NORMAL" : "PRAGMA synchronous=FULL", err);
+    if (!rc)
+        st->lazy_now = lazy;
+    return rc;
+}
+
+static acc_err run_as(struct site_store *st, bool lazy, const struct acc_sql_query *q,
+                      const struct bindv *b, int n, struct acc_error *err)
 {
     struct acc_sql_conn *c = acc_sql_main_lock(st->db);
-    struct acc_sql_stmt *s = acc_sql_prepare(c, q, err);
-    acc_err rc = s ? ACC_OK : ACC_ERR_STORAGE;
+    struct acc_sql_stmt *s = NULL;
+    acc_err rc = set_lazy(st, c, lazy, err);
+    if (!rc && !(s = acc_sql_prepare(c, q, err)))
+        rc = ACC_ERR_STORAGE;
     for (int i = 0; !rc && i < n; i++) {
         if (b[i].is_text)
             acc_sql_bind_text(s, b[i].text);
@@ -195,10 +243,20 @@ static acc_err run(struct site_store *st, const struct acc_sql_query *q, const s
     }
     if (!rc)
         rc = acc_sql_run(s, "write", err);
+    /* Back to durable at once; if that fails, the next durable write tries
+     * again before it writes. */
+    if (lazy)
+        set_lazy(st, c, false, NULL);
     acc_sql_main_unlock(st->db);
     if (rc == ACC_ERR_KEY_REUSED)
         acc_error_set(err, ACC_ERR_KEY_REUSED, "the key is in use");
     return rc;
+}
+
+static acc_err run(struct site_store *st, const struct acc_sql_query *q, const struct bindv *b,
+                   int n, struct acc_error *err)
+{
+    return run_as(st, false, q, b, n, err);
 }
 
 acc_err site_store_intent(struct site_store *st, const struct site_booking *b, acc_time now,
@@ -209,7 +267,7 @@ acc_err site_store_intent(struct site_store *st, const struct site_booking *b, a
         T(b->resource), I(b->amount),  I(b->start),
         I(b->end),      T(b->old_key), I(now),
     };
-    return run(st, &q_intent, v, 9, err);
+    return run_as(st, true, &q_intent, v, 9, err);
 }
 
 acc_err site_store_reserved(struct site_store *st, const char *key, const struct acc_reservation *r,
@@ -228,10 +286,10 @@ acc_err site_store_set_state(struct site_store *st, const char *key, enum site_s
     return run(st, &q_set_state, v, 3, err);
 }
 
-acc_err site_store_delete(struct site_store *st, const char *key, struct acc_error *err)
+acc_err site_store_delete(struct site_store *st, const char *key, bool lazy, struct acc_error *err)
 {
     const struct bindv v[] = {T(key)};
-    return run(st, &q_delete, v, 1, err);
+    return run_as(st, lazy, &q_delete, v, 1, err);
 }
 
 acc_err site_store_tombstone(struct site_store *st, const char *peer, const char *key, acc_time now,
@@ -251,8 +309,8 @@ acc_err site_store_prune(struct site_store *st, acc_time now, struct acc_error *
     return run(st, &q_prune, v, 1, err);
 }
 
-acc_err site_store_count_open(struct site_store *st, const char *peer, acc_time now, int64_t *n,
-                              struct acc_error *err)
+static acc_err count_open(struct site_store *st, const char *peer, acc_time now, int64_t *n,
+                          struct acc_error *err)
 {
     struct acc_sql_conn *c = acc_sql_main_lock(st->db);
     struct acc_sql_stmt *s = acc_sql_prepare(c, &q_count_open, err);
@@ -269,6 +327,44 @@ acc_err site_store_count_open(struct site_store *st, const char *peer, acc_time 
     acc_sql_done(s);
     acc_sql_main_unlock(st->db);
     return rc;
+}
+
+/* The peer's bound, made when there is room (NULL: none, count always). */
+static struct open_bound *bound_of(struct site_store *st, const char *peer)
+{
+    for (size_t i = 0; i < st->n_bounds; i++) {
+        if (strcmp(st->bounds[i].peer, peer) == 0)
+            return &st->bounds[i];
+    }
+    if (st->n_bounds == SITE_BOUNDS_MAX || strlen(peer) >= sizeof st->bounds[0].peer)
+        return NULL;
+    struct open_bound *b = &st->bounds[st->n_bounds++];
+    acc_strlcpy(b->peer, peer, sizeof b->peer);
+    b->bound = INT64_MAX; /* not counted yet */
+    return b;
+}
+
+acc_err site_store_open_fewer(struct site_store *st, const char *peer, acc_time now, int64_t max,
+                              bool *fewer, int64_t *n, struct acc_error *err)
+{
+    pthread_mutex_lock(&st->bounds_lock);
+    struct open_bound *b = bound_of(st, peer);
+    if (b && b->bound < max) {
+        *n = b->bound++;
+        *fewer = true;
+        pthread_mutex_unlock(&st->bounds_lock);
+        return ACC_OK;
+    }
+    pthread_mutex_unlock(&st->bounds_lock);
+    acc_err rc = count_open(st, peer, now, n, err);
+    if (rc)
+        return rc;
+    *fewer = *n < max;
+    pthread_mutex_lock(&st->bounds_lock);
+    if ((b = bound_of(st, peer)) != NULL)
+        b->bound = *n + (*fewer ? 1 : 0);
+    pthread_mutex_unlock(&st->bounds_lock);
+    return ACC_OK;
 }
 
 acc_err site_store_intents(struct site_store *st, struct site_booking **out, size_t *n,

@@ -2,7 +2,12 @@
  * a bounded pool of libcurl easy handles (each keeps its TLS connection
  * alive, so a handshake is paid once per connection, not per call), one
  * time limit per call, bounded retries of idempotent calls, and faults that
- * name the site. */
+ * name the site.
+ *
+ * What every call shares (TLS files, callbacks, headers) is set on each
+ * handle once, at open; a call sets only what is its own.  The handles are
+ * never reset: a reset drops the settings, and setting the TLS files again
+ * on every call cost more than the exchange's own work on loopback. */
 #include "remote_internal.h"
 
 #include <curl/curl.h>
@@ -25,6 +30,55 @@ void remote_reply_release(struct remote_reply *r)
     memset(r, 0, sizeof *r);
 }
 
+struct sink {
+    struct acc_buf *buf;
+    bool too_large;
+};
+
+static size_t on_body(char *data, size_t size, size_t n, void *arg)
+{
+    struct sink *s = arg;
+    size_t add = size * n;
+    if (add > ACC_PROTO_BODY_MAX - s->buf->len) {
+        s->too_large = true;
+        return 0;
+    }
+    acc_buf_append(s->buf, data, add);
+    return acc_buf_ok(s->buf) ? add : 0;
+}
+
+/* libcurl calls this while a transfer runs (also while it waits); a
+ * non-zero answer aborts it: interrupt makes calls return. */
+static int on_progress(void *arg, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
+{
+    (void)dt, (void)dn, (void)ut, (void)un;
+    return atomic_load(&((struct remote *)arg)->stop) ? 1 : 0;
+}
+
+/* What every call of this adapter shares, set once on a new handle; a
+ * config error when the TLS files cannot be used. */
+static acc_err handle_setup(struct remote *r, CURL *c, struct acc_error *err)
+{
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L);
+    curl_easy_setopt(c, CURLOPT_TCP_NODELAY, 1L);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+    curl_easy_setopt(c, CURLOPT_XFERINFODATA, r);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, r->headers);
+    curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, r->insecure_http ? "https,http" : "https");
+    /* TLS: the site's certificate must verify against its CA and name it;
+     * accordd shows its own client certificate (lib/tls). */
+    struct acc_tls_client tls = {r->ca, r->cert, r->key};
+    if (acc_tls_curl_setup(c, &tls))
+        return acc_error_set(err, ACC_ERR_CONFIG,
+                             "%s: cannot use its TLS files (ca %s, certificate %s)", r->what,
+                             r->ca ? r->ca : "-", r->cert ? r->cert : "-");
+    return ACC_OK;
+}
+
 acc_err remote_http_open(struct remote *r, struct acc_error *err)
 {
     /* curl_global_init is not thread-safe before 7.84 and accordd opens
@@ -37,10 +91,20 @@ acc_err remote_http_open(struct remote *r, struct acc_error *err)
     r->slots = calloc(r->n_slots, sizeof *r->slots);
     if (!r->slots)
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    struct curl_slist *h = curl_slist_append(NULL, "Accept: application/xml");
+    r->headers = h;
+    h = h ? curl_slist_append(h, "Content-Type: application/xml") : NULL;
+    /* No "Expect: 100-continue": it would cost a round trip per PUT/POST. */
+    h = h ? curl_slist_append(h, "Expect:") : NULL;
+    if (!h)
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < r->n_slots; i++) {
         r->slots[i].curl = curl_easy_init();
         if (!r->slots[i].curl)
             return acc_error_set(err, ACC_ERR_NOMEM, "out of memory (libcurl handle)");
+        acc_err rc = handle_setup(r, r->slots[i].curl, err);
+        if (rc)
+            return rc;
     }
     return ACC_OK;
 }
@@ -53,6 +117,8 @@ void remote_http_close(struct remote *r)
     }
     free(r->slots);
     r->slots = NULL;
+    curl_slist_free_all(r->headers);
+    r->headers = NULL;
     if (r->lock_init) {
         pthread_cond_destroy(&r->freed);
         pthread_mutex_destroy(&r->lock);
@@ -106,31 +172,6 @@ static void slot_give(struct remote *r, struct remote_slot *s)
     pthread_mutex_unlock(&r->lock);
 }
 
-struct sink {
-    struct acc_buf *buf;
-    bool too_large;
-};
-
-static size_t on_body(char *data, size_t size, size_t n, void *arg)
-{
-    struct sink *s = arg;
-    size_t add = size * n;
-    if (add > ACC_PROTO_BODY_MAX - s->buf->len) {
-        s->too_large = true;
-        return 0;
-    }
-    acc_buf_append(s->buf, data, add);
-    return acc_buf_ok(s->buf) ? add : 0;
-}
-
-/* libcurl calls this while a transfer runs (also while it waits); a
- * non-zero answer aborts it: interrupt makes calls return. */
-static int on_progress(void *arg, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
-{
-    (void)dt, (void)dn, (void)ut, (void)un;
-    return atomic_load(&((struct remote *)arg)->stop) ? 1 : 0;
-}
-
 /* How one attempt went. */
 enum attempt {
     ATTEMPT_ANSWERED,  /* an HTTP answer: status and body */
@@ -139,49 +180,29 @@ enum attempt {
     ATTEMPT_FINAL,     /* anything else: err set, no retry */
 };
 
-/* The options of one attempt within ms (connecting within cms); false
- * when the TLS files cannot be used (err set). */
-static bool setup(struct remote *r, CURL *c, const char *method, const char *url, const char *body,
-                  size_t len, bool idempotent, long ms, long cms, struct curl_slist *hdrs,
-                  char *ebuf, struct sink *sink, struct acc_error *err)
+/* The options of one attempt within ms (connecting within cms). */
+static void setup(CURL *c, const char *method, const char *url, const char *body, size_t len,
+                  bool idempotent, long ms, long cms, char *ebuf, struct sink *sink)
 {
-    curl_easy_reset(c); /* keeps the live connection and the TLS session cache */
     curl_easy_setopt(c, CURLOPT_URL, url);
-    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, ms);
     curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, cms);
-    curl_easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L);
-    curl_easy_setopt(c, CURLOPT_TCP_NODELAY, 1L);
     curl_easy_setopt(c, CURLOPT_ERRORBUFFER, ebuf);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, sink);
-    curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-    curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
-    curl_easy_setopt(c, CURLOPT_XFERINFODATA, r);
-    curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
-    curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
-    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, r->insecure_http ? "https,http" : "https");
     /* libcurl sends a request again by itself when a kept-alive connection
      * turns out dead without any answer, POSTs included; a call that must
      * not run twice (submit) therefore takes a fresh connection. */
-    if (!idempotent)
-        curl_easy_setopt(c, CURLOPT_FRESH_CONNECT, 1L);
-    /* TLS: the site's certificate must verify against its CA and name it;
-     * accordd shows its own client certificate (lib/tls). */
-    struct acc_tls_client tls = {r->ca, r->cert, r->key};
-    if (acc_tls_curl_setup(c, &tls)) {
-        acc_error_set(err, ACC_ERR_CONFIG, "%s: cannot use its TLS files (ca %s, certificate %s)",
-                      r->what, r->ca ? r->ca : "-", r->cert ? r->cert : "-");
-        return false;
-    }
+    curl_easy_setopt(c, CURLOPT_FRESH_CONNECT, idempotent ? 0L : 1L);
+    /* Back to a GET without a body, then the call's method and body. */
+    curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
+    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, NULL);
     if (strcmp(method, "GET") != 0) {
-        curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
         if (body) {
             curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
             curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
         }
+        curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
     }
-    return true;
 }
 
 /* An attempt that got no answer: a bad URL, a certificate that does not
@@ -222,19 +243,21 @@ static enum attempt no_answer(struct remote *r, CURLcode cc, const char *why, lo
 
 static enum attempt attempt_once(struct remote *r, CURL *c, const char *method, const char *url,
                                  const char *body, size_t len, bool idempotent, int64_t left_us,
-                                 struct curl_slist *hdrs, struct remote_reply *out,
-                                 struct acc_error *err)
+                                 struct remote_reply *out, struct acc_error *err)
 {
     char ebuf[CURL_ERROR_SIZE] = "";
     struct sink sink = {&out->body, false};
     acc_buf_reset(&out->body);
     long ms = (long)(left_us / 1000) > 0 ? (long)(left_us / 1000) : 1;
     long cms = (long)(r->connect_timeout_s * 1000) < ms ? (long)(r->connect_timeout_s * 1000) : ms;
-    if (!setup(r, c, method, url, body, len, idempotent, ms, cms, hdrs, ebuf, &sink, err))
-        return ATTEMPT_FINAL;
+    setup(c, method, url, body, len, idempotent, ms, cms, ebuf, &sink);
     int64_t t0 = acc_mono_us();
     CURLcode cc = curl_easy_perform(c);
     out->rtt_us = acc_mono_us() - t0;
+    /* The handle outlives this frame: nothing of it may point here later
+     * (a connection closed while the pool idles may report an error). */
+    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, NULL);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, NULL);
     atomic_fetch_add(&r->attempts, 1);
     long connects = 0;
     if (curl_easy_getinfo(c, CURLINFO_NUM_CONNECTS, &connects) == CURLE_OK && connects > 0)
@@ -304,7 +327,6 @@ acc_err remote_call(struct remote *r, const char *method, const char *path, cons
                     size_t len, bool idempotent, struct remote_reply *out, struct acc_error *err)
 {
     acc_err rc = ACC_OK;
-    struct curl_slist *hdrs = NULL, *h = NULL;
     char url[512];
     acc_buf_init(&out->body);
     out->status = 0;
@@ -314,16 +336,6 @@ acc_err remote_call(struct remote *r, const char *method, const char *path, cons
                              r->what);
     if ((size_t)snprintf(url, sizeof url, "%s%s", r->url, path) >= sizeof url)
         return acc_error_set(err, ACC_ERR_INVALID, "%s: url too long for %s", r->what, path);
-    h = curl_slist_append(NULL, "Accept: application/xml");
-    if (h)
-        hdrs = h;
-    h = hdrs ? curl_slist_append(hdrs, "Content-Type: application/xml") : NULL;
-    /* No "Expect: 100-continue": it would cost a round trip per PUT/POST. */
-    h = h ? curl_slist_append(h, "Expect:") : NULL;
-    if (!h) {
-        rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
-        goto out;
-    }
     int64_t t0 = acc_mono_us(), deadline = t0 + r->timeout_s * 1000000;
     struct remote_slot *slot = slot_take(r, deadline);
     if (!slot) {
@@ -339,7 +351,7 @@ acc_err remote_call(struct remote *r, const char *method, const char *path, cons
     int64_t backoff_us = 50000;
     for (int64_t tried = 0;; tried++) {
         enum attempt a = attempt_once(r, slot->curl, method, url, body, len, idempotent,
-                                      deadline - acc_mono_us(), hdrs, out, err);
+                                      deadline - acc_mono_us(), out, err);
         if (a == ATTEMPT_ANSWERED) {
             if (out->status >= 200 && out->status < 300) {
                 acc_error_clear(err);
@@ -362,7 +374,6 @@ acc_err remote_call(struct remote *r, const char *method, const char *path, cons
     }
     slot_give(r, slot);
 out:
-    curl_slist_free_all(hdrs);
     if (rc)
         acc_buf_release(&out->body);
     return rc;

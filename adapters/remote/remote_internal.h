@@ -35,6 +35,7 @@ struct remote {
 
     size_t n_slots;
     struct remote_slot *slots;
+    void *headers; /* struct curl_slist *: the headers of every call */
     pthread_mutex_t lock;
     pthread_cond_t freed;
     bool lock_init;

@@ -18,7 +18,9 @@
  *   accord_remote_bench [seconds of the 16-client run, default 10]
  *                       [negotiations of the latency run, default 1000]
  *                       [site threads, default 4 (accord-site's default)]
- *                       [durable yes|no, default yes (accordd and sites)] */
+ *                       [durable yes|no, default yes (accordd and sites)]
+ *                       [paths all|remote, default all: remote skips the
+ *                        in-process runs, for profiling the remote path] */
 #include <pthread.h>
 #include <sys/resource.h>
 #include <stdatomic.h>
@@ -342,10 +344,12 @@ int main(int argc, char **argv)
     long threads = argc > 3 ? strtol(argv[3], NULL, 10) : 4;
     if (argc > 4)
         durable = strcmp(argv[4], "no") != 0;
+    bool inproc = argc <= 5 || strcmp(argv[5], "remote") != 0;
     if (seconds < 1 || n < 1 || threads < 1 || threads > 64 ||
-        (argc > 4 && strcmp(argv[4], "yes") != 0 && strcmp(argv[4], "no") != 0)) {
+        (argc > 4 && strcmp(argv[4], "yes") != 0 && strcmp(argv[4], "no") != 0) ||
+        (argc > 5 && strcmp(argv[5], "all") != 0 && strcmp(argv[5], "remote") != 0)) {
         fprintf(stderr, "usage: accord_remote_bench [seconds] [negotiations] [site threads] "
-                        "[durable yes|no]\n");
+                        "[durable yes|no] [paths all|remote]\n");
         return 2;
     }
     site_threads = (unsigned)threads;
@@ -370,15 +374,18 @@ int main(int argc, char **argv)
            seconds, n, durable ? "yes" : "no", site_threads);
     struct acc_config cfg;
     int64_t inproc_median = 0, remote_median = 0, inproc1 = 0, remote1 = 0;
-    struct acc_service *svc = open_service("inproc-lat", NULL, &cfg);
-    latency(svc, "in-process", offer, n, &inproc_median);
-    latency(svc, "in-proc 1", offer1, n, &inproc1);
-    acc_service_close(svc);
-    acc_config_release(&cfg);
-    svc = open_service("inproc-run", NULL, &cfg);
-    throughput(svc, "in-process", seconds);
-    acc_service_close(svc);
-    acc_config_release(&cfg);
+    struct acc_service *svc = NULL;
+    if (inproc) {
+        svc = open_service("inproc-lat", NULL, &cfg);
+        latency(svc, "in-process", offer, n, &inproc_median);
+        latency(svc, "in-proc 1", offer1, n, &inproc1);
+        acc_service_close(svc);
+        acc_config_release(&cfg);
+        svc = open_service("inproc-run", NULL, &cfg);
+        throughput(svc, "in-process", seconds);
+        acc_service_close(svc);
+        acc_config_release(&cfg);
+    }
 
     for (int round = 0; round < 2; round++) {
         struct acc_site *site[3];
@@ -396,13 +403,15 @@ int main(int argc, char **argv)
         remote_figures(svc, calls0, done);
         if (round == 0) {
             latency(svc, "remote 1", offer1, n, &remote1);
-            printf("remote     what the remote path adds: %lld us with 3 sites, %lld us with 1 "
-                   "(3 sites cost %.2f times 1: 1 if a round's calls ran fully concurrently, 3 if "
-                   "one after another)\n",
-                   (long long)(remote_median - inproc_median), (long long)(remote1 - inproc1),
-                   remote1 - inproc1 > 0
-                       ? (double)(remote_median - inproc_median) / (double)(remote1 - inproc1)
-                       : 0.0);
+            if (inproc)
+                printf(
+                    "remote     what the remote path adds: %lld us with 3 sites, %lld us with 1 "
+                    "(3 sites cost %.2f times 1: 1 if a round's calls ran fully concurrently, 3 if "
+                    "one after another)\n",
+                    (long long)(remote_median - inproc_median), (long long)(remote1 - inproc1),
+                    remote1 - inproc1 > 0
+                        ? (double)(remote_median - inproc_median) / (double)(remote1 - inproc1)
+                        : 0.0);
             call_times(site[0], n < 200 ? n : 200);
         }
         acc_service_close(svc);
