@@ -5,7 +5,6 @@
 #include "xml.h"
 
 #include <inttypes.h>
-#include <libxml/xmlwriter.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,7 +87,7 @@ static void declare(struct acc_xml_writer *w, const char *prefix, const char *hr
     if (w->failed || !href)
         return;
     snprintf(name, sizeof name, "xmlns:%s", prefix);
-    acc_xml_w_check(w, xmlTextWriterWriteAttribute(w->w, BAD_CAST name, BAD_CAST href));
+    acc_xml_w_attr(w, NULL, name, href);
 }
 
 static bool has_element_child(const xmlNode *n)

@@ -10,7 +10,6 @@
 #define ACC_XML_INTERNAL_H
 
 #include <libxml/tree.h>
-#include <libxml/xmlwriter.h>
 
 #include "xml.h"
 
@@ -48,14 +47,21 @@ bool acc_xml_is(const xmlNode *n, const char *ns, const char *name);
  * (render_writer.c, used by the render_*.c files).  Every call does
  * nothing once the writer has failed; acc_xml_w_close() then reports it. */
 
+/* An element the writer has open. */
+struct acc_xml_open {
+    size_t name;         /* offset of its qualified name in names */
+    unsigned char state; /* start tag open, or content written */
+};
+
 struct acc_xml_writer {
-    xmlBufferPtr buf;
-    xmlTextWriterPtr w;
+    struct acc_buf out;   /* the document so far */
+    struct acc_buf names; /* the open elements' qualified names, NUL-terminated */
+    struct acc_xml_open *open;
+    size_t depth, cap;
+    bool doindent; /* an end tag goes on a line of its own */
     bool failed;
 };
 
-/* Notes a failed libxml2 writer call (rc < 0). */
-void acc_xml_w_check(struct acc_xml_writer *w, int rc);
 /* Starts a document; acc_xml_w_close() ends it and appends it to out. */
 void acc_xml_w_open(struct acc_xml_writer *w);
 acc_err acc_xml_w_close(struct acc_xml_writer *w, struct acc_buf *out, struct acc_error *err);
