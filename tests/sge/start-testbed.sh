@@ -226,7 +226,7 @@ user_lists         NONE
 xuser_lists        NONE
 start_proc_args    NONE
 stop_proc_args     NONE
-allocation_rule    \$round_robin
+allocation_rule    $SLOTS
 control_slaves     TRUE
 job_is_first_task  FALSE
 urgency_slots      min
