@@ -43,7 +43,7 @@ PACKAGES=(build-essential cmake pkg-config libmicrohttpd-dev libxml2-dev libsqli
 # the installed units); its notification listener is python3.
 TEST_PACKAGES=(slurm-wlm munge iproute2 iputils-ping clang libclang-rt-dev xmlsec1 sqlite3
                openssl man-db groff-base debhelper dpkg-dev fakeroot lintian debootstrap
-               python3)
+               python3 gridengine-master gridengine-exec gridengine-client gridengine-common)
 JOBS=${JOBS:-$(nproc)}
 FUZZ_SECONDS=${FUZZ_SECONDS:-20}
 
@@ -60,6 +60,10 @@ install_missing() { # install_missing [extra packages...]
     [ "$(id -u)" -eq 0 ] || sudo=(sudo)
     log "installing: ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
+    # Grid Engine's packages would ask whether to set up a cluster in
+    # /var/lib/gridengine: no (tests/sge makes cells of its own).
+    echo "gridengine-common shared/gridengineconfig boolean false" |
+        "${sudo[@]}" debconf-set-selections 2>/dev/null || true
     local apt=("${sudo[@]}" apt-get -o DPkg::Lock::Timeout=600 -q -y --no-install-recommends)
     if ! "${apt[@]}" install "${missing[@]}" >/tmp/accord-apt.log 2>&1; then
         "${sudo[@]}" apt-get -o DPkg::Lock::Timeout=600 -q update >>/tmp/accord-apt.log 2>&1 || true
