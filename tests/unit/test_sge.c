@@ -51,7 +51,7 @@ static void test_times(void)
 
 static void test_qrstat_summary(void)
 {
-    size_t len;
+    size_t len = 0;
     char *xml = slurp("qrstat.xml", &len);
     CU_ASSERT_PTR_NOT_NULL_FATAL(xml);
     struct sge_ars ars;
@@ -72,7 +72,7 @@ static void test_qrstat_summary(void)
 
 static void test_qrstat_ar(void)
 {
-    size_t len;
+    size_t len = 0;
     char *xml = slurp("qrstat-ar.xml", &len);
     CU_ASSERT_PTR_NOT_NULL_FATAL(xml);
     struct sge_ars ars;
@@ -151,7 +151,7 @@ static void test_qrstat_malformed(void)
 
 static void test_qstat_queues(void)
 {
-    size_t len;
+    size_t len = 0;
     char *xml = slurp("qstat-f-r.xml", &len);
     CU_ASSERT_PTR_NOT_NULL_FATAL(xml);
     struct avail a;
