@@ -13,13 +13,17 @@
 #         under its own host name)   users nobody; proxies through
 #                                    qsub -sync y -ar LOCALID as nobody
 #   accordd on 127.0.0.1:0, [site sitea] and [site sgea] of adapter = remote
-#   (mutual TLS), [launch] launcher = manual with control_address 10.83.0.1
+#   (mutual TLS), a [link] of 1000 Mbit/s between them of adapter tc (egress
+#   accsge0 towards the exec hosts, each exec host's eth0 back; the Slurm
+#   nodes reach the exec hosts from 10.83.0.1), [launch] launcher = manual
+#   with control_address 10.83.0.1
 #   (the bridge of the Grid Engine testbed: reached from sitea's nodes and
 #   from the exec hosts alike), account nobody, UCX over TCP.
 #
-#   1. an offer with a component at each site is agreed; at the common start
-#      both reservations exist in their batch systems (scontrol show
-#      reservation LOCALID, qrstat -ar LOCALID) with the agreed start;
+#   1. an offer with a component at each site and 100 Mbit/s between them is
+#      agreed; at the common start both reservations exist in their batch
+#      systems (scontrol show reservation LOCALID, qrstat -ar LOCALID) with
+#      the agreed start, and the link's classes are on the wire (tc);
 #   2. the MPI ring (accord-ring, 2 ranks at each site) runs across both to
 #      RING OK and exit status 0; sgea's proxy ran as a Grid Engine job of
 #      nobody in the advance reservation (qacct), its ranks on an exec host
@@ -207,17 +211,33 @@ path = $BUILD
 env = UCX_TLS=tcp
 env = LD_PRELOAD=$BUILD/tests/libucx_finalize_barrier.so
 
+; sitea's nodes reach the exec hosts from the bridge's address
 [site sitea]
 adapter = remote
 nodes = 8
 hosts = sitea-n[01-08]
+addresses = 10.83.0.1,10.83.0.1,10.83.0.1,10.83.0.1,10.83.0.1,10.83.0.1,10.83.0.1,10.83.0.1
 $(remote "$PA")
 
 [site sgea]
 adapter = remote
 nodes = 3
 hosts = sgea-n[1-3]
+addresses = 10.83.0.[11-13]
 $(remote "$PB")
+
+; the link between them, enforced with tc: towards the exec hosts on the
+; bridge, back from them on each exec host's eth0
+[network wan]
+adapter = tc
+path.sitea_sgea.sitea = -/accsge0
+path.sitea_sgea.sgea = asg-n1/eth0 asg-n2/eth0 asg-n3/eth0
+audit_interval = 1s
+
+[link sitea_sgea]
+sites = sitea sgea
+capacity = 1000
+network = wan
 EOF
 setsid "$BUILD/accordd" --config "$DIR/accordd/accordd.ini" --db "$DIR/accordd/accordd.db" \
     --listen 127.0.0.1:0 </dev/null >"$DIR/accordd/log" 2>&1 &
@@ -284,6 +304,8 @@ offer() { # NAME AHEAD SECONDS [LAUNCH-TERM]
 <co:Nodes>1</co:Nodes>$comp</co:Component></wsag:ServiceDescriptionTerm>
 <wsag:ServiceDescriptionTerm wsag:Name="sge" wsag:ServiceName="m"><co:Component><co:Site>sgea</co:Site>
 <co:Nodes>1</co:Nodes>$comp</co:Component></wsag:ServiceDescriptionTerm>
+<wsag:ServiceDescriptionTerm wsag:Name="wire" wsag:ServiceName="m"><co:Link><co:Between>slurm</co:Between>
+<co:And>sge</co:And><co:Bandwidth>100</co:Bandwidth></co:Link></wsag:ServiceDescriptionTerm>
 ${4:-}
 </wsag:All></wsag:Terms></wsag:AgreementOffer>
 EOF
@@ -321,6 +343,12 @@ expect "  for nobody, 2 slots of PE mpi" grep -q "^granted_parallel_environment 
 host_b=$(sed -n 's/^granted_slots_list  *all\.q@\([^=]*\)=2$/\1/p' <<<"$ar")
 expect "  on one exec host ($host_b)" grep -q "^sgea-n[1-3]\$" <<<"$host_b"
 [ "$failures" = 0 ] || printf '    | %s\n    | %s\n' "$resv" "$(tr '\n' ' ' <<<"$ar")"
+# The link's 100 Mbit/s on the wire: a leaf class of that rate on the bridge
+# (towards the exec hosts) and on the AR's exec host (back).
+leaf() { tc ${1:+-n "$1"} class show dev "$2" 2>/dev/null | grep -q " rate 100Mbit "; }
+ns_b=asg-${host_b#sgea-}
+expect "tc: 100 Mbit/s towards sgea on accsge0" wait_for 10 leaf "" accsge0
+expect "tc: 100 Mbit/s back from $host_b (on $ns_b/eth0)" wait_for 10 leaf "$ns_b" eth0
 
 # ------------------------------------------------------------ 2. the ring
 
@@ -361,6 +389,8 @@ fi
 echo "== 3. the job's end releases both; terminate removes both"
 expect "the job's end released the Slurm reservation $LA" wait_for 15 no_slurm_resv "$LA"
 expect "  and the Grid Engine AR $LB" wait_for 15 no_sge_resv "$LB"
+no_leaf() { ! leaf "$@"; }
+expect "  and the link's classes" wait_for 15 no_leaf "" accsge0
 reply=$(api POST /agreements "$(offer later 600 300)")
 ID=$(agreement_id "$reply")
 expect "a second agreement across both ($ID)" test "$(st)" = 201 -a -n "$ID"
