@@ -276,7 +276,7 @@ static acc_err check_submit(struct acc_site_jobs *j, const char *peer,
 
 /* The words of qsub's part of the command line, kept while it is built. */
 struct qsub_words {
-    char ar[32], name[128], host[80], h_rt[40], out[PATH_MAX + 16];
+    char ar[128], name[128], host[80], h_rt[40], out[PATH_MAX + 16];
 };
 
 /* h_rt: the job must end inside the reservation from when the scheduler
@@ -306,6 +306,24 @@ static size_t qsub_args(struct acc_site_jobs *j, const struct acc_site_job_booki
     for (size_t i = 0; words[i]; i++)
         argv[k++] = words[i];
     return k;
+}
+
+/* The proxy's whole environment (7 entries at most with the NULL):
+ * PATH, HOME, USER, and SLURM_CONF or SGE_ROOT and SGE_CELL when set. */
+static void job_env(const struct acc_site_jobs *j, const char *home, const char *user,
+                    const char **envp)
+{
+    size_t n = 0;
+    envp[n++] = "PATH=/usr/local/bin:/usr/bin:/bin";
+    envp[n++] = home;
+    envp[n++] = user;
+    const char *extra[] = {j->slurm_conf, j->use_qsub ? j->sge_root : NULL,
+                           j->use_qsub ? j->sge_cell : NULL};
+    for (size_t i = 0; i < 3; i++) {
+        if (extra[i])
+            envp[n++] = extra[i];
+    }
+    envp[n] = NULL;
 }
 
 acc_err acc_site_jobs_submit(struct acc_site_jobs *j, const char *peer,
@@ -363,15 +381,8 @@ acc_err acc_site_jobs_submit(struct acc_site_jobs *j, const char *peer,
     char home[PATH_MAX + 8], user[96];
     snprintf(home, sizeof home, "HOME=%s", dir);
     snprintf(user, sizeof user, "USER=%s", j->user);
-    const char *envp[6] = {"PATH=/usr/local/bin:/usr/bin:/bin", home, user};
-    size_t ne = 3;
-    const char *extra[] = {j->slurm_conf, j->use_qsub ? j->sge_root : NULL,
-                           j->use_qsub ? j->sge_cell : NULL};
-    for (size_t i = 0; i < 3; i++) {
-        if (extra[i])
-            envp[ne++] = extra[i];
-    }
-    envp[ne] = NULL;
+    const char *envp[8];
+    job_env(j, home, user, envp);
     rc = spawn(j, dir, argv, envp, &x.pid, err);
     if (rc) {
         sjobs_remove(j, x.id);
