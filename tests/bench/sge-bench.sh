@@ -2,7 +2,8 @@
 # sge-bench.sh - co-allocates across a real Slurm cluster and a real Grid
 # Engine cluster (both started here, on this machine, and stopped after) and
 # prints Accord's time per agreement next to the raw commands that book the
-# same (scontrol create reservation + qrsub).  Needs root (the daemons).
+# same (scontrol create reservation + qrsub).  Needs root (the daemons), and
+# no other Grid Engine testbed running (its bridge and subnet are fixed).
 #   tests/bench/sge-bench.sh [runs, default 10]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
