@@ -25,7 +25,7 @@
 #      systems (scontrol show reservation LOCALID, qrstat -ar LOCALID) with
 #      the agreed start, and the link's classes are on the wire (tc);
 #   2. the MPI ring (accord-ring, 2 ranks at each site) runs across both to
-#      RING OK and exit status 0; sgea's proxy ran as a Grid Engine job of
+#      RING OK and exit status 0, its traffic through the link's classes; sgea's proxy ran as a Grid Engine job of
 #      nobody in the advance reservation (qacct), its ranks on an exec host
 #      of the reservation;
 #   3. the job's end releases both reservations; a second agreement's
@@ -362,7 +362,23 @@ for _ in $(seq 300); do
     sleep 0.2
 done
 expect "sgea's proxy was a Grid Engine job of nobody ($seen)" grep -q "^nobody " <<<"$seen"
-if wait_for 150 state_is "$ID" Complete; then ok "meta-job Complete"; else bad "meta-job not Complete: $(agreement_state "$ID")"; fi
+# Until it ends: the bytes the link's leaf classes carried (they go with the
+# reservation at the job's end, so they are sampled while it runs).
+leaf_bytes() { # NS DEV: what the 100 Mbit/s leaf sent, or 0
+    tc ${1:+-n "$1"} -s class show dev "$2" 2>/dev/null |
+        awk '/ rate 100Mbit / {f = 1; next} f && /Sent/ {print $2; f = 0; found = 1} END {if (!found) print 0}' |
+        head -n 1
+}
+bytes_a=0 bytes_b=0 end=$(($(date +%s) + 150))
+while ! state_is "$ID" Complete && [ "$(date +%s)" -lt "$end" ]; do
+    a=$(leaf_bytes "" accsge0) b=$(leaf_bytes "$ns_b" eth0)
+    [ "$a" -gt "$bytes_a" ] && bytes_a=$a
+    [ "$b" -gt "$bytes_b" ] && bytes_b=$b
+    sleep 0.2
+done
+if state_is "$ID" Complete; then ok "meta-job Complete"; else bad "meta-job not Complete: $(agreement_state "$ID")"; fi
+expect "the ranks' traffic went through the link's classes ($bytes_a bytes towards sgea, $bytes_b back)" \
+    test "$bytes_a" -gt 0 -a "$bytes_b" -gt 0
 out=$(api GET "/agreements/$ID/launch/output")
 expect "RING OK with 4 ranks of components slurm and sge" grep -q 'RING OK ranks=4 components=slurm:2,sge:2' <<<"$out"
 expect "exit status 0" grep -q '<co:ExitStatus>0</co:ExitStatus>' <<<"$(api GET "/agreements/$ID/launch")"
