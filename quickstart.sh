@@ -41,9 +41,11 @@ PACKAGES=(build-essential cmake pkg-config libmicrohttpd-dev libxml2-dev libsqli
 # (debhelper, dpkg-dev, fakeroot), checks it with lintian, installs it into a
 # debootstrapped Debian 12 (with systemd there, for systemd-analyze verify on
 # the installed units); its notification listener is python3.
+# The sge adapter's tests start a real Grid Engine cluster (tests/sge).
 TEST_PACKAGES=(slurm-wlm munge iproute2 iputils-ping clang libclang-rt-dev xmlsec1 sqlite3
                openssl man-db groff-base debhelper dpkg-dev fakeroot lintian debootstrap
-               python3 chromium)
+               python3 chromium gridengine-master gridengine-exec gridengine-client
+               gridengine-common)
 # The web page's test (tests/browser) drives chromium with playwright-core
 # from npm: Debian's nodejs and npm unless a node with npm is there already
 # (Debian's npm conflicts with NodeSource's nodejs, which brings its own).
@@ -64,6 +66,10 @@ install_missing() { # install_missing [extra packages...]
     [ "$(id -u)" -eq 0 ] || sudo=(sudo)
     log "installing: ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
+    # Grid Engine's packages would ask whether to set up a cluster in
+    # /var/lib/gridengine: no (tests/sge makes cells of its own).
+    echo "gridengine-common shared/gridengineconfig boolean false" |
+        "${sudo[@]}" debconf-set-selections 2>/dev/null || true
     local apt=("${sudo[@]}" apt-get -o DPkg::Lock::Timeout=600 -q -y --no-install-recommends)
     if ! "${apt[@]}" install "${missing[@]}" >/tmp/accord-apt.log 2>&1; then
         "${sudo[@]}" apt-get -o DPkg::Lock::Timeout=600 -q update >>/tmp/accord-apt.log 2>&1 || true

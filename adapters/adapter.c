@@ -10,11 +10,13 @@
 extern const struct acc_adapter_ops acc_sim_batch_ops;
 extern const struct acc_adapter_ops acc_sim_network_ops;
 extern const struct acc_adapter_ops acc_slurm_ops;
+extern const struct acc_adapter_ops acc_sge_ops;
 extern const struct acc_adapter_ops acc_tc_ops;
 extern const struct acc_adapter_ops acc_remote_ops;
 
 const struct acc_adapter_ops *const acc_adapter_kinds[] = {
-    &acc_sim_batch_ops, &acc_sim_network_ops, &acc_slurm_ops, &acc_tc_ops, &acc_remote_ops, NULL,
+    &acc_sim_batch_ops, &acc_sim_network_ops, &acc_slurm_ops, &acc_sge_ops,
+    &acc_tc_ops,        &acc_remote_ops,      NULL,
 };
 
 const struct acc_adapter_ops *acc_adapter_kind_find(const char *kind)

@@ -57,9 +57,18 @@ static acc_err open_jobs(struct acc_site *s, struct acc_error *err)
         slurm_conf = acc_kv_get(sc->settings, sc->n_settings, "slurm_conf");
         bin_dir = acc_kv_get(sc->settings, sc->n_settings, "bin_dir");
     }
+    /* A Grid Engine site (when no Slurm site is) through qsub -sync y -ar,
+     * with the sge adapter's own sge_root, cell and bin_dir. */
+    const struct acc_site_cfg *sge = NULL;
+    for (size_t i = 0; i < s->cfg.res.n_sites && !srun && !sge; i++) {
+        if (strcmp(s->cfg.res.sites[i].adapter, "sge") == 0)
+            sge = &s->cfg.res.sites[i];
+    }
+    if (sge)
+        bin_dir = acc_kv_get(sge->settings, sge->n_settings, "bin_dir");
     char srun_path[PATH_MAX];
-    if (bin_dir &&
-        (size_t)snprintf(srun_path, sizeof srun_path, "%s/srun", bin_dir) >= sizeof srun_path) {
+    if (bin_dir && (size_t)snprintf(srun_path, sizeof srun_path, "%s/%s", bin_dir,
+                                    sge ? "qsub" : "srun") >= sizeof srun_path) {
         rc = acc_error_set(err, ACC_ERR_CONFIG, "bin_dir %.64s...: too long", bin_dir);
         goto out;
     }
@@ -72,6 +81,10 @@ static acc_err open_jobs(struct acc_site *s, struct acc_error *err)
         .srun = srun,
         .srun_path = bin_dir ? srun_path : NULL,
         .slurm_conf = slurm_conf,
+        .qsub = sge != NULL,
+        .qsub_path = bin_dir ? srun_path : NULL,
+        .sge_root = sge ? acc_kv_get(sge->settings, sge->n_settings, "sge_root") : NULL,
+        .sge_cell = sge ? acc_kv_get(sge->settings, sge->n_settings, "cell") : NULL,
     };
     rc = acc_site_jobs_open(&jc, &s->jobs, err);
     if (rc) {

@@ -78,6 +78,16 @@ static void sweep(struct acc_site_jobs *j, acc_time now)
     }
 }
 
+/* "NAME=value", malloc'd; NULL when out of memory. */
+static char *env_entry(const char *name, const char *value)
+{
+    size_t len = strlen(name) + strlen(value) + 2;
+    char *e = malloc(len);
+    if (e)
+        snprintf(e, len, "%s=%s", name, value);
+    return e;
+}
+
 static void free_table(struct acc_site_jobs *j)
 {
     free(j->dir);
@@ -85,6 +95,9 @@ static void free_table(struct acc_site_jobs *j)
     free(j->user);
     free(j->srun);
     free(j->slurm_conf);
+    free(j->qsub);
+    free(j->sge_root);
+    free(j->sge_cell);
     free(j->nets);
     free(j->jobs);
     free(j);
@@ -130,10 +143,15 @@ acc_err acc_site_jobs_open(const struct acc_site_jobs_cfg *cfg, struct acc_site_
     j->slurm_conf = sc ? malloc(strlen(sc) + 12) : NULL;
     if (j->slurm_conf)
         snprintf(j->slurm_conf, strlen(sc) + 12, "SLURM_CONF=%s", sc);
+    j->use_qsub = cfg->qsub && !cfg->srun;
+    j->qsub = strdup(cfg->qsub_path ? cfg->qsub_path : "qsub");
+    j->sge_root = cfg->sge_root ? env_entry("SGE_ROOT", cfg->sge_root) : NULL;
+    j->sge_cell = cfg->sge_cell ? env_entry("SGE_CELL", cfg->sge_cell) : NULL;
     j->nets = malloc(cfg->n_nets * sizeof *j->nets);
     j->jobs = calloc(j->max_jobs, sizeof *j->jobs);
     if (!j->dir || !j->proxy || !j->user || !j->srun || !j->nets || !j->jobs ||
-        (sc && !j->slurm_conf)) {
+        (sc && !j->slurm_conf) || !j->qsub || (cfg->sge_root && !j->sge_root) ||
+        (cfg->sge_cell && !j->sge_cell)) {
         rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
         goto fail;
     }
@@ -249,11 +267,63 @@ static acc_err check_submit(struct acc_site_jobs *j, const char *peer,
                              job->host, b->key);
     if (now < b->start || now >= b->end)
         return acc_error_set(err, ACC_ERR_STATE, "job: reservation %s is not running now", b->key);
-    if (j->use_srun && (!b->local_id || !acc_name_valid(b->local_id, 127)))
+    if ((j->use_srun || j->use_qsub) && (!b->local_id || !acc_name_valid(b->local_id, 127)))
         return acc_error_set(err, ACC_ERR_INVALID, "job: reservation %s has no usable local id",
                              b->key);
     return acc_site_proxy_check(job->executable, job->args, job->n_args, j->nets, j->n_nets, NULL,
                                 err);
+}
+
+/* The words of qsub's part of the command line, kept while it is built. */
+struct qsub_words {
+    char ar[128], name[128], host[80], h_rt[40], out[PATH_MAX + 16];
+};
+
+/* h_rt: the job must end inside the reservation from when the scheduler
+ * starts it (a few seconds on), so it asks for what is left less a margin:
+ * 30 s, or half of what is left when that is a minute or less. */
+static int64_t qsub_h_rt(acc_time now, acc_time end)
+{
+    int64_t left = end - now;
+    int64_t h = left > 60 ? left - 30 : left / 2;
+    return h < 1 ? 1 : h;
+}
+
+/* Appends `qsub -sync y -ar LOCALID -N accord-KEY -l h=HOST -l h_rt=N -wd
+ * DIR -o DIR/proxy.out -j y -b y` to argv from k; the new count. */
+static size_t qsub_args(struct acc_site_jobs *j, const struct acc_site_job_booking *b,
+                        const struct acc_job *job, acc_time now, const char *dir, const char **argv,
+                        size_t k, struct qsub_words *q)
+{
+    snprintf(q->ar, sizeof q->ar, "%s", b->local_id);
+    snprintf(q->name, sizeof q->name, "accord-%s", job->key);
+    snprintf(q->host, sizeof q->host, "h=%s", job->host);
+    snprintf(q->h_rt, sizeof q->h_rt, "h_rt=%" PRId64, qsub_h_rt(now, b->end));
+    snprintf(q->out, sizeof q->out, "%s/proxy.out", dir);
+    const char *words[] = {j->qsub, "-sync", "y",  "-ar",   q->ar, "-N", q->name,
+                           "-l",    q->host, "-l", q->h_rt, "-wd", dir,  "-o",
+                           q->out,  "-j",    "y",  "-b",    "y",   NULL};
+    for (size_t i = 0; words[i]; i++)
+        argv[k++] = words[i];
+    return k;
+}
+
+/* The proxy's whole environment (7 entries at most with the NULL):
+ * PATH, HOME, USER, and SLURM_CONF or SGE_ROOT and SGE_CELL when set. */
+static void job_env(const struct acc_site_jobs *j, const char *home, const char *user,
+                    const char **envp)
+{
+    size_t n = 0;
+    envp[n++] = "PATH=/usr/local/bin:/usr/bin:/bin";
+    envp[n++] = home;
+    envp[n++] = user;
+    const char *extra[] = {j->slurm_conf, j->use_qsub ? j->sge_root : NULL,
+                           j->use_qsub ? j->sge_cell : NULL};
+    for (size_t i = 0; i < 3; i++) {
+        if (extra[i])
+            envp[n++] = extra[i];
+    }
+    envp[n] = NULL;
 }
 
 acc_err acc_site_jobs_submit(struct acc_site_jobs *j, const char *peer,
@@ -267,7 +337,8 @@ acc_err acc_site_jobs_submit(struct acc_site_jobs *j, const char *peer,
     sweep(j, now);
     struct site_job x = {0};
     char dir[PATH_MAX], limit[32], resv[160], nodelist[80], name[128];
-    const char *argv[16 + ACC_SITE_PROXY_MAX_ARGS];
+    struct qsub_words q;
+    const char *argv[32 + ACC_SITE_PROXY_MAX_ARGS];
     if (!make_room(j)) {
         rc = acc_error_set(err, ACC_ERR_OVERLOADED, "job: this site runs %zu jobs already",
                            j->max_jobs);
@@ -290,7 +361,9 @@ acc_err acc_site_jobs_submit(struct acc_site_jobs *j, const char *peer,
     argv[k++] = wrapper;
     argv[k++] = "accord-proxy";
     argv[k++] = limit;
-    if (j->use_srun) {
+    if (j->use_qsub) {
+        k = qsub_args(j, b, job, now, dir, argv, k, &q);
+    } else if (j->use_srun) {
         snprintf(resv, sizeof resv, "--reservation=%s", b->local_id);
         snprintf(nodelist, sizeof nodelist, "--nodelist=%s", job->host);
         snprintf(name, sizeof name, "--job-name=accord-%s", job->key);
@@ -308,7 +381,8 @@ acc_err acc_site_jobs_submit(struct acc_site_jobs *j, const char *peer,
     char home[PATH_MAX + 8], user[96];
     snprintf(home, sizeof home, "HOME=%s", dir);
     snprintf(user, sizeof user, "USER=%s", j->user);
-    const char *envp[] = {"PATH=/usr/local/bin:/usr/bin:/bin", home, user, j->slurm_conf, NULL};
+    const char *envp[8];
+    job_env(j, home, user, envp);
     rc = spawn(j, dir, argv, envp, &x.pid, err);
     if (rc) {
         sjobs_remove(j, x.id);

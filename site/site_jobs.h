@@ -10,7 +10,8 @@
  *                 proxy of a key the peer holds, on a host of that
  *                 reservation, inside its time, started as the configured
  *                 job user in a process group of its own (here by fork and
- *                 exec, or on a Slurm site through srun --reservation), its
+ *                 exec, on a Slurm site through srun --reservation, on a
+ *                 Grid Engine site through qsub -sync y -ar), its
  *                 output bounded in a directory of its own; status and
  *                 cancel by id; a bounded number of jobs
  *
@@ -91,6 +92,14 @@ struct acc_site_jobs_cfg {
     bool srun;
     const char *srun_path;
     const char *slurm_conf;
+    /* A Grid Engine site: start through `qsub -sync y -ar LOCALID
+     * -N accord-KEY -l h=HOST -l h_rt=SECONDS -wd DIR -o DIR/proxy.out -j y
+     * -b y PROXY ARGS` (qsub_path, NULL: "qsub" in PATH), with SGE_ROOT and
+     * SGE_CELL (sge_cell NULL: the default cell) in its environment. */
+    bool qsub;
+    const char *qsub_path;
+    const char *sge_root;
+    const char *sge_cell;
 };
 
 /* The booking the job is for, as the daemon's journal holds it (only

@@ -24,13 +24,14 @@ struct site_job {
 
 struct acc_site_jobs {
     char *dir, *proxy, *user, *srun, *slurm_conf;
+    char *qsub, *sge_root, *sge_cell; /* "SGE_ROOT=...", "SGE_CELL=..." or NULL */
     uid_t uid;
     gid_t gid;
     gid_t groups[MAX_GROUPS];
     int n_groups;
     struct acc_site_cidr *nets;
     size_t n_nets, max_jobs, output_limit;
-    bool use_srun;
+    bool use_srun, use_qsub;
     pthread_mutex_t lock;
     struct site_job *jobs;
     size_t n;

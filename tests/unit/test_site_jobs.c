@@ -446,6 +446,63 @@ static void test_jobs_srun(void)
     acc_site_jobs_close(f.j);
 }
 
+/* A Grid Engine site: the proxy goes through qsub -sync y into the
+ * advance reservation on its host, as the job user, with the cell in its
+ * environment (a stand-in qsub prints what it was given). */
+static void test_jobs_qsub(void)
+{
+    if (geteuid() != 0) {
+        fprintf(stderr, "(not root) ");
+        return;
+    }
+    struct jfix f;
+    CU_ASSERT_TRUE_FATAL(jfix_open(&f, 4));
+    acc_site_jobs_close(f.j);
+    char qsub[700];
+    snprintf(qsub, sizeof qsub, "%s/qsub", f.dir);
+    FILE *p = fopen(qsub, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    fputs("#!/bin/sh\necho \"qsub: $*\"\necho \"env: $SGE_ROOT $SGE_CELL $(id -un)\"\n"
+          "exit 0\n",
+          p);
+    fclose(p);
+    chmod(qsub, 0755);
+    f.cfg.qsub = true;
+    f.cfg.qsub_path = qsub;
+    f.cfg.sge_root = "/opt/sge";
+    f.cfg.sge_cell = "accord";
+    struct acc_error err;
+    ACC_ASSERT_OK(acc_site_jobs_open(&f.cfg, &f.j, &err));
+    char id[ACC_SITE_JOB_ID_MAX];
+    acc_time now = acc_now();
+    ACC_ASSERT_OK(submit(&f, "P", "alpha-n1", "0", now - 1, now + 600, id, &err));
+    struct acc_job_status st;
+    CU_ASSERT_TRUE_FATAL(wait_done(&f, "P", id, &st));
+    CU_ASSERT_STRING_EQUAL(st.state, "COMPLETED");
+    char *out = job_file(&f, id, "output");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+    /* h_rt: what is left of the reservation (600 s, or 599) less 30 s */
+    char want[1200];
+    snprintf(want, sizeof want, "qsub: -sync y -ar r1 -N accord-k1 -l h=alpha-n1 -l h_rt=5");
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, want));
+    snprintf(want, sizeof want, " -j y -b y %s --control-port 10.79.0.1:45839 --rmk user", f.proxy);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, want));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "/proxy.out -j y"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "env: /opt/sge accord nobody"));
+    if (!strstr(out, want) || !strstr(out, "env: /opt/sge accord nobody"))
+        fprintf(stderr, "\n%s\n", out);
+    free(out);
+    /* Without the reservation's id there is nothing to submit into. */
+    const char *a[] = {GOOD};
+    struct acc_job job = {
+        .key = "k1", .host = "alpha-n1", .executable = "hydra_pmi_proxy", .args = a, .n_args = 20};
+    struct acc_site_job_booking b = {
+        .key = "k1", .nodes = "alpha-n1", .start = now - 1, .end = now + 600};
+    CU_ASSERT_EQUAL(acc_site_jobs_submit(f.j, "P", &b, &job, now, id, sizeof id, &err),
+                    ACC_ERR_INVALID);
+    acc_site_jobs_close(f.j);
+}
+
 static void test_jobs_config(void)
 {
     struct jfix f;
@@ -483,6 +540,7 @@ static const struct acc_test_case table_tests[] = {
     {"run as nobody, bounded output, other peers, refusals", test_jobs_run},
     {"cancel a group, the bound, a restart", test_jobs_cancel_bound_restart},
     {"a Slurm site: through srun --reservation", test_jobs_srun},
+    {"a Grid Engine site: through qsub -sync y -ar", test_jobs_qsub},
     {NULL, NULL},
 };
 
