@@ -50,6 +50,7 @@ enum stmt_id {
     S_TRACE_INSERT,
     S_TRACE_GET,
     S_JOURNAL_PUT,
+    S_JOURNAL_MOVE,
     S_JOURNAL_BY_AGR,
     S_JOURNAL_OPEN,
     S_RUN_INSERT,

@@ -17,10 +17,14 @@ static const struct acc_sql_query
                    "amount, start_time, end_time, state, local_id, effective_start, "
                    "effective_end, error, updated) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
                    "ON CONFLICT(key) DO UPDATE SET state = excluded.state, "
-                   "agreement_id = excluded.agreement_id, "
                    "local_id = excluded.local_id, effective_start = excluded.effective_start, "
                    "effective_end = excluded.effective_end, error = excluded.error, "
                    "updated = excluded.updated"},
+    /* A held quote's entries change hands when the quote is committed:
+     * only then is agreement_id written, so that an entry's outcome does
+     * not rewrite its page of the index by agreement (reservation_agreement). */
+    journal_move = {S_JOURNAL_MOVE, "UPDATE reservation SET agreement_id = ?2 "
+                                    "WHERE key = ?1 AND agreement_id <> ?2"},
     journal_by_agr = {S_JOURNAL_BY_AGR, "SELECT " JOURNAL_COLUMNS " FROM reservation r "
                                         "WHERE r.agreement_id = ? ORDER BY r.rowid"},
     /* Open entries of negotiations that are over: their agreement is no
@@ -74,6 +78,11 @@ acc_err store_journal_put_one(struct acc_sql_conn *c, const struct acc_booking *
     acc_sql_bind_time(s, bk->eff_end);
     acc_sql_bind_text(s, bk->error[0] ? bk->error : NULL);
     acc_sql_bind_i64(s, now);
+    acc_err rc = acc_sql_run(s, "write journal", err);
+    if (rc || !(s = acc_sql_prepare(c, &journal_move, err)))
+        return rc ? rc : ACC_ERR_STORAGE;
+    acc_sql_bind_text(s, bk->key);
+    acc_sql_bind_text(s, bk->agreement);
     return acc_sql_run(s, "write journal", err);
 }
 

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "migrations.h"
+#include "sql.h"
 #include "store.h"
 #include "strutil.h"
 #include "testutil.h"
@@ -233,6 +235,68 @@ static void test_journal(void)
     ACC_ASSERT_OK(acc_store_journal_get(st, "dddddddddddddddd", &got, &n, &err));
     CU_ASSERT_EQUAL(n, 2);
     free(got);
+    /* An entry that changes hands (a held quote's, committed to an
+     * agreement) moves with its outcome; the others stay. */
+    acc_strlcpy(b[0].agreement, "ffffffffffffffff", sizeof b[0].agreement);
+    ACC_ASSERT_OK(acc_store_journal_put(st, b, 1, 0, &err));
+    ACC_ASSERT_OK(acc_store_journal_get(st, "ffffffffffffffff", &got, &n, &err));
+    CU_ASSERT_EQUAL(n, 1);
+    CU_ASSERT_STRING_EQUAL(n ? got[0].key : "", "k-0");
+    CU_ASSERT_EQUAL(n ? got[0].state : 0, ACC_BOOKING_CANCELLED);
+    free(got);
+    ACC_ASSERT_OK(acc_store_journal_get(st, "dddddddddddddddd", &got, &n, &err));
+    CU_ASSERT_EQUAL(n, 1);
+    CU_ASSERT_STRING_EQUAL(n ? got[0].key : "", "k-1");
+    free(got);
+}
+
+/* A database of the schema before 0009 keeps its agreements, and finds them
+ * by state without the index 0009 drops. */
+static void test_migration_fewer_writes(void)
+{
+    char path[300];
+    snprintf(path, sizeof path, "%s/pre9.db", acc_test_tmpdir());
+    struct acc_sql_options o = {.path = path,
+                                .label = "database",
+                                .migrations = acc_migrations,
+                                .n_migrations = acc_migrations_count - 1};
+    struct acc_sql *old = NULL;
+    struct acc_error err;
+    ACC_ASSERT_OK(acc_sql_open(&o, &old, &err));
+    struct acc_sql_conn *c = acc_sql_main_lock(old);
+    ACC_ASSERT_OK(acc_sql_exec(c,
+                               "INSERT INTO agreement (id, initiator, state, created, updated, "
+                               "duration, strategy, launch, offer) VALUES "
+                               "('mmmmmmmmmmmmmmm1', 'al', 'Pending', 1, 1, 1, 'intersect', "
+                               "'none', x'00'), ('mmmmmmmmmmmmmmm2', 'al', 'Observed', 2, 2, 1, "
+                               "'intersect', 'none', x'00')",
+                               &err));
+    acc_sql_main_unlock(old);
+    acc_sql_close(old);
+    struct acc_store_options so = {path, false, 2, 0};
+    struct acc_store *s2 = NULL;
+    ACC_ASSERT_OK(acc_store_open(&so, &s2, &err));
+    struct acc_list_filter f = {.state = "Observed"};
+    struct acc_agreement_list l;
+    ACC_ASSERT_OK(acc_store_agreement_list(s2, &f, &l, &err));
+    CU_ASSERT_EQUAL(l.n, 1);
+    CU_ASSERT_STRING_EQUAL(l.n ? l.v[0].id : "", "mmmmmmmmmmmmmmm2");
+    acc_agreement_list_release(&l);
+    uint64_t counts[ACC_STATE__COUNT];
+    ACC_ASSERT_OK(acc_store_agreement_counts(s2, counts, &err));
+    CU_ASSERT_EQUAL(counts[ACC_STATE_PENDING], 1);
+    acc_store_close(s2);
+    sqlite3 *r = NULL;
+    CU_ASSERT_EQUAL_FATAL(sqlite3_open(path, &r), SQLITE_OK);
+    sqlite3_stmt *s = NULL;
+    sqlite3_prepare_v2(r,
+                       "SELECT count(*) FROM sqlite_schema WHERE name IN "
+                       "('agreement_state', 'agreement_state_updated')",
+                       -1, &s, NULL);
+    CU_ASSERT_EQUAL(sqlite3_step(s), SQLITE_ROW);
+    CU_ASSERT_EQUAL(sqlite3_column_int(s, 0), 1); /* the one that serves both */
+    sqlite3_finalize(s);
+    sqlite3_close(r);
 }
 
 struct writer {
@@ -464,6 +528,7 @@ static const struct acc_test_case tests[] = {
     {"settle, trace, transitions", test_settle_and_transitions},
     {"list filters and counts", test_list_filters},
     {"journal", test_journal},
+    {"a database from before 0009 keeps its agreements", test_migration_fewer_writes},
     {"concurrent writers share commits", test_concurrent_writers_group_commit},
     {"reopen keeps everything", test_reopen_keeps_everything},
     {"not a database", test_not_a_database},
