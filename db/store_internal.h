@@ -12,6 +12,7 @@
  *   store_version.c    versions of a modified agreement
  *   store_quote.c      quotes and their held reservations
  *   store_prune.c      retention (what ended long ago goes) and backups
+ *   store_pack.c       long texts kept compressed
  *
  * Internal names start with store_; no database library's type is seen
  * here (the SQL layer keeps them). */
@@ -131,6 +132,12 @@ acc_err store_write_components(struct acc_sql_conn *c, const struct acc_agreemen
                                struct acc_error *err);
 acc_err store_write_links(struct acc_sql_conn *c, const struct acc_agreement *a,
                           struct acc_error *err);
+/* store_pack.c: long texts (an offer, the launch descriptions) compressed
+ * when that saves space.  Binds v (n bytes) packed, or as it is: as text
+ * (text) or a blob.  Reads either form back as a malloc'd NUL-terminated
+ * copy (NULL column: *out NULL); ACC_ERR_STORAGE for a damaged value. */
+void store_bind_packed(struct acc_sql_stmt *s, const char *v, size_t n, bool text);
+acc_err store_col_unpacked(struct acc_sql_stmt *s, int i, bool text, char **out, size_t *len);
 /* The run of a settled agreement: its style and launch descriptions. */
 acc_err store_run_insert(struct acc_sql_conn *c, const char *id, const struct acc_run *r,
                          struct acc_error *err);
