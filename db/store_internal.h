@@ -7,7 +7,8 @@
  *                      bound), the one write primitive, flush and ping
  *   store_agreement.c  agreements and their allocation: writes
  *   store_agreement_read.c  ... and reads (one, lists, ids, counts)
- *   store_journal.c    the reservation journal and the negotiation trace
+ *   store_journal.c    the reservation journal
+ *   store_trace.c      the negotiation trace (one packed row per version)
  *   store_run.c        launches (runs)
  *   store_version.c    versions of a modified agreement
  *   store_quote.c      quotes and their held reservations
@@ -47,8 +48,9 @@ enum stmt_id {
     S_LINK_DELETE,
     S_LINK_INSERT,
     S_LINK_GET,
-    S_TRACE_MAXSEQ,
-    S_TRACE_INSERT,
+    S_TRACE_OWNER,
+    S_TRACE_PACK_GET,
+    S_TRACE_PACK_PUT,
     S_TRACE_GET,
     S_JOURNAL_PUT,
     S_JOURNAL_MOVE,

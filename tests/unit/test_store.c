@@ -5,9 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "buf.h"
-#include "migrations.h"
-#include "sql.h"
 #include "store.h"
 #include "strutil.h"
 #include "testutil.h"
@@ -251,125 +248,6 @@ static void test_journal(void)
     free(got);
 }
 
-static sqlite3_int64 raw_offer(const char *path, const char *id, int *first)
-{
-    sqlite3 *r = NULL;
-    sqlite3_stmt *s = NULL;
-    sqlite3_int64 n = -1;
-    sqlite3_open(path, &r);
-    sqlite3_prepare_v2(r,
-                       "SELECT length(CAST(offer AS BLOB)), hex(substr(offer, 1, 2)) "
-                       "FROM agreement WHERE id = ?",
-                       -1, &s, NULL);
-    sqlite3_bind_text(s, 1, id, -1, SQLITE_STATIC);
-    if (sqlite3_step(s) == SQLITE_ROW) {
-        n = sqlite3_column_int64(s, 0);
-        *first = strcmp((const char *)sqlite3_column_text(s, 1), "007A") == 0;
-    }
-    sqlite3_finalize(s);
-    sqlite3_close(r);
-    return n;
-}
-
-/* A long offer is stored compressed and read back as it was; a short one as
- * it is; a damaged packed value is an error, not a hole. */
-static void test_packed_offer(void)
-{
-    struct acc_agreement a, b;
-    struct acc_error err;
-    fill(&a, "pppppppppppppppp", "al");
-    free(a.offer_xml);
-    struct acc_buf x = ACC_BUF_INIT;
-    acc_buf_puts(&x, "<wsag:AgreementOffer>");
-    for (int i = 0; i < 40; i++)
-        acc_buf_printf(&x, "<co:Component n=\"%d\"><co:Nodes>4</co:Nodes></co:Component>", i);
-    acc_buf_puts(&x, "</wsag:AgreementOffer>");
-    CU_ASSERT_FATAL(acc_buf_ok(&x));
-    a.offer_len = x.len;
-    a.offer_xml = acc_strndup(x.data, x.len);
-    acc_buf_release(&x);
-    ACC_ASSERT_OK(acc_store_agreement_create(st, &a, NULL, 0, NULL, NULL, &err));
-    ACC_ASSERT_OK(acc_store_agreement_get(st, a.id, true, &b, &err));
-    CU_ASSERT_EQUAL(b.offer_len, a.offer_len);
-    CU_ASSERT_TRUE(b.offer_xml && memcmp(b.offer_xml, a.offer_xml, a.offer_len) == 0);
-    acc_agreement_release(&b);
-    int packed = 0;
-    sqlite3_int64 n = raw_offer(db, a.id, &packed);
-    CU_ASSERT_TRUE(packed);
-    CU_ASSERT_TRUE(n > 0 && n < (sqlite3_int64)a.offer_len / 4);
-    ACC_ASSERT_OK(acc_store_agreement_get(st, "aaaaaaaaaaaaaaaa", true, &b, &err));
-    CU_ASSERT_EQUAL(b.offer_len, 8); /* short: as it is */
-    acc_agreement_release(&b);
-    CU_ASSERT_EQUAL(raw_offer(db, "aaaaaaaaaaaaaaaa", &packed), 8);
-    CU_ASSERT_FALSE(packed);
-    sqlite3 *r = NULL;
-    sqlite3_open(db, &r);
-    CU_ASSERT_EQUAL(sqlite3_exec(r,
-                                 "UPDATE agreement SET offer = x'007a10000000789c00' "
-                                 "WHERE id = 'pppppppppppppppp'",
-                                 NULL, NULL, NULL),
-                    SQLITE_OK);
-    sqlite3_close(r);
-    CU_ASSERT_EQUAL(acc_store_agreement_get(st, a.id, true, &b, &err), ACC_ERR_STORAGE);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "damaged"));
-    acc_agreement_release(&a);
-}
-
-/* A database of the schema before 0009 keeps its agreements, and finds them
- * by state without the index 0009 drops. */
-static void test_migration_fewer_writes(void)
-{
-    char path[300];
-    snprintf(path, sizeof path, "%s/pre9.db", acc_test_tmpdir());
-    struct acc_sql_options o = {.path = path,
-                                .label = "database",
-                                .migrations = acc_migrations,
-                                .n_migrations = acc_migrations_count - 1};
-    struct acc_sql *old = NULL;
-    struct acc_error err;
-    ACC_ASSERT_OK(acc_sql_open(&o, &old, &err));
-    struct acc_sql_conn *c = acc_sql_main_lock(old);
-    ACC_ASSERT_OK(acc_sql_exec(c,
-                               "INSERT INTO agreement (id, initiator, state, created, updated, "
-                               "duration, strategy, launch, offer) VALUES "
-                               "('mmmmmmmmmmmmmmm1', 'al', 'Pending', 1, 1, 1, 'intersect', "
-                               "'none', x'00'), ('mmmmmmmmmmmmmmm2', 'al', 'Observed', 2, 2, 1, "
-                               "'intersect', 'none', '<offer>' || printf('%.400c', 'x') || "
-                               "'</offer>')",
-                               &err));
-    acc_sql_main_unlock(old);
-    acc_sql_close(old);
-    struct acc_store_options so = {path, false, 2, 0};
-    struct acc_store *s2 = NULL;
-    ACC_ASSERT_OK(acc_store_open(&so, &s2, &err));
-    struct acc_list_filter f = {.state = "Observed"};
-    struct acc_agreement_list l;
-    ACC_ASSERT_OK(acc_store_agreement_list(s2, &f, &l, &err));
-    CU_ASSERT_EQUAL(l.n, 1);
-    CU_ASSERT_STRING_EQUAL(l.n ? l.v[0].id : "", "mmmmmmmmmmmmmmm2");
-    acc_agreement_list_release(&l);
-    uint64_t counts[ACC_STATE__COUNT];
-    ACC_ASSERT_OK(acc_store_agreement_counts(s2, counts, &err));
-    CU_ASSERT_EQUAL(counts[ACC_STATE_PENDING], 1);
-    struct acc_agreement a; /* an offer stored as it was, before packing */
-    ACC_ASSERT_OK(acc_store_agreement_get(s2, "mmmmmmmmmmmmmmm2", true, &a, &err));
-    CU_ASSERT_EQUAL(a.offer_len, 415);
-    CU_ASSERT_TRUE(a.offer_xml && strncmp(a.offer_xml, "<offer>xxx", 10) == 0);
-    acc_agreement_release(&a);
-    acc_store_close(s2);
-    sqlite3 *r = NULL;
-    CU_ASSERT_EQUAL_FATAL(sqlite3_open(path, &r), SQLITE_OK);
-    sqlite3_stmt *s = NULL;
-    sqlite3_prepare_v2(r,
-                       "SELECT count(*) FROM sqlite_schema WHERE name IN "
-                       "('agreement_state', 'agreement_state_updated')",
-                       -1, &s, NULL);
-    CU_ASSERT_EQUAL(sqlite3_step(s), SQLITE_ROW);
-    CU_ASSERT_EQUAL(sqlite3_column_int(s, 0), 1); /* the one that serves both */
-    sqlite3_finalize(s);
-    sqlite3_close(r);
-}
-
 struct writer {
     pthread_t tid;
     int base;
@@ -599,8 +477,6 @@ static const struct acc_test_case tests[] = {
     {"settle, trace, transitions", test_settle_and_transitions},
     {"list filters and counts", test_list_filters},
     {"journal", test_journal},
-    {"a database from before 0009 keeps its agreements", test_migration_fewer_writes},
-    {"long offers are stored compressed", test_packed_offer},
     {"concurrent writers share commits", test_concurrent_writers_group_commit},
     {"reopen keeps everything", test_reopen_keeps_everything},
     {"not a database", test_not_a_database},
