@@ -20,7 +20,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 PACKAGES=(build-essential cmake pkg-config libmicrohttpd-dev libxml2-dev libsqlite3-dev
-          libssl-dev libcurl4-openssl-dev libcunit1-dev libinih-dev libjansson-dev clang-format
+          libssl-dev libcurl4-openssl-dev libcunit1-dev libinih-dev libjansson-dev zlib1g-dev clang-format
           libgnutls28-dev valgrind curl mpich libmpich-dev gnuplot-nox libxmlsec1-dev
           libxmlsec1-openssl)
 # libxmlsec1 (OpenSSL backend) signs the agreements (XML-DSig, lib/dsig).

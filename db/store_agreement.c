@@ -96,7 +96,7 @@ static acc_err create_job(struct acc_sql_conn *c, void *arg, struct acc_error *e
     acc_sql_bind_text(s, acc_strategy_name(a->strategy));
     acc_sql_bind_text(s, acc_launch_name(a->launch));
     acc_sql_bind_text(s, x->idem_key);
-    acc_sql_bind_blob(s, a->offer_xml, a->offer_len, false);
+    store_bind_packed(s, a->offer_xml, a->offer_len, false);
     acc_sql_bind_text(s, a->terms);
     acc_sql_bind_text(s, a->guarantees);
     return acc_sql_run(s, "insert agreement", err);

@@ -121,7 +121,9 @@ static acc_err each_row(struct acc_sql_conn *c, const struct acc_sql_query *d, c
     while (!(rc = acc_sql_step(s, &more, what, err)) && more) {
         if ((rc = row(s, ctx))) {
             acc_sql_done(s);
-            return acc_error_set(err, rc, "out of memory");
+            if (rc == ACC_ERR_NOMEM)
+                return acc_error_set(err, rc, "out of memory");
+            return acc_error_set(err, rc, "database: %s of %.40s: a damaged value", what, id);
         }
     }
     acc_sql_done(s);
@@ -181,7 +183,7 @@ static acc_err link_row(struct acc_sql_stmt *s, void *ctx)
 static acc_err offer_row(struct acc_sql_stmt *s, void *ctx)
 {
     struct acc_agreement *a = ctx;
-    return acc_sql_col_blob(s, 0, &a->offer_xml, &a->offer_len);
+    return store_col_unpacked(s, 0, false, &a->offer_xml, &a->offer_len);
 }
 
 static acc_err read_allocation(struct acc_sql_conn *c, struct acc_agreement *a,

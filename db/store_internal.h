@@ -7,11 +7,13 @@
  *                      bound), the one write primitive, flush and ping
  *   store_agreement.c  agreements and their allocation: writes
  *   store_agreement_read.c  ... and reads (one, lists, ids, counts)
- *   store_journal.c    the reservation journal and the negotiation trace
+ *   store_journal.c    the reservation journal
+ *   store_trace.c      the negotiation trace (one packed row per version)
  *   store_run.c        launches (runs)
  *   store_version.c    versions of a modified agreement
  *   store_quote.c      quotes and their held reservations
  *   store_prune.c      retention (what ended long ago goes) and backups
+ *   store_pack.c       long texts kept compressed
  *
  * Internal names start with store_; no database library's type is seen
  * here (the SQL layer keeps them). */
@@ -46,10 +48,12 @@ enum stmt_id {
     S_LINK_DELETE,
     S_LINK_INSERT,
     S_LINK_GET,
-    S_TRACE_MAXSEQ,
-    S_TRACE_INSERT,
+    S_TRACE_OWNER,
+    S_TRACE_PACK_GET,
+    S_TRACE_PACK_PUT,
     S_TRACE_GET,
     S_JOURNAL_PUT,
+    S_JOURNAL_MOVE,
     S_JOURNAL_BY_AGR,
     S_JOURNAL_OPEN,
     S_RUN_INSERT,
@@ -130,6 +134,12 @@ acc_err store_write_components(struct acc_sql_conn *c, const struct acc_agreemen
                                struct acc_error *err);
 acc_err store_write_links(struct acc_sql_conn *c, const struct acc_agreement *a,
                           struct acc_error *err);
+/* store_pack.c: long texts (an offer, the launch descriptions) compressed
+ * when that saves space.  Binds v (n bytes) packed, or as it is: as text
+ * (text) or a blob.  Reads either form back as a malloc'd NUL-terminated
+ * copy (NULL column: *out NULL); ACC_ERR_STORAGE for a damaged value. */
+void store_bind_packed(struct acc_sql_stmt *s, const char *v, size_t n, bool text);
+acc_err store_col_unpacked(struct acc_sql_stmt *s, int i, bool text, char **out, size_t *len);
 /* The run of a settled agreement: its style and launch descriptions. */
 acc_err store_run_insert(struct acc_sql_conn *c, const char *id, const struct acc_run *r,
                          struct acc_error *err);

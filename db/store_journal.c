@@ -1,5 +1,5 @@
 /* store_journal.c - the reservation journal (every reservation before it is
- * asked for and its outcome after) and the negotiation trace. */
+ * asked for and its outcome after; the negotiation trace: store_trace.c). */
 #include "store.h"
 
 #include <stdlib.h>
@@ -17,10 +17,14 @@ static const struct acc_sql_query
                    "amount, start_time, end_time, state, local_id, effective_start, "
                    "effective_end, error, updated) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
                    "ON CONFLICT(key) DO UPDATE SET state = excluded.state, "
-                   "agreement_id = excluded.agreement_id, "
                    "local_id = excluded.local_id, effective_start = excluded.effective_start, "
                    "effective_end = excluded.effective_end, error = excluded.error, "
                    "updated = excluded.updated"},
+    /* A held quote's entries change hands when the quote is committed:
+     * only then is agreement_id written, so that an entry's outcome does
+     * not rewrite its page of the index by agreement (reservation_agreement). */
+    journal_move = {S_JOURNAL_MOVE, "UPDATE reservation SET agreement_id = ?2 "
+                                    "WHERE key = ?1 AND agreement_id <> ?2"},
     journal_by_agr = {S_JOURNAL_BY_AGR, "SELECT " JOURNAL_COLUMNS " FROM reservation r "
                                         "WHERE r.agreement_id = ? ORDER BY r.rowid"},
     /* Open entries of negotiations that are over: their agreement is no
@@ -36,20 +40,7 @@ static const struct acc_sql_query
                     /* a quote's hold being booked (quote.c; at start-up
                      * svc_quote_recover ends those a stop cut short) */
                     "AND r.agreement_id NOT IN (SELECT id FROM quote WHERE state = 'Advisory') "
-                    "ORDER BY r.rowid"},
-    trace_maxseq = {S_TRACE_MAXSEQ,
-                    "SELECT coalesce(max(seq), 0), (SELECT version FROM agreement WHERE id = ?1) "
-                    "FROM trace_event WHERE agreement = (SELECT seq FROM agreement WHERE id = ?1)"},
-    trace_insert = {S_TRACE_INSERT,
-                    "INSERT INTO trace_event (agreement, seq, round, kind, target, adapter, "
-                    "amount, t_from, t_until, t_result, status, elapsed_us, detail, version) "
-                    "VALUES ((SELECT seq FROM agreement WHERE id = ?), ?,?,?,?,?,?,?,?,?,?,?,?,?)"},
-    trace_get = {S_TRACE_GET,
-                 "SELECT seq, round, kind, target, adapter, amount, t_from, t_until, t_result, "
-                 "status, elapsed_us, detail FROM trace_event "
-                 "WHERE agreement = (SELECT seq FROM agreement WHERE id = ?1) AND version = "
-                 "coalesce(nullif(?2, 0), (SELECT version FROM agreement WHERE id = ?1)) "
-                 "ORDER BY seq"};
+                    "ORDER BY r.rowid"};
 
 /* ---------------------------------------------------------------- journal */
 
@@ -74,6 +65,11 @@ acc_err store_journal_put_one(struct acc_sql_conn *c, const struct acc_booking *
     acc_sql_bind_time(s, bk->eff_end);
     acc_sql_bind_text(s, bk->error[0] ? bk->error : NULL);
     acc_sql_bind_i64(s, now);
+    acc_err rc = acc_sql_run(s, "write journal", err);
+    if (rc || !(s = acc_sql_prepare(c, &journal_move, err)))
+        return rc ? rc : ACC_ERR_STORAGE;
+    acc_sql_bind_text(s, bk->key);
+    acc_sql_bind_text(s, bk->agreement);
     return acc_sql_run(s, "write journal", err);
 }
 
@@ -170,108 +166,5 @@ acc_err acc_store_journal_get(struct acc_store *st, const char *agreement, struc
         *out = NULL;
         *n = 0;
     }
-    return rc;
-}
-
-/* ------------------------------------------------------------------ trace */
-
-acc_err store_trace_put(struct acc_sql_conn *c, const char *id, const struct acc_trace *t,
-                        unsigned version, struct acc_error *err)
-{
-    if (!t || t->n == 0)
-        return ACC_OK;
-    struct acc_sql_stmt *s = acc_sql_prepare(c, &trace_maxseq, err);
-    if (!s)
-        return ACC_ERR_STORAGE;
-    acc_sql_bind_text(s, id);
-    acc_err rc = acc_sql_bound(s, "write trace", err);
-    if (rc)
-        return rc;
-    bool row;
-    rc = acc_sql_step(s, &row, "write trace", err);
-    int64_t base = row ? acc_sql_col_i64(s, 0) : 0;
-    if (row && !version)
-        version = (unsigned)acc_sql_col_i64(s, 1);
-    acc_sql_done(s);
-    if (!rc && !row)
-        rc = acc_error_set(err, ACC_ERR_STORAGE, "database: write trace: no agreement %.40s", id);
-    if (rc)
-        return rc;
-    for (size_t i = 0; i < t->n; i++) {
-        const struct acc_trace_event *e = &t->v[i];
-        if (!(s = acc_sql_prepare(c, &trace_insert, err)))
-            return ACC_ERR_STORAGE;
-        acc_sql_bind_text(s, id);
-        acc_sql_bind_i64(s, base + (int64_t)i + 1);
-        acc_sql_bind_i64(s, e->round);
-        acc_sql_bind_text(s, acc_trace_kind_name(e->kind));
-        acc_sql_bind_text(s, e->target);
-        acc_sql_bind_text(s, e->adapter);
-        acc_sql_bind_i64(s, e->amount);
-        acc_sql_bind_time(s, e->t_from);
-        acc_sql_bind_time(s, e->t_until);
-        acc_sql_bind_time(s, e->t_result);
-        acc_sql_bind_text(s, acc_err_symbol(e->status));
-        acc_sql_bind_i64(s, e->elapsed_us);
-        acc_sql_bind_text(s, e->detail);
-        acc_sql_bind_i64(s, version ? version : 1);
-        if ((rc = acc_sql_run(s, "write trace", err)))
-            return rc;
-    }
-    return ACC_OK;
-}
-
-acc_err acc_store_trace_get(struct acc_store *st, const char *id, struct acc_trace *out,
-                            struct acc_error *err)
-{
-    return acc_store_trace_get_version(st, id, 0, out, err);
-}
-
-acc_err acc_store_trace_get_version(struct acc_store *st, const char *id, unsigned version,
-                                    struct acc_trace *out, struct acc_error *err)
-{
-    acc_trace_init(out);
-    struct acc_sql_conn *c;
-    acc_err rc = acc_sql_reader_take(st->db, &c, err);
-    if (rc)
-        return rc;
-    struct acc_sql_stmt *s = acc_sql_prepare(c, &trace_get, err);
-    if (!s) {
-        acc_sql_reader_give(st->db, c);
-        return ACC_ERR_STORAGE;
-    }
-    acc_sql_bind_text(s, id);
-    acc_sql_bind_i64(s, version);
-    bool row = false;
-    rc = acc_sql_bound(s, "read trace", err);
-    while (!rc && !(rc = acc_sql_step(s, &row, "read trace", err)) && row) {
-        struct acc_trace_event e = {0};
-        e.round = (unsigned)acc_sql_col_int(s, 1);
-        const char *kind = acc_sql_col_text(s, 2);
-        if (!kind || !acc_trace_kind_parse(kind, &e.kind))
-            e.kind = ACC_TRACE_FAIL;
-        e.target = (char *)acc_sql_col_text(s, 3);
-        e.adapter = (char *)acc_sql_col_text(s, 4);
-        e.amount = acc_sql_col_i64(s, 5);
-        e.t_from = acc_sql_col_i64(s, 6);
-        e.t_until = acc_sql_col_i64(s, 7);
-        e.t_result = acc_sql_col_i64(s, 8);
-        const char *status = acc_sql_col_text(s, 9);
-        e.status = ACC_OK;
-        for (int k = 0; status && k < ACC_ERR__COUNT; k++) {
-            if (strcmp(status, acc_err_symbol((acc_err)k)) == 0)
-                e.status = (acc_err)k;
-        }
-        e.elapsed_us = acc_sql_col_i64(s, 10);
-        e.detail = (char *)acc_sql_col_text(s, 11);
-        if (acc_trace_add(out, &e)) {
-            rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
-            break;
-        }
-    }
-    acc_sql_done(s);
-    acc_sql_reader_give(st->db, c);
-    if (rc)
-        acc_trace_release(out);
     return rc;
 }

@@ -35,8 +35,9 @@ acc_err store_run_insert(struct acc_sql_conn *c, const char *id, const struct ac
     acc_sql_bind_text(s, acc_launch_name(r->style));
     acc_sql_bind_text(s, acc_run_state_name(r->state));
     acc_sql_bind_text(s, r->directory);
-    acc_sql_bind_text(s, r->metampich ? r->metampich : "");
-    acc_sql_bind_text(s, r->rsl ? r->rsl : "");
+    const char *meta = r->metampich ? r->metampich : "", *rsl = r->rsl ? r->rsl : "";
+    store_bind_packed(s, meta, strlen(meta), true);
+    store_bind_packed(s, rsl, strlen(rsl), true);
     acc_sql_bind_text(s, r->reason);
     return acc_sql_run(s, "write launch descriptions", err);
 }
@@ -75,11 +76,16 @@ static acc_err run_read(struct acc_sql_conn *c, const char *id, bool with_output
     r->reason = acc_sql_col_dup(s, 10);
     bool oom = acc_sql_col_blob(s, 11, &r->output, &r->output_len) != ACC_OK;
     r->output_total = acc_sql_col_null(s, 12) ? -1 : acc_sql_col_i64(s, 12);
-    r->metampich = acc_sql_col_dup(s, 13);
-    r->rsl = acc_sql_col_dup(s, 14);
+    size_t n;
+    acc_err prc = store_col_unpacked(s, 13, true, &r->metampich, &n);
+    if (!prc)
+        prc = store_col_unpacked(s, 14, true, &r->rsl, &n);
     r->batch = acc_sql_col_dup(s, 15);
-    oom |= !r->metampich || !r->rsl;
+    oom |= prc == ACC_ERR_NOMEM || (!prc && (!r->metampich || !r->rsl));
     acc_sql_done(s);
+    if (prc == ACC_ERR_STORAGE)
+        return acc_error_set(err, prc, "database: the launch descriptions of %.40s are damaged",
+                             id);
     return oom ? acc_error_set(err, ACC_ERR_NOMEM, "out of memory") : ACC_OK;
 }
 

@@ -75,23 +75,21 @@ acc_err acc_ledger_options_apply(struct acc_ledger_options *o, const struct acc_
 
 static void booking_free(struct ledger_entry *b)
 {
-    if (b) {
-        free((char *)b->b.owner);
-        free(b);
-    }
+    free(b); /* the owner's copy is in the same allocation */
 }
 
+/* One allocation per booking, its owner's name after the entry: a simulated
+ * site holds every booking of the next days in memory. */
 static struct ledger_entry *booking_new(size_t r, acc_time start, acc_time end, int64_t amount,
                                         const char *owner)
 {
-    struct ledger_entry *b = calloc(1, sizeof *b);
+    size_t n = strlen(owner ? owner : "") + 1;
+    struct ledger_entry *b = calloc(1, sizeof *b + n);
     if (!b)
         return NULL;
-    b->b = (struct acc_ledger_booking){r, start, end, amount, strdup(owner ? owner : "")};
-    if (!b->b.owner) {
-        free(b);
-        return NULL;
-    }
+    char *copy = (char *)(b + 1);
+    memcpy(copy, owner ? owner : "", n);
+    b->b = (struct acc_ledger_booking){r, start, end, amount, copy};
     return b;
 }
 

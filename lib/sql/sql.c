@@ -11,7 +11,8 @@
 #include "../common/log.h"
 #include "sql_internal.h"
 
-#define READERS_DEFAULT 32
+#define READERS_DEFAULT   32
+#define CACHE_KIB_DEFAULT 256
 
 acc_err sql_fail(const struct acc_sql *db, enum sql_rc rc, const char *what, const char *msg,
                  struct acc_error *err)
@@ -45,8 +46,8 @@ void acc_sql_disconnect(struct acc_sql_conn *c)
 
 /* A connection to path (the database's own, or ":memory:" for a snapshot's
  * main connection). */
-static acc_err connect_to(struct acc_sql *db, const char *path, struct acc_sql_conn **out,
-                          struct acc_error *err)
+static acc_err connect_to(struct acc_sql *db, const char *path, bool is_main,
+                          struct acc_sql_conn **out, struct acc_error *err)
 {
     struct acc_sql_conn *c = calloc(1, sizeof *c);
     if (!c || (db->opt.n_slots && !(c->cache = calloc(db->opt.n_slots, sizeof *c->cache)))) {
@@ -56,6 +57,8 @@ static acc_err connect_to(struct acc_sql *db, const char *path, struct acc_sql_c
     c->db = db;
     struct acc_sql_options o = db->opt;
     o.path = path;
+    /* the backend's default for the main connection, a small cache else */
+    o.cache_kib = is_main ? 0 : db->opt.cache_kib ? db->opt.cache_kib : CACHE_KIB_DEFAULT;
     acc_err rc = db->be->connect(&o, &c->h, err);
     if (rc) {
         acc_error_prefix(err, "%s %s", db->opt.label, db->opt.path);
@@ -72,7 +75,7 @@ acc_err acc_sql_connect(struct acc_sql *db, struct acc_sql_conn **out, struct ac
     if (db->opt.snapshot)
         return acc_error_set(err, ACC_ERR_INTERNAL, "%s %s: a copy in memory has one connection",
                              db->opt.label, db->opt.path);
-    return connect_to(db, db->opt.path, out, err);
+    return connect_to(db, db->opt.path, false, out, err);
 }
 
 struct acc_sql_conn *acc_sql_main_lock(struct acc_sql *db)
@@ -389,7 +392,7 @@ acc_err acc_sql_open(const struct acc_sql_options *opt, struct acc_sql **out, st
     if (!rc && be->one_writer_file && is_file(db->opt.path) && !snapshot)
         rc = sql_lock_take(db, err);
     if (!rc)
-        rc = connect_to(db, snapshot ? ":memory:" : db->opt.path, &db->main, err);
+        rc = connect_to(db, snapshot ? ":memory:" : db->opt.path, true, &db->main, err);
     if (!rc && snapshot && (rc = db->be->copy_in(db->main->h, db->opt.path, err)))
         acc_error_prefix(err, "%s %s", db->opt.label, db->opt.path);
     if (!rc && (rc = db->be->wal_setup(db->main->h, err)))

@@ -66,6 +66,12 @@ struct acc_sql_options {
     size_t n_migrations;
     unsigned n_slots;     /* prepared statements cached per connection (struct acc_sql_query) */
     unsigned max_readers; /* reader connections at most (0: 32) */
+    /* The page cache of every connection but the main one (readers, the
+     * checkpointer), in KiB (0: 256).  The main connection, the writer's,
+     * keeps the backend's default (SQLite: 2 MiB).  With up to max_readers
+     * readers this bounds what the database holds in memory however large
+     * it grows; the operating system's cache keeps the rest. */
+    unsigned cache_kib;
     /* Work on a copy in memory of the file as it is at open: the file is
      * only read, by a connection of its own that SQLite shares with the
      * owner like any other, and its lock is not taken (a file not made yet

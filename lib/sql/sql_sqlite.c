@@ -83,11 +83,18 @@ static acc_err lite_connect(const struct acc_sql_options *opt, void **h, struct 
     sqlite3_busy_timeout(l->db, ACC_SQL_BUSY_MS);
     sqlite3_extended_result_codes(l->db, 1);
     /* journal_size_limit: a log that was reset is cut back to the limit
-     * instead of keeping the size of its largest day. */
-    char pragmas[160];
+     * instead of keeping the size of its largest day.  temp_store=MEMORY:
+     * the undo record of a savepoint (the writer runs each job in one)
+     * stays in memory instead of spilling past 64 KiB into a temporary
+     * file; nothing in it needs to survive a crash.  cache_size: the
+     * connection's page cache, bounded (sql.h). */
+    char pragmas[256], cache[48] = "";
+    if (opt->cache_kib)
+        snprintf(cache, sizeof cache, " PRAGMA cache_size=-%u;", opt->cache_kib);
     snprintf(pragmas, sizeof pragmas,
-             "PRAGMA synchronous=%s; PRAGMA foreign_keys=ON; PRAGMA journal_size_limit=%lld;",
-             opt->durable ? "FULL" : "NORMAL", (long long)opt->wal_limit);
+             "PRAGMA synchronous=%s; PRAGMA foreign_keys=ON; PRAGMA journal_size_limit=%lld; "
+             "PRAGMA temp_store=MEMORY;%s",
+             opt->durable ? "FULL" : "NORMAL", (long long)opt->wal_limit, cache);
     const char *msg = NULL;
     enum sql_rc rc = lite_exec(l, pragmas, &msg);
     if (rc != SQL_OK) {

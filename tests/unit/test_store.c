@@ -233,6 +233,19 @@ static void test_journal(void)
     ACC_ASSERT_OK(acc_store_journal_get(st, "dddddddddddddddd", &got, &n, &err));
     CU_ASSERT_EQUAL(n, 2);
     free(got);
+    /* An entry that changes hands (a held quote's, committed to an
+     * agreement) moves with its outcome; the others stay. */
+    acc_strlcpy(b[0].agreement, "ffffffffffffffff", sizeof b[0].agreement);
+    ACC_ASSERT_OK(acc_store_journal_put(st, b, 1, 0, &err));
+    ACC_ASSERT_OK(acc_store_journal_get(st, "ffffffffffffffff", &got, &n, &err));
+    CU_ASSERT_EQUAL(n, 1);
+    CU_ASSERT_STRING_EQUAL(n ? got[0].key : "", "k-0");
+    CU_ASSERT_EQUAL(n ? got[0].state : 0, ACC_BOOKING_CANCELLED);
+    free(got);
+    ACC_ASSERT_OK(acc_store_journal_get(st, "dddddddddddddddd", &got, &n, &err));
+    CU_ASSERT_EQUAL(n, 1);
+    CU_ASSERT_STRING_EQUAL(n ? got[0].key : "", "k-1");
+    free(got);
 }
 
 struct writer {
