@@ -2,7 +2,7 @@
  * its launch descriptions (store_internal.h).  A packed value is a blob of
  * PACK_HEAD bytes (a NUL, 'z', the unpacked length in 4 bytes, little
  * endian) and then the zlib stream; a document of XML or a launch
- * description never begins with a NUL, so a value written before 0009 (the
+ * description never begins with a NUL, so a value written before 0008 (the
  * text itself) reads back unchanged. */
 #include <stdint.h>
 #include <stdlib.h>

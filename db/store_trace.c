@@ -1,7 +1,7 @@
-/* store_trace.c - the negotiation trace: since 0009 the events of one
+/* store_trace.c - the negotiation trace: since 0008 the events of one
  * version of an agreement are one row of trace_pack, encoded (below) and
  * compressed (store_pack.c), written once when the negotiation settles;
- * events written before 0009 stay one row each in trace_event and are read
+ * events written before 0008 stay one row each in trace_event and are read
  * before the packed ones.
  *
  * The encoding: 'T', then per event its round (4 bytes), amount, t_from,
@@ -251,7 +251,7 @@ acc_err acc_store_trace_get(struct acc_store *st, const char *id, struct acc_tra
     return acc_store_trace_get_version(st, id, 0, out, err);
 }
 
-/* The events written before 0009, one row each. */
+/* The events written before 0008, one row each. */
 static acc_err old_events(struct acc_sql_conn *c, int64_t seq, unsigned version,
                           struct acc_trace *out, struct acc_error *err)
 {

@@ -1,4 +1,4 @@
-/* test_store_pack.c - what migration 0009 changed in the store: long texts
+/* test_store_pack.c - what migration 0008 changed in the store: long texts
  * stored compressed, the trace one packed row per version, an older
  * database's rows read as they were. */
 #include <sqlite3.h>
@@ -188,8 +188,8 @@ static void test_packed_offer(void)
     acc_agreement_release(&a);
 }
 
-/* A database of the schema before 0009 keeps its agreements, and finds them
- * by state without the index 0009 drops. */
+/* A database of the schema before 0008 keeps its agreements, and finds them
+ * by state without the index 0008 drops. */
 static void test_migration_fewer_writes(void)
 {
     char path[300];
@@ -267,7 +267,7 @@ static void test_migration_fewer_writes(void)
 static const struct acc_test_case tests[] = {
     {"long offers are stored compressed", test_packed_offer},
     {"the trace is one packed row", test_trace_packed},
-    {"a database from before 0009 keeps its agreements", test_migration_fewer_writes},
+    {"a database from before 0008 keeps its agreements", test_migration_fewer_writes},
     {NULL, NULL},
 };
 

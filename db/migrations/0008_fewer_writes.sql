@@ -1,4 +1,4 @@
--- 0009: fewer pages written and stored per agreement.
+-- 0008: fewer pages written and stored per agreement.
 --
 -- agreement_state (state) is the prefix of agreement_state_updated (state,
 -- updated) of 0007, which serves every query by state the same way; keeping
