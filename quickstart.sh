@@ -22,7 +22,7 @@ cd "$(dirname "$0")"
 PACKAGES=(build-essential cmake pkg-config libmicrohttpd-dev libxml2-dev libsqlite3-dev
           libssl-dev libcurl4-openssl-dev libcunit1-dev libinih-dev libjansson-dev zlib1g-dev clang-format
           libgnutls28-dev valgrind curl mpich libmpich-dev gnuplot-nox libxmlsec1-dev
-          libxmlsec1-openssl)
+          libxmlsec1-openssl libpq-dev)
 # libxmlsec1 (OpenSSL backend) signs the agreements (XML-DSig, lib/dsig).
 # GnuTLS: the TLS of libmicrohttpd's servers (lib/tls: certificates reloaded,
 # client certificates verified in the handshake).
@@ -42,10 +42,12 @@ PACKAGES=(build-essential cmake pkg-config libmicrohttpd-dev libxml2-dev libsqli
 # debootstrapped Debian 12 (with systemd there, for systemd-analyze verify on
 # the installed units); its notification listener is python3.
 # The sge adapter's tests start a real Grid Engine cluster (tests/sge).
+# libpq: the store on PostgreSQL (lib/sql/sql_pg.c); its tests start
+# PostgreSQL 15 clusters of their own (tests/pg).
 TEST_PACKAGES=(slurm-wlm munge iproute2 iputils-ping clang libclang-rt-dev xmlsec1 sqlite3
                openssl man-db groff-base debhelper dpkg-dev fakeroot lintian debootstrap
                python3 chromium gridengine-master gridengine-exec gridengine-client
-               gridengine-common)
+               gridengine-common postgresql-15)
 # The web page's test (tests/browser) drives chromium with playwright-core
 # from npm: Debian's nodejs and npm unless a node with npm is there already
 # (Debian's npm conflicts with NodeSource's nodejs, which brings its own).

@@ -7,5 +7,9 @@
 
 extern const struct acc_embedded acc_migrations[];
 extern const size_t acc_migrations_count;
+/* db/migrations/postgres/NNNN_name.sql: PostgreSQL's text of the migrations
+ * of the same name where SQLite's is not PostgreSQL's. */
+extern const struct acc_embedded acc_pg_migrations[];
+extern const size_t acc_pg_migrations_count;
 
 #endif

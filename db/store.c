@@ -80,6 +80,8 @@ acc_err acc_store_open(const struct acc_store_options *opt, struct acc_store **o
         .wal_limit = opt->wal_limit,
         .migrations = acc_migrations,
         .n_migrations = acc_migrations_count,
+        .pg_migrations = acc_pg_migrations,
+        .n_pg_migrations = acc_pg_migrations_count,
         .n_slots = S__COUNT,
         .max_readers = opt->readers,
     };

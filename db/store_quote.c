@@ -21,8 +21,15 @@
 
 static const struct acc_sql_query
     quote_state = {S_QUOTE_STATE, "SELECT state, agreement FROM quote WHERE id = ?"},
-    quote_put = {S_QUOTE_PUT, "INSERT OR REPLACE INTO quote (" QUOTE_COLUMNS
-                              ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)"},
+    quote_put = {S_QUOTE_PUT,
+                 "INSERT INTO quote (" QUOTE_COLUMNS ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) "
+                 "ON CONFLICT(id) DO UPDATE SET initiator = excluded.initiator, "
+                 "state = excluded.state, created = excluded.created, "
+                 "updated = excluded.updated, hold_until = excluded.hold_until, "
+                 "held_option = excluded.held_option, agreement = excluded.agreement, "
+                 "reason = excluded.reason, duration = excluded.duration, "
+                 "options = excluded.options, allocation = excluded.allocation, "
+                 "offer = excluded.offer"},
     /* A claim by an agreement that is no longer Pending (its commit was cut
      * short by a crash: recovery ended it) is stale.  One whose agreement
      * is not written yet is not. */

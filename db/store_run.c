@@ -12,8 +12,14 @@
 
 static const struct acc_sql_query
     run_insert = {S_RUN_INSERT,
-                  "INSERT OR REPLACE INTO run (agreement, style, state, directory, metampich, "
-                  "rsl, reason) VALUES (" BY_ID ", ?,?,?,?,?,?)"},
+                  /* a run made again starts afresh (both dialects' upsert) */
+                  "INSERT INTO run (agreement, style, state, directory, metampich, rsl, reason) "
+                  "VALUES (" BY_ID ", ?,?,?,?,?,?) ON CONFLICT(agreement) DO UPDATE SET "
+                  "style = excluded.style, state = excluded.state, "
+                  "directory = excluded.directory, metampich = excluded.metampich, "
+                  "rsl = excluded.rsl, reason = excluded.reason, started = NULL, ended = NULL, "
+                  "exit_status = NULL, signal = NULL, pid = NULL, pid_start = NULL, "
+                  "command = NULL, output = NULL, output_total = NULL, batch = NULL"},
     run_get = {S_RUN_GET,
                "SELECT style, state, started, ended, exit_status, signal, pid, pid_start, "
                "directory, command, reason, CASE WHEN ? THEN output END, output_total, "

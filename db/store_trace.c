@@ -25,8 +25,9 @@ static const struct acc_sql_query
     trace_owner = {S_TRACE_OWNER, "SELECT seq, version FROM agreement WHERE id = ?"},
     trace_pack_get = {S_TRACE_PACK_GET,
                       "SELECT events FROM trace_pack WHERE agreement = ? AND version = ?"},
-    trace_pack_put = {S_TRACE_PACK_PUT, "INSERT OR REPLACE INTO trace_pack (agreement, version, "
-                                        "events) VALUES (?,?,?)"},
+    trace_pack_put = {S_TRACE_PACK_PUT,
+                      "INSERT INTO trace_pack (agreement, version, events) VALUES (?,?,?) "
+                      "ON CONFLICT(agreement, version) DO UPDATE SET events = excluded.events"},
     trace_get = {S_TRACE_GET, "SELECT round, kind, target, adapter, amount, t_from, t_until, "
                               "t_result, status, elapsed_us, detail FROM trace_event "
                               "WHERE agreement = ? AND version = ? ORDER BY seq"};

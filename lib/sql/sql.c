@@ -56,7 +56,7 @@ static acc_err connect_to(struct acc_sql *db, const char *path, bool is_main,
     }
     c->db = db;
     struct acc_sql_options o = db->opt;
-    o.path = path;
+    o.path = path == db->opt.path ? db->url : path;
     /* the backend's default for the main connection, a small cache else */
     o.cache_kib = is_main ? 0 : db->opt.cache_kib ? db->opt.cache_kib : CACHE_KIB_DEFAULT;
     acc_err rc = db->be->connect(&o, &c->h, err);
@@ -205,14 +205,27 @@ static const struct sql_backend *backend_of(const char *path)
     const char *colon = strstr(path, "://");
     if (!colon)
         return &sql_sqlite;
-    return NULL; /* postgresql:// and the like: not built in */
+    if (strncmp(path, "postgresql://", 13) == 0 || strncmp(path, "postgres://", 11) == 0)
+        return &sql_pg;
+    return NULL;
 }
 
 /* A database that is a file ("" and ":memory:" are SQLite's temporary and
- * in-memory ones, which nobody else can open). */
+ * in-memory ones, which nobody else can open; a URL is a server's). */
 static bool is_file(const char *path)
 {
-    return path[0] != '\0' && strcmp(path, ":memory:") != 0;
+    return path[0] != '\0' && strcmp(path, ":memory:") != 0 && !strstr(path, "://");
+}
+
+bool acc_sql_is_pg(const struct acc_sql *db)
+{
+    return db->be == &sql_pg;
+}
+
+const struct acc_sql_query *acc_sql_pick(struct acc_sql_conn *c, const struct acc_sql_query *lite,
+                                         const struct acc_sql_query *pg)
+{
+    return acc_sql_is_pg(c->db) ? pg : lite;
 }
 
 /* The copy goes to DEST.part first and is renamed when whole, so that a
@@ -313,7 +326,30 @@ static acc_err pre_migration_copy(struct acc_sql *db, unsigned newest, struct ac
 
 /* ------------------------------------------------------------- migrations */
 
+/* Migration v: PostgreSQL's own text of it when it has one. */
+static const struct acc_embedded *migration(const struct acc_sql *db, unsigned v)
+{
+    const struct acc_embedded *m = &db->opt.migrations[v];
+    for (size_t i = 0; acc_sql_is_pg(db) && i < db->opt.n_pg_migrations; i++)
+        if (strcmp(db->opt.pg_migrations[i].name, m->name) == 0)
+            return &db->opt.pg_migrations[i];
+    return m;
+}
+
+static acc_err migrate_locked(struct acc_sql *db, struct acc_error *err);
+
 static acc_err migrate(struct acc_sql *db, struct acc_error *err)
+{
+    void *h = db->main->h;
+    if (db->be->schema_lock)
+        db->be->schema_lock(h, true);
+    acc_err rc = migrate_locked(db, err);
+    if (db->be->schema_lock)
+        db->be->schema_lock(h, false);
+    return rc;
+}
+
+static acc_err migrate_locked(struct acc_sql *db, struct acc_error *err)
 {
     struct acc_sql_conn *c = db->main;
     acc_err rc = ACC_OK;
@@ -330,7 +366,7 @@ static acc_err migrate(struct acc_sql *db, struct acc_error *err)
         db->be->backup && (rc = pre_migration_copy(db, newest, err)))
         return rc;
     for (unsigned v = version; v < newest; v++) {
-        const struct acc_embedded *m = &db->opt.migrations[v];
+        const struct acc_embedded *m = migration(db, v);
         if ((rc = acc_sql_begin(c, ACC_SQL_WRITE, err)))
             return rc;
         rc = acc_sql_exec(c, m->data, err);
@@ -352,13 +388,31 @@ static acc_err migrate(struct acc_sql *db, struct acc_error *err)
 
 /* ------------------------------------------------------------ open, close */
 
+/* The path as messages show it: a URL without its password
+ * (postgresql://user:secret@host/db -> postgresql://user@host/db). */
+static char *shown_path(const char *url)
+{
+    char *p = strdup(url);
+    const char *scheme = p ? strstr(p, "://") : NULL;
+    if (!scheme)
+        return p;
+    char *auth = (char *)scheme + 3;
+    char *at = strchr(auth, '@');
+    char *colon = strchr(auth, ':');
+    char *slash = strchr(auth, '/');
+    if (at && colon && colon < at && (!slash || at < slash))
+        memmove(colon, at, strlen(at) + 1);
+    return p;
+}
+
 static acc_err copy_options(struct acc_sql *db, const struct acc_sql_options *opt,
                             struct acc_error *err)
 {
     db->opt = *opt;
-    db->opt.path = strdup(opt->path ? opt->path : "");
+    db->url = strdup(opt->path ? opt->path : "");
+    db->opt.path = db->url ? shown_path(db->url) : NULL;
     db->opt.label = strdup(opt->label ? opt->label : "database");
-    if (!db->opt.path || !db->opt.label)
+    if (!db->url || !db->opt.path || !db->opt.label)
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     if (!db->opt.wal_limit)
         db->opt.wal_limit = ACC_SQL_WAL_LIMIT_DEFAULT;
@@ -389,13 +443,17 @@ acc_err acc_sql_open(const struct acc_sql_options *opt, struct acc_sql **out, st
     /* Locked before the first connection: a second program touches
      * nothing, not even the migrations.  A snapshot only reads the file. */
     bool snapshot = db->opt.snapshot && is_file(db->opt.path);
+    if (!rc && db->opt.snapshot && !be->copy_in)
+        rc = acc_error_set(err, ACC_ERR_UNSUPPORTED,
+                           "%s %s: a copy in memory is made of a database file only", db->opt.label,
+                           db->opt.path);
     if (!rc && be->one_writer_file && is_file(db->opt.path) && !snapshot)
         rc = sql_lock_take(db, err);
     if (!rc)
         rc = connect_to(db, snapshot ? ":memory:" : db->opt.path, true, &db->main, err);
     if (!rc && snapshot && (rc = db->be->copy_in(db->main->h, db->opt.path, err)))
         acc_error_prefix(err, "%s %s", db->opt.label, db->opt.path);
-    if (!rc && (rc = db->be->wal_setup(db->main->h, err)))
+    if (!rc && db->be->wal_setup && (rc = db->be->wal_setup(db->main->h, err)))
         acc_error_prefix(err, "%s %s", db->opt.label, db->opt.path);
     if (!rc)
         rc = migrate(db, err);
@@ -424,6 +482,7 @@ void acc_sql_close(struct acc_sql *db)
     pthread_mutex_destroy(&db->rlock);
     pthread_cond_destroy(&db->rfree);
     free((char *)db->opt.path);
+    free(db->url);
     free((char *)db->opt.label);
     free(db);
 }

@@ -4,9 +4,9 @@
  * it.
  *
  * The interface names no database library: a backend (sql_internal.h, a
- * table of operations in the manner of SQLite's VFS) does the work.  Today
- * there is one, SQLite (sql_sqlite.c: WAL, the project's pragmas); a
- * PostgreSQL backend plugs in behind the same functions.  What differs
+ * table of operations in the manner of SQLite's VFS) does the work: SQLite
+ * for a path (sql_sqlite.c: WAL, the project's pragmas), PostgreSQL for a
+ * postgresql:// URL (sql_pg.c, libpq).  What differs
  * between dialects stays out of the callers' way where it can: parameters
  * are positional `?` (a backend that numbers them rewrites the text),
  * transactions are asked for by what they do (acc_sql_begin's write flag),
@@ -50,10 +50,12 @@
 struct acc_sql;      /* an open database */
 struct acc_sql_conn; /* one connection to it */
 struct acc_sql_stmt; /* a prepared statement of a connection */
+struct acc_sql_query;
 
 struct acc_sql_options {
-    /* the database file, or ":memory:"; a URL (scheme://...) is refused
-     * unless a backend of this build takes its scheme (none does yet) */
+    /* the database file, or ":memory:"; or a PostgreSQL URL
+     * (postgresql://... or postgres://..., anything libpq's connection
+     * strings take, several hosts too); another scheme:// is refused */
     const char *path;
     const char *label; /* what it is, for messages ("calendar /var/lib/x: write: ...") */
     /* the program, for "schema version 7 is newer than this accordd (6)" */
@@ -64,6 +66,10 @@ struct acc_sql_options {
      * NNNN_name.sql files, in name order); applied at open. */
     const struct acc_embedded *migrations;
     size_t n_migrations;
+    /* PostgreSQL's own text of the migrations where the dialects differ:
+     * a file here of the same name as one of migrations replaces it. */
+    const struct acc_embedded *pg_migrations;
+    size_t n_pg_migrations;
     unsigned n_slots;     /* prepared statements cached per connection (struct acc_sql_query) */
     unsigned max_readers; /* reader connections at most (0: 32) */
     /* The page cache of every connection but the main one (readers, the
@@ -103,6 +109,13 @@ void acc_sql_close(struct acc_sql *db);
 const char *acc_sql_path(const struct acc_sql *db);
 /* The schema version now (the number of migrations applied). */
 unsigned acc_sql_schema_version(const struct acc_sql *db);
+
+/* Whether the database is PostgreSQL's (for the few statements whose text
+ * differs: acc_sql_pick). */
+bool acc_sql_is_pg(const struct acc_sql *db);
+/* lite or pg, whichever dialect c's database speaks. */
+const struct acc_sql_query *acc_sql_pick(struct acc_sql_conn *c, const struct acc_sql_query *lite,
+                                         const struct acc_sql_query *pg);
 
 /* The main connection, for one user at a time: lock, use, unlock.  A
  * writer (sql_writer.h) takes the same lock around each of its batches. */

@@ -7,6 +7,7 @@
  *   sql_stmt.c     statements: the per-connection cache, binding, stepping,
  *                  columns
  *   sql_sqlite.c   the SQLite backend
+ *   sql_pg.c       the PostgreSQL backend (libpq)
  *   sql_writer.c   the group-commit writer (sql_writer.h)
  *   sql_lock.c     one writer per database file (the lock beside it)
  *
@@ -55,6 +56,9 @@ struct sql_backend {
                       struct acc_error *why);
     /* The write-ahead log on (main connection, once). */
     acc_err (*wal_setup)(void *h, struct acc_error *why);
+    /* Serialises migrations across programs sharing one database (take:
+     * before the version is read; then let go); NULL: the file's lock does. */
+    void (*schema_lock)(void *h, bool take);
     unsigned (*schema_version)(void *h, struct acc_error *why, acc_err *rc);
     /* Sets the version inside the migration's transaction. */
     enum sql_rc (*set_schema_version)(void *h, unsigned v);
@@ -85,6 +89,7 @@ struct sql_backend {
 };
 
 extern const struct sql_backend sql_sqlite;
+extern const struct sql_backend sql_pg; /* sql_pg.c: postgresql:// and postgres:// */
 
 struct acc_sql_stmt {
     struct acc_sql_conn *c;
@@ -102,7 +107,8 @@ struct acc_sql_conn {
 
 struct acc_sql {
     const struct sql_backend *be;
-    struct acc_sql_options opt; /* path and label are copies */
+    struct acc_sql_options opt; /* path and label are copies (path without a password) */
+    char *url;                  /* what the backend connects to: the path as given */
     unsigned version;
     int lock_fd; /* sql_lock.c's lock file, held while open; -1: none */
 
