@@ -3,6 +3,7 @@
 #define ACC_TESTUTIL_H
 
 #include <CUnit/CUnit.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
 
@@ -39,5 +40,13 @@ const char *acc_test_job_account(void);
  * the given programs (NULL-terminated paths) when the tests run as root
  * (the build tree may be closed to others); else dir itself. */
 const char *acc_test_job_bin(const char *dir, const char *const *programs);
+
+/* Where a test keeps a database named name: with ACCORD_TEST_DB_URL set (a
+ * PostgreSQL URL, tests/pg), a fresh database of that server made for this
+ * program (t_NAME_PID, dropped first if there); else the file NAME.db in
+ * acc_test_tmpdir().  Into out; false when it cannot be made. */
+bool acc_test_db(const char *name, char *out, size_t size);
+/* Whether the tests run against PostgreSQL (ACCORD_TEST_DB_URL is set). */
+bool acc_test_db_is_pg(void);
 
 #endif

@@ -123,10 +123,19 @@ static void test_migrations(void)
     acc_sql_close(db);
 
     /* A URL names a backend this build does not have: refused before any file is made. */
-    const struct acc_sql_options url = {.path = "postgresql://db.example.org/accord",
+    const struct acc_sql_options url = {.path = "mysql://db.example.org/accord",
                                         .label = "database"};
     CU_ASSERT_EQUAL(acc_sql_open(&url, &db, &err), ACC_ERR_CONFIG);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "no backend"));
+    /* PostgreSQL's, on a server that is not there: a clear error that does
+     * not show the password. */
+    const struct acc_sql_options pg = {
+        .path = "postgresql://accord:s3cret@/accord?host=/nonexistent-dir&port=1",
+        .label = "database"};
+    CU_ASSERT_EQUAL(acc_sql_open(&pg, &db, &err), ACC_ERR_STORAGE);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "cannot connect"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "postgresql://accord@/accord"));
+    CU_ASSERT_PTR_NULL(strstr(err.msg, "s3cret"));
 }
 
 static void test_statements(void)
