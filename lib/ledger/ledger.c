@@ -377,6 +377,76 @@ acc_err acc_ledger_persist_locked(struct acc_ledger *l, const char *const *keys,
     return rc;
 }
 
+/* ------------------------------------------------------ shared calendars */
+
+static acc_err sync_one(void *ctx, const struct acc_ledger_store_booking *b)
+{
+    struct acc_ledger *l = ctx;
+    size_t r;
+    if (!acc_ledger_find(l, b->resource, &r))
+        return ACC_OK; /* a resource this ledger no longer has */
+    acc_ledger_unbook_locked(l, b->key);
+    acc_err rc =
+        acc_ledger_book_locked(l, b->key, r, b->start, b->end, b->amount, b->owner ? b->owner : "");
+    if (rc == ACC_ERR_NOMEM)
+        return rc;
+    if (rc)
+        acc_log_warn("%s: stored booking %s does not fit %s", l->name, b->key, b->resource);
+    return ACC_OK;
+}
+
+struct on_res {
+    size_t r, n, cap;
+    char **keys;
+    bool oom;
+};
+
+static void collect(const char *key, void *value, void *arg)
+{
+    struct on_res *x = arg;
+    const struct ledger_entry *e = value;
+    if (e->b.res != x->r || x->oom)
+        return;
+    if (x->n == x->cap) {
+        size_t cap = x->cap ? 2 * x->cap : 64;
+        char **k = realloc(x->keys, cap * sizeof *k);
+        if (!k) {
+            x->oom = true;
+            return;
+        }
+        x->keys = k;
+        x->cap = cap;
+    }
+    if (!(x->keys[x->n] = strdup(key)))
+        x->oom = true;
+    else
+        x->n++;
+}
+
+acc_err ledger_sync_res_locked(struct acc_ledger *l, size_t r, struct acc_error *err)
+{
+    if (!acc_ledger_store_shared(l->store))
+        return ACC_OK;
+    struct on_res x = {.r = r};
+    acc_map_each(&l->bookings, collect, &x);
+    for (size_t i = 0; i < x.n; i++) {
+        acc_ledger_unbook_locked(l, x.keys[i]);
+        free(x.keys[i]);
+    }
+    free(x.keys);
+    if (x.oom)
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    return acc_ledger_store_rows(l->store, l->res[r].name, acc_now() - DAY, sync_one, l, err);
+}
+
+acc_err ledger_sync_key_locked(struct acc_ledger *l, const char *key, struct acc_error *err)
+{
+    if (!acc_ledger_store_shared(l->store))
+        return ACC_OK;
+    acc_ledger_unbook_locked(l, key);
+    return acc_ledger_store_key(l->store, key, sync_one, l, err);
+}
+
 bool acc_ledger_get(struct acc_ledger *l, const char *key, struct acc_ledger_booking *out)
 {
     pthread_mutex_lock(&l->lock);

@@ -31,4 +31,10 @@ struct acc_ledger {
     struct acc_map bookings; /* key -> struct ledger_entry */
 };
 
+/* Shared calendars (acc_ledger_store_shared): memory's bookings of
+ * resource r, or booking key, made what the store holds now (another
+ * process may have booked or cancelled).  Nothing to do for a file. */
+acc_err ledger_sync_res_locked(struct acc_ledger *l, size_t r, struct acc_error *err);
+acc_err ledger_sync_key_locked(struct acc_ledger *l, const char *key, struct acc_error *err);
+
 #endif

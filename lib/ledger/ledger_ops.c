@@ -51,7 +51,9 @@ acc_err acc_ledger_preview_locked(struct acc_ledger *l, const char *old_key, siz
                                   struct acc_frames *out, struct acc_error *err)
 {
     const struct acc_ledger_booking *lifted = NULL;
-    acc_err rc = lift_locked(l, r, old_key, &lifted, err);
+    acc_err rc = ledger_sync_res_locked(l, r, err);
+    if (!rc)
+        rc = lift_locked(l, r, old_key, &lifted, err);
     if (!rc && acc_calendar_preview(&l->res[r].cal, from, until, duration, amount, MAX_FRAMES, out))
         rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     unlift_locked(l, lifted);
@@ -77,9 +79,38 @@ static acc_err place_locked(struct acc_ledger *l, const struct acc_ledger_ask *a
     return ACC_OK;
 }
 
+static acc_err reserve_in_memory(struct acc_ledger *l, const struct acc_ledger_ask *a,
+                                 struct acc_reservation *out, struct acc_sql_ticket **again,
+                                 struct acc_error *err);
+
+/* A shared calendar decides in one transaction that holds the resource in
+ * every process sharing it: the stored bookings read back, the place found,
+ * the booking written, committed.  Two instances cannot both book what
+ * only one of them fits. */
 acc_err acc_ledger_reserve_locked(struct acc_ledger *l, const struct acc_ledger_ask *a,
                                   struct acc_reservation *out, struct acc_sql_ticket **again,
                                   struct acc_error *err)
+{
+    if (!acc_ledger_store_shared(l->store))
+        return reserve_in_memory(l, a, out, again, err);
+    *again = NULL;
+    acc_err rc = acc_ledger_store_hold(l->store, l->res[a->res].name, err);
+    if (rc)
+        return rc;
+    if (!(rc = ledger_sync_res_locked(l, a->res, err)))
+        rc = reserve_in_memory(l, a, out, again, err);
+    /* a commit that fails leaves nothing stored: nothing booked */
+    acc_err crc = acc_ledger_store_let_go(l->store, !rc, rc ? NULL : err);
+    if (!rc && crc) {
+        acc_ledger_unbook_locked(l, a->key);
+        rc = crc;
+    }
+    return rc;
+}
+
+static acc_err reserve_in_memory(struct acc_ledger *l, const struct acc_ledger_ask *a,
+                                 struct acc_reservation *out, struct acc_sql_ticket **again,
+                                 struct acc_error *err)
 {
     *again = NULL;
     const struct acc_ledger_booking *have = acc_ledger_get_locked(l, a->key);
@@ -120,6 +151,9 @@ acc_err acc_ledger_reserve_locked(struct acc_ledger *l, const struct acc_ledger_
 acc_err acc_ledger_query_locked(struct acc_ledger *l, const char *key, struct acc_reservation *out,
                                 struct acc_error *err)
 {
+    acc_err rc = ledger_sync_key_locked(l, key, err);
+    if (rc)
+        return rc;
     const struct acc_ledger_booking *b = acc_ledger_get_locked(l, key);
     if (!b)
         return acc_error_set(err, ACC_ERR_NOT_FOUND, "%s: no reservation %s", l->name, key);

@@ -14,20 +14,36 @@
 /* lib/ledger/migrations/NNNN_name.sql, compiled in (cmake/embed.cmake). */
 extern const struct acc_embedded acc_ledger_migrations[];
 extern const size_t acc_ledger_migrations_count;
+extern const struct acc_embedded acc_ledger_pg_migrations[]; /* migrations/postgres */
+extern const size_t acc_ledger_pg_migrations_count;
 
-enum { Q_PUT, Q_DELETE, Q_DAY_MARK, Q_LOAD, Q_DAY_GET, Q__COUNT };
+enum { Q_PUT, Q_DELETE, Q_DAY_MARK, Q_LOAD, Q_DAY_GET, Q_ROWS, Q_KEY, Q_LOCK, Q__COUNT };
 
 static const struct acc_sql_query
-    q_put = {Q_PUT, "INSERT OR REPLACE INTO booking (key, resource, start_time, end_time, amount, "
-                    "owner) VALUES (?,?,?,?,?,?)"},
+    /* upserts both dialects take */
+    q_put = {Q_PUT, "INSERT INTO booking (key, resource, start_time, end_time, amount, owner) "
+                    "VALUES (?,?,?,?,?,?) ON CONFLICT(key) DO UPDATE SET "
+                    "resource = excluded.resource, start_time = excluded.start_time, "
+                    "end_time = excluded.end_time, amount = excluded.amount, "
+                    "owner = excluded.owner"},
     q_delete = {Q_DELETE, "DELETE FROM booking WHERE key = ?"},
-    q_day_mark = {Q_DAY_MARK, "INSERT OR IGNORE INTO load_day (day) VALUES (?)"},
+    q_day_mark = {Q_DAY_MARK, "INSERT INTO load_day (day) VALUES (?) ON CONFLICT DO NOTHING"},
     q_load = {Q_LOAD, "SELECT key, resource, start_time, end_time, amount, owner FROM booking"},
-    q_day_get = {Q_DAY_GET, "SELECT 1 FROM load_day WHERE day = ?"};
+    q_day_get = {Q_DAY_GET, "SELECT 1 FROM load_day WHERE day = ?"},
+    /* shared calendars (PostgreSQL) */
+    q_rows = {Q_ROWS, "SELECT key, resource, start_time, end_time, amount, owner FROM booking "
+                      "WHERE resource = ? AND end_time > ?"},
+    q_key = {Q_KEY, "SELECT key, resource, start_time, end_time, amount, owner FROM booking "
+                    "WHERE key = ?"},
+    /* held to the commit: one booking transaction per resource at a time,
+     * in every process that shares the database */
+    q_lock = {Q_LOCK, "SELECT pg_advisory_xact_lock(hashtext(current_schema() || '/' || ?))"};
 
 struct acc_ledger_store {
     struct acc_sql *db;
     struct acc_sql_writer *writer;
+    bool shared;               /* PostgreSQL: written at once, read back before deciding */
+    struct acc_sql_conn *hold; /* the main connection while a resource is held */
 };
 
 /* A queued write: bookings to put (with a day to mark) or a key to remove.
@@ -93,6 +109,32 @@ static acc_err apply(struct acc_sql_conn *c, void *arg, struct acc_error *err)
 
 static const struct acc_sql_job apply_job = {apply, write_free};
 
+/* A shared calendar's write is made at once, and committed with the held
+ * resource's transaction when there is one: another process decides on it
+ * next.  A file's is queued for the group-commit writer. */
+static acc_err queue(struct acc_ledger_store *ss, struct write *w, struct acc_sql_ticket **out,
+                     struct acc_error *err)
+{
+    if (!ss->shared)
+        return acc_sql_write_queue(ss->writer, &apply_job, w, out, err);
+    if (out)
+        *out = NULL;
+    acc_err rc;
+    if (ss->hold) {
+        rc = apply(ss->hold, w, err);
+    } else {
+        struct acc_sql_conn *c = acc_sql_main_lock(ss->db);
+        rc = acc_sql_begin(c, ACC_SQL_WRITE, err);
+        if (!rc && !(rc = apply(c, w, err)))
+            rc = acc_sql_commit(c, err);
+        if (rc)
+            acc_sql_rollback(c);
+        acc_sql_main_unlock(ss->db);
+    }
+    write_free(w);
+    return rc;
+}
+
 acc_err acc_ledger_store_put(struct acc_ledger_store *ss, const struct acc_ledger_store_booking *b,
                              size_t n, int64_t day, struct acc_sql_ticket **out,
                              struct acc_error *err)
@@ -115,7 +157,7 @@ acc_err acc_ledger_store_put(struct acc_ledger_store *ss, const struct acc_ledge
     if (!w)
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     w->day = day;
-    return acc_sql_write_queue(ss->writer, &apply_job, w, out, err);
+    return queue(ss, w, out, err);
 }
 
 acc_err acc_ledger_store_delete(struct acc_ledger_store *ss, const char *key,
@@ -129,13 +171,13 @@ acc_err acc_ledger_store_delete(struct acc_ledger_store *ss, const char *key,
     if (!w)
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     w->day = -1;
-    return acc_sql_write_queue(ss->writer, &apply_job, w, out, err);
+    return queue(ss, w, out, err);
 }
 
 acc_err acc_ledger_store_wait(struct acc_ledger_store *ss, struct acc_sql_ticket *w,
                               struct acc_error *err)
 {
-    return acc_sql_write_wait(ss->writer, w, err);
+    return w ? acc_sql_write_wait(ss->writer, w, err) : ACC_OK;
 }
 
 void acc_ledger_store_forget(struct acc_ledger_store *ss, struct acc_sql_ticket *w)
@@ -172,6 +214,91 @@ acc_err acc_ledger_store_load(struct acc_ledger_store *ss,
     return rc;
 }
 
+/* The rows of q (bound with text and, unless since < 0, an integer) to fn,
+ * on the held connection or the main one. */
+static acc_err rows_of(struct acc_ledger_store *ss, const struct acc_sql_query *q, const char *text,
+                       acc_time since,
+                       acc_err (*fn)(void *ctx, const struct acc_ledger_store_booking *b),
+                       void *ctx, struct acc_error *err)
+{
+    struct acc_sql_conn *c = ss->hold ? ss->hold : acc_sql_main_lock(ss->db);
+    struct acc_sql_stmt *s = acc_sql_prepare(c, q, err);
+    acc_err rc = s ? ACC_OK : ACC_ERR_STORAGE;
+    bool row = false;
+    if (!rc) {
+        acc_sql_bind_text(s, text);
+        if (since >= 0)
+            acc_sql_bind_i64(s, since);
+        rc = acc_sql_bound(s, "read", err);
+    }
+    while (!rc && !(rc = acc_sql_step(s, &row, "read", err)) && row) {
+        struct acc_ledger_store_booking b = {
+            .key = acc_sql_col_text(s, 0),
+            .resource = acc_sql_col_text(s, 1),
+            .start = acc_sql_col_i64(s, 2),
+            .end = acc_sql_col_i64(s, 3),
+            .amount = acc_sql_col_i64(s, 4),
+            .owner = acc_sql_col_text(s, 5),
+        };
+        if (b.key && b.resource && (rc = fn(ctx, &b)))
+            acc_error_set(err, rc, "calendar %s: reading failed", acc_sql_path(ss->db));
+    }
+    acc_sql_done(s);
+    if (!ss->hold)
+        acc_sql_main_unlock(ss->db);
+    return rc;
+}
+
+bool acc_ledger_store_shared(const struct acc_ledger_store *ss)
+{
+    return ss->shared;
+}
+
+acc_err acc_ledger_store_rows(struct acc_ledger_store *ss, const char *resource, acc_time since,
+                              acc_err (*fn)(void *ctx, const struct acc_ledger_store_booking *b),
+                              void *ctx, struct acc_error *err)
+{
+    return rows_of(ss, &q_rows, resource, since, fn, ctx, err);
+}
+
+acc_err acc_ledger_store_key(struct acc_ledger_store *ss, const char *key,
+                             acc_err (*fn)(void *ctx, const struct acc_ledger_store_booking *b),
+                             void *ctx, struct acc_error *err)
+{
+    return rows_of(ss, &q_key, key, -1, fn, ctx, err);
+}
+
+acc_err acc_ledger_store_hold(struct acc_ledger_store *ss, const char *resource,
+                              struct acc_error *err)
+{
+    struct acc_sql_conn *c = acc_sql_main_lock(ss->db);
+    acc_err rc = acc_sql_begin(c, ACC_SQL_WRITE, err);
+    struct acc_sql_stmt *s = rc ? NULL : acc_sql_prepare(c, &q_lock, err);
+    if (!rc && !s)
+        rc = ACC_ERR_STORAGE;
+    if (!rc) {
+        acc_sql_bind_text(s, resource);
+        rc = acc_sql_run(s, "lock", err);
+    }
+    if (rc) {
+        acc_sql_rollback(c);
+        acc_sql_main_unlock(ss->db);
+        return rc;
+    }
+    ss->hold = c;
+    return ACC_OK;
+}
+
+acc_err acc_ledger_store_let_go(struct acc_ledger_store *ss, bool commit, struct acc_error *err)
+{
+    acc_err rc = commit ? acc_sql_commit(ss->hold, err) : ACC_OK;
+    if (!commit || rc)
+        acc_sql_rollback(ss->hold);
+    ss->hold = NULL;
+    acc_sql_main_unlock(ss->db);
+    return rc;
+}
+
 acc_err acc_ledger_store_day_marked(struct acc_ledger_store *ss, int64_t day, bool *marked,
                                     struct acc_error *err)
 {
@@ -192,6 +319,24 @@ acc_err acc_ledger_store_day_marked(struct acc_ledger_store *ss, int64_t day, bo
 
 /* ------------------------------------------------------------ open, close */
 
+/* A ledger in the database server of db_path: a schema of its own there,
+ * ledger_NAME (search_path; lib/sql makes it), so that its tables and its
+ * schema version are its own while every instance shares them. */
+static acc_err shared_path(const char *db_path, const char *name, char **out, struct acc_error *err)
+{
+    size_t n = strlen(db_path) + strlen(name) + 64;
+    if (!(*out = malloc(n)))
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    char *o = *out + snprintf(*out, n, "%s%coptions=-csearch_path%%3Dledger_", db_path,
+                              strchr(db_path, '?') ? '&' : '?');
+    for (const char *p = name; *p; p++)
+        *o++ = (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ? *p
+               : (*p >= 'A' && *p <= 'Z')                           ? (char)(*p - 'A' + 'a')
+                                                                    : '_';
+    *o = '\0';
+    return ACC_OK;
+}
+
 acc_err acc_ledger_store_path(const char *db_path, const char *name, const char *setting,
                               char **out, struct acc_error *err)
 {
@@ -201,6 +346,8 @@ acc_err acc_ledger_store_path(const char *db_path, const char *name, const char 
         return acc_error_set(err, ACC_ERR_CONFIG, "needs a database path or a calendar file");
     if (!setting && strcmp(db_path, ":memory:") == 0)
         setting = db_path;
+    if (!setting && strstr(db_path, "://"))
+        return shared_path(db_path, name, out, err);
     size_t n = setting ? strlen(setting) + 1 : strlen(db_path) + strlen(name) + 6;
     *out = malloc(n);
     if (!*out)
@@ -229,6 +376,8 @@ acc_err acc_ledger_store_open(const char *path, bool durable, bool snapshot,
         .wal_limit = (int64_t)4 << 20,
         .migrations = acc_ledger_migrations,
         .n_migrations = acc_ledger_migrations_count,
+        .pg_migrations = acc_ledger_pg_migrations,
+        .n_pg_migrations = acc_ledger_pg_migrations_count,
         .n_slots = Q__COUNT,
         .snapshot = snapshot,
     };
@@ -236,6 +385,8 @@ acc_err acc_ledger_store_open(const char *path, bool durable, bool snapshot,
     acc_err rc = acc_sql_open(&opt, &ss->db, err);
     if (!rc)
         rc = acc_sql_writer_start(ss->db, &w, &ss->writer, err);
+    if (!rc)
+        ss->shared = acc_sql_is_pg(ss->db);
     if (rc) {
         acc_error_prefix(err, "simulator calendar");
         acc_ledger_store_close(ss);

@@ -75,6 +75,28 @@ void acc_ledger_store_forget(struct acc_ledger_store *ss, struct acc_sql_ticket 
 acc_err acc_ledger_store_load(struct acc_ledger_store *ss,
                               acc_err (*fn)(void *ctx, const struct acc_ledger_store_booking *b),
                               void *ctx, struct acc_error *err);
+/* ------------------------------------------------ shared calendars */
+
+/* Whether the calendar is in a database server that other processes share
+ * (PostgreSQL): then each write is made at once (acc_ledger_store_put and
+ * _delete give no ticket), and the ledger reads the stored bookings of a
+ * resource back before it decides on it. */
+bool acc_ledger_store_shared(const struct acc_ledger_store *ss);
+/* The stored bookings of resource that end after since, or booking key (if
+ * stored), to fn. */
+acc_err acc_ledger_store_rows(struct acc_ledger_store *ss, const char *resource, acc_time since,
+                              acc_err (*fn)(void *ctx, const struct acc_ledger_store_booking *b),
+                              void *ctx, struct acc_error *err);
+acc_err acc_ledger_store_key(struct acc_ledger_store *ss, const char *key,
+                             acc_err (*fn)(void *ctx, const struct acc_ledger_store_booking *b),
+                             void *ctx, struct acc_error *err);
+/* Opens a transaction holding resource's lock (pg_advisory_xact_lock) in
+ * every process; reads and writes go into it until acc_ledger_store_let_go
+ * commits (commit) or rolls it back.  One resource at a time. */
+acc_err acc_ledger_store_hold(struct acc_ledger_store *ss, const char *resource,
+                              struct acc_error *err);
+acc_err acc_ledger_store_let_go(struct acc_ledger_store *ss, bool commit, struct acc_error *err);
+
 acc_err acc_ledger_store_day_marked(struct acc_ledger_store *ss, int64_t day, bool *marked,
                                     struct acc_error *err);
 

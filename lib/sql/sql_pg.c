@@ -146,6 +146,32 @@ static bool pg_alive(struct pg *p)
     return session_setup(p, p->durable) == SQL_OK;
 }
 
+/* A search_path that names a schema not made yet (a ledger's own,
+ * options=-csearch_path=ledger_x in the URL): made, by whichever program
+ * comes first. */
+static enum sql_rc ensure_schema(struct pg *p)
+{
+    PGresult *r =
+        PQexec(p->conn, "SELECT current_schema() IS NULL, current_setting('search_path')");
+    enum sql_rc rc = rc_of(p, r);
+    char sql[128] = "";
+    if (rc == SQL_OK && PQntuples(r) == 1 && PQgetvalue(r, 0, 0)[0] == 't') {
+        const char *name = PQgetvalue(r, 0, 1);
+        size_t n = strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789_");
+        if (n == 0 || name[n] != '\0' || n > 63) {
+            set_msg(p, "search_path names no schema there is, nor one to make");
+            rc = SQL_ERROR;
+        } else {
+            snprintf(sql, sizeof sql, "CREATE SCHEMA IF NOT EXISTS %s", name);
+        }
+    }
+    PQclear(r);
+    /* two programs at once: the second may fail on the first's; once more */
+    if (rc == SQL_OK && sql[0] && pg_run(p, sql) != SQL_OK)
+        rc = pg_run(p, sql);
+    return rc;
+}
+
 static void pg_disconnect(void *h)
 {
     struct pg *p = h;
@@ -173,7 +199,7 @@ static acc_err pg_connect(const struct acc_sql_options *opt, void **h, struct ac
         pg_disconnect(p);
         return ACC_ERR_STORAGE;
     }
-    if (session_setup(p, opt->durable) != SQL_OK) {
+    if (session_setup(p, opt->durable) != SQL_OK || ensure_schema(p) != SQL_OK) {
         acc_error_set(why, ACC_ERR_STORAGE, "%s", p->msg);
         pg_disconnect(p);
         return ACC_ERR_STORAGE;
