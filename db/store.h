@@ -254,4 +254,32 @@ acc_err acc_store_backup(struct acc_store *st, const char *dest, int64_t *agreem
 /* A cheap read, for /healthz. */
 acc_err acc_store_ping(struct acc_store *st, struct acc_error *err);
 
+/* ------------------------------------------ several instances (PostgreSQL) */
+
+/* Whether other accordd may share the database (PostgreSQL). */
+bool acc_store_shared(const struct acc_store *st);
+/* This accordd's instance id (ACC_ID_LEN characters): the agreements it
+ * negotiates name it from now on.  NULL: none. */
+void acc_store_set_instance(struct acc_store *st, const char *id);
+const char *acc_store_instance(const struct acc_store *st);
+/* This instance's row: seen at now (made with host, pid and started the
+ * first time); with forget_before, rows of instances not seen since then
+ * go. */
+acc_err acc_store_instance_beat(struct acc_store *st, const char *host, int64_t pid,
+                                acc_time started, acc_time now, acc_time forget_before,
+                                struct acc_error *err);
+/* Takes lease `name` for this instance until now + seconds when it is free
+ * or expired, or renews it when this instance holds it; *held: whether it
+ * holds it now. */
+acc_err acc_store_lease(struct acc_store *st, const char *name, acc_time now, int64_t seconds,
+                        bool *held, struct acc_error *err);
+/* Agreements being negotiated by an instance not seen since alive_since
+ * (or by none that said so): a dead instance's, to be ended. */
+acc_err acc_store_orphans(struct acc_store *st, acc_time alive_since, char (**ids)[ACC_ID_LEN + 1],
+                          size_t *n, struct acc_error *err);
+/* Agreements this instance negotiates that another one was asked to
+ * terminate (PendingAndTerminating). */
+acc_err acc_store_stopped_here(struct acc_store *st, char (**ids)[ACC_ID_LEN + 1], size_t *n,
+                               struct acc_error *err);
+
 #endif

@@ -15,7 +15,7 @@ static const struct acc_sql_query
     agr_insert = {S_AGR_INSERT,
                   "INSERT INTO agreement (id, name, initiator, state, created, updated, "
                   "earliest, deadline, duration, strategy, launch, idem_key, offer, terms, "
-                  "guarantees) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"},
+                  "guarantees, instance) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"},
     agr_by_idem = {S_AGR_BY_IDEM, "SELECT id FROM agreement WHERE idem_key = ?"},
     /* A key whose negotiation a stop of accordd cut short may be negotiated
      * again: the interrupted agreement lets go of it. */
@@ -50,6 +50,7 @@ static const struct acc_sql_query
 struct create_arg {
     struct acc_agreement a; /* borrowed fields, or the store's own in a copy */
     const char *idem_key;
+    const char *instance; /* the store's: the instance that negotiates it, or NULL */
     bool duplicate;
     char existing[ACC_ID_LEN + 1];
 };
@@ -99,7 +100,30 @@ static acc_err create_job(struct acc_sql_conn *c, void *arg, struct acc_error *e
     store_bind_packed(s, a->offer_xml, a->offer_len, false);
     acc_sql_bind_text(s, a->terms);
     acc_sql_bind_text(s, a->guarantees);
-    return acc_sql_run(s, "insert agreement", err);
+    acc_sql_bind_text(s, x->instance);
+    if (!x->idem_key)
+        return acc_sql_run(s, "insert agreement", err);
+    /* Another instance may have taken the key since it was read (on one
+     * database file there is one writer, and this cannot happen): its
+     * agreement is the answer. */
+    if ((rc = acc_sql_savepoint(c, "idem", err)))
+        return rc;
+    rc = acc_sql_run(s, "insert agreement", err);
+    if (rc != ACC_ERR_KEY_REUSED)
+        return rc ? rc : acc_sql_release(c, "idem", err);
+    acc_sql_rollback_to(c, "idem");
+    acc_sql_release(c, "idem", NULL);
+    if (!(s = acc_sql_prepare(c, &agr_by_idem, err)))
+        return ACC_ERR_STORAGE;
+    acc_sql_bind_text(s, x->idem_key);
+    bool row = false;
+    if (!(rc = acc_sql_bound(s, "read idempotency key", err)) &&
+        !(rc = acc_sql_step(s, &row, "read idempotency key", err)) && row) {
+        x->duplicate = true;
+        acc_sql_col_copy(s, 0, x->existing, sizeof x->existing);
+    }
+    acc_sql_done(s);
+    return rc || row ? rc : acc_error_set(err, ACC_ERR_KEY_REUSED, "database: key reused");
 }
 
 static void create_release(void *arg)
@@ -133,6 +157,7 @@ static void *create_copy(const void *arg)
     c->guarantees = acc_strdup(a->guarantees);
     c->offer_xml = acc_strndup(a->offer_xml, a->offer_len);
     c->offer_len = a->offer_len;
+    x->instance = from->instance;
     if ((a->name && !c->name) || (a->initiator && !c->initiator) || (a->terms && !c->terms) ||
         (a->guarantees && !c->guarantees) || !c->offer_xml) {
         create_release(x);
@@ -150,7 +175,7 @@ acc_err acc_store_agreement_create(struct acc_store *st, const struct acc_agreem
         return acc_error_set(err, ACC_ERR_INVALID,
                              "database: an idempotency key needs an awaited create");
     /* The job only reads the agreement; the copy (NOWAIT) owns its fields. */
-    struct create_arg x = {.a = *a, .idem_key = idem_key};
+    struct create_arg x = {.a = *a, .idem_key = idem_key, .instance = acc_store_instance(st)};
     acc_err rc = store_write(st, &op, &x, flags, err);
     if (rc)
         return rc;

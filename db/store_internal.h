@@ -14,6 +14,7 @@
  *   store_quote.c      quotes and their held reservations
  *   store_prune.c      retention (what ended long ago goes) and backups
  *   store_pack.c       long texts kept compressed
+ *   store_instance.c   several instances: their rows, leases, orphans
  *
  * Internal names start with store_; no database library's type is seen
  * here (the SQL layer keeps them). */
@@ -86,6 +87,12 @@ enum stmt_id {
     S_PRUNE_AGREEMENT,
     S_PRUNE_QUOTE_PICK,
     S_PRUNE_QUOTE,
+    S_INST_BEAT,
+    S_INST_FORGET,
+    S_LEASE_TAKE,
+    S_LEASE_HOLDER,
+    S_ORPHANS,
+    S_MINE_STOPPED,
     S__COUNT
 };
 
@@ -101,6 +108,7 @@ struct store_op {
 struct acc_store {
     struct acc_sql *db;
     struct acc_sql_writer *writer;
+    char instance[ACC_ID_LEN + 1]; /* this accordd's, on a shared database ("": none) */
 };
 
 /* The one write primitive: runs op->run(arg) in the writer's next group

@@ -153,6 +153,7 @@ static void defaults(struct acc_config *c)
     c->access_log = true;
     c->durable = true;
     c->wal_limit = (int64_t)64 << 20;
+    c->lease = 10;
     c->strategy = ACC_STRATEGY_INTERSECT;
     acc_policy_opts_init(&c->policy, ACC_POLICY_EARLIEST);
     c->policy_candidates = 4;
@@ -195,6 +196,12 @@ static void read_all(struct acc_config *c, struct cfg_parse *p, const char *orig
         (!c->launch.launcher && !(c->launch.launcher = strdup("fork"))))
         p->rep.nomem = true;
     cfg_check(c, &p->rep);
+    /* Several instances sign as one: the pair is the operator's, the same
+     * on each (there is no directory beside a URL to make one in). */
+    if (c->db_path && strstr(c->db_path, "://") && (!c->sign_key || !c->sign_cert))
+        acc_conf_report_after(&p->rep, "database", "url",
+                              "a PostgreSQL database needs [signing] key and certificate "
+                              "(the same pair on every accordd sharing it)");
     cfg_auth_check(c, &p->rep);
     cfg_policy_finish(c, &p->rep);
     cfg_quota_finish(c, &p->rep);

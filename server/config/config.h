@@ -6,7 +6,7 @@
  *                  client_connections, pending_connections, header_timeout,
  *                  timeout, request_timeout, max_query,
  *                  allow_control, log_level, certificate, key (HTTPS)
- *   [database]     path, durable, wal_limit, retain
+ *   [database]     path or url, durable, wal_limit, retain, lease
  *   [negotiation]  strategy, policy, policy_candidates, max_rounds, horizon,
  *                  lead_time, adapter_timeout, workers, queue_length, max_pending,
  *                  max_hold, quote_options, max_quotes (max_quotes_per_user: the
@@ -148,7 +148,8 @@ struct acc_config {
     char *sign_cert;
 
     /* [database] */
-    char *db_path;
+    char *db_path; /* a file, or (url) a PostgreSQL URL shared by several accordd */
+    int64_t lease; /* seconds a dead leader's once-only duties wait for another */
     bool durable;
     int64_t wal_limit; /* bytes the write-ahead log may reach */
     int64_t retain;    /* seconds ended agreements are kept; 0: for ever */

@@ -70,6 +70,7 @@ static const struct key server_keys[] = {
 static const struct key database_keys[] = {
     {"durable", KEY_BOOL, 0, 0, AT(durable), NULL},
     {"wal_limit", KEY_INT64, (int64_t)1 << 20, (int64_t)1 << 40, AT(wal_limit), NULL}, /* bytes */
+    {"lease", KEY_DURATION, 2, 3600, AT(lease), "a duration of PT2S to PT1H such as PT10S"},
     {NULL, KEY_BOOL, 0, 0, 0, NULL},
 };
 
@@ -189,6 +190,16 @@ int cfg_database_key(struct cfg_parse *p, const char *k, const char *v)
     if (strcmp(k, "path") == 0) {
         if (!*v)
             return cfg_bad(p, "database", "path is empty");
+        if (strstr(v, "://"))
+            return cfg_bad(p, "database", "path is a file; a PostgreSQL database is a url");
+        return acc_conf_set_str(&p->c->db_path, v);
+    }
+    /* PostgreSQL, shared by every accordd that names it (libpq's URL:
+     * several hosts, target_session_attrs=read-write, sslmode...) */
+    if (strcmp(k, "url") == 0) {
+        if (strncmp(v, "postgresql://", 13) != 0 && strncmp(v, "postgres://", 11) != 0)
+            return cfg_bad(p, "database", "url is a PostgreSQL URL (postgresql://...), not '%s'",
+                           v);
         return acc_conf_set_str(&p->c->db_path, v);
     }
     if (strcmp(k, "retain") == 0) {

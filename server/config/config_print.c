@@ -20,7 +20,16 @@ static void print_server(const struct acc_config *c, FILE *out)
     acc_conf_print_str(out, "certificate", c->tls_certificate);
     acc_conf_print_str(out, "key", c->tls_key);
 
-    fprintf(out, "\n[database]\npath = %s\n", c->db_path);
+    /* a URL without its password */
+    const char *scheme = strstr(c->db_path, "://");
+    const char *at = scheme ? strchr(scheme, '@') : NULL;
+    const char *colon = scheme ? strchr(scheme + 3, ':') : NULL;
+    if (!scheme)
+        fprintf(out, "\n[database]\npath = %s\n", c->db_path);
+    else if (at && colon && colon < at)
+        fprintf(out, "\n[database]\nurl = %.*s%s\n", (int)(colon - c->db_path), c->db_path, at);
+    else
+        fprintf(out, "\n[database]\nurl = %s\n", c->db_path);
     cfg_keys_print(c, "database", out);
     if (c->retain)
         acc_conf_print_duration(out, "retain", c->retain);

@@ -169,18 +169,8 @@ static void housekeeping_pass(struct acc_service *svc)
     retention_pass(svc);
 }
 
-/* At start-up nothing negotiates yet: every Pending agreement was cut short,
- * and once they are ended every open reservation is a leftover. */
-acc_err svc_recover(struct acc_service *svc, struct acc_error *err)
+void svc_end_interrupted(struct acc_service *svc, char (*ids)[ACC_ID_LEN + 1], size_t n)
 {
-    char(*ids)[ACC_ID_LEN + 1] = NULL;
-    size_t n = 0;
-    acc_err rc = acc_store_agreement_ids(svc->store,
-                                         ACC_STATE_BIT(ACC_STATE_PENDING) |
-                                             ACC_STATE_BIT(ACC_STATE_PENDING_AND_TERMINATING),
-                                         &ids, &n, err);
-    if (rc)
-        return rc;
     for (size_t i = 0; i < n; i++) {
         struct acc_agreement a;
         if (acc_store_agreement_get(svc->store, ids[i], false, &a, NULL))
@@ -204,6 +194,26 @@ acc_err svc_recover(struct acc_service *svc, struct acc_error *err)
                          acc_state_name(a.state));
         acc_agreement_release(&a);
     }
+}
+
+/* At start-up nothing negotiates yet: every Pending agreement was cut short,
+ * and once they are ended every open reservation is a leftover.  On a
+ * shared database other instances negotiate on: the leader ends only what
+ * dead ones left (svc_instance_recover), and their leftovers are released
+ * by its housekeeping. */
+acc_err svc_recover(struct acc_service *svc, struct acc_error *err)
+{
+    if (svc->shared)
+        return ACC_OK;
+    char(*ids)[ACC_ID_LEN + 1] = NULL;
+    size_t n = 0;
+    acc_err rc = acc_store_agreement_ids(svc->store,
+                                         ACC_STATE_BIT(ACC_STATE_PENDING) |
+                                             ACC_STATE_BIT(ACC_STATE_PENDING_AND_TERMINATING),
+                                         &ids, &n, err);
+    if (rc)
+        return rc;
+    svc_end_interrupted(svc, ids, n);
     free(ids);
     /* No modification runs yet: what a cut-short one booked is a leftover. */
     struct acc_error merr;
@@ -225,17 +235,22 @@ acc_err svc_recover(struct acc_service *svc, struct acc_error *err)
 void *svc_housekeeping_main(void *arg)
 {
     struct acc_service *svc = arg;
-    svc_provision_retry(svc); /* what recovery queued */
+    if (atomic_load(&svc->leader))
+        svc_provision_retry(svc); /* what recovery queued */
     pthread_mutex_lock(&svc->lock);
     while (!atomic_load(&svc->stopping)) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_sec += HOUSEKEEPING_SECONDS;
+        ts.tv_sec += svc->shared ? svc_instance_period(svc) : HOUSEKEEPING_SECONDS;
         pthread_cond_timedwait(&svc->wake, &svc->lock, &ts);
         if (atomic_load(&svc->stopping))
             break;
         pthread_mutex_unlock(&svc->lock);
-        housekeeping_pass(svc);
+        /* shared: the beat first; what must happen once, by the leader */
+        svc_instance_beat(svc);
+        svc_instance_recover(svc);
+        if (atomic_load(&svc->leader))
+            housekeeping_pass(svc);
         pthread_mutex_lock(&svc->lock);
     }
     pthread_mutex_unlock(&svc->lock);

@@ -131,6 +131,11 @@ struct acc_service {
     atomic_bool stopping;
     pthread_t housekeeper;
     bool housekeeper_started;
+    /* several instances on one database (instances.c) */
+    bool shared;                   /* the database is PostgreSQL's */
+    char instance[ACC_ID_LEN + 1]; /* this one's id there */
+    acc_time started;
+    atomic_bool leader; /* holds the lease 'leader' (always, on a file) */
 
     /* metrics */
     atomic_uint_least64_t outcomes[OUT__COUNT];
@@ -300,6 +305,20 @@ acc_err svc_release_reservations(struct acc_service *svc, const char *id, struct
 /* housekeeping.c */
 acc_err svc_recover(struct acc_service *svc, struct acc_error *err);
 void *svc_housekeeping_main(void *arg);
+/* Ends negotiations nobody runs any more (Pending: Rejected, Interrupted;
+ * PendingAndTerminating: Terminated); the sweep then releases their
+ * reservations. */
+void svc_end_interrupted(struct acc_service *svc, char (*ids)[ACC_ID_LEN + 1], size_t n);
+
+/* instances.c: several instances on one database */
+acc_err svc_instance_open(struct acc_service *svc, struct acc_error *err);
+/* This instance's row and the leader lease renewed; negotiations another
+ * instance was asked to terminate stopped. */
+void svc_instance_beat(struct acc_service *svc);
+/* The leader ends the negotiations of dead instances. */
+void svc_instance_recover(struct acc_service *svc);
+/* Seconds between two beats (and housekeeping passes). */
+int64_t svc_instance_period(const struct acc_service *svc);
 
 /* provision.c */
 /* Hands the flow of each of a's link reservations whose network adapter

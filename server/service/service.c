@@ -185,6 +185,8 @@ acc_err acc_service_open_with(const struct acc_config *cfg, const struct acc_ser
         rc = acc_resources_open(&cfg->res, &re, &svc->adapters, err);
     }
     if (!rc)
+        rc = svc_instance_open(svc, err);
+    if (!rc)
         rc = svc_launcher_open(svc, err);
     if (!rc)
         rc = svc_recover(svc, err);

@@ -1,4 +1,5 @@
--- 0002 for PostgreSQL: ../0002_launch.sql in PostgreSQL's types.
+-- 0002 for PostgreSQL: ../0002_launch.sql in PostgreSQL's types; the launch
+-- descriptions are BYTEA, since the store keeps them compressed (0008).
 
 ALTER TABLE allocation_component ADD COLUMN executable TEXT;
 ALTER TABLE allocation_component ADD COLUMN args BYTEA;
@@ -18,8 +19,8 @@ CREATE TABLE run (
     reason        TEXT,
     output        BYTEA,
     output_total  BIGINT,
-    metampich     TEXT NOT NULL,
-    rsl           TEXT NOT NULL
+    metampich     BYTEA NOT NULL,
+    rsl           BYTEA NOT NULL
 );
 -- The runs the launcher still has to start or watch.
 CREATE INDEX run_open ON run(state) WHERE state IN ('waiting', 'running');

@@ -1,0 +1,16 @@
+-- 0009 for PostgreSQL: ../0009_instances.sql in PostgreSQL's types.
+
+CREATE TABLE instance (
+    id      TEXT PRIMARY KEY,
+    host    TEXT NOT NULL,
+    pid     BIGINT NOT NULL,
+    started BIGINT NOT NULL,
+    seen    BIGINT NOT NULL
+);
+CREATE TABLE lease (
+    name    TEXT PRIMARY KEY,
+    holder  TEXT NOT NULL,
+    expires BIGINT NOT NULL
+);
+ALTER TABLE agreement ADD COLUMN instance TEXT;
+ALTER TABLE quote ADD COLUMN instance TEXT;

@@ -1,0 +1,183 @@
+/* store_instance.c - several accordd on one database (PostgreSQL): each
+ * instance's row renewed while it lives, leases for the duties that must
+ * run once, and the negotiations whose instance died (store.h). */
+#include "store.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lib/common/strutil.h"
+#include "store_internal.h"
+
+#define NEGOTIATING "('Pending', 'PendingAndTerminating')"
+
+static const struct acc_sql_query
+    inst_beat = {S_INST_BEAT,
+                 "INSERT INTO instance (id, host, pid, started, seen) "
+                 "VALUES (?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET seen = excluded.seen"},
+    /* rows of instances dead for a day: gone */
+    inst_forget = {S_INST_FORGET, "DELETE FROM instance WHERE seen < ?"},
+    /* taken when free or expired, renewed by its holder; both dialects'
+     * upsert, whose WHERE sees the row as it is when it runs (a second
+     * taker waits for the first one's row lock, then finds it held) */
+    lease_take = {S_LEASE_TAKE, "INSERT INTO lease (name, holder, expires) VALUES (?1, ?2, ?3) "
+                                "ON CONFLICT(name) DO UPDATE SET holder = excluded.holder, "
+                                "expires = excluded.expires "
+                                "WHERE lease.holder = excluded.holder OR lease.expires < ?4"},
+    lease_holder = {S_LEASE_HOLDER, "SELECT holder FROM lease WHERE name = ?"},
+    orphans = {S_ORPHANS, "SELECT id FROM agreement WHERE state IN " NEGOTIATING
+                          " AND (instance IS NULL OR instance NOT IN "
+                          "(SELECT id FROM instance WHERE seen >= ?))"},
+    mine_stopped = {S_MINE_STOPPED, "SELECT id FROM agreement WHERE state = "
+                                    "'PendingAndTerminating' AND instance = ?"};
+
+bool acc_store_shared(const struct acc_store *st)
+{
+    return acc_sql_is_pg(st->db);
+}
+
+void acc_store_set_instance(struct acc_store *st, const char *id)
+{
+    acc_strlcpy(st->instance, id ? id : "", sizeof st->instance);
+}
+
+const char *acc_store_instance(const struct acc_store *st)
+{
+    return st->instance[0] ? st->instance : NULL;
+}
+
+/* ------------------------------------------------------------------- beat */
+
+struct beat_arg {
+    const char *id, *host;
+    int64_t pid;
+    acc_time started, now, forget_before;
+};
+
+static acc_err beat_job(struct acc_sql_conn *c, void *arg, struct acc_error *err)
+{
+    const struct beat_arg *x = arg;
+    struct acc_sql_stmt *s = acc_sql_prepare(c, &inst_beat, err);
+    if (!s)
+        return ACC_ERR_STORAGE;
+    acc_sql_bind_text(s, x->id);
+    acc_sql_bind_text(s, x->host);
+    acc_sql_bind_i64(s, x->pid);
+    acc_sql_bind_i64(s, x->started);
+    acc_sql_bind_i64(s, x->now);
+    acc_err rc = acc_sql_run(s, "instance", err);
+    if (rc || !x->forget_before)
+        return rc;
+    if (!(s = acc_sql_prepare(c, &inst_forget, err)))
+        return ACC_ERR_STORAGE;
+    acc_sql_bind_i64(s, x->forget_before);
+    return acc_sql_run(s, "instance", err);
+}
+
+acc_err acc_store_instance_beat(struct acc_store *st, const char *host, int64_t pid,
+                                acc_time started, acc_time now, acc_time forget_before,
+                                struct acc_error *err)
+{
+    static const struct store_op op = {{beat_job, NULL}, NULL};
+    struct beat_arg x = {st->instance, host, pid, started, now, forget_before};
+    return store_write(st, &op, &x, 0, err);
+}
+
+/* ------------------------------------------------------------------ lease */
+
+struct lease_arg {
+    const char *name, *holder;
+    acc_time now, until;
+    bool held;
+};
+
+static acc_err lease_job(struct acc_sql_conn *c, void *arg, struct acc_error *err)
+{
+    struct lease_arg *x = arg;
+    struct acc_sql_stmt *s = acc_sql_prepare(c, &lease_take, err);
+    if (!s)
+        return ACC_ERR_STORAGE;
+    acc_sql_bind_text(s, x->name);
+    acc_sql_bind_text(s, x->holder);
+    acc_sql_bind_i64(s, x->until);
+    acc_sql_bind_i64(s, x->now);
+    acc_err rc = acc_sql_run(s, "lease", err);
+    if (rc)
+        return rc;
+    if (!(s = acc_sql_prepare(c, &lease_holder, err)))
+        return ACC_ERR_STORAGE;
+    acc_sql_bind_text(s, x->name);
+    bool row = false;
+    if (!(rc = acc_sql_bound(s, "lease", err)) && !(rc = acc_sql_step(s, &row, "lease", err)))
+        x->held = row && acc_sql_col_text(s, 0) && strcmp(acc_sql_col_text(s, 0), x->holder) == 0;
+    acc_sql_done(s);
+    return rc;
+}
+
+acc_err acc_store_lease(struct acc_store *st, const char *name, acc_time now, int64_t seconds,
+                        bool *held, struct acc_error *err)
+{
+    static const struct store_op op = {{lease_job, NULL}, NULL};
+    struct lease_arg x = {name, st->instance, now, now + seconds, false};
+    acc_err rc = store_write(st, &op, &x, 0, err);
+    *held = !rc && x.held;
+    return rc;
+}
+
+/* ------------------------------------------------------------------ reads */
+
+static acc_err ids_of(struct acc_store *st, const struct acc_sql_query *q, const char *text,
+                      acc_time t, char (**ids)[ACC_ID_LEN + 1], size_t *n, struct acc_error *err)
+{
+    *ids = NULL;
+    *n = 0;
+    struct acc_sql_conn *c;
+    acc_err rc = acc_sql_reader_take(st->db, &c, err);
+    if (rc)
+        return rc;
+    struct acc_sql_stmt *s = acc_sql_prepare(c, q, err);
+    size_t cap = 0;
+    bool row = false;
+    if (!s) {
+        rc = ACC_ERR_STORAGE;
+    } else {
+        if (text)
+            acc_sql_bind_text(s, text);
+        else
+            acc_sql_bind_i64(s, t);
+        rc = acc_sql_bound(s, "instances", err);
+    }
+    while (!rc && !(rc = acc_sql_step(s, &row, "instances", err)) && row) {
+        if (*n == cap) {
+            size_t nc = cap ? 2 * cap : 16;
+            char(*m)[ACC_ID_LEN + 1] = realloc(*ids, nc * sizeof *m);
+            if (!m) {
+                rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+                break;
+            }
+            *ids = m;
+            cap = nc;
+        }
+        acc_sql_col_copy(s, 0, (*ids)[(*n)++], ACC_ID_LEN + 1);
+    }
+    acc_sql_done(s);
+    acc_sql_reader_give(st->db, c);
+    if (rc) {
+        free(*ids);
+        *ids = NULL;
+        *n = 0;
+    }
+    return rc;
+}
+
+acc_err acc_store_orphans(struct acc_store *st, acc_time alive_since, char (**ids)[ACC_ID_LEN + 1],
+                          size_t *n, struct acc_error *err)
+{
+    return ids_of(st, &orphans, NULL, alive_since, ids, n, err);
+}
+
+acc_err acc_store_stopped_here(struct acc_store *st, char (**ids)[ACC_ID_LEN + 1], size_t *n,
+                               struct acc_error *err)
+{
+    return ids_of(st, &mine_stopped, st->instance, 0, ids, n, err);
+}

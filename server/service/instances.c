@@ -1,0 +1,119 @@
+/* instances.c - several accordd on one PostgreSQL database (part of the
+ * service).  Each instance renews its row every quarter of [database]
+ * lease; the one that holds the lease 'leader' does what must happen once
+ * (housekeeping: hold expiry, leftovers released, terminations finished,
+ * provisioning retried, retention) and ends the negotiations of instances
+ * that died (their agreements Rejected or Terminated, which lets the
+ * sweep release what they booked).  A terminate that reached another
+ * instance left the agreement PendingAndTerminating: the instance running
+ * it finds that at its next beat and stops the negotiation.
+ *
+ * Times: a lease is taken for three quarters of [database] lease and
+ * renewed every quarter, so a dead leader's lease expires within three
+ * quarters of the lease after its death and is taken over within a quarter
+ * more; an instance not seen for three quarters of the lease is dead.  The
+ * instances' clocks are compared (NTP keeps them within far less).
+ *
+ * On a database file (SQLite) there is one accordd: it leads. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../lib/common/id.h"
+#include "../../lib/common/log.h"
+#include "internal.h"
+
+#define DAY 86400
+
+int64_t svc_instance_period(const struct acc_service *svc)
+{
+    if (!svc->shared)
+        return 5;
+    int64_t p = svc->cfg->lease / 4;
+    return p > 0 ? p : 1;
+}
+
+static int64_t lease_seconds(const struct acc_service *svc)
+{
+    return svc->cfg->lease * 3 / 4 > 0 ? svc->cfg->lease * 3 / 4 : 1;
+}
+
+acc_err svc_instance_open(struct acc_service *svc, struct acc_error *err)
+{
+    svc->shared = acc_store_shared(svc->store);
+    if (!svc->shared) {
+        atomic_store(&svc->leader, true);
+        return ACC_OK;
+    }
+    acc_err rc = acc_id_new(svc->instance, err);
+    if (rc)
+        return rc;
+    acc_store_set_instance(svc->store, svc->instance);
+    svc->started = acc_now();
+    acc_log_info("instance %s on a shared database (lease %llds)", svc->instance,
+                 (long long)svc->cfg->lease);
+    svc_instance_beat(svc);
+    return ACC_OK;
+}
+
+/* Negotiations of this instance that another was asked to terminate. */
+static void stop_asked(struct acc_service *svc)
+{
+    char(*ids)[ACC_ID_LEN + 1] = NULL;
+    size_t n = 0;
+    struct acc_error err;
+    if (acc_store_stopped_here(svc->store, &ids, &n, &err)) {
+        acc_log_warn("instances: %s", err.msg);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        struct acc_nego *job = svc_queue_find(svc, ids[i]);
+        if (!job)
+            continue;
+        acc_log_info("agreement %s: terminated through another instance", ids[i]);
+        svc_queue_stop_job(svc, job);
+        acc_nego_release(job);
+    }
+    free(ids);
+}
+
+void svc_instance_beat(struct acc_service *svc)
+{
+    if (!svc->shared)
+        return;
+    char host[256] = "";
+    if (gethostname(host, sizeof host - 1) != 0)
+        host[0] = '\0';
+    acc_time now = acc_now();
+    bool was = atomic_load(&svc->leader), held = false;
+    struct acc_error err;
+    if (acc_store_instance_beat(svc->store, host, (int64_t)getpid(), svc->started, now,
+                                was ? now - DAY : 0, &err) ||
+        acc_store_lease(svc->store, "leader", now, lease_seconds(svc), &held, &err)) {
+        /* the database is away: lead no more (another may take over) */
+        acc_log_warn("instances: %s", err.msg);
+        held = false;
+    }
+    atomic_store(&svc->leader, held);
+    if (held != was)
+        acc_log_info("instance %s %s", svc->instance,
+                     held ? "leads: housekeeping and recovery run here" : "no longer leads");
+    stop_asked(svc);
+}
+
+void svc_instance_recover(struct acc_service *svc)
+{
+    if (!svc->shared || !atomic_load(&svc->leader))
+        return;
+    char(*ids)[ACC_ID_LEN + 1] = NULL;
+    size_t n = 0;
+    struct acc_error err;
+    if (acc_store_orphans(svc->store, acc_now() - lease_seconds(svc), &ids, &n, &err)) {
+        acc_log_error("recovery: %s", err.msg);
+        return;
+    }
+    if (n)
+        acc_log_warn("recovery: %zu negotiation(s) of instances that stopped", n);
+    svc_end_interrupted(svc, ids, n);
+    free(ids);
+}
