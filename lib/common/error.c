@@ -48,6 +48,8 @@ static const struct {
     [ACC_ERR_TOO_MANY_ATTRS] = {"TooManyAttributes", 400, "too many attributes"},
     [ACC_ERR_PEER_LIMIT] = {"PeerLimit", 403, "over the limits the site gives this peer"},
     [ACC_ERR_QUOTA] = {"QuotaExceeded", 403, "over a quota of this user"},
+    [ACC_ERR_STORAGE_AWAY] = {"StorageUnavailable", 503,
+                              "the database cannot be reached now; retry later"},
 };
 
 static acc_err clamp(acc_err code)

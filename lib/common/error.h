@@ -51,6 +51,7 @@ typedef enum acc_err {
     ACC_ERR_TOO_MANY_ATTRS,    /* an element or a document carries too many attributes */
     ACC_ERR_PEER_LIMIT,        /* a site daemon: the peer is over the limits the site gives it */
     ACC_ERR_QUOTA,             /* accordd: the user is over a quota ([quota]) */
+    ACC_ERR_STORAGE_AWAY,      /* the database server cannot be reached now (retry) */
     ACC_ERR__COUNT
 } acc_err;
 

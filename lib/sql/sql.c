@@ -19,9 +19,13 @@ acc_err sql_fail(const struct acc_sql *db, enum sql_rc rc, const char *what, con
 {
     acc_err code = rc == SQL_NOMEM       ? ACC_ERR_NOMEM
                    : rc == SQL_DUPLICATE ? ACC_ERR_KEY_REUSED
+                   : rc == SQL_AWAY      ? ACC_ERR_STORAGE_AWAY
                                          : ACC_ERR_STORAGE;
-    return acc_error_set(err, code, "%s %s: %s: %s", db->opt.label, db->opt.path, what,
-                         msg ? msg : "failed");
+    acc_error_set(err, code, "%s %s: %s: %s", db->opt.label, db->opt.path, what,
+                  msg ? msg : "failed");
+    if (err && rc == SQL_AWAY)
+        err->retry_after = SQL_RETRY_AFTER;
+    return code;
 }
 
 acc_err sql_conn_fail(struct acc_sql_conn *c, enum sql_rc rc, const char *what,

@@ -21,7 +21,9 @@
  *               bound in order with the first failure kept, stepped, read
  *   errors      the library's codes become acc_err here: ACC_ERR_NOMEM for
  *               memory, ACC_ERR_KEY_REUSED for a value a unique or primary
- *               key already holds, ACC_ERR_STORAGE for everything else, with
+ *               key already holds, ACC_ERR_STORAGE_AWAY (a 503 with
+ *               Retry-After) for a database server that cannot be reached
+ *               now, ACC_ERR_STORAGE for everything else, with
  *               a message that names the database ("calendar /var/lib/x:
  *               write: disk I/O error")
  *   writer      sql_writer.h: one thread, group commit
@@ -44,6 +46,9 @@
 
 /* How long a statement waits for a lock another connection holds. */
 #define ACC_SQL_BUSY_MS 10000
+/* Seconds a client is told to wait (Retry-After) when the database server
+ * cannot be reached (ACC_ERR_STORAGE_AWAY: restarting, failing over). */
+#define SQL_RETRY_AFTER 2
 /* The bound on the write-ahead log when none is given (bytes). */
 #define ACC_SQL_WAL_LIMIT_DEFAULT ((int64_t)64 << 20)
 

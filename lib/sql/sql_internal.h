@@ -29,6 +29,7 @@ enum sql_rc {
     SQL_DONE,
     SQL_NOMEM,
     SQL_DUPLICATE, /* a unique or primary key would hold one value twice */
+    SQL_AWAY,      /* the server cannot be reached now (a retry may succeed) */
     SQL_ERROR,
 };
 

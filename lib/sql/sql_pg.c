@@ -47,6 +47,8 @@ struct pg {
     unsigned gen;     /* bumped by each reset: statements prepare again */
     unsigned next_id; /* statement names */
     bool durable;     /* synchronous_commit, set again after a reset */
+    bool in_tx;       /* a BEGIN ran, and no COMMIT or ROLLBACK yet */
+    bool lost;        /* the connection was lost inside that transaction */
 };
 
 struct pg_stmt {
@@ -84,8 +86,16 @@ static enum sql_rc rc_of(struct pg *p, const PGresult *r)
     const char *state = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
     if (state && strcmp(state, "23505") == 0)
         return SQL_DUPLICATE;
+    /* the connection lost (libpq's own failures carry no SQLSTATE, and
+     * libpq may not have marked the connection bad yet when a write to it
+     * failed), the server shutting down or starting, a standby not promoted
+     * yet (read-only): away for now */
     if (!r && PQstatus(p->conn) == CONNECTION_OK)
         return SQL_NOMEM;
+    if (PQstatus(p->conn) != CONNECTION_OK || !state ||
+        (state && (strncmp(state, "08", 2) == 0 || strncmp(state, "57P", 3) == 0 ||
+                   strcmp(state, "25006") == 0)))
+        return SQL_AWAY;
     return SQL_ERROR;
 }
 
@@ -94,10 +104,40 @@ static enum sql_rc rc_of(struct pg *p, const PGresult *r)
  * settings and prepared statements went with it. */
 static bool pg_alive(struct pg *p);
 
+/* A transaction whose connection was lost is over: its statements fail
+ * (never run on a new connection, outside it) until its COMMIT (which
+ * fails) or ROLLBACK (nothing left to undo); then a BEGIN or a statement
+ * of its own makes the connection again. */
+static void lost_check(struct pg *p, enum sql_rc rc)
+{
+    if (rc != SQL_AWAY)
+        return;
+    if (p->in_tx)
+        p->lost = true;
+    /* libpq learns that a connection it could not write to is gone at its
+     * next read: made now, so that the next statement makes a new one */
+    if (PQstatus(p->conn) == CONNECTION_OK)
+        PQconsumeInput(p->conn);
+}
+
 static enum sql_rc pg_run(struct pg *p, const char *sql)
 {
+    bool begin = strncmp(sql, "BEGIN", 5) == 0, commit = strcmp(sql, "COMMIT") == 0,
+         rollback = strcmp(sql, "ROLLBACK") == 0;
+    if (p->lost) {
+        if (commit || rollback) {
+            p->lost = p->in_tx = false;
+            set_msg(p, "the connection to the database server was lost in the transaction");
+            return rollback ? SQL_OK : SQL_AWAY;
+        }
+        if (!begin) {
+            set_msg(p, "the connection to the database server was lost in the transaction");
+            return SQL_AWAY;
+        }
+        p->lost = p->in_tx = false;
+    }
     if (!pg_alive(p))
-        return SQL_ERROR;
+        return SQL_AWAY;
     PGresult *r = PQexec(p->conn, sql);
     enum sql_rc rc = rc_of(p, r);
     if (rc == SQL_OK) {
@@ -105,6 +145,11 @@ static enum sql_rc pg_run(struct pg *p, const char *sql)
         p->changes = n && *n ? strtoll(n, NULL, 10) : 0;
     }
     PQclear(r);
+    if (begin && rc == SQL_OK)
+        p->in_tx = true;
+    lost_check(p, rc);
+    if (commit || rollback)
+        p->in_tx = p->lost = false;
     return rc;
 }
 
@@ -379,14 +424,19 @@ static void pg_finalize(void *h)
 static enum sql_rc server_prepare(struct pg_stmt *s)
 {
     struct pg *p = s->p;
+    if (p->lost) {
+        set_msg(p, "the connection to the database server was lost in the transaction");
+        return SQL_AWAY;
+    }
     if (!pg_alive(p))
-        return SQL_ERROR;
+        return SQL_AWAY;
     if (s->gen == p->gen)
         return SQL_OK;
     snprintf(s->name, sizeof s->name, "acc_%u", ++p->next_id);
     PGresult *r = PQprepare(p->conn, s->name, s->sql, 0, NULL);
     enum sql_rc rc = rc_of(p, r);
     PQclear(r);
+    lost_check(p, rc);
     if (rc != SQL_OK)
         return rc;
     r = PQdescribePrepared(p->conn, s->name);
@@ -501,6 +551,10 @@ static enum sql_rc pg_bind_null(void *h, int i)
 static enum sql_rc execute(struct pg_stmt *s)
 {
     struct pg *p = s->p;
+    if (p->lost) {
+        set_msg(p, "the connection to the database server was lost in the transaction");
+        return SQL_AWAY;
+    }
     enum sql_rc rc = server_prepare(s);
     if (rc != SQL_OK)
         return rc;
@@ -509,6 +563,7 @@ static enum sql_rc execute(struct pg_stmt *s)
     if (rc != SQL_OK) {
         PQclear(s->res);
         s->res = NULL;
+        lost_check(p, rc);
         return rc;
     }
     const char *n = PQcmdTuples(s->res);

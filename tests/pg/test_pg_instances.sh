@@ -75,7 +75,7 @@ start() { # start N: instance N; its port into $T/portN
     "$BUILD/accordd" --config "$T/accord.ini" >"$T/a$1.log" 2>&1 &
     PIDS[$1]=$!
     for _ in $(seq 100); do
-        port=$(sed -n 's|.*listening on http://127.0.0.1:\([0-9]*\).*|\1|p' "$T/a$1.log")
+        port=$(sed -n 's|.*listening on http://127.0.0.1:\([0-9]*\).*|\1|p' "$T/a$1.log" 2>/dev/null)
         [ -n "$port" ] && { echo "$port" >"$T/port$1"; return 0; }
         kill -0 "${PIDS[$1]}" 2>/dev/null || break
         sleep 0.1
@@ -187,7 +187,9 @@ echo "agreements Observed: $agreed; committed reservations: $committed; site boo
 # GET answers the same on every surviving instance.
 for n in 1 2 3; do
     [ "$n" = "$LEADER" ] && continue
-    curl -s "http://127.0.0.1:$(cat "$T/port$n")/agreements?state=Observed&limit=100000" | grep -o '<[a-z:]*AgreementId>[a-z0-9]*' | sort >"$T/list$n"
+    curl -s "http://127.0.0.1:$(cat "$T/port$n")/agreements?state=Observed&limit=1000" |
+        grep -o 'co:id="[a-z0-9]*"' | sort -u >"$T/list$n"
+    [ "$(wc -l <"$T/list$n")" = "$agreed" ] || fail "instance $n lists $(wc -l <"$T/list$n") of $agreed agreements"
 done
 lists=$(ls "$T"/list?)
 cmp $lists >/dev/null || fail "the instances list different agreements"

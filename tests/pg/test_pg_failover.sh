@@ -1,0 +1,177 @@
+#!/bin/bash
+# test_pg_failover.sh BUILD_DIR - PostgreSQL fails over under load (issue
+# 20): a primary and a streaming standby of the test's own (synchronous, so
+# that a commit is on both), two accordd on the URL that names both with
+# target_session_attrs=read-write, 16 clients sending offers; meanwhile the
+# primary stops (immediate) and the standby is promoted (pg_ctl promote).
+# Every answer is a 2xx, a 409 (no room) or a retryable 503 (with
+# Retry-After), a client retries a 503 with its Idempotency-Key; afterwards
+# every agreement a client was given is on the new primary (nothing lost),
+# no offer has two agreements and no resource is booked beyond its capacity
+# (nothing doubled), and the instances serve again without a restart.
+#
+# Root (the clusters run as nobody); about 30 s.  KEEP=DIR: the instances'
+# logs and the answers that were errors are copied there at the end.
+set -u
+BUILD=${1:?usage: test_pg_failover.sh BUILD_DIR}
+HERE=$(cd "$(dirname "$0")" && pwd)
+BIN=/usr/lib/postgresql/15/bin
+OFFERS=${OFFERS:-300}
+CLIENTS=${CLIENTS:-16}
+T=$(mktemp -d /tmp/accord-pg-fo-XXXXXX)
+chmod 755 "$T"
+export PG_TEST_DIR=$T/pg PG_TEST_PORT=15432
+PIDS=()
+fail() { echo "FAIL: $*" >&2; exit 1; }
+cleanup() {
+    for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
+    wait 2>/dev/null
+    [ -n "${KEEP:-}" ] && { cp "$T"/a?.log "$KEEP"/ 2>/dev/null; for f in "$T"/r*; do grep -q -E "StorageFailed|AdapterFailed" "$f" && cp "$f" "$KEEP"/; done; }
+    "$HERE/stop-cluster.sh"
+    rm -rf "$T"
+}
+trap cleanup EXIT
+as() { runuser -u nobody -- "$@"; }
+
+"$HERE/start-cluster.sh" >/dev/null || fail "cannot start the primary"
+D=$PG_TEST_DIR
+as "$BIN/pg_basebackup" -h "$D" -p 15432 -U accord -D "$D/standby" -R -X stream >/dev/null 2>&1 ||
+    fail "pg_basebackup"
+echo "port = 15433" >>"$D/standby/postgresql.conf"
+as "$BIN/pg_ctl" -D "$D/standby" -l "$D/standby.log" -w -t 60 start >/dev/null ||
+    { cat "$D/standby.log"; fail "cannot start the standby"; }
+# Synchronous: a commit is acknowledged once the standby has it too.
+psql "postgresql:///postgres?host=$D&port=15432&user=accord" -q \
+    -c "ALTER SYSTEM SET synchronous_standby_names = '*'" -c "SELECT pg_reload_conf()" >/dev/null
+URL="postgresql:///accord?host=$D,$D&port=15432,15433&user=accord&target_session_attrs=read-write&connect_timeout=2"
+q() { psql "$URL" -At -c "$1"; }
+
+openssl req -x509 -newkey rsa:2048 -nodes -keyout "$T/sign.key" -out "$T/sign.crt" \
+    -subj "/CN=Accord test" -days 2 2>/dev/null || fail "openssl"
+chmod 600 "$T/sign.key"
+cat >"$T/accord.ini" <<CONF
+[server]
+listen = 127.0.0.1:0
+
+[database]
+url = $URL
+lease = PT6S
+
+[signing]
+key = $T/sign.key
+certificate = $T/sign.crt
+
+[negotiation]
+horizon = P3D
+lead_time = PT5S
+
+[quota]
+max_agreements = 100000
+
+[site sa]
+adapter = sim-batch
+nodes = 16
+
+[site sb]
+adapter = sim-batch
+nodes = 16
+
+[network wan]
+adapter = sim-network
+
+[link sa_sb]
+sites = sa sb
+capacity = 1000
+network = wan
+CONF
+start() {
+    "$BUILD/accordd" --config "$T/accord.ini" >"$T/a$1.log" 2>&1 &
+    PIDS[$1]=$!
+    for _ in $(seq 100); do
+        port=$(sed -n 's|.*listening on http://127.0.0.1:\([0-9]*\).*|\1|p' "$T/a$1.log" 2>/dev/null)
+        [ -n "$port" ] && { echo "$port" >"$T/port$1"; return 0; }
+        sleep 0.1
+    done
+    cat "$T/a$1.log" >&2
+    fail "instance $1 did not start"
+}
+start 1
+start 2
+
+offer() {
+    cat <<XML
+<wsag:AgreementOffer xmlns:wsag="http://schemas.ggf.org/graap/2007/03/ws-agreement" xmlns:co="urn:accord:coalloc:1"><wsag:Name>o$1</wsag:Name><wsag:Context><wsag:AgreementInitiator>u$(($1 % 8))</wsag:AgreementInitiator><wsag:ServiceProvider>AgreementResponder</wsag:ServiceProvider></wsag:Context><wsag:Terms><wsag:All><wsag:ServiceDescriptionTerm wsag:Name="s" wsag:ServiceName="m"><co:Schedule><co:Duration>PT1H</co:Duration></co:Schedule></wsag:ServiceDescriptionTerm><wsag:ServiceDescriptionTerm wsag:Name="a" wsag:ServiceName="m"><co:Component><co:Site>sa</co:Site><co:Nodes>4</co:Nodes></co:Component></wsag:ServiceDescriptionTerm><wsag:ServiceDescriptionTerm wsag:Name="b" wsag:ServiceName="m"><co:Component><co:Site>sb</co:Site><co:Nodes>4</co:Nodes></co:Component></wsag:ServiceDescriptionTerm><wsag:ServiceDescriptionTerm wsag:Name="l" wsag:ServiceName="m"><co:Link><co:Between>a</co:Between><co:And>b</co:And><co:Bandwidth>300</co:Bandwidth></co:Link></wsag:ServiceDescriptionTerm></wsag:All></wsag:Terms></wsag:AgreementOffer>
+XML
+}
+# A client: its offer to instance (i mod 2)+1; a 503 is retried (with the
+# same Idempotency-Key) after its Retry-After, for up to a minute.
+send() {
+    i=$1
+    offer "$i" >"$T/o$i.xml"
+    n=$((i % 2 + 1))
+    for _ in $(seq 60); do
+        code=$(curl -s -D "$T/h$i" -o "$T/r$i" -w '%{http_code}' -m 60 \
+            -H 'Content-Type: application/xml' -H "Idempotency-Key: k$i" \
+            --data-binary "@$T/o$i.xml" "http://127.0.0.1:$(cat "$T/port$n")/agreements")
+        echo "$code" >>"$T/all$i"
+        [ "$code" = 503 ] || break
+        grep -qi '^Retry-After:' "$T/h$i" || echo "503-without-retry-after" >>"$T/all$i"
+        sleep 1
+    done
+    echo "$code" >"$T/c$i"
+    rm -f "$T/o$i.xml"
+}
+export -f offer send
+export T
+seq "$OFFERS" | xargs -P "$CLIENTS" -I{} bash -c 'send {}' &
+LOAD=$!
+for _ in $(seq 300); do [ "$(ls "$T" | grep -c '^c')" -ge $((OFFERS / 3)) ] && break; sleep 0.1; done
+as "$BIN/pg_ctl" -D "$D/data" -m immediate -w stop >/dev/null || fail "cannot stop the primary"
+sleep 1
+as "$BIN/pg_ctl" -D "$D/standby" -w promote >/dev/null || fail "cannot promote the standby"
+echo "failed over after $(ls "$T" | grep -c '^c') answers"
+wait "$LOAD"
+
+all=$(cat "$T"/all* | sort | uniq -c | tr '\n' ' ')
+echo "every answer: $all"
+echo "last answers: $(cat "$T"/c* | sort | uniq -c | tr '\n' ' ')"
+bad=$(cat "$T"/all* | grep -cv -E '^(2[0-9][0-9]|409|429|503)$')
+[ "$bad" = 0 ] || fail "answers neither 2xx, 409 nor a retryable 503: $all"
+grep -q 503 "$T"/all* || echo "note: no client saw the switch"
+left=$(cat "$T"/c* | grep -c 503)
+[ "$left" = 0 ] || fail "$left clients still get 503 after a minute: the instances did not reconnect"
+
+# Nothing lost: every agreement given to a client is on the new primary.
+for c in "$T"/c*; do
+    grep -q '^20[01]$' "$c" || continue
+    r=$T/r${c##*/c}
+    grep -o 'wsag:AgreementId="[a-z0-9]*"' "$r" | head -1 | cut -d'"' -f2
+done | sort -u >"$T/given"
+n_given=$(wc -l <"$T/given")
+q "SELECT id FROM agreement WHERE state IN ('Observed','Pending')" | sort >"$T/stored"
+missing=$(comm -23 "$T/given" "$T/stored" | wc -l)
+echo "agreements given to clients: $n_given; missing on the new primary: $missing"
+[ "$n_given" -gt 0 ] || fail "no agreement was given"
+[ "$missing" = 0 ] || fail "$missing agreements were lost: $(comm -23 "$T/given" "$T/stored" | head -3)"
+# Nothing doubled: one agreement per offer, each resource within capacity.
+twice=$(q "SELECT count(*) FROM (SELECT name FROM agreement WHERE state = 'Observed' GROUP BY name HAVING count(*) > 1) x")
+[ "$twice" = 0 ] || fail "$twice offers have two agreements"
+peak() {
+    echo "SELECT resource, max(s) FROM (SELECT b1.resource, (SELECT sum(b2.amount) FROM ($1) b2
+          WHERE b2.resource = b1.resource AND b2.start_time <= b1.start_time
+          AND b2.end_time > b1.start_time) s FROM ($1) b1) x GROUP BY resource ORDER BY 1"
+}
+for line in $(q "$(peak "SELECT resource, amount, start_time, end_time FROM reservation WHERE state = 'committed'")") \
+    $(for s in sa sb wan; do q "$(peak "SELECT resource, amount, start_time, end_time FROM ledger_$s.booking")"; done); do
+    res=${line%|*} p=${line#*|}
+    case $res in sa | sb) cap=16 ;; sa_sb) cap=1000 ;; *) fail "unknown resource $res" ;; esac
+    [ "$p" -le "$cap" ] || fail "$res booked $p of $cap: booked twice"
+done
+# And both instances serve a new offer on the new primary.
+for n in 1 2; do
+    offer 9999$n >"$T/new.xml"
+    code=$(curl -s -o /dev/null -w '%{http_code}' -H 'Content-Type: application/xml' \
+        --data-binary "@$T/new.xml" "http://127.0.0.1:$(cat "$T/port$n")/agreements")
+    case $code in 2?? | 409) ;; *) fail "instance $n answers $code after the failover" ;; esac
+done
+echo "PASS"
