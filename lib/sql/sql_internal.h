@@ -7,7 +7,8 @@
  *   sql_stmt.c     statements: the per-connection cache, binding, stepping,
  *                  columns
  *   sql_sqlite.c   the SQLite backend
- *   sql_pg.c       the PostgreSQL backend (libpq)
+ *   sql_pg.c       the PostgreSQL backend (libpq): connections
+ *   sql_pg_stmt.c  ... its statements, and its table
  *   sql_writer.c   the group-commit writer (sql_writer.h)
  *   sql_lock.c     one writer per database file (the lock beside it)
  *
@@ -91,6 +92,41 @@ struct sql_backend {
 
 extern const struct sql_backend sql_sqlite;
 extern const struct sql_backend sql_pg; /* sql_pg.c: postgresql:// and postgres:// */
+
+/* ------------------------------------------- the PostgreSQL backend's own */
+
+struct pg_conn;   /* libpq's PGconn */
+struct pg_result; /* and PGresult */
+
+/* A connection (sql_pg.c), its statements (sql_pg_stmt.c). */
+struct pg {
+    struct pg_conn *conn; /* libpq's PGconn */
+    char label[64];       /* the database's label: its row of acc_schema_version */
+    char msg[512];        /* the last failure */
+    int64_t changes;      /* rows the last statement touched */
+    unsigned gen;         /* bumped by each reset: statements prepare again */
+    unsigned next_id;     /* statement names */
+    bool durable;         /* synchronous_commit, set again after a reset */
+    bool in_tx;           /* a BEGIN ran, and no COMMIT or ROLLBACK yet */
+    bool lost;            /* the connection was lost inside that transaction */
+};
+
+/* The message of the last failure, kept on p. */
+void pg_set_msg(struct pg *p, const char *m);
+/* What a result says, in the layer's words (its message kept on p). */
+enum sql_rc pg_rc_of(struct pg *p, const struct pg_result *r);
+/* A connection that was lost made again (false: it cannot be now). */
+bool pg_alive(struct pg *p);
+/* After a failure rc: a transaction whose connection was lost is over. */
+void pg_lost_check(struct pg *p, enum sql_rc rc);
+acc_err pg_connect(const struct acc_sql_options *opt, void **h, struct acc_error *why);
+void pg_disconnect(void *h);
+const char *pg_errmsg(void *h);
+enum sql_rc pg_exec(void *h, const char *sql, const char **msg);
+int64_t pg_changes(void *h);
+void pg_schema_lock(void *h, bool take);
+unsigned pg_schema_version(void *h, struct acc_error *why, acc_err *rc);
+enum sql_rc pg_set_schema_version(void *h, unsigned v);
 
 struct acc_sql_stmt {
     struct acc_sql_conn *c;
