@@ -179,6 +179,11 @@ static acc_err signer_fill(struct acc_signer *s, X509 *cert, struct acc_error *e
                              "signing key: RSA keys of up to %d bits are taken (this one has %d)",
                              DSIG_MAX_SIG * 8, EVP_PKEY_get_bits(s->pkey));
     s->sig_len = (size_t)bytes;
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned n = 0;
+    if (X509_digest(cert, EVP_sha256(), md, &n) != 1 || n < sizeof s->cert_id)
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    memcpy(s->cert_id, md, sizeof s->cert_id);
     if (!(s->pem = cert_pem(cert, &s->pem_len)) || !(s->cert_b64 = cert_base64(cert)) ||
         dsig_cache_init(s))
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");

@@ -348,19 +348,52 @@ static acc_err sign_fresh(struct acc_signer *s, const char *xml, size_t len,
     return rc;
 }
 
-acc_err acc_dsig_sign(struct acc_signer *s, const char *xml, size_t len, struct acc_buf *out,
-                      struct acc_error *err)
+/* A kept signature: the certificate's id, the document's SHA-256, its
+ * DigestValue, the SignatureValue. */
+enum { K_CERT = 0, K_KEY = 8, K_DIGEST = 40, K_SIG = 72 };
+
+acc_err acc_dsig_sign_kept(struct acc_signer *s, const char *xml, size_t len, const void *kept,
+                           size_t kept_len, struct acc_buf *out, bool *fresh,
+                           unsigned char *kept_out, size_t *kept_out_len, struct acc_error *err)
 {
     unsigned char key[32], digest[32], sig[DSIG_MAX_SIG];
+    const unsigned char *k = kept;
     size_t at = 0;
+    *fresh = false;
     if (len > (size_t)INT32_MAX)
         return acc_error_set(err, ACC_ERR_TOO_LARGE, "document too large to sign");
     if (EVP_Digest(xml, len, key, NULL, EVP_sha256(), NULL) != 1)
         return acc_error_set(err, ACC_ERR_INTERNAL, "cannot sign: SHA-256 failed");
     /* The same bytes passed digest_of() when they were signed. */
-    if (cache_get(s, key, digest, sig) && end_tag(xml, len, NULL, &at))
-        return write_signed(s, xml, len, at, digest, sig, out, err);
-    return sign_fresh(s, xml, len, key, out, err);
+    if (k && kept_len == K_SIG + s->sig_len && memcmp(k + K_CERT, s->cert_id, 8) == 0 &&
+        memcmp(k + K_KEY, key, 32) == 0 && end_tag(xml, len, NULL, &at)) {
+        pthread_mutex_lock(&s->cache.lock);
+        s->cache.reused++;
+        pthread_mutex_unlock(&s->cache.lock);
+        return write_signed(s, xml, len, at, k + K_DIGEST, k + K_SIG, out, err);
+    }
+    acc_err rc = ACC_OK;
+    if (!cache_get(s, key, digest, sig) || !end_tag(xml, len, NULL, &at)) {
+        if ((rc = digest_of(xml, len, digest, &at, err)) || (rc = rsa_sign(s, digest, sig, err)))
+            return rc;
+        cache_put(s, key, digest, sig);
+    }
+    *fresh = true;
+    if (kept_out) {
+        memcpy(kept_out + K_CERT, s->cert_id, 8);
+        memcpy(kept_out + K_KEY, key, 32);
+        memcpy(kept_out + K_DIGEST, digest, 32);
+        memcpy(kept_out + K_SIG, sig, s->sig_len);
+        *kept_out_len = K_SIG + s->sig_len;
+    }
+    return write_signed(s, xml, len, at, digest, sig, out, err);
+}
+
+acc_err acc_dsig_sign(struct acc_signer *s, const char *xml, size_t len, struct acc_buf *out,
+                      struct acc_error *err)
+{
+    bool fresh;
+    return acc_dsig_sign_kept(s, xml, len, NULL, 0, out, &fresh, NULL, NULL, err);
 }
 
 acc_err dsig_self_test(struct acc_signer *s, struct acc_error *err)
