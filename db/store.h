@@ -73,6 +73,13 @@ acc_err acc_store_agreement_settle(struct acc_store *st, const struct acc_agreem
                                    const struct acc_booking *bookings, size_t n_bookings,
                                    struct acc_error *err);
 
+/* Keeps sig (lib/dsig's bytes) as the signature of the document of
+ * agreement id as of `updated` (its updated time): written unawaited, and
+ * only while the agreement is still as of then, so that a signature of an
+ * older document never replaces a newer one's. */
+acc_err acc_store_agreement_keep_signature(struct acc_store *st, const char *id, acc_time updated,
+                                           const void *sig, size_t len, struct acc_error *err);
+
 /* Moves an agreement to state `to` if its state is one of `from`; *was
  * receives the state found.  ACC_ERR_STATE when it is not in `from`.
  * reason may be NULL (kept as it is). */

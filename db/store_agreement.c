@@ -24,7 +24,10 @@ static const struct acc_sql_query
     agr_state = {S_AGR_STATE, "SELECT state FROM agreement WHERE id = ?"},
     agr_settle = {S_AGR_SETTLE,
                   "UPDATE agreement SET state = ?, updated = ?, start_time = ?, end_time = ?, "
-                  "rounds = ?, rollbacks = ?, fault_code = ?, reason = ? WHERE id = ?"},
+                  "rounds = ?, rollbacks = ?, fault_code = ?, reason = ?, signature = ? "
+                  "WHERE id = ?"},
+    agr_keep_signature = {S_AGR_KEEP_SIGNATURE,
+                          "UPDATE agreement SET signature = ? WHERE id = ? AND updated = ?"},
     agr_set_state = {S_AGR_SET_STATE, "UPDATE agreement SET state = ?, updated = ? WHERE id = ?"},
     /* A launched job moves its own agreement (the launcher stops it at the
      * end first and records why). */
@@ -314,6 +317,10 @@ acc_err store_agreement_settle_in(struct acc_sql_conn *c, const struct acc_agree
     acc_sql_bind_i64(s, a->rollbacks);
     acc_sql_bind_text(s, a->fault_code);
     acc_sql_bind_text(s, a->reason);
+    if (a->signature)
+        acc_sql_bind_blob(s, a->signature, a->signature_len, false);
+    else
+        acc_sql_bind_null(s);
     acc_sql_bind_text(s, a->id);
     if ((rc = acc_sql_run(s, "update agreement", err)) ||
         (rc = store_write_components(c, a, err)) || (rc = store_write_links(c, a, err)) ||
@@ -336,6 +343,52 @@ acc_err acc_store_agreement_settle(struct acc_store *st, const struct acc_agreem
     static const struct store_op op = {{settle_job, NULL}, NULL};
     struct settle_arg x = {a, from, trace, bookings, n_bookings};
     return store_write(st, &op, &x, 0, err);
+}
+
+/* -------------------------------------------------------- keep signature */
+
+struct keep_arg {
+    char id[ACC_ID_LEN + 1];
+    acc_time updated;
+    size_t len;
+    unsigned char sig[];
+};
+
+static acc_err keep_job(struct acc_sql_conn *c, void *arg, struct acc_error *err)
+{
+    struct keep_arg *x = arg;
+    struct acc_sql_stmt *s = acc_sql_prepare(c, &agr_keep_signature, err);
+    if (!s)
+        return ACC_ERR_STORAGE;
+    acc_sql_bind_blob(s, x->sig, x->len, false);
+    acc_sql_bind_text(s, x->id);
+    acc_sql_bind_i64(s, x->updated);
+    return acc_sql_run(s, "keep the signature", err);
+}
+
+static void *keep_copy(const void *arg)
+{
+    const struct keep_arg *from = arg;
+    struct keep_arg *x = malloc(sizeof *x + from->len);
+    if (x)
+        memcpy(x, from, sizeof *x + from->len);
+    return x;
+}
+
+acc_err acc_store_agreement_keep_signature(struct acc_store *st, const char *id, acc_time updated,
+                                           const void *sig, size_t len, struct acc_error *err)
+{
+    static const struct store_op op = {{keep_job, free}, keep_copy};
+    struct keep_arg *x = malloc(sizeof *x + len);
+    if (!x)
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    acc_strlcpy(x->id, id, sizeof x->id);
+    x->updated = updated;
+    x->len = len;
+    memcpy(x->sig, sig, len);
+    acc_err rc = store_write(st, &op, x, ACC_STORE_NOWAIT, err);
+    free(x);
+    return rc;
 }
 
 /* ------------------------------------------------------------- transition */

@@ -16,7 +16,8 @@
 #define BY_ID "(SELECT seq FROM agreement WHERE id = ?)"
 
 static const struct acc_sql_query
-    agr_get = {S_AGR_GET, "SELECT " AGR_COLUMNS " FROM agreement WHERE id = ?"},
+    /* one agreement: with its kept signature (a list has no use for it) */
+    agr_get = {S_AGR_GET, "SELECT " AGR_COLUMNS ", signature FROM agreement WHERE id = ?"},
     agr_get_offer = {S_AGR_GET_OFFER, "SELECT offer FROM agreement WHERE id = ?"},
     agr_counts = {S_AGR_COUNTS, "SELECT state, count(*) FROM agreement GROUP BY state"},
     agr_ids = {S_AGR_IDS, "SELECT id, state FROM agreement WHERE state NOT IN "
@@ -209,6 +210,11 @@ static acc_err get_one(struct acc_sql_conn *c, const char *id, bool with_offer,
         return r ? r : acc_error_set(err, ACC_ERR_NOT_FOUND, "no agreement with id '%.40s'", id);
     }
     r = read_agreement_row(s, out);
+    if (!r) {
+        char *sig = NULL;
+        r = acc_sql_col_blob(s, 21, &sig, &out->signature_len);
+        out->signature = (unsigned char *)sig;
+    }
     acc_sql_done(s);
     if (r)
         return acc_error_set(err, r, "out of memory");

@@ -34,7 +34,7 @@ static const struct acc_sql_query
                      "WHERE agreement = (SELECT seq FROM agreement WHERE id = ?1)"},
     ver_bump = {S_VER_BUMP, "UPDATE agreement SET version = version + 1, modifying = 0, "
                             "updated = ?, start_time = ?, end_time = ?, rounds = ?, "
-                            "rollbacks = ?, change = ? WHERE id = ?"},
+                            "rollbacks = ?, change = ?, signature = ? WHERE id = ?"},
     ver_recover = {S_VER_RECOVER, "UPDATE agreement SET modifying = 0 WHERE modifying != 0"};
 
 /* The state, version and mark of an agreement inside the writer's
@@ -170,6 +170,10 @@ static acc_err commit_job(struct acc_sql_conn *c, void *arg, struct acc_error *e
     acc_sql_bind_i64(s, a->rounds);
     acc_sql_bind_i64(s, a->rollbacks);
     acc_sql_bind_text(s, x->change);
+    if (a->signature)
+        acc_sql_bind_blob(s, a->signature, a->signature_len, false);
+    else
+        acc_sql_bind_null(s);
     acc_sql_bind_text(s, a->id);
     if ((rc = acc_sql_run(s, "write the new version", err)) ||
         (rc = store_write_components(c, a, err)) || (rc = store_write_links(c, a, err)) ||

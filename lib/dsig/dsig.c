@@ -129,8 +129,10 @@ static EVP_PKEY *read_key(const char *path, struct acc_error *err)
         acc_error_set(err, ACC_ERR_CONFIG,
                       "signing key %s: not a PEM private key (or protected by a pass phrase)",
                       path);
-    else if (EVP_PKEY_base_id(k) != EVP_PKEY_RSA) {
-        acc_error_set(err, ACC_ERR_CONFIG, "signing key %s: not an RSA key (RSA-SHA256 is used)",
+    else if (EVP_PKEY_base_id(k) != EVP_PKEY_RSA && EVP_PKEY_base_id(k) != EVP_PKEY_EC) {
+        acc_error_set(err, ACC_ERR_CONFIG,
+                      "signing key %s: neither an RSA nor an EC key (RSA-SHA256 or ECDSA-SHA256 "
+                      "sign)",
                       path);
         EVP_PKEY_free(k);
         k = NULL;
@@ -173,12 +175,21 @@ static char *cert_base64(X509 *c)
 /* The signer's own parts from the key and certificate, read and matched. */
 static acc_err signer_fill(struct acc_signer *s, X509 *cert, struct acc_error *err)
 {
-    int bytes = EVP_PKEY_get_size(s->pkey);
+    s->ec = EVP_PKEY_base_id(s->pkey) == EVP_PKEY_EC;
+    s->method = s->ec ? "http://www.w3.org/2001/04/xmldsig-more#ecdsa-sha256"
+                      : "http://www.w3.org/2001/04/xmldsig-more#rsa-sha256";
+    /* ECDSA: r and s, each as long as the order (the key's bits) */
+    int bytes = s->ec ? 2 * ((EVP_PKEY_get_bits(s->pkey) + 7) / 8) : EVP_PKEY_get_size(s->pkey);
     if (bytes <= 0 || bytes > DSIG_MAX_SIG)
         return acc_error_set(err, ACC_ERR_CONFIG,
                              "signing key: RSA keys of up to %d bits are taken (this one has %d)",
                              DSIG_MAX_SIG * 8, EVP_PKEY_get_bits(s->pkey));
     s->sig_len = (size_t)bytes;
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned n = 0;
+    if (X509_digest(cert, EVP_sha256(), md, &n) != 1 || n < sizeof s->cert_id)
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    memcpy(s->cert_id, md, sizeof s->cert_id);
     if (!(s->pem = cert_pem(cert, &s->pem_len)) || !(s->cert_b64 = cert_base64(cert)) ||
         dsig_cache_init(s))
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");

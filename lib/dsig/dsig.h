@@ -48,6 +48,24 @@ const char *acc_signer_cert_pem(const struct acc_signer *s, size_t *len);
 acc_err acc_dsig_sign(struct acc_signer *s, const char *xml, size_t len, struct acc_buf *out,
                       struct acc_error *err);
 
+/* A signature kept outside the signer (accordd's store keeps the one of
+ * each agreement's current document, so that a GET after a restart, or of
+ * one of more agreements than the signer keeps, does not sign again): the
+ * signer's certificate, the SHA-256 of the document's bytes, their
+ * DigestValue and the SignatureValue.  Opaque bytes, at most
+ * ACC_DSIG_KEPT_MAX. */
+#define ACC_DSIG_KEPT_MAX (72 + 1024)
+
+/* As acc_dsig_sign, with a kept signature: when kept[0..kept_len) is this
+ * signer's signature of these very bytes it is used (no RSA, no parse);
+ * otherwise the document is signed (or the signer's own keeping is used)
+ * and *fresh is set, with the signature to keep in kept_out (room for
+ * ACC_DSIG_KEPT_MAX bytes) and its length in *kept_out_len.  kept may be
+ * NULL; kept_out may be NULL when nothing is to be kept. */
+acc_err acc_dsig_sign_kept(struct acc_signer *s, const char *xml, size_t len, const void *kept,
+                           size_t kept_len, struct acc_buf *out, bool *fresh,
+                           unsigned char *kept_out, size_t *kept_out_len, struct acc_error *err);
+
 /* How many signatures a signer made, and how many documents got one it
  * had kept. */
 struct acc_signer_stats {

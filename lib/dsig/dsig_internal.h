@@ -23,9 +23,12 @@ struct dsig_cache {
 };
 
 struct acc_signer {
-    EVP_PKEY *pkey; /* loaded once; OpenSSL lets threads sign with it at once */
-    size_t sig_len; /* its signatures' length in bytes */
-    char *cert_b64; /* the DER certificate in base64 */
+    EVP_PKEY *pkey;           /* loaded once; OpenSSL lets threads sign with it at once */
+    size_t sig_len;           /* its signatures' length in bytes (ECDSA: r and s, raw) */
+    bool ec;                  /* an EC key (ECDSA-SHA256), else RSA (RSA-SHA256) */
+    const char *method;       /* the SignatureMethod's Algorithm */
+    char *cert_b64;           /* the DER certificate in base64 */
+    unsigned char cert_id[8]; /* the first bytes of its SHA-256: whose kept signatures */
     char *pem;
     size_t pem_len;
     struct dsig_cache cache;

@@ -18,17 +18,19 @@
 #include <libxml/c14n.h>
 #include <libxml/parser.h>
 #include <libxml/tree.h>
+#include <openssl/ecdsa.h>
 
 #include "../common/strutil.h"
 #include "dsig_internal.h"
 
-#define NS_DS          "http://www.w3.org/2000/09/xmldsig#"
-#define ALG_EXC_C14N   "http://www.w3.org/2001/10/xml-exc-c14n#"
-#define ALG_RSA_SHA256 "http://www.w3.org/2001/04/xmldsig-more#rsa-sha256"
-#define ALG_ENVELOPED  "http://www.w3.org/2000/09/xmldsig#enveloped-signature"
-#define ALG_SHA256     "http://www.w3.org/2001/04/xmlenc#sha256"
+#define NS_DS            "http://www.w3.org/2000/09/xmldsig#"
+#define ALG_EXC_C14N     "http://www.w3.org/2001/10/xml-exc-c14n#"
+#define ALG_RSA_SHA256   "http://www.w3.org/2001/04/xmldsig-more#rsa-sha256"
+#define ALG_ECDSA_SHA256 "http://www.w3.org/2001/04/xmldsig-more#ecdsa-sha256"
+#define ALG_ENVELOPED    "http://www.w3.org/2000/09/xmldsig#enveloped-signature"
+#define ALG_SHA256       "http://www.w3.org/2001/04/xmlenc#sha256"
 
-/* SignedInfo as sent (%s: the DigestValue), and its exclusive canonical
+/* SignedInfo as sent (%s: the SignatureMethod, then the DigestValue), and its exclusive canonical
  * form, which is what the SignatureValue signs: the namespace declared on
  * it, empty elements with end tags; the line breaks are text of both.
  * (The same text twice rather than made from one: clang-format cannot keep
@@ -37,7 +39,7 @@
 static const char SIGNED_INFO_SENT[] =
     "<ds:SignedInfo>\n"
     "<ds:CanonicalizationMethod Algorithm=\"" ALG_EXC_C14N "\"/>\n"
-    "<ds:SignatureMethod Algorithm=\"" ALG_RSA_SHA256 "\"/>\n"
+    "<ds:SignatureMethod Algorithm=\"%s\"/>\n"
     "<ds:Reference URI=\"\">\n"
     "<ds:Transforms>\n"
     "<ds:Transform Algorithm=\"" ALG_ENVELOPED "\"/>\n"
@@ -50,7 +52,7 @@ static const char SIGNED_INFO_SENT[] =
 static const char SIGNED_INFO_CANONICAL[] =
     "<ds:SignedInfo xmlns:ds=\"" NS_DS "\">\n"
     "<ds:CanonicalizationMethod Algorithm=\"" ALG_EXC_C14N "\"></ds:CanonicalizationMethod>\n"
-    "<ds:SignatureMethod Algorithm=\"" ALG_RSA_SHA256 "\"></ds:SignatureMethod>\n"
+    "<ds:SignatureMethod Algorithm=\"%s\"></ds:SignatureMethod>\n"
     "<ds:Reference URI=\"\">\n"
     "<ds:Transforms>\n"
     "<ds:Transform Algorithm=\"" ALG_ENVELOPED "\"></ds:Transform>\n"
@@ -295,21 +297,41 @@ out:
     return rc;
 }
 
-/* RSA-SHA256 of the canonical SignedInfo around digest. */
-static acc_err rsa_sign(struct acc_signer *s, const unsigned char *digest, unsigned char *sig,
+/* XML-DSig's ECDSA SignatureValue is r and s, each as long as the curve's
+ * order, one after the other; OpenSSL writes them as DER (ASN.1). */
+static bool ecdsa_raw(const unsigned char *der, size_t der_len, unsigned char *sig, size_t len)
+{
+    const unsigned char *p = der;
+    ECDSA_SIG *e = d2i_ECDSA_SIG(NULL, &p, (long)der_len);
+    const BIGNUM *r = NULL, *s = NULL;
+    if (e)
+        ECDSA_SIG_get0(e, &r, &s);
+    bool ok = e && BN_bn2binpad(r, sig, (int)(len / 2)) == (int)(len / 2) &&
+              BN_bn2binpad(s, sig + len / 2, (int)(len / 2)) == (int)(len / 2);
+    ECDSA_SIG_free(e);
+    return ok;
+}
+
+/* The SignatureValue (RSA-SHA256 or ECDSA-SHA256, as the key is) of the
+ * canonical SignedInfo around digest. */
+static acc_err key_sign(struct acc_signer *s, const unsigned char *digest, unsigned char *sig,
                         struct acc_error *err)
 {
     char b64[48], si[1024];
+    unsigned char der[DSIG_MAX_SIG + 16];
     EVP_EncodeBlock((unsigned char *)b64, digest, 32);
-    int n = snprintf(si, sizeof si, SIGNED_INFO_CANONICAL, b64);
+    int n = snprintf(si, sizeof si, SIGNED_INFO_CANONICAL, s->method, b64);
     EVP_MD_CTX *m = EVP_MD_CTX_new();
-    size_t len = s->sig_len;
-    bool ok = n > 0 && (size_t)n < sizeof si && m &&
-              EVP_DigestSignInit(m, NULL, EVP_sha256(), NULL, s->pkey) == 1 &&
-              EVP_DigestSign(m, sig, &len, (const unsigned char *)si, (size_t)n) == 1 &&
-              len == s->sig_len;
+    size_t len = s->ec ? sizeof der : s->sig_len;
+    bool ok =
+        n > 0 && (size_t)n < sizeof si && m &&
+        EVP_DigestSignInit(m, NULL, EVP_sha256(), NULL, s->pkey) == 1 &&
+        EVP_DigestSign(m, s->ec ? der : sig, &len, (const unsigned char *)si, (size_t)n) == 1 &&
+        (s->ec ? ecdsa_raw(der, len, sig, s->sig_len) : len == s->sig_len);
     EVP_MD_CTX_free(m);
-    return ok ? ACC_OK : acc_error_set(err, ACC_ERR_INTERNAL, "signing failed: RSA-SHA256");
+    return ok ? ACC_OK
+              : acc_error_set(err, ACC_ERR_INTERNAL, "signing failed: %s-SHA256",
+                              s->ec ? "ECDSA" : "RSA");
 }
 
 /* The document with ds:Signature in front of the end tag at `at`. */
@@ -322,7 +344,7 @@ static acc_err write_signed(const struct acc_signer *s, const char *xml, size_t 
     EVP_EncodeBlock((unsigned char *)s64, sig, (int)s->sig_len);
     acc_buf_append(out, xml, at);
     acc_buf_puts(out, "<ds:Signature xmlns:ds=\"" NS_DS "\">\n");
-    acc_buf_printf(out, SIGNED_INFO_SENT, d64);
+    acc_buf_printf(out, SIGNED_INFO_SENT, s->method, d64);
     acc_buf_puts(out, "\n<ds:SignatureValue>");
     acc_buf_puts(out, s64);
     acc_buf_puts(out, "</ds:SignatureValue>\n<ds:KeyInfo><ds:X509Data><ds:X509Certificate>");
@@ -340,7 +362,7 @@ static acc_err sign_fresh(struct acc_signer *s, const char *xml, size_t len,
     size_t at = 0;
     acc_err rc = digest_of(xml, len, digest, &at, err);
     if (!rc)
-        rc = rsa_sign(s, digest, sig, err);
+        rc = key_sign(s, digest, sig, err);
     if (!rc && key)
         cache_put(s, key, digest, sig);
     if (!rc)
@@ -348,19 +370,52 @@ static acc_err sign_fresh(struct acc_signer *s, const char *xml, size_t len,
     return rc;
 }
 
-acc_err acc_dsig_sign(struct acc_signer *s, const char *xml, size_t len, struct acc_buf *out,
-                      struct acc_error *err)
+/* A kept signature: the certificate's id, the document's SHA-256, its
+ * DigestValue, the SignatureValue. */
+enum { K_CERT = 0, K_KEY = 8, K_DIGEST = 40, K_SIG = 72 };
+
+acc_err acc_dsig_sign_kept(struct acc_signer *s, const char *xml, size_t len, const void *kept,
+                           size_t kept_len, struct acc_buf *out, bool *fresh,
+                           unsigned char *kept_out, size_t *kept_out_len, struct acc_error *err)
 {
     unsigned char key[32], digest[32], sig[DSIG_MAX_SIG];
+    const unsigned char *k = kept;
     size_t at = 0;
+    *fresh = false;
     if (len > (size_t)INT32_MAX)
         return acc_error_set(err, ACC_ERR_TOO_LARGE, "document too large to sign");
     if (EVP_Digest(xml, len, key, NULL, EVP_sha256(), NULL) != 1)
         return acc_error_set(err, ACC_ERR_INTERNAL, "cannot sign: SHA-256 failed");
     /* The same bytes passed digest_of() when they were signed. */
-    if (cache_get(s, key, digest, sig) && end_tag(xml, len, NULL, &at))
-        return write_signed(s, xml, len, at, digest, sig, out, err);
-    return sign_fresh(s, xml, len, key, out, err);
+    if (k && kept_len == K_SIG + s->sig_len && memcmp(k + K_CERT, s->cert_id, 8) == 0 &&
+        memcmp(k + K_KEY, key, 32) == 0 && end_tag(xml, len, NULL, &at)) {
+        pthread_mutex_lock(&s->cache.lock);
+        s->cache.reused++;
+        pthread_mutex_unlock(&s->cache.lock);
+        return write_signed(s, xml, len, at, k + K_DIGEST, k + K_SIG, out, err);
+    }
+    acc_err rc = ACC_OK;
+    if (!cache_get(s, key, digest, sig) || !end_tag(xml, len, NULL, &at)) {
+        if ((rc = digest_of(xml, len, digest, &at, err)) || (rc = key_sign(s, digest, sig, err)))
+            return rc;
+        cache_put(s, key, digest, sig);
+    }
+    *fresh = true;
+    if (kept_out) {
+        memcpy(kept_out + K_CERT, s->cert_id, 8);
+        memcpy(kept_out + K_KEY, key, 32);
+        memcpy(kept_out + K_DIGEST, digest, 32);
+        memcpy(kept_out + K_SIG, sig, s->sig_len);
+        *kept_out_len = K_SIG + s->sig_len;
+    }
+    return write_signed(s, xml, len, at, digest, sig, out, err);
+}
+
+acc_err acc_dsig_sign(struct acc_signer *s, const char *xml, size_t len, struct acc_buf *out,
+                      struct acc_error *err)
+{
+    bool fresh;
+    return acc_dsig_sign_kept(s, xml, len, NULL, 0, out, &fresh, NULL, NULL, err);
 }
 
 acc_err dsig_self_test(struct acc_signer *s, struct acc_error *err)

@@ -182,6 +182,7 @@ void acc_agreement_release(struct acc_agreement *a)
     free(a->change);
     free(a->terms);
     free(a->guarantees);
+    free(a->signature);
     for (size_t i = 0; i < a->n_comps; i++) {
         struct acc_alloc_component *c = &a->comps[i];
         free(c->name);

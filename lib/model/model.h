@@ -182,6 +182,11 @@ struct acc_agreement {
     size_t n_links;
     struct acc_run *run; /* the launch descriptions written with a committed allocation;
                           * acc_store_agreement_settle stores it, _get never fills it */
+    /* The signature kept for the current version's document (opaque bytes
+     * of lib/dsig's, NULL: none): stored with a commit, read back by _get,
+     * used when it is still the signature of the document rendered. */
+    unsigned char *signature;
+    size_t signature_len;
 };
 
 void acc_agreement_release(struct acc_agreement *a);

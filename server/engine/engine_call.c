@@ -85,19 +85,23 @@ void acc_engine_run_calls(struct acc_engine *e, struct acc_engine_call **calls, 
      * for a batch, every call runs here, one by one. */
     struct acc_batch *b = NULL;
     bool *late = NULL;
+    size_t *at = NULL; /* the index in calls[] of each task of the batch */
     if (slow > 1 || (slow == 1 && timeout_us > 0)) {
         b = acc_batch_new(e->pool, slow);
         late = calloc(slow, sizeof *late);
-        if (!b || !late) {
-            if (b)
-                acc_batch_free(b, NULL);
+        at = calloc(slow, sizeof *at);
+        if (!b || !late || !at) {
+            acc_batch_free(b, NULL);
             free(late);
+            free(at);
             b = NULL;
         }
     }
-    for (size_t i = 0; b && i < n; i++) {
-        if (!calls[i]->here)
+    for (size_t i = 0, k = 0; b && i < n; i++) {
+        if (!calls[i]->here) {
+            at[k++] = i;
             acc_batch_submit(b, call_run, call_abandoned, calls[i]);
+        }
     }
     for (size_t i = 0; i < n; i++) {
         if (!b || calls[i]->here)
@@ -107,16 +111,16 @@ void acc_engine_run_calls(struct acc_engine *e, struct acc_engine_call **calls, 
         return;
     int64_t left = deadline ? deadline - acc_mono_us() : -1;
     acc_batch_wait(b, deadline ? (left > 0 ? left : 0) : -1);
+    /* From here on a late call is its worker's: not even read. */
     acc_batch_free(b, late);
-    for (size_t i = 0, k = 0; i < n; i++) {
-        if (calls[i]->here)
-            continue;
-        if (late[k++]) {
-            timed_out[i] = true;
-            calls[i] = NULL;
+    for (size_t k = 0; k < slow; k++) {
+        if (late[k]) {
+            timed_out[at[k]] = true;
+            calls[at[k]] = NULL;
         }
     }
     free(late);
+    free(at);
 }
 
 /* Cancels the bookings concurrently; elapsed[i] (may be NULL) gets each

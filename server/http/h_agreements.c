@@ -258,7 +258,9 @@ void acc_h_agreement_get(struct acc_http_ctx *ctx, const struct acc_request *rq,
     unsigned version;
     if (!acc_http_version_param(rq, rs, &version))
         return;
-    if (acc_service_get_version(ctx->svc, rq->params[0], version, true, &a, &err)) {
+    /* the offer only for the XML document, which copies it (reading it
+     * means inflating it: a fifth of a JSON GET's time) */
+    if (acc_service_get_version(ctx->svc, rq->params[0], version, !rq->json, &a, &err)) {
         acc_reply_err(rq, rs, &err, NULL);
         return;
     }

@@ -60,7 +60,8 @@ void acc_h_metrics(struct acc_http_ctx *ctx, const struct acc_request *rq, struc
         struct acc_signer_stats st;
         acc_signer_stats(ctx->signer, &st);
         acc_buf_printf(&rs->body,
-                       "# HELP accord_signatures_total Agreement documents signed (RSA).\n"
+                       "# HELP accord_signatures_total Agreement documents signed (one RSA or "
+                       "ECDSA signature each).\n"
                        "# TYPE accord_signatures_total counter\naccord_signatures_total %" PRIu64
                        "\n# HELP accord_signatures_reused_total Agreement documents sent with "
                        "the signature kept for the same bytes.\n"

@@ -3,6 +3,7 @@
  * (configured files, or the self-made pair beside the database). */
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -17,32 +18,56 @@ acc_err acc_http_agreement_xml(struct acc_http_ctx *ctx, const struct acc_agreem
     if (!ctx->signer)
         return acc_xml_agreement(a, out, err);
     struct acc_buf plain = ACC_BUF_INIT;
+    unsigned char kept[ACC_DSIG_KEPT_MAX];
+    size_t kept_len = 0;
+    bool fresh = false;
     acc_err rc = acc_xml_agreement(a, &plain, err);
     if (!rc)
-        rc = acc_dsig_sign(ctx->signer, plain.data, plain.len, out, err);
+        rc = acc_dsig_sign_kept(ctx->signer, plain.data, plain.len, a->signature, a->signature_len,
+                                out, &fresh, kept, &kept_len, err);
     acc_buf_release(&plain);
+    /* A new signature of the current version's document is kept with the
+     * agreement, for the GETs after this one (also after a restart). */
+    if (!rc && fresh && ctx->svc && a->version && a->version == a->versions) {
+        struct acc_error kerr;
+        if (acc_service_keep_signature(ctx->svc, a->id, a->updated, kept, kept_len, &kerr))
+            acc_log_warn("agreement %s: its signature is not kept: %s", a->id, kerr.msg);
+    }
     return rc;
 }
 
-acc_err acc_http_agreement_check(void *arg, const struct acc_agreement *a, struct acc_error *err)
+acc_err acc_http_agreement_check(void *arg, struct acc_agreement *a, struct acc_error *err)
 {
     struct acc_http_ctx *ctx = arg;
     if (!ctx->signer)
         return ACC_OK;
-    /* Signed here, before the commit, as it will be read back: the signer
-     * keeps the signature and the reply, the same bytes, is sent with it.
-     * A new agreement is committed as its version 1 (a version it does not
-     * know yet is 0 here); were the bytes to differ, the reply would only
-     * be signed again. */
+    /* Signed here, before the commit, as it will be read back: the
+     * signature is stored with the commit (a->signature) and the reply,
+     * the same bytes, is sent with it.  A new agreement is committed as its
+     * version 1 (a version it does not know yet is 0 here); were the bytes
+     * to differ, the reply would only be signed again. */
     struct acc_agreement v = *a;
     if (!v.version)
         v.version = v.versions = 1;
     struct acc_buf doc = ACC_BUF_INIT, out = ACC_BUF_INIT;
+    unsigned char kept[ACC_DSIG_KEPT_MAX];
+    size_t kept_len = 0;
+    bool fresh = false;
     acc_err rc = acc_xml_agreement(&v, &doc, err);
     if (!rc)
-        rc = acc_dsig_sign(ctx->signer, doc.data, doc.len, &out, err);
+        rc = acc_dsig_sign_kept(ctx->signer, doc.data, doc.len, NULL, 0, &out, &fresh, kept,
+                                &kept_len, err);
     acc_buf_release(&doc);
     acc_buf_release(&out);
+    if (!rc && fresh) {
+        unsigned char *sig = malloc(kept_len);
+        if (!sig)
+            return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+        memcpy(sig, kept, kept_len);
+        free(a->signature);
+        a->signature = sig;
+        a->signature_len = kept_len;
+    }
     return rc;
 }
 

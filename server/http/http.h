@@ -186,17 +186,20 @@ void acc_h_ui(struct acc_http_ctx *, const struct acc_request *, struct acc_resp
 bool acc_http_is_ui_path(const char *path);
 
 /* The one place an agreement document is made (h_signing.c): the XML
- * renderer's wsag:Agreement, signed with ctx->signer when there is one. */
+ * renderer's wsag:Agreement, signed with ctx->signer when there is one:
+ * with the signature kept in a->signature when it is still that of the
+ * document; a new one of the current version is kept with the agreement
+ * (acc_service_keep_signature). */
 acc_err acc_http_agreement_xml(struct acc_http_ctx *ctx, const struct acc_agreement *a,
                                struct acc_buf *out, struct acc_error *err);
 /* Whether that document can be made and signed for a (the service's check
  * before a commit, acc_service_options.precommit; arg is the
  * struct acc_http_ctx): rendered as it will be read back and signed, the
- * signer keeping the signature for the reply and the GETs that follow.
+ * signature set in a->signature, to be stored with the commit.
  * Without a signer it checks nothing: the renderer alone fails on nothing
  * an offer can hold (its strings are made valid XML; the offer it copies
  * was read under the same rules when it came). */
-acc_err acc_http_agreement_check(void *arg, const struct acc_agreement *a, struct acc_error *err);
+acc_err acc_http_agreement_check(void *arg, struct acc_agreement *a, struct acc_error *err);
 
 /* The signer of a configuration: [signing] key and certificate, or without
  * them a self-signed pair beside the database (accord-signing.key, 0600,

@@ -254,8 +254,7 @@ acc_err svc_settle_unstarted(struct acc_service *svc, struct acc_agreement *a, b
 /* The check before a commit (acc_service_options.precommit) of a, as it
  * would be recorded; ACC_OK when there is none.  The error says that
  * nothing was committed, and why. */
-acc_err svc_precommit(struct acc_service *svc, const struct acc_agreement *a,
-                      struct acc_error *err);
+acc_err svc_precommit(struct acc_service *svc, struct acc_agreement *a, struct acc_error *err);
 /* After a commit: provisioning of its links, and its launch scheduled. */
 void svc_after_commit(struct acc_service *svc, const struct acc_agreement *a);
 

@@ -186,8 +186,8 @@ static void nego_run(struct acc_service *svc, struct acc_nego *job, struct svc_n
  * made and signed (svc_precommit); when it cannot, the run's reservations
  * go and the run ends as failed with the reason (in the trace too), so
  * that no reply about the agreement can fail once it is booked. */
-static void nego_check(struct acc_service *svc, const struct acc_agreement *a,
-                       struct svc_nego_ctx *ctx, struct nego_run *r)
+static void nego_check(struct acc_service *svc, struct acc_agreement *a, struct svc_nego_ctx *ctx,
+                       struct nego_run *r)
 {
     if (!r->agreed || !svc->precommit)
         return;
@@ -211,6 +211,13 @@ static void nego_check(struct acc_service *svc, const struct acc_agreement *a,
     else
         rc = svc_precommit(svc, &t, &e);
     t.offer_xml = NULL;
+    if (!rc) {
+        /* the document's signature goes with the commit */
+        free(a->signature);
+        a->signature = t.signature;
+        a->signature_len = t.signature_len;
+        t.signature = NULL;
+    }
     acc_agreement_release(&t);
     if (!rc)
         return;

@@ -15,6 +15,12 @@ acc_err acc_service_get(struct acc_service *svc, const char *id, bool with_offer
     return acc_store_agreement_get(svc->store, id, with_offer, out, err);
 }
 
+acc_err acc_service_keep_signature(struct acc_service *svc, const char *id, acc_time updated,
+                                   const void *sig, size_t len, struct acc_error *err)
+{
+    return acc_store_agreement_keep_signature(svc->store, id, updated, sig, len, err);
+}
+
 acc_err acc_service_list(struct acc_service *svc, const struct acc_list_filter *f,
                          struct acc_agreement_list *out, struct acc_error *err)
 {

@@ -36,8 +36,9 @@ struct acc_adapter_ops;
 
 /* A check of an agreement about to be committed: the agreement as it would
  * be recorded (Observed, its allocation with the reservations, its offer
- * document).  An error keeps it from being committed. */
-typedef acc_err (*acc_service_precommit_fn)(void *arg, const struct acc_agreement *a,
+ * document).  An error keeps it from being committed.  It may set
+ * a->signature (malloc'd), which is then stored with the commit. */
+typedef acc_err (*acc_service_precommit_fn)(void *arg, struct acc_agreement *a,
                                             struct acc_error *err);
 
 /* What acc_service_open_with may change; zeroed: as acc_service_open. */
@@ -132,6 +133,12 @@ acc_err acc_service_submit(struct acc_service *svc, const struct acc_submit *rq,
 /* The agreement with its allocation; with its offer document if asked. */
 acc_err acc_service_get(struct acc_service *svc, const char *id, bool with_offer,
                         struct acc_agreement *out, struct acc_error *err);
+
+/* Keeps sig (lib/dsig's bytes) as the signature of agreement id's document
+ * as of its updated time `updated`, for later GETs (unawaited; a newer
+ * document's signature is never replaced by an older one's). */
+acc_err acc_service_keep_signature(struct acc_service *svc, const char *id, acc_time updated,
+                                   const void *sig, size_t len, struct acc_error *err);
 
 acc_err acc_service_list(struct acc_service *svc, const struct acc_list_filter *f,
                          struct acc_agreement_list *out, struct acc_error *err);

@@ -80,7 +80,7 @@ acc_err svc_settle_unstarted(struct acc_service *svc, struct acc_agreement *a, b
                                       NULL, NULL, 0, err);
 }
 
-acc_err svc_precommit(struct acc_service *svc, const struct acc_agreement *a, struct acc_error *err)
+acc_err svc_precommit(struct acc_service *svc, struct acc_agreement *a, struct acc_error *err)
 {
     if (!svc->precommit)
         return ACC_OK;

@@ -118,14 +118,17 @@ static void change_one_byte(char *doc)
     *p = *p == '9' ? '8' : '9';
 }
 
-/* The shape: the ds:Signature is the root's last child, RSA-SHA256, one
- * Reference to the whole document, the certificate in KeyInfo; the
- * signed document still validates against the schemas. */
-static void check_shape(const char *doc)
+/* The shape: the ds:Signature is the root's last child, the key's
+ * SignatureMethod (ECDSA-SHA256 for the self-made pair), one Reference to
+ * the whole document, the certificate in KeyInfo; the signed document still
+ * validates against the schemas. */
+static void check_shape(const char *doc, const char *method)
 {
+    char alg[128];
+    snprintf(alg, sizeof alg, "<ds:SignatureMethod Algorithm=\"%s\"/>", method);
     CU_ASSERT_PTR_NOT_NULL(
         strstr(doc, "<ds:Signature xmlns:ds=\"http://www.w3.org/2000/09/xmldsig#\">"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(doc, "http://www.w3.org/2001/04/xmldsig-more#rsa-sha256"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(doc, alg));
     CU_ASSERT_PTR_NOT_NULL(strstr(doc, "http://www.w3.org/2001/10/xml-exc-c14n#"));
     CU_ASSERT_PTR_NOT_NULL(strstr(doc, "<ds:Reference URI=\"\">"));
     CU_ASSERT_PTR_NOT_NULL(strstr(doc, "<ds:X509Certificate>"));
@@ -200,7 +203,7 @@ static void test_issued_agreement_verifies_with_xmlsec1(void)
     CU_ASSERT_EQUAL_FATAL(fixture_start_signed(&fx, NULL, tmp_path("a.db")), 0);
     char *cert;
     char *doc = issue(&fx, &cert);
-    check_shape(doc);
+    check_shape(doc, "http://www.w3.org/2001/04/xmldsig-more#ecdsa-sha256");
 
     char *good = tmp_path("good.xml"), *bad = tmp_path("bad.xml"), *crt = tmp_path("svc.crt");
     write_file(good, doc, strlen(doc));
@@ -379,6 +382,48 @@ static void test_accordd_signing(void)
     struct stat sb;
     CU_ASSERT_NOT_EQUAL(stat(db2, &sb), 0);
     free(r.out);
+}
+
+/* An operator's RSA key (made with openssl) in the real accordd:
+ * RSA-SHA256, verified by xmlsec1 and accordctl; one changed byte refused. */
+static void test_rsa_key_signs(void)
+{
+    char *key = tmp_path("rsa.key"), *crt = tmp_path("rsa.crt"), *ini = tmp_path("rsa.ini");
+    struct run r = RUN("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key,
+                       "-out", crt, "-days", "2", "-subj", "/CN=rsa");
+    CU_ASSERT_EQUAL_FATAL(r.status, 0);
+    free(r.out);
+    char text[4096];
+    int n =
+        snprintf(text, sizeof text, "[signing]\nkey = %s\ncertificate = %s\n%s", key, crt, sites);
+    write_file(ini, text, (size_t)n);
+    char base[128];
+    pid_t pid = daemon_start(ACCORDD_PATH, ini, tmp_path("rsa.db"), base, sizeof base);
+    CU_ASSERT_FATAL(pid > 0);
+    long st;
+    char *doc = daemon_call(base, "POST", "/agreements", daemon_offer, &st);
+    CU_ASSERT_EQUAL(st, 201);
+    if (doc) {
+        check_shape(doc, "http://www.w3.org/2001/04/xmldsig-more#rsa-sha256");
+        char *good = tmp_path("rsa-good.xml"), *bad = tmp_path("rsa-bad.xml");
+        write_file(good, doc, strlen(doc));
+        r = RUN("xmlsec1", "--verify", "--pubkey-cert-pem", crt, good);
+        CU_ASSERT_EQUAL(r.status, 0);
+        free(r.out);
+        r = RUN(ACCORDCTL_PATH, "verify", good, "--cert", crt);
+        CU_ASSERT_EQUAL(r.status, 0);
+        free(r.out);
+        char *p = strstr(doc, "<wsag:Name>");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+        p[strlen("<wsag:Name>")] ^= 1; /* one byte of the signed content */
+        write_file(bad, doc, strlen(doc));
+        r = RUN("xmlsec1", "--verify", "--pubkey-cert-pem", crt, bad);
+        CU_ASSERT_NOT_EQUAL(r.status, 0);
+        free(r.out);
+    }
+    free(doc);
+    kill(pid, SIGTERM);
+    waitpid(pid, NULL, 0);
 }
 
 /* The self-made pair's signer for database db, or its error. */
@@ -562,6 +607,7 @@ static const struct acc_test_case tests[] = {
     {"every version is signed (modify, ?version=N)", test_every_version_signed},
     {"a self-made key opened to others is refused", test_self_made_key_opened_is_refused},
     {"a configured key opened to others draws a warning", test_configured_key_opened_warns},
+    {"an operator's RSA key signs with RSA-SHA256", test_rsa_key_signs},
     {NULL, NULL},
 };
 

@@ -250,9 +250,65 @@ static int fini(void)
     return 0;
 }
 
+/* The signature of each agreement's current document is kept in the
+ * database: after a restart (the signer's own keeping empty) a GET signs
+ * nothing, for a new agreement (kept with its commit) and for a terminated
+ * one (kept after its first GET); the bytes are the same and verify. */
+static void test_kept_across_restart(void)
+{
+    struct fixture fx;
+    char db[512], url[256], aurl[300];
+    snprintf(db, sizeof db, "%s/kept.db", acc_test_tmpdir());
+    CU_ASSERT_EQUAL_FATAL(fixture_start_signed(&fx, NULL, db), 0);
+    size_t n, len, len2;
+    char *offer = read_file(ACC_SOURCE_DIR "/docs/examples/offer.xml", &n);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(offer);
+    snprintf(url, sizeof url, "%s/agreements", fx.base);
+    char *posted = fetch("POST", url, offer, &len);
+    char *id = xml_get(posted, "/wsag:Agreement/@wsag:AgreementId");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(id);
+    char *other = fetch("POST", url, offer, &len2);
+    char *id2 = xml_get(other, "/wsag:Agreement/@wsag:AgreementId");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(id2);
+    free(offer);
+    snprintf(aurl, sizeof aurl, "%s/agreements/%s/terminate", fx.base, id2);
+    free(fetch("POST", aurl, "", &len2));
+    fixture_stop(&fx);
+
+    CU_ASSERT_EQUAL_FATAL(fixture_start_signed(&fx, NULL, db), 0);
+    snprintf(aurl, sizeof aurl, "%s/certificate", fx.base);
+    char *pem = fetch("GET", aurl, NULL, &n);
+    snprintf(crt, sizeof crt, "%s/kept.crt", acc_test_tmpdir());
+    FILE *f = fopen(crt, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fwrite(pem, 1, n, f);
+    fclose(f);
+    free(pem);
+    snprintf(aurl, sizeof aurl, "%s/agreements/%s", fx.base, id);
+    char *got = fetch("GET", aurl, NULL, &n);
+    CU_ASSERT(n == len && memcmp(got, posted, len) == 0);
+    CU_ASSERT_EQUAL(xmlsec1_verdict(got, n), 0);
+    snprintf(aurl, sizeof aurl, "%s/agreements/%s", fx.base, id2);
+    char *term = fetch("GET", aurl, NULL, &n);
+    CU_ASSERT_EQUAL(xmlsec1_verdict(term, n), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(term, "<co:State>Terminated</co:State>"));
+    /* the terminated document was signed when the terminate answered and
+     * kept then: nothing signed in this process */
+    CU_ASSERT_EQUAL(metric(&fx, "accord_signatures_total"), 0);
+    CU_ASSERT_EQUAL(metric(&fx, "accord_signatures_reused_total"), 2);
+    fixture_stop(&fx);
+    free(term);
+    free(got);
+    free(id);
+    free(id2);
+    free(other);
+    free(posted);
+}
+
 static const struct acc_test_case tests[] = {
     {"each document is signed once; a new state is signed anew", test_signed_once},
     {"signed documents verify; what cannot be signed is refused", test_sign_documents},
+    {"the current document's signature is kept across a restart", test_kept_across_restart},
     {NULL, NULL},
 };
 

@@ -237,7 +237,7 @@ struct precommit {
     bool complete; /* the last agreement shown was Observed, booked, with its offer */
 };
 
-static acc_err check_commit(void *arg, const struct acc_agreement *a, struct acc_error *err)
+static acc_err check_commit(void *arg, struct acc_agreement *a, struct acc_error *err)
 {
     struct precommit *p = arg;
     atomic_fetch_add(&p->calls, 1);
