@@ -17,10 +17,12 @@ static const struct acc_sql_query
                   "earliest, deadline, duration, strategy, launch, idem_key, offer, terms, "
                   "guarantees, instance) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"},
     agr_by_idem = {S_AGR_BY_IDEM, "SELECT id FROM agreement WHERE idem_key = ?"},
-    /* A key whose negotiation a stop of accordd cut short may be negotiated
-     * again: the interrupted agreement lets go of it. */
-    agr_free_idem = {S_AGR_FREE_IDEM, "UPDATE agreement SET idem_key = NULL WHERE idem_key = ? "
-                                      "AND state = 'Rejected' AND fault_code = 'Interrupted'"},
+    /* A key whose negotiation a stop of accordd (or a database out of
+     * reach) cut short may be negotiated again: the interrupted agreement
+     * lets go of it. */
+    agr_free_idem = {S_AGR_FREE_IDEM,
+                     "UPDATE agreement SET idem_key = NULL WHERE idem_key = ? AND state = "
+                     "'Rejected' AND fault_code IN ('Interrupted', 'StorageUnavailable')"},
     agr_state = {S_AGR_STATE, "SELECT state FROM agreement WHERE id = ?"},
     agr_settle = {S_AGR_SETTLE,
                   "UPDATE agreement SET state = ?, updated = ?, start_time = ?, end_time = ?, "

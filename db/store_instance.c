@@ -29,7 +29,9 @@ static const struct acc_sql_query
                           " AND (instance IS NULL OR instance NOT IN "
                           "(SELECT id FROM instance WHERE seen >= ?))"},
     mine_stopped = {S_MINE_STOPPED, "SELECT id FROM agreement WHERE state = "
-                                    "'PendingAndTerminating' AND instance = ?"};
+                                    "'PendingAndTerminating' AND instance = ?"},
+    mine_pending = {S_MINE_PENDING, "SELECT id FROM agreement WHERE state IN " NEGOTIATING
+                                    " AND instance = ?1 AND updated < ?2"};
 
 bool acc_store_shared(const struct acc_store *st)
 {
@@ -143,7 +145,7 @@ static acc_err ids_of(struct acc_store *st, const struct acc_sql_query *q, const
     } else {
         if (text)
             acc_sql_bind_text(s, text);
-        else
+        if (!text || t)
             acc_sql_bind_i64(s, t);
         rc = acc_sql_bound(s, "instances", err);
     }
@@ -180,4 +182,10 @@ acc_err acc_store_stopped_here(struct acc_store *st, char (**ids)[ACC_ID_LEN + 1
                                struct acc_error *err)
 {
     return ids_of(st, &mine_stopped, st->instance, 0, ids, n, err);
+}
+
+acc_err acc_store_pending_here(struct acc_store *st, acc_time before, char (**ids)[ACC_ID_LEN + 1],
+                               size_t *n, struct acc_error *err)
+{
+    return ids_of(st, &mine_pending, st->instance, before, ids, n, err);
 }

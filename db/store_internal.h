@@ -94,6 +94,7 @@ enum stmt_id {
     S_LEASE_HOLDER,
     S_ORPHANS,
     S_MINE_STOPPED,
+    S_MINE_PENDING,
     S__COUNT
 };
 

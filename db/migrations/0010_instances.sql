@@ -1,4 +1,4 @@
--- 0009: several accordd on one database (PostgreSQL; with SQLite there is
+-- 0010: several accordd on one database (PostgreSQL; with SQLite there is
 -- one, and these tables stay as good as empty).
 --
 -- Each running accordd has a row it renews every few seconds (seen); one

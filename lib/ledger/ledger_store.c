@@ -46,18 +46,6 @@ struct acc_ledger_store {
     struct acc_sql_conn *hold; /* the main connection while a resource is held */
 };
 
-/* A shared calendar's database out of reach (restarting, failing over) is
- * the adapter unreachable for now: a negotiation ends with a retryable
- * 503 (AdapterUnavailable), as with a site that does not answer. */
-static acc_err away(acc_err rc, struct acc_error *err)
-{
-    if (rc != ACC_ERR_STORAGE_AWAY)
-        return rc;
-    if (err)
-        err->code = ACC_ERR_UNAVAILABLE;
-    return ACC_ERR_UNAVAILABLE;
-}
-
 /* A queued write: bookings to put (with a day to mark) or a key to remove.
  * It owns its strings; the writer frees it after its batch. */
 struct write {
@@ -144,7 +132,7 @@ static acc_err queue(struct acc_ledger_store *ss, struct write *w, struct acc_sq
         acc_sql_main_unlock(ss->db);
     }
     write_free(w);
-    return away(rc, err);
+    return rc;
 }
 
 acc_err acc_ledger_store_put(struct acc_ledger_store *ss, const struct acc_ledger_store_booking *b,
@@ -258,7 +246,7 @@ static acc_err rows_of(struct acc_ledger_store *ss, const struct acc_sql_query *
     acc_sql_done(s);
     if (!ss->hold)
         acc_sql_main_unlock(ss->db);
-    return away(rc, err);
+    return rc;
 }
 
 bool acc_ledger_store_shared(const struct acc_ledger_store *ss)
@@ -295,7 +283,7 @@ acc_err acc_ledger_store_hold(struct acc_ledger_store *ss, const char *resource,
     if (rc) {
         acc_sql_rollback(c);
         acc_sql_main_unlock(ss->db);
-        return away(rc, err);
+        return rc;
     }
     ss->hold = c;
     return ACC_OK;
@@ -308,7 +296,7 @@ acc_err acc_ledger_store_let_go(struct acc_ledger_store *ss, bool commit, struct
         acc_sql_rollback(ss->hold);
     ss->hold = NULL;
     acc_sql_main_unlock(ss->db);
-    return away(rc, err);
+    return rc;
 }
 
 acc_err acc_ledger_store_day_marked(struct acc_ledger_store *ss, int64_t day, bool *marked,

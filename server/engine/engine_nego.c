@@ -138,7 +138,8 @@ static bool preview_all(struct acc_engine_nego *g, acc_time t)
                              "%s", c->err.msg);
             if (ok)
                 acc_engine_fail(g, ACC_ENGINE_FAILED,
-                                c->rc == ACC_ERR_UNAVAILABLE || c->rc == ACC_ERR_TIMEOUT
+                                c->rc == ACC_ERR_UNAVAILABLE || c->rc == ACC_ERR_TIMEOUT ||
+                                        c->rc == ACC_ERR_STORAGE_AWAY
                                     ? c->rc
                                     : ACC_ERR_ADAPTER,
                                 "%s: preview failed: %s", it->label, c->err.msg);

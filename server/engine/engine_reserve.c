@@ -149,8 +149,10 @@ static int fail_round(struct acc_engine_nego *g, const struct findings *f, const
 {
     rollback(g, why);
     acc_engine_fail(g, ACC_ENGINE_FAILED,
-                    f->hard == ACC_ERR_UNAVAILABLE || f->hard == ACC_ERR_TIMEOUT ? f->hard
-                                                                                 : ACC_ERR_ADAPTER,
+                    f->hard == ACC_ERR_UNAVAILABLE || f->hard == ACC_ERR_TIMEOUT ||
+                            f->hard == ACC_ERR_STORAGE_AWAY
+                        ? f->hard
+                        : ACC_ERR_ADAPTER,
                     "%s: %s failed: %s", f->hard_label, what, f->hard_msg);
     return -1;
 }

@@ -26,7 +26,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 cleanup() {
     for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
     wait 2>/dev/null
-    [ -n "${KEEP:-}" ] && { cp "$T"/a?.log "$KEEP"/ 2>/dev/null; for f in "$T"/r*; do grep -q -E "StorageFailed|AdapterFailed" "$f" && cp "$f" "$KEEP"/; done; }
+    [ -n "${KEEP:-}" ] && { cp "$T"/a?.log "$KEEP"/ 2>/dev/null; for f in "$T"/r*; do grep -q -E "StorageFailed|AdapterFailed|co:status=.503" "$f" && cp "$f" "$KEEP"/; done; }
     "$HERE/stop-cluster.sh"
     rm -rf "$T"
 }

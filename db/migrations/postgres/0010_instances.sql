@@ -1,4 +1,4 @@
--- 0009 for PostgreSQL: ../0009_instances.sql in PostgreSQL's types.
+-- 0010 for PostgreSQL: ../0010_instances.sql in PostgreSQL's types.
 
 CREATE TABLE instance (
     id      TEXT PRIMARY KEY,
