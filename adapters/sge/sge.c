@@ -174,7 +174,7 @@ static acc_err reserve(void *state, const char *key, const struct acc_resource *
         sscanf(p, "advance reservation %20[0-9] has been granted", id);
     if (!rc && !*id)
         rc = acc_error_set(err, ACC_ERR_ADAPTER, "site %s: qrsub: no id in '%.200s'", s->name,
-                           sge_said(&r));
+                           acc_proc_said(&r));
     acc_proc_result_release(&r);
     if (rc)
         return rc;
@@ -270,7 +270,7 @@ static acc_err health(void *state, struct acc_health *out)
     }
     out->up = r.status == 0;
     snprintf(out->detail, sizeof out->detail, "%s%s", r.status == 0 ? "scheduler on " : "",
-             r.status == 0 ? r.out : sge_said(&r));
+             r.status == 0 ? r.out : acc_proc_said(&r));
     acc_strtrim(out->detail);
     acc_proc_result_release(&r);
     return ACC_OK;

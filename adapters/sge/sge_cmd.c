@@ -34,26 +34,10 @@ acc_err sge_run(struct sge *s, const char *cmd, const char *const *args, struct 
     return rc;
 }
 
-const char *sge_said(const struct acc_proc_result *r)
-{
-    const char *t = r->err_len ? r->err : r->out;
-    while (*t == ' ' || *t == '\n')
-        t++;
-    return *t ? t : "no message";
-}
-
-bool sge_says(const struct acc_proc_result *r, const char *what)
-{
-    return strstr(r->err, what) || strstr(r->out, what);
-}
-
 acc_err sge_classify(struct sge *s, const char *what, const struct acc_proc_result *r,
                      struct acc_error *err)
 {
-    static const struct {
-        const char *text;
-        acc_err code;
-    } table[] = {
+    static const struct acc_proc_verdict table[] = {
         {"unable to contact qmaster", ACC_ERR_UNAVAILABLE},
         {"unable to send message to qmaster", ACC_ERR_UNAVAILABLE},
         {"commlib error", ACC_ERR_UNAVAILABLE},
@@ -63,19 +47,7 @@ acc_err sge_classify(struct sge *s, const char *what, const struct acc_proc_resu
         {"parallel environment", ACC_ERR_ADAPTER}, /* "... does not exist": config */
         {"does not exist", ACC_ERR_NOT_FOUND},
     };
-    acc_err code = ACC_ERR_ADAPTER; /* permission ("denied:"), bad queue, ... */
-    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
-        if (sge_says(r, table[i].text)) {
-            code = table[i].code;
-            break;
-        }
-    }
-    char msg[512];
-    acc_strlcpy(msg, sge_said(r), sizeof msg);
-    acc_strtrim(msg);
-    for (char *p = msg; *p; p++) {
-        if (*p == '\n')
-            *p = ' ';
-    }
-    return acc_error_set(err, code, "site %s: %s: %s", s->name, what, msg);
+    /* permission ("denied:"), bad queue, ... */
+    return acc_proc_fail(r, table, sizeof table / sizeof table[0], ACC_ERR_ADAPTER, s->name, what,
+                         err);
 }

@@ -81,9 +81,6 @@ acc_err sge_read_queues(const char *xml, size_t len, int64_t slots, acc_time now
  * Fails only when it could not run or timed out. */
 acc_err sge_run(struct sge *s, const char *cmd, const char *const *args, struct acc_proc_result *r,
                 struct acc_error *err);
-/* Grid Engine's words for what went wrong: the error output, or the output. */
-const char *sge_said(const struct acc_proc_result *r);
-bool sge_says(const struct acc_proc_result *r, const char *what);
 /* Maps a failed command to an error code by Grid Engine's message and sets
  * err ("site NAME: what: message"). */
 acc_err sge_classify(struct sge *s, const char *what, const struct acc_proc_result *r,

@@ -63,7 +63,7 @@ static acc_err cancel(void *state, const char *key, const char *local_id, struct
             acc_proc_result_release(&r);
             return rc;
         }
-        bool in_use = r.status != 0 && slurm_says(&r, "in use");
+        bool in_use = r.status != 0 && acc_proc_says(&r, "in use");
         if (r.status != 0 && !in_use)
             rc = slurm_classify(s, "scontrol delete reservation", &r, err);
         acc_proc_result_release(&r);
@@ -112,7 +112,7 @@ static acc_err reserve(void *state, const char *key, const struct acc_resource *
         return rc;
     }
     if (r.status != 0) {
-        bool dup = slurm_says(&r, "Duplicate reservation name");
+        bool dup = acc_proc_says(&r, "Duplicate reservation name");
         rc = dup ? ACC_OK : slurm_classify(s, "scontrol create reservation", &r, err);
         acc_proc_result_release(&r);
         if (rc)
@@ -177,7 +177,7 @@ static acc_err preview(void *state, const struct acc_resource *res, acc_time fro
     if (!rc)
         rc = slurm_run(s, "scontrol", resv, true, NULL, &r, err);
     /* "No reservations in the system" is not a failure. */
-    if (!rc && r.status != 0 && !slurm_says(&r, "No reservations"))
+    if (!rc && r.status != 0 && !acc_proc_says(&r, "No reservations"))
         rc = slurm_classify(s, "scontrol show reservation", &r, err);
     if (!rc && r.status == 0 && slurm_read_reservations(&a, r.out))
         rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
@@ -282,7 +282,7 @@ static acc_err job_status(void *state, const char *job_id, struct acc_job_status
         return rc;
     }
     if (r.status != 0) {
-        if (strstr(slurm_said(&r), "Invalid job id")) {
+        if (strstr(acc_proc_said(&r), "Invalid job id")) {
             /* Slurm forgets finished jobs after MinJobAge. */
             out->done = true;
             acc_strlcpy(out->state, "PURGED", sizeof out->state);
@@ -323,8 +323,8 @@ static acc_err job_cancel(void *state, const char *job_id, struct acc_error *err
     const char *args[] = {job_id, NULL};
     struct acc_proc_result r;
     acc_err rc = slurm_run(s, "scancel", args, false, NULL, &r, err);
-    if (!rc && r.status != 0 && !strstr(slurm_said(&r), "Invalid job id") &&
-        !strstr(slurm_said(&r), "already completing or completed"))
+    if (!rc && r.status != 0 && !strstr(acc_proc_said(&r), "Invalid job id") &&
+        !strstr(acc_proc_said(&r), "already completing or completed"))
         rc = slurm_classify(s, "scancel", &r, err);
     acc_proc_result_release(&r);
     return rc;
@@ -345,7 +345,7 @@ static acc_err health(void *state, struct acc_health *out)
         return ACC_OK;
     }
     out->up = r.status == 0 && strstr(r.out, "is UP") != NULL;
-    acc_strlcpy(out->detail, r.status == 0 ? r.out : slurm_said(&r), sizeof out->detail);
+    acc_strlcpy(out->detail, r.status == 0 ? r.out : acc_proc_said(&r), sizeof out->detail);
     acc_strtrim(out->detail);
     acc_proc_result_release(&r);
     return ACC_OK;

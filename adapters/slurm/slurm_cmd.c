@@ -44,26 +44,10 @@ acc_err slurm_run(struct slurm *s, const char *cmd, const char *const *args, boo
     return rc;
 }
 
-const char *slurm_said(const struct acc_proc_result *r)
-{
-    const char *t = r->err_len ? r->err : r->out;
-    while (*t == ' ' || *t == '\n')
-        t++;
-    return *t ? t : "no message";
-}
-
-bool slurm_says(const struct acc_proc_result *r, const char *what)
-{
-    return strstr(r->err, what) || strstr(r->out, what);
-}
-
 acc_err slurm_classify(struct slurm *s, const char *what, const struct acc_proc_result *r,
                        struct acc_error *err)
 {
-    static const struct {
-        const char *text;
-        acc_err code;
-    } table[] = {
+    static const struct acc_proc_verdict table[] = {
         {"Unable to contact slurm controller", ACC_ERR_UNAVAILABLE},
         {"Connection refused", ACC_ERR_UNAVAILABLE},
         {"Socket timed out", ACC_ERR_UNAVAILABLE},
@@ -77,21 +61,9 @@ acc_err slurm_classify(struct slurm *s, const char *what, const struct acc_proc_
         {"Requested reservation is invalid", ACC_ERR_NOT_FOUND},
         {"Invalid reservation name", ACC_ERR_NOT_FOUND},
     };
-    acc_err code = ACC_ERR_ADAPTER; /* invalid user, account, partition, permission... */
-    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
-        if (slurm_says(r, table[i].text)) {
-            code = table[i].code;
-            break;
-        }
-    }
-    char msg[512];
-    acc_strlcpy(msg, slurm_said(r), sizeof msg);
-    acc_strtrim(msg);
-    for (char *p = msg; *p; p++) {
-        if (*p == '\n')
-            *p = ' ';
-    }
-    return acc_error_set(err, code, "site %s: %s: %s", s->name, what, msg);
+    /* invalid user, account, partition, permission... */
+    return acc_proc_fail(r, table, sizeof table / sizeof table[0], ACC_ERR_ADAPTER, s->name, what,
+                         err);
 }
 
 char *slurm_field(const char *line, const char *key)

@@ -36,10 +36,6 @@ struct slurm {
 acc_err slurm_run(struct slurm *s, const char *cmd, const char *const *args, bool epoch,
                   const char *input, struct acc_proc_result *r, struct acc_error *err);
 
-/* Slurm's words for what went wrong: the error output, or the output. */
-const char *slurm_said(const struct acc_proc_result *r);
-/* Whether either output holds what. */
-bool slurm_says(const struct acc_proc_result *r, const char *what);
 /* Maps a failed command to an error code by Slurm's message, and sets err
  * ("site NAME: what: message"). */
 acc_err slurm_classify(struct slurm *s, const char *what, const struct acc_proc_result *r,

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "strutil.h"
 #include "timefmt.h"
 
 extern char **environ;
@@ -433,4 +434,37 @@ void acc_proc_daemon_signals(sigset_t *sigs)
     sigaddset(sigs, SIGHUP);
     pthread_sigmask(SIG_BLOCK, sigs, NULL);
     signal(SIGPIPE, SIG_IGN);
+}
+
+const char *acc_proc_said(const struct acc_proc_result *r)
+{
+    const char *t = r->err_len ? r->err : r->out;
+    while (*t == ' ' || *t == '\n')
+        t++;
+    return *t ? t : "no message";
+}
+
+bool acc_proc_says(const struct acc_proc_result *r, const char *what)
+{
+    return strstr(r->err, what) || strstr(r->out, what);
+}
+
+acc_err acc_proc_fail(const struct acc_proc_result *r, const struct acc_proc_verdict *v, size_t n,
+                      acc_err fallback, const char *site, const char *what, struct acc_error *err)
+{
+    acc_err code = fallback;
+    for (size_t i = 0; i < n; i++) {
+        if (acc_proc_says(r, v[i].text)) {
+            code = v[i].code;
+            break;
+        }
+    }
+    char msg[512];
+    acc_strlcpy(msg, acc_proc_said(r), sizeof msg);
+    acc_strtrim(msg);
+    for (char *p = msg; *p; p++) {
+        if (*p == '\n')
+            *p = ' ';
+    }
+    return acc_error_set(err, code, "site %s: %s: %s", site, what, msg);
 }

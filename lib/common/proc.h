@@ -39,6 +39,25 @@ acc_err acc_proc_run(const char *const *argv, const char *const *env, const char
 
 void acc_proc_result_release(struct acc_proc_result *r);
 
+/* What a command said: its standard error, or its output when it wrote no
+ * error, leading blanks skipped; "no message" when there is nothing. */
+const char *acc_proc_said(const struct acc_proc_result *r);
+/* Whether its output or its error holds what. */
+bool acc_proc_says(const struct acc_proc_result *r, const char *what);
+
+/* A failed command's words and what they mean: a resource manager's
+ * message and the error code it is. */
+struct acc_proc_verdict {
+    const char *text;
+    acc_err code;
+};
+
+/* The error of a command that failed: the code of the first verdict whose
+ * text it says (fallback when none does), the message "site SITE: WHAT:
+ * what it said" on one line. */
+acc_err acc_proc_fail(const struct acc_proc_result *r, const struct acc_proc_verdict *v, size_t n,
+                      acc_err fallback, const char *site, const char *what, struct acc_error *err);
+
 /* Starts argv and returns at once: for a meta-job that outlives the call
  * (and may outlive accordd).  The child runs in directory cwd (NULL: ours),
  * in its own process group (*pid is also its group id), with default signal

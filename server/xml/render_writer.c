@@ -67,79 +67,44 @@ static const char *clean(const char *s, char **tmp)
 
 /* ---------------------------------------------------------------- escapes */
 
-/* Text: as libxml2's xmlEncodeSpecialChars. */
-static void put_text(struct acc_buf *b, const char *s)
+/* What c is written as, or NULL for itself: what libxml2's writer escapes in
+ * text (xmlEncodeSpecialChars) and, in an attribute's value, whitespace
+ * other than spaces too. */
+static const char *escape_of(char c, bool attr)
 {
-    for (const char *run = s;; s++) {
-        const char *esc = NULL;
-        switch (*s) {
-        case '<':
-            esc = "&lt;";
-            break;
-        case '>':
-            esc = "&gt;";
-            break;
-        case '&':
-            esc = "&amp;";
-            break;
-        case '"':
-            esc = "&quot;";
-            break;
-        case '\r':
-            esc = "&#13;";
-            break;
-        case '\0':
-            break;
-        default:
-            continue;
-        }
-        acc_buf_append(b, run, (size_t)(s - run));
-        if (!esc)
-            return;
-        acc_buf_puts(b, esc);
-        run = s + 1;
+    switch (c) {
+    case '<':
+        return "&lt;";
+    case '>':
+        return "&gt;";
+    case '&':
+        return "&amp;";
+    case '"':
+        return "&quot;";
+    case '\r':
+        return "&#13;";
+    case '\n':
+        return attr ? "&#10;" : NULL;
+    case '\t':
+        return attr ? "&#9;" : NULL;
+    default:
+        return NULL;
     }
 }
 
-/* An attribute's value: as libxml2's writer escapes one (whitespace other
- * than spaces as character references too). */
-static void put_attr(struct acc_buf *b, const char *s)
+/* s escaped as text, or as an attribute's value. */
+static void put_escaped(struct acc_buf *b, const char *s, bool attr)
 {
-    for (const char *run = s;; s++) {
-        const char *esc = NULL;
-        switch (*s) {
-        case '<':
-            esc = "&lt;";
-            break;
-        case '>':
-            esc = "&gt;";
-            break;
-        case '&':
-            esc = "&amp;";
-            break;
-        case '"':
-            esc = "&quot;";
-            break;
-        case '\n':
-            esc = "&#10;";
-            break;
-        case '\r':
-            esc = "&#13;";
-            break;
-        case '\t':
-            esc = "&#9;";
-            break;
-        case '\0':
-            break;
-        default:
-            continue;
-        }
-        acc_buf_append(b, run, (size_t)(s - run));
+    const char *run = s;
+    for (; *s; s++) {
+        const char *esc = escape_of(*s, attr);
         if (!esc)
-            return;
+            continue;
+        acc_buf_append(b, run, (size_t)(s - run));
         acc_buf_puts(b, esc);
         run = s + 1;
     }
+    acc_buf_append(b, run, (size_t)(s - run));
 }
 
 /* ---------------------------------------------------------------- writer */
@@ -277,7 +242,7 @@ void acc_xml_w_attr(struct acc_xml_writer *w, const char *prefix, const char *na
     acc_buf_putc(&w->out, ' ');
     put_qname(&w->out, prefix, name);
     acc_buf_append(&w->out, "=\"", 2);
-    put_attr(&w->out, v);
+    put_escaped(&w->out, v, true);
     acc_buf_putc(&w->out, '"');
     free(tmp);
     note(w);
@@ -309,7 +274,7 @@ void acc_xml_w_text(struct acc_xml_writer *w, const char *s)
     }
     close_tag(w, false);
     w->doindent = false;
-    put_text(&w->out, v);
+    put_escaped(&w->out, v, false);
     free(tmp);
     note(w);
 }

@@ -30,6 +30,22 @@ static double median_us(int64_t *v, int n)
     return n % 2 ? (double)v[n / 2] : (double)(v[n / 2 - 1] + v[n / 2]) / 2.0;
 }
 
+/* An RSA 2048 pair made by openssl where accordd would make its own, beside
+ * the database in dir. */
+static int rsa_pair(const char *dir)
+{
+    char cmd[1600];
+    snprintf(cmd, sizeof cmd,
+             "openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=bench -keyout "
+             "%s/accord-signing.key -out %s/accord-signing.crt 2>/dev/null && chmod 600 "
+             "%s/accord-signing.key",
+             dir, dir, dir);
+    if (system(cmd) == 0)
+        return 0;
+    fprintf(stderr, "accord_sign_bench: openssl could not make an RSA pair\n");
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
     int n = argc > 1 ? atoi(argv[1]) : 500;
@@ -42,19 +58,8 @@ int main(int argc, char **argv)
     if (!mkdtemp(dir))
         return 1;
     snprintf(db, sizeof db, "%s/bench.db", dir);
-    if (rsa) {
-        /* the pair accordd would otherwise make beside its database */
-        char cmd[1600];
-        snprintf(cmd, sizeof cmd,
-                 "openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=bench -keyout "
-                 "%s/accord-signing.key -out %s/accord-signing.crt 2>/dev/null && chmod 600 "
-                 "%s/accord-signing.key",
-                 dir, dir, dir);
-        if (system(cmd) != 0) {
-            fprintf(stderr, "accord_sign_bench: openssl could not make an RSA pair\n");
-            return 1;
-        }
-    }
+    if (rsa && rsa_pair(dir))
+        return 1;
     struct fixture fx;
     if (fixture_start_signed(&fx, NULL, db))
         return 1;

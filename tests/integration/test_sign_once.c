@@ -83,6 +83,35 @@ static char *fetch(const char *method, const char *url, const char *body, size_t
     return b;
 }
 
+/* Modify: the new version is signed once, before its commit, and the
+ * reply is that document (url: the agreement's). */
+static void check_modify_signed_once(const struct fixture *fx, const char *posted, const char *url)
+{
+    size_t len;
+    char murl[300], body[300], t[40];
+    char *end = xml_get(posted, "/wsag:Agreement/wsag:Terms/wsag:All/wsag:ServiceDescriptionTerm/"
+                                "co:Allocation/co:End");
+    acc_time e = 0;
+    CU_ASSERT_EQUAL(acc_time_parse(end ? end : "", &e, NULL), ACC_OK);
+    free(end);
+    acc_time_format(e + 3600, t);
+    snprintf(body, sizeof body,
+             "<co:Modification xmlns:co=\"urn:accord:coalloc:1\"><co:End>%s</co:End>"
+             "</co:Modification>",
+             t);
+    snprintf(murl, sizeof murl, "%s/modify", url);
+    char *mod = fetch("POST", murl, body, &len);
+    CU_ASSERT_EQUAL(xmlsec1_verdict(mod, len), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(mod, "<co:Version>2</co:Version>"));
+    CU_ASSERT_EQUAL(metric(fx, "accord_signatures_total"), 2);
+    CU_ASSERT_EQUAL(metric(fx, "accord_signatures_reused_total"), 5);
+    char *again = fetch("GET", url, NULL, &len);
+    CU_ASSERT(len == strlen(mod) && memcmp(again, mod, len) == 0);
+    CU_ASSERT_EQUAL(metric(fx, "accord_signatures_total"), 2);
+    free(again);
+    free(mod);
+}
+
 static void test_signed_once(void)
 {
     struct fixture fx;
@@ -124,30 +153,7 @@ static void test_signed_once(void)
     CU_ASSERT_EQUAL(metric(&fx, "accord_signatures_total"), 1);
     CU_ASSERT_EQUAL(metric(&fx, "accord_signatures_reused_total"), 4);
 
-    /* Modify: the new version is signed once, before its commit, and the
-     * reply is that document. */
-    char murl[300], body[300], t[40];
-    char *end = xml_get(posted, "/wsag:Agreement/wsag:Terms/wsag:All/wsag:ServiceDescriptionTerm/"
-                                "co:Allocation/co:End");
-    acc_time e = 0;
-    CU_ASSERT_EQUAL(acc_time_parse(end ? end : "", &e, NULL), ACC_OK);
-    free(end);
-    acc_time_format(e + 3600, t);
-    snprintf(body, sizeof body,
-             "<co:Modification xmlns:co=\"urn:accord:coalloc:1\"><co:End>%s</co:End>"
-             "</co:Modification>",
-             t);
-    snprintf(murl, sizeof murl, "%s/modify", url);
-    char *mod = fetch("POST", murl, body, &len);
-    CU_ASSERT_EQUAL(xmlsec1_verdict(mod, len), 0);
-    CU_ASSERT_PTR_NOT_NULL(strstr(mod, "<co:Version>2</co:Version>"));
-    CU_ASSERT_EQUAL(metric(&fx, "accord_signatures_total"), 2);
-    CU_ASSERT_EQUAL(metric(&fx, "accord_signatures_reused_total"), 5);
-    char *again = fetch("GET", url, NULL, &len);
-    CU_ASSERT(len == strlen(mod) && memcmp(again, mod, len) == 0);
-    CU_ASSERT_EQUAL(metric(&fx, "accord_signatures_total"), 2);
-    free(again);
-    free(mod);
+    check_modify_signed_once(&fx, posted, url);
 
     /* Terminate: a new state, a new signature that covers it. */
     char turl[300];
