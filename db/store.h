@@ -288,6 +288,25 @@ acc_err acc_store_orphans(struct acc_store *st, acc_time alive_since, char (**id
  * terminate (PendingAndTerminating). */
 acc_err acc_store_stopped_here(struct acc_store *st, char (**ids)[ACC_ID_LEN + 1], size_t *n,
                                struct acc_error *err);
+/* An open run (waiting or running) as the instances see it: its
+ * agreement's state and times, and who holds its timer or job. */
+struct acc_store_run_hold {
+    char id[ACC_ID_LEN + 1]; /* the agreement's */
+    enum acc_state state;
+    acc_time start, end;
+    enum acc_run_state run;
+    bool mine;     /* held by this instance */
+    char host[256]; /* the holder's host ("" when none or unknown) */
+};
+/* The open runs this instance holds, and those no live instance holds
+ * (none, or one not seen since alive_since): the beat's list.  free() *out. */
+acc_err acc_store_run_holds(struct acc_store *st, acc_time alive_since,
+                            struct acc_store_run_hold **out, size_t *n, struct acc_error *err);
+/* Takes the open run of id for this instance when this instance holds it
+ * already or no live instance does; *taken: whether this instance holds it
+ * now.  On a file (one accordd) it is always taken. */
+acc_err acc_store_run_take(struct acc_store *st, const char *id, acc_time alive_since, bool *taken,
+                           struct acc_error *err);
 /* Agreements this instance negotiated, still Pending and unchanged since
  * before: those whose last write a database out of reach lost. */
 acc_err acc_store_pending_here(struct acc_store *st, acc_time before, char (**ids)[ACC_ID_LEN + 1],

@@ -10,6 +10,7 @@
  *   store_journal.c    the reservation journal
  *   store_trace.c      the negotiation trace (one packed row per version)
  *   store_run.c        launches (runs)
+ *   store_run_hold.c   ... and which instance holds each (several instances)
  *   store_version.c    versions of a modified agreement
  *   store_quote.c      quotes and their held reservations
  *   store_prune.c      retention (what ended long ago goes) and backups
@@ -62,6 +63,8 @@ enum stmt_id {
     S_RUN_GET,
     S_RUN_UPDATE,
     S_RUN_OPEN,
+    S_RUN_HOLDS,
+    S_RUN_TAKE,
     S_PING,
     S_VER_STATE,
     S_VER_FLAG,

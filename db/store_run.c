@@ -13,8 +13,11 @@
 static const struct acc_sql_query
     run_insert = {S_RUN_INSERT,
                   /* a run made again starts afresh (both dialects' upsert) */
-                  "INSERT INTO run (agreement, style, state, directory, metampich, rsl, reason) "
-                  "VALUES (" BY_ID ", ?,?,?,?,?,?) ON CONFLICT(agreement) DO UPDATE SET "
+                  "INSERT INTO run (agreement, style, state, directory, metampich, rsl, reason, "
+                  "instance) VALUES (" BY_ID ", ?,?,?,?,?,?, "
+                  /* held by the instance that negotiated it (NULL on a file) */
+                  "(SELECT instance FROM agreement WHERE id = ?)) "
+                  "ON CONFLICT(agreement) DO UPDATE SET instance = excluded.instance, "
                   "style = excluded.style, state = excluded.state, "
                   "directory = excluded.directory, metampich = excluded.metampich, "
                   "rsl = excluded.rsl, reason = excluded.reason, started = NULL, ended = NULL, "
@@ -45,6 +48,7 @@ acc_err store_run_insert(struct acc_sql_conn *c, const char *id, const struct ac
     store_bind_packed(s, meta, strlen(meta), true);
     store_bind_packed(s, rsl, strlen(rsl), true);
     acc_sql_bind_text(s, r->reason);
+    acc_sql_bind_text(s, id);
     return acc_sql_run(s, "write launch descriptions", err);
 }
 

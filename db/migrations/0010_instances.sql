@@ -24,3 +24,6 @@ CREATE TABLE lease (
 );
 ALTER TABLE agreement ADD COLUMN instance TEXT;
 ALTER TABLE quote ADD COLUMN instance TEXT;
+-- A run's timer, or its job's watch, is held by one instance (NULL: none
+-- yet); the leader takes over the runs of dead ones.
+ALTER TABLE run ADD COLUMN instance TEXT;

@@ -312,16 +312,21 @@ enum acc_launcher_held acc_launcher_retime(struct acc_launcher *l, const char *i
     pthread_mutex_lock(&l->lock);
     struct acc_launcher_entry *e = find(l, id);
     enum acc_launcher_held held = ACC_LAUNCHER_NONE;
+    bool moved = false;
     if (e && e->phase == ACC_LAUNCHER_WAITING) {
         /* The timer reads start under the lock; the watcher is not born yet. */
+        moved = e->ag.start != start || e->ag.end != end;
         e->ag.start = start;
         e->ag.end = end;
         held = ACC_LAUNCHER_HELD_WAITING;
     } else if (e) {
-        e->new_end = end; /* the watcher owns e->ag: it takes the new end */
+        moved = e->ag.end != end || e->new_end;
+        if (moved)
+            e->new_end = end; /* the watcher owns e->ag: it takes the new end */
         held = ACC_LAUNCHER_HELD_RUNNING;
     }
-    pthread_cond_broadcast(&l->cond);
+    if (moved)
+        pthread_cond_broadcast(&l->cond);
     pthread_mutex_unlock(&l->lock);
     return held;
 }

@@ -40,7 +40,9 @@ struct acc_launcher_hooks {
      * with the reason in err, when its agreement no longer wants it
      * (terminated meanwhile): the run ends terminated, nothing started.  Any
      * other error leaves the run as it was handed over (it is handed over
-     * again after a restart).  May be NULL: every job may start. */
+     * again after a restart); ACC_ERR_BUSY says so quietly (several
+     * instances: another one holds the run, or its start moved and it is
+     * handed over again).  May be NULL: every job may start. */
     acc_err (*may_start)(void *ctx, const char *agreement, struct acc_error *err);
     /* The job started: run->state is running, with started, pid, pid_start,
      * command and the batch parts set. */

@@ -191,6 +191,9 @@ static bool start(struct acc_launcher *l, struct acc_launcher_entry *e)
         finish(l, r, ACC_RUN_TERMINATED, "the agreement was terminated before its start");
     } else if (may == ACC_ERR_STATE) {
         finish(l, r, ACC_RUN_TERMINATED, "%s", err.msg);
+    } else if (may == ACC_ERR_BUSY) {
+        acc_log_info("launch %s: not started here: %s", e->id, err.msg); /* handed over */
+        return false;
     } else if (may) {
         acc_log_error("launch %s: %s", e->id, err.msg); /* handed over again after a restart */
         return false;

@@ -33,7 +33,7 @@ int64_t svc_instance_period(const struct acc_service *svc)
     return p > 0 ? p : 1;
 }
 
-static int64_t lease_seconds(const struct acc_service *svc)
+int64_t svc_instance_dead_after(const struct acc_service *svc)
 {
     return svc->cfg->lease * 3 / 4 > 0 ? svc->cfg->lease * 3 / 4 : 1;
 }
@@ -115,7 +115,7 @@ void svc_instance_beat(struct acc_service *svc)
     struct acc_error err;
     if (acc_store_instance_beat(svc->store, host, (int64_t)getpid(), svc->started, now,
                                 was ? now - DAY : 0, &err) ||
-        acc_store_lease(svc->store, "leader", now, lease_seconds(svc), &held, &err)) {
+        acc_store_lease(svc->store, "leader", now, svc_instance_dead_after(svc), &held, &err)) {
         /* the database is away: lead no more (another may take over) */
         acc_log_warn("instances: %s", err.msg);
         held = false;
@@ -126,6 +126,7 @@ void svc_instance_beat(struct acc_service *svc)
                      held ? "leads: housekeeping and recovery run here" : "no longer leads");
     stop_asked(svc);
     end_stranded(svc);
+    svc_runs_beat(svc);
 }
 
 void svc_instance_recover(struct acc_service *svc)
@@ -135,7 +136,7 @@ void svc_instance_recover(struct acc_service *svc)
     char(*ids)[ACC_ID_LEN + 1] = NULL;
     size_t n = 0;
     struct acc_error err;
-    if (acc_store_orphans(svc->store, acc_now() - lease_seconds(svc), &ids, &n, &err)) {
+    if (acc_store_orphans(svc->store, acc_now() - svc_instance_dead_after(svc), &ids, &n, &err)) {
         acc_log_error("recovery: %s", err.msg);
         return;
     }

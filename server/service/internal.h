@@ -318,6 +318,9 @@ void svc_instance_beat(struct acc_service *svc);
 void svc_instance_recover(struct acc_service *svc);
 /* Seconds between two beats (and housekeeping passes). */
 int64_t svc_instance_period(const struct acc_service *svc);
+/* Seconds after which an instance that did not renew its row is dead (and
+ * for which a lease is taken). */
+int64_t svc_instance_dead_after(const struct acc_service *svc);
 
 /* provision.c */
 /* Hands the flow of each of a's link reservations whose network adapter
@@ -344,6 +347,15 @@ void svc_link_guarantee(struct acc_service *svc, const struct acc_alloc_link *l,
                         struct acc_guarantee_view *out, char *reason, size_t reason_len);
 
 /* runs.c */
+/* The launcher with its hooks; on a file it takes every open run at once,
+ * on a shared database the beat hands it its runs (svc_runs_beat). */
 acc_err svc_launcher_open(struct acc_service *svc, struct acc_error *err);
+/* What holds the job of id: this instance's launcher, or (several
+ * instances) the run as stored, whichever instance holds it. */
+enum acc_launcher_held svc_run_held(struct acc_service *svc, const char *id);
+/* Several instances, at every beat: the runs this instance holds follow
+ * their agreements as stored (terminated, modified through another
+ * instance); the leader takes the runs of dead instances. */
+void svc_runs_beat(struct acc_service *svc);
 
 #endif

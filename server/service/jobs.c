@@ -3,8 +3,27 @@
 #include "jobs.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "../../lib/common/log.h"
+
+/* Several instances: the job starts here only when this instance holds
+ * its run at this moment (another one may have taken it over, thinking this
+ * one dead), and at its start as stored (a modification through another
+ * instance may have moved it; this instance's beat hands it over again
+ * with the new times).  ACC_ERR_BUSY: not here, not now. */
+static acc_err may_start_here(struct acc_jobs *j, const struct acc_agreement *a,
+                              struct acc_error *err)
+{
+    if (a->start > acc_now())
+        return acc_error_set(err, ACC_ERR_BUSY, "its start moved to %lld; it waits for it",
+                             (long long)a->start);
+    bool taken;
+    acc_err rc = acc_store_run_take(j->store, a->id, acc_now() - j->dead_after, &taken, err);
+    if (!rc && !taken)
+        rc = acc_error_set(err, ACC_ERR_BUSY, "another accordd instance holds its run");
+    return rc;
+}
 
 /* Asked before a job starts: it starts only while its agreement is
  * Observed (a terminate may have come between the commit and the timer). */
@@ -18,6 +37,8 @@ static acc_err hook_may_start(void *ctx, const char *id, struct acc_error *err)
     if (a.state != ACC_STATE_OBSERVED)
         rc = acc_error_set(err, ACC_ERR_STATE, "the agreement is %s; the job was not started",
                            acc_state_name(a.state));
+    else if (j->dead_after)
+        rc = may_start_here(j, &a, err);
     acc_agreement_release(&a);
     return rc;
 }
@@ -100,6 +121,22 @@ void acc_jobs_hooks(struct acc_jobs *j, struct acc_launcher_hooks *out)
                                        .job_cancel = hook_job_cancel};
 }
 
+acc_err acc_jobs_resume_one(struct acc_jobs *j, struct acc_launcher *l, const char *id,
+                            struct acc_error *err)
+{
+    struct acc_agreement a;
+    struct acc_run r;
+    acc_err rc = acc_store_agreement_get(j->store, id, false, &a, err);
+    if (rc)
+        return rc;
+    if (!(rc = acc_store_run_get(j->store, id, false, &r, err))) {
+        acc_launcher_resume_run(l, &a, &r);
+        acc_run_release(&r);
+    }
+    acc_agreement_release(&a);
+    return rc;
+}
+
 acc_err acc_jobs_resume(struct acc_jobs *j, struct acc_launcher *l, struct acc_error *err)
 {
     char(*ids)[ACC_ID_LEN + 1] = NULL;
@@ -108,21 +145,26 @@ acc_err acc_jobs_resume(struct acc_jobs *j, struct acc_launcher *l, struct acc_e
     if (rc)
         return rc;
     for (size_t i = 0; i < n; i++) {
-        struct acc_agreement a;
-        struct acc_run r;
         struct acc_error e;
-        if (acc_store_agreement_get(j->store, ids[i], false, &a, &e)) {
+        if (acc_jobs_resume_one(j, l, ids[i], &e))
             acc_log_error("launch %s: %s", ids[i], e.msg);
-            continue;
-        }
-        if (acc_store_run_get(j->store, ids[i], false, &r, &e)) {
-            acc_log_error("launch %s: %s", ids[i], e.msg);
-        } else {
-            acc_launcher_resume_run(l, &a, &r);
-            acc_run_release(&r);
-        }
-        acc_agreement_release(&a);
     }
     free(ids);
     return ACC_OK;
+}
+
+void acc_jobs_lost(struct acc_jobs *j, const char *id, const char *reason)
+{
+    struct acc_run r;
+    struct acc_error err;
+    if (acc_store_run_get(j->store, id, false, &r, &err)) {
+        acc_log_error("launch %s: %s", id, err.msg);
+        return;
+    }
+    r.state = ACC_RUN_LOST;
+    r.ended = acc_now();
+    free(r.reason);
+    r.reason = strdup(reason);
+    hook_ended(j, &r, reason);
+    acc_run_release(&r);
 }

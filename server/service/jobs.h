@@ -22,6 +22,10 @@ struct acc_jobs {
     /* Gives back what is left of a committed agreement's reservations. */
     acc_err (*release)(void *ctx, const char *id, struct acc_error *err);
     void *ctx;
+    /* Several instances on one database: an instance not seen for this many
+     * seconds is dead, and a job starts only where its run is taken (the
+     * store's run.instance).  0: one accordd, every run is its own. */
+    int64_t dead_after;
 };
 
 /* The launcher's hooks, with j as their context. */
@@ -31,5 +35,14 @@ void acc_jobs_hooks(struct acc_jobs *j, struct acc_launcher_hooks *out);
  * running), with its agreement, to the launcher.  A run that cannot be read
  * is logged and skipped; an error only when the open runs cannot be listed. */
 acc_err acc_jobs_resume(struct acc_jobs *j, struct acc_launcher *l, struct acc_error *err);
+
+/* Hands the open run of one agreement to the launcher (several instances:
+ * a run this instance holds, or has just taken). */
+acc_err acc_jobs_resume_one(struct acc_jobs *j, struct acc_launcher *l, const char *id,
+                            struct acc_error *err);
+
+/* Records the run of id as lost with reason (a job no instance can watch
+ * any more), and its agreement Complete. */
+void acc_jobs_lost(struct acc_jobs *j, const char *id, const char *reason);
 
 #endif

@@ -358,7 +358,7 @@ static acc_err mod_prepare(struct acc_service *svc, const char *id,
         return acc_error_set(err, ACC_ERR_STATE,
                              "agreement %s is %s; only an Observed agreement can be modified", id,
                              acc_state_name(r->a.state));
-    enum acc_launcher_held held = acc_launcher_held(svc->launcher, id);
+    enum acc_launcher_held held = svc_run_held(svc, id);
     if ((rc = check_times(svc, &r->a, m, held, &r->start, &r->end, &r->from, err)) ||
         (rc = make_plan(svc, &r->a, m, r->p, err)) ||
         (rc = check_quota(svc, &r->a, m, r->start, r->end, err)))
