@@ -22,12 +22,12 @@
 /* The directory of the jobs' directories, as an absolute path (it is
  * stored with each run and must mean the same after a restart from another
  * working directory): the configured one, or accord-jobs beside the
- * database. */
+ * database file (in the working directory for a database server's URL). */
 static char *absolute(const char *configured, const char *db_path)
 {
     struct acc_buf b = ACC_BUF_INIT;
     char cwd[PATH_MAX];
-    const char *slash = strrchr(db_path, '/');
+    const char *slash = strstr(db_path, "://") ? NULL : strrchr(db_path, '/');
     if (configured) {
         if (configured[0] != '/' && getcwd(cwd, sizeof cwd))
             acc_buf_printf(&b, "%s/", cwd);

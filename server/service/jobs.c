@@ -9,17 +9,14 @@
 
 /* Several instances: the job starts here only when this instance holds
  * its run at this moment (another one may have taken it over, thinking this
- * one dead), and at its start as stored (a modification through another
- * instance may have moved it; this instance's beat hands it over again
- * with the new times).  ACC_ERR_BUSY: not here, not now. */
-static acc_err may_start_here(struct acc_jobs *j, const struct acc_agreement *a,
-                              struct acc_error *err)
+ * one dead, and run it already), and at its start as stored (a
+ * modification through another instance may have moved it; this
+ * instance's beat hands it over again with the new times).  ACC_ERR_BUSY:
+ * not here, not now; the run is left as it is. */
+static acc_err take_run(struct acc_jobs *j, const char *id, struct acc_error *err)
 {
-    if (a->start > acc_now())
-        return acc_error_set(err, ACC_ERR_BUSY, "its start moved to %lld; it waits for it",
-                             (long long)a->start);
     bool taken;
-    acc_err rc = acc_store_run_take(j->store, a->id, acc_now() - j->dead_after, &taken, err);
+    acc_err rc = acc_store_run_take(j->store, id, acc_now() - j->dead_after, &taken, err);
     if (!rc && !taken)
         rc = acc_error_set(err, ACC_ERR_BUSY, "another accordd instance holds its run");
     return rc;
@@ -30,15 +27,16 @@ static acc_err may_start_here(struct acc_jobs *j, const struct acc_agreement *a,
 static acc_err hook_may_start(void *ctx, const char *id, struct acc_error *err)
 {
     struct acc_jobs *j = ctx;
+    acc_err rc = j->dead_after ? take_run(j, id, err) : ACC_OK;
     struct acc_agreement a;
-    acc_err rc = acc_store_agreement_get(j->store, id, false, &a, err);
-    if (rc)
+    if (rc || (rc = acc_store_agreement_get(j->store, id, false, &a, err)))
         return rc;
     if (a.state != ACC_STATE_OBSERVED)
         rc = acc_error_set(err, ACC_ERR_STATE, "the agreement is %s; the job was not started",
                            acc_state_name(a.state));
-    else if (j->dead_after)
-        rc = may_start_here(j, &a, err);
+    else if (j->dead_after && a.start > acc_now())
+        rc = acc_error_set(err, ACC_ERR_BUSY, "its start moved to %lld; it waits for it",
+                           (long long)a.start);
     acc_agreement_release(&a);
     return rc;
 }
