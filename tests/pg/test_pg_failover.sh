@@ -10,7 +10,7 @@
 # no offer has two agreements and no resource is booked beyond its capacity
 # (nothing doubled), and the instances serve again without a restart.
 #
-# Root (the clusters run as nobody); about 30 s.  KEEP=DIR: the instances'
+# Root (the clusters run as nobody); about 15 s.  KEEP=DIR: the instances'
 # logs and the answers that were errors are copied there at the end.
 set -u
 BUILD=${1:?usage: test_pg_failover.sh BUILD_DIR}
@@ -35,7 +35,7 @@ as() { runuser -u nobody -- "$@"; }
 
 "$HERE/start-cluster.sh" >/dev/null || fail "cannot start the primary"
 D=$PG_TEST_DIR
-as "$BIN/pg_basebackup" -h "$D" -p 15432 -U accord -D "$D/standby" -R -X stream >/dev/null 2>&1 ||
+as "$BIN/pg_basebackup" -h "$D" -p 15432 -U accord -D "$D/standby" -R -X stream -c fast >/dev/null 2>&1 ||
     fail "pg_basebackup"
 echo "port = 15433" >>"$D/standby/postgresql.conf"
 as "$BIN/pg_ctl" -D "$D/standby" -l "$D/standby.log" -w -t 60 start >/dev/null ||
