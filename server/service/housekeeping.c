@@ -165,7 +165,6 @@ static void housekeeping_pass(struct acc_service *svc)
     svc_quote_expire(svc);
     sweep_open_reservations(svc);
     finish_terminations(svc);
-    svc_provision_retry(svc);
     retention_pass(svc);
 }
 
@@ -251,6 +250,9 @@ void *svc_housekeeping_main(void *arg)
         svc_instance_recover(svc);
         if (atomic_load(&svc->leader))
             housekeeping_pass(svc);
+        /* Each instance retries the provisioning that failed on it; the
+         * leader took over a dead one's when it began to lead. */
+        svc_provision_retry(svc);
         pthread_mutex_lock(&svc->lock);
     }
     pthread_mutex_unlock(&svc->lock);

@@ -2,9 +2,11 @@
  * service).  Each instance renews its row every quarter of [database]
  * lease; the one that holds the lease 'leader' does what must happen once
  * (housekeeping: hold expiry, leftovers released, terminations finished,
- * provisioning retried, retention) and ends the negotiations of instances
- * that died (their agreements Rejected or Terminated, which lets the
- * sweep release what they booked).  A terminate that reached another
+ * retention), ends the negotiations of instances that died (their
+ * agreements Rejected or Terminated, which lets the sweep release what they
+ * booked), takes their runs (runs.c), and when it begins to lead queues the
+ * links of every agreement ahead for provisioning again (a dead instance's
+ * retries; each instance retries its own failures).  A terminate that reached another
  * instance left the agreement PendingAndTerminating: the instance running
  * it finds that at its next beat and stops the negotiation.
  *
@@ -124,6 +126,10 @@ void svc_instance_beat(struct acc_service *svc)
     if (held != was)
         acc_log_info("instance %s %s", svc->instance,
                      held ? "leads: housekeeping and recovery run here" : "no longer leads");
+    /* A new leader provisions again (idempotent) the links of agreements
+     * still ahead: what the retry list of an instance that died held. */
+    if (held && !was && svc_provision_recover(svc, &err))
+        acc_log_error("instances: %s", err.msg);
     stop_asked(svc);
     end_stranded(svc);
     svc_runs_beat(svc);
