@@ -295,7 +295,7 @@ struct acc_store_run_hold {
     enum acc_state state;
     acc_time start, end;
     enum acc_run_state run;
-    bool mine;     /* held by this instance */
+    bool mine;      /* held by this instance */
     char host[256]; /* the holder's host ("" when none or unknown) */
 };
 /* The open runs this instance holds, and those no live instance holds

@@ -6,9 +6,10 @@
  * agreements Rejected or Terminated, which lets the sweep release what they
  * booked), takes their runs (runs.c), and when it begins to lead queues the
  * links of every agreement ahead for provisioning again (a dead instance's
- * retries; each instance retries its own failures).  A terminate that reached another
- * instance left the agreement PendingAndTerminating: the instance running
- * it finds that at its next beat and stops the negotiation.
+ * retries; each instance retries its own failures).  A terminate that
+ * reached another instance left the agreement PendingAndTerminating: the
+ * instance running it finds that at its next beat and stops the
+ * negotiation.
  *
  * Times: a lease is taken for three quarters of [database] lease and
  * renewed every quarter, so a dead leader's lease expires within three
