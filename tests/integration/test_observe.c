@@ -146,6 +146,7 @@ static void test_metrics_after_negotiation(void)
         0);
     CU_ASSERT_PTR_NOT_NULL(strstr(m0, "# TYPE accord_negotiation_seconds histogram\n"));
     CU_ASSERT_PTR_NOT_NULL(strstr(m0, "\naccord_build_info{version=\"" ACCORD_VERSION "\"} 1\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(m0, "\naccord_leader 1\n")); /* one accordd on a file leads */
 
     negotiate(&f, 201);
     char *m1 = scrape(&f);

@@ -90,6 +90,13 @@ for i in $(seq 100); do grep -q " leads" "$T"/a?.log && break; sleep 0.1; done
 LEADER=$(grep -l " leads" "$T"/a?.log | head -1 | sed 's|.*/a\([0-9]\)\.log|\1|')
 [ -n "$LEADER" ] || fail "no instance leads"
 echo "instances on ports $(cat "$T"/port? | tr '\n' ' '); instance $LEADER leads"
+# leaders N...: the instances among N... whose /metrics say they lead.
+leaders() {
+    for n in "$@"; do
+        curl -s "http://127.0.0.1:$(cat "$T/port$n")/metrics" | grep -qx 'accord_leader 1' && echo "$n"
+    done
+}
+[ "$(leaders 1 2 3)" = "$LEADER" ] || fail "/metrics: instances $(leaders 1 2 3) lead, not $LEADER alone"
 
 # Offer i: 4 nodes on each site and 300 Mbit/s between them for an hour,
 # within the next day: at most 4 at a time fit the nodes, 3 the link.
@@ -144,6 +151,8 @@ took=$(echo "$(date -d "$at" +%s.%N) - $killed" | bc)
 echo "another instance led $took s after the kill (lease $LEASE s)"
 [ "$(echo "$took <= $LEASE" | bc)" = 1 ] || fail "the lead moved after $took s, beyond the lease"
 grep -h "instances that stopped" "$T"/a?.log | sed 's/^/  /'
+alive=$(seq 3 | grep -vx "$LEADER" | tr '\n' ' ')
+[ "$(leaders $alive | wc -l)" = 1 ] || fail "/metrics: instances $(leaders $alive) lead after the kill"
 
 codes=$(cat "$T"/c* | sort | uniq -c | tr '\n' ' ')
 echo "answers: $codes"
