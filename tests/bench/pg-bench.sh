@@ -119,12 +119,23 @@ stop_instances() { # stop_instances [DB]: SIGTERM to PIDS; DB's sessions gone
 
 # PostgreSQL's counters for database DB: statements, transactions (read-only ones
 # too), WAL.
-pg_counters() { # pg_counters DB -> "statements transactions wal_syncs wal_writes wal_bytes sync_ms"
+pg_counters() { # pg_counters DB -> "statements exec_ms transactions wal_syncs wal_writes wal_bytes sync_ms"
     q postgres "SELECT (SELECT coalesce(sum(calls), 0) FROM pg_stat_statements s
+                        JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = '$1'),
+                       (SELECT round(coalesce(sum(total_exec_time), 0)::numeric, 3)
+                        FROM pg_stat_statements s
                         JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = '$1'),
                        (SELECT xact_commit FROM pg_stat_database WHERE datname = '$1'),
                        wal_sync, wal_write, wal_bytes, round(wal_sync_time::numeric, 3)
                 FROM pg_stat_wal" | tr '|' ' '
+}
+
+top_statements() { # top_statements DB AGREED: the most frequent statements, per agreement
+    q postgres "SELECT to_char(calls::float / $2, '990.99'), to_char(mean_exec_time, '990.999'),
+                       left(regexp_replace(query, '\\s+', ' ', 'g'), 90)
+                FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
+                WHERE d.datname = '$1' ORDER BY calls DESC LIMIT 12" |
+        awk -F'|' '{ printf "  %s  %s ms  %s\n", $1, $2, $3 }'
 }
 
 run_config() { # run_config CONFIG ROUND: its figures appended to $T/figures
@@ -160,7 +171,10 @@ lease = PT10S" >"$d/accord.ini"
     # instances first (what that costs PostgreSQL is counted: a few statements)
     stop_instances "$db"
     p1=$(pg_cpu_ms)
-    [ -n "$db" ] && after=$(pg_counters "$db")
+    if [ -n "$db" ]; then
+        after=$(pg_counters "$db")
+        top_statements "$db" "$(sed -n 's/^figure agreed //p' "$d/out")" >"$T/top.$cfg"
+    fi
     grep '^pg_bench:' "$d/out" | sed "s/^pg_bench:/  $cfg round $round:/"
     local ok
     ok=$(sed -n 's/^figure agreed //p' "$d/out")
@@ -171,7 +185,7 @@ lease = PT10S" >"$d/accord.ini"
             echo "$cfg pg_cpu_ms_per_agreement $(echo "scale=4; ($p1 - $p0) / $ok" | bc)"
             # statements and transactions of this database only; WAL of the cluster
             paste <(echo "$before" | tr ' ' '\n') <(echo "$after" | tr ' ' '\n') |
-                awk -v ok="$ok" -v c="$cfg" 'BEGIN { split("statements transactions wal_syncs \
+                awk -v ok="$ok" -v c="$cfg" 'BEGIN { split("statements exec_ms transactions wal_syncs \
                     wal_writes wal_bytes wal_sync_ms", name, " ") }
                     { printf "%s %s_per_agreement %.4f\n", c, name[NR], ($2 - $1) / ok }'
         fi
@@ -194,12 +208,13 @@ median() { # median CONFIG NAME
 }
 cols=(agreements_per_s latency_median_ms latency_p90_ms accordd_cpu_ms_per_agreement
     pg_cpu_ms_per_agreement statements_per_agreement transactions_per_agreement
-    wal_syncs_per_agreement wal_sync_ms_per_agreement wal_bytes_per_agreement
-    lock_wait_ms_per_agreement lock_wait_sample_fraction idle_in_transaction_ms_per_agreement
-    io_wait_ms_per_agreement pg_running_ms_per_agreement)
-heads=("agr/s" "med ms" "p90 ms" "accordd CPU ms/agr" "PG CPU ms/agr" "stmts/agr" "transactions/agr"
-    "WAL fsyncs/agr" "fsync ms/agr" "WAL B/agr" "lock wait ms/agr" "samples w/ lock wait"
-    "idle in tx ms/agr" "I/O wait ms/agr" "PG running ms/agr")
+    exec_ms_per_agreement round_trip_ms wal_syncs_per_agreement wal_sync_ms_per_agreement
+    wal_bytes_per_agreement lock_wait_ms_per_agreement lock_wait_sample_fraction
+    idle_in_transaction_ms_per_agreement io_wait_ms_per_agreement pg_running_ms_per_agreement)
+heads=("agr/s" "med ms" "p90 ms" "accordd CPU ms/agr" "PG CPU ms/agr" "stmts/agr"
+    "transactions/agr" "stmt exec ms/agr" "round trip ms" "WAL fsyncs/agr" "fsync ms/agr"
+    "WAL B/agr" "lock wait ms/agr" "samples w/ lock wait" "idle in tx ms/agr" "I/O wait ms/agr"
+    "PG running ms/agr")
 echo
 echo "medians over $ROUNDS round(s) ($OFFERS offers each; 16 clients; per agreement = per 201):"
 printf '%-22s' ""
@@ -212,6 +227,11 @@ for k in "${!cols[@]}"; do
         [ "$v" = - ] && printf '%10s' - || printf '%10.2f' "$v"
     done
     echo
+done
+for cfg in pg1 pg3; do
+    echo
+    echo "$cfg, round $ROUNDS: the most frequent statements (calls per agreement, mean execution):"
+    cat "$T/top.$cfg"
 done
 for cfg in "${CONFIGS[@]}"; do
     for name in $(awk -v c="$cfg" '$1 == c { print $2 }' "$T/figures" | sort -u); do

@@ -10,7 +10,9 @@
  * load runs and says, per agreement, how long PostgreSQL's backends spent
  * waiting for a heavyweight lock (the advisory locks), for an LWLock, for
  * I/O (WAL writes and fsyncs), running, and idle inside a transaction
- * (waiting for accordd: a round trip).  Not a test: prints figures. */
+ * (waiting for accordd: a round trip), and the median time of its own
+ * sampling query (a round trip to PostgreSQL under the load).  Not a test:
+ * prints figures. */
 #include <curl/curl.h>
 #include <libpq-fe.h>
 #include <pthread.h>
@@ -23,7 +25,7 @@
 
 #include "timefmt.h"
 
-enum { MAX_INSTANCES = 16, MAX_CLIENTS = 256, SAMPLE_US = 10000 };
+enum { MAX_INSTANCES = 16, MAX_CLIENTS = 256, SAMPLE_US = 10000, MAX_SAMPLES = 100000 };
 
 /* The sites' pairs, in turn; the link of pair (a, b) is sa_sb. */
 static const char *const pairs[][2] = {{"s1", "s2"}, {"s1", "s3"}, {"s1", "s4"},
@@ -117,6 +119,7 @@ struct sampler {
     const char *conninfo, *db;
     atomic_bool stop;
     long samples, with_lock, sum[W_N];
+    int64_t us[MAX_SAMPLES]; /* each sample's round trip */
     bool ok;
 };
 
@@ -139,10 +142,12 @@ static void *sampler_main(void *arg)
     }
     const char *params[1] = {s->db};
     s->ok = true;
-    while (!atomic_load(&s->stop)) {
+    /* (the first 1,000 s of a run: a fair sample of the rest) */
+    while (!atomic_load(&s->stop) && s->samples < MAX_SAMPLES) {
+        int64_t t0 = acc_mono_us();
         PGresult *r = PQexecParams(pg, sample_sql, 1, NULL, params, NULL, NULL, 0);
         if (PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1) {
-            s->samples++;
+            s->us[s->samples++] = acc_mono_us() - t0;
             for (int k = 0; k < W_N; k++)
                 s->sum[k] += atol(PQgetvalue(r, 0, k));
             s->with_lock += atol(PQgetvalue(r, 0, W_LOCK)) > 0;
@@ -173,7 +178,7 @@ static long answered(const struct load *l, int64_t *us)
     return n;
 }
 
-static void print_waits(const struct sampler *s, long ok, double secs)
+static void print_waits(struct sampler *s, long ok, double secs)
 {
     if (!s->ok || s->samples == 0) {
         fprintf(stderr, "pg_bench: pg_stat_activity could not be sampled\n");
@@ -186,6 +191,9 @@ static void print_waits(const struct sampler *s, long ok, double secs)
                ok ? (double)s->sum[k] / (double)s->samples * secs * 1000.0 / (double)ok : 0);
     printf("figure lock_wait_sample_fraction %.3f\n", (double)s->with_lock / (double)s->samples);
     printf("figure activity_samples %ld\n", s->samples);
+    /* one query's round trip under the load: a statement's least cost */
+    qsort((void *)s->us, (size_t)s->samples, sizeof s->us[0], cmp_i64);
+    printf("figure round_trip_ms %.3f\n", (double)s->us[s->samples / 2] / 1000.0);
 }
 
 static int usage(void)
@@ -200,7 +208,7 @@ int main(int argc, char **argv)
         return usage();
     long offers = atol(argv[1]);
     int clients = atoi(argv[2]), a = 3;
-    struct sampler s = {0};
+    static struct sampler s;
     if (strcmp(argv[a], "--pg") == 0) {
         if (argc < a + 4)
             return usage();
