@@ -119,8 +119,10 @@ stop_instances() { # stop_instances [DB]: SIGTERM to PIDS; DB's sessions gone
 
 # PostgreSQL's counters for database DB: statements, transactions (read-only ones
 # too), WAL.
-pg_counters() { # pg_counters DB -> "statements exec_ms transactions wal_syncs wal_writes wal_bytes sync_ms"
+pg_counters() { # pg_counters DB -> "statements rows exec_ms transactions wal_syncs wal_writes wal_bytes sync_ms"
     q postgres "SELECT (SELECT coalesce(sum(calls), 0) FROM pg_stat_statements s
+                        JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = '$1'),
+                       (SELECT coalesce(sum(rows), 0) FROM pg_stat_statements s
                         JOIN pg_database d ON d.oid = s.dbid WHERE d.datname = '$1'),
                        (SELECT round(coalesce(sum(total_exec_time), 0)::numeric, 3)
                         FROM pg_stat_statements s
@@ -185,7 +187,7 @@ lease = PT10S" >"$d/accord.ini"
             echo "$cfg pg_cpu_ms_per_agreement $(echo "scale=4; ($p1 - $p0) / $ok" | bc)"
             # statements and transactions of this database only; WAL of the cluster
             paste <(echo "$before" | tr ' ' '\n') <(echo "$after" | tr ' ' '\n') |
-                awk -v ok="$ok" -v c="$cfg" 'BEGIN { split("statements exec_ms transactions wal_syncs \
+                awk -v ok="$ok" -v c="$cfg" 'BEGIN { split("statements rows exec_ms transactions wal_syncs \
                     wal_writes wal_bytes wal_sync_ms", name, " ") }
                     { printf "%s %s_per_agreement %.4f\n", c, name[NR], ($2 - $1) / ok }'
         fi
@@ -207,11 +209,11 @@ median() { # median CONFIG NAME
               else printf "%.4f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 cols=(agreements_per_s latency_median_ms latency_p90_ms accordd_cpu_ms_per_agreement
-    pg_cpu_ms_per_agreement statements_per_agreement transactions_per_agreement
+    pg_cpu_ms_per_agreement statements_per_agreement rows_per_agreement transactions_per_agreement
     exec_ms_per_agreement round_trip_ms wal_syncs_per_agreement wal_sync_ms_per_agreement
     wal_bytes_per_agreement lock_wait_ms_per_agreement lock_wait_sample_fraction
     idle_in_transaction_ms_per_agreement io_wait_ms_per_agreement pg_running_ms_per_agreement)
-heads=("agr/s" "med ms" "p90 ms" "accordd CPU ms/agr" "PG CPU ms/agr" "stmts/agr"
+heads=("agr/s" "med ms" "p90 ms" "accordd CPU ms/agr" "PG CPU ms/agr" "stmts/agr" "rows/agr"
     "transactions/agr" "stmt exec ms/agr" "round trip ms" "WAL fsyncs/agr" "fsync ms/agr"
     "WAL B/agr" "lock wait ms/agr" "samples w/ lock wait" "idle in tx ms/agr" "I/O wait ms/agr"
     "PG running ms/agr")
