@@ -90,6 +90,7 @@ start_instances() { # start_instances DIR N: their pids into PIDS (empty), URLs 
     local d=$1 k port
     : >"$d/urls"
     for k in $(seq "$2"); do
+        : >"$d/a$k.log" # there before the child opens it
         "$B/accordd" --config "$d/accord.ini" >"$d/a$k.log" 2>&1 &
         PIDS+=($!)
         port=
