@@ -231,6 +231,16 @@ for k in "${!cols[@]}"; do
     done
     echo
 done
+# What a core of each brings, from the CPU per agreement (the estimate of
+# docs/operations.md: N accordd machines and one database server).
+echo
+for cfg in "${CONFIGS[@]}"; do
+    a=$(median "$cfg" accordd_cpu_ms_per_agreement) p=$(median "$cfg" pg_cpu_ms_per_agreement)
+    printf '%s: a core serves about %s agreements/s of accordd' "$cfg" \
+        "$(awk -v x="$a" 'BEGIN { printf "%.0f", (x > 0 ? 1000 / x : 0) }')"
+    [ "$p" = - ] && echo || printf ', %s of PostgreSQL\n' \
+        "$(awk -v x="$p" 'BEGIN { printf "%.0f", (x > 0 ? 1000 / x : 0) }')"
+done
 for cfg in pg1 pg3; do
     echo
     echo "$cfg, round $ROUNDS: the most frequent statements (calls per agreement, mean execution):"
