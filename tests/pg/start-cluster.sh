@@ -8,6 +8,9 @@
 #
 #   PG_TEST_DIR   where (made afresh)
 #   PG_TEST_PORT  the socket's number (default 15432)
+#   PG_TEST_CONF  more lines for postgresql.conf, after the defaults (a later
+#                 line wins): the benchmark's "fsync = on" for honest figures;
+#                 the tests keep fsync off
 set -eu
 BIN=/usr/lib/postgresql/15/bin
 DIR=${PG_TEST_DIR:?PG_TEST_DIR must name the directory of the cluster}
@@ -37,6 +40,7 @@ wal_level = replica
 max_wal_senders = 4
 hot_standby = on
 log_min_messages = warning
+${PG_TEST_CONF:-}
 CONF
 as "$BIN/pg_ctl" -D "$DIR/data" -l "$DIR/log" -w -t 60 start >/dev/null ||
     { cat "$DIR/log" >&2; exit 1; }
