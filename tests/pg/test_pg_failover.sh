@@ -136,7 +136,12 @@ all=$(cat "$T"/all* | sort | uniq -c | tr '\n' ' ')
 echo "every answer: $all"
 echo "last answers: $(cat "$T"/c* | sort | uniq -c | tr '\n' ' ')"
 bad=$(cat "$T"/all* | grep -cv -E '^(2[0-9][0-9]|409|429|503)$')
-[ "$bad" = 0 ] || fail "answers neither 2xx, 409 nor a retryable 503: $all"
+if [ "$bad" != 0 ]; then
+    for f in "$T"/c*; do # such an answer is not retried: it is the last one
+        grep -qv -E '^(2[0-9][0-9]|409|429|503)$' "$f" && { echo "answer $(cat "$f"):"; head -c 2000 "$T/r${f##*/c}"; echo; }
+    done
+    fail "answers neither 2xx, 409 nor a retryable 503: $all"
+fi
 grep -q 503 "$T"/all* || echo "note: no client saw the switch"
 left=$(cat "$T"/c* | grep -c 503)
 [ "$left" = 0 ] || fail "$left clients still get 503 after a minute: the instances did not reconnect"

@@ -35,7 +35,10 @@ fail() {
 cleanup() {
     for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
     wait 2>/dev/null
-    pkill -9 -f "$T/job" 2>/dev/null # a job nobody stopped: its instance was killed
+    # a job nobody stopped (its instance was killed): mpiexec names $T, the
+    # ranks wrote their pids
+    pkill -9 -f "$T/" 2>/dev/null
+    cat "$T"/out/pids.* 2>/dev/null | xargs -r kill -9 2>/dev/null
     psql "$BASE" -q -c "DROP DATABASE IF EXISTS $DB" 2>/dev/null
     rm -rf "$T"
 }
