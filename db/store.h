@@ -307,6 +307,11 @@ acc_err acc_store_run_holds(struct acc_store *st, acc_time alive_since,
  * now.  On a file (one accordd) it is always taken. */
 acc_err acc_store_run_take(struct acc_store *st, const char *id, acc_time alive_since, bool *taken,
                            struct acc_error *err);
+/* Clears the marks of modifications (acc_store_modify_begin) made by an
+ * instance not seen since alive_since (*cleared: how many): the journal's
+ * sweep then releases what they booked; the agreements keep their version. */
+acc_err acc_store_modify_orphans(struct acc_store *st, acc_time alive_since, size_t *cleared,
+                                 struct acc_error *err);
 /* Agreements this instance negotiated, still Pending and unchanged since
  * before: those whose last write a database out of reach lost. */
 acc_err acc_store_pending_here(struct acc_store *st, acc_time before, char (**ids)[ACC_ID_LEN + 1],

@@ -31,7 +31,11 @@ static const struct acc_sql_query
     mine_stopped = {S_MINE_STOPPED, "SELECT id FROM agreement WHERE state = "
                                     "'PendingAndTerminating' AND instance = ?"},
     mine_pending = {S_MINE_PENDING, "SELECT id FROM agreement WHERE state IN " NEGOTIATING
-                                    " AND instance = ?1 AND updated < ?2"};
+                                    " AND instance = ?1 AND updated < ?2"},
+    /* modifications marked by an instance not seen since ?: a dead one's */
+    dead_marks = {S_DEAD_MARKS, "UPDATE agreement SET modifying = 0 WHERE modifying != 0 AND "
+                                "(instance IS NULL OR instance NOT IN "
+                                "(SELECT id FROM instance WHERE seen >= ?))"};
 
 bool acc_store_shared(const struct acc_store *st)
 {
@@ -188,4 +192,33 @@ acc_err acc_store_pending_here(struct acc_store *st, acc_time before, char (**id
                                size_t *n, struct acc_error *err)
 {
     return ids_of(st, &mine_pending, st->instance, before, ids, n, err);
+}
+
+/* ------------------------------------------------ dead modifications */
+
+struct marks_arg {
+    acc_time alive_since;
+    size_t cleared;
+};
+
+static acc_err marks_job(struct acc_sql_conn *c, void *arg, struct acc_error *err)
+{
+    struct marks_arg *x = arg;
+    struct acc_sql_stmt *s = acc_sql_prepare(c, &dead_marks, err);
+    if (!s)
+        return ACC_ERR_STORAGE;
+    acc_sql_bind_i64(s, x->alive_since);
+    acc_err rc = acc_sql_run(s, "clear modification marks", err);
+    x->cleared = rc ? 0 : (size_t)acc_sql_changes(c);
+    return rc;
+}
+
+acc_err acc_store_modify_orphans(struct acc_store *st, acc_time alive_since, size_t *cleared,
+                                 struct acc_error *err)
+{
+    static const struct store_op op = {{marks_job, NULL}, NULL};
+    struct marks_arg x = {alive_since, 0};
+    acc_err rc = store_write(st, &op, &x, 0, err);
+    *cleared = x.cleared;
+    return rc;
 }

@@ -98,6 +98,7 @@ enum stmt_id {
     S_ORPHANS,
     S_MINE_STOPPED,
     S_MINE_PENDING,
+    S_DEAD_MARKS,
     S__COUNT
 };
 

@@ -11,7 +11,11 @@
 
 static const struct acc_sql_query
     ver_state = {S_VER_STATE, "SELECT state, version, modifying FROM agreement WHERE id = ?"},
-    ver_flag = {S_VER_FLAG, "UPDATE agreement SET modifying = ? WHERE id = ?"},
+    /* the mark names the instance that modifies (several instances: the
+     * leader clears the marks of dead ones, acc_store_modify_orphans) */
+    ver_flag =
+        {S_VER_FLAG,
+         "UPDATE agreement SET modifying = ?, instance = coalesce(?, instance) WHERE id = ?"},
     ver_snapshot =
         {S_VER_SNAPSHOT,
          "INSERT INTO agreement_version (agreement, version, created, replaced, "
@@ -66,18 +70,20 @@ static acc_err read_mark(struct acc_sql_conn *c, const char *id, enum acc_state 
     return rc;
 }
 
-static acc_err set_mark(struct acc_sql_conn *c, const char *id, bool on, struct acc_error *err)
+static acc_err set_mark(struct acc_sql_conn *c, const char *id, bool on, const char *instance,
+                        struct acc_error *err)
 {
     struct acc_sql_stmt *s = acc_sql_prepare(c, &ver_flag, err);
     if (!s)
         return ACC_ERR_STORAGE;
     acc_sql_bind_i64(s, on);
+    acc_sql_bind_text(s, instance);
     acc_sql_bind_text(s, id);
     return acc_sql_run(s, "mark modification", err);
 }
 
 struct begin_arg {
-    const char *id;
+    const char *id, *instance;
     unsigned version;
 };
 
@@ -98,14 +104,14 @@ static acc_err begin_job(struct acc_sql_conn *c, void *arg, struct acc_error *er
                              "agreement %s is being modified by another request; try again "
                              "when it is done",
                              x->id);
-    return set_mark(c, x->id, true, err);
+    return set_mark(c, x->id, true, x->instance, err);
 }
 
 acc_err acc_store_modify_begin(struct acc_store *st, const char *id, unsigned *version,
                                struct acc_error *err)
 {
     static const struct store_op op = {{begin_job, NULL}, NULL};
-    struct begin_arg x = {id, 0};
+    struct begin_arg x = {id, acc_store_instance(st), 0};
     acc_err rc = store_write(st, &op, &x, 0, err);
     if (!rc)
         *version = x.version;
@@ -114,7 +120,7 @@ acc_err acc_store_modify_begin(struct acc_store *st, const char *id, unsigned *v
 
 static acc_err abort_job(struct acc_sql_conn *c, void *arg, struct acc_error *err)
 {
-    return set_mark(c, arg, false, err);
+    return set_mark(c, arg, false, NULL, err);
 }
 
 acc_err acc_store_modify_abort(struct acc_store *st, const char *id, struct acc_error *err)

@@ -379,6 +379,23 @@ acc_err acc_ledger_persist_locked(struct acc_ledger *l, const char *const *keys,
 
 /* ------------------------------------------------------ shared calendars */
 
+/* A stored booking beyond the capacity: one that replaces another (an
+ * agreement being changed, acc_calendar_unlift), both stored until one goes.
+ * Memory mirrors the store: booked the same way, its excess lifted first. */
+static acc_err book_beyond_locked(struct acc_ledger *l, size_t r,
+                                  const struct acc_ledger_store_booking *b)
+{
+    struct acc_calendar *cal = &l->res[r].cal;
+    int64_t over =
+        acc_calendar_peak(cal, b->start, b->end) + b->amount - acc_calendar_capacity(cal);
+    if (over <= 0 || acc_calendar_lift(cal, b->start, b->end, over))
+        return ACC_ERR_BUSY;
+    acc_err rc =
+        acc_ledger_book_locked(l, b->key, r, b->start, b->end, b->amount, b->owner ? b->owner : "");
+    acc_calendar_unlift(cal, b->start, b->end, over);
+    return rc;
+}
+
 static acc_err sync_one(void *ctx, const struct acc_ledger_store_booking *b)
 {
     struct acc_ledger *l = ctx;
@@ -388,6 +405,8 @@ static acc_err sync_one(void *ctx, const struct acc_ledger_store_booking *b)
     acc_ledger_unbook_locked(l, b->key);
     acc_err rc =
         acc_ledger_book_locked(l, b->key, r, b->start, b->end, b->amount, b->owner ? b->owner : "");
+    if (rc == ACC_ERR_BUSY)
+        rc = book_beyond_locked(l, r, b);
     if (rc == ACC_ERR_NOMEM)
         return rc;
     if (rc)

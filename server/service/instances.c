@@ -136,6 +136,21 @@ void svc_instance_beat(struct acc_service *svc)
     svc_runs_beat(svc);
 }
 
+/* Modifications of instances that stopped: their marks cleared, so that
+ * the sweep releases the new reservations they made (the old ones, still
+ * committed, stay: the agreement keeps its version). */
+static void end_dead_modifications(struct acc_service *svc)
+{
+    size_t n = 0;
+    struct acc_error err;
+    if (acc_store_modify_orphans(svc->store, acc_now() - lease_seconds(svc), &n, &err))
+        acc_log_error("recovery: %s", err.msg);
+    else if (n)
+        acc_log_warn("recovery: %zu modification(s) of instances that stopped ended; the "
+                     "agreements keep their version",
+                     n);
+}
+
 void svc_instance_recover(struct acc_service *svc)
 {
     if (!svc->shared || !atomic_load(&svc->leader))
@@ -151,4 +166,5 @@ void svc_instance_recover(struct acc_service *svc)
         acc_log_warn("recovery: %zu negotiation(s) of instances that stopped", n);
     svc_end_interrupted(svc, ids, n);
     free(ids);
+    end_dead_modifications(svc);
 }

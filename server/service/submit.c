@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../../lib/common/id.h"
 #include "../../lib/common/log.h"
@@ -88,6 +89,48 @@ static acc_err result_of(const struct acc_agreement *a, struct acc_error *err)
     return acc_error_set(err, code, "%s", a->reason ? a->reason : acc_err_text(code));
 }
 
+/* How often a repeat polls for an outcome reached on another instance. */
+#define WATCH_US 100000
+
+/* A repeat of a key whose first request negotiates on another instance
+ * (several instances on one database): waits, as a repeat waits for a job
+ * of its own instance, until the stored agreement is no longer Pending.
+ * That instance ends it, or the leader within the lease when it died; the
+ * wait is bounded all the same (the agreement as it is then: Pending). */
+static acc_err watch_run(struct acc_service *svc, struct acc_nego *job, struct acc_error *err)
+{
+    const struct acc_config *c = svc->cfg;
+    int64_t limit = (c->lease + 4 * (int64_t)c->max_rounds * c->adapter_timeout) * 1000000;
+    for (int64_t waited = 0;; waited += WATCH_US) {
+        struct acc_agreement a;
+        acc_err rc = acc_store_agreement_get(svc->store, job->id, false, &a, err);
+        if (rc)
+            return rc;
+        bool pending = a.state == ACC_STATE_PENDING || a.state == ACC_STATE_PENDING_AND_TERMINATING;
+        if (!pending || waited >= limit || atomic_load(&svc->stopping)) {
+            rc = pending ? ACC_OK : result_of(&a, err);
+            acc_agreement_release(&a);
+            return rc;
+        }
+        acc_agreement_release(&a);
+        usleep(WATCH_US);
+    }
+}
+
+static acc_err watch_queue(struct acc_service *svc, const char *id, struct acc_nego **out,
+                           struct acc_error *err)
+{
+    acc_err rc = svc_queue_reserve(svc, false, err);
+    if (rc)
+        return rc;
+    if (!(*out = svc_nego_new_run(svc, id, watch_run, NULL, free))) {
+        svc_queue_unreserve(svc, false);
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    }
+    svc_queue_push(svc, *out);
+    return ACC_OK;
+}
+
 /* The answer to a repeated idempotency key: the running job of the first
  * request, or the outcome it already had.  The same key with another offer
  * is refused. */
@@ -113,6 +156,11 @@ static acc_err replay(struct acc_service *svc, const struct acc_submit *rq, cons
     memcpy(out->id, first, sizeof out->id);
     out->replayed = true;
     out->job = running;
+    bool elsewhere = a.state == ACC_STATE_PENDING || a.state == ACC_STATE_PENDING_AND_TERMINATING;
+    if (!out->job && svc->shared && elsewhere && !rq->pending) {
+        acc_agreement_release(&a);
+        return watch_queue(svc, first, &out->job, err);
+    }
     if (!out->job) {
         struct acc_error res;
         acc_err code = a.state == ACC_STATE_PENDING && rq->pending ? ACC_OK : result_of(&a, &res);

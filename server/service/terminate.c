@@ -77,6 +77,13 @@ acc_err acc_service_terminate(struct acc_service *svc, const char *id, struct ac
             /* It rolls back and records Terminated; the caller waits for it. */
             svc_queue_stop_job(svc, job);
             *wait = job;
+        } else if (svc->shared) {
+            /* Another instance negotiates it: it finds the agreement
+             * PendingAndTerminating at its next beat and rolls back (the
+             * leader ends it if that instance died).  Ending it here would
+             * let the sweep cancel reservations that negotiation still
+             * holds and uses. */
+            acc_log_info("agreement %s: terminate passed to the instance negotiating it", id);
         } else {
             /* Nobody negotiates it here (recovery ends such ones). */
             acc_store_agreement_transition(svc->store, id,
