@@ -143,7 +143,7 @@ static void end_dead_modifications(struct acc_service *svc)
 {
     size_t n = 0;
     struct acc_error err;
-    if (acc_store_modify_orphans(svc->store, acc_now() - lease_seconds(svc), &n, &err))
+    if (acc_store_modify_orphans(svc->store, acc_now() - svc_instance_dead_after(svc), &n, &err))
         acc_log_error("recovery: %s", err.msg);
     else if (n)
         acc_log_warn("recovery: %zu modification(s) of instances that stopped ended; the "
