@@ -42,8 +42,9 @@ static const struct acc_sql_query
     quote_get = {S_QUOTE_GET, "SELECT " QUOTE_COLUMNS " FROM quote WHERE id = ?"},
     quote_due = {S_QUOTE_DUE, "SELECT id FROM quote WHERE state IN ('Advisory', 'Held') AND "
                               "hold_until <= ? ORDER BY hold_until LIMIT 1000"},
-    quote_count = {S_QUOTE_COUNT, "SELECT count(*), coalesce(sum(initiator = ?), 0) FROM quote "
-                                  "WHERE state IN ('Advisory', 'Held')"},
+    /* PostgreSQL has no sum of booleans: a CASE counts them in both. */
+    quote_count = {S_QUOTE_COUNT, "SELECT count(*), coalesce(sum(CASE WHEN initiator = ? THEN 1 "
+                                  "ELSE 0 END), 0) FROM quote WHERE state IN ('Advisory', 'Held')"},
     /* An Advisory quote has journal entries only while its hold books
      * (a held one is Held, one whose hold failed Rejected). */
     quote_interrupted = {S_QUOTE_INTERRUPTED,
