@@ -48,8 +48,9 @@ acc_err acc_store_flush(struct acc_store *st, struct acc_error *err)
 
 acc_err acc_store_ping(struct acc_store *st, struct acc_error *err)
 {
+    /* PostgreSQL before 16 wants the subquery named */
     static const struct acc_sql_query ping = {
-        S_PING, "SELECT count(*) FROM (SELECT 1 FROM agreement LIMIT 1)"};
+        S_PING, "SELECT count(*) FROM (SELECT 1 FROM agreement LIMIT 1) AS one"};
     struct acc_sql_conn *c;
     acc_err rc = acc_sql_reader_take(st->db, &c, err);
     if (rc)

@@ -175,9 +175,11 @@ acc_err acc_store_quote_due(struct acc_store *st, acc_time now, char (**ids)[ACC
 /* Ids of the Advisory quotes that have journal entries (at most 1000, the
  * oldest first): their hold was being booked.  At start-up, when nothing
  * books, each is one a stop cut short; the open-journal query leaves their
- * entries alone until the quote is no longer Advisory. */
-acc_err acc_store_quote_interrupted(struct acc_store *st, char (**ids)[ACC_ID_LEN + 1], size_t *n,
-                                    struct acc_error *err);
+ * entries alone until the quote is no longer Advisory.  On a shared
+ * database only those of instances not seen since alive_since (or of
+ * none): a dead instance's (on a file every quote is of none). */
+acc_err acc_store_quote_interrupted(struct acc_store *st, acc_time alive_since,
+                                    char (**ids)[ACC_ID_LEN + 1], size_t *n, struct acc_error *err);
 /* Open quotes (Advisory, Held): the initiator's and all. */
 acc_err acc_store_quote_count(struct acc_store *st, const char *initiator, uint64_t *mine,
                               uint64_t *all, struct acc_error *err);

@@ -21,15 +21,15 @@
 
 static const struct acc_sql_query
     quote_state = {S_QUOTE_STATE, "SELECT state, agreement FROM quote WHERE id = ?"},
-    quote_put = {S_QUOTE_PUT,
-                 "INSERT INTO quote (" QUOTE_COLUMNS ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) "
-                 "ON CONFLICT(id) DO UPDATE SET initiator = excluded.initiator, "
-                 "state = excluded.state, created = excluded.created, "
-                 "updated = excluded.updated, hold_until = excluded.hold_until, "
-                 "held_option = excluded.held_option, agreement = excluded.agreement, "
-                 "reason = excluded.reason, duration = excluded.duration, "
-                 "options = excluded.options, allocation = excluded.allocation, "
-                 "offer = excluded.offer"},
+    quote_put = {S_QUOTE_PUT, "INSERT INTO quote (" QUOTE_COLUMNS ", instance) "
+                              "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
+                              "ON CONFLICT(id) DO UPDATE SET initiator = excluded.initiator, "
+                              "state = excluded.state, created = excluded.created, "
+                              "updated = excluded.updated, hold_until = excluded.hold_until, "
+                              "held_option = excluded.held_option, agreement = excluded.agreement, "
+                              "reason = excluded.reason, duration = excluded.duration, "
+                              "options = excluded.options, allocation = excluded.allocation, "
+                              "offer = excluded.offer, instance = excluded.instance"},
     /* A claim by an agreement that is no longer Pending (its commit was cut
      * short by a crash: recovery ended it) is stale.  One whose agreement
      * is not written yet is not. */
@@ -42,15 +42,17 @@ static const struct acc_sql_query
     quote_get = {S_QUOTE_GET, "SELECT " QUOTE_COLUMNS " FROM quote WHERE id = ?"},
     quote_due = {S_QUOTE_DUE, "SELECT id FROM quote WHERE state IN ('Advisory', 'Held') AND "
                               "hold_until <= ? ORDER BY hold_until LIMIT 1000"},
-    quote_count =
-        {S_QUOTE_COUNT,
-         "SELECT count(*), coalesce(sum(CASE WHEN initiator = ? THEN 1 ELSE 0 END), 0) FROM quote "
-         "WHERE state IN ('Advisory', 'Held')"},
+    /* PostgreSQL has no sum of booleans: a CASE counts them in both. */
+    quote_count = {S_QUOTE_COUNT, "SELECT count(*), coalesce(sum(CASE WHEN initiator = ? THEN 1 "
+                                  "ELSE 0 END), 0) FROM quote WHERE state IN ('Advisory', 'Held')"},
     /* An Advisory quote has journal entries only while its hold books
-     * (a held one is Held, one whose hold failed Rejected). */
+     * (a held one is Held, one whose hold failed Rejected); its instance
+     * (none on a file) is the one booking it. */
     quote_interrupted = {S_QUOTE_INTERRUPTED,
                          "SELECT q.id FROM quote q WHERE q.state = 'Advisory' AND EXISTS "
-                         "(SELECT 1 FROM reservation r WHERE r.agreement_id = q.id) "
+                         "(SELECT 1 FROM reservation r WHERE r.agreement_id = q.id) AND "
+                         "(q.instance IS NULL OR q.instance NOT IN "
+                         "(SELECT id FROM instance WHERE seen >= ?)) "
                          "ORDER BY q.created LIMIT 1000"};
 
 /* ------------------------------------------------------------ the lines */
@@ -248,6 +250,7 @@ static acc_err decode(struct acc_quote *q, const char *options, const char *allo
 /* ---------------------------------------------------------------- write */
 
 struct put_arg {
+    const char *instance; /* the store's (NULL on a file) */
     const struct acc_quote *q;
     unsigned from;
     const struct acc_booking *bookings;
@@ -314,6 +317,7 @@ static acc_err put_job(struct acc_sql_conn *c, void *arg, struct acc_error *err)
     acc_sql_bind_text(s, opts);
     acc_sql_bind_text(s, alloc);
     acc_sql_bind_blob(s, q->offer_xml ? q->offer_xml : "", q->offer_len, false);
+    acc_sql_bind_text(s, x->instance);
     rc = acc_sql_run(s, "write quote", err);
     for (size_t i = 0; !rc && i < x->n_bookings; i++)
         rc = store_journal_put_one(c, &x->bookings[i], q->updated, err);
@@ -331,7 +335,7 @@ acc_err acc_store_quote_put(struct acc_store *st, const struct acc_quote *q, uns
                             struct acc_error *err)
 {
     static const struct store_op op = {{put_job, NULL}, NULL};
-    struct put_arg x = {q, from, bookings, n_bookings, NULL, NULL};
+    struct put_arg x = {acc_store_instance(st), q, from, bookings, n_bookings, NULL, NULL};
     return store_write(st, &op, &x, 0, err);
 }
 
@@ -341,7 +345,8 @@ acc_err acc_store_quote_commit(struct acc_store *st, const struct acc_quote *q,
                                struct acc_error *err)
 {
     static const struct store_op op = {{put_job, NULL}, NULL};
-    struct put_arg x = {q, 1u << ACC_QUOTE_HELD, bookings, n_bookings, a, trace};
+    struct put_arg x = {
+        acc_store_instance(st), q, 1u << ACC_QUOTE_HELD, bookings, n_bookings, a, trace};
     return store_write(st, &op, &x, 0, err);
 }
 
@@ -477,10 +482,10 @@ acc_err acc_store_quote_due(struct acc_store *st, acc_time now, char (**ids)[ACC
     return quote_ids(st, &quote_due, &now, ids, n, err);
 }
 
-acc_err acc_store_quote_interrupted(struct acc_store *st, char (**ids)[ACC_ID_LEN + 1], size_t *n,
-                                    struct acc_error *err)
+acc_err acc_store_quote_interrupted(struct acc_store *st, acc_time alive_since,
+                                    char (**ids)[ACC_ID_LEN + 1], size_t *n, struct acc_error *err)
 {
-    return quote_ids(st, &quote_interrupted, NULL, ids, n, err);
+    return quote_ids(st, &quote_interrupted, &alive_since, ids, n, err);
 }
 
 acc_err acc_store_quote_count(struct acc_store *st, const char *initiator, uint64_t *mine,

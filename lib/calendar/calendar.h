@@ -61,6 +61,10 @@ bool acc_calendar_fits(const struct acc_calendar *c, acc_time start, acc_time en
 
 /* Books amount for [start, end); ACC_ERR_BUSY when it does not fit. */
 acc_err acc_calendar_add(struct acc_calendar *c, acc_time start, acc_time end, int64_t amount);
+/* Books amount for [start, end) as it is, even beyond the capacity, like
+ * acc_calendar_load one at a time: a booking decided already (read back
+ * from a store that others write too). */
+acc_err acc_calendar_put(struct acc_calendar *c, acc_time start, acc_time end, int64_t amount);
 
 /* For a booking that is being replaced (an agreement being changed): takes
  * its amount off [start, end) for a while and makes room so that one

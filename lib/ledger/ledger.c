@@ -331,14 +331,17 @@ void acc_ledger_each_locked(const struct acc_ledger *l,
     acc_map_each(&l->bookings, each_one, &e);
 }
 
-acc_err acc_ledger_book_locked(struct acc_ledger *l, const char *key, size_t r, acc_time start,
-                               acc_time end, int64_t amount, const char *owner)
+/* stored: a booking read back from the store, taken as it is (see
+ * sync_one); else it must fit. */
+static acc_err book_locked(struct acc_ledger *l, const char *key, size_t r, acc_time start,
+                           acc_time end, int64_t amount, const char *owner, bool stored)
 {
     struct ledger_entry *b = booking_new(r, start, end, amount, owner);
     if (!b)
         return ACC_ERR_NOMEM;
     struct acc_calendar *cal = &l->res[r].cal;
-    acc_err rc = acc_calendar_add(cal, start, end, amount);
+    acc_err rc = stored ? acc_calendar_put(cal, start, end, amount)
+                        : acc_calendar_add(cal, start, end, amount);
     if (!rc) {
         rc = acc_map_put(&l->bookings, key, b);
         if (rc)
@@ -347,6 +350,12 @@ acc_err acc_ledger_book_locked(struct acc_ledger *l, const char *key, size_t r, 
     if (rc)
         booking_free(b);
     return rc;
+}
+
+acc_err acc_ledger_book_locked(struct acc_ledger *l, const char *key, size_t r, acc_time start,
+                               acc_time end, int64_t amount, const char *owner)
+{
+    return book_locked(l, key, r, start, end, amount, owner, false);
 }
 
 void acc_ledger_unbook_locked(struct acc_ledger *l, const char *key)
@@ -379,23 +388,11 @@ acc_err acc_ledger_persist_locked(struct acc_ledger *l, const char *const *keys,
 
 /* ------------------------------------------------------ shared calendars */
 
-/* A stored booking beyond the capacity: one that replaces another (an
- * agreement being changed, acc_calendar_unlift), both stored until one goes.
- * Memory mirrors the store: booked the same way, its excess lifted first. */
-static acc_err book_beyond_locked(struct acc_ledger *l, size_t r,
-                                  const struct acc_ledger_store_booking *b)
-{
-    struct acc_calendar *cal = &l->res[r].cal;
-    int64_t over =
-        acc_calendar_peak(cal, b->start, b->end) + b->amount - acc_calendar_capacity(cal);
-    if (over <= 0 || acc_calendar_lift(cal, b->start, b->end, over))
-        return ACC_ERR_BUSY;
-    acc_err rc =
-        acc_ledger_book_locked(l, b->key, r, b->start, b->end, b->amount, b->owner ? b->owner : "");
-    acc_calendar_unlift(cal, b->start, b->end, over);
-    return rc;
-}
-
+/* A stored booking is the truth, decided under the resource's lock: it is
+ * taken as it is, even beyond the capacity (as acc_ledger_load takes them).
+ * A booking that replaces another is stored beside it until one of the two
+ * is cancelled; dropping the one that did not fit made a query of it
+ * answer "no reservation" and the memory count less than was booked. */
 static acc_err sync_one(void *ctx, const struct acc_ledger_store_booking *b)
 {
     struct acc_ledger *l = ctx;
@@ -404,13 +401,11 @@ static acc_err sync_one(void *ctx, const struct acc_ledger_store_booking *b)
         return ACC_OK; /* a resource this ledger no longer has */
     acc_ledger_unbook_locked(l, b->key);
     acc_err rc =
-        acc_ledger_book_locked(l, b->key, r, b->start, b->end, b->amount, b->owner ? b->owner : "");
-    if (rc == ACC_ERR_BUSY)
-        rc = book_beyond_locked(l, r, b);
+        book_locked(l, b->key, r, b->start, b->end, b->amount, b->owner ? b->owner : "", true);
     if (rc == ACC_ERR_NOMEM)
         return rc;
     if (rc)
-        acc_log_warn("%s: stored booking %s does not fit %s", l->name, b->key, b->resource);
+        acc_log_warn("%s: stored booking %s: %s", l->name, b->key, acc_err_symbol(rc));
     return ACC_OK;
 }
 

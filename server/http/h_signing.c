@@ -135,6 +135,12 @@ acc_err acc_http_signer_open(const struct acc_config *cfg, struct acc_signer **o
                          cfg->sign_key, (unsigned)mode, cfg->sign_key);
         return ACC_OK;
     }
+    /* A URL (--db postgresql://... overriding the file) has no directory
+     * beside it, and several instances sign as one: the operator's pair. */
+    if (strstr(cfg->db_path, "://"))
+        return acc_error_set(err, ACC_ERR_CONFIG,
+                             "a PostgreSQL database needs [signing] key and certificate (the same "
+                             "pair on every accordd sharing it)");
     /* The pair beside the database (":memory:" has no directory: the
      * current one). */
     const char *db = strcmp(cfg->db_path, ":memory:") == 0 ? "./accord.db" : cfg->db_path;

@@ -163,6 +163,11 @@ static void housekeeping_pass(struct acc_service *svc)
     else if (done)
         acc_log_debug("housekeeping: %u agreement(s) complete", done);
     svc_quote_expire(svc);
+    /* holds a dead instance was booking (dead: not seen for three
+     * quarters of the lease, as svc_instance_recover judges) */
+    int64_t dead_after = svc->cfg->lease * 3 / 4 > 0 ? svc->cfg->lease * 3 / 4 : 1;
+    if (svc->shared)
+        svc_quote_recover(svc, acc_now() - dead_after);
     sweep_open_reservations(svc);
     finish_terminations(svc);
     retention_pass(svc);
@@ -219,7 +224,7 @@ acc_err svc_recover(struct acc_service *svc, struct acc_error *err)
     if (acc_store_modify_recover(svc->store, &merr))
         acc_log_error("recovery: %s", merr.msg);
     /* Nor does a hold: what one cut short booked is a leftover too. */
-    svc_quote_recover(svc);
+    svc_quote_recover(svc, acc_now());
     /* Now that none is Pending, every open reservation is a leftover. */
     sweep_open_reservations(svc);
     finish_terminations(svc);

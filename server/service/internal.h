@@ -276,9 +276,11 @@ acc_err svc_fill_allocation(struct acc_agreement *a, const struct acc_plan *p, b
 /* quote.c, quote_hold.c: open quotes whose time is up become Expired, and a
  * held one's reservations are released (housekeeping, after a restart too). */
 void svc_quote_expire(struct acc_service *svc);
-/* quote_hold.c, at start-up: quotes whose hold a stop cut short become
- * Rejected, so that the sweep that follows releases what they booked. */
-void svc_quote_recover(struct acc_service *svc);
+/* quote_hold.c, at start-up (on a shared database by the leader, for the
+ * instances not seen since alive_since): quotes whose hold a stop cut short
+ * become Rejected, so that the sweep that follows releases what they
+ * booked. */
+void svc_quote_recover(struct acc_service *svc, acc_time alive_since);
 /* quote.c: the checks of acc_service_quote before anything is stored. */
 acc_err svc_quote_check(struct acc_service *svc, const struct acc_quote_request *rq, acc_time now,
                         acc_time *earliest, acc_time *deadline, struct acc_error *err);

@@ -173,15 +173,17 @@ void svc_quote_expire(struct acc_service *svc)
  * booking them now).  At start-up nothing books: an Advisory quote with
  * entries had its hold cut short.  Rejected, its entries are the sweep's
  * like those of any negotiation that is over: svc_recover releases them
- * next, instead of expiry a whole open period (max_hold) later. */
-void svc_quote_recover(struct acc_service *svc)
+ * next, instead of expiry a whole open period (max_hold) later.  On a
+ * shared database the same holds a dead instance's quotes: the leader's
+ * housekeeping rejects them, and its sweep releases what they booked. */
+void svc_quote_recover(struct acc_service *svc, acc_time alive_since)
 {
     char(*ids)[ACC_ID_LEN + 1] = NULL;
     size_t n = 0, done;
     struct acc_error err;
     do {
         done = 0;
-        if (acc_store_quote_interrupted(svc->store, &ids, &n, &err)) {
+        if (acc_store_quote_interrupted(svc->store, alive_since, &ids, &n, &err)) {
             acc_log_error("recovery: quotes: %s", err.msg);
             return;
         }

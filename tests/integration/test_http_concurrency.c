@@ -24,7 +24,7 @@ static void test_hang_times_out_and_late_booking_released(void)
 {
     struct fixture hang;
     char db[256], u[256];
-    snprintf(db, sizeof db, "%s/hang.db", acc_test_tmpdir());
+    CU_ASSERT_FATAL(acc_test_db("hang", db, sizeof db));
     CU_ASSERT_EQUAL_FATAL(fixture_start(&hang, hang_ini, db), 0);
     struct http_reply r;
     snprintf(u, sizeof u, "%s/adapters/b/control/fault?call=reserve&action=hang&seconds=2",
@@ -110,7 +110,7 @@ static void *post_one(void *arg)
 static void test_concurrent_posts_never_overbook(void)
 {
     char db[256];
-    snprintf(db, sizeof db, "%s/solo.db", acc_test_tmpdir());
+    CU_ASSERT_FATAL(acc_test_db("solo", db, sizeof db));
     CU_ASSERT_EQUAL_FATAL(fixture_start(&solo, solo_ini, db), 0);
     const char *one[] = {"solo:10"}; /* two never fit at once on 16 nodes */
     char *doc = strdup(offer("race", "<co:Duration>PT1H</co:Duration>", one, 1, 0));

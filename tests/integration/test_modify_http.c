@@ -375,7 +375,8 @@ static int setup(void)
     offer = acc_test_slurp(ACC_SOURCE_DIR "/tests/data/modify/offer-ab.xml", NULL);
     if (!offer)
         return 1;
-    snprintf(db_path, sizeof db_path, "%s/modify_http.db", acc_test_tmpdir());
+    if (!acc_test_db("modify_http", db_path, sizeof db_path))
+        return 1;
     return fixture_start(&fx, ini, db_path);
 }
 

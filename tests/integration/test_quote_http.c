@@ -71,11 +71,14 @@ static long req(const char *method, const char *path, const char *body, struct h
 
 static void fresh(const char *name)
 {
-    char db[256], p[300];
-    snprintf(db, sizeof db, "%s/%s.db", acc_test_tmpdir(), name);
-    unlink(db);
-    snprintf(p, sizeof p, "%s-wal", db);
-    unlink(p);
+    char db[512], p[600];
+    /* on PostgreSQL acc_test_db makes the database afresh */
+    CU_ASSERT_FATAL(acc_test_db(name, db, sizeof db));
+    if (!acc_test_db_is_pg()) {
+        unlink(db);
+        snprintf(p, sizeof p, "%s-wal", db);
+        unlink(p);
+    }
     CU_ASSERT_EQUAL_FATAL(fixture_start(&fx, ini, db), 0);
 }
 
@@ -396,9 +399,10 @@ static void test_quote_is_a_queue_job(void)
                                    "queue_length = 1\n"
                                    "[site a]\nadapter = sim-batch\nnodes = 4\n"
                                    "[site b]\nadapter = sim-batch\nnodes = 4\n";
-    char db[256];
-    snprintf(db, sizeof db, "%s/qh-queue.db", acc_test_tmpdir());
-    unlink(db);
+    char db[512];
+    CU_ASSERT_FATAL(acc_test_db("qh-queue", db, sizeof db));
+    if (!acc_test_db_is_pg())
+        unlink(db);
     CU_ASSERT_EQUAL_FATAL(fixture_start(&fx, slow_ini, db), 0);
     struct http_reply r;
     CU_ASSERT_EQUAL_FATAL(
@@ -498,14 +502,18 @@ static void test_cli_and_json(void)
 /* The real accordd: a hold outlives a restart and then expires. */
 static void test_restart_keeps_hold(void)
 {
-    char dir[256], cfg[300], db[300], base[128];
+    char dir[256], cfg[300], db[512], base[128];
     snprintf(dir, sizeof dir, "%s", acc_test_tmpdir());
     snprintf(cfg, sizeof cfg, "%s/qh-restart.ini", dir);
-    snprintf(db, sizeof db, "%s/qh-restart.db", dir);
-    unlink(db);
+    CU_ASSERT_FATAL(acc_test_db("qh-restart", db, sizeof db));
+    if (!acc_test_db_is_pg())
+        unlink(db);
+    const char *signing = acc_test_db_signing();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(signing);
     FILE *fp = fopen(cfg, "w");
     CU_ASSERT_PTR_NOT_NULL_FATAL(fp);
     fputs(ini, fp);
+    fputs(signing, fp);
     fclose(fp);
     pid_t pid = daemon_start(ACCORDD_PATH, cfg, db, base, sizeof base);
     CU_ASSERT_TRUE_FATAL(pid > 0);

@@ -294,6 +294,8 @@ static acc_err signer_of(const char *ini, struct acc_error *err)
     return rc;
 }
 
+static acc_err self_made_signer(const char *db, struct acc_error *err);
+
 static void test_bad_signing_configuration(void)
 {
     char ini[4096];
@@ -336,6 +338,11 @@ static void test_bad_signing_configuration(void)
              sites);
     CU_ASSERT_EQUAL(signer_of(ini, &e), ACC_ERR_CONFIG);
     CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "signing key"));
+
+    /* A PostgreSQL URL given over the file (accordd --db URL): no pair is
+     * made beside it (there is no directory), and it says what is missing. */
+    CU_ASSERT_EQUAL(self_made_signer("postgresql:///accord?host=/tmp", &e), ACC_ERR_CONFIG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(e.msg, "needs [signing] key and certificate"));
 }
 
 /* The real accordd: signs with the configured pair; refuses to start with

@@ -1,8 +1,10 @@
 #include "daemon.h"
 
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "http_client.h"
@@ -13,8 +15,14 @@ pid_t daemon_start(const char *accordd, const char *ini, const char *db, char *b
     int fd[2];
     if (pipe(fd) != 0)
         return -1;
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid == 0) {
+        /* Dies with the test: a test that failed (or was killed at its
+         * time limit) before it stopped the daemon left it running, on
+         * the test's stderr, which held ctest up until its time limit. */
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
+            _exit(127);
         dup2(fd[1], STDOUT_FILENO);
         close(fd[0]);
         close(fd[1]);

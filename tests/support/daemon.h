@@ -8,7 +8,8 @@
 
 /* Starts accordd with --config ini --db db on a free port and waits (at most
  * 20 s) for its "listening on URL" line; URL goes into base.  Returns the
- * pid, or -1 when it did not come up. */
+ * pid, or -1 when it did not come up.  It is killed when the thread that
+ * started it ends (the test program exits or is killed). */
 pid_t daemon_start(const char *accordd, const char *ini, const char *db, char *base,
                    size_t base_size);
 

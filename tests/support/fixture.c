@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "dsig.h"
+#include "testutil.h"
 #include "timefmt.h"
 #include "xml.h"
 
@@ -34,6 +35,14 @@ static int start(struct fixture *f, const char *ini, const char *db, bool sign)
         rc = acc_error_set(&err, ACC_ERR_NOMEM, "out of memory");
     if (!rc)
         rc = acc_config_set_db(&f->cfg, db, &err);
+    /* On PostgreSQL the pair is the operator's (none is made beside a URL). */
+    const char *key, *cert;
+    if (!rc && acc_test_db_is_pg() && !f->cfg.sign_key) {
+        if (!acc_test_signing_pair(&key, &cert))
+            rc = acc_error_set(&err, ACC_ERR_CONFIG, "no signing pair for PostgreSQL");
+        else if (!(f->cfg.sign_key = strdup(key)) || !(f->cfg.sign_cert = strdup(cert)))
+            rc = acc_error_set(&err, ACC_ERR_NOMEM, "out of memory");
+    }
     if (!rc)
         rc = acc_config_set_listen(&f->cfg, "127.0.0.1:0", &err);
     if (!rc && sign && !(rc = acc_dsig_init(&err))) {

@@ -116,7 +116,8 @@ int64_t peak(const char *adapter, const char *resource, const char *from, const 
 
 int http_suite_setup(void)
 {
-    snprintf(db_path, sizeof db_path, "%s/http.db", acc_test_tmpdir());
+    if (!acc_test_db("http", db_path, sizeof db_path))
+        return 1;
     return fixture_start(&fx, NULL, db_path);
 }
 

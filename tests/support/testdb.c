@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "testutil.h"
@@ -58,4 +59,40 @@ bool acc_test_db(const char *name, char *out, size_t size)
         fprintf(stderr, "%s: %s", url, PQerrorMessage(c));
     PQfinish(c);
     return ok && with_db(url, db, out, size);
+}
+
+bool acc_test_signing_pair(const char **key, const char **cert)
+{
+    static char k[300], c[300];
+    if (!k[0]) {
+        char cmd[1024];
+        snprintf(k, sizeof k, "%s/test-signing.key", acc_test_tmpdir());
+        snprintf(c, sizeof c, "%s/test-signing.crt", acc_test_tmpdir());
+        snprintf(cmd, sizeof cmd,
+                 "openssl req -x509 -newkey rsa:2048 -nodes -keyout '%s' -out '%s' "
+                 "-subj '/CN=Accord test' -days 2 2>/dev/null",
+                 k, c);
+        if (system(cmd) != 0 || chmod(k, 0600) != 0) {
+            fprintf(stderr, "cannot make a signing pair: %s\n", cmd);
+            k[0] = '\0';
+            return false;
+        }
+    }
+    *key = k;
+    *cert = c;
+    return true;
+}
+
+const char *acc_test_db_signing(void)
+{
+    static char section[700];
+    const char *key, *cert;
+    if (!acc_test_db_is_pg())
+        return "";
+    if (!section[0]) {
+        if (!acc_test_signing_pair(&key, &cert))
+            return NULL;
+        snprintf(section, sizeof section, "[signing]\nkey = %s\ncertificate = %s\n", key, cert);
+    }
+    return section;
 }

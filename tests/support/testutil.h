@@ -48,5 +48,14 @@ const char *acc_test_job_bin(const char *dir, const char *const *programs);
 bool acc_test_db(const char *name, char *out, size_t size);
 /* Whether the tests run against PostgreSQL (ACCORD_TEST_DB_URL is set). */
 bool acc_test_db_is_pg(void);
+/* A signing key pair (RSA, self-signed), made once per program in
+ * acc_test_tmpdir() with openssl: a service on PostgreSQL needs [signing],
+ * there being no directory beside a URL for accordd to make its own pair
+ * in.  false when it cannot be made. */
+bool acc_test_signing_pair(const char **key, const char **cert);
+/* The [signing] section of that pair when the tests run against
+ * PostgreSQL, else "" (accordd makes its pair beside the file); NULL when
+ * the pair cannot be made. */
+const char *acc_test_db_signing(void);
 
 #endif

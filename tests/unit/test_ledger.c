@@ -149,6 +149,18 @@ static void test_refuse_and_replace(void)
     CU_ASSERT_EQUAL(acc_ledger_count_locked(l), 2);
     CU_ASSERT_EQUAL(acc_calendar_peak(acc_ledger_calendar_locked(l, 0), start, start + H), 14);
     acc_ledger_unlock(l);
+    /* and so when read back from a shared store (a query and a preview
+     * read the stored bookings again): neither is dropped */
+    ACC_ASSERT_OK(acc_ledger_query(l, "new", &r, &err));
+    ACC_ASSERT_OK(acc_ledger_query(l, "old", &r, &err));
+    acc_frames_init(&f);
+    ACC_ASSERT_OK(acc_ledger_preview(l, NULL, &six, start, start + 2 * H, H, &f, &err));
+    CU_ASSERT_TRUE(f.n == 1 && f.v[0].start == start + H);
+    acc_frames_release(&f);
+    acc_ledger_lock(l);
+    CU_ASSERT_EQUAL(acc_ledger_count_locked(l), 2);
+    CU_ASSERT_EQUAL(acc_calendar_peak(acc_ledger_calendar_locked(l, 0), start, start + H), 14);
+    acc_ledger_unlock(l);
     ACC_ASSERT_OK(acc_ledger_cancel(l, "old", &err));
     acc_ledger_lock(l);
     CU_ASSERT_EQUAL(acc_calendar_peak(acc_ledger_calendar_locked(l, 0), start, start + H), 8);

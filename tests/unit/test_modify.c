@@ -31,8 +31,9 @@ static struct acc_service *svc;
 static int open_svc(const char *name)
 {
     struct acc_error err;
-    char db[256];
-    snprintf(db, sizeof db, "%s/%s.db", acc_test_tmpdir(), name);
+    char db[512];
+    if (!acc_test_db(name, db, sizeof db))
+        return -1;
     if (acc_config_load_string(ini, name, &cfg, &err) || acc_config_set_db(&cfg, db, &err) ||
         acc_service_open(&cfg, &svc, &err)) {
         fprintf(stderr, "open: %s\n", err.msg);

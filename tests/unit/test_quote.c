@@ -39,15 +39,18 @@ static const char doc_fmt[] =
 struct fx {
     struct acc_config cfg;
     struct acc_service *svc;
-    char db[256];
+    char db[512];
 };
 
 static int open_ini(struct fx *f, const char *name, bool fresh, const char *text)
 {
     struct acc_error err;
-    snprintf(f->db, sizeof f->db, "%s/%s.db", acc_test_tmpdir(), name);
-    if (fresh) {
-        char p[300];
+    /* fresh: a new database (on PostgreSQL acc_test_db makes it afresh);
+     * else the one f was last opened on (a restart) */
+    if (fresh && !acc_test_db(name, f->db, sizeof f->db))
+        return -1;
+    if (fresh && !acc_test_db_is_pg()) {
+        char p[600];
         unlink(f->db);
         snprintf(p, sizeof p, "%s-wal", f->db);
         unlink(p);

@@ -45,8 +45,9 @@ static int open_svc_with(struct svc_fixture *f, const char *name,
                          const struct acc_service_options *opt)
 {
     struct acc_error err;
-    char db[256];
-    snprintf(db, sizeof db, "%s/%s.db", acc_test_tmpdir(), name);
+    char db[512];
+    if (!acc_test_db(name, db, sizeof db))
+        return -1;
     if (acc_config_load_string(ini, name, &f->cfg, &err) || acc_config_set_db(&f->cfg, db, &err) ||
         acc_service_open_with(&f->cfg, opt, &f->svc, &err)) {
         fprintf(stderr, "open: %s\n", err.msg);
