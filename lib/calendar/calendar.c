@@ -147,6 +147,13 @@ acc_err acc_calendar_add(struct acc_calendar *c, acc_time start, acc_time end, i
     return change(c, start, end, amount);
 }
 
+acc_err acc_calendar_force(struct acc_calendar *c, acc_time start, acc_time end, int64_t amount)
+{
+    if (end <= start || amount <= 0)
+        return ACC_ERR_INVALID;
+    return change(c, start, end, amount);
+}
+
 acc_err acc_calendar_remove(struct acc_calendar *c, acc_time start, acc_time end, int64_t amount)
 {
     if (end <= start || amount <= 0)

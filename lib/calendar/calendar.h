@@ -71,6 +71,11 @@ acc_err acc_calendar_lift(struct acc_calendar *c, acc_time start, acc_time end, 
  * and the new booking then both exist until one is released). */
 void acc_calendar_unlift(struct acc_calendar *c, acc_time start, acc_time end, int64_t amount);
 
+/* Books amount for [start, end) even beyond the capacity: a booking that
+ * exists elsewhere (read back from a shared store) counts whatever the
+ * calendar holds.  ACC_ERR_NOMEM: nothing changed. */
+acc_err acc_calendar_force(struct acc_calendar *c, acc_time start, acc_time end, int64_t amount);
+
 /* Releases what acc_calendar_add booked. */
 acc_err acc_calendar_remove(struct acc_calendar *c, acc_time start, acc_time end, int64_t amount);
 
