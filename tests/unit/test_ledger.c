@@ -267,6 +267,14 @@ static void test_changes_seen_by_another(void)
         return;
     }
     struct acc_ledger *b = open_ledger("site", db, refuse, 1);
+    /* c has one more resource, and is opened before b2 is booked */
+    struct acc_ledger *c = NULL;
+    struct acc_ledger_options o;
+    acc_ledger_options_init(&o);
+    ACC_ASSERT_OK(acc_ledger_open("site", db, &o, false, &c, &err));
+    ACC_ASSERT_OK(acc_ledger_add_resource(c, "nodes", 10, &err));
+    ACC_ASSERT_OK(acc_ledger_add_resource(c, "gpus", 4, &err));
+    ACC_ASSERT_OK(acc_ledger_load(c, &err));
     CU_ASSERT_EQUAL(synced_peak(b, start), 0);
     ACC_ASSERT_OK(acc_ledger_reserve(a, "a1", NULL, &four, start, H, &r, &err));
     CU_ASSERT_EQUAL(synced_peak(b, start), 4);
@@ -315,6 +323,12 @@ static void test_changes_seen_by_another(void)
     CU_ASSERT_EQUAL(synced_peak(a, start + 2 * H), 2);
     CU_ASSERT_EQUAL(synced_peak(a, start + 2 * H), 2);
     CU_ASSERT_EQUAL(acc_ledger_rows_read(a) - before, 1);
+    /* a key stays on its resource: b, not having seen it, is told so */
+    struct acc_resource gpu = {ACC_RES_NODES, "gpus", 1};
+    CU_ASSERT_EQUAL(acc_ledger_reserve(c, "b2", NULL, &gpu, start, H, &r, &err), ACC_ERR_INVALID);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "booking b2 is stored for another resource"));
+    CU_ASSERT_FALSE(acc_ledger_get(c, "b2", &got) && got.res == 1);
+    acc_ledger_free(c);
     acc_ledger_free(a);
     acc_ledger_free(b);
 }
