@@ -397,12 +397,12 @@ acc_err acc_ledger_persist_locked(struct acc_ledger *l, const char *const *keys,
 static acc_err apply_stored(struct acc_ledger *l, size_t r,
                             const struct acc_ledger_store_booking *b)
 {
+    struct ledger_entry *e = NULL;
+    if (!b->cancelled && !(e = booking_new(r, b->start, b->end, b->amount, b->owner)))
+        return ACC_ERR_NOMEM;
     acc_ledger_unbook_locked(l, b->key);
     if (b->cancelled)
         return ACC_OK;
-    struct ledger_entry *e = booking_new(r, b->start, b->end, b->amount, b->owner);
-    if (!e)
-        return ACC_ERR_NOMEM;
     acc_err rc = acc_calendar_force(&l->res[r].cal, b->start, b->end, b->amount);
     if (rc == ACC_ERR_INVALID) {
         acc_log_warn("%s: stored booking %s is not a booking", l->name, b->key);
@@ -442,22 +442,39 @@ acc_err ledger_sync_res_locked(struct acc_ledger *l, size_t r, struct acc_error 
     return rc;
 }
 
+struct key_ctx {
+    struct acc_ledger *l;
+    bool found;
+};
+
 static acc_err sync_key_row(void *arg, const struct acc_ledger_store_booking *b)
 {
-    struct acc_ledger *l = arg;
+    struct key_ctx *x = arg;
+    struct acc_ledger *l = x->l;
     size_t r;
     l->rows_read++;
-    if (!acc_ledger_find(l, b->resource, &r))
-        return ACC_OK;            /* a resource this ledger no longer has */
-    return apply_stored(l, r, b); /* seen stays: rows below it may be unread */
+    x->found = true;
+    if (!acc_ledger_find(l, b->resource, &r)) {
+        acc_ledger_unbook_locked(l, b->key);
+        return ACC_OK; /* a resource this ledger no longer has */
+    }
+    /* seen stays (rows below it may be unread); a row not applied is read
+     * again by the next sync of its resource */
+    acc_err rc = apply_stored(l, r, b);
+    if (rc && b->change <= l->res[r].seen)
+        l->res[r].seen = b->change - 1;
+    return rc;
 }
 
 acc_err ledger_sync_key_locked(struct acc_ledger *l, const char *key, struct acc_error *err)
 {
     if (!acc_ledger_store_shared(l->store))
         return ACC_OK;
-    acc_ledger_unbook_locked(l, key);
-    return acc_ledger_store_key(l->store, key, sync_key_row, l, err);
+    struct key_ctx x = {l, false};
+    acc_err rc = acc_ledger_store_key(l->store, key, sync_key_row, &x, err);
+    if (!rc && !x.found)
+        acc_ledger_unbook_locked(l, key); /* not stored (or pruned) */
+    return rc;
 }
 
 acc_err ledger_prune_held_locked(struct acc_ledger *l, size_t r, struct acc_error *err)
