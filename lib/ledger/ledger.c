@@ -192,8 +192,8 @@ static acc_err load_one(void *arg, const struct acc_ledger_store_booking *b)
     }
     if (b->change > c->l->res[r].seen)
         c->l->res[r].seen = b->change; /* the load read every change up to it */
-    if (b->cancelled || b->end <= c->horizon) {
-        c->dropped++; /* a cancel's mark, or long past */
+    if (b->end <= c->horizon) {
+        c->dropped++; /* long past */
         return ACC_OK;
     }
     struct ledger_entry *lb = booking_new(r, b->start, b->end, b->amount, b->owner);
@@ -235,7 +235,7 @@ acc_err acc_ledger_load(struct acc_ledger *l, struct acc_error *err)
     free(c.n_per_res);
     free(c.cap_per_res);
     if (!rc && c.dropped)
-        acc_log_debug("%s: %zu stored bookings ended, cancelled or of removed resources", l->name,
+        acc_log_debug("%s: %zu stored bookings ended or belong to removed resources", l->name,
                       c.dropped);
     return rc;
 }
@@ -393,7 +393,7 @@ acc_err acc_ledger_persist_locked(struct acc_ledger *l, const char *const *keys,
 #define PRUNE_EVERY 3600      /* seconds between one process's prunings of a resource */
 
 /* A stored row made memory's: the booking as stored (counted whatever the
- * calendar holds: it is booked), or none for a cancel's mark. */
+ * calendar holds: it is booked), or none for a cancel's tombstone. */
 static acc_err apply_stored(struct acc_ledger *l, size_t r,
                             const struct acc_ledger_store_booking *b)
 {

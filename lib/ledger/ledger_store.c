@@ -31,10 +31,12 @@ enum {
     Q_KEY,
     Q_LOCK,
     Q_PRUNE,
+    Q_PRUNE_GONE,
     Q__COUNT
 };
 
-#define COLUMNS "key, resource, start_time, end_time, amount, owner, change_no, cancelled"
+/* a booking's row as read back; the last column says a cancel's tombstone */
+#define COLUMNS "key, resource, start_time, end_time, amount, owner, change_no"
 
 static const struct acc_sql_query
     /* a calendar file (SQLite): change numbers stay 0, a cancel removes */
@@ -46,28 +48,32 @@ static const struct acc_sql_query
     q_delete = {Q_DELETE, "DELETE FROM booking WHERE key = ?"},
     /* both */
     q_day_mark = {Q_DAY_MARK, "INSERT INTO load_day (day) VALUES (?) ON CONFLICT DO NOTHING"},
-    q_load = {Q_LOAD, "SELECT " COLUMNS " FROM booking"},
+    q_load = {Q_LOAD, "SELECT " COLUMNS ", 0 FROM booking"},
     q_day_get = {Q_DAY_GET, "SELECT 1 FROM load_day WHERE day = ?"},
     /* shared calendars (PostgreSQL), each write numbered under its
      * resource's lock; a key never moves to another resource */
     q_put_pg = {Q_PUT_PG, "INSERT INTO booking (" COLUMNS ") "
-                          "VALUES (?,?,?,?,?,?, nextval('booking_change'), FALSE) "
+                          "VALUES (?,?,?,?,?,?, nextval('booking_change')) "
                           "ON CONFLICT(key) DO UPDATE SET start_time = excluded.start_time, "
                           "end_time = excluded.end_time, amount = excluded.amount, "
-                          "owner = excluded.owner, change_no = excluded.change_no, "
-                          "cancelled = FALSE WHERE booking.resource = excluded.resource "
-                          "RETURNING change_no"},
-    q_resource_of = {Q_RESOURCE_OF, "SELECT resource FROM booking WHERE key = ? AND NOT cancelled"},
-    q_cancel = {Q_CANCEL, "UPDATE booking SET cancelled = TRUE, "
-                          "change_no = nextval('booking_change') "
-                          "WHERE key = ? AND resource = ? AND NOT cancelled"},
-    q_changes = {Q_CHANGES, "SELECT " COLUMNS " FROM booking WHERE resource = ? AND change_no > ? "
-                            "ORDER BY change_no"},
-    q_key = {Q_KEY, "SELECT " COLUMNS " FROM booking WHERE key = ?"},
+                          "owner = excluded.owner, change_no = excluded.change_no "
+                          "WHERE booking.resource = excluded.resource RETURNING change_no"},
+    q_resource_of = {Q_RESOURCE_OF, "SELECT resource FROM booking WHERE key = ?"},
+    q_cancel = {Q_CANCEL, "WITH gone AS (DELETE FROM booking WHERE key = ? AND resource = ? "
+                          "RETURNING key, resource, end_time) "
+                          "INSERT INTO booking_gone (key, resource, end_time, change_no) "
+                          "SELECT key, resource, end_time, nextval('booking_change') FROM gone"},
+    q_changes = {Q_CHANGES,
+                 "SELECT " COLUMNS ", 0 FROM booking WHERE resource = ? AND change_no > ? "
+                 "UNION ALL SELECT key, resource, 0, end_time, 0, '', change_no, 1 "
+                 "FROM booking_gone WHERE resource = ? AND change_no > ? "
+                 "ORDER BY 7"},
+    q_key = {Q_KEY, "SELECT " COLUMNS ", 0 FROM booking WHERE key = ?"},
     /* held to the commit: one booking transaction per resource at a time,
      * in every process that shares the database */
     q_lock = {Q_LOCK, "SELECT pg_advisory_xact_lock(hashtext(current_schema() || '/' || ?))"},
-    q_prune = {Q_PRUNE, "DELETE FROM booking WHERE resource = ? AND end_time < ?"};
+    q_prune = {Q_PRUNE, "DELETE FROM booking WHERE resource = ? AND end_time < ?"},
+    q_prune_gone = {Q_PRUNE_GONE, "DELETE FROM booking_gone WHERE resource = ? AND end_time < ?"};
 
 struct acc_ledger_store {
     struct acc_sql *db;
@@ -204,9 +210,9 @@ static acc_err put_numbered(struct acc_ledger_store *ss, struct acc_sql_conn *c,
     return rc;
 }
 
-/* Marks booking key cancelled, with the next change number, holding its
- * resource's lock (looked up first: a key never moves).  A key not stored
- * (or cancelled already) is left as it is. */
+/* Removes booking key, leaving a tombstone with the next change number,
+ * holding its resource's lock (looked up first: a key never moves).  A key
+ * not stored is left as it is. */
 static acc_err cancel_numbered(struct acc_sql_conn *c, const char *key, struct acc_error *err)
 {
     struct acc_sql_stmt *s = acc_sql_prepare(c, &q_resource_of, err);
@@ -381,6 +387,10 @@ static acc_err rows_of(struct acc_ledger_store *ss, const struct acc_sql_query *
         acc_sql_bind_text(s, text);
         if (after >= 0)
             acc_sql_bind_i64(s, after);
+        if (after >= 0 && q == &q_changes) { /* the tombstones' side */
+            acc_sql_bind_text(s, text);
+            acc_sql_bind_i64(s, after);
+        }
         rc = acc_sql_bound(s, "read", err);
     }
     while (!rc && !(rc = acc_sql_step(s, &row, "read", err)) && row) {
@@ -455,12 +465,17 @@ acc_err acc_ledger_store_let_go(struct acc_ledger_store *ss, bool commit, int64_
 acc_err acc_ledger_store_prune(struct acc_ledger_store *ss, const char *resource, acc_time before,
                                struct acc_error *err)
 {
-    struct acc_sql_stmt *s = acc_sql_prepare(ss->hold, &q_prune, err);
-    if (!s)
-        return ACC_ERR_STORAGE;
-    acc_sql_bind_text(s, resource);
-    acc_sql_bind_i64(s, before);
-    return acc_sql_run(s, "prune", err);
+    acc_err rc = ACC_OK;
+    const struct acc_sql_query *q[] = {&q_prune, &q_prune_gone};
+    for (size_t i = 0; !rc && i < 2; i++) {
+        struct acc_sql_stmt *s = acc_sql_prepare(ss->hold, q[i], err);
+        if (!s)
+            return ACC_ERR_STORAGE;
+        acc_sql_bind_text(s, resource);
+        acc_sql_bind_i64(s, before);
+        rc = acc_sql_run(s, "prune", err);
+    }
+    return rc;
 }
 
 acc_err acc_ledger_store_day_marked(struct acc_ledger_store *ss, int64_t day, bool *marked,

@@ -40,7 +40,8 @@ struct acc_ledger_store_booking {
     int64_t amount;
     const char *owner;
     /* read back from a shared calendar (else 0, false): the row's change
-     * number, and whether it is a cancelled booking's mark */
+     * number, and whether it is a cancelled booking's tombstone (key,
+     * resource and end only) */
     int64_t change;
     bool cancelled;
 };
@@ -86,22 +87,22 @@ acc_err acc_ledger_store_load(struct acc_ledger_store *ss,
  * _delete give no ticket), and the ledger reads back what changed on a
  * resource before it decides on it.
  *
- * Change numbers: every write of a booking there (put, the cancel's mark)
- * takes the next number of one sequence inside a transaction that holds
- * the booking's resource's lock (pg_advisory_xact_lock) until it commits:
- * a write made outside acc_ledger_store_hold takes the locks itself (of
- * every resource it writes, in the order of their names; a delete looks
- * its key's resource up first).  So a resource's numbers commit in the
- * order they were taken, and whoever has seen number c of a resource
- * (holding the lock or not) has seen every lower one of it that committed:
- * reading only the rows above the highest number applied misses nothing.
- * A key stays on the resource it was first stored for (a put that would
- * move it fails).  Rows long ended are removed under the lock too
- * (acc_ledger_store_prune): no decision looks that far back. */
+ * Change numbers: every write of a booking there (a put, a cancel's
+ * tombstone) takes the next number of one sequence inside a transaction
+ * that holds the booking's resource's lock (pg_advisory_xact_lock) until it
+ * commits: a write made outside acc_ledger_store_hold takes the locks
+ * itself (of every resource it writes, in the order of their names; a
+ * delete looks its key's resource up first).  So a resource's numbers
+ * commit in the order they were taken, and whoever has seen number c of a
+ * resource (holding the lock or not) has seen every lower one of it that
+ * committed: reading only the rows above the highest number applied misses
+ * nothing.  A key stays on the resource it was first stored for (a put
+ * that would move it fails).  Rows and tombstones long ended are removed
+ * under the lock too (acc_ledger_store_prune): no decision looks that far
+ * back. */
 bool acc_ledger_store_shared(const struct acc_ledger_store *ss);
-/* The rows of resource whose change number is above after, cancelled marks
- * too, to fn in the order of their numbers; booking key (if stored, marked
- * or not). */
+/* The rows of resource whose change number is above after, tombstones too,
+ * to fn in the order of their numbers; booking key (if stored). */
 acc_err acc_ledger_store_changes(struct acc_ledger_store *ss, const char *resource, int64_t after,
                                  acc_err (*fn)(void *ctx, const struct acc_ledger_store_booking *b),
                                  void *ctx, struct acc_error *err);
@@ -117,7 +118,8 @@ acc_err acc_ledger_store_hold(struct acc_ledger_store *ss, const char *resource,
                               struct acc_error *err);
 acc_err acc_ledger_store_let_go(struct acc_ledger_store *ss, bool commit, int64_t *wrote,
                                 struct acc_error *err);
-/* Held: removes the rows of the held resource that ended before `before`. */
+/* Held: removes the rows and tombstones of the held resource that ended
+ * before `before`. */
 acc_err acc_ledger_store_prune(struct acc_ledger_store *ss, const char *resource, acc_time before,
                                struct acc_error *err);
 
