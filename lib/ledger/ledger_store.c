@@ -167,8 +167,10 @@ static int name_cmp(const void *a, const void *b)
  * other in a circle. */
 static acc_err lock_all(struct acc_sql_conn *c, const struct write *w, struct acc_error *err)
 {
-    const char **names = w->n ? calloc(w->n, sizeof *names) : NULL;
-    if (w->n && !names)
+    if (!w->n)
+        return ACC_OK; /* a day's mark alone, or a delete (it locks its own) */
+    const char **names = calloc(w->n, sizeof *names);
+    if (!names)
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < w->n; i++)
         names[i] = w->b[i].resource;
