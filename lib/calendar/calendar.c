@@ -147,7 +147,7 @@ acc_err acc_calendar_add(struct acc_calendar *c, acc_time start, acc_time end, i
     return change(c, start, end, amount);
 }
 
-acc_err acc_calendar_put(struct acc_calendar *c, acc_time start, acc_time end, int64_t amount)
+acc_err acc_calendar_force(struct acc_calendar *c, acc_time start, acc_time end, int64_t amount)
 {
     if (end <= start || amount <= 0)
         return ACC_ERR_INVALID;

@@ -61,11 +61,6 @@ bool acc_calendar_fits(const struct acc_calendar *c, acc_time start, acc_time en
 
 /* Books amount for [start, end); ACC_ERR_BUSY when it does not fit. */
 acc_err acc_calendar_add(struct acc_calendar *c, acc_time start, acc_time end, int64_t amount);
-/* Books amount for [start, end) as it is, even beyond the capacity, like
- * acc_calendar_load one at a time: a booking decided already (read back
- * from a store that others write too). */
-acc_err acc_calendar_put(struct acc_calendar *c, acc_time start, acc_time end, int64_t amount);
-
 /* For a booking that is being replaced (an agreement being changed): takes
  * its amount off [start, end) for a while and makes room so that one
  * acc_calendar_add in between and the acc_calendar_unlift after it cannot
@@ -74,6 +69,11 @@ acc_err acc_calendar_lift(struct acc_calendar *c, acc_time start, acc_time end, 
 /* Puts back what acc_calendar_lift took, even beyond the capacity (the old
  * and the new booking then both exist until one is released). */
 void acc_calendar_unlift(struct acc_calendar *c, acc_time start, acc_time end, int64_t amount);
+
+/* Books amount for [start, end) even beyond the capacity: a booking that
+ * exists elsewhere (read back from a shared store) counts whatever the
+ * calendar holds.  ACC_ERR_NOMEM: nothing changed. */
+acc_err acc_calendar_force(struct acc_calendar *c, acc_time start, acc_time end, int64_t amount);
 
 /* Releases what acc_calendar_add booked. */
 acc_err acc_calendar_remove(struct acc_calendar *c, acc_time start, acc_time end, int64_t amount);

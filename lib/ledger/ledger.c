@@ -164,7 +164,7 @@ acc_err acc_ledger_add_resource(struct acc_ledger *l, const char *name, int64_t 
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     l->res = v;
     struct ledger_res *r = &l->res[l->n_res];
-    r->name = strdup(name);
+    *r = (struct ledger_res){.name = strdup(name)};
     if (!r->name)
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     acc_calendar_init(&r->cal, capacity);
@@ -186,8 +186,14 @@ static acc_err load_one(void *arg, const struct acc_ledger_store_booking *b)
 {
     struct load_ctx *c = arg;
     size_t r = 0;
-    if (!acc_ledger_find(c->l, b->resource, &r) || b->end <= c->horizon) {
-        c->dropped++; /* a resource no longer configured, or long past */
+    if (!acc_ledger_find(c->l, b->resource, &r)) {
+        c->dropped++; /* a resource no longer configured */
+        return ACC_OK;
+    }
+    if (b->change > c->l->res[r].seen)
+        c->l->res[r].seen = b->change; /* the load read every change up to it */
+    if (b->end <= c->horizon) {
+        c->dropped++; /* long past */
         return ACC_OK;
     }
     struct ledger_entry *lb = booking_new(r, b->start, b->end, b->amount, b->owner);
@@ -331,17 +337,14 @@ void acc_ledger_each_locked(const struct acc_ledger *l,
     acc_map_each(&l->bookings, each_one, &e);
 }
 
-/* stored: a booking read back from the store, taken as it is (see
- * sync_one); else it must fit. */
-static acc_err book_locked(struct acc_ledger *l, const char *key, size_t r, acc_time start,
-                           acc_time end, int64_t amount, const char *owner, bool stored)
+acc_err acc_ledger_book_locked(struct acc_ledger *l, const char *key, size_t r, acc_time start,
+                               acc_time end, int64_t amount, const char *owner)
 {
     struct ledger_entry *b = booking_new(r, start, end, amount, owner);
     if (!b)
         return ACC_ERR_NOMEM;
     struct acc_calendar *cal = &l->res[r].cal;
-    acc_err rc = stored ? acc_calendar_put(cal, start, end, amount)
-                        : acc_calendar_add(cal, start, end, amount);
+    acc_err rc = acc_calendar_add(cal, start, end, amount);
     if (!rc) {
         rc = acc_map_put(&l->bookings, key, b);
         if (rc)
@@ -350,12 +353,6 @@ static acc_err book_locked(struct acc_ledger *l, const char *key, size_t r, acc_
     if (rc)
         booking_free(b);
     return rc;
-}
-
-acc_err acc_ledger_book_locked(struct acc_ledger *l, const char *key, size_t r, acc_time start,
-                               acc_time end, int64_t amount, const char *owner)
-{
-    return book_locked(l, key, r, start, end, amount, owner, false);
 }
 
 void acc_ledger_unbook_locked(struct acc_ledger *l, const char *key)
@@ -376,8 +373,12 @@ acc_err acc_ledger_persist_locked(struct acc_ledger *l, const char *const *keys,
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < n; i++) {
         const struct acc_ledger_booking *b = acc_ledger_get_locked(l, keys[i]);
-        sb[i] = (struct acc_ledger_store_booking){keys[i], l->res[b->res].name, b->start,
-                                                  b->end,  b->amount,           b->owner};
+        sb[i] = (struct acc_ledger_store_booking){.key = keys[i],
+                                                  .resource = l->res[b->res].name,
+                                                  .start = b->start,
+                                                  .end = b->end,
+                                                  .amount = b->amount,
+                                                  .owner = b->owner};
     }
     /* none for a day without background bookings: the day is still marked */
     acc_err rc = acc_ledger_store_put(l->store, n ? sb : NULL, n, day, w, err);
@@ -388,77 +389,111 @@ acc_err acc_ledger_persist_locked(struct acc_ledger *l, const char *const *keys,
 
 /* ------------------------------------------------------ shared calendars */
 
-/* A stored booking is the truth, decided under the resource's lock: it is
- * taken as it is, even beyond the capacity (as acc_ledger_load takes them).
- * A booking that replaces another is stored beside it until one of the two
- * is cancelled; dropping the one that did not fit made a query of it
- * answer "no reservation" and the memory count less than was booked. */
-static acc_err sync_one(void *ctx, const struct acc_ledger_store_booking *b)
+#define PRUNE_AGE   (7 * DAY) /* stored rows that ended this long ago are removed */
+#define PRUNE_EVERY 3600      /* seconds between one process's prunings of a resource */
+
+/* A stored row made memory's: the booking as stored (counted whatever the
+ * calendar holds: it is booked), or none for a cancel's tombstone. */
+static acc_err apply_stored(struct acc_ledger *l, size_t r,
+                            const struct acc_ledger_store_booking *b)
 {
-    struct acc_ledger *l = ctx;
-    size_t r;
-    if (!acc_ledger_find(l, b->resource, &r))
-        return ACC_OK; /* a resource this ledger no longer has */
+    struct ledger_entry *e = NULL;
+    if (!b->cancelled && !(e = booking_new(r, b->start, b->end, b->amount, b->owner)))
+        return ACC_ERR_NOMEM;
     acc_ledger_unbook_locked(l, b->key);
-    acc_err rc =
-        book_locked(l, b->key, r, b->start, b->end, b->amount, b->owner ? b->owner : "", true);
-    if (rc == ACC_ERR_NOMEM)
-        return rc;
+    if (b->cancelled)
+        return ACC_OK;
+    acc_err rc = acc_calendar_force(&l->res[r].cal, b->start, b->end, b->amount);
+    if (rc == ACC_ERR_INVALID) {
+        acc_log_warn("%s: stored booking %s is not a booking", l->name, b->key);
+        booking_free(e);
+        return ACC_OK;
+    }
+    if (!rc && (rc = acc_map_put(&l->bookings, b->key, e)))
+        acc_calendar_remove(&l->res[r].cal, b->start, b->end, b->amount);
     if (rc)
-        acc_log_warn("%s: stored booking %s: %s", l->name, b->key, acc_err_symbol(rc));
-    return ACC_OK;
+        booking_free(e);
+    return rc;
 }
 
-struct on_res {
-    size_t r, n, cap;
-    char **keys;
-    bool oom;
+struct sync_ctx {
+    struct acc_ledger *l;
+    size_t r;
+    int64_t seen;
 };
 
-static void collect(const char *key, void *value, void *arg)
+static acc_err sync_row(void *arg, const struct acc_ledger_store_booking *b)
 {
-    struct on_res *x = arg;
-    const struct ledger_entry *e = value;
-    if (e->b.res != x->r || x->oom)
-        return;
-    if (x->n == x->cap) {
-        size_t cap = x->cap ? 2 * x->cap : 64;
-        char **k = realloc(x->keys, cap * sizeof *k);
-        if (!k) {
-            x->oom = true;
-            return;
-        }
-        x->keys = k;
-        x->cap = cap;
-    }
-    if (!(x->keys[x->n] = strdup(key)))
-        x->oom = true;
-    else
-        x->n++;
+    struct sync_ctx *x = arg;
+    x->l->rows_read++;
+    acc_err rc = apply_stored(x->l, x->r, b);
+    if (!rc && b->change > x->seen)
+        x->seen = b->change; /* in order: every change up to it is applied */
+    return rc;
 }
 
 acc_err ledger_sync_res_locked(struct acc_ledger *l, size_t r, struct acc_error *err)
 {
     if (!acc_ledger_store_shared(l->store))
         return ACC_OK;
-    struct on_res x = {.r = r};
-    acc_map_each(&l->bookings, collect, &x);
-    for (size_t i = 0; i < x.n; i++) {
-        acc_ledger_unbook_locked(l, x.keys[i]);
-        free(x.keys[i]);
+    struct sync_ctx x = {l, r, l->res[r].seen};
+    acc_err rc = acc_ledger_store_changes(l->store, l->res[r].name, x.seen, sync_row, &x, err);
+    l->res[r].seen = x.seen; /* also after a failure: what was applied stays */
+    return rc;
+}
+
+struct key_ctx {
+    struct acc_ledger *l;
+    bool found;
+};
+
+static acc_err sync_key_row(void *arg, const struct acc_ledger_store_booking *b)
+{
+    struct key_ctx *x = arg;
+    struct acc_ledger *l = x->l;
+    size_t r;
+    l->rows_read++;
+    x->found = true;
+    if (!acc_ledger_find(l, b->resource, &r)) {
+        acc_ledger_unbook_locked(l, b->key);
+        return ACC_OK; /* a resource this ledger no longer has */
     }
-    free(x.keys);
-    if (x.oom)
-        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
-    return acc_ledger_store_rows(l->store, l->res[r].name, acc_now() - DAY, sync_one, l, err);
+    /* seen stays (rows below it may be unread); a row not applied is read
+     * again by the next sync of its resource */
+    acc_err rc = apply_stored(l, r, b);
+    if (rc && b->change <= l->res[r].seen)
+        l->res[r].seen = b->change - 1;
+    return rc;
 }
 
 acc_err ledger_sync_key_locked(struct acc_ledger *l, const char *key, struct acc_error *err)
 {
     if (!acc_ledger_store_shared(l->store))
         return ACC_OK;
-    acc_ledger_unbook_locked(l, key);
-    return acc_ledger_store_key(l->store, key, sync_one, l, err);
+    struct key_ctx x = {l, false};
+    acc_err rc = acc_ledger_store_key(l->store, key, sync_key_row, &x, err);
+    if (!rc && !x.found)
+        acc_ledger_unbook_locked(l, key); /* not stored (or pruned) */
+    return rc;
+}
+
+acc_err ledger_prune_held_locked(struct acc_ledger *l, size_t r, struct acc_error *err)
+{
+    acc_time now = acc_now();
+    if (now - l->res[r].pruned < PRUNE_EVERY)
+        return ACC_OK;
+    acc_err rc = acc_ledger_store_prune(l->store, l->res[r].name, now - PRUNE_AGE, err);
+    if (!rc)
+        l->res[r].pruned = now;
+    return rc;
+}
+
+uint64_t acc_ledger_rows_read(struct acc_ledger *l)
+{
+    pthread_mutex_lock(&l->lock);
+    uint64_t n = l->rows_read;
+    pthread_mutex_unlock(&l->lock);
+    return n;
 }
 
 bool acc_ledger_get(struct acc_ledger *l, const char *key, struct acc_ledger_booking *out)

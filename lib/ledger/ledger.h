@@ -16,7 +16,10 @@
  * the order memory did, and the file is loaded back at start, so bookings
  * survive restarts.  A reservation's write is waited for when it is
  * verified (query), not when it is made: its commit overlaps the rest of a
- * negotiation's round (ledger_store.h).
+ * negotiation's round (ledger_store.h).  A calendar in PostgreSQL is shared
+ * by every accordd instance: there a booking is decided holding its
+ * resource in every process, after reading back what the others changed on
+ * it since this process last looked (ledger_internal.h).
  *
  * Locking: the plain functions take the ledger's lock themselves.  A
  * caller that must do several things as one step (a simulated site's
@@ -130,6 +133,9 @@ bool acc_ledger_get(struct acc_ledger *l, const char *key, struct acc_ledger_boo
 /* Waits until w (and every write queued before it) is committed, and frees
  * w; its result.  Without the lock. */
 acc_err acc_ledger_wait(struct acc_ledger *l, struct acc_sql_ticket *w, struct acc_error *err);
+/* Stored rows read back by a shared calendar's syncs so far (not counting
+ * the load): what reading only the changes saves, for tests and figures. */
+uint64_t acc_ledger_rows_read(struct acc_ledger *l);
 /* Whether day was marked (acc_ledger_persist_locked). */
 acc_err acc_ledger_day_marked(struct acc_ledger *l, int64_t day, bool *marked,
                               struct acc_error *err);

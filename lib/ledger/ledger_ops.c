@@ -84,9 +84,10 @@ static acc_err reserve_in_memory(struct acc_ledger *l, const struct acc_ledger_a
                                  struct acc_error *err);
 
 /* A shared calendar decides in one transaction that holds the resource in
- * every process sharing it: the stored bookings read back, the place found,
- * the booking written, committed.  Two instances cannot both book what
- * only one of them fits. */
+ * every process sharing it: what changed on it since this process last
+ * looked read back, the place found, the booking written (with the next
+ * change number), committed.  Two instances cannot both book what only one
+ * of them fits. */
 acc_err acc_ledger_reserve_locked(struct acc_ledger *l, const struct acc_ledger_ask *a,
                                   struct acc_reservation *out, struct acc_sql_ticket **again,
                                   struct acc_error *err)
@@ -97,14 +98,20 @@ acc_err acc_ledger_reserve_locked(struct acc_ledger *l, const struct acc_ledger_
     acc_err rc = acc_ledger_store_hold(l->store, l->res[a->res].name, err);
     if (rc)
         return rc;
-    if (!(rc = ledger_sync_res_locked(l, a->res, err)))
+    if (!(rc = ledger_sync_res_locked(l, a->res, err)) &&
+        !(rc = ledger_prune_held_locked(l, a->res, err)))
         rc = reserve_in_memory(l, a, out, again, err);
     /* a commit that fails leaves nothing stored: nothing booked */
-    acc_err crc = acc_ledger_store_let_go(l->store, !rc, rc ? NULL : err);
+    int64_t wrote = 0;
+    acc_err crc = acc_ledger_store_let_go(l->store, !rc, &wrote, rc ? NULL : err);
     if (!rc && crc) {
         acc_ledger_unbook_locked(l, a->key);
         rc = crc;
     }
+    /* Every change of the resource up to the lock was read, and the lock
+     * let no other in before this write's: memory holds all up to it. */
+    if (!rc && wrote > l->res[a->res].seen)
+        l->res[a->res].seen = wrote;
     return rc;
 }
 

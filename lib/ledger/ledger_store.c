@@ -1,6 +1,7 @@
 /* ledger_store.c - the booking ledger's calendar file (ledger_store.h), on
- * the SQL layer: its migrations (lib/ledger/migrations), its statements, and
- * its writes through the group-commit writer. */
+ * the SQL layer: its migrations (lib/ledger/migrations), its statements, its
+ * writes through the group-commit writer, and a shared calendar's writes
+ * numbered under their resources' locks and its changes read back. */
 #include "ledger_store.h"
 
 #include <stdio.h>
@@ -17,33 +18,69 @@ extern const size_t acc_ledger_migrations_count;
 extern const struct acc_embedded acc_ledger_pg_migrations[]; /* migrations/postgres */
 extern const size_t acc_ledger_pg_migrations_count;
 
-enum { Q_PUT, Q_DELETE, Q_DAY_MARK, Q_LOAD, Q_DAY_GET, Q_ROWS, Q_KEY, Q_LOCK, Q__COUNT };
+enum {
+    Q_PUT,
+    Q_DELETE,
+    Q_DAY_MARK,
+    Q_LOAD,
+    Q_DAY_GET,
+    Q_PUT_PG,
+    Q_RESOURCE_OF,
+    Q_CANCEL,
+    Q_CHANGES,
+    Q_KEY,
+    Q_LOCK,
+    Q_PRUNE,
+    Q_PRUNE_GONE,
+    Q__COUNT
+};
+
+/* a booking's row as read back; the last column says a cancel's tombstone */
+#define COLUMNS "key, resource, start_time, end_time, amount, owner, change_no"
 
 static const struct acc_sql_query
-    /* upserts both dialects take */
+    /* a calendar file (SQLite): change numbers stay 0, a cancel removes */
     q_put = {Q_PUT, "INSERT INTO booking (key, resource, start_time, end_time, amount, owner) "
                     "VALUES (?,?,?,?,?,?) ON CONFLICT(key) DO UPDATE SET "
                     "resource = excluded.resource, start_time = excluded.start_time, "
                     "end_time = excluded.end_time, amount = excluded.amount, "
                     "owner = excluded.owner"},
     q_delete = {Q_DELETE, "DELETE FROM booking WHERE key = ?"},
+    /* both */
     q_day_mark = {Q_DAY_MARK, "INSERT INTO load_day (day) VALUES (?) ON CONFLICT DO NOTHING"},
-    q_load = {Q_LOAD, "SELECT key, resource, start_time, end_time, amount, owner FROM booking"},
+    q_load = {Q_LOAD, "SELECT " COLUMNS ", 0 FROM booking"},
     q_day_get = {Q_DAY_GET, "SELECT 1 FROM load_day WHERE day = ?"},
-    /* shared calendars (PostgreSQL) */
-    q_rows = {Q_ROWS, "SELECT key, resource, start_time, end_time, amount, owner FROM booking "
-                      "WHERE resource = ? AND end_time > ?"},
-    q_key = {Q_KEY, "SELECT key, resource, start_time, end_time, amount, owner FROM booking "
-                    "WHERE key = ?"},
+    /* shared calendars (PostgreSQL), each write numbered under its
+     * resource's lock; a key never moves to another resource */
+    q_put_pg = {Q_PUT_PG, "INSERT INTO booking (" COLUMNS ") "
+                          "VALUES (?,?,?,?,?,?, nextval('booking_change')) "
+                          "ON CONFLICT(key) DO UPDATE SET start_time = excluded.start_time, "
+                          "end_time = excluded.end_time, amount = excluded.amount, "
+                          "owner = excluded.owner, change_no = excluded.change_no "
+                          "WHERE booking.resource = excluded.resource RETURNING change_no"},
+    q_resource_of = {Q_RESOURCE_OF, "SELECT resource FROM booking WHERE key = ?"},
+    q_cancel = {Q_CANCEL, "WITH gone AS (DELETE FROM booking WHERE key = ? AND resource = ? "
+                          "RETURNING key, resource, end_time) "
+                          "INSERT INTO booking_gone (key, resource, end_time, change_no) "
+                          "SELECT key, resource, end_time, nextval('booking_change') FROM gone"},
+    q_changes = {Q_CHANGES,
+                 "SELECT " COLUMNS ", 0 FROM booking WHERE resource = ? AND change_no > ? "
+                 "UNION ALL SELECT key, resource, 0, end_time, 0, '', change_no, 1 "
+                 "FROM booking_gone WHERE resource = ? AND change_no > ? "
+                 "ORDER BY 7"},
+    q_key = {Q_KEY, "SELECT " COLUMNS ", 0 FROM booking WHERE key = ?"},
     /* held to the commit: one booking transaction per resource at a time,
      * in every process that shares the database */
-    q_lock = {Q_LOCK, "SELECT pg_advisory_xact_lock(hashtext(current_schema() || '/' || ?))"};
+    q_lock = {Q_LOCK, "SELECT pg_advisory_xact_lock(hashtext(current_schema() || '/' || ?))"},
+    q_prune = {Q_PRUNE, "DELETE FROM booking WHERE resource = ? AND end_time < ?"},
+    q_prune_gone = {Q_PRUNE_GONE, "DELETE FROM booking_gone WHERE resource = ? AND end_time < ?"};
 
 struct acc_ledger_store {
     struct acc_sql *db;
     struct acc_sql_writer *writer;
     bool shared;               /* PostgreSQL: written at once, read back before deciding */
     struct acc_sql_conn *hold; /* the main connection while a resource is held */
+    int64_t wrote;             /* the highest change number of the held transaction */
 };
 
 /* A queued write: bookings to put (with a day to mark) or a key to remove.
@@ -109,9 +146,127 @@ static acc_err apply(struct acc_sql_conn *c, void *arg, struct acc_error *err)
 
 static const struct acc_sql_job apply_job = {apply, write_free};
 
-/* A shared calendar's write is made at once, and committed with the held
- * resource's transaction when there is one: another process decides on it
- * next.  A file's is queued for the group-commit writer. */
+/* ------------------------------------------- shared calendars' writes */
+
+static acc_err lock_resource(struct acc_sql_conn *c, const char *resource, struct acc_error *err)
+{
+    struct acc_sql_stmt *s = acc_sql_prepare(c, &q_lock, err);
+    if (!s)
+        return ACC_ERR_STORAGE;
+    acc_sql_bind_text(s, resource);
+    return acc_sql_run(s, "lock", err);
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The locks of every resource the write's bookings are on, in the order of
+ * their names (as every process takes them): no two writes wait for each
+ * other in a circle. */
+static acc_err lock_all(struct acc_sql_conn *c, const struct write *w, struct acc_error *err)
+{
+    if (!w->n)
+        return ACC_OK; /* a day's mark alone, or a delete (it locks its own) */
+    const char **names = calloc(w->n, sizeof *names);
+    if (!names)
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < w->n; i++)
+        names[i] = w->b[i].resource;
+    qsort(names, w->n, sizeof *names, name_cmp);
+    acc_err rc = ACC_OK;
+    for (size_t i = 0; !rc && i < w->n; i++) {
+        if (i == 0 || strcmp(names[i - 1], names[i]) != 0)
+            rc = lock_resource(c, names[i], err);
+    }
+    free(names);
+    return rc;
+}
+
+/* Puts one booking with the next change number (kept in ss->wrote). */
+static acc_err put_numbered(struct acc_ledger_store *ss, struct acc_sql_conn *c,
+                            const struct acc_ledger_store_booking *b, struct acc_error *err)
+{
+    struct acc_sql_stmt *s = acc_sql_prepare(c, &q_put_pg, err);
+    if (!s)
+        return ACC_ERR_STORAGE;
+    acc_sql_bind_text(s, b->key);
+    acc_sql_bind_text(s, b->resource);
+    acc_sql_bind_i64(s, b->start);
+    acc_sql_bind_i64(s, b->end);
+    acc_sql_bind_i64(s, b->amount);
+    acc_sql_bind_text(s, b->owner ? b->owner : "");
+    bool row = false;
+    acc_err rc = acc_sql_bound(s, "write", err);
+    if (!rc)
+        rc = acc_sql_step(s, &row, "write", err);
+    if (!rc && row && acc_sql_col_i64(s, 0) > ss->wrote)
+        ss->wrote = acc_sql_col_i64(s, 0);
+    acc_sql_done(s);
+    if (!rc && !row)
+        rc = acc_error_set(err, ACC_ERR_INVALID,
+                           "calendar %s: booking %s is stored for another "
+                           "resource than %s",
+                           acc_sql_path(ss->db), b->key, b->resource);
+    return rc;
+}
+
+/* Removes booking key, leaving a tombstone with the next change number,
+ * holding its resource's lock (looked up first: a key never moves).  A key
+ * not stored is left as it is. */
+static acc_err cancel_numbered(struct acc_sql_conn *c, const char *key, struct acc_error *err)
+{
+    struct acc_sql_stmt *s = acc_sql_prepare(c, &q_resource_of, err);
+    if (!s)
+        return ACC_ERR_STORAGE;
+    acc_sql_bind_text(s, key);
+    bool row = false;
+    char *resource = NULL;
+    acc_err rc = acc_sql_bound(s, "read", err);
+    if (!rc)
+        rc = acc_sql_step(s, &row, "read", err);
+    if (!rc && row && !(resource = acc_strdup(acc_sql_col_text(s, 0))))
+        rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    acc_sql_done(s);
+    if (!rc && resource)
+        rc = lock_resource(c, resource, err);
+    if (!rc && resource) {
+        if (!(s = acc_sql_prepare(c, &q_cancel, err))) {
+            rc = ACC_ERR_STORAGE;
+        } else {
+            acc_sql_bind_text(s, key);
+            acc_sql_bind_text(s, resource);
+            rc = acc_sql_run(s, "write", err);
+        }
+    }
+    free(resource);
+    return rc;
+}
+
+static acc_err apply_numbered(struct acc_ledger_store *ss, struct acc_sql_conn *c,
+                              const struct write *w, struct acc_error *err)
+{
+    if (w->del)
+        return cancel_numbered(c, w->del, err);
+    acc_err rc = ACC_OK;
+    for (size_t i = 0; !rc && i < w->n; i++)
+        rc = put_numbered(ss, c, &w->b[i], err);
+    if (!rc && w->day >= 0) {
+        struct acc_sql_stmt *s = acc_sql_prepare(c, &q_day_mark, err);
+        if (!s)
+            return ACC_ERR_STORAGE;
+        acc_sql_bind_i64(s, w->day);
+        rc = acc_sql_run(s, "write", err);
+    }
+    return rc;
+}
+
+/* A shared calendar's write is made at once, numbered under its resources'
+ * locks: in the held resource's transaction when there is one (which
+ * holds the lock), else in one of its own that takes them.  Another
+ * process decides on it next.  A file's is queued for the group-commit
+ * writer. */
 static acc_err queue(struct acc_ledger_store *ss, struct write *w, struct acc_sql_ticket **out,
                      struct acc_error *err)
 {
@@ -121,11 +276,13 @@ static acc_err queue(struct acc_ledger_store *ss, struct write *w, struct acc_sq
         *out = NULL;
     acc_err rc;
     if (ss->hold) {
-        rc = apply(ss->hold, w, err);
+        rc = apply_numbered(ss, ss->hold, w, err);
     } else {
         struct acc_sql_conn *c = acc_sql_main_lock(ss->db);
         rc = acc_sql_begin(c, ACC_SQL_WRITE, err);
-        if (!rc && !(rc = apply(c, w, err)))
+        if (!rc)
+            rc = lock_all(c, w, err);
+        if (!rc && !(rc = apply_numbered(ss, c, w, err)))
             rc = acc_sql_commit(c, err);
         if (rc)
             acc_sql_rollback(c);
@@ -146,9 +303,10 @@ acc_err acc_ledger_store_put(struct acc_ledger_store *ss, const struct acc_ledge
     }
     for (size_t i = 0; w && i < n; i++) {
         struct acc_ledger_store_booking *c = &w->b[w->n++];
-        *c = (struct acc_ledger_store_booking){acc_strdup(b[i].key), acc_strdup(b[i].resource),
-                                               b[i].start,           b[i].end,
-                                               b[i].amount,          acc_strdup(b[i].owner)};
+        *c = b[i];
+        c->key = acc_strdup(b[i].key);
+        c->resource = acc_strdup(b[i].resource);
+        c->owner = acc_strdup(b[i].owner);
         if (!c->key || !c->resource || (b[i].owner && !c->owner)) {
             write_free(w);
             w = NULL;
@@ -203,6 +361,8 @@ acc_err acc_ledger_store_load(struct acc_ledger_store *ss,
             .end = acc_sql_col_i64(s, 3),
             .amount = acc_sql_col_i64(s, 4),
             .owner = acc_sql_col_text(s, 5),
+            .change = acc_sql_col_i64(s, 6),
+            .cancelled = acc_sql_col_i64(s, 7) != 0,
         };
         if (!b.key || !b.resource)
             continue;
@@ -214,10 +374,10 @@ acc_err acc_ledger_store_load(struct acc_ledger_store *ss,
     return rc;
 }
 
-/* The rows of q (bound with text and, unless since < 0, an integer) to fn,
+/* The rows of q (bound with text and, unless after < 0, an integer) to fn,
  * on the held connection or the main one. */
 static acc_err rows_of(struct acc_ledger_store *ss, const struct acc_sql_query *q, const char *text,
-                       acc_time since,
+                       int64_t after,
                        acc_err (*fn)(void *ctx, const struct acc_ledger_store_booking *b),
                        void *ctx, struct acc_error *err)
 {
@@ -227,8 +387,12 @@ static acc_err rows_of(struct acc_ledger_store *ss, const struct acc_sql_query *
     bool row = false;
     if (!rc) {
         acc_sql_bind_text(s, text);
-        if (since >= 0)
-            acc_sql_bind_i64(s, since);
+        if (after >= 0)
+            acc_sql_bind_i64(s, after);
+        if (after >= 0 && q == &q_changes) { /* the tombstones' side */
+            acc_sql_bind_text(s, text);
+            acc_sql_bind_i64(s, after);
+        }
         rc = acc_sql_bound(s, "read", err);
     }
     while (!rc && !(rc = acc_sql_step(s, &row, "read", err)) && row) {
@@ -239,6 +403,8 @@ static acc_err rows_of(struct acc_ledger_store *ss, const struct acc_sql_query *
             .end = acc_sql_col_i64(s, 3),
             .amount = acc_sql_col_i64(s, 4),
             .owner = acc_sql_col_text(s, 5),
+            .change = acc_sql_col_i64(s, 6),
+            .cancelled = acc_sql_col_i64(s, 7) != 0,
         };
         if (b.key && b.resource && (rc = fn(ctx, &b)))
             acc_error_set(err, rc, "calendar %s: reading failed", acc_sql_path(ss->db));
@@ -254,11 +420,11 @@ bool acc_ledger_store_shared(const struct acc_ledger_store *ss)
     return ss->shared;
 }
 
-acc_err acc_ledger_store_rows(struct acc_ledger_store *ss, const char *resource, acc_time since,
-                              acc_err (*fn)(void *ctx, const struct acc_ledger_store_booking *b),
-                              void *ctx, struct acc_error *err)
+acc_err acc_ledger_store_changes(struct acc_ledger_store *ss, const char *resource, int64_t after,
+                                 acc_err (*fn)(void *ctx, const struct acc_ledger_store_booking *b),
+                                 void *ctx, struct acc_error *err)
 {
-    return rows_of(ss, &q_rows, resource, since, fn, ctx, err);
+    return rows_of(ss, &q_changes, resource, after, fn, ctx, err);
 }
 
 acc_err acc_ledger_store_key(struct acc_ledger_store *ss, const char *key,
@@ -273,29 +439,44 @@ acc_err acc_ledger_store_hold(struct acc_ledger_store *ss, const char *resource,
 {
     struct acc_sql_conn *c = acc_sql_main_lock(ss->db);
     acc_err rc = acc_sql_begin(c, ACC_SQL_WRITE, err);
-    struct acc_sql_stmt *s = rc ? NULL : acc_sql_prepare(c, &q_lock, err);
-    if (!rc && !s)
-        rc = ACC_ERR_STORAGE;
-    if (!rc) {
-        acc_sql_bind_text(s, resource);
-        rc = acc_sql_run(s, "lock", err);
-    }
+    if (!rc)
+        rc = lock_resource(c, resource, err);
     if (rc) {
         acc_sql_rollback(c);
         acc_sql_main_unlock(ss->db);
         return rc;
     }
     ss->hold = c;
+    ss->wrote = 0;
     return ACC_OK;
 }
 
-acc_err acc_ledger_store_let_go(struct acc_ledger_store *ss, bool commit, struct acc_error *err)
+acc_err acc_ledger_store_let_go(struct acc_ledger_store *ss, bool commit, int64_t *wrote,
+                                struct acc_error *err)
 {
     acc_err rc = commit ? acc_sql_commit(ss->hold, err) : ACC_OK;
     if (!commit || rc)
         acc_sql_rollback(ss->hold);
+    if (wrote)
+        *wrote = commit && !rc ? ss->wrote : 0;
     ss->hold = NULL;
     acc_sql_main_unlock(ss->db);
+    return rc;
+}
+
+acc_err acc_ledger_store_prune(struct acc_ledger_store *ss, const char *resource, acc_time before,
+                               struct acc_error *err)
+{
+    acc_err rc = ACC_OK;
+    const struct acc_sql_query *q[] = {&q_prune, &q_prune_gone};
+    for (size_t i = 0; !rc && i < 2; i++) {
+        struct acc_sql_stmt *s = acc_sql_prepare(ss->hold, q[i], err);
+        if (!s)
+            return ACC_ERR_STORAGE;
+        acc_sql_bind_text(s, resource);
+        acc_sql_bind_i64(s, before);
+        rc = acc_sql_run(s, "prune", err);
+    }
     return rc;
 }
 

@@ -39,6 +39,11 @@ struct acc_ledger_store_booking {
     acc_time start, end;
     int64_t amount;
     const char *owner;
+    /* read back from a shared calendar (else 0, false): the row's change
+     * number, and whether it is a cancelled booking's tombstone (key,
+     * resource and end only) */
+    int64_t change;
+    bool cancelled;
 };
 
 /* The calendar file of ledger `name`: `setting` when given, else beside
@@ -79,23 +84,44 @@ acc_err acc_ledger_store_load(struct acc_ledger_store *ss,
 
 /* Whether the calendar is in a database server that other processes share
  * (PostgreSQL): then each write is made at once (acc_ledger_store_put and
- * _delete give no ticket), and the ledger reads the stored bookings of a
- * resource back before it decides on it. */
+ * _delete give no ticket), and the ledger reads back what changed on a
+ * resource before it decides on it.
+ *
+ * Change numbers: every write of a booking there (a put, a cancel's
+ * tombstone) takes the next number of one sequence inside a transaction
+ * that holds the booking's resource's lock (pg_advisory_xact_lock) until it
+ * commits: a write made outside acc_ledger_store_hold takes the locks
+ * itself (of every resource it writes, in the order of their names; a
+ * delete looks its key's resource up first).  So a resource's numbers
+ * commit in the order they were taken, and whoever has seen number c of a
+ * resource (holding the lock or not) has seen every lower one of it that
+ * committed: reading only the rows above the highest number applied misses
+ * nothing.  A key stays on the resource it was first stored for (a put
+ * that would move it fails).  Rows and tombstones long ended are removed
+ * under the lock too (acc_ledger_store_prune): no decision looks that far
+ * back. */
 bool acc_ledger_store_shared(const struct acc_ledger_store *ss);
-/* The stored bookings of resource that end after since, or booking key (if
- * stored), to fn. */
-acc_err acc_ledger_store_rows(struct acc_ledger_store *ss, const char *resource, acc_time since,
-                              acc_err (*fn)(void *ctx, const struct acc_ledger_store_booking *b),
-                              void *ctx, struct acc_error *err);
+/* The rows of resource whose change number is above after, tombstones too,
+ * to fn in the order of their numbers; booking key (if stored). */
+acc_err acc_ledger_store_changes(struct acc_ledger_store *ss, const char *resource, int64_t after,
+                                 acc_err (*fn)(void *ctx, const struct acc_ledger_store_booking *b),
+                                 void *ctx, struct acc_error *err);
 acc_err acc_ledger_store_key(struct acc_ledger_store *ss, const char *key,
                              acc_err (*fn)(void *ctx, const struct acc_ledger_store_booking *b),
                              void *ctx, struct acc_error *err);
 /* Opens a transaction holding resource's lock (pg_advisory_xact_lock) in
- * every process; reads and writes go into it until acc_ledger_store_let_go
- * commits (commit) or rolls it back.  One resource at a time. */
+ * every process; reads and writes (of that resource only) go into it until
+ * acc_ledger_store_let_go commits (commit) or rolls it back; *wrote (when
+ * not NULL) is then the highest change number it committed, 0 for none.
+ * One resource at a time. */
 acc_err acc_ledger_store_hold(struct acc_ledger_store *ss, const char *resource,
                               struct acc_error *err);
-acc_err acc_ledger_store_let_go(struct acc_ledger_store *ss, bool commit, struct acc_error *err);
+acc_err acc_ledger_store_let_go(struct acc_ledger_store *ss, bool commit, int64_t *wrote,
+                                struct acc_error *err);
+/* Held: removes the rows and tombstones of the held resource that ended
+ * before `before`. */
+acc_err acc_ledger_store_prune(struct acc_ledger_store *ss, const char *resource, acc_time before,
+                               struct acc_error *err);
 
 acc_err acc_ledger_store_day_marked(struct acc_ledger_store *ss, int64_t day, bool *marked,
                                     struct acc_error *err);

@@ -3,7 +3,8 @@
  * back, and the steps the simulated sites take under its lock.  The
  * adapters built on it are tested in test_adapters.c and test_tc.c.  With
  * ACCORD_TEST_DB_URL (test_ledger_pg) the ledgers live in PostgreSQL, shared
- * by every ledger opened on it as by several accordd instances. */
+ * by every ledger opened on it as by several accordd instances, each
+ * reading what the others changed. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -236,6 +237,114 @@ static void test_file_and_locked_steps(void)
     remove(path);
 }
 
+/* What ledger l's calendar holds over [start, start + H) once a preview
+ * has brought it up to date (on PostgreSQL it reads what changed). */
+static int64_t synced_peak(struct acc_ledger *l, acc_time start)
+{
+    struct acc_resource one = {ACC_RES_NODES, "nodes", 1};
+    struct acc_error err = {0};
+    struct acc_frames f;
+    acc_frames_init(&f);
+    ACC_ASSERT_OK(acc_ledger_preview(l, NULL, &one, start, start + H, H, &f, &err));
+    acc_frames_release(&f);
+    acc_ledger_lock(l);
+    int64_t peak = acc_calendar_peak(acc_ledger_calendar_locked(l, 0), start, start + H);
+    acc_ledger_unlock(l);
+    return peak;
+}
+
+/* Two ledgers on one PostgreSQL database, as two accordd: the second sees
+ * the first's booking, cancel and replacement (both bookings counted until
+ * the old one is cancelled, even beyond the capacity) by reading only what
+ * changed, and decides on them; after many bookings a sync still reads only
+ * the rows written since the last one, and none a ledger wrote itself.  On
+ * SQLite a calendar is nobody else's: nothing is read back. */
+#define MANY 200
+
+static void test_changes_seen_by_another(void)
+{
+    const struct acc_kv refuse[] = {{"on_conflict", "refuse"}};
+    const char *db = db_of("changes");
+    struct acc_ledger *a = open_ledger("site", db, refuse, 1);
+    struct acc_error err = {0};
+    struct acc_reservation r;
+    acc_time start = next_hour(2);
+    struct acc_resource four = {ACC_RES_NODES, "nodes", 4}, six = {ACC_RES_NODES, "nodes", 6},
+                        eight = {ACC_RES_NODES, "nodes", 8}, three = {ACC_RES_NODES, "nodes", 3};
+    if (!acc_test_db_is_pg()) {
+        ACC_ASSERT_OK(acc_ledger_reserve(a, "a1", NULL, &four, start, H, &r, &err));
+        CU_ASSERT_EQUAL(synced_peak(a, start), 4);
+        CU_ASSERT_EQUAL(acc_ledger_rows_read(a), 0);
+        acc_ledger_free(a);
+        return;
+    }
+    struct acc_ledger *b = open_ledger("site", db, refuse, 1);
+    /* c has one more resource, and is opened before b2 is booked */
+    struct acc_ledger *c = NULL;
+    struct acc_ledger_options o;
+    acc_ledger_options_init(&o);
+    ACC_ASSERT_OK(acc_ledger_open("site", db, &o, false, &c, &err));
+    ACC_ASSERT_OK(acc_ledger_add_resource(c, "nodes", 10, &err));
+    ACC_ASSERT_OK(acc_ledger_add_resource(c, "gpus", 4, &err));
+    ACC_ASSERT_OK(acc_ledger_load(c, &err));
+    CU_ASSERT_EQUAL(synced_peak(b, start), 0);
+    ACC_ASSERT_OK(acc_ledger_reserve(a, "a1", NULL, &four, start, H, &r, &err));
+    CU_ASSERT_EQUAL(synced_peak(b, start), 4);
+    struct acc_ledger_booking got;
+    CU_ASSERT_TRUE(acc_ledger_get(b, "a1", &got) && got.amount == 4 && got.start == start);
+    ACC_ASSERT_OK(acc_ledger_cancel(a, "a1", &err));
+    CU_ASSERT_EQUAL(synced_peak(b, start), 0);
+    CU_ASSERT_FALSE(acc_ledger_get(b, "a1", &got));
+    CU_ASSERT_EQUAL(acc_ledger_query(b, "a1", &r, &err), ACC_ERR_NOT_FOUND);
+    /* replaced: both count on b too until the old one goes */
+    ACC_ASSERT_OK(acc_ledger_reserve(a, "old", NULL, &six, start, H, &r, &err));
+    ACC_ASSERT_OK(acc_ledger_reserve(a, "new", "old", &eight, start, H, &r, &err));
+    CU_ASSERT_EQUAL(synced_peak(b, start), 14);
+    CU_ASSERT_EQUAL(acc_ledger_reserve(b, "b1", NULL, &three, start, H, &r, &err), ACC_ERR_BUSY);
+    ACC_ASSERT_OK(acc_ledger_cancel(a, "old", &err));
+    CU_ASSERT_EQUAL(synced_peak(b, start), 8);
+    CU_ASSERT_EQUAL(acc_ledger_reserve(b, "b1", NULL, &three, start, H, &r, &err), ACC_ERR_BUSY);
+    /* a's query reads the key itself: the booking as stored */
+    ACC_ASSERT_OK(acc_ledger_query(b, "new", &r, &err));
+    CU_ASSERT_EQUAL(r.amount, 8);
+
+    /* many bookings: b reads them once, then only what is new */
+    struct acc_resource one = {ACC_RES_NODES, "nodes", 1};
+    char key[32];
+    for (int i = 0; i < MANY; i++) {
+        snprintf(key, sizeof key, "many-%d", i);
+        ACC_ASSERT_OK(acc_ledger_reserve(a, key, NULL, &one, start + (i + 1) * H, H, &r, &err));
+    }
+    uint64_t before = acc_ledger_rows_read(b);
+    CU_ASSERT_EQUAL(synced_peak(b, start + H), 1);
+    CU_ASSERT_EQUAL(acc_ledger_rows_read(b) - before, MANY);
+    for (int i = 0; i < 20; i++) {
+        snprintf(key, sizeof key, "more-%d", i);
+        acc_time at = start + (MANY + 1 + i) * H;
+        ACC_ASSERT_OK(acc_ledger_reserve(a, key, NULL, &one, at, H, &r, &err));
+        before = acc_ledger_rows_read(b);
+        CU_ASSERT_EQUAL(synced_peak(b, at), 1);
+        CU_ASSERT_EQUAL(acc_ledger_rows_read(b) - before, 1); /* the one new row */
+    }
+    /* b's own booking is not read back by b; a reads it, once */
+    before = acc_ledger_rows_read(b);
+    ACC_ASSERT_OK(acc_ledger_reserve(b, "b2", NULL, &one, start + 2 * H, H, &r, &err));
+    CU_ASSERT_EQUAL(synced_peak(b, start + 2 * H), 2);
+    CU_ASSERT_EQUAL(acc_ledger_rows_read(b) - before, 0);
+    before = acc_ledger_rows_read(a);
+    CU_ASSERT_EQUAL(synced_peak(a, start + 2 * H), 2);
+    CU_ASSERT_EQUAL(synced_peak(a, start + 2 * H), 2);
+    CU_ASSERT_EQUAL(acc_ledger_rows_read(a) - before, 1);
+    /* a key stays on its resource: b, not having seen it, is told so */
+    struct acc_resource gpu = {ACC_RES_NODES, "gpus", 1};
+    CU_ASSERT_EQUAL(acc_ledger_reserve(c, "b2", NULL, &gpu, start, H, &r, &err), ACC_ERR_INVALID);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "booking b2 is stored for another resource"));
+    CU_ASSERT_FALSE(acc_ledger_get(c, "b2", &got) && got.res == 1);
+    acc_ledger_free(c);
+    acc_ledger_free(a);
+    acc_ledger_free(b);
+}
+
 /* Several ledgers on one database (on PostgreSQL: as several accordd
  * instances, each with its own connection and its own calendars in
  * memory; on SQLite one ledger, the file having one writer), threads of
@@ -313,6 +422,8 @@ static const struct acc_test_case tests[] = {
     {"reserve, later, query, cancel", test_reserve},
     {"refuse, and a booking replaced", test_refuse_and_replace},
     {"the calendar file and the locked steps", test_file_and_locked_steps},
+    {"another ledger on the database sees what changed, and only that",
+     test_changes_seen_by_another},
     {"ledgers sharing a database book no more than there is", test_no_double_booking},
     {NULL, NULL},
 };
