@@ -24,6 +24,10 @@ static const struct acc_sql_query
                      "UPDATE agreement SET idem_key = NULL WHERE idem_key = ? AND state = "
                      "'Rejected' AND fault_code IN ('Interrupted', 'StorageUnavailable')"},
     agr_state = {S_AGR_STATE, "SELECT state FROM agreement WHERE id = ?"},
+    /* PostgreSQL: the row stays locked to the transaction's end, so that a
+     * write checked against this state is not overtaken by another
+     * instance's (READ COMMITTED would let the second overwrite the first) */
+    agr_state_pg = {S_AGR_STATE, "SELECT state FROM agreement WHERE id = ? FOR UPDATE"},
     agr_settle = {S_AGR_SETTLE,
                   "UPDATE agreement SET state = ?, updated = ?, start_time = ?, end_time = ?, "
                   "rounds = ?, rollbacks = ?, fault_code = ?, reason = ?, signature = ? "
@@ -196,7 +200,7 @@ acc_err acc_store_agreement_create(struct acc_store *st, const struct acc_agreem
 acc_err store_current_state(struct acc_sql_conn *c, const char *id, enum acc_state *out,
                             struct acc_error *err)
 {
-    struct acc_sql_stmt *s = acc_sql_prepare(c, &agr_state, err);
+    struct acc_sql_stmt *s = acc_sql_prepare(c, acc_sql_pick(c, &agr_state, &agr_state_pg), err);
     if (!s)
         return ACC_ERR_STORAGE;
     acc_sql_bind_text(s, id);

@@ -21,6 +21,8 @@
 
 static const struct acc_sql_query
     quote_state = {S_QUOTE_STATE, "SELECT state, agreement FROM quote WHERE id = ?"},
+    /* PostgreSQL: locked to the transaction's end (store_agreement.c) */
+    quote_state_pg = {S_QUOTE_STATE, "SELECT state, agreement FROM quote WHERE id = ? FOR UPDATE"},
     quote_put = {S_QUOTE_PUT, "INSERT INTO quote (" QUOTE_COLUMNS ", instance) "
                               "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
                               "ON CONFLICT(id) DO UPDATE SET initiator = excluded.initiator, "
@@ -269,7 +271,7 @@ static acc_err put_job(struct acc_sql_conn *c, void *arg, struct acc_error *err)
     struct acc_sql_stmt *s = NULL;
     char *opts = NULL, *alloc = NULL;
     if (x->from) {
-        if (!(s = acc_sql_prepare(c, &quote_state, err)))
+        if (!(s = acc_sql_prepare(c, acc_sql_pick(c, &quote_state, &quote_state_pg), err)))
             return ACC_ERR_STORAGE;
         acc_sql_bind_text(s, q->id);
         enum acc_quote_state cur = ACC_QUOTE__COUNT;

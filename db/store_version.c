@@ -11,6 +11,9 @@
 
 static const struct acc_sql_query
     ver_state = {S_VER_STATE, "SELECT state, version, modifying FROM agreement WHERE id = ?"},
+    /* PostgreSQL: locked to the transaction's end (store_agreement.c) */
+    ver_state_pg = {S_VER_STATE,
+                    "SELECT state, version, modifying FROM agreement WHERE id = ? FOR UPDATE"},
     /* the mark names the instance that modifies (several instances: the
      * leader clears the marks of dead ones, acc_store_modify_orphans) */
     ver_flag =
@@ -48,7 +51,7 @@ static acc_err read_mark(struct acc_sql_conn *c, const char *id, enum acc_state 
 {
     *version = 0;
     *modifying = false;
-    struct acc_sql_stmt *s = acc_sql_prepare(c, &ver_state, err);
+    struct acc_sql_stmt *s = acc_sql_prepare(c, acc_sql_pick(c, &ver_state, &ver_state_pg), err);
     if (!s)
         return ACC_ERR_STORAGE;
     acc_sql_bind_text(s, id);
