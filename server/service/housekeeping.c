@@ -165,9 +165,8 @@ static void housekeeping_pass(struct acc_service *svc)
     svc_quote_expire(svc);
     /* holds a dead instance was booking (dead: not seen for three
      * quarters of the lease, as svc_instance_recover judges) */
-    int64_t dead_after = svc->cfg->lease * 3 / 4 > 0 ? svc->cfg->lease * 3 / 4 : 1;
-    if (svc->shared)
-        svc_quote_recover(svc, acc_now() - dead_after);
+    if (svc->shared && svc_instance_may_judge(svc))
+        svc_quote_recover(svc, acc_now() - svc_instance_dead_after(svc));
     sweep_open_reservations(svc);
     finish_terminations(svc);
     retention_pass(svc);
@@ -251,7 +250,7 @@ void *svc_housekeeping_main(void *arg)
             break;
         pthread_mutex_unlock(&svc->lock);
         /* shared: the beat first; what must happen once, by the leader */
-        svc_instance_beat(svc);
+        svc_instance_duties(svc);
         svc_instance_recover(svc);
         if (atomic_load(&svc->leader))
             housekeeping_pass(svc);

@@ -119,21 +119,62 @@ void svc_instance_beat(struct acc_service *svc)
     if (acc_store_instance_beat(svc->store, host, (int64_t)getpid(), svc->started, now,
                                 was ? now - DAY : 0, &err) ||
         acc_store_lease(svc->store, "leader", now, svc_instance_dead_after(svc), &held, &err)) {
-        /* the database is away: lead no more (another may take over) */
+        /* the database is away: lead no more (another may take over), and
+         * judge nobody until every instance could renew its row again */
         acc_log_warn("instances: %s", err.msg);
         held = false;
+        atomic_store(&svc->reached_since, 0);
+    } else if (!atomic_load(&svc->reached_since)) {
+        atomic_store(&svc->reached_since, now);
     }
     atomic_store(&svc->leader, held);
     if (held != was)
         acc_log_info("instance %s %s", svc->instance,
                      held ? "leads: housekeeping and recovery run here" : "no longer leads");
+    if (held && !was)
+        atomic_store(&svc->new_leader, true);
+}
+
+bool svc_instance_may_judge(struct acc_service *svc)
+{
+    if (!svc->shared)
+        return true;
+    acc_time since = atomic_load(&svc->reached_since);
+    return atomic_load(&svc->leader) && since &&
+           acc_now() - since >= svc_instance_dead_after(svc) + svc_instance_period(svc);
+}
+
+void svc_instance_duties(struct acc_service *svc)
+{
+    if (!svc->shared)
+        return;
     /* A new leader provisions again (idempotent) the links of agreements
      * still ahead: what the retry list of an instance that died held. */
-    if (held && !was && svc_provision_recover(svc, &err))
+    struct acc_error err;
+    if (atomic_exchange(&svc->new_leader, false) && svc_provision_recover(svc, &err))
         acc_log_error("instances: %s", err.msg);
     stop_asked(svc);
     end_stranded(svc);
     svc_runs_beat(svc);
+}
+
+void *svc_instance_main(void *arg)
+{
+    struct acc_service *svc = arg;
+    pthread_mutex_lock(&svc->lock);
+    while (!atomic_load(&svc->stopping)) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += svc_instance_period(svc);
+        pthread_cond_timedwait(&svc->wake, &svc->lock, &ts);
+        if (atomic_load(&svc->stopping))
+            break;
+        pthread_mutex_unlock(&svc->lock);
+        svc_instance_beat(svc);
+        pthread_mutex_lock(&svc->lock);
+    }
+    pthread_mutex_unlock(&svc->lock);
+    return NULL;
 }
 
 /* Modifications of instances that stopped: their marks cleared, so that
@@ -153,7 +194,7 @@ static void end_dead_modifications(struct acc_service *svc)
 
 void svc_instance_recover(struct acc_service *svc)
 {
-    if (!svc->shared || !atomic_load(&svc->leader))
+    if (!svc->shared || !svc_instance_may_judge(svc))
         return;
     char(*ids)[ACC_ID_LEN + 1] = NULL;
     size_t n = 0;

@@ -135,7 +135,11 @@ struct acc_service {
     bool shared;                   /* the database is PostgreSQL's */
     char instance[ACC_ID_LEN + 1]; /* this one's id there */
     acc_time started;
-    atomic_bool leader; /* holds the lease 'leader' (always, on a file) */
+    atomic_bool leader;         /* holds the lease 'leader' (always, on a file) */
+    atomic_bool new_leader;     /* became the leader: its first duties to do */
+    atomic_llong reached_since; /* the database reached at every beat since (0: not now) */
+    pthread_t beater;           /* the beat, in a thread of its own */
+    bool beater_started;
 
     /* metrics */
     atomic_uint_least64_t outcomes[OUT__COUNT];
@@ -313,9 +317,18 @@ void svc_end_interrupted(struct acc_service *svc, char (*ids)[ACC_ID_LEN + 1], s
 
 /* instances.c: several instances on one database */
 acc_err svc_instance_open(struct acc_service *svc, struct acc_error *err);
-/* This instance's row and the leader lease renewed; negotiations another
- * instance was asked to terminate stopped. */
+/* This instance's row and the leader lease renewed (nothing else: in a
+ * thread of its own, svc_instance_main, so that nothing slow delays it). */
 void svc_instance_beat(struct acc_service *svc);
+void *svc_instance_main(void *arg);
+/* At every housekeeping pass: negotiations another instance was asked to
+ * terminate stopped, those whose end was lost ended, runs followed
+ * (runs.c), and a new leader's links provisioned again. */
+void svc_instance_duties(struct acc_service *svc);
+/* Whether this instance may judge others dead: it leads, and it has
+ * reached the database for longer than an instance may go unseen (after
+ * an outage every instance needs that long to renew its row). */
+bool svc_instance_may_judge(struct acc_service *svc);
 /* The leader ends the negotiations of dead instances. */
 void svc_instance_recover(struct acc_service *svc);
 /* Seconds between two beats (and housekeeping passes). */

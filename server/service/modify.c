@@ -368,6 +368,14 @@ static acc_err mod_prepare(struct acc_service *svc, const char *id,
     if ((rc = acc_store_modify_begin(svc->store, id, &r->version, err)))
         return rc;
     r->marked = true;
+    /* Another modification (through another instance) may have committed
+     * between the read and the mark: this one was planned on what that one
+     * replaced. */
+    if (r->a.version && r->version != r->a.version)
+        return acc_error_set(err, ACC_ERR_STATE,
+                             "agreement %s changed to version %u while this modification was "
+                             "prepared; read it again and retry",
+                             id, r->version);
     return ACC_OK;
 }
 

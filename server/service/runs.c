@@ -110,7 +110,7 @@ static void beat_one(struct acc_service *svc, const struct acc_store_run_hold *h
             follow(svc, h);
         return;
     }
-    if (!h->mine && !atomic_load(&svc->leader))
+    if (!h->mine && !svc_instance_may_judge(svc))
         return; /* a dead instance's: the leader's to take */
     if (!h->mine && h->run == ACC_RUN_RUNNING && strcmp(h->host, host) != 0) {
         elsewhere(svc, h);

@@ -198,6 +198,12 @@ acc_err acc_service_open_with(const struct acc_config *cfg, const struct acc_ser
         else
             svc->housekeeper_started = true;
     }
+    if (!rc && svc->shared) {
+        if (pthread_create(&svc->beater, NULL, svc_instance_main, svc) != 0)
+            rc = acc_error_set(err, ACC_ERR_INTERNAL, "cannot start the instance's beat");
+        else
+            svc->beater_started = true;
+    }
     if (rc) {
         acc_service_close(svc);
         return rc;
@@ -227,6 +233,10 @@ void acc_service_shutdown(struct acc_service *svc)
     if (svc->housekeeper_started) {
         pthread_join(svc->housekeeper, NULL);
         svc->housekeeper_started = false;
+    }
+    if (svc->beater_started) {
+        pthread_join(svc->beater, NULL);
+        svc->beater_started = false;
     }
 }
 

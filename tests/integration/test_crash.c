@@ -53,7 +53,7 @@ static char *call(const char *method, const char *path, const char *body, long *
  * quarters of [database] lease), not at start-up; the shortest lease keeps
  * that wait short. */
 static const char pg_config[] = "[database]\n"
-                                "lease = PT2S\n";
+                                "lease = PT4S\n";
 
 static int setup(void)
 {

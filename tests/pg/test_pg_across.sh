@@ -209,6 +209,52 @@ ledger=$(booked_of "$id2")
     fail "2: the link does not book 400 Mbit/s"
 echo "2: $id2 modified through L: version 2 on A, ledgers $(echo $ledger)"
 
+# ------------------------------------------- 2b. the same modify on two instances at once
+# Each of 8 agreements gets the same new bandwidth through A and through C at
+# the same moment.  Each answer is a new version (200) or a refusal because
+# the other is under way or came first (409); two 200s are two versions one
+# after the other (2 and 3), never the same version twice; the agreement
+# ends at 1 + its 200s.  Never a 5xx or a 422.
+cat >"$T/mod2b.xml" <<XML
+<co:Modification xmlns:co="urn:accord:coalloc:1"><co:Bandwidth link="l">60</co:Bandwidth></co:Modification>
+XML
+# a day ahead: out of the way of the other steps' agreements, none started
+later=$(date -u -d '+1 day' +%Y-%m-%dT%H:%M:%SZ)
+offer m2b 1 1 50 | sed "s|<co:Schedule>|<co:Schedule><co:EarliestStart>$later</co:EarliestStart>|" >"$T/m2b.xml"
+for k in $(seq 8); do
+    code=$(post $A /agreements "$T/m2b.xml" -H "Idempotency-Key: m2b-$k")
+    [ "$code" = 201 ] || fail "2b: $code $(cat "$T/body")"
+    field id <"$T/body" >"$T/m2b-$k.id"
+done
+curls=()
+for k in $(seq 8); do
+    id=$(cat "$T/m2b-$k.id")
+    for n in $A $C; do
+        curl -s -m 30 -o "$T/m2b-$k-$n.out" -w '%{http_code}' -H 'Accept: application/json' \
+            -H 'Content-Type: application/xml' --data-binary "@$T/mod2b.xml" \
+            "$(u $n)/agreements/$id/modify" >"$T/m2b-$k-$n.code" &
+        curls+=($!)
+    done
+done
+wait "${curls[@]}" # not the instances
+for k in $(seq 8); do
+    id=$(cat "$T/m2b-$k.id")
+    pair=$( (cat "$T/m2b-$k-$A.code"; echo; cat "$T/m2b-$k-$C.code"; echo) | sort | paste -sd' ')
+    got=$(get $L "/agreements/$id")
+    why="$id through A and C at once: $pair; A: $(cat "$T/m2b-$k-$A.out"); C: $(cat "$T/m2b-$k-$C.out")"
+    case $pair in
+    "200 409") want=2 ;;
+    "200 200")
+        want=3
+        [ "$( (field version <"$T/m2b-$k-$A.out"; field version <"$T/m2b-$k-$C.out") | sort | paste -sd' ')" = "2 3" ] ||
+            fail "2b: two 200s that are not versions 2 and 3: $why"
+        ;;
+    *) fail "2b: $why" ;;
+    esac
+    [ "$(echo "$got" | field version)" = $want ] || fail "2b: $id at version $(echo "$got" | field version), not $want: $why"
+done
+echo "2b: 8 agreements modified through two instances at once: every 200 a version of its own"
+
 # ------------------------------------------------- 3. Idempotency race
 race() { # race K: the same offer and key to A and C at once
     offer "k$1" 1 1 10 >"$T/k$1.xml"
