@@ -64,7 +64,7 @@ enum sql_rc pg_rc_of(struct pg *p, const PGresult *r)
     if (!r && PQstatus(p->conn) == CONNECTION_OK)
         return SQL_NOMEM;
     if (PQstatus(p->conn) != CONNECTION_OK || !state || strncmp(state, "08", 2) == 0 ||
-        strncmp(state, "57P", 3) == 0 || strcmp(state, "25006") == 0)
+        strncmp(state, "57P", 3) == 0 || strcmp(state, "25006") == 0 || strcmp(state, "53300") == 0)
         return SQL_AWAY;
     return SQL_ERROR;
 }
@@ -203,19 +203,30 @@ acc_err pg_connect(const struct acc_sql_options *opt, void **h, struct acc_error
     p->durable = opt->durable;
     snprintf(p->label, sizeof p->label, "%s", opt->label ? opt->label : "database");
     p->conn = PQconnectdb(opt->path);
-    if (!p->conn || PQstatus(p->conn) != CONNECTION_OK) {
-        acc_error_set(why, ACC_ERR_STORAGE, "cannot connect: %s",
-                      p->conn ? PQerrorMessage(p->conn) : "out of memory");
-        size_t n = strlen(why->msg);
-        while (n && why->msg[n - 1] == '\n')
-            why->msg[--n] = '\0';
+    if (!p->conn) {
         pg_disconnect(p);
-        return ACC_ERR_STORAGE;
+        return acc_error_set(why, ACC_ERR_NOMEM, "out of memory");
     }
-    if (session_setup(p, opt->durable) != SQL_OK || ensure_schema(p) != SQL_OK) {
-        acc_error_set(why, ACC_ERR_STORAGE, "%s", p->msg);
+    /* The server down, starting, full (too_many_connections) or not
+     * answering: a retry may succeed, so 503 with Retry-After (a reader
+     * made while the server restarts), never a 500. */
+    enum sql_rc rc = SQL_AWAY;
+    char msg[sizeof p->msg + 16];
+    if (PQstatus(p->conn) != CONNECTION_OK)
+        pg_set_msg(p, PQerrorMessage(p->conn));
+    else if ((rc = session_setup(p, opt->durable)) == SQL_OK)
+        rc = ensure_schema(p);
+    if (rc != SQL_OK) {
+        acc_err code = rc == SQL_AWAY    ? ACC_ERR_STORAGE_AWAY
+                       : rc == SQL_NOMEM ? ACC_ERR_NOMEM
+                                         : ACC_ERR_STORAGE;
+        snprintf(msg, sizeof msg, "%s%s",
+                 PQstatus(p->conn) != CONNECTION_OK ? "cannot connect: " : "", p->msg);
+        acc_error_set(why, code, "%s", msg);
+        if (rc == SQL_AWAY && why)
+            why->retry_after = SQL_RETRY_AFTER;
         pg_disconnect(p);
-        return ACC_ERR_STORAGE;
+        return code;
     }
     *h = p;
     return ACC_OK;
