@@ -109,6 +109,7 @@ struct pg {
     bool durable;         /* synchronous_commit, set again after a reset */
     bool in_tx;           /* a BEGIN ran, and no COMMIT or ROLLBACK yet */
     bool lost;            /* the connection was lost inside that transaction */
+    bool conflict;        /* the last failure: a lock or serialization conflict */
 };
 
 /* The message of the last failure, kept on p. */

@@ -51,6 +51,7 @@ void pg_set_msg(struct pg *p, const char *m)
 enum sql_rc pg_rc_of(struct pg *p, const PGresult *r)
 {
     ExecStatusType st = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
+    p->conflict = false;
     if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK || st == PGRES_EMPTY_QUERY)
         return SQL_OK;
     pg_set_msg(p, r ? PQresultErrorMessage(r) : PQerrorMessage(p->conn));
@@ -66,6 +67,16 @@ enum sql_rc pg_rc_of(struct pg *p, const PGresult *r)
     if (PQstatus(p->conn) != CONNECTION_OK || !state || strncmp(state, "08", 2) == 0 ||
         strncmp(state, "57P", 3) == 0 || strcmp(state, "25006") == 0 || strcmp(state, "53300") == 0)
         return SQL_AWAY;
+    /* Another instance held the lock past lock_timeout (55P03), a deadlock
+     * (40P01), a serialization failure (40001): nothing is wrong with the
+     * database and the same request a moment later may pass, so it is a
+     * 503 with Retry-After as well.  The connection is fine: the
+     * transaction is not marked lost (a savepoint rolled back to goes on),
+     * p->conflict says so to pg_lost_check. */
+    if (strcmp(state, "55P03") == 0 || strcmp(state, "40P01") == 0 || strcmp(state, "40001") == 0) {
+        p->conflict = true;
+        return SQL_AWAY;
+    }
     return SQL_ERROR;
 }
 
@@ -75,7 +86,7 @@ enum sql_rc pg_rc_of(struct pg *p, const PGresult *r)
  * of its own makes the connection again. */
 void pg_lost_check(struct pg *p, enum sql_rc rc)
 {
-    if (rc != SQL_AWAY)
+    if (rc != SQL_AWAY || p->conflict)
         return;
     if (p->in_tx)
         p->lost = true;

@@ -209,9 +209,43 @@ static void test_prepare_away(void)
     acc_ledger_store_close(ss);
 }
 
+/* A table another connection holds past lock_timeout: 503 (a retry may
+ * pass), and the transaction goes on from its savepoint. */
+static void test_lock_timeout(void)
+{
+    struct acc_sql *db = open_db();
+    struct acc_error err;
+    PGconn *other = PQconnectdb(url);
+    CU_ASSERT_EQUAL_FATAL(PQstatus(other), CONNECTION_OK);
+    PQclear(PQexec(other, "BEGIN"));
+    PGresult *r = PQexec(other, "LOCK TABLE kv IN ACCESS EXCLUSIVE MODE");
+    CU_ASSERT_EQUAL(PQresultStatus(r), PGRES_COMMAND_OK);
+    PQclear(r);
+    struct acc_sql_conn *c = acc_sql_main_lock(db);
+    ACC_ASSERT_OK(acc_sql_exec(c, "SET lock_timeout = 200", &err));
+    ACC_ASSERT_OK(acc_sql_begin(c, ACC_SQL_WRITE, &err));
+    ACC_ASSERT_OK(acc_sql_savepoint(c, "job", &err));
+    assert_away(put(c, "l", 1, &err), &err);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "lock"));
+    acc_sql_rollback_to(c, "job");
+    struct acc_sql_stmt *s = acc_sql_prepare(c, &q_log, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    acc_sql_bind_text(s, "after the timeout");
+    ACC_ASSERT_OK(acc_sql_run(s, "log", &err));
+    ACC_ASSERT_OK(acc_sql_commit(c, &err));
+    acc_sql_main_unlock(db);
+    PQclear(PQexec(other, "ROLLBACK"));
+    r = PQexec(other, "SELECT count(*) FROM log");
+    CU_ASSERT_STRING_EQUAL(PQgetvalue(r, 0, 0), "1");
+    PQclear(r);
+    PQfinish(other);
+    acc_sql_close(db);
+}
+
 static const struct acc_test_case tests[] = {
     {"a reader made while the server is away", test_reader_away},
     {"a statement prepared on a connection gone", test_prepare_away},
+    {"a lock held past lock_timeout", test_lock_timeout},
     {NULL, NULL},
 };
 
