@@ -102,6 +102,11 @@ static enum sql_rc pg_run(struct pg *p, const char *sql)
          rollback = strcmp(sql, "ROLLBACK") == 0;
     if (p->lost) {
         if (commit || rollback) {
+            /* a connection still up (a standby's read-only refusal, a
+             * failed write libpq has not read the end of) still has the
+             * transaction open, aborted: rolled back for real */
+            if (PQstatus(p->conn) == CONNECTION_OK && PQtransactionStatus(p->conn) != PQTRANS_IDLE)
+                PQclear(PQexec(p->conn, "ROLLBACK"));
             p->lost = p->in_tx = false;
             pg_set_msg(p, "the connection to the database server was lost in the transaction");
             return rollback ? SQL_OK : SQL_AWAY;
@@ -112,13 +117,21 @@ static enum sql_rc pg_run(struct pg *p, const char *sql)
         }
         p->lost = p->in_tx = false;
     }
-    if (!pg_alive(p))
+    if (!pg_alive(p)) {
+        if (commit || rollback) /* over either way */
+            p->in_tx = p->lost = false;
         return SQL_AWAY;
+    }
     PGresult *r = PQexec(p->conn, sql);
     enum sql_rc rc = pg_rc_of(p, r);
     if (rc == SQL_OK) {
         const char *n = PQcmdTuples(r);
         p->changes = n && *n ? strtoll(n, NULL, 10) : 0;
+    }
+    /* the COMMIT of a transaction a failed statement aborted rolls back */
+    if (rc == SQL_OK && commit && strcmp(PQcmdStatus(r), "ROLLBACK") == 0) {
+        pg_set_msg(p, "the transaction was rolled back: a statement in it failed");
+        rc = SQL_ERROR;
     }
     PQclear(r);
     if (begin && rc == SQL_OK)
@@ -155,19 +168,31 @@ static enum sql_rc session_setup(struct pg *p, bool durable)
 
 /* A connection that was lost is made again (libpq's reset: the same
  * hosts, in the same order, so a promoted standby is found).  Its session
- * settings and prepared statements went with it. */
+ * settings and prepared statements went with it.  Never inside a
+ * transaction: its statements would run on the new connection outside it
+ * (and its COMMIT "succeed" there); the transaction is lost instead, and
+ * its COMMIT fails.  A connection whose settings could not be made counts
+ * as failed until they are. */
 bool pg_alive(struct pg *p)
 {
-    if (PQstatus(p->conn) == CONNECTION_OK)
+    if (PQstatus(p->conn) == CONNECTION_OK && p->set_up)
         return true;
-    PQreset(p->conn);
     if (PQstatus(p->conn) != CONNECTION_OK) {
-        pg_set_msg(p, PQerrorMessage(p->conn));
-        return false;
+        if (p->in_tx) {
+            p->lost = true;
+            pg_set_msg(p, "the connection to the database server was lost in the transaction");
+            return false;
+        }
+        PQreset(p->conn);
+        if (PQstatus(p->conn) != CONNECTION_OK) {
+            pg_set_msg(p, PQerrorMessage(p->conn));
+            return false;
+        }
+        p->gen++;
+        acc_log_info("database: connection to PostgreSQL made again");
     }
-    p->gen++;
-    acc_log_info("database: connection to PostgreSQL made again");
-    return session_setup(p, p->durable) == SQL_OK;
+    p->set_up = session_setup(p, p->durable) == SQL_OK;
+    return p->set_up;
 }
 
 /* A search_path that names a schema not made yet (a ledger's own,
@@ -225,8 +250,10 @@ acc_err pg_connect(const struct acc_sql_options *opt, void **h, struct acc_error
     char msg[sizeof p->msg + 16];
     if (PQstatus(p->conn) != CONNECTION_OK)
         pg_set_msg(p, PQerrorMessage(p->conn));
-    else if ((rc = session_setup(p, opt->durable)) == SQL_OK)
+    else if ((rc = session_setup(p, opt->durable)) == SQL_OK) {
+        p->set_up = true;
         rc = ensure_schema(p);
+    }
     if (rc != SQL_OK) {
         acc_err code = rc == SQL_AWAY    ? ACC_ERR_STORAGE_AWAY
                        : rc == SQL_NOMEM ? ACC_ERR_NOMEM

@@ -242,10 +242,71 @@ static void test_lock_timeout(void)
     acc_sql_close(db);
 }
 
+/* The connection lost inside a transaction where libpq alone learns it (a
+ * statement let go of): the statements after fail, never run on a new
+ * connection outside the transaction, and its COMMIT fails. */
+static void test_lost_in_transaction(void)
+{
+    struct acc_sql *db = open_db();
+    struct acc_error err;
+    struct acc_sql_conn *c = acc_sql_main_lock(db);
+    struct acc_sql_stmt *once = NULL;
+    ACC_ASSERT_OK(acc_sql_prepare_once(c, "SELECT 1", &once, &err));
+    ACC_ASSERT_OK(acc_sql_begin(c, ACC_SQL_WRITE, &err));
+    ACC_ASSERT_OK(put(c, "a", 1, &err));
+    kill_conns();
+    acc_sql_finalize(once); /* its DEALLOCATE finds the connection gone */
+    assert_away(put(c, "b", 2, &err), &err);
+    assert_away(acc_sql_commit(c, &err), &err);
+    acc_sql_rollback(c);
+    acc_sql_main_unlock(db);
+    CU_ASSERT_EQUAL(get(db, "a"), -1);
+    CU_ASSERT_EQUAL(get(db, "b"), -1);
+    /* and the next transaction is made on a new connection */
+    c = acc_sql_main_lock(db);
+    ACC_ASSERT_OK(acc_sql_begin(c, ACC_SQL_WRITE, &err));
+    ACC_ASSERT_OK(put(c, "c", 3, &err));
+    ACC_ASSERT_OK(acc_sql_commit(c, &err));
+    acc_sql_main_unlock(db);
+    CU_ASSERT_EQUAL(get(db, "c"), 3);
+    acc_sql_close(db);
+}
+
+/* A transaction a read-only server refused (a standby not promoted yet):
+ * 503, and it is rolled back on the server, so the connection's next one
+ * works. */
+static void test_read_only_refused(void)
+{
+    struct acc_sql *db = open_db();
+    struct acc_error err;
+    struct acc_sql_conn *c = acc_sql_main_lock(db);
+    ACC_ASSERT_OK(acc_sql_begin(c, ACC_SQL_WRITE, &err));
+    ACC_ASSERT_OK(acc_sql_exec(c, "SET TRANSACTION READ ONLY", &err));
+    assert_away(put(c, "r", 1, &err), &err);
+    acc_sql_rollback(c); /* as a caller whose statement failed does */
+    ACC_ASSERT_OK(acc_sql_begin(c, ACC_SQL_WRITE, &err));
+    ACC_ASSERT_OK(put(c, "r", 2, &err));
+    ACC_ASSERT_OK(acc_sql_commit(c, &err));
+    /* a COMMIT after the failure fails, and rolls back too */
+    ACC_ASSERT_OK(acc_sql_begin(c, ACC_SQL_WRITE, &err));
+    ACC_ASSERT_OK(acc_sql_exec(c, "SET TRANSACTION READ ONLY", &err));
+    assert_away(put(c, "s", 1, &err), &err);
+    assert_away(acc_sql_commit(c, &err), &err);
+    ACC_ASSERT_OK(acc_sql_begin(c, ACC_SQL_WRITE, &err));
+    ACC_ASSERT_OK(put(c, "s", 2, &err));
+    ACC_ASSERT_OK(acc_sql_commit(c, &err));
+    acc_sql_main_unlock(db);
+    CU_ASSERT_EQUAL(get(db, "r"), 2);
+    CU_ASSERT_EQUAL(get(db, "s"), 2);
+    acc_sql_close(db);
+}
+
 static const struct acc_test_case tests[] = {
     {"a reader made while the server is away", test_reader_away},
     {"a statement prepared on a connection gone", test_prepare_away},
     {"a lock held past lock_timeout", test_lock_timeout},
+    {"a connection lost inside a transaction", test_lost_in_transaction},
+    {"a transaction a read-only server refused", test_read_only_refused},
     {NULL, NULL},
 };
 
