@@ -142,23 +142,31 @@ static enum sql_rc pg_run(struct pg *p, const char *sql)
     return rc;
 }
 
+/* A transaction left idle this long is ended by the server (its locks let
+ * go): an instance paused (SIGSTOP, a VM paused) in the middle of one
+ * blocks the others no longer than that.  Accord's transactions do their
+ * work in the process between statements (never a call to a site or an
+ * adapter): milliseconds; three times lock_timeout leaves room for a
+ * loaded machine. */
+#define IDLE_TX_MS (3 * ACC_SQL_BUSY_MS)
+
 static enum sql_rc session_setup(struct pg *p, bool durable)
 {
-    char sql[256];
+    char sql[320];
     /* lock_timeout: SQLite's busy time; the messages in English whatever
      * the server's locale, as the rest of Accord's. */
     snprintf(sql, sizeof sql,
-             "SET lock_timeout = %d; SET synchronous_commit = %s; SET client_min_messages = "
-             "warning; SET lc_messages = 'C'",
-             ACC_SQL_BUSY_MS, durable ? "on" : "off");
+             "SET lock_timeout = %d; SET idle_in_transaction_session_timeout = %d; SET "
+             "synchronous_commit = %s; SET client_min_messages = warning; SET lc_messages = 'C'",
+             ACC_SQL_BUSY_MS, IDLE_TX_MS, durable ? "on" : "off");
     PGresult *r = PQexec(p->conn, sql);
     enum sql_rc rc = pg_rc_of(p, r);
     PQclear(r);
     if (rc != SQL_OK) { /* lc_messages needs a superuser: without it */
         snprintf(sql, sizeof sql,
-                 "SET lock_timeout = %d; SET synchronous_commit = %s; SET "
-                 "client_min_messages = warning",
-                 ACC_SQL_BUSY_MS, durable ? "on" : "off");
+                 "SET lock_timeout = %d; SET idle_in_transaction_session_timeout = %d; SET "
+                 "synchronous_commit = %s; SET client_min_messages = warning",
+                 ACC_SQL_BUSY_MS, IDLE_TX_MS, durable ? "on" : "off");
         r = PQexec(p->conn, sql);
         rc = pg_rc_of(p, r);
         PQclear(r);
@@ -230,6 +238,22 @@ void pg_disconnect(void *h)
     free(p);
 }
 
+/* A connection to url, with defaults the URL's own settings override (its
+ * keywords come after them: libpq keeps the last value of each): a host
+ * that does not answer is given up after connect_timeout seconds (each of
+ * several hosts, and at a reset), and a peer gone silent (a host down, a
+ * cable pulled, a failover) is noticed by TCP's keepalives and its
+ * user timeout within about 20 s rather than the kernel's 2 hours or 15
+ * minutes.  A Unix socket ignores the TCP ones. */
+static PGconn *connect_url(const char *url)
+{
+    static const char *const keys[] = {
+        "connect_timeout",  "keepalives",       "keepalives_idle", "keepalives_interval",
+        "keepalives_count", "tcp_user_timeout", "dbname",          NULL};
+    const char *const vals[] = {"5", "1", "10", "5", "3", "20000", url, NULL};
+    return PQconnectdbParams(keys, vals, 1);
+}
+
 acc_err pg_connect(const struct acc_sql_options *opt, void **h, struct acc_error *why)
 {
     struct pg *p = calloc(1, sizeof *p);
@@ -238,7 +262,7 @@ acc_err pg_connect(const struct acc_sql_options *opt, void **h, struct acc_error
     p->gen = 1;
     p->durable = opt->durable;
     snprintf(p->label, sizeof p->label, "%s", opt->label ? opt->label : "database");
-    p->conn = PQconnectdb(opt->path);
+    p->conn = connect_url(opt->path);
     if (!p->conn) {
         pg_disconnect(p);
         return acc_error_set(why, ACC_ERR_NOMEM, "out of memory");

@@ -301,12 +301,44 @@ static void test_read_only_refused(void)
     acc_sql_close(db);
 }
 
+/* A transaction left idle is ended by the server (the timeout is set on
+ * every connection); the connection is made again for the next one. */
+static void test_idle_in_transaction(void)
+{
+    struct acc_sql *db = open_db();
+    struct acc_error err;
+    struct acc_sql_conn *c = acc_sql_main_lock(db);
+    struct acc_sql_stmt *s = NULL;
+    ACC_ASSERT_OK(acc_sql_prepare_once(
+        c, "SELECT current_setting('idle_in_transaction_session_timeout')", &s, &err));
+    bool row = false;
+    ACC_ASSERT_OK(acc_sql_step(s, &row, "setting", &err));
+    CU_ASSERT_TRUE(row);
+    CU_ASSERT_STRING_EQUAL(acc_sql_col_text(s, 0), "30s");
+    acc_sql_finalize(s);
+    ACC_ASSERT_OK(acc_sql_exec(c, "SET idle_in_transaction_session_timeout = 200", &err));
+    ACC_ASSERT_OK(acc_sql_begin(c, ACC_SQL_WRITE, &err));
+    ACC_ASSERT_OK(put(c, "i", 1, &err));
+    usleep(600 * 1000);
+    assert_away(put(c, "j", 2, &err), &err);
+    assert_away(acc_sql_commit(c, &err), &err);
+    acc_sql_rollback(c);
+    ACC_ASSERT_OK(acc_sql_begin(c, ACC_SQL_WRITE, &err));
+    ACC_ASSERT_OK(put(c, "k", 3, &err));
+    ACC_ASSERT_OK(acc_sql_commit(c, &err));
+    acc_sql_main_unlock(db);
+    CU_ASSERT_EQUAL(get(db, "i"), -1);
+    CU_ASSERT_EQUAL(get(db, "k"), 3);
+    acc_sql_close(db);
+}
+
 static const struct acc_test_case tests[] = {
     {"a reader made while the server is away", test_reader_away},
     {"a statement prepared on a connection gone", test_prepare_away},
     {"a lock held past lock_timeout", test_lock_timeout},
     {"a connection lost inside a transaction", test_lost_in_transaction},
     {"a transaction a read-only server refused", test_read_only_refused},
+    {"a transaction left idle", test_idle_in_transaction},
     {NULL, NULL},
 };
 
