@@ -20,10 +20,15 @@
  *               database; migrations are serialised across programs by an
  *               advisory lock
  *   errors      SQLSTATE 23505 (unique_violation) is SQL_DUPLICATE; a lost
- *               connection, a server going down or starting, a read-only
- *               standby are SQL_AWAY (503); a lost connection is reset at
- *               the next statement (not inside the transaction it was lost
- *               in), and statements prepared before are prepared again
+ *               connection, one that cannot be made, a server going down,
+ *               starting or full, a read-only standby, and a lock timeout,
+ *               deadlock or serialization failure are SQL_AWAY (503); a
+ *               lost connection is reset at the next statement (never
+ *               inside the transaction it was lost in), and statements
+ *               prepared before are prepared again
+ *   timeouts    lock_timeout, idle_in_transaction_session_timeout; by
+ *               default connect_timeout and TCP keepalives (the URL's own
+ *               settings win)
  *
  * This file has the connections; sql_pg_stmt.c the statements.
  *   durability  durable: synchronous_commit on (the default), else off
