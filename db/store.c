@@ -58,7 +58,7 @@ acc_err acc_store_ping(struct acc_store *st, struct acc_error *err)
     struct acc_sql_stmt *s = acc_sql_prepare(c, &ping, err);
     bool row = false;
     if (!s)
-        rc = ACC_ERR_STORAGE;
+        rc = acc_sql_failed(err);
     else if (!(rc = acc_sql_step(s, &row, "ping", err)) && !row)
         rc = acc_error_set(err, ACC_ERR_STORAGE, "database: ping: no answer");
     acc_sql_done(s);

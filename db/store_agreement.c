@@ -73,12 +73,12 @@ static acc_err create_job(struct acc_sql_conn *c, void *arg, struct acc_error *e
 
     if (x->idem_key) {
         if (!(s = acc_sql_prepare(c, &agr_free_idem, err)))
-            return ACC_ERR_STORAGE;
+            return acc_sql_failed(err);
         acc_sql_bind_text(s, x->idem_key);
         if ((rc = acc_sql_run(s, "free an interrupted idempotency key", err)))
             return rc;
         if (!(s = acc_sql_prepare(c, &agr_by_idem, err)))
-            return ACC_ERR_STORAGE;
+            return acc_sql_failed(err);
         acc_sql_bind_text(s, x->idem_key);
         if ((rc = acc_sql_bound(s, "read idempotency key", err)))
             return rc;
@@ -93,7 +93,7 @@ static acc_err create_job(struct acc_sql_conn *c, void *arg, struct acc_error *e
             return rc;
     }
     if (!(s = acc_sql_prepare(c, &agr_insert, err)))
-        return ACC_ERR_STORAGE;
+        return acc_sql_failed(err);
     acc_sql_bind_text(s, a->id);
     acc_sql_bind_text(s, a->name);
     acc_sql_bind_text(s, a->initiator ? a->initiator : "anonymous");
@@ -123,7 +123,7 @@ static acc_err create_job(struct acc_sql_conn *c, void *arg, struct acc_error *e
     acc_sql_rollback_to(c, "idem");
     acc_sql_release(c, "idem", NULL);
     if (!(s = acc_sql_prepare(c, &agr_by_idem, err)))
-        return ACC_ERR_STORAGE;
+        return acc_sql_failed(err);
     acc_sql_bind_text(s, x->idem_key);
     bool row = false;
     if (!(rc = acc_sql_bound(s, "read idempotency key", err)) &&
@@ -202,7 +202,7 @@ acc_err store_current_state(struct acc_sql_conn *c, const char *id, enum acc_sta
 {
     struct acc_sql_stmt *s = acc_sql_prepare(c, acc_sql_pick(c, &agr_state, &agr_state_pg), err);
     if (!s)
-        return ACC_ERR_STORAGE;
+        return acc_sql_failed(err);
     acc_sql_bind_text(s, id);
     acc_err r = acc_sql_bound(s, "read state", err);
     if (r)
@@ -225,13 +225,13 @@ acc_err store_write_components(struct acc_sql_conn *c, const struct acc_agreemen
 {
     struct acc_sql_stmt *s = acc_sql_prepare(c, &comp_delete, err);
     if (!s)
-        return ACC_ERR_STORAGE;
+        return acc_sql_failed(err);
     acc_sql_bind_text(s, a->id);
     acc_err rc = acc_sql_run(s, "update allocation", err);
     for (size_t i = 0; !rc && i < a->n_comps; i++) {
         const struct acc_alloc_component *x = &a->comps[i];
         if (!(s = acc_sql_prepare(c, &comp_insert, err)))
-            return ACC_ERR_STORAGE;
+            return acc_sql_failed(err);
         struct acc_buf args = ACC_BUF_INIT;
         for (size_t j = 0; j < x->n_args; j++)
             acc_buf_append(&args, x->args[j], strlen(x->args[j]) + 1);
@@ -262,13 +262,13 @@ acc_err store_write_links(struct acc_sql_conn *c, const struct acc_agreement *a,
 {
     struct acc_sql_stmt *s = acc_sql_prepare(c, &link_delete, err);
     if (!s)
-        return ACC_ERR_STORAGE;
+        return acc_sql_failed(err);
     acc_sql_bind_text(s, a->id);
     acc_err rc = acc_sql_run(s, "update allocation", err);
     for (size_t i = 0; !rc && i < a->n_links; i++) {
         const struct acc_alloc_link *l = &a->links[i];
         if (!(s = acc_sql_prepare(c, &link_insert, err)))
-            return ACC_ERR_STORAGE;
+            return acc_sql_failed(err);
         acc_sql_bind_text(s, a->id);
         acc_sql_bind_i64(s, (int64_t)i);
         acc_sql_bind_text(s, l->name);
@@ -314,7 +314,7 @@ acc_err store_agreement_settle_in(struct acc_sql_conn *c, const struct acc_agree
 
     struct acc_sql_stmt *s = acc_sql_prepare(c, &agr_settle, err);
     if (!s)
-        return ACC_ERR_STORAGE;
+        return acc_sql_failed(err);
     acc_sql_bind_text(s, acc_state_name(a->state));
     acc_sql_bind_i64(s, a->updated);
     acc_sql_bind_time(s, a->start);
@@ -365,7 +365,7 @@ static acc_err keep_job(struct acc_sql_conn *c, void *arg, struct acc_error *err
     struct keep_arg *x = arg;
     struct acc_sql_stmt *s = acc_sql_prepare(c, &agr_keep_signature, err);
     if (!s)
-        return ACC_ERR_STORAGE;
+        return acc_sql_failed(err);
     acc_sql_bind_blob(s, x->sig, x->len, false);
     acc_sql_bind_text(s, x->id);
     acc_sql_bind_i64(s, x->updated);
@@ -410,7 +410,7 @@ acc_err store_transition(struct acc_sql_conn *c, const char *id, unsigned from, 
     struct acc_sql_stmt *s =
         acc_sql_prepare(c, reason ? &agr_set_state_reason : &agr_set_state, err);
     if (!s)
-        return ACC_ERR_STORAGE;
+        return acc_sql_failed(err);
     acc_sql_bind_text(s, acc_state_name(to));
     acc_sql_bind_i64(s, acc_now());
     if (reason)
@@ -455,7 +455,7 @@ static acc_err complete_job(struct acc_sql_conn *c, void *arg, struct acc_error 
     struct complete_arg *x = arg;
     struct acc_sql_stmt *s = acc_sql_prepare(c, &agr_complete_ended, err);
     if (!s)
-        return ACC_ERR_STORAGE;
+        return acc_sql_failed(err);
     acc_sql_bind_i64(s, x->now);
     acc_sql_bind_i64(s, x->now);
     acc_err rc = acc_sql_run(s, "complete agreements", err);

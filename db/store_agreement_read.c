@@ -113,7 +113,7 @@ static acc_err each_row(struct acc_sql_conn *c, const struct acc_sql_query *d, c
 {
     struct acc_sql_stmt *s = acc_sql_prepare(c, d, err);
     if (!s)
-        return ACC_ERR_STORAGE;
+        return acc_sql_failed(err);
     acc_sql_bind_text(s, id);
     acc_err rc = acc_sql_bound(s, what, err);
     if (rc)
@@ -199,7 +199,7 @@ static acc_err get_one(struct acc_sql_conn *c, const char *id, bool with_offer,
 {
     struct acc_sql_stmt *s = acc_sql_prepare(c, &agr_get, err);
     if (!s)
-        return ACC_ERR_STORAGE;
+        return acc_sql_failed(err);
     acc_sql_bind_text(s, id);
     acc_err r = acc_sql_bound(s, "read agreement", err);
     if (r)
@@ -246,7 +246,7 @@ static acc_err each_version_row(struct acc_sql_conn *c, const struct acc_sql_que
 {
     struct acc_sql_stmt *s = acc_sql_prepare(c, d, err);
     if (!s)
-        return ACC_ERR_STORAGE;
+        return acc_sql_failed(err);
     acc_sql_bind_text(s, id);
     acc_sql_bind_i64(s, version);
     acc_err rc = acc_sql_bound(s, "read version", err);
@@ -454,7 +454,7 @@ acc_err acc_store_agreement_ids(struct acc_store *st, unsigned states, char (**i
         return rc;
     struct acc_sql_stmt *s = acc_sql_prepare(c, &agr_ids, err);
     if (!s) {
-        rc = ACC_ERR_STORAGE;
+        rc = acc_sql_failed(err);
         goto out;
     }
     /* Final states are many and rarely wanted: scan them only when asked. */
@@ -499,7 +499,7 @@ acc_err acc_store_agreement_counts(struct acc_store *st, uint64_t *counts, struc
     struct acc_sql_stmt *s = acc_sql_prepare(c, &agr_counts, err);
     if (!s) {
         acc_sql_reader_give(st->db, c);
-        return ACC_ERR_STORAGE;
+        return acc_sql_failed(err);
     }
     bool row;
     while (!(rc = acc_sql_step(s, &row, "count agreements", err)) && row) {

@@ -65,7 +65,7 @@ static acc_err beat_job(struct acc_sql_conn *c, void *arg, struct acc_error *err
     const struct beat_arg *x = arg;
     struct acc_sql_stmt *s = acc_sql_prepare(c, &inst_beat, err);
     if (!s)
-        return ACC_ERR_STORAGE;
+        return acc_sql_failed(err);
     acc_sql_bind_text(s, x->id);
     acc_sql_bind_text(s, x->host);
     acc_sql_bind_i64(s, x->pid);
@@ -75,7 +75,7 @@ static acc_err beat_job(struct acc_sql_conn *c, void *arg, struct acc_error *err
     if (rc || !x->forget_before)
         return rc;
     if (!(s = acc_sql_prepare(c, &inst_forget, err)))
-        return ACC_ERR_STORAGE;
+        return acc_sql_failed(err);
     acc_sql_bind_i64(s, x->forget_before);
     return acc_sql_run(s, "instance", err);
 }
@@ -102,7 +102,7 @@ static acc_err lease_job(struct acc_sql_conn *c, void *arg, struct acc_error *er
     struct lease_arg *x = arg;
     struct acc_sql_stmt *s = acc_sql_prepare(c, &lease_take, err);
     if (!s)
-        return ACC_ERR_STORAGE;
+        return acc_sql_failed(err);
     acc_sql_bind_text(s, x->name);
     acc_sql_bind_text(s, x->holder);
     acc_sql_bind_i64(s, x->until);
@@ -111,7 +111,7 @@ static acc_err lease_job(struct acc_sql_conn *c, void *arg, struct acc_error *er
     if (rc)
         return rc;
     if (!(s = acc_sql_prepare(c, &lease_holder, err)))
-        return ACC_ERR_STORAGE;
+        return acc_sql_failed(err);
     acc_sql_bind_text(s, x->name);
     bool row = false;
     if (!(rc = acc_sql_bound(s, "lease", err)) && !(rc = acc_sql_step(s, &row, "lease", err)))
@@ -145,7 +145,7 @@ static acc_err ids_of(struct acc_store *st, const struct acc_sql_query *q, const
     size_t cap = 0;
     bool row = false;
     if (!s) {
-        rc = ACC_ERR_STORAGE;
+        rc = acc_sql_failed(err);
     } else {
         if (text)
             acc_sql_bind_text(s, text);
@@ -206,7 +206,7 @@ static acc_err marks_job(struct acc_sql_conn *c, void *arg, struct acc_error *er
     struct marks_arg *x = arg;
     struct acc_sql_stmt *s = acc_sql_prepare(c, &dead_marks, err);
     if (!s)
-        return ACC_ERR_STORAGE;
+        return acc_sql_failed(err);
     acc_sql_bind_i64(s, x->alive_since);
     acc_err rc = acc_sql_run(s, "clear modification marks", err);
     x->cleared = rc ? 0 : (size_t)acc_sql_changes(c);

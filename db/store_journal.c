@@ -49,7 +49,7 @@ acc_err store_journal_put_one(struct acc_sql_conn *c, const struct acc_booking *
 {
     struct acc_sql_stmt *s = acc_sql_prepare(c, &journal_put, err);
     if (!s)
-        return ACC_ERR_STORAGE;
+        return acc_sql_failed(err);
     acc_sql_bind_text(s, bk->key);
     acc_sql_bind_text(s, bk->agreement);
     acc_sql_bind_i64(s, bk->round);
@@ -67,7 +67,7 @@ acc_err store_journal_put_one(struct acc_sql_conn *c, const struct acc_booking *
     acc_sql_bind_i64(s, now);
     acc_err rc = acc_sql_run(s, "write journal", err);
     if (rc || !(s = acc_sql_prepare(c, &journal_move, err)))
-        return rc ? rc : ACC_ERR_STORAGE;
+        return rc ? rc : acc_sql_failed(err);
     acc_sql_bind_text(s, bk->key);
     acc_sql_bind_text(s, bk->agreement);
     return acc_sql_run(s, "write journal", err);
@@ -126,7 +126,7 @@ acc_err acc_store_journal_get(struct acc_store *st, const char *agreement, struc
     struct acc_sql_stmt *s = acc_sql_prepare(c, agreement ? &journal_by_agr : &journal_open, err);
     if (!s) {
         acc_sql_reader_give(st->db, c);
-        return ACC_ERR_STORAGE;
+        return acc_sql_failed(err);
     }
     if (agreement)
         acc_sql_bind_text(s, agreement);

@@ -50,7 +50,7 @@ static acc_err run_text(struct acc_sql_conn *c, const struct acc_sql_query *q, c
 {
     struct acc_sql_stmt *s = acc_sql_prepare(c, q, err);
     if (!s)
-        return ACC_ERR_STORAGE;
+        return acc_sql_failed(err);
     acc_sql_bind_text(s, v);
     return acc_sql_run(s, what, err);
 }
@@ -80,7 +80,7 @@ static acc_err pick_agreements(struct acc_sql_conn *c, struct acc_store_prune *p
     *n = 0;
     struct acc_sql_stmt *s = acc_sql_prepare(c, &prune_pick, err);
     if (!s)
-        return ACC_ERR_STORAGE;
+        return acc_sql_failed(err);
     acc_sql_bind_time(s, p->before);
     acc_sql_bind_i64(s, p->limit);
     acc_err rc = acc_sql_bound(s, "retention", err);
@@ -107,7 +107,7 @@ static acc_err delete_agreement(struct acc_sql_conn *c, const struct victim *v,
         return rc;
     struct acc_sql_stmt *s = acc_sql_prepare(c, &prune_agreement, err);
     if (!s)
-        return ACC_ERR_STORAGE;
+        return acc_sql_failed(err);
     acc_sql_bind_i64(s, v->seq);
     return acc_sql_run(s, "retention: agreement", err);
 }
@@ -118,7 +118,7 @@ static acc_err prune_quotes(struct acc_sql_conn *c, struct acc_store_prune *p,
     size_t n = 0;
     struct acc_sql_stmt *s = acc_sql_prepare(c, &prune_quote_pick, err);
     if (!s)
-        return ACC_ERR_STORAGE;
+        return acc_sql_failed(err);
     acc_sql_bind_time(s, p->before);
     acc_sql_bind_i64(s, p->limit);
     acc_err rc = acc_sql_bound(s, "retention: quotes", err);

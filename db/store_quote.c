@@ -272,7 +272,7 @@ static acc_err put_job(struct acc_sql_conn *c, void *arg, struct acc_error *err)
     char *opts = NULL, *alloc = NULL;
     if (x->from) {
         if (!(s = acc_sql_prepare(c, acc_sql_pick(c, &quote_state, &quote_state_pg), err)))
-            return ACC_ERR_STORAGE;
+            return acc_sql_failed(err);
         acc_sql_bind_text(s, q->id);
         enum acc_quote_state cur = ACC_QUOTE__COUNT;
         char claim[ACC_ID_LEN + 1] = "";
@@ -303,7 +303,7 @@ static acc_err put_job(struct acc_sql_conn *c, void *arg, struct acc_error *err)
         goto out;
     }
     if (!(s = acc_sql_prepare(c, &quote_put, err))) {
-        rc = ACC_ERR_STORAGE;
+        rc = acc_sql_failed(err);
         goto out;
     }
     acc_sql_bind_text(s, q->id);
@@ -362,7 +362,7 @@ static acc_err claim_job(struct acc_sql_conn *c, void *arg, struct acc_error *er
     struct claim_arg *x = arg;
     struct acc_sql_stmt *s = acc_sql_prepare(c, x->claim ? &quote_claim : &quote_unclaim, err);
     if (!s)
-        return ACC_ERR_STORAGE;
+        return acc_sql_failed(err);
     acc_sql_bind_text(s, x->agreement);
     acc_sql_bind_text(s, x->id);
     acc_err rc = acc_sql_run(s, "claim quote", err);
@@ -394,7 +394,7 @@ acc_err acc_store_quote_get(struct acc_store *st, const char *id, struct acc_quo
         return rc;
     struct acc_sql_stmt *s = acc_sql_prepare(c, &quote_get, err);
     if (!s) {
-        rc = ACC_ERR_STORAGE;
+        rc = acc_sql_failed(err);
         goto out;
     }
     acc_sql_bind_text(s, id);
@@ -447,7 +447,7 @@ static acc_err quote_ids(struct acc_store *st, const struct acc_sql_query *q, co
     struct acc_sql_stmt *s = acc_sql_prepare(c, q, err);
     size_t cap = 0;
     if (!s) {
-        rc = ACC_ERR_STORAGE;
+        rc = acc_sql_failed(err);
         goto out;
     }
     if (now)
@@ -501,7 +501,7 @@ acc_err acc_store_quote_count(struct acc_store *st, const char *initiator, uint6
     struct acc_sql_stmt *s = acc_sql_prepare(c, &quote_count, err);
     bool row = false;
     if (!s) {
-        rc = ACC_ERR_STORAGE;
+        rc = acc_sql_failed(err);
     } else {
         acc_sql_bind_text(s, initiator);
         if (!(rc = acc_sql_bound(s, "count quotes", err)))

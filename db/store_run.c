@@ -39,7 +39,7 @@ acc_err store_run_insert(struct acc_sql_conn *c, const char *id, const struct ac
 {
     struct acc_sql_stmt *s = acc_sql_prepare(c, &run_insert, err);
     if (!s)
-        return ACC_ERR_STORAGE;
+        return acc_sql_failed(err);
     acc_sql_bind_text(s, id);
     acc_sql_bind_text(s, acc_launch_name(r->style));
     acc_sql_bind_text(s, acc_run_state_name(r->state));
@@ -57,7 +57,7 @@ static acc_err run_read(struct acc_sql_conn *c, const char *id, bool with_output
 {
     struct acc_sql_stmt *s = acc_sql_prepare(c, &run_get, err);
     if (!s)
-        return ACC_ERR_STORAGE;
+        return acc_sql_failed(err);
     acc_sql_bind_i64(s, with_output);
     acc_sql_bind_text(s, id);
     acc_err rc = acc_sql_bound(s, "read launch", err);
@@ -132,7 +132,7 @@ static acc_err run_update_job(struct acc_sql_conn *c, void *arg, struct acc_erro
         return rc;
     struct acc_sql_stmt *s = acc_sql_prepare(c, &run_update, err);
     if (!s)
-        return ACC_ERR_STORAGE;
+        return acc_sql_failed(err);
     acc_sql_bind_text(s, acc_run_state_name(r->state));
     acc_sql_bind_time(s, r->started);
     acc_sql_bind_time(s, r->ended);
@@ -204,7 +204,7 @@ acc_err acc_store_run_open(struct acc_store *st, char (**ids)[ACC_ID_LEN + 1], s
         (*n)++;
     }
     if (!s)
-        rc = ACC_ERR_STORAGE;
+        rc = acc_sql_failed(err);
     acc_sql_done(s);
     acc_sql_read_end(st->db, c);
     if (rc) {

@@ -54,7 +54,7 @@ acc_err acc_store_run_holds(struct acc_store *st, acc_time alive_since,
         return rc;
     struct acc_sql_stmt *s = acc_sql_prepare(c, &run_holds, err);
     if (!s) {
-        rc = ACC_ERR_STORAGE;
+        rc = acc_sql_failed(err);
     } else {
         acc_sql_bind_text(s, st->instance);
         acc_sql_bind_i64(s, alive_since);
@@ -97,7 +97,7 @@ static acc_err take_job(struct acc_sql_conn *c, void *arg, struct acc_error *err
     struct take_arg *x = arg;
     struct acc_sql_stmt *s = acc_sql_prepare(c, &run_take, err);
     if (!s)
-        return ACC_ERR_STORAGE;
+        return acc_sql_failed(err);
     acc_sql_bind_text(s, x->instance);
     acc_sql_bind_i64(s, x->alive_since);
     acc_sql_bind_text(s, x->id);

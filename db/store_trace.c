@@ -163,7 +163,7 @@ static acc_err owner(struct acc_sql_conn *c, const char *id, int64_t *seq, unsig
 {
     struct acc_sql_stmt *s = acc_sql_prepare(c, &trace_owner, err);
     if (!s)
-        return ACC_ERR_STORAGE;
+        return acc_sql_failed(err);
     acc_sql_bind_text(s, id);
     acc_err rc = acc_sql_bound(s, what, err);
     bool row = false;
@@ -185,7 +185,7 @@ static acc_err packed_events(struct acc_sql_conn *c, int64_t seq, unsigned versi
     *found = false;
     struct acc_sql_stmt *s = acc_sql_prepare(c, &trace_pack_get, err);
     if (!s)
-        return ACC_ERR_STORAGE;
+        return acc_sql_failed(err);
     acc_sql_bind_i64(s, seq);
     acc_sql_bind_i64(s, version);
     acc_err rc = acc_sql_bound(s, what, err);
@@ -233,7 +233,7 @@ acc_err store_trace_put(struct acc_sql_conn *c, const char *id, const struct acc
         rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     struct acc_sql_stmt *s = rc ? NULL : acc_sql_prepare(c, &trace_pack_put, err);
     if (!rc && !s)
-        rc = ACC_ERR_STORAGE;
+        rc = acc_sql_failed(err);
     if (!rc) {
         acc_sql_bind_i64(s, seq);
         acc_sql_bind_i64(s, version);
@@ -258,7 +258,7 @@ static acc_err old_events(struct acc_sql_conn *c, int64_t seq, unsigned version,
 {
     struct acc_sql_stmt *s = acc_sql_prepare(c, &trace_get, err);
     if (!s)
-        return ACC_ERR_STORAGE;
+        return acc_sql_failed(err);
     acc_sql_bind_i64(s, seq);
     acc_sql_bind_i64(s, version);
     bool row = false;

@@ -53,7 +53,7 @@ static acc_err read_mark(struct acc_sql_conn *c, const char *id, enum acc_state 
     *modifying = false;
     struct acc_sql_stmt *s = acc_sql_prepare(c, acc_sql_pick(c, &ver_state, &ver_state_pg), err);
     if (!s)
-        return ACC_ERR_STORAGE;
+        return acc_sql_failed(err);
     acc_sql_bind_text(s, id);
     acc_err rc = acc_sql_bound(s, "read version", err);
     if (rc)
@@ -78,7 +78,7 @@ static acc_err set_mark(struct acc_sql_conn *c, const char *id, bool on, const c
 {
     struct acc_sql_stmt *s = acc_sql_prepare(c, &ver_flag, err);
     if (!s)
-        return ACC_ERR_STORAGE;
+        return acc_sql_failed(err);
     acc_sql_bind_i64(s, on);
     acc_sql_bind_text(s, instance);
     acc_sql_bind_text(s, id);
@@ -147,7 +147,7 @@ static acc_err snapshot(struct acc_sql_conn *c, const struct acc_sql_query *d, c
 {
     struct acc_sql_stmt *s = acc_sql_prepare(c, d, err);
     if (!s)
-        return ACC_ERR_STORAGE;
+        return acc_sql_failed(err);
     acc_sql_bind_text(s, id);
     acc_sql_bind_i64(s, v);
     return acc_sql_run(s, "keep the version", err);
@@ -172,7 +172,7 @@ static acc_err commit_job(struct acc_sql_conn *c, void *arg, struct acc_error *e
         return rc;
     struct acc_sql_stmt *s = acc_sql_prepare(c, &ver_bump, err);
     if (!s)
-        return ACC_ERR_STORAGE;
+        return acc_sql_failed(err);
     acc_sql_bind_i64(s, a->updated);
     acc_sql_bind_time(s, a->start);
     acc_sql_bind_time(s, a->end);
@@ -210,7 +210,7 @@ static acc_err recover_job(struct acc_sql_conn *c, void *arg, struct acc_error *
     (void)arg;
     struct acc_sql_stmt *s = acc_sql_prepare(c, &ver_recover, err);
     if (!s)
-        return ACC_ERR_STORAGE;
+        return acc_sql_failed(err);
     return acc_sql_run(s, "clear modification marks", err);
 }
 

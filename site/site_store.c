@@ -187,7 +187,7 @@ acc_err site_store_get(struct site_store *st, const char *key, struct site_booki
 {
     struct acc_sql_conn *c = acc_sql_main_lock(st->db);
     struct acc_sql_stmt *s = acc_sql_prepare(c, &q_get, err);
-    acc_err rc = s ? ACC_OK : ACC_ERR_STORAGE;
+    acc_err rc = s ? ACC_OK : acc_sql_failed(err);
     bool row = false;
     if (!rc) {
         acc_sql_bind_text(s, key);
@@ -234,7 +234,7 @@ static acc_err run_as(struct site_store *st, bool lazy, const struct acc_sql_que
     struct acc_sql_stmt *s = NULL;
     acc_err rc = set_lazy(st, c, lazy, err);
     if (!rc && !(s = acc_sql_prepare(c, q, err)))
-        rc = ACC_ERR_STORAGE;
+        rc = acc_sql_failed(err);
     for (int i = 0; !rc && i < n; i++) {
         if (b[i].is_text)
             acc_sql_bind_text(s, b[i].text);
@@ -314,7 +314,7 @@ static acc_err count_open(struct site_store *st, const char *peer, acc_time now,
 {
     struct acc_sql_conn *c = acc_sql_main_lock(st->db);
     struct acc_sql_stmt *s = acc_sql_prepare(c, &q_count_open, err);
-    acc_err rc = s ? ACC_OK : ACC_ERR_STORAGE;
+    acc_err rc = s ? ACC_OK : acc_sql_failed(err);
     bool row = false;
     if (!rc) {
         acc_sql_bind_text(s, peer);
@@ -376,7 +376,7 @@ acc_err site_store_intents(struct site_store *st, struct site_booking **out, siz
     size_t cnt = 0, cap = 0;
     struct acc_sql_conn *c = acc_sql_main_lock(st->db);
     struct acc_sql_stmt *s = acc_sql_prepare(c, &q_intents, err);
-    acc_err rc = s ? ACC_OK : ACC_ERR_STORAGE;
+    acc_err rc = s ? ACC_OK : acc_sql_failed(err);
     bool row = false;
     while (!rc && !(rc = acc_sql_step(s, &row, "read intents", err)) && row) {
         if (cnt == cap) {

@@ -138,7 +138,7 @@ static acc_err exec_key(struct tc_store *st, const struct acc_sql_query *q, cons
 {
     struct acc_sql_conn *c = acc_sql_main_lock(st->db);
     struct acc_sql_stmt *s = acc_sql_prepare(c, q, err);
-    acc_err rc = s ? ACC_OK : ACC_ERR_STORAGE;
+    acc_err rc = s ? ACC_OK : acc_sql_failed(err);
     if (!rc) {
         if (key)
             acc_sql_bind_text(s, key);
@@ -161,7 +161,7 @@ acc_err tc_store_put(struct tc_store *st, const struct tc_prov *p, const char *l
     }
     struct acc_sql_conn *c = acc_sql_main_lock(st->db);
     struct acc_sql_stmt *s = acc_sql_prepare(c, &q_put, err);
-    acc_err rc = s ? ACC_OK : ACC_ERR_STORAGE;
+    acc_err rc = s ? ACC_OK : acc_sql_failed(err);
     if (!rc) {
         acc_sql_bind_text(s, p->key);
         acc_sql_bind_text(s, p->local_id);
@@ -240,7 +240,7 @@ acc_err tc_store_load(struct tc_store *st,
 {
     struct acc_sql_conn *c = acc_sql_main_lock(st->db);
     struct acc_sql_stmt *s = acc_sql_prepare(c, &q_load, err);
-    acc_err rc = s ? ACC_OK : ACC_ERR_STORAGE;
+    acc_err rc = s ? ACC_OK : acc_sql_failed(err);
     bool row = false;
     while (!rc && !(rc = acc_sql_step(s, &row, "read", err)) && row) {
         char *link = NULL;

@@ -112,7 +112,7 @@ static acc_err put_booking(struct acc_sql_conn *c, const struct acc_ledger_store
 {
     struct acc_sql_stmt *s = acc_sql_prepare(c, &q_put, err);
     if (!s)
-        return ACC_ERR_STORAGE;
+        return acc_sql_failed(err);
     acc_sql_bind_text(s, b->key);
     acc_sql_bind_text(s, b->resource);
     acc_sql_bind_i64(s, b->start);
@@ -128,7 +128,7 @@ static acc_err apply(struct acc_sql_conn *c, void *arg, struct acc_error *err)
     struct acc_sql_stmt *s;
     if (w->del) {
         if (!(s = acc_sql_prepare(c, &q_delete, err)))
-            return ACC_ERR_STORAGE;
+            return acc_sql_failed(err);
         acc_sql_bind_text(s, w->del);
         return acc_sql_run(s, "write", err);
     }
@@ -137,7 +137,7 @@ static acc_err apply(struct acc_sql_conn *c, void *arg, struct acc_error *err)
         rc = put_booking(c, &w->b[i], err);
     if (!rc && w->day >= 0) {
         if (!(s = acc_sql_prepare(c, &q_day_mark, err)))
-            return ACC_ERR_STORAGE;
+            return acc_sql_failed(err);
         acc_sql_bind_i64(s, w->day);
         rc = acc_sql_run(s, "write", err);
     }
@@ -152,7 +152,7 @@ static acc_err lock_resource(struct acc_sql_conn *c, const char *resource, struc
 {
     struct acc_sql_stmt *s = acc_sql_prepare(c, &q_lock, err);
     if (!s)
-        return ACC_ERR_STORAGE;
+        return acc_sql_failed(err);
     acc_sql_bind_text(s, resource);
     return acc_sql_run(s, "lock", err);
 }
@@ -190,7 +190,7 @@ static acc_err put_numbered(struct acc_ledger_store *ss, struct acc_sql_conn *c,
 {
     struct acc_sql_stmt *s = acc_sql_prepare(c, &q_put_pg, err);
     if (!s)
-        return ACC_ERR_STORAGE;
+        return acc_sql_failed(err);
     acc_sql_bind_text(s, b->key);
     acc_sql_bind_text(s, b->resource);
     acc_sql_bind_i64(s, b->start);
@@ -219,7 +219,7 @@ static acc_err cancel_numbered(struct acc_sql_conn *c, const char *key, struct a
 {
     struct acc_sql_stmt *s = acc_sql_prepare(c, &q_resource_of, err);
     if (!s)
-        return ACC_ERR_STORAGE;
+        return acc_sql_failed(err);
     acc_sql_bind_text(s, key);
     bool row = false;
     char *resource = NULL;
@@ -233,7 +233,7 @@ static acc_err cancel_numbered(struct acc_sql_conn *c, const char *key, struct a
         rc = lock_resource(c, resource, err);
     if (!rc && resource) {
         if (!(s = acc_sql_prepare(c, &q_cancel, err))) {
-            rc = ACC_ERR_STORAGE;
+            rc = acc_sql_failed(err);
         } else {
             acc_sql_bind_text(s, key);
             acc_sql_bind_text(s, resource);
@@ -255,7 +255,7 @@ static acc_err apply_numbered(struct acc_ledger_store *ss, struct acc_sql_conn *
     if (!rc && w->day >= 0) {
         struct acc_sql_stmt *s = acc_sql_prepare(c, &q_day_mark, err);
         if (!s)
-            return ACC_ERR_STORAGE;
+            return acc_sql_failed(err);
         acc_sql_bind_i64(s, w->day);
         rc = acc_sql_run(s, "write", err);
     }
@@ -351,7 +351,7 @@ acc_err acc_ledger_store_load(struct acc_ledger_store *ss,
 {
     struct acc_sql_conn *c = acc_sql_main_lock(ss->db);
     struct acc_sql_stmt *s = acc_sql_prepare(c, &q_load, err);
-    acc_err rc = s ? ACC_OK : ACC_ERR_STORAGE;
+    acc_err rc = s ? ACC_OK : acc_sql_failed(err);
     bool row = false;
     while (!rc && !(rc = acc_sql_step(s, &row, "read", err)) && row) {
         struct acc_ledger_store_booking b = {
@@ -383,7 +383,7 @@ static acc_err rows_of(struct acc_ledger_store *ss, const struct acc_sql_query *
 {
     struct acc_sql_conn *c = ss->hold ? ss->hold : acc_sql_main_lock(ss->db);
     struct acc_sql_stmt *s = acc_sql_prepare(c, q, err);
-    acc_err rc = s ? ACC_OK : ACC_ERR_STORAGE;
+    acc_err rc = s ? ACC_OK : acc_sql_failed(err);
     bool row = false;
     if (!rc) {
         acc_sql_bind_text(s, text);
@@ -472,7 +472,7 @@ acc_err acc_ledger_store_prune(struct acc_ledger_store *ss, const char *resource
     for (size_t i = 0; !rc && i < 2; i++) {
         struct acc_sql_stmt *s = acc_sql_prepare(ss->hold, q[i], err);
         if (!s)
-            return ACC_ERR_STORAGE;
+            return acc_sql_failed(err);
         acc_sql_bind_text(s, resource);
         acc_sql_bind_i64(s, before);
         rc = acc_sql_run(s, "prune", err);
@@ -485,7 +485,7 @@ acc_err acc_ledger_store_day_marked(struct acc_ledger_store *ss, int64_t day, bo
 {
     struct acc_sql_conn *c = acc_sql_main_lock(ss->db);
     struct acc_sql_stmt *s = acc_sql_prepare(c, &q_day_get, err);
-    acc_err rc = s ? ACC_OK : ACC_ERR_STORAGE;
+    acc_err rc = s ? ACC_OK : acc_sql_failed(err);
     bool row = false;
     if (!rc) {
         acc_sql_bind_i64(s, day);

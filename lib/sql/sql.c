@@ -64,6 +64,16 @@ static acc_err connect_to(struct acc_sql *db, const char *path, bool is_main,
     /* the backend's default for the main connection, a small cache else */
     o.cache_kib = is_main ? 0 : db->opt.cache_kib ? db->opt.cache_kib : CACHE_KIB_DEFAULT;
     acc_err rc = db->be->connect(&o, &c->h, err);
+    /* At open, a server that cannot be reached is the program's failure to
+     * start, told as such; later (a reader made while the server restarts)
+     * it is away for now: 503 with Retry-After. */
+    if (rc == ACC_ERR_STORAGE_AWAY && is_main) {
+        rc = ACC_ERR_STORAGE;
+        if (err) {
+            err->code = rc;
+            err->retry_after = 0;
+        }
+    }
     if (rc) {
         acc_error_prefix(err, "%s %s", db->opt.label, db->opt.path);
         acc_sql_disconnect(c);

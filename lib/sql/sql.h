@@ -195,6 +195,13 @@ struct acc_sql_query {
  * Give it back with acc_sql_done. */
 struct acc_sql_stmt *acc_sql_prepare(struct acc_sql_conn *c, const struct acc_sql_query *q,
                                      struct acc_error *err);
+/* The code of a failed acc_sql_prepare (NULL): the one it set in err
+ * (ACC_ERR_STORAGE_AWAY when the server went away while preparing, so a
+ * 503, not a 500); ACC_ERR_STORAGE when err is NULL or holds none. */
+static inline acc_err acc_sql_failed(const struct acc_error *err)
+{
+    return err && err->code != ACC_OK ? err->code : ACC_ERR_STORAGE;
+}
 /* A statement for this once (a query built for the request); free it with
  * acc_sql_finalize. */
 acc_err acc_sql_prepare_once(struct acc_sql_conn *c, const char *sql, struct acc_sql_stmt **out,

@@ -109,6 +109,8 @@ struct pg {
     bool durable;         /* synchronous_commit, set again after a reset */
     bool in_tx;           /* a BEGIN ran, and no COMMIT or ROLLBACK yet */
     bool lost;            /* the connection was lost inside that transaction */
+    bool conflict;        /* the last failure: a lock or serialization conflict */
+    bool set_up;          /* the session's settings made on this connection */
 };
 
 /* The message of the last failure, kept on p. */

@@ -20,10 +20,15 @@
  *               database; migrations are serialised across programs by an
  *               advisory lock
  *   errors      SQLSTATE 23505 (unique_violation) is SQL_DUPLICATE; a lost
- *               connection, a server going down or starting, a read-only
- *               standby are SQL_AWAY (503); a lost connection is reset at
- *               the next statement (not inside the transaction it was lost
- *               in), and statements prepared before are prepared again
+ *               connection, one that cannot be made, a server going down,
+ *               starting or full, a read-only standby, and a lock timeout,
+ *               deadlock or serialization failure are SQL_AWAY (503); a
+ *               lost connection is reset at the next statement (never
+ *               inside the transaction it was lost in), and statements
+ *               prepared before are prepared again
+ *   timeouts    lock_timeout, idle_in_transaction_session_timeout; by
+ *               default connect_timeout and TCP keepalives (the URL's own
+ *               settings win)
  *
  * This file has the connections; sql_pg_stmt.c the statements.
  *   durability  durable: synchronous_commit on (the default), else off
@@ -51,6 +56,7 @@ void pg_set_msg(struct pg *p, const char *m)
 enum sql_rc pg_rc_of(struct pg *p, const PGresult *r)
 {
     ExecStatusType st = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
+    p->conflict = false;
     if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK || st == PGRES_EMPTY_QUERY)
         return SQL_OK;
     pg_set_msg(p, r ? PQresultErrorMessage(r) : PQerrorMessage(p->conn));
@@ -64,8 +70,18 @@ enum sql_rc pg_rc_of(struct pg *p, const PGresult *r)
     if (!r && PQstatus(p->conn) == CONNECTION_OK)
         return SQL_NOMEM;
     if (PQstatus(p->conn) != CONNECTION_OK || !state || strncmp(state, "08", 2) == 0 ||
-        strncmp(state, "57P", 3) == 0 || strcmp(state, "25006") == 0)
+        strncmp(state, "57P", 3) == 0 || strcmp(state, "25006") == 0 || strcmp(state, "53300") == 0)
         return SQL_AWAY;
+    /* Another instance held the lock past lock_timeout (55P03), a deadlock
+     * (40P01), a serialization failure (40001): nothing is wrong with the
+     * database and the same request a moment later may pass, so it is a
+     * 503 with Retry-After as well.  The connection is fine: the
+     * transaction is not marked lost (a savepoint rolled back to goes on),
+     * p->conflict says so to pg_lost_check. */
+    if (strcmp(state, "55P03") == 0 || strcmp(state, "40P01") == 0 || strcmp(state, "40001") == 0) {
+        p->conflict = true;
+        return SQL_AWAY;
+    }
     return SQL_ERROR;
 }
 
@@ -75,7 +91,7 @@ enum sql_rc pg_rc_of(struct pg *p, const PGresult *r)
  * of its own makes the connection again. */
 void pg_lost_check(struct pg *p, enum sql_rc rc)
 {
-    if (rc != SQL_AWAY)
+    if (rc != SQL_AWAY || p->conflict)
         return;
     if (p->in_tx)
         p->lost = true;
@@ -91,6 +107,11 @@ static enum sql_rc pg_run(struct pg *p, const char *sql)
          rollback = strcmp(sql, "ROLLBACK") == 0;
     if (p->lost) {
         if (commit || rollback) {
+            /* a connection still up (a standby's read-only refusal, a
+             * failed write libpq has not read the end of) still has the
+             * transaction open, aborted: rolled back for real */
+            if (PQstatus(p->conn) == CONNECTION_OK && PQtransactionStatus(p->conn) != PQTRANS_IDLE)
+                PQclear(PQexec(p->conn, "ROLLBACK"));
             p->lost = p->in_tx = false;
             pg_set_msg(p, "the connection to the database server was lost in the transaction");
             return rollback ? SQL_OK : SQL_AWAY;
@@ -101,13 +122,21 @@ static enum sql_rc pg_run(struct pg *p, const char *sql)
         }
         p->lost = p->in_tx = false;
     }
-    if (!pg_alive(p))
+    if (!pg_alive(p)) {
+        if (commit || rollback) /* over either way */
+            p->in_tx = p->lost = false;
         return SQL_AWAY;
+    }
     PGresult *r = PQexec(p->conn, sql);
     enum sql_rc rc = pg_rc_of(p, r);
     if (rc == SQL_OK) {
         const char *n = PQcmdTuples(r);
         p->changes = n && *n ? strtoll(n, NULL, 10) : 0;
+    }
+    /* the COMMIT of a transaction a failed statement aborted rolls back */
+    if (rc == SQL_OK && commit && strcmp(PQcmdStatus(r), "ROLLBACK") == 0) {
+        pg_set_msg(p, "the transaction was rolled back: a statement in it failed");
+        rc = SQL_ERROR;
     }
     PQclear(r);
     if (begin && rc == SQL_OK)
@@ -118,23 +147,31 @@ static enum sql_rc pg_run(struct pg *p, const char *sql)
     return rc;
 }
 
+/* A transaction left idle this long is ended by the server (its locks let
+ * go): an instance paused (SIGSTOP, a VM paused) in the middle of one
+ * blocks the others no longer than that.  Accord's transactions do their
+ * work in the process between statements (never a call to a site or an
+ * adapter): milliseconds; three times lock_timeout leaves room for a
+ * loaded machine. */
+#define IDLE_TX_MS (3 * ACC_SQL_BUSY_MS)
+
 static enum sql_rc session_setup(struct pg *p, bool durable)
 {
-    char sql[256];
+    char sql[320];
     /* lock_timeout: SQLite's busy time; the messages in English whatever
      * the server's locale, as the rest of Accord's. */
     snprintf(sql, sizeof sql,
-             "SET lock_timeout = %d; SET synchronous_commit = %s; SET client_min_messages = "
-             "warning; SET lc_messages = 'C'",
-             ACC_SQL_BUSY_MS, durable ? "on" : "off");
+             "SET lock_timeout = %d; SET idle_in_transaction_session_timeout = %d; SET "
+             "synchronous_commit = %s; SET client_min_messages = warning; SET lc_messages = 'C'",
+             ACC_SQL_BUSY_MS, IDLE_TX_MS, durable ? "on" : "off");
     PGresult *r = PQexec(p->conn, sql);
     enum sql_rc rc = pg_rc_of(p, r);
     PQclear(r);
     if (rc != SQL_OK) { /* lc_messages needs a superuser: without it */
         snprintf(sql, sizeof sql,
-                 "SET lock_timeout = %d; SET synchronous_commit = %s; SET "
-                 "client_min_messages = warning",
-                 ACC_SQL_BUSY_MS, durable ? "on" : "off");
+                 "SET lock_timeout = %d; SET idle_in_transaction_session_timeout = %d; SET "
+                 "synchronous_commit = %s; SET client_min_messages = warning",
+                 ACC_SQL_BUSY_MS, IDLE_TX_MS, durable ? "on" : "off");
         r = PQexec(p->conn, sql);
         rc = pg_rc_of(p, r);
         PQclear(r);
@@ -144,19 +181,31 @@ static enum sql_rc session_setup(struct pg *p, bool durable)
 
 /* A connection that was lost is made again (libpq's reset: the same
  * hosts, in the same order, so a promoted standby is found).  Its session
- * settings and prepared statements went with it. */
+ * settings and prepared statements went with it.  Never inside a
+ * transaction: its statements would run on the new connection outside it
+ * (and its COMMIT "succeed" there); the transaction is lost instead, and
+ * its COMMIT fails.  A connection whose settings could not be made counts
+ * as failed until they are. */
 bool pg_alive(struct pg *p)
 {
-    if (PQstatus(p->conn) == CONNECTION_OK)
+    if (PQstatus(p->conn) == CONNECTION_OK && p->set_up)
         return true;
-    PQreset(p->conn);
     if (PQstatus(p->conn) != CONNECTION_OK) {
-        pg_set_msg(p, PQerrorMessage(p->conn));
-        return false;
+        if (p->in_tx) {
+            p->lost = true;
+            pg_set_msg(p, "the connection to the database server was lost in the transaction");
+            return false;
+        }
+        PQreset(p->conn);
+        if (PQstatus(p->conn) != CONNECTION_OK) {
+            pg_set_msg(p, PQerrorMessage(p->conn));
+            return false;
+        }
+        p->gen++;
+        acc_log_info("database: connection to PostgreSQL made again");
     }
-    p->gen++;
-    acc_log_info("database: connection to PostgreSQL made again");
-    return session_setup(p, p->durable) == SQL_OK;
+    p->set_up = session_setup(p, p->durable) == SQL_OK;
+    return p->set_up;
 }
 
 /* A search_path that names a schema not made yet (a ledger's own,
@@ -194,6 +243,22 @@ void pg_disconnect(void *h)
     free(p);
 }
 
+/* A connection to url, with defaults the URL's own settings override (its
+ * keywords come after them: libpq keeps the last value of each): a host
+ * that does not answer is given up after connect_timeout seconds (each of
+ * several hosts, and at a reset), and a peer gone silent (a host down, a
+ * cable pulled, a failover) is noticed by TCP's keepalives and its
+ * user timeout within about 20 s rather than the kernel's 2 hours or 15
+ * minutes.  A Unix socket ignores the TCP ones. */
+static PGconn *connect_url(const char *url)
+{
+    static const char *const keys[] = {
+        "connect_timeout",  "keepalives",       "keepalives_idle", "keepalives_interval",
+        "keepalives_count", "tcp_user_timeout", "dbname",          NULL};
+    const char *const vals[] = {"5", "1", "10", "5", "3", "20000", url, NULL};
+    return PQconnectdbParams(keys, vals, 1);
+}
+
 acc_err pg_connect(const struct acc_sql_options *opt, void **h, struct acc_error *why)
 {
     struct pg *p = calloc(1, sizeof *p);
@@ -202,20 +267,33 @@ acc_err pg_connect(const struct acc_sql_options *opt, void **h, struct acc_error
     p->gen = 1;
     p->durable = opt->durable;
     snprintf(p->label, sizeof p->label, "%s", opt->label ? opt->label : "database");
-    p->conn = PQconnectdb(opt->path);
-    if (!p->conn || PQstatus(p->conn) != CONNECTION_OK) {
-        acc_error_set(why, ACC_ERR_STORAGE, "cannot connect: %s",
-                      p->conn ? PQerrorMessage(p->conn) : "out of memory");
-        size_t n = strlen(why->msg);
-        while (n && why->msg[n - 1] == '\n')
-            why->msg[--n] = '\0';
+    p->conn = connect_url(opt->path);
+    if (!p->conn) {
         pg_disconnect(p);
-        return ACC_ERR_STORAGE;
+        return acc_error_set(why, ACC_ERR_NOMEM, "out of memory");
     }
-    if (session_setup(p, opt->durable) != SQL_OK || ensure_schema(p) != SQL_OK) {
-        acc_error_set(why, ACC_ERR_STORAGE, "%s", p->msg);
+    /* The server down, starting, full (too_many_connections) or not
+     * answering: a retry may succeed, so 503 with Retry-After (a reader
+     * made while the server restarts), never a 500. */
+    enum sql_rc rc = SQL_AWAY;
+    char msg[sizeof p->msg + 16];
+    if (PQstatus(p->conn) != CONNECTION_OK)
+        pg_set_msg(p, PQerrorMessage(p->conn));
+    else if ((rc = session_setup(p, opt->durable)) == SQL_OK) {
+        p->set_up = true;
+        rc = ensure_schema(p);
+    }
+    if (rc != SQL_OK) {
+        acc_err code = rc == SQL_AWAY    ? ACC_ERR_STORAGE_AWAY
+                       : rc == SQL_NOMEM ? ACC_ERR_NOMEM
+                                         : ACC_ERR_STORAGE;
+        snprintf(msg, sizeof msg, "%s%s",
+                 PQstatus(p->conn) != CONNECTION_OK ? "cannot connect: " : "", p->msg);
+        acc_error_set(why, code, "%s", msg);
+        if (rc == SQL_AWAY && why)
+            why->retry_after = SQL_RETRY_AFTER;
         pg_disconnect(p);
-        return ACC_ERR_STORAGE;
+        return code;
     }
     *h = p;
     return ACC_OK;

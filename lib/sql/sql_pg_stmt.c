@@ -116,7 +116,9 @@ static void pg_finalize(void *h)
         PQtransactionStatus(s->p->conn) != PQTRANS_INERROR) {
         char sql[48];
         snprintf(sql, sizeof sql, "DEALLOCATE %s", s->name);
-        PQclear(PQexec(s->p->conn, sql));
+        PGresult *r = PQexec(s->p->conn, sql);
+        pg_lost_check(s->p, pg_rc_of(s->p, r));
+        PQclear(r);
     }
     free(s->sql);
     free(s->types);
@@ -156,6 +158,7 @@ static enum sql_rc server_prepare(struct pg_stmt *s)
         s->gen = p->gen;
     }
     PQclear(r);
+    pg_lost_check(p, rc);
     return rc;
 }
 
