@@ -17,6 +17,7 @@ BUILD=${1:?usage: test_pg_failover.sh BUILD_DIR}
 HERE=$(cd "$(dirname "$0")" && pwd)
 BIN=/usr/lib/postgresql/15/bin
 OFFERS=${OFFERS:-300}
+LEASE=6
 CLIENTS=${CLIENTS:-16}
 T=$(mktemp -d /tmp/accord-pg-fo-XXXXXX)
 chmod 755 "$T"
@@ -55,7 +56,7 @@ listen = 127.0.0.1:0
 
 [database]
 url = $URL
-lease = PT6S
+lease = PT${LEASE}S
 
 [signing]
 key = $T/sign.key
@@ -127,7 +128,9 @@ seq "$OFFERS" | xargs -P "$CLIENTS" -I{} bash -c 'send {}' &
 LOAD=$!
 for _ in $(seq 300); do [ "$(ls "$T" | grep -c '^c')" -ge $((OFFERS / 3)) ] && break; sleep 0.1; done
 as "$BIN/pg_ctl" -D "$D/data" -m immediate -w stop >/dev/null || fail "cannot stop the primary"
-sleep 1
+# Longer than the lease: when the database is back, every instance looks
+# dead by its row; the new leader must not end the others' work for that.
+sleep $((LEASE + 2))
 as "$BIN/pg_ctl" -D "$D/standby" -w promote >/dev/null || fail "cannot promote the standby"
 echo "failed over after $(ls "$T" | grep -c '^c') answers"
 wait "$LOAD"
@@ -143,6 +146,13 @@ if [ "$bad" != 0 ]; then
     fail "answers neither 2xx, 409 nor a retryable 503: $all"
 fi
 grep -q 503 "$T"/all* || echo "note: no client saw the switch"
+# A 409 is a refusal for want of room, nothing else (not a negotiation
+# ended by another instance that took this one for dead).
+for c in "$T"/c*; do
+    grep -qx 409 "$c" || continue
+    r=$T/r${c##*/c}
+    grep -q -E 'NoCommonSlot|ResourceBusy' "$r" || fail "a 409 that is not for want of room: $(head -c 600 "$r")"
+done
 left=$(cat "$T"/c* | grep -c 503)
 [ "$left" = 0 ] || fail "$left clients still get 503 after a minute: the instances did not reconnect"
 
