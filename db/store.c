@@ -73,6 +73,7 @@ acc_err acc_store_open(const struct acc_store_options *opt, struct acc_store **o
     struct acc_store *st = calloc(1, sizeof *st);
     if (!st)
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    pthread_mutex_init(&st->beat_lock, NULL);
     const struct acc_sql_options sql = {
         .path = opt->path,
         .label = "database",
@@ -107,6 +108,9 @@ void acc_store_close(struct acc_store *st)
     if (!st)
         return;
     acc_sql_writer_stop(st->writer);
+    if (st->beat)
+        acc_sql_disconnect(st->beat);
+    pthread_mutex_destroy(&st->beat_lock);
     acc_sql_close(st->db);
     free(st);
 }

@@ -26,8 +26,10 @@ static const struct acc_sql_query
     agr_state = {S_AGR_STATE, "SELECT state FROM agreement WHERE id = ?"},
     /* PostgreSQL: the row stays locked to the transaction's end, so that a
      * write checked against this state is not overtaken by another
-     * instance's (READ COMMITTED would let the second overwrite the first) */
-    agr_state_pg = {S_AGR_STATE, "SELECT state FROM agreement WHERE id = ? FOR UPDATE"},
+     * instance's (READ COMMITTED would let the second overwrite the
+     * first); FOR NO KEY UPDATE does not wait for the inserts of rows that
+     * refer to it */
+    agr_state_pg = {S_AGR_STATE, "SELECT state FROM agreement WHERE id = ? FOR NO KEY UPDATE"},
     agr_settle = {S_AGR_SETTLE,
                   "UPDATE agreement SET state = ?, updated = ?, start_time = ?, end_time = ?, "
                   "rounds = ?, rollbacks = ?, fault_code = ?, reason = ?, signature = ? "

@@ -80,13 +80,26 @@ static acc_err beat_job(struct acc_sql_conn *c, void *arg, struct acc_error *err
     return acc_sql_run(s, "instance", err);
 }
 
+/* Runs job on the beat's connection (made at its first use, made again by
+ * the SQL layer after a loss), outside any transaction. */
+static acc_err on_beat_conn(struct acc_store *st,
+                            acc_err (*job)(struct acc_sql_conn *, void *, struct acc_error *),
+                            void *arg, struct acc_error *err)
+{
+    pthread_mutex_lock(&st->beat_lock);
+    acc_err rc = st->beat ? ACC_OK : acc_sql_connect(st->db, &st->beat, err);
+    if (!rc)
+        rc = job(st->beat, arg, err);
+    pthread_mutex_unlock(&st->beat_lock);
+    return rc;
+}
+
 acc_err acc_store_instance_beat(struct acc_store *st, const char *host, int64_t pid,
                                 acc_time started, acc_time now, acc_time forget_before,
                                 struct acc_error *err)
 {
-    static const struct store_op op = {{beat_job, NULL}, NULL};
     struct beat_arg x = {st->instance, host, pid, started, now, forget_before};
-    return store_write(st, &op, &x, 0, err);
+    return on_beat_conn(st, beat_job, &x, err);
 }
 
 /* ------------------------------------------------------------------ lease */
@@ -123,9 +136,8 @@ static acc_err lease_job(struct acc_sql_conn *c, void *arg, struct acc_error *er
 acc_err acc_store_lease(struct acc_store *st, const char *name, acc_time now, int64_t seconds,
                         bool *held, struct acc_error *err)
 {
-    static const struct store_op op = {{lease_job, NULL}, NULL};
     struct lease_arg x = {name, st->instance, now, now + seconds, false};
-    acc_err rc = store_write(st, &op, &x, 0, err);
+    acc_err rc = on_beat_conn(st, lease_job, &x, err);
     *held = !rc && x.held;
     return rc;
 }

@@ -22,6 +22,7 @@
 #ifndef ACC_STORE_INTERNAL_H
 #define ACC_STORE_INTERNAL_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -115,6 +116,11 @@ struct acc_store {
     struct acc_sql *db;
     struct acc_sql_writer *writer;
     char instance[ACC_ID_LEN + 1]; /* this accordd's, on a shared database ("": none) */
+    /* The beat's connection (several instances): its row and the lease are
+     * written there, each statement on its own (autocommit), never behind
+     * the writer's batches nor holding the lease row for one. */
+    struct acc_sql_conn *beat;
+    pthread_mutex_t beat_lock;
 };
 
 /* The one write primitive: runs op->run(arg) in the writer's next group

@@ -22,7 +22,8 @@
 static const struct acc_sql_query
     quote_state = {S_QUOTE_STATE, "SELECT state, agreement FROM quote WHERE id = ?"},
     /* PostgreSQL: locked to the transaction's end (store_agreement.c) */
-    quote_state_pg = {S_QUOTE_STATE, "SELECT state, agreement FROM quote WHERE id = ? FOR UPDATE"},
+    quote_state_pg = {S_QUOTE_STATE,
+                      "SELECT state, agreement FROM quote WHERE id = ? FOR NO KEY UPDATE"},
     quote_put = {S_QUOTE_PUT, "INSERT INTO quote (" QUOTE_COLUMNS ", instance) "
                               "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
                               "ON CONFLICT(id) DO UPDATE SET initiator = excluded.initiator, "

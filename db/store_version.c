@@ -12,8 +12,9 @@
 static const struct acc_sql_query
     ver_state = {S_VER_STATE, "SELECT state, version, modifying FROM agreement WHERE id = ?"},
     /* PostgreSQL: locked to the transaction's end (store_agreement.c) */
-    ver_state_pg = {S_VER_STATE,
-                    "SELECT state, version, modifying FROM agreement WHERE id = ? FOR UPDATE"},
+    ver_state_pg =
+        {S_VER_STATE,
+         "SELECT state, version, modifying FROM agreement WHERE id = ? FOR NO KEY UPDATE"},
     /* the mark names the instance that modifies (several instances: the
      * leader clears the marks of dead ones, acc_store_modify_orphans) */
     ver_flag =

@@ -106,12 +106,14 @@ static enum sql_rc pg_run(struct pg *p, const char *sql)
     bool begin = strncmp(sql, "BEGIN", 5) == 0, commit = strcmp(sql, "COMMIT") == 0,
          rollback = strcmp(sql, "ROLLBACK") == 0;
     if (p->lost) {
+        /* a connection still up (a standby's read-only refusal, a failed
+         * write libpq has not read the end of) still has the transaction
+         * open, aborted: rolled back for real at its end, or before a new
+         * one begins */
+        if ((commit || rollback || begin) && PQstatus(p->conn) == CONNECTION_OK &&
+            PQtransactionStatus(p->conn) != PQTRANS_IDLE)
+            PQclear(PQexec(p->conn, "ROLLBACK"));
         if (commit || rollback) {
-            /* a connection still up (a standby's read-only refusal, a
-             * failed write libpq has not read the end of) still has the
-             * transaction open, aborted: rolled back for real */
-            if (PQstatus(p->conn) == CONNECTION_OK && PQtransactionStatus(p->conn) != PQTRANS_IDLE)
-                PQclear(PQexec(p->conn, "ROLLBACK"));
             p->lost = p->in_tx = false;
             pg_set_msg(p, "the connection to the database server was lost in the transaction");
             return rollback ? SQL_OK : SQL_AWAY;

@@ -238,7 +238,7 @@ acc_err svc_recover(struct acc_service *svc, struct acc_error *err)
 void *svc_housekeeping_main(void *arg)
 {
     struct acc_service *svc = arg;
-    if (atomic_load(&svc->leader))
+    if (svc_instance_leads(svc))
         svc_provision_retry(svc); /* what recovery queued */
     pthread_mutex_lock(&svc->lock);
     while (!atomic_load(&svc->stopping)) {
@@ -252,7 +252,7 @@ void *svc_housekeeping_main(void *arg)
         /* shared: the beat first; what must happen once, by the leader */
         svc_instance_duties(svc);
         svc_instance_recover(svc);
-        if (atomic_load(&svc->leader))
+        if (svc_instance_leads(svc))
             housekeeping_pass(svc);
         /* Each instance retries the provisioning that failed on it; the
          * leader took over a dead one's when it began to lead. */

@@ -24,6 +24,7 @@
 
 #include "../../lib/common/id.h"
 #include "../../lib/common/log.h"
+#include "../../lib/common/timefmt.h"
 #include "internal.h"
 
 #define DAY 86400
@@ -114,19 +115,28 @@ void svc_instance_beat(struct acc_service *svc)
     if (gethostname(host, sizeof host - 1) != 0)
         host[0] = '\0';
     acc_time now = acc_now();
+    int64_t t0 = acc_mono_us();
     bool was = atomic_load(&svc->leader), held = false;
     struct acc_error err;
     if (acc_store_instance_beat(svc->store, host, (int64_t)getpid(), svc->started, now,
                                 was ? now - DAY : 0, &err) ||
         acc_store_lease(svc->store, "leader", now, svc_instance_dead_after(svc), &held, &err)) {
-        /* the database is away: lead no more (another may take over), and
-         * judge nobody until every instance could renew its row again */
+        /* lead no more (another may take over); the database away: judge
+         * nobody until every instance could renew its row again */
         acc_log_warn("instances: %s", err.msg);
         held = false;
+        if (err.code == ACC_ERR_STORAGE_AWAY)
+            atomic_store(&svc->reached_since, 0);
+    } else if (acc_mono_us() - t0 > svc_instance_period(svc) * 1000000) {
+        /* as good as away: the others' rows may have waited as long */
+        acc_log_warn("instances: the beat took %lld ms", (long long)(acc_mono_us() - t0) / 1000);
         atomic_store(&svc->reached_since, 0);
     } else if (!atomic_load(&svc->reached_since)) {
         atomic_store(&svc->reached_since, now);
     }
+    /* held from now for dead_after: past that (a later beat stuck), this
+     * instance no longer counts itself the leader */
+    atomic_store(&svc->lease_until, held ? now + svc_instance_dead_after(svc) : 0);
     atomic_store(&svc->leader, held);
     if (held != was)
         acc_log_info("instance %s %s", svc->instance,
@@ -135,12 +145,19 @@ void svc_instance_beat(struct acc_service *svc)
         atomic_store(&svc->new_leader, true);
 }
 
+bool svc_instance_leads(struct acc_service *svc)
+{
+    if (!svc->shared)
+        return true;
+    return atomic_load(&svc->leader) && acc_now() < atomic_load(&svc->lease_until);
+}
+
 bool svc_instance_may_judge(struct acc_service *svc)
 {
     if (!svc->shared)
         return true;
     acc_time since = atomic_load(&svc->reached_since);
-    return atomic_load(&svc->leader) && since &&
+    return svc_instance_leads(svc) && since &&
            acc_now() - since >= svc_instance_dead_after(svc) + svc_instance_period(svc);
 }
 
@@ -163,15 +180,14 @@ void *svc_instance_main(void *arg)
     struct acc_service *svc = arg;
     pthread_mutex_lock(&svc->lock);
     while (!atomic_load(&svc->stopping)) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_sec += svc_instance_period(svc);
-        pthread_cond_timedwait(&svc->wake, &svc->lock, &ts);
-        if (atomic_load(&svc->stopping))
-            break;
         pthread_mutex_unlock(&svc->lock);
         svc_instance_beat(svc);
         pthread_mutex_lock(&svc->lock);
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += svc_instance_period(svc);
+        if (!atomic_load(&svc->stopping))
+            pthread_cond_timedwait(&svc->wake, &svc->lock, &ts);
     }
     pthread_mutex_unlock(&svc->lock);
     return NULL;

@@ -138,6 +138,7 @@ struct acc_service {
     atomic_bool leader;         /* holds the lease 'leader' (always, on a file) */
     atomic_bool new_leader;     /* became the leader: its first duties to do */
     atomic_llong reached_since; /* the database reached at every beat since (0: not now) */
+    atomic_llong lease_until;   /* the lease held until then at most (its last renewal) */
     pthread_t beater;           /* the beat, in a thread of its own */
     bool beater_started;
 
@@ -329,6 +330,9 @@ void svc_instance_duties(struct acc_service *svc);
  * reached the database for longer than an instance may go unseen (after
  * an outage every instance needs that long to renew its row). */
 bool svc_instance_may_judge(struct acc_service *svc);
+/* Whether this instance leads now: it holds the lease and its last renewal
+ * has not run out (always on a file). */
+bool svc_instance_leads(struct acc_service *svc);
 /* The leader ends the negotiations of dead instances. */
 void svc_instance_recover(struct acc_service *svc);
 /* Seconds between two beats (and housekeeping passes). */

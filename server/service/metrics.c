@@ -135,7 +135,7 @@ void acc_service_metrics(struct acc_service *svc, struct acc_buf *out)
     adapters(svc, out);
     metric(out, "accord_leader", "gauge",
            "1 while this accordd leads the duties that run once (always on a database file).");
-    acc_buf_printf(out, "accord_leader %d\n", atomic_load(&svc->leader) ? 1 : 0);
+    acc_buf_printf(out, "accord_leader %d\n", svc_instance_leads(svc) ? 1 : 0);
     metric(out, "accord_build_info", "gauge", "The running build: its version.");
     acc_buf_printf(out, "accord_build_info{version=\"%s\"} 1\n", ACCORD_VERSION);
 }

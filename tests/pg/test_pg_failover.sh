@@ -153,6 +153,10 @@ for c in "$T"/c*; do
     r=$T/r${c##*/c}
     grep -q -E 'NoCommonSlot|ResourceBusy' "$r" || fail "a 409 that is not for want of room: $(head -c 600 "$r")"
 done
+# No instance died: none may have been taken for dead when the database
+# came back (every row was old then).
+judged=$(grep -h -E "of instances that stopped" "$T"/a?.log | head -3)
+[ -z "$judged" ] || fail "a live instance was taken for dead after the outage: $judged"
 left=$(cat "$T"/c* | grep -c 503)
 [ "$left" = 0 ] || fail "$left clients still get 503 after a minute: the instances did not reconnect"
 
