@@ -15,6 +15,7 @@
  * does before the router sees it.  Every request must be answered with a
  * status between 200 and 599 and, for errors, a body. */
 #include <stdint.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,12 +43,17 @@ static void cleanup(void)
     acc_service_close(svc);
     acc_xml_cleanup();
     acc_config_release(&cfg);
-    static const char *const files[] = {"", "-wal", "-shm", "-journal"};
-    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
-        char p[sizeof db + 16];
-        snprintf(p, sizeof p, "%s%s", db, files[i]);
-        unlink(p);
+    /* the database, its -wal and -shm, and the simulated sites' calendars
+     * beside it: everything in the directory */
+    DIR *d = opendir(dir);
+    for (struct dirent *e; d && (e = readdir(d));) {
+        char p[sizeof dir + 300];
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0 &&
+            snprintf(p, sizeof p, "%s/%s", dir, e->d_name) < (int)sizeof p)
+            unlink(p);
     }
+    if (d)
+        closedir(d);
     rmdir(dir);
 }
 
