@@ -345,6 +345,22 @@ void acc_ledger_store_forget(struct acc_ledger_store *ss, struct acc_sql_ticket 
 
 /* ------------------------------------------------------------------ reads */
 
+/* The booking of the row s is on (the columns of q_load and the queries
+ * like it); its texts are s's until the next step. */
+static struct acc_ledger_store_booking booking_of(struct acc_sql_stmt *s)
+{
+    return (struct acc_ledger_store_booking){
+        .key = acc_sql_col_text(s, 0),
+        .resource = acc_sql_col_text(s, 1),
+        .start = acc_sql_col_i64(s, 2),
+        .end = acc_sql_col_i64(s, 3),
+        .amount = acc_sql_col_i64(s, 4),
+        .owner = acc_sql_col_text(s, 5),
+        .change = acc_sql_col_i64(s, 6),
+        .cancelled = acc_sql_col_i64(s, 7) != 0,
+    };
+}
+
 acc_err acc_ledger_store_load(struct acc_ledger_store *ss,
                               acc_err (*fn)(void *ctx, const struct acc_ledger_store_booking *b),
                               void *ctx, struct acc_error *err)
@@ -354,16 +370,7 @@ acc_err acc_ledger_store_load(struct acc_ledger_store *ss,
     acc_err rc = s ? ACC_OK : acc_sql_failed(err);
     bool row = false;
     while (!rc && !(rc = acc_sql_step(s, &row, "read", err)) && row) {
-        struct acc_ledger_store_booking b = {
-            .key = acc_sql_col_text(s, 0),
-            .resource = acc_sql_col_text(s, 1),
-            .start = acc_sql_col_i64(s, 2),
-            .end = acc_sql_col_i64(s, 3),
-            .amount = acc_sql_col_i64(s, 4),
-            .owner = acc_sql_col_text(s, 5),
-            .change = acc_sql_col_i64(s, 6),
-            .cancelled = acc_sql_col_i64(s, 7) != 0,
-        };
+        struct acc_ledger_store_booking b = booking_of(s);
         if (!b.key || !b.resource)
             continue;
         if ((rc = fn(ctx, &b)))
@@ -396,16 +403,7 @@ static acc_err rows_of(struct acc_ledger_store *ss, const struct acc_sql_query *
         rc = acc_sql_bound(s, "read", err);
     }
     while (!rc && !(rc = acc_sql_step(s, &row, "read", err)) && row) {
-        struct acc_ledger_store_booking b = {
-            .key = acc_sql_col_text(s, 0),
-            .resource = acc_sql_col_text(s, 1),
-            .start = acc_sql_col_i64(s, 2),
-            .end = acc_sql_col_i64(s, 3),
-            .amount = acc_sql_col_i64(s, 4),
-            .owner = acc_sql_col_text(s, 5),
-            .change = acc_sql_col_i64(s, 6),
-            .cancelled = acc_sql_col_i64(s, 7) != 0,
-        };
+        struct acc_ledger_store_booking b = booking_of(s);
         if (b.key && b.resource && (rc = fn(ctx, &b)))
             acc_error_set(err, rc, "calendar %s: reading failed", acc_sql_path(ss->db));
     }
