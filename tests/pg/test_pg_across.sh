@@ -26,7 +26,7 @@ ATIMEOUT=3  # adapter_timeout
 T=$(mktemp -d /tmp/accord-pg-across-XXXXXX)
 DB=across_$$
 URL=$(echo "$BASE" | sed "s|/accord?|/$DB?|")
-PIDS=()
+. "$(dirname "$0")/instances.sh"
 fail() {
     echo "FAIL: $*" >&2
     for f in "$T"/a?.log; do [ -f "$f" ] && { echo "--- $f" >&2; tail -20 "$f" >&2; }; done
@@ -43,9 +43,7 @@ trap 'exit 1' INT TERM
 q() { psql "$URL" -At -c "$1"; }
 
 psql "$BASE" -q -c "CREATE DATABASE $DB" || fail "cannot make database $DB"
-openssl req -x509 -newkey rsa:2048 -nodes -keyout "$T/sign.key" -out "$T/sign.crt" \
-    -subj "/CN=Accord test" -days 2 2>/dev/null || fail "openssl"
-chmod 600 "$T/sign.key"
+pg_signing_pair
 cat >"$T/accord.ini" <<CONF
 [server]
 listen = 127.0.0.1:0
@@ -81,34 +79,18 @@ capacity = 1000
 network = wan
 CONF
 
-start() { # start N: instance N; its URL into $T/urlN
-    "$BUILD/accordd" --config "$T/accord.ini" >"$T/a$1.log" 2>&1 &
-    PIDS[$1]=$!
-    for _ in $(seq 100); do
-        port=$(sed -n 's|.*listening on http://127.0.0.1:\([0-9]*\).*|\1|p' "$T/a$1.log" 2>/dev/null)
-        [ -n "$port" ] && { echo "http://127.0.0.1:$port" >"$T/url$1"; return 0; }
-        kill -0 "${PIDS[$1]}" 2>/dev/null || break
-        sleep 0.1
-    done
-    cat "$T/a$1.log" >&2
-    fail "instance $1 did not start"
-}
 # L first, so that it leads; A and C do not.
 L=1 A=2 C=3
-start $L
+pg_start $L
 for _ in $(seq 100); do grep -q " leads" "$T/a$L.log" && break; sleep 0.1; done
 grep -q " leads" "$T/a$L.log" || fail "instance $L does not lead"
-start $A
-start $C
+pg_start $A
+pg_start $C
 u() { cat "$T/url$1"; }
 echo "L $(u $L) (leads), A $(u $A), C $(u $C)"
 
 # offer NAME NODES_A NODES_B MBITS
-offer() {
-    cat <<XML
-<wsag:AgreementOffer xmlns:wsag="http://schemas.ggf.org/graap/2007/03/ws-agreement" xmlns:co="urn:accord:coalloc:1"><wsag:Name>$1</wsag:Name><wsag:Context><wsag:AgreementInitiator>u</wsag:AgreementInitiator><wsag:ServiceProvider>AgreementResponder</wsag:ServiceProvider></wsag:Context><wsag:Terms><wsag:All><wsag:ServiceDescriptionTerm wsag:Name="s" wsag:ServiceName="m"><co:Schedule><co:Duration>PT1H</co:Duration></co:Schedule></wsag:ServiceDescriptionTerm><wsag:ServiceDescriptionTerm wsag:Name="a" wsag:ServiceName="m"><co:Component><co:Site>sa</co:Site><co:Nodes>$2</co:Nodes></co:Component></wsag:ServiceDescriptionTerm><wsag:ServiceDescriptionTerm wsag:Name="b" wsag:ServiceName="m"><co:Component><co:Site>sb</co:Site><co:Nodes>$3</co:Nodes></co:Component></wsag:ServiceDescriptionTerm><wsag:ServiceDescriptionTerm wsag:Name="l" wsag:ServiceName="m"><co:Link><co:Between>a</co:Between><co:And>b</co:And><co:Bandwidth>$4</co:Bandwidth></co:Link></wsag:ServiceDescriptionTerm></wsag:All></wsag:Terms></wsag:AgreementOffer>
-XML
-}
+offer() { pg_offer "$1" u "$2" "$3" "$4"; }
 # post N PATH FILE [curl options]: the body into $T/body, the status printed
 post() {
     local n=$1 path=$2 file=$3

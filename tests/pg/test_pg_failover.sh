@@ -22,7 +22,7 @@ CLIENTS=${CLIENTS:-16}
 T=$(mktemp -d /tmp/accord-pg-fo-XXXXXX)
 chmod 755 "$T"
 export PG_TEST_DIR=$T/pg PG_TEST_PORT=15432
-PIDS=()
+. "$(dirname "$0")/instances.sh"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 cleanup() {
     for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
@@ -47,9 +47,7 @@ psql "postgresql:///postgres?host=$D&port=15432&user=accord" -q \
 URL="postgresql:///accord?host=$D,$D&port=15432,15433&user=accord&target_session_attrs=read-write&connect_timeout=2"
 q() { psql "$URL" -At -c "$1"; }
 
-openssl req -x509 -newkey rsa:2048 -nodes -keyout "$T/sign.key" -out "$T/sign.crt" \
-    -subj "/CN=Accord test" -days 2 2>/dev/null || fail "openssl"
-chmod 600 "$T/sign.key"
+pg_signing_pair
 cat >"$T/accord.ini" <<CONF
 [server]
 listen = 127.0.0.1:0
@@ -85,25 +83,10 @@ sites = sa sb
 capacity = 1000
 network = wan
 CONF
-start() {
-    "$BUILD/accordd" --config "$T/accord.ini" >"$T/a$1.log" 2>&1 &
-    PIDS[$1]=$!
-    for _ in $(seq 100); do
-        port=$(sed -n 's|.*listening on http://127.0.0.1:\([0-9]*\).*|\1|p' "$T/a$1.log" 2>/dev/null)
-        [ -n "$port" ] && { echo "$port" >"$T/port$1"; return 0; }
-        sleep 0.1
-    done
-    cat "$T/a$1.log" >&2
-    fail "instance $1 did not start"
-}
-start 1
-start 2
+pg_start 1
+pg_start 2
 
-offer() {
-    cat <<XML
-<wsag:AgreementOffer xmlns:wsag="http://schemas.ggf.org/graap/2007/03/ws-agreement" xmlns:co="urn:accord:coalloc:1"><wsag:Name>o$1</wsag:Name><wsag:Context><wsag:AgreementInitiator>u$(($1 % 8))</wsag:AgreementInitiator><wsag:ServiceProvider>AgreementResponder</wsag:ServiceProvider></wsag:Context><wsag:Terms><wsag:All><wsag:ServiceDescriptionTerm wsag:Name="s" wsag:ServiceName="m"><co:Schedule><co:Duration>PT1H</co:Duration></co:Schedule></wsag:ServiceDescriptionTerm><wsag:ServiceDescriptionTerm wsag:Name="a" wsag:ServiceName="m"><co:Component><co:Site>sa</co:Site><co:Nodes>4</co:Nodes></co:Component></wsag:ServiceDescriptionTerm><wsag:ServiceDescriptionTerm wsag:Name="b" wsag:ServiceName="m"><co:Component><co:Site>sb</co:Site><co:Nodes>4</co:Nodes></co:Component></wsag:ServiceDescriptionTerm><wsag:ServiceDescriptionTerm wsag:Name="l" wsag:ServiceName="m"><co:Link><co:Between>a</co:Between><co:And>b</co:And><co:Bandwidth>300</co:Bandwidth></co:Link></wsag:ServiceDescriptionTerm></wsag:All></wsag:Terms></wsag:AgreementOffer>
-XML
-}
+offer() { pg_offer "o$1" "u$(($1 % 8))" 4 4 300; }
 # A client: its offer to instance (i mod 2)+1; a 503 is retried (with the
 # same Idempotency-Key) after its Retry-After, for up to a minute.
 send() {
@@ -122,7 +105,7 @@ send() {
     echo "$code" >"$T/c$i"
     rm -f "$T/o$i.xml"
 }
-export -f offer send
+export -f offer pg_offer send
 export T
 seq "$OFFERS" | xargs -P "$CLIENTS" -I{} bash -c 'send {}' &
 LOAD=$!

@@ -20,7 +20,7 @@ LEASE=6
 T=$(mktemp -d /tmp/accord-pg-inst-XXXXXX)
 DB=inst_$$
 URL=$(echo "$BASE" | sed "s|/accord?|/$DB?|")
-PIDS=()
+. "$(dirname "$0")/instances.sh"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 cleanup() {
     for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
@@ -32,9 +32,7 @@ trap cleanup EXIT
 q() { psql "$URL" -At -c "$1"; }
 
 psql "$BASE" -q -c "CREATE DATABASE $DB" || fail "cannot make database $DB"
-openssl req -x509 -newkey rsa:2048 -nodes -keyout "$T/sign.key" -out "$T/sign.crt" \
-    -subj "/CN=Accord test" -days 2 2>/dev/null || fail "openssl"
-chmod 600 "$T/sign.key"
+pg_signing_pair
 cat >"$T/accord.ini" <<CONF
 [server]
 listen = 127.0.0.1:0
@@ -71,21 +69,9 @@ capacity = 1000
 network = wan
 CONF
 
-start() { # start N: instance N; its port into $T/portN
-    "$BUILD/accordd" --config "$T/accord.ini" >"$T/a$1.log" 2>&1 &
-    PIDS[$1]=$!
-    for _ in $(seq 100); do
-        port=$(sed -n 's|.*listening on http://127.0.0.1:\([0-9]*\).*|\1|p' "$T/a$1.log" 2>/dev/null)
-        [ -n "$port" ] && { echo "$port" >"$T/port$1"; return 0; }
-        kill -0 "${PIDS[$1]}" 2>/dev/null || break
-        sleep 0.1
-    done
-    cat "$T/a$1.log" >&2
-    fail "instance $1 did not start"
-}
-start 1
-start 2
-start 3
+pg_start 1
+pg_start 2
+pg_start 3
 for i in $(seq 100); do grep -q " leads" "$T"/a?.log && break; sleep 0.1; done
 LEADER=$(grep -l " leads" "$T"/a?.log | head -1 | sed 's|.*/a\([0-9]\)\.log|\1|')
 [ -n "$LEADER" ] || fail "no instance leads"
@@ -100,12 +86,8 @@ leaders() {
 
 # Offer i: 4 nodes on each site and 300 Mbit/s between them for an hour,
 # within the next day: at most 4 at a time fit the nodes, 3 the link.
-offer() {
-    cat <<XML
-<wsag:AgreementOffer xmlns:wsag="http://schemas.ggf.org/graap/2007/03/ws-agreement" xmlns:co="urn:accord:coalloc:1"><wsag:Name>o$1</wsag:Name><wsag:Context><wsag:AgreementInitiator>u$(($1 % 8))</wsag:AgreementInitiator><wsag:ServiceProvider>AgreementResponder</wsag:ServiceProvider></wsag:Context><wsag:Terms><wsag:All><wsag:ServiceDescriptionTerm wsag:Name="s" wsag:ServiceName="m"><co:Schedule><co:Duration>PT1H</co:Duration></co:Schedule></wsag:ServiceDescriptionTerm><wsag:ServiceDescriptionTerm wsag:Name="a" wsag:ServiceName="m"><co:Component><co:Site>sa</co:Site><co:Nodes>4</co:Nodes></co:Component></wsag:ServiceDescriptionTerm><wsag:ServiceDescriptionTerm wsag:Name="b" wsag:ServiceName="m"><co:Component><co:Site>sb</co:Site><co:Nodes>4</co:Nodes></co:Component></wsag:ServiceDescriptionTerm><wsag:ServiceDescriptionTerm wsag:Name="l" wsag:ServiceName="m"><co:Link><co:Between>a</co:Between><co:And>b</co:And><co:Bandwidth>300</co:Bandwidth></co:Link></wsag:ServiceDescriptionTerm></wsag:All></wsag:Terms></wsag:AgreementOffer>
-XML
-}
-export -f offer
+offer() { pg_offer "o$1" "u$(($1 % 8))" 4 4 300; }
+export -f offer pg_offer
 export T
 # One client's request: to instance (i mod 3)+1; refused connections (the
 # killed instance) go to the next one, as a load balancer would send them.

@@ -26,7 +26,7 @@ LEASE=4
 T=$(mktemp -d /tmp/accord-pg-launch-XXXXXX)
 DB=launch_$$
 URL=$(echo "$BASE" | sed "s|/accord?|/$DB?|")
-PIDS=()
+. "$(dirname "$0")/instances.sh"
 fail() {
     echo "FAIL: $*" >&2
     tail -n 20 "$T"/a?.log >&2
@@ -48,9 +48,7 @@ chmod 0755 "$T"
 mkdir -m 1777 "$T/out"
 
 psql "$BASE" -q -c "CREATE DATABASE $DB" || fail "cannot make database $DB"
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$T/sign.key" \
-    -out "$T/sign.crt" -subj "/CN=Accord test" -days 2 2>/dev/null || fail "openssl"
-chmod 600 "$T/sign.key"
+pg_signing_pair
 
 # The job: each rank claims its file; then sleeps $2 seconds.
 cat >"$T/job" <<'EOF'
@@ -92,18 +90,6 @@ adapter = sim-batch
 nodes = 8
 CONF
 
-start() { # start N: instance N (in its own working directory); its URL into $T/urlN
-    mkdir -p "$T/w$1"
-    (cd "$T/w$1" && exec "$BUILD/accordd" --config "$T/accord.ini") >"$T/a$1.log" 2>&1 &
-    PIDS[$1]=$!
-    for _ in $(seq 100); do
-        port=$(sed -n 's|.*listening on http://127.0.0.1:\([0-9]*\).*|\1|p' "$T/a$1.log" 2>/dev/null)
-        [ -n "$port" ] && { echo "http://127.0.0.1:$port" >"$T/url$1"; return 0; }
-        kill -0 "${PIDS[$1]}" 2>/dev/null || break
-        sleep 0.1
-    done
-    fail "instance $1 did not start"
-}
 u() { cat "$T/url$1"; }
 
 # offer NAME SECONDS: one node on each site for two minutes; the job sleeps SECONDS.
@@ -144,8 +130,8 @@ ran_once() {
 }
 holder() { q "SELECT r.instance FROM run r JOIN agreement a ON a.seq = r.agreement WHERE a.id = '$1'"; }
 
-start 1
-start 2
+pg_start 1
+pg_start 2
 for _ in $(seq 100); do grep -q " leads" "$T"/a?.log && break; sleep 0.1; done
 L=$(grep -l " leads" "$T"/a?.log | head -1 | sed 's|.*/a\([0-9]\)\.log|\1|')
 [ -n "$L" ] || fail "no instance leads"
@@ -179,7 +165,7 @@ echo "2. instance $N killed: the leader ran the job of $id2 once, $late s after 
 
 # 3. Its instance freezes before the start: the leader takes the run over
 #    and runs the job; thawed, the frozen one does not start it again.
-start "$N"
+pg_start "$N"
 id3=$(submit "$N" frozen 1)
 kill -STOP "${PIDS[$N]}"
 wait_state "$L" "$id3" exited
@@ -192,7 +178,7 @@ ran_once "$id3"
 echo "3. instance $N frozen past the lease: the job of $id3 ran once, on the leader"
 
 # 4. A running job on instance 3, terminated through the leader: it stops.
-start 3
+pg_start 3
 id4=$(submit 3 long 300)
 wait_state 3 "$id4" running
 pids=$(cat "$T/out/pids.$id4")
