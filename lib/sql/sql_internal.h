@@ -88,6 +88,12 @@ struct sql_backend {
     void (*wal_bound_start)(void *h);
     void (*after_batch)(void *h, int64_t wal_limit, bool (*stopping)(void *arg), void *arg);
     void (*checkpoint)(void *h);
+
+    /* How many of h's transactions have been chosen so far to end a
+     * deadlock (or failed to serialise): such a transaction, rolled back
+     * whole, lets the other side finish, and may then pass when run again
+     * (sql_writer.c).  NULL where one writer has the database to itself. */
+    unsigned (*deadlocks)(void *h);
 };
 
 extern const struct sql_backend sql_sqlite;
@@ -110,6 +116,7 @@ struct pg {
     bool in_tx;           /* a BEGIN ran, and no COMMIT or ROLLBACK yet */
     bool lost;            /* the connection was lost inside that transaction */
     bool conflict;        /* the last failure: a lock or serialization conflict */
+    unsigned deadlocks;   /* deadlocks and serialization failures so far */
     bool set_up;          /* the session's settings made on this connection */
 };
 
@@ -126,6 +133,7 @@ void pg_disconnect(void *h);
 const char *pg_errmsg(void *h);
 enum sql_rc pg_exec(void *h, const char *sql, const char **msg);
 int64_t pg_changes(void *h);
+unsigned pg_deadlocks(void *h);
 void pg_schema_lock(void *h, bool take);
 unsigned pg_schema_version(void *h, struct acc_error *why, acc_err *rc);
 enum sql_rc pg_set_schema_version(void *h, unsigned v);

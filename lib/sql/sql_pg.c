@@ -77,9 +77,11 @@ enum sql_rc pg_rc_of(struct pg *p, const PGresult *r)
      * database and the same request a moment later may pass, so it is a
      * 503 with Retry-After as well.  The connection is fine: the
      * transaction is not marked lost (a savepoint rolled back to goes on),
-     * p->conflict says so to pg_lost_check. */
+     * p->conflict says so to pg_lost_check.  A deadlock's victim is also
+     * counted: the writer runs its batch again (sql_writer.c). */
     if (strcmp(state, "55P03") == 0 || strcmp(state, "40P01") == 0 || strcmp(state, "40001") == 0) {
         p->conflict = true;
+        p->deadlocks += state[0] == '4';
         return SQL_AWAY;
     }
     return SQL_ERROR;
@@ -319,6 +321,11 @@ enum sql_rc pg_exec(void *h, const char *sql, const char **msg)
 int64_t pg_changes(void *h)
 {
     return ((struct pg *)h)->changes;
+}
+
+unsigned pg_deadlocks(void *h)
+{
+    return ((struct pg *)h)->deadlocks;
 }
 
 /* ------------------------------------------------------------- migrations */

@@ -385,6 +385,7 @@ const struct sql_backend sql_pg = {
     .errmsg = pg_errmsg,
     .exec = pg_exec,
     .changes = pg_changes,
+    .deadlocks = pg_deadlocks,
     .schema_lock = pg_schema_lock,
     .schema_version = pg_schema_version,
     .set_schema_version = pg_set_schema_version,

@@ -48,27 +48,66 @@ static void ticket_free(struct acc_sql_ticket *t)
     free(t);
 }
 
-/* Runs a batch in one transaction on the main connection. */
+/* Deadlocks the same batch may meet in a row before its writes fail with
+ * them (503, retryable). */
+#define DEADLOCK_TRIES 4
+
+static unsigned deadlocks(struct acc_sql_conn *c)
+{
+    const struct sql_backend *be = c->db->be;
+    return be->deadlocks ? be->deadlocks(c->h) : 0;
+}
+
+/* One attempt at a batch: its transaction committed, or rolled back whole
+ * (*again) when a write was chosen to end a deadlock and another attempt
+ * may follow; the batch's own failure, else ACC_OK. */
+static acc_err try_batch(struct acc_sql_conn *c, struct acc_sql_ticket *batch, bool last,
+                         bool *again, struct acc_error *berr)
+{
+    *again = false;
+    acc_err brc = acc_sql_begin(c, ACC_SQL_WRITE, berr);
+    if (brc)
+        return brc;
+    for (struct acc_sql_ticket *t = batch; t; t = t->next) {
+        acc_error_clear(&t->err);
+        if ((t->rc = acc_sql_savepoint(c, "job", &t->err)))
+            continue;
+        unsigned seen = deadlocks(c);
+        t->rc = t->job->run(c, t->arg, &t->err);
+        if (t->rc && !last && deadlocks(c) != seen) {
+            /* Another program's transaction waits for a lock an earlier
+             * write of this batch holds: rolling back to the savepoint
+             * would keep that lock, and the next attempt would meet the
+             * same deadlock.  Rolled back whole, the other side finishes,
+             * and the batch runs again, in the same order. */
+            acc_log_info("%s: %s; the batch of writes runs again", c->db->opt.label, t->err.msg);
+            acc_sql_rollback(c);
+            *again = true;
+            return ACC_OK;
+        }
+        if (t->rc)
+            acc_sql_rollback_to(c, "job");
+        acc_sql_release(c, "job", NULL);
+    }
+    brc = acc_sql_commit(c, berr);
+    if (brc)
+        acc_sql_rollback(c);
+    return brc;
+}
+
+/* Runs a batch in one transaction on the main connection.  Several
+ * programs share a PostgreSQL database, and two batches may lock the same
+ * rows in opposite orders: the one the server ends runs again (its jobs
+ * start from their arguments, which a failed run leaves as they were). */
 static void run_batch(struct acc_sql_writer *w, struct acc_sql_ticket *batch)
 {
     struct acc_error berr;
     acc_error_clear(&berr);
     struct acc_sql_conn *c = acc_sql_main_lock(w->db);
-    acc_err brc = acc_sql_begin(c, ACC_SQL_WRITE, &berr);
-    if (brc == ACC_OK) {
-        for (struct acc_sql_ticket *t = batch; t; t = t->next) {
-            acc_error_clear(&t->err);
-            if ((t->rc = acc_sql_savepoint(c, "job", &t->err)))
-                continue;
-            t->rc = t->job->run(c, t->arg, &t->err);
-            if (t->rc)
-                acc_sql_rollback_to(c, "job");
-            acc_sql_release(c, "job", NULL);
-        }
-        brc = acc_sql_commit(c, &berr);
-        if (brc)
-            acc_sql_rollback(c);
-    }
+    acc_err brc = ACC_OK;
+    bool again = true;
+    for (unsigned n = 1; again; n++)
+        brc = try_batch(c, batch, n == DEADLOCK_TRIES, &again, &berr);
     acc_sql_main_unlock(w->db);
     if (brc) {
         acc_log_error("%s", berr.msg);

@@ -4,13 +4,14 @@
  *
  * Each write runs in a savepoint of its own and succeeds or fails on its
  * own; when the commit itself fails, every write of the batch fails with
- * it and nothing of them is stored.  Writes commit in the order they were
- * queued.  A write is either awaited at once (acc_sql_write: its argument
- * is borrowed) or queued with its argument handed over (acc_sql_write_queue),
- * and then waited for later with its ticket, or never (a failure is then
- * logged).  Queuing never touches the disk, so a caller may queue while it
- * holds a lock of its own: the order of its writes is the order in which
- * it made its changes.
+ * it and nothing of them is stored.  A batch the database server ends to
+ * break a deadlock runs again whole, a few times before its writes fail.
+ * Writes commit in the order they were queued.  A write is either awaited
+ * at once (acc_sql_write: its argument is borrowed) or queued with its
+ * argument handed over (acc_sql_write_queue), and then waited for later
+ * with its ticket, or never (a failure is then logged).  Queuing never
+ * touches the disk, so a caller may queue while it holds a lock of its
+ * own: the order of its writes is the order in which it made its changes.
  *
  * A batch runs on the writer's thread, or on the thread of acc_sql_write_wait
  * when it finds writes queued and no batch running: it commits them itself
@@ -33,7 +34,10 @@ struct acc_sql_ticket; /* a queued write someone will wait for */
 
 /* A kind of write: run does it on the writer's connection, inside the
  * batch's transaction; release frees an argument handed over with
- * acc_sql_write_queue (after run, on the writer's thread). */
+ * acc_sql_write_queue (after run, on the writer's thread).  run may be
+ * called again for the same write when its batch was rolled back to end a
+ * deadlock with another program (PostgreSQL): what it reads of arg must be
+ * as it was before, and what it writes there set anew. */
 struct acc_sql_job {
     acc_err (*run)(struct acc_sql_conn *c, void *arg, struct acc_error *err);
     void (*release)(void *arg);

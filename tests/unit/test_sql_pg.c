@@ -3,14 +3,17 @@
  * reader made while the server is away, a statement prepared on a
  * connection that is gone, a lock held past lock_timeout, a transaction
  * whose connection went (never carried on, outside it, on a new one), one
- * a read-only server refused, one left idle too long.
+ * a read-only server refused, one left idle too long, a writer's batch the
+ * server ends to break a deadlock.
  *
  * The program has a database of its own; a second connection ends the
  * program's connections to it with pg_terminate_backend (what a client sees
  * of a server switching over) or closes the database to new ones, and opens
  * it again afterwards. */
 #include <libpq-fe.h>
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +21,7 @@
 
 #include "ledger_store.h"
 #include "sql.h"
+#include "sql_writer.h"
 #include "testutil.h"
 
 static const struct acc_embedded two[] = {
@@ -26,11 +30,12 @@ static const struct acc_embedded two[] = {
     {NULL, NULL, 0},
 };
 
-enum { Q_PUT, Q_GET, Q_LOG, Q__COUNT };
+enum { Q_PUT, Q_GET, Q_LOG, Q_BUMP, Q__COUNT };
 
 static const struct acc_sql_query q_put = {Q_PUT, "INSERT INTO kv (k, v) VALUES (?, ?)"},
                                   q_get = {Q_GET, "SELECT v FROM kv WHERE k = ?"},
-                                  q_log = {Q_LOG, "INSERT INTO log (what) VALUES (?)"};
+                                  q_log = {Q_LOG, "INSERT INTO log (what) VALUES (?)"},
+                                  q_bump = {Q_BUMP, "UPDATE kv SET v = v + 1 WHERE k = ?"};
 
 static char url[600], dbname[64];
 static PGconn *admin; /* to the server's own database, not the test's */
@@ -332,6 +337,101 @@ static void test_idle_in_transaction(void)
     acc_sql_close(db);
 }
 
+/* ------------------------------------------------------------- deadlock */
+
+struct crossing {
+    struct acc_sql_writer *w;
+    atomic_int runs;
+    acc_err rc;
+    struct acc_error err;
+};
+
+static acc_err bump(struct acc_sql_conn *c, const char *k, struct acc_error *err)
+{
+    struct acc_sql_stmt *s = acc_sql_prepare(c, &q_bump, err);
+    if (!s)
+        return acc_sql_failed(err);
+    acc_sql_bind_text(s, k);
+    return acc_sql_run(s, "bump", err);
+}
+
+/* Row a, then row b: the order opposite to the other program's. */
+static acc_err cross_run(struct acc_sql_conn *c, void *arg, struct acc_error *err)
+{
+    struct crossing *x = arg;
+    atomic_fetch_add(&x->runs, 1);
+    acc_err rc = bump(c, "a", err);
+    return rc ? rc : bump(c, "b", err);
+}
+
+static void *cross_write(void *arg)
+{
+    static const struct acc_sql_job job = {cross_run, NULL};
+    struct crossing *x = arg;
+    x->rc = acc_sql_write(x->w, &job, x, &x->err);
+    return NULL;
+}
+
+/* Connections of the test's database that wait for a lock. */
+static int lock_waiters(void)
+{
+    char sql[256];
+    snprintf(sql, sizeof sql,
+             "SELECT count(*) FROM pg_stat_activity WHERE datname = '%s' AND "
+             "wait_event_type = 'Lock'",
+             dbname);
+    PGresult *r = PQexec(admin, sql);
+    int n = PQresultStatus(r) == PGRES_TUPLES_OK ? atoi(PQgetvalue(r, 0, 0)) : -1;
+    PQclear(r);
+    return n;
+}
+
+/* The writer's batch holds row a and waits for b; another program holds b
+ * and then asks for a.  The writer waited first, so its server process
+ * finds the deadlock and ends its transaction: the batch is rolled back
+ * whole (a savepoint would keep a locked, and meet the deadlock again), the
+ * other program goes on, and the batch runs again: the write succeeds and
+ * is stored once. */
+static void test_deadlock_runs_again(void)
+{
+    struct acc_sql *db = open_db();
+    struct acc_error err;
+    struct crossing x = {.runs = 0};
+    const struct acc_sql_writer_options wopt = {0};
+    ACC_ASSERT_OK(acc_sql_writer_start(db, &wopt, &x.w, &err));
+    PGconn *other = PQconnectdb(url);
+    CU_ASSERT_EQUAL_FATAL(PQstatus(other), CONNECTION_OK);
+    PQclear(PQexec(other, "INSERT INTO kv (k, v) VALUES ('a', 0), ('b', 0)"));
+    PQclear(PQexec(other, "BEGIN"));
+    PGresult *r = PQexec(other, "UPDATE kv SET v = v + 10 WHERE k = 'b'");
+    CU_ASSERT_EQUAL(PQresultStatus(r), PGRES_COMMAND_OK);
+    PQclear(r);
+
+    pthread_t th;
+    CU_ASSERT_EQUAL_FATAL(pthread_create(&th, NULL, cross_write, &x), 0);
+    for (int i = 0; i < 500 && lock_waiters() < 1; i++) /* the writer waits for b */
+        usleep(10 * 1000);
+    CU_ASSERT_EQUAL(lock_waiters(), 1);
+    CU_ASSERT_EQUAL(PQsendQuery(other, "UPDATE kv SET v = v + 10 WHERE k = 'a'"), 1);
+    /* the other program is not the one ended: its update passes */
+    while ((r = PQgetResult(other))) {
+        CU_ASSERT_EQUAL(PQresultStatus(r), PGRES_COMMAND_OK);
+        PQclear(r);
+    }
+    PQclear(PQexec(other, "COMMIT"));
+    pthread_join(th, NULL);
+    if (x.rc)
+        fprintf(stderr, "%s\n", x.err.msg);
+    CU_ASSERT_EQUAL(x.rc, ACC_OK);
+    CU_ASSERT_EQUAL(atomic_load(&x.runs), 2);
+    CU_ASSERT_EQUAL(get(db, "a"), 11);
+    CU_ASSERT_EQUAL(get(db, "b"), 11);
+    PQclear(PQexec(other, "DELETE FROM kv WHERE k IN ('a', 'b')"));
+    PQfinish(other);
+    acc_sql_writer_stop(x.w);
+    acc_sql_close(db);
+}
+
 static const struct acc_test_case tests[] = {
     {"a reader made while the server is away", test_reader_away},
     {"a statement prepared on a connection gone", test_prepare_away},
@@ -339,6 +439,7 @@ static const struct acc_test_case tests[] = {
     {"a connection lost inside a transaction", test_lost_in_transaction},
     {"a transaction a read-only server refused", test_read_only_refused},
     {"a transaction left idle", test_idle_in_transaction},
+    {"a batch ended to break a deadlock runs again", test_deadlock_runs_again},
     {NULL, NULL},
 };
 
