@@ -523,9 +523,10 @@ acc_err svc_modify_run(struct acc_service *svc, const char *id, const struct acc
         rc = mod_record(svc, id, m, &r, err);
     if (!rc) {
         mod_follow(svc, id, &r);
-        /* the new version as GET shows it, offer and all: the document
-         * signed before the commit */
-        rc = acc_store_agreement_get(svc->store, id, true, out, err);
+        /* the new version as GET ?version= shows it, offer and all: the
+         * document signed before the commit (by now another modification,
+         * through another instance, may have made a newer one) */
+        rc = acc_store_agreement_get_version(svc->store, id, r.version + 1, true, out, err);
     }
     mod_release(svc, id, &r);
     return rc;
