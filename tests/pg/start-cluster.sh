@@ -20,7 +20,9 @@ USER_=${PG_TEST_USER:-nobody}
 [ -x "$BIN/initdb" ] || { echo "postgresql-15 is not installed ($BIN/initdb)" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || { echo "start-cluster.sh: root needed (the cluster runs as $USER_)" >&2; exit 1; }
 
-rm -rf "$DIR"
+# a cluster left running there (a run cut short, a fixture started again
+# by ctest --repeat) is stopped, not orphaned with its directory removed
+"$(dirname "$0")/stop-cluster.sh"
 mkdir -p "$DIR"
 chown "$USER_" "$DIR"
 chmod 0755 "$DIR"

@@ -331,7 +331,8 @@ for _ in $(seq 50); do
     [ "$(q "SELECT count(*) FROM reservation WHERE agreement_id = '$id5' AND state = 'intent'")" -ge 1 ] && break
     sleep 0.1
 done
-[ "$(q "SELECT modifying FROM agreement WHERE id = '$id5'")" != 0 ] || fail "5: no modification under way"
+[ "$(q "SELECT modifying FROM agreement WHERE id = '$id5'")" != 0 ] ||
+    fail "5: no modification under way: $(q "SELECT modifying, version FROM agreement WHERE id = '$id5'") $(q "SELECT key, state FROM reservation WHERE agreement_id = '$id5'")"
 kill -9 "${PIDS[$A]}"
 wait "${PIDS[$A]}" 2>/dev/null
 t0=$(date +%s.%N)
