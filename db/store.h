@@ -277,6 +277,10 @@ const char *acc_store_instance(const struct acc_store *st);
 acc_err acc_store_instance_beat(struct acc_store *st, const char *host, int64_t pid,
                                 acc_time started, acc_time now, acc_time forget_before,
                                 struct acc_error *err);
+/* This instance stops: its leases are free at once and it counts as dead
+ * (the leader takes its runs at its next beat instead of after the
+ * lease). */
+acc_err acc_store_instance_leave(struct acc_store *st, struct acc_error *err);
 /* Takes lease `name` for this instance until now + seconds when it is free
  * or expired, or renews it when this instance holds it; *held: whether it
  * holds it now. */

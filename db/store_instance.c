@@ -35,7 +35,11 @@ static const struct acc_sql_query
     /* modifications marked by an instance not seen since ?: a dead one's */
     dead_marks = {S_DEAD_MARKS, "UPDATE agreement SET modifying = 0 WHERE modifying != 0 AND "
                                 "(instance IS NULL OR instance NOT IN "
-                                "(SELECT id FROM instance WHERE seen >= ?))"};
+                                "(SELECT id FROM instance WHERE seen >= ?))"},
+    /* an instance that stops: seen long ago, as a dead one (forgotten at
+     * the next beat that forgets), its leases free */
+    inst_leave = {S_INST_LEAVE, "UPDATE instance SET seen = 0 WHERE id = ?"},
+    lease_free = {S_LEASE_FREE, "UPDATE lease SET expires = 0 WHERE holder = ?"};
 
 bool acc_store_shared(const struct acc_store *st)
 {
@@ -100,6 +104,26 @@ acc_err acc_store_instance_beat(struct acc_store *st, const char *host, int64_t 
 {
     struct beat_arg x = {st->instance, host, pid, started, now, forget_before};
     return on_beat_conn(st, beat_job, &x, err);
+}
+
+static acc_err leave_job(struct acc_sql_conn *c, void *arg, struct acc_error *err)
+{
+    const struct acc_sql_query *q[] = {&lease_free, &inst_leave};
+    for (size_t i = 0; i < sizeof q / sizeof *q; i++) {
+        struct acc_sql_stmt *s = acc_sql_prepare(c, q[i], err);
+        if (!s)
+            return acc_sql_failed(err);
+        acc_sql_bind_text(s, arg);
+        acc_err rc = acc_sql_run(s, "instance", err);
+        if (rc)
+            return rc;
+    }
+    return ACC_OK;
+}
+
+acc_err acc_store_instance_leave(struct acc_store *st, struct acc_error *err)
+{
+    return on_beat_conn(st, leave_job, st->instance, err);
 }
 
 /* ------------------------------------------------------------------ lease */

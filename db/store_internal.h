@@ -100,6 +100,8 @@ enum stmt_id {
     S_MINE_STOPPED,
     S_MINE_PENDING,
     S_DEAD_MARKS,
+    S_INST_LEAVE,
+    S_LEASE_FREE,
     S__COUNT
 };
 

@@ -145,6 +145,20 @@ void svc_instance_beat(struct acc_service *svc)
         atomic_store(&svc->new_leader, true);
 }
 
+void svc_instance_leave(struct acc_service *svc)
+{
+    if (!svc->shared)
+        return;
+    struct acc_error err;
+    if (acc_store_instance_leave(svc->store, &err)) {
+        acc_log_warn("instances: %s; the others take over once its lease has run out", err.msg);
+        return;
+    }
+    atomic_store(&svc->leader, false);
+    acc_log_info("instance %s stops: its lease and its runs go to the other instances",
+                 svc->instance);
+}
+
 bool svc_instance_leads(struct acc_service *svc)
 {
     if (!svc->shared)

@@ -184,4 +184,21 @@ for n in 1 2 3; do
 done
 lists=$(ls "$T"/list?)
 cmp $lists >/dev/null || fail "the instances list different agreements"
+
+# A clean stop (SIGTERM) of the leader lets its lease go: another instance
+# leads at its next beat (a quarter of the lease), not once the lease has
+# run out (at least three quarters after the last renewal, then a beat).
+NEW=$(leaders $alive)
+[ -n "$NEW" ] || fail "nobody leads before the clean stop"
+other=$(echo $alive | tr ' ' '\n' | grep -vx "$NEW")
+t0=$(date +%s.%N)
+kill -TERM "${PIDS[$NEW]}"
+for _ in $(seq $((LEASE * 20))); do [ "$(leaders $other)" = "$other" ] && break; sleep 0.05; done
+took=$(echo "$(date +%s.%N) - $t0" | bc)
+wait "${PIDS[$NEW]}" 2>/dev/null
+[ "$(leaders $other)" = "$other" ] || fail "instance $other does not lead after $NEW stopped"
+grep -q "stops: its lease and its runs go to the other instances" "$T/a$NEW.log" ||
+    fail "instance $NEW did not let its lease go: $(tail -5 "$T/a$NEW.log")"
+echo "instance $NEW stopped (SIGTERM): $other led $took s later (lease $LEASE s)"
+[ "$(echo "$took < $LEASE / 2" | bc)" = 1 ] || fail "the lead moved $took s after a clean stop"
 echo "PASS"
