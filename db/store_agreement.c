@@ -72,6 +72,8 @@ static acc_err create_job(struct acc_sql_conn *c, void *arg, struct acc_error *e
     const struct acc_agreement *a = &x->a;
     struct acc_sql_stmt *s;
     acc_err rc;
+    x->duplicate = false; /* a run again (sql_writer.h) decides anew */
+    x->existing[0] = '\0';
 
     if (x->idem_key) {
         if (!(s = acc_sql_prepare(c, &agr_free_idem, err)))

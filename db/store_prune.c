@@ -136,9 +136,21 @@ static acc_err prune_quotes(struct acc_sql_conn *c, struct acc_store_prune *p,
     return rc;
 }
 
+void acc_store_prune_release(struct acc_store_prune *p)
+{
+    for (size_t i = 0; i < p->n_directories; i++)
+        free(p->directories[i]);
+    free(p->directories);
+    p->directories = NULL;
+    p->n_directories = 0;
+}
+
 static acc_err prune_job(struct acc_sql_conn *c, void *arg, struct acc_error *err)
 {
     struct acc_store_prune *p = arg;
+    /* a run again (sql_writer.h) lists the directories anew */
+    acc_store_prune_release(p);
+    p->agreements = p->quotes = 0;
     struct victim *v = calloc(p->limit, sizeof *v);
     char(*ids)[ACC_ID_LEN + 1] = calloc(p->limit, sizeof *ids);
     acc_err rc = v && ids ? ACC_OK : acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
@@ -154,15 +166,6 @@ static acc_err prune_job(struct acc_sql_conn *c, void *arg, struct acc_error *er
     free(v);
     free(ids);
     return rc;
-}
-
-void acc_store_prune_release(struct acc_store_prune *p)
-{
-    for (size_t i = 0; i < p->n_directories; i++)
-        free(p->directories[i]);
-    free(p->directories);
-    p->directories = NULL;
-    p->n_directories = 0;
 }
 
 acc_err acc_store_prune(struct acc_store *st, struct acc_store_prune *p, struct acc_error *err)

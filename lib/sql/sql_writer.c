@@ -97,8 +97,8 @@ static acc_err try_batch(struct acc_sql_conn *c, struct acc_sql_ticket *batch, b
 
 /* Runs a batch in one transaction on the main connection.  Several
  * programs share a PostgreSQL database, and two batches may lock the same
- * rows in opposite orders: the one the server ends runs again (its jobs
- * start from their arguments, which a failed run leaves as they were). */
+ * rows in opposite orders: the one the server ends runs again, every job
+ * of it (each sets what it writes in its argument anew: sql_writer.h). */
 static void run_batch(struct acc_sql_writer *w, struct acc_sql_ticket *batch)
 {
     struct acc_error berr;

@@ -35,9 +35,11 @@ struct acc_sql_ticket; /* a queued write someone will wait for */
 /* A kind of write: run does it on the writer's connection, inside the
  * batch's transaction; release frees an argument handed over with
  * acc_sql_write_queue (after run, on the writer's thread).  run may be
- * called again for the same write when its batch was rolled back to end a
- * deadlock with another program (PostgreSQL): what it reads of arg must be
- * as it was before, and what it writes there set anew. */
+ * called again for the same write, after a run that failed or succeeded,
+ * when its batch was rolled back to end a deadlock with another program
+ * (PostgreSQL): it must touch nothing but the database and arg, read of
+ * arg only what it did not write, and set anew (never append to) what it
+ * writes there. */
 struct acc_sql_job {
     acc_err (*run)(struct acc_sql_conn *c, void *arg, struct acc_error *err);
     void (*release)(void *arg);
