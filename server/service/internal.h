@@ -322,8 +322,9 @@ acc_err svc_instance_open(struct acc_service *svc, struct acc_error *err);
  * thread of its own, svc_instance_main, so that nothing slow delays it). */
 void svc_instance_beat(struct acc_service *svc);
 void *svc_instance_main(void *arg);
-/* At a clean stop, after the beat's thread: the leases let go and the row
- * marked as a dead instance's, so that the others take over at once. */
+/* At a clean stop, once nothing of this instance negotiates, launches or
+ * watches a job: the leases let go and the row marked as a dead
+ * instance's, so that the others take over at their next beat. */
 void svc_instance_leave(struct acc_service *svc);
 /* At every housekeeping pass: negotiations another instance was asked to
  * terminate stopped, those whose end was lost ended, runs followed

@@ -223,8 +223,7 @@ void acc_service_shutdown(struct acc_service *svc)
      * step and roll back; waiting ones end at once. */
     acc_resources_interrupt(svc->adapters);
     svc_queue_stop(svc);
-    bool idle = svc_queue_wait_idle(svc, SHUTDOWN_GRACE_US);
-    if (!idle) {
+    if (!svc_queue_wait_idle(svc, SHUTDOWN_GRACE_US)) {
         /* Calls that ignore the interruption: stop waiting for them.  What
          * they booked stays in the journal, cancelled at the next start. */
         acc_log_warn("shutdown: negotiations still wait for adapters; giving up on them");
@@ -239,10 +238,6 @@ void acc_service_shutdown(struct acc_service *svc)
         pthread_join(svc->beater, NULL);
         svc->beater_started = false;
     }
-    /* Nothing of this instance negotiates any more: the others need not
-     * wait for its lease to run out (calls still hung: as after a crash) */
-    if (idle)
-        svc_instance_leave(svc);
 }
 
 void acc_service_close(struct acc_service *svc)
@@ -266,6 +261,10 @@ void acc_service_close(struct acc_service *svc)
     }
     acc_resources_close(svc->adapters);
     svc->adapters = NULL;
+    /* Nothing of this instance negotiates, starts or watches a job any
+     * more: the others need not wait for its lease to run out (calls still
+     * hung, above: they do, as after a crash). */
+    svc_instance_leave(svc);
     acc_store_close(svc->store);
     svc_queue_release(&svc->queue);
     svc_provision_release(&svc->provision);
