@@ -401,6 +401,12 @@ static void test_deadlock_runs_again(void)
     ACC_ASSERT_OK(acc_sql_writer_start(db, &wopt, &x.w, &err));
     PGconn *other = PQconnectdb(url);
     CU_ASSERT_EQUAL_FATAL(PQstatus(other), CONNECTION_OK);
+    PGresult *r0;
+    /* only the writer's server process looks for the deadlock: a slow
+     * test thread cannot make this side the victim */
+    r0 = PQexec(other, "SET deadlock_timeout = '1min'");
+    CU_ASSERT_EQUAL(PQresultStatus(r0), PGRES_COMMAND_OK);
+    PQclear(r0);
     PQclear(PQexec(other, "INSERT INTO kv (k, v) VALUES ('a', 0), ('b', 0)"));
     PQclear(PQexec(other, "BEGIN"));
     PGresult *r = PQexec(other, "UPDATE kv SET v = v + 10 WHERE k = 'b'");
