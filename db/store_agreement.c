@@ -96,6 +96,12 @@ static acc_err create_job(struct acc_sql_conn *c, void *arg, struct acc_error *e
         if (rc || x->duplicate)
             return rc;
     }
+    /* Another instance may take the key between the read above and the
+     * insert (on one database file there is one writer, and this cannot
+     * happen): the insert in a savepoint, taken before the statement is
+     * bound (a failure leaves nothing bound). */
+    if (x->idem_key && (rc = acc_sql_savepoint(c, "idem", err)))
+        return rc;
     if (!(s = acc_sql_prepare(c, &agr_insert, err)))
         return acc_sql_failed(err);
     acc_sql_bind_text(s, a->id);
@@ -116,11 +122,7 @@ static acc_err create_job(struct acc_sql_conn *c, void *arg, struct acc_error *e
     acc_sql_bind_text(s, x->instance);
     if (!x->idem_key)
         return acc_sql_run(s, "insert agreement", err);
-    /* Another instance may have taken the key since it was read (on one
-     * database file there is one writer, and this cannot happen): its
-     * agreement is the answer. */
-    if ((rc = acc_sql_savepoint(c, "idem", err)))
-        return rc;
+    /* the key taken meanwhile: that agreement is the answer */
     rc = acc_sql_run(s, "insert agreement", err);
     if (rc != ACC_ERR_KEY_REUSED)
         return rc ? rc : acc_sql_release(c, "idem", err);

@@ -43,6 +43,10 @@ struct acc_sql_stmt *acc_sql_prepare(struct acc_sql_conn *c, const struct acc_sq
     struct acc_sql_stmt **slot = &c->cache[q->slot];
     if (!*slot && stmt_new(c, q->sql, true, slot, err))
         return NULL;
+    /* A use that gave up between its binds and its run (a failure in
+     * between) left it bound: its next use binds from the first again. */
+    if ((*slot)->next != 1 || (*slot)->rc != SQL_OK)
+        acc_sql_done(*slot);
     return *slot;
 }
 

@@ -157,6 +157,14 @@ static void test_statements(void)
     acc_sql_bind_null(s);
     CU_ASSERT_EQUAL(acc_sql_run(s, "put", &err), ACC_ERR_STORAGE);
     CU_ASSERT_EQUAL(get(c, "b"), -1);
+    /* A use that gave up after its first bind (a failure in between)
+     * leaves the next use of the statement binding from the first again. */
+    s = acc_sql_prepare(c, &q_put, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    acc_sql_bind_text(s, "abandoned");
+    ACC_ASSERT_OK(put(c, "c", 3, &err));
+    CU_ASSERT_EQUAL(get(c, "c"), 3);
+    CU_ASSERT_EQUAL(get(c, "abandoned"), -1);
     /* A slot beyond n_slots is a bug, said as one. */
     const struct acc_sql_query beyond = {Q__COUNT, "SELECT 1"};
     CU_ASSERT_PTR_NULL(acc_sql_prepare(c, &beyond, &err));
