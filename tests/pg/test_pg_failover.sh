@@ -9,8 +9,10 @@
 # every agreement a client was given is on the new primary (nothing lost),
 # no offer has two agreements and no resource is booked beyond its capacity
 # (nothing doubled), and the instances serve again without a restart.
+# Then an instance frozen through a second outage, longer than the lease,
+# is not taken for dead once the database is back.
 #
-# Root (the clusters run as nobody); about 15 s.  KEEP=DIR: the instances'
+# Root (the clusters run as nobody); about 30 s.  KEEP=DIR: the instances'
 # logs and the answers that were errors are copied there at the end.
 set -u
 BUILD=${1:?usage: test_pg_failover.sh BUILD_DIR}
@@ -51,6 +53,7 @@ pg_signing_pair
 cat >"$T/accord.ini" <<CONF
 [server]
 listen = 127.0.0.1:0
+allow_control = yes
 
 [database]
 url = $URL
@@ -84,6 +87,8 @@ capacity = 1000
 network = wan
 CONF
 pg_start 1
+for _ in $(seq 100); do grep -q " leads" "$T/a1.log" && break; sleep 0.1; done
+grep -q " leads" "$T/a1.log" || fail "instance 1 does not lead"
 pg_start 2
 
 offer() { pg_offer "o$1" "u$(($1 % 8))" 4 4 300; }
@@ -176,4 +181,36 @@ for n in 1 2; do
         --data-binary "@$T/new.xml" "http://127.0.0.1:$(cat "$T/port$n")/agreements")
     case $code in 2?? | 409) ;; *) fail "instance $n answers $code after the failover" ;; esac
 done
+
+# A live instance is not taken for dead because it could not renew its row
+# while the database was away.  Instance 2 is frozen with a negotiation
+# under way (a reservation at sa hangs there for 3 s, so that one is),
+# PostgreSQL is away for longer than the lease, and 2 is thawed 4 s after
+# it is back.  The leader (1) reaches the database first, when every row is
+# old; it judges nobody until it has reached the database for three
+# quarters of the lease plus a beat (6 s), and 2 renews its row meanwhile.
+# Without that wait, 1's housekeeping (every 1.5 s) ends 2's negotiation.
+inst2=$(sed -n 's/.*instance \([a-z0-9]*\) on a shared database.*/\1/p' "$T/a2.log" | head -1)
+pending2() { q "SELECT count(*) FROM agreement WHERE state = 'Pending' AND instance = '$inst2'"; }
+curl -s -f -o /dev/null -X POST \
+    "http://127.0.0.1:$(cat "$T/port2")/adapters/sa/control/fault?call=reserve&action=hang&seconds=3" ||
+    fail "cannot arm a hang on instance 2"
+pg_offer g u 1 1 10 >"$T/g.xml" # small: the load filled the link for days
+curl -s -o "$T/g.out" -w '%{http_code}' -m 60 -H 'Content-Type: application/xml' \
+    --data-binary "@$T/g.xml" "http://127.0.0.1:$(cat "$T/port2")/agreements" >"$T/g.code" &
+G=$!
+for _ in $(seq 250); do [ "$(pending2)" -ge 1 ] && break; sleep 0.02; done
+kill -STOP "${PIDS[2]}"
+[ "$(pending2)" -ge 1 ] || { kill -CONT "${PIDS[2]}"; wait "$G"; fail "instance 2 was frozen with no negotiation under way: $(cat "$T/g.code") $(head -c 600 "$T/g.out")"; }
+as "$BIN/pg_ctl" -D "$D/standby" -m immediate -w stop >/dev/null || fail "cannot stop PostgreSQL"
+sleep $((LEASE + 2))
+as "$BIN/pg_ctl" -D "$D/standby" -l "$D/standby.log" -w -t 60 start >/dev/null ||
+    fail "cannot start PostgreSQL again"
+sleep 4
+kill -CONT "${PIDS[2]}"
+wait "$G"
+echo "instance 2 frozen through an outage of $((LEASE + 2)) s with a negotiation under way: $(cat "$T/g.code")"
+case $(cat "$T/g.code") in 2?? | 409 | 503) ;; *) fail "its answer: $(cat "$T/g.code") $(head -c 600 "$T/g.out")" ;; esac
+judged=$(grep -h -E "of instances that stopped" "$T"/a?.log | head -3)
+[ -z "$judged" ] || fail "instance 2 was taken for dead after the outage: $judged"
 echo "PASS"
