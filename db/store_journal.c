@@ -20,9 +20,21 @@ static const struct acc_sql_query
                    "local_id = excluded.local_id, effective_start = excluded.effective_start, "
                    "effective_end = excluded.effective_end, error = excluded.error, "
                    "updated = excluded.updated"},
+    /* PostgreSQL compares the values of indexed columns before it writes
+     * their index: agreement_id is set by the upsert itself, which saves a
+     * round trip per entry (journal_move). */
+    journal_put_pg = {S_JOURNAL_PUT,
+                      "INSERT INTO reservation (key, agreement_id, round, adapter, kind, resource, "
+                      "amount, start_time, end_time, state, local_id, effective_start, "
+                      "effective_end, error, updated) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
+                      "ON CONFLICT(key) DO UPDATE SET state = excluded.state, "
+                      "local_id = excluded.local_id, effective_start = excluded.effective_start, "
+                      "effective_end = excluded.effective_end, error = excluded.error, "
+                      "updated = excluded.updated, agreement_id = excluded.agreement_id"},
     /* A held quote's entries change hands when the quote is committed:
      * only then is agreement_id written, so that an entry's outcome does
-     * not rewrite its page of the index by agreement (reservation_agreement). */
+     * not rewrite its page of the index by agreement (reservation_agreement;
+     * SQLite rewrites an index whose column is set, even to its value). */
     journal_move = {S_JOURNAL_MOVE, "UPDATE reservation SET agreement_id = ?2 "
                                     "WHERE key = ?1 AND agreement_id <> ?2"},
     journal_by_agr = {S_JOURNAL_BY_AGR, "SELECT " JOURNAL_COLUMNS " FROM reservation r "
@@ -47,7 +59,8 @@ static const struct acc_sql_query
 acc_err store_journal_put_one(struct acc_sql_conn *c, const struct acc_booking *bk, acc_time now,
                               struct acc_error *err)
 {
-    struct acc_sql_stmt *s = acc_sql_prepare(c, &journal_put, err);
+    const struct acc_sql_query *put = acc_sql_pick(c, &journal_put, &journal_put_pg);
+    struct acc_sql_stmt *s = acc_sql_prepare(c, put, err);
     if (!s)
         return acc_sql_failed(err);
     acc_sql_bind_text(s, bk->key);
@@ -66,8 +79,10 @@ acc_err store_journal_put_one(struct acc_sql_conn *c, const struct acc_booking *
     acc_sql_bind_text(s, bk->error[0] ? bk->error : NULL);
     acc_sql_bind_i64(s, now);
     acc_err rc = acc_sql_run(s, "write journal", err);
-    if (rc || !(s = acc_sql_prepare(c, &journal_move, err)))
-        return rc ? rc : acc_sql_failed(err);
+    if (rc || put == &journal_put_pg)
+        return rc;
+    if (!(s = acc_sql_prepare(c, &journal_move, err)))
+        return acc_sql_failed(err);
     acc_sql_bind_text(s, bk->key);
     acc_sql_bind_text(s, bk->agreement);
     return acc_sql_run(s, "write journal", err);

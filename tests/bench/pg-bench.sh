@@ -17,13 +17,26 @@
 # built as Release into build-bench, or taken from $PG_BENCH_BUILD (a build
 # directory: the smoke run uses the tree's own).  Exit 1 when a
 # configuration agreed nothing.
+#
+#   PG_BENCH_CONFIGS  the configurations to run (default "sqlite1 pg1 pg2 pg3")
+#   PG_BENCH_BASE     a build directory of another tree (a change's base):
+#                     each configuration runs with its accordd too, as
+#                     base-CONFIG, alternating with this tree's in every
+#                     round, so that before and after are side by side
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 SRC=$PWD
 ROUNDS=${1:-3}
 OFFERS=${2:-2000}
 CLIENTS=16
-CONFIGS=(sqlite1 pg1 pg2 pg3)
+read -r -a CONFIGS <<<"${PG_BENCH_CONFIGS:-sqlite1 pg1 pg2 pg3}"
+if [ -n "${PG_BENCH_BASE:-}" ]; then
+    BASE=$(cd "$PG_BENCH_BASE" && pwd)
+    [ -x "$BASE/accordd" ] || { echo "pg-bench.sh: no accordd in $BASE" >&2; exit 2; }
+    both=()
+    for cfg in "${CONFIGS[@]}"; do both+=("base-$cfg" "$cfg"); done
+    CONFIGS=("${both[@]}")
+fi
 [[ $ROUNDS =~ ^[1-9][0-9]*$ && $OFFERS =~ ^[1-9][0-9]*$ ]] ||
     { echo "usage: $0 [ROUNDS] [OFFERS]" >&2; exit 2; }
 [ "$(id -u)" = 0 ] || { echo "pg-bench.sh: root needed (the cluster runs as nobody)" >&2; exit 1; }
@@ -86,12 +99,12 @@ pg_cpu_ms() { # the postmaster's CPU with its reaped children's, and its live ch
     echo $(($(cpu_ms -c "$pm") + $(cpu_ms $(ps -o pid= --ppid "$pm"))))
 }
 
-start_instances() { # start_instances DIR N: their pids into PIDS (empty), URLs into DIR/urls
+start_instances() { # start_instances DIR N BUILD: their pids into PIDS (empty), URLs into DIR/urls
     local d=$1 k port
     : >"$d/urls"
     for k in $(seq "$2"); do
         : >"$d/a$k.log" # there before the child opens it
-        "$B/accordd" --config "$d/accord.ini" >"$d/a$k.log" 2>&1 &
+        "$3/accordd" --config "$d/accord.ini" >"$d/a$k.log" 2>&1 &
         PIDS+=($!)
         port=
         for _ in $(seq 200); do
@@ -142,13 +155,15 @@ top_statements() { # top_statements DB AGREED: the most frequent statements, per
 }
 
 run_config() { # run_config CONFIG ROUND: its figures appended to $T/figures
-    local cfg=$1 round=$2 n=${1#sqlite} d=$T/$1.$2 db="" pg=() c0 c1 p0 p1
+    local cfg=$1 round=$2 kind=${1#base-} d=$T/$1.$2 db="" pg=() c0 c1 p0 p1 bin=$B n
+    [ "$kind" = "$cfg" ] || bin=$BASE
+    n=${kind#sqlite}
     n=${n#pg}
     mkdir -p "$d"
-    if [[ $cfg == sqlite* ]]; then
+    if [[ $kind == sqlite* ]]; then
         config "path = $d/accord.db" >"$d/accord.ini"
     else
-        db=bench_${cfg}_$round
+        db=bench_${cfg//-/_}_$round
         q postgres "CREATE DATABASE $db"
         config "url = $(url_of "$db")
 lease = PT10S" >"$d/accord.ini"
@@ -156,9 +171,9 @@ lease = PT10S" >"$d/accord.ini"
     fi
     # A first start makes the tables; its sessions' counters are flushed
     # when they end, before the measured start.
-    start_instances "$d" 1
+    start_instances "$d" 1 "$bin"
     stop_instances "$db"
-    start_instances "$d" "$n"
+    start_instances "$d" "$n" "$bin"
     sleep 0.5 # the lease, the first sessions: let the instances settle
     local before after
     if [ -n "$db" ]; then
@@ -221,13 +236,13 @@ heads=("agr/s" "med ms" "p90 ms" "accordd CPU ms/agr" "PG CPU ms/agr" "stmts/agr
 echo
 echo "medians over $ROUNDS round(s) ($OFFERS offers each; 16 clients; per agreement = per 201):"
 printf '%-22s' ""
-printf '%10s' "${CONFIGS[@]}"
+printf '%13s' "${CONFIGS[@]}"
 echo
 for k in "${!cols[@]}"; do
     printf '%-22s' "${heads[$k]}"
     for cfg in "${CONFIGS[@]}"; do
         v=$(median "$cfg" "${cols[$k]}")
-        [ "$v" = - ] && printf '%10s' - || printf '%10.2f' "$v"
+        [ "$v" = - ] && printf '%13s' - || printf '%13.2f' "$v"
     done
     echo
 done
@@ -241,7 +256,8 @@ for cfg in "${CONFIGS[@]}"; do
     [ "$p" = - ] && echo || printf ', %s of PostgreSQL\n' \
         "$(awk -v x="$p" 'BEGIN { printf "%.0f", (x > 0 ? 1000 / x : 0) }')"
 done
-for cfg in pg1 pg3; do
+for cfg in "${CONFIGS[@]}"; do
+    [[ $cfg == pg1 || $cfg == pg3 || $cfg == base-pg1 ]] && [ -f "$T/top.$cfg" ] || continue
     echo
     echo "$cfg, round $ROUNDS: the most frequent statements (calls per agreement, mean execution):"
     cat "$T/top.$cfg"
