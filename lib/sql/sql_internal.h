@@ -143,6 +143,7 @@ struct acc_sql_stmt {
     void *h;
     int next;       /* the parameter the next bind fills */
     enum sql_rc rc; /* the first bind that failed */
+    bool used;      /* bound or stepped since it was last done */
 };
 
 struct acc_sql_conn {

@@ -43,9 +43,10 @@ struct acc_sql_stmt *acc_sql_prepare(struct acc_sql_conn *c, const struct acc_sq
     struct acc_sql_stmt **slot = &c->cache[q->slot];
     if (!*slot && stmt_new(c, q->sql, true, slot, err))
         return NULL;
-    /* A use that gave up between its binds and its run (a failure in
-     * between) left it bound: its next use binds from the first again. */
-    if ((*slot)->next != 1 || (*slot)->rc != SQL_OK)
+    /* A use that gave up before it was done (a failure between its binds
+     * and its run, rows left unread) left it bound or stepped: its next
+     * use starts afresh, binding from the first parameter. */
+    if ((*slot)->used)
         acc_sql_done(*slot);
     return *slot;
 }
@@ -68,6 +69,7 @@ void acc_sql_done(struct acc_sql_stmt *s)
     s->c->db->be->reset(s->h);
     s->next = 1;
     s->rc = SQL_OK;
+    s->used = false;
 }
 
 /* ---------------------------------------------------------------- binding */
@@ -78,6 +80,7 @@ static void bound(struct acc_sql_stmt *s, enum sql_rc rc)
     if (s->rc == SQL_OK && rc != SQL_OK)
         s->rc = rc;
     s->next++;
+    s->used = true;
 }
 
 void acc_sql_bind_text(struct acc_sql_stmt *s, const char *v)
@@ -133,6 +136,7 @@ acc_err acc_sql_bound(struct acc_sql_stmt *s, const char *what, struct acc_error
 
 acc_err acc_sql_step(struct acc_sql_stmt *s, bool *row, const char *what, struct acc_error *err)
 {
+    s->used = true;
     enum sql_rc rc = s->c->db->be->step(s->h);
     *row = rc == SQL_ROW;
     if (rc == SQL_ROW || rc == SQL_DONE)

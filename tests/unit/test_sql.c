@@ -165,6 +165,14 @@ static void test_statements(void)
     ACC_ASSERT_OK(put(c, "c", 3, &err));
     CU_ASSERT_EQUAL(get(c, "c"), 3);
     CU_ASSERT_EQUAL(get(c, "abandoned"), -1);
+    /* So does one whose row was left unread (stepped, never done). */
+    s = acc_sql_prepare(c, &q_get, &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    acc_sql_bind_text(s, "c");
+    bool stepped = false;
+    ACC_ASSERT_OK(acc_sql_step(s, &stepped, "get", &err));
+    CU_ASSERT_TRUE(stepped);
+    CU_ASSERT_EQUAL(get(c, "a"), 1);
     /* A slot beyond n_slots is a bug, said as one. */
     const struct acc_sql_query beyond = {Q__COUNT, "SELECT 1"};
     CU_ASSERT_PTR_NULL(acc_sql_prepare(c, &beyond, &err));
