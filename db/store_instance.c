@@ -94,6 +94,12 @@ static acc_err on_beat_conn(struct acc_store *st,
     acc_err rc = st->beat ? ACC_OK : acc_sql_connect(st->db, &st->beat, err);
     if (!rc)
         rc = job(st->beat, arg, err);
+    /* A connection the server closed while it sat idle (a restart, a
+     * failover) is found gone by its first statement: once more, on a
+     * connection made again, so that the beat after an outage renews at
+     * once rather than a beat later (its statements may run twice). */
+    if (rc == ACC_ERR_STORAGE_AWAY)
+        rc = job(st->beat, arg, err);
     pthread_mutex_unlock(&st->beat_lock);
     return rc;
 }

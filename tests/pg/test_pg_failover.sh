@@ -10,16 +10,16 @@
 # no offer has two agreements and no resource is booked beyond its capacity
 # (nothing doubled), and the instances serve again without a restart.
 # Then an instance frozen through a second outage, longer than the lease,
-# is not taken for dead once the database is back.
+# and thawed 5 s after the database is back, is not taken for dead.
 #
-# Root (the clusters run as nobody); about 30 s.  KEEP=DIR: the instances'
+# Root (the clusters run as nobody); about 35 s.  KEEP=DIR: the instances'
 # logs and the answers that were errors are copied there at the end.
 set -u
 BUILD=${1:?usage: test_pg_failover.sh BUILD_DIR}
 HERE=$(cd "$(dirname "$0")" && pwd)
 BIN=/usr/lib/postgresql/15/bin
 OFFERS=${OFFERS:-300}
-LEASE=6
+LEASE=8 # a beat every 2 s; dead after 6 s unseen
 CLIENTS=${CLIENTS:-16}
 T=$(mktemp -d /tmp/accord-pg-fo-XXXXXX)
 chmod 755 "$T"
@@ -185,11 +185,13 @@ done
 # A live instance is not taken for dead because it could not renew its row
 # while the database was away.  Instance 2 is frozen with a negotiation
 # under way (a reservation at sa hangs there for 3 s, so that one is),
-# PostgreSQL is away for longer than the lease, and 2 is thawed 4 s after
-# it is back.  The leader (1) reaches the database first, when every row is
-# old; it judges nobody until it has reached the database for three
-# quarters of the lease plus a beat (6 s), and 2 renews its row meanwhile.
-# Without that wait, 1's housekeeping (every 1.5 s) ends 2's negotiation.
+# PostgreSQL is away for longer than the lease, and 2 is thawed 5 s after
+# it is back; it renews its row at once.  The leader (1) reaches the
+# database first, within a beat (2 s), when every row is old.  It judges
+# nobody until it has reached the database for three quarters of the lease
+# plus a beat (8 s; in whole seconds, 7 at least), and 2 renews its row
+# meanwhile.  Without that wait, 1's housekeeping (every beat) ends 2's
+# negotiation within 4 s, before 2 is thawed.
 inst2=$(sed -n 's/.*instance \([a-z0-9]*\) on a shared database.*/\1/p' "$T/a2.log" | head -1)
 pending2() { q "SELECT count(*) FROM agreement WHERE state = 'Pending' AND instance = '$inst2'"; }
 curl -s -f -o /dev/null -X POST \
@@ -206,7 +208,7 @@ as "$BIN/pg_ctl" -D "$D/standby" -m immediate -w stop >/dev/null || fail "cannot
 sleep $((LEASE + 2))
 as "$BIN/pg_ctl" -D "$D/standby" -l "$D/standby.log" -w -t 60 start >/dev/null ||
     fail "cannot start PostgreSQL again"
-sleep 4
+sleep 5
 kill -CONT "${PIDS[2]}"
 wait "$G"
 echo "instance 2 frozen through an outage of $((LEASE + 2)) s with a negotiation under way: $(cat "$T/g.code")"
