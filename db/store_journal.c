@@ -20,9 +20,10 @@ static const struct acc_sql_query
                    "local_id = excluded.local_id, effective_start = excluded.effective_start, "
                    "effective_end = excluded.effective_end, error = excluded.error, "
                    "updated = excluded.updated"},
-    /* PostgreSQL compares the values of indexed columns before it writes
-     * their index: agreement_id is set by the upsert itself, which saves a
-     * round trip per entry (journal_move). */
+    /* PostgreSQL: agreement_id set by the upsert itself, which saves a
+     * round trip per entry (journal_move).  An update that changes the
+     * indexed state writes an entry in each of the row's indexes anyway, so
+     * the owner set with it costs nothing more. */
     journal_put_pg = {S_JOURNAL_PUT,
                       "INSERT INTO reservation (key, agreement_id, round, adapter, kind, resource, "
                       "amount, start_time, end_time, state, local_id, effective_start, "
@@ -34,7 +35,8 @@ static const struct acc_sql_query
     /* A held quote's entries change hands when the quote is committed:
      * only then is agreement_id written, so that an entry's outcome does
      * not rewrite its page of the index by agreement (reservation_agreement;
-     * SQLite rewrites an index whose column is set, even to its value). */
+     * SQLite rewrites the index of every column an UPDATE sets, even to its
+     * value). */
     journal_move = {S_JOURNAL_MOVE, "UPDATE reservation SET agreement_id = ?2 "
                                     "WHERE key = ?1 AND agreement_id <> ?2"},
     journal_by_agr = {S_JOURNAL_BY_AGR, "SELECT " JOURNAL_COLUMNS " FROM reservation r "

@@ -48,8 +48,8 @@ static void ticket_free(struct acc_sql_ticket *t)
     free(t);
 }
 
-/* Deadlocks the same batch may meet in a row before its writes fail with
- * them (503, retryable). */
+/* Tries of a batch the server ends to break deadlocks: at the last one its
+ * writes fail with the deadlock (503, retryable). */
 #define DEADLOCK_TRIES 4
 
 static unsigned deadlocks(struct acc_sql_conn *c)
