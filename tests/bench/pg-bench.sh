@@ -21,8 +21,9 @@
 #   PG_BENCH_CONFIGS  the configurations to run (default "sqlite1 pg1 pg2 pg3")
 #   PG_BENCH_BASE     a build directory of another tree (a change's base):
 #                     each configuration runs with its accordd too, as
-#                     base-CONFIG, alternating with this tree's in every
-#                     round, so that before and after are side by side
+#                     base-CONFIG, beside this tree's in every round (the
+#                     base first in odd rounds, this tree first in even
+#                     ones), so that before and after are side by side
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 SRC=$PWD
@@ -30,6 +31,12 @@ ROUNDS=${1:-3}
 OFFERS=${2:-2000}
 CLIENTS=16
 read -r -a CONFIGS <<<"${PG_BENCH_CONFIGS:-sqlite1 pg1 pg2 pg3}"
+[ ${#CONFIGS[@]} -gt 0 ] || { echo "pg-bench.sh: PG_BENCH_CONFIGS names no configuration" >&2; exit 2; }
+for cfg in "${CONFIGS[@]}"; do
+    [[ $cfg =~ ^(sqlite1|pg[1-9])$ ]] ||
+        { echo "pg-bench.sh: $cfg: a configuration is sqlite1 or pgN (N instances, 1 to 9)" >&2; exit 2; }
+done
+BASE=
 if [ -n "${PG_BENCH_BASE:-}" ]; then
     BASE=$(cd "$PG_BENCH_BASE" && pwd)
     [ -x "$BASE/accordd" ] || { echo "pg-bench.sh: no accordd in $BASE" >&2; exit 2; }
@@ -215,7 +222,16 @@ lease = PT10S" >"$d/accord.ini"
 echo "machine: $(nproc) cores, $(uname -srm); $ROUNDS round(s) of $OFFERS offers, $CLIENTS clients"
 : >"$T/figures"
 for round in $(seq "$ROUNDS"); do
-    for cfg in "${CONFIGS[@]}"; do run_config "$cfg" "$round"; done
+    for cfg in "${CONFIGS[@]}"; do
+        # with a base: base first in odd rounds, this tree first in even ones
+        if [ -n "$BASE" ] && [ $((round % 2)) = 0 ]; then
+            case $cfg in
+            base-*) run_config "${cfg#base-}" "$round"; run_config "$cfg" "$round" ;;
+            esac
+        else
+            run_config "$cfg" "$round"
+        fi
+    done
 done
 
 # The median over the rounds of every figure of every configuration.
@@ -257,7 +273,7 @@ for cfg in "${CONFIGS[@]}"; do
         "$(awk -v x="$p" 'BEGIN { printf "%.0f", (x > 0 ? 1000 / x : 0) }')"
 done
 for cfg in "${CONFIGS[@]}"; do
-    [[ $cfg == pg1 || $cfg == pg3 || $cfg == base-pg1 ]] && [ -f "$T/top.$cfg" ] || continue
+    [[ ${cfg#base-} == pg1 || ${cfg#base-} == pg3 ]] && [ -f "$T/top.$cfg" ] || continue
     echo
     echo "$cfg, round $ROUNDS: the most frequent statements (calls per agreement, mean execution):"
     cat "$T/top.$cfg"
