@@ -11,27 +11,25 @@
     "r.key, r.agreement_id, r.round, r.adapter, r.kind, r.resource, r.amount, r.start_time, " \
     "r.end_time, r.state, r.local_id, r.effective_start, r.effective_end, r.error"
 
+/* An entry written, or its outcome over what it was. */
+#define JOURNAL_UPSERT                                                             \
+    "INSERT INTO reservation (key, agreement_id, round, adapter, kind, resource, " \
+    "amount, start_time, end_time, state, local_id, effective_start, "             \
+    "effective_end, error, updated) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "       \
+    "ON CONFLICT(key) DO UPDATE SET state = excluded.state, "                      \
+    "local_id = excluded.local_id, effective_start = excluded.effective_start, "   \
+    "effective_end = excluded.effective_end, error = excluded.error, "             \
+    "updated = excluded.updated"
+
+static const struct acc_sql_query journal_put = {S_JOURNAL_PUT, JOURNAL_UPSERT};
+/* PostgreSQL: agreement_id set by the upsert itself, which saves a round
+ * trip per entry (journal_move).  An update that changes the indexed state
+ * writes an entry in each of the row's indexes anyway, so the owner set
+ * with it costs nothing more. */
+static const struct acc_sql_query journal_put_pg = {S_JOURNAL_PUT, JOURNAL_UPSERT
+                                                    ", agreement_id = excluded.agreement_id"};
+
 static const struct acc_sql_query
-    journal_put = {S_JOURNAL_PUT,
-                   "INSERT INTO reservation (key, agreement_id, round, adapter, kind, resource, "
-                   "amount, start_time, end_time, state, local_id, effective_start, "
-                   "effective_end, error, updated) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
-                   "ON CONFLICT(key) DO UPDATE SET state = excluded.state, "
-                   "local_id = excluded.local_id, effective_start = excluded.effective_start, "
-                   "effective_end = excluded.effective_end, error = excluded.error, "
-                   "updated = excluded.updated"},
-    /* PostgreSQL: agreement_id set by the upsert itself, which saves a
-     * round trip per entry (journal_move).  An update that changes the
-     * indexed state writes an entry in each of the row's indexes anyway, so
-     * the owner set with it costs nothing more. */
-    journal_put_pg = {S_JOURNAL_PUT,
-                      "INSERT INTO reservation (key, agreement_id, round, adapter, kind, resource, "
-                      "amount, start_time, end_time, state, local_id, effective_start, "
-                      "effective_end, error, updated) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
-                      "ON CONFLICT(key) DO UPDATE SET state = excluded.state, "
-                      "local_id = excluded.local_id, effective_start = excluded.effective_start, "
-                      "effective_end = excluded.effective_end, error = excluded.error, "
-                      "updated = excluded.updated, agreement_id = excluded.agreement_id"},
     /* A held quote's entries change hands when the quote is committed:
      * only then is agreement_id written, so that an entry's outcome does
      * not rewrite its page of the index by agreement (reservation_agreement;
@@ -41,10 +39,10 @@ static const struct acc_sql_query
                                     "WHERE key = ?1 AND agreement_id <> ?2"},
     journal_by_agr = {S_JOURNAL_BY_AGR, "SELECT " JOURNAL_COLUMNS " FROM reservation r "
                                         "WHERE r.agreement_id = ? ORDER BY r.rowid"},
-    /* Open entries of negotiations that are over: their agreement is no
-     * longer Pending.  One query, so the agreement's state and its entries
-     * come from the same snapshot (a negotiation settles both in one
-     * transaction). */
+    /* Open entries of negotiations that are over: their agreement is
+     * no longer Pending.  One query, so the agreement's state and its
+     * entries come from the same snapshot (a negotiation settles both
+     * in one transaction). */
     journal_open = {S_JOURNAL_OPEN,
                     "SELECT " JOURNAL_COLUMNS " FROM reservation r "
                     "LEFT JOIN agreement a ON a.id = r.agreement_id "
