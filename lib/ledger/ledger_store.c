@@ -107,18 +107,24 @@ static void write_free(void *arg)
     free(w);
 }
 
-static acc_err put_booking(struct acc_sql_conn *c, const struct acc_ledger_store_booking *b,
-                           struct acc_error *err)
+/* A booking's six columns, in the order both puts take them. */
+static void bind_booking(struct acc_sql_stmt *s, const struct acc_ledger_store_booking *b)
 {
-    struct acc_sql_stmt *s = acc_sql_prepare(c, &q_put, err);
-    if (!s)
-        return acc_sql_failed(err);
     acc_sql_bind_text(s, b->key);
     acc_sql_bind_text(s, b->resource);
     acc_sql_bind_i64(s, b->start);
     acc_sql_bind_i64(s, b->end);
     acc_sql_bind_i64(s, b->amount);
     acc_sql_bind_text(s, b->owner ? b->owner : "");
+}
+
+static acc_err put_booking(struct acc_sql_conn *c, const struct acc_ledger_store_booking *b,
+                           struct acc_error *err)
+{
+    struct acc_sql_stmt *s = acc_sql_prepare(c, &q_put, err);
+    if (!s)
+        return acc_sql_failed(err);
+    bind_booking(s, b);
     return acc_sql_run(s, "write", err);
 }
 
@@ -191,12 +197,7 @@ static acc_err put_numbered(struct acc_ledger_store *ss, struct acc_sql_conn *c,
     struct acc_sql_stmt *s = acc_sql_prepare(c, &q_put_pg, err);
     if (!s)
         return acc_sql_failed(err);
-    acc_sql_bind_text(s, b->key);
-    acc_sql_bind_text(s, b->resource);
-    acc_sql_bind_i64(s, b->start);
-    acc_sql_bind_i64(s, b->end);
-    acc_sql_bind_i64(s, b->amount);
-    acc_sql_bind_text(s, b->owner ? b->owner : "");
+    bind_booking(s, b);
     bool row = false;
     acc_err rc = acc_sql_bound(s, "write", err);
     if (!rc)
