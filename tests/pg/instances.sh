@@ -12,6 +12,19 @@ pg_signing_pair() {
     chmod 600 "$T/sign.key"
 }
 
+# pg_ini_head URL LEASE [SERVER-LINE...]: the sections every instance's
+# configuration begins with: [server] on a free port (and the lines given),
+# [database] at URL with a lease of LEASE seconds, [signing] with the pair
+# above.  The caller appends its own sections.
+pg_ini_head() {
+    local url=$1 lease=$2
+    shift 2
+    printf '[server]\nlisten = 127.0.0.1:0\n'
+    [ $# -eq 0 ] || printf '%s\n' "$@"
+    printf '\n[database]\nurl = %s\nlease = PT%sS\n' "$url" "$lease"
+    printf '\n[signing]\nkey = %s\ncertificate = %s\n\n' "$T/sign.key" "$T/sign.crt"
+}
+
 # pg_start N: instance N on $T/accord.ini, in its own working directory
 # $T/wN, logging to $T/aN.log; its port into $T/portN, its URL into $T/urlN.
 pg_start() {

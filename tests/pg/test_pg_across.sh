@@ -44,19 +44,8 @@ q() { psql "$URL" -At -c "$1"; }
 
 psql "$BASE" -q -c "CREATE DATABASE $DB" || fail "cannot make database $DB"
 pg_signing_pair
-cat >"$T/accord.ini" <<CONF
-[server]
-listen = 127.0.0.1:0
-allow_control = yes
-
-[database]
-url = $URL
-lease = PT${LEASE}S
-
-[signing]
-key = $T/sign.key
-certificate = $T/sign.crt
-
+pg_ini_head "$URL" "$LEASE" "allow_control = yes" >"$T/accord.ini"
+cat >>"$T/accord.ini" <<CONF
 [negotiation]
 horizon = P2D
 lead_time = PT5S

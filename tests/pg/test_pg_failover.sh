@@ -50,19 +50,8 @@ URL="postgresql:///accord?host=$D,$D&port=15432,15433&user=accord&target_session
 q() { psql "$URL" -At -c "$1"; }
 
 pg_signing_pair
-cat >"$T/accord.ini" <<CONF
-[server]
-listen = 127.0.0.1:0
-allow_control = yes
-
-[database]
-url = $URL
-lease = PT${LEASE}S
-
-[signing]
-key = $T/sign.key
-certificate = $T/sign.crt
-
+pg_ini_head "$URL" "$LEASE" "allow_control = yes" >"$T/accord.ini"
+cat >>"$T/accord.ini" <<CONF
 [negotiation]
 horizon = P3D
 lead_time = PT5S

@@ -60,18 +60,8 @@ exec sleep "$2"
 EOF
 chmod 0755 "$T/job"
 
-cat >"$T/accord.ini" <<CONF
-[server]
-listen = 127.0.0.1:0
-
-[database]
-url = $URL
-lease = PT${LEASE}S
-
-[signing]
-key = $T/sign.key
-certificate = $T/sign.crt
-
+pg_ini_head "$URL" "$LEASE" >"$T/accord.ini"
+cat >>"$T/accord.ini" <<CONF
 [negotiation]
 lead_time = PT6S
 
