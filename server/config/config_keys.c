@@ -188,11 +188,12 @@ int cfg_server_key(struct cfg_parse *p, const char *k, const char *v)
 int cfg_database_key(struct cfg_parse *p, const char *k, const char *v)
 {
     if (strcmp(k, "path") == 0) {
-        if (!*v)
-            return cfg_bad(p, "database", "path is empty");
         if (strstr(v, "://"))
             return cfg_bad(p, "database", "path is a file; a PostgreSQL database is a url");
-        return acc_conf_set_str(&p->c->db_path, v);
+        struct acc_error e;
+        if (acc_conf_db_path(&p->c->db_path, v, &e))
+            return cfg_bad(p, "database", "%s", e.msg);
+        return 1;
     }
     /* PostgreSQL, shared by every accordd that names it (libpq's URL:
      * several hosts, target_session_attrs=read-write, sslmode...) */
