@@ -87,6 +87,28 @@ build() { # build DIR [cmake options...]
     cmake --build "$dir" -j "$JOBS"
 }
 
+# failure_digest DIR "NAME, NAME": what each failed test said about its
+# failure, from ctest's log in DIR: CUnit's failed assertions and the lines
+# that say FAIL or die, without the servers' info lines.  Printed last, so
+# that a log cut in the middle still shows why.
+failure_digest() {
+    local log=$1/Testing/Temporary/LastTest.log t
+    [ -f "$log" ] || return 0
+    for t in ${2//,/ }; do
+        log "why $t failed:"
+        awk -v t="$t" '
+            $0 ~ "^[0-9]+/[0-9]+ Test: " t "$" { on = 1; next }
+            on && /^<end of output>/ { on = 0 }
+            !on { next }
+            /^ *Test: / { cur = $0; sub(/ *\.\.\..*/, "", cur) }
+            /FAILED/ { print cur " ... FAILED"; next }
+            /^ *[0-9]+\. .*:[0-9]+ *- / { print; next }
+            / info: / { next }
+            /FAIL|[Ff]ailed|[Aa]ssert|[Ee]rror|Run Summary|asserts|tests / { print }
+        ' "$log" | sed 's/^/    /' | head -40
+    done
+}
+
 PASSED=""
 # run_suite NAME DIR NOT_RUN ctest...: runs ctest in DIR; on failure prints
 # the verdict (how many failed, which, what was not run) and exits 1.
@@ -105,6 +127,7 @@ run_suite() {
         paste -sd, - | sed 's/,/, /g')
     rm -f "$out"
     if [ "$rc" -ne 0 ]; then
+        failure_digest "$dir" "$names"
         if [ -n "$failed" ]; then
             log "FAILED: $name: $failed of $total tests failed ($names); $not_run not run"
         else
