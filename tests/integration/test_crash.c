@@ -119,11 +119,14 @@ static bool none_booked(const char *id)
     return none;
 }
 
+static void journal_of(const char *id, int *all, int *open);
+
 /* On PostgreSQL, waits (15 s at most) until the state at xpath of GET path
- * is want and no adapter holds anything of id: what a killed instance left
- * is ended by the leader after the lease, and released by its next sweep.
- * On SQLite nothing: start-up did it all, and the assertions that follow
- * check that at once. */
+ * is want, no adapter holds anything of id and no journal entry of id is
+ * open: what a killed instance left is ended by the leader after the lease,
+ * and released by its next sweep (each reservation cancelled at its adapter,
+ * then its entry closed).  On SQLite nothing: start-up did it all, and the
+ * assertions that follow check that at once. */
 static void pg_await(const char *path, const char *xpath, const char *want, const char *id)
 {
     if (!acc_test_db_is_pg())
@@ -131,9 +134,14 @@ static void pg_await(const char *path, const char *xpath, const char *want, cons
     bool done = false;
     for (int i = 0; i < 150 && !done; i++) {
         long st;
+        int all, open;
         char *doc = call("GET", path, NULL, &st);
         char *s = doc ? xml_get(doc, xpath) : NULL;
         done = s && strcmp(s, want) == 0 && none_booked(id);
+        if (done) {
+            journal_of(id, &all, &open);
+            done = open == 0;
+        }
         free(s);
         free(doc);
         if (!done)

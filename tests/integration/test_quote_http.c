@@ -429,7 +429,17 @@ static void test_quote_is_a_queue_job(void)
     long first = 0;
     pthread_t th;
     pthread_create(&th, NULL, quote_thread, &first);
-    usleep(500000); /* the first quote is on the worker, in the slow preview */
+    /* The first quote takes the queue's one place (on the worker, in the
+     * slow preview): within 5 s. */
+    bool taken = false;
+    for (int i = 0; i < 50 && !taken; i++) {
+        CU_ASSERT_EQUAL(req("GET", "/metrics", NULL, &r), 200);
+        taken = r.body && strstr(r.body, "\naccord_negotiation_queue 1\n") != NULL;
+        http_reply_free(&r);
+        if (!taken)
+            usleep(100000);
+    }
+    CU_ASSERT_TRUE(taken);
     int64_t t0 = acc_mono_us();
     CU_ASSERT_EQUAL(req("GET", "/healthz", NULL, &r), 200);
     CU_ASSERT_TRUE(acc_mono_us() - t0 < 1000000); /* not blocked by the quote */
