@@ -232,7 +232,7 @@ static void test_pending_mode(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(id);
     char path[128], *st = NULL;
     snprintf(path, sizeof path, "/agreements/%s/state", id);
-    for (int i = 0; i < 100; i++) {
+    for (int i = 0; i < 500; i++) { /* 10 s at most */
         free(st);
         get(path, &r);
         st = xml_get(r.body, "//wsag:AgreementState/wsag:State");
