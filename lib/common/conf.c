@@ -61,13 +61,6 @@ acc_err acc_conf_db_path(char **dst, const char *path, struct acc_error *err)
 {
     if (!path || !*path)
         return acc_error_set(err, ACC_ERR_CONFIG, "the database path is empty");
-    /* SQLite gives each connection an in-memory database of its own, and
-     * the daemons open several (the writer, the readers): the readers would
-     * see none of the writes. */
-    if (strcmp(path, ":memory:") == 0)
-        return acc_error_set(err, ACC_ERR_CONFIG,
-                             "the database cannot be ':memory:' (each of the daemon's "
-                             "connections would have a database of its own): give a file");
     if (!acc_conf_set_str(dst, path))
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     return ACC_OK;

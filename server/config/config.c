@@ -277,6 +277,8 @@ acc_err acc_config_set_listen(struct acc_config *c, const char *hostport, struct
 
 acc_err acc_config_set_db(struct acc_config *c, const char *path, struct acc_error *err)
 {
+    if (path && strcmp(path, ":memory:") == 0)
+        return acc_error_set(err, ACC_ERR_CONFIG, "%s", cfg_no_memory);
     return acc_conf_db_path(&c->db_path, path, err);
 }
 

@@ -38,6 +38,8 @@ struct cfg_parse {
 /* config_keys.c */
 int cfg_server_key(struct cfg_parse *p, const char *k, const char *v);
 int cfg_database_key(struct cfg_parse *p, const char *k, const char *v);
+/* Why a database of ':memory:' is refused ([database] path and --db). */
+extern const char cfg_no_memory[];
 int cfg_signing_key(struct cfg_parse *p, const char *k, const char *v);
 int cfg_negotiation_key(struct cfg_parse *p, const char *k, const char *v);
 int cfg_auth_key(struct cfg_parse *p, const char *k, const char *v);

@@ -185,15 +185,23 @@ int cfg_server_key(struct cfg_parse *p, const char *k, const char *v)
     return table_key(p, "server", server_keys, k, v);
 }
 
+/* SQLite gives each connection an in-memory database of its own, and
+ * accordd opens several (the writer, the readers): the readers would see
+ * none of the writes. */
+const char cfg_no_memory[] = "the database cannot be ':memory:' (accordd's connections, the "
+                             "writer and the readers, would each have an empty database of "
+                             "its own): give a file";
+
 int cfg_database_key(struct cfg_parse *p, const char *k, const char *v)
 {
     if (strcmp(k, "path") == 0) {
+        if (!*v)
+            return cfg_bad(p, "database", "path is empty");
         if (strstr(v, "://"))
             return cfg_bad(p, "database", "path is a file; a PostgreSQL database is a url");
-        struct acc_error e;
-        if (acc_conf_db_path(&p->c->db_path, v, &e))
-            return cfg_bad(p, "database", "%s", e.msg);
-        return 1;
+        if (strcmp(v, ":memory:") == 0)
+            return cfg_bad(p, "database", "%s", cfg_no_memory);
+        return acc_conf_set_str(&p->c->db_path, v);
     }
     /* PostgreSQL, shared by every accordd that names it (libpq's URL:
      * several hosts, target_session_attrs=read-write, sslmode...) */

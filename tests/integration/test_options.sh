@@ -119,7 +119,7 @@ expect "accordd --config --listen" 2 "" "^accordd: option '--config' needs a FIL
 expect "accordd --config" 2 "" "^accordd: option '--config' needs a FILE$" "$ACCORDD" --config
 expect "accordd --bogus" 2 "" "^accordd: unknown option '--bogus'" "$ACCORDD" --bogus
 expect "accordd operand" 2 "" "^accordd: unexpected argument 'x'" "$ACCORDD" x
-expect "accordd --db :memory:" 2 "" "^accordd: the database cannot be ':memory:'" \
+expect "accordd --db :memory:" 2 "" "^accordd: the database cannot be ':memory:'" timeout 10 \
     "$ACCORDD" --db :memory: --listen 127.0.0.1:0
 expect "accordd --jobs without --replay" 2 "" "go with --replay" "$ACCORDD" --jobs 3
 expect "accordd --check-config --print-config" 2 "" "go alone" \
