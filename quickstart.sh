@@ -92,20 +92,23 @@ build() { # build DIR [cmake options...]
 # that say FAIL or die, without the servers' info lines.  Printed last, so
 # that a log cut in the middle still shows why.
 failure_digest() {
-    local log=$1/Testing/Temporary/LastTest.log t
-    [ -f "$log" ] || return 0
+    local file=$1/Testing/Temporary/LastTest.log t
+    [ -f "$file" ] || return 0
     for t in ${2//,/ }; do
         log "why $t failed:"
+        # at most 40 lines, counted in awk (no head: a pipe closed early
+        # would fail under pipefail); the servers' own log lines skipped
         awk -v t="$t" '
+            function out(s) { print "    " s; if (++n >= 40) exit }
             $0 ~ "^[0-9]+/[0-9]+ Test: " t "$" { on = 1; next }
             on && /^<end of output>/ { on = 0 }
             !on { next }
             /^ *Test: / { cur = $0; sub(/ *\.\.\..*/, "", cur) }
-            /FAILED/ { print cur " ... FAILED"; next }
-            /^ *[0-9]+\. .*:[0-9]+ *- / { print; next }
-            / info: / { next }
-            /FAIL|[Ff]ailed|[Aa]ssert|[Ee]rror|Run Summary|asserts|tests / { print }
-        ' "$log" | sed 's/^/    /' | head -40
+            /FAILED/ { out(cur " ... FAILED"); next }
+            /^ *[0-9]+\. .*:[0-9]+ *- / { out($0); next }
+            /^[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T/ { next }
+            /FAIL|[Ff]ailed|[Aa]ssert|[Ee]rror|Run Summary|asserts|tests / { out($0) }
+        ' "$file" || true
     done
 }
 
@@ -127,7 +130,7 @@ run_suite() {
         paste -sd, - | sed 's/,/, /g')
     rm -f "$out"
     if [ "$rc" -ne 0 ]; then
-        failure_digest "$dir" "$names"
+        failure_digest "$dir" "$names" || true
         if [ -n "$failed" ]; then
             log "FAILED: $name: $failed of $total tests failed ($names); $not_run not run"
         else
