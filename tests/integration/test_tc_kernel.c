@@ -145,10 +145,18 @@ static bool status_soon(struct acc_adapter *ad, bool want_active, int want, long
 {
     struct acc_error err = {0};
     for (long t = 0;; t += 50) {
-        bool ok = acc_adapter_provision_status(ad, "r1", st, &err) == ACC_OK &&
-                  st->active == want_active && (want < 0 || (int)st->state == want);
-        if (ok || t >= ms)
-            return ok;
+        memset(st, 0, sizeof *st);
+        acc_err rc = acc_adapter_provision_status(ad, "r1", st, &err);
+        bool ok = rc == ACC_OK && st->active == want_active && (want < 0 || (int)st->state == want);
+        if (ok)
+            return true;
+        if (t >= ms) {
+            fprintf(stderr, "r1 after %ld ms: %s\n", ms,
+                    rc                          ? err.msg
+                    : st->active != want_active ? "active is not as wanted"
+                                                : "its state is not as wanted");
+            return false;
+        }
         sleep_ms(50);
     }
 }
