@@ -159,7 +159,7 @@ void svc_quote_expire(struct acc_service *svc)
             continue;
         }
         const char *why = q.state == ACC_QUOTE_HELD
-                              ? "the hold expired; every held reservation was released"
+                              ? "the hold expired; every held reservation is released"
                               : "the quote expired without a hold";
         if (close_quote(svc, &q, ACC_QUOTE_EXPIRED, why, &err) && err.code != ACC_ERR_STATE)
             acc_log_error("housekeeping: quote %s: %s", ids[i], err.msg);
