@@ -290,6 +290,13 @@ acc_err acc_store_lease(struct acc_store *st, const char *name, acc_time now, in
  * (or by none that said so): a dead instance's, to be ended. */
 acc_err acc_store_orphans(struct acc_store *st, acc_time alive_since, char (**ids)[ACC_ID_LEN + 1],
                           size_t *n, struct acc_error *err);
+/* Settles a (as a->state, from Pending or PendingAndTerminating, like
+ * acc_store_agreement_settle) only if its instance is still not seen since
+ * alive_since, judged again inside the write, after the agreement's row is
+ * taken: an instance whose beat came back since the orphans were listed
+ * keeps its negotiation (ACC_ERR_STATE, as for an agreement that moved on). */
+acc_err acc_store_agreement_end_orphan(struct acc_store *st, const struct acc_agreement *a,
+                                       acc_time alive_since, struct acc_error *err);
 /* Agreements this instance negotiates that another one was asked to
  * terminate (PendingAndTerminating). */
 acc_err acc_store_stopped_here(struct acc_store *st, char (**ids)[ACC_ID_LEN + 1], size_t *n,

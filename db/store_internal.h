@@ -102,6 +102,7 @@ enum stmt_id {
     S_DEAD_MARKS,
     S_INST_LEAVE,
     S_LEASE_FREE,
+    S_ORPHAN_OF,
     S__COUNT
 };
 

@@ -172,7 +172,8 @@ static void housekeeping_pass(struct acc_service *svc)
     retention_pass(svc);
 }
 
-void svc_end_interrupted(struct acc_service *svc, char (*ids)[ACC_ID_LEN + 1], size_t n)
+void svc_end_interrupted(struct acc_service *svc, char (*ids)[ACC_ID_LEN + 1], size_t n,
+                         acc_time alive_since)
 {
     for (size_t i = 0; i < n; i++) {
         struct acc_agreement a;
@@ -187,10 +188,16 @@ void svc_end_interrupted(struct acc_service *svc, char (*ids)[ACC_ID_LEN + 1], s
         a.reason = strdup("accordd stopped during the negotiation; every reservation it had "
                           "made was released; submit the offer again");
         struct acc_error serr;
-        if (acc_store_agreement_settle(svc->store, &a,
-                                       ACC_STATE_BIT(ACC_STATE_PENDING) |
-                                           ACC_STATE_BIT(ACC_STATE_PENDING_AND_TERMINATING),
-                                       NULL, NULL, 0, &serr))
+        acc_err rc =
+            alive_since
+                ? acc_store_agreement_end_orphan(svc->store, &a, alive_since, &serr)
+                : acc_store_agreement_settle(svc->store, &a,
+                                             ACC_STATE_BIT(ACC_STATE_PENDING) |
+                                                 ACC_STATE_BIT(ACC_STATE_PENDING_AND_TERMINATING),
+                                             NULL, NULL, 0, &serr);
+        if (rc == ACC_ERR_STATE && alive_since)
+            acc_log_info("recovery: %s; left to it", serr.msg);
+        else if (rc)
             acc_log_error("recovery: agreement %s: %s", ids[i], serr.msg);
         else
             acc_log_warn("recovery: agreement %s was being negotiated; now %s", ids[i],
@@ -216,7 +223,7 @@ acc_err svc_recover(struct acc_service *svc, struct acc_error *err)
                                          &ids, &n, err);
     if (rc)
         return rc;
-    svc_end_interrupted(svc, ids, n);
+    svc_end_interrupted(svc, ids, n, 0);
     free(ids);
     /* No modification runs yet: what a cut-short one booked is a leftover. */
     struct acc_error merr;

@@ -103,7 +103,7 @@ static void end_stranded(struct acc_service *svc)
     }
     if (k)
         acc_log_warn("%zu negotiation(s) whose end was not written (database away)", k);
-    svc_end_interrupted(svc, ids, k);
+    svc_end_interrupted(svc, ids, k, 0);
     free(ids);
 }
 
@@ -229,13 +229,15 @@ void svc_instance_recover(struct acc_service *svc)
     char(*ids)[ACC_ID_LEN + 1] = NULL;
     size_t n = 0;
     struct acc_error err;
-    if (acc_store_orphans(svc->store, acc_now() - svc_instance_dead_after(svc), &ids, &n, &err)) {
+    acc_time alive_since = acc_now() - svc_instance_dead_after(svc);
+    if (acc_store_orphans(svc->store, alive_since, &ids, &n, &err)) {
         acc_log_error("recovery: %s", err.msg);
         return;
     }
     if (n)
         acc_log_warn("recovery: %zu negotiation(s) of instances that stopped", n);
-    svc_end_interrupted(svc, ids, n);
+    /* each judged again as it is ended: an instance may beat again meanwhile */
+    svc_end_interrupted(svc, ids, n, alive_since);
     free(ids);
     end_dead_modifications(svc);
 }

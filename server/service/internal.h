@@ -313,8 +313,10 @@ acc_err svc_recover(struct acc_service *svc, struct acc_error *err);
 void *svc_housekeeping_main(void *arg);
 /* Ends negotiations nobody runs any more (Pending: Rejected, Interrupted;
  * PendingAndTerminating: Terminated); the sweep then releases their
- * reservations. */
-void svc_end_interrupted(struct acc_service *svc, char (*ids)[ACC_ID_LEN + 1], size_t n);
+ * reservations.  With alive_since (not 0) each is a dead instance's, and
+ * is ended only if its instance is still not seen since then. */
+void svc_end_interrupted(struct acc_service *svc, char (*ids)[ACC_ID_LEN + 1], size_t n,
+                         acc_time alive_since);
 
 /* instances.c: several instances on one database */
 acc_err svc_instance_open(struct acc_service *svc, struct acc_error *err);

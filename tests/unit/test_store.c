@@ -506,6 +506,45 @@ static void test_interrupted_hold(void)
     acc_store_close(qs);
 }
 
+/* The leader ends a dead instance's negotiation only while that instance
+ * stays dead: judged again inside the write. */
+static void test_end_orphan(void)
+{
+    char path[512];
+    CU_ASSERT_FATAL(acc_test_db("orphans", path, sizeof path));
+    struct acc_store_options o = {path, false, 2, 0};
+    struct acc_store *os;
+    struct acc_error err;
+    ACC_ASSERT_OK(acc_store_open(&o, &os, &err));
+    bool shared = acc_store_shared(os);
+    if (shared) { /* negotiated by an instance seen at 100 */
+        acc_store_set_instance(os, "deaddeaddeaddead");
+        ACC_ASSERT_OK(acc_store_instance_beat(os, "host", 1, 100, 100, 0, &err));
+    }
+    struct acc_agreement a, got;
+    fill(&a, "orphanorphanorph", "erin");
+    ACC_ASSERT_OK(acc_store_agreement_create(os, &a, NULL, 0, NULL, NULL, &err));
+    a.state = ACC_STATE_REJECTED;
+    a.updated = 1001;
+    if (shared) {
+        /* alive since 100: left to it, still Pending */
+        CU_ASSERT_EQUAL(acc_store_agreement_end_orphan(os, &a, 100, &err), ACC_ERR_STATE);
+        CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "alive again"));
+        ACC_ASSERT_OK(acc_store_agreement_get(os, a.id, false, &got, &err));
+        CU_ASSERT_EQUAL(got.state, ACC_STATE_PENDING);
+        acc_agreement_release(&got);
+    }
+    /* not seen since 101 (on a file: no instance): ended */
+    ACC_ASSERT_OK(acc_store_agreement_end_orphan(os, &a, 101, &err));
+    ACC_ASSERT_OK(acc_store_agreement_get(os, a.id, false, &got, &err));
+    CU_ASSERT_EQUAL(got.state, ACC_STATE_REJECTED);
+    acc_agreement_release(&got);
+    /* once ended, not again */
+    CU_ASSERT_EQUAL(acc_store_agreement_end_orphan(os, &a, 101, &err), ACC_ERR_STATE);
+    acc_agreement_release(&a);
+    acc_store_close(os);
+}
+
 static const struct acc_test_case tests[] = {
     {"create, get, idempotency key", test_create_get},
     {"settle, trace, transitions", test_settle_and_transitions},
@@ -517,6 +556,7 @@ static const struct acc_test_case tests[] = {
     {"a value that cannot be bound is an error, not a NULL", test_bind_failure_is_an_error},
     {"no-wait writes commit before later awaited ones", test_nowait_order},
     {"a hold a stop cut short", test_interrupted_hold},
+    {"a dead instance's negotiation ended only while it stays dead", test_end_orphan},
     {NULL, NULL},
 };
 
