@@ -151,6 +151,12 @@ acc_err acc_store_agreement_get_version(struct acc_store *st, const char *id, un
 acc_err acc_store_quote_put(struct acc_store *st, const struct acc_quote *q, unsigned from,
                             const struct acc_booking *bookings, size_t n_bookings,
                             struct acc_error *err);
+/* A dead instance's Advisory quote whose hold was booking, written as q
+ * (Rejected) only if its instance is still not seen since alive_since,
+ * judged again inside the write: one whose beat came back keeps its hold
+ * (ACC_ERR_STATE, as for a quote that moved on). */
+acc_err acc_store_quote_end_orphan(struct acc_store *st, const struct acc_quote *q,
+                                   acc_time alive_since, struct acc_error *err);
 /* A commit of a held quote (POST /agreements?quote=), one transaction: the
  * quote (state Committed, agreement set) from Held and claimed by a, its
  * bookings (the held entries, now a's committed ones), and a settled from

@@ -56,7 +56,11 @@ static const struct acc_sql_query
                          "(SELECT 1 FROM reservation r WHERE r.agreement_id = q.id) AND "
                          "(q.instance IS NULL OR q.instance NOT IN "
                          "(SELECT id FROM instance WHERE seen >= ?)) "
-                         "ORDER BY q.created LIMIT 1000"};
+                         "ORDER BY q.created LIMIT 1000"},
+    /* whether quote ?1's instance is dead: not seen since ?2 */
+    quote_orphan_of = {S_QUOTE_ORPHAN_OF,
+                       "SELECT 1 FROM quote WHERE id = ?1 AND (instance IS NULL OR instance NOT IN "
+                       "(SELECT id FROM instance WHERE seen >= ?2))"};
 
 /* ------------------------------------------------------------ the lines */
 
@@ -262,7 +266,29 @@ struct put_arg {
      * settled in the same transaction. */
     const struct acc_agreement *a;
     const struct acc_trace *trace;
+    /* not 0: the quote is a dead instance's, and is written only if that
+     * instance is still not seen since then (judged after the state is read
+     * and, on PostgreSQL, its row locked) */
+    acc_time alive_since;
 };
+
+static acc_err still_dead(struct acc_sql_conn *c, const char *id, acc_time alive_since,
+                          struct acc_error *err)
+{
+    struct acc_sql_stmt *s = acc_sql_prepare(c, &quote_orphan_of, err);
+    if (!s)
+        return acc_sql_failed(err);
+    acc_sql_bind_text(s, id);
+    acc_sql_bind_i64(s, alive_since);
+    bool dead = false;
+    acc_err rc = acc_sql_bound(s, "judge its instance", err);
+    if (!rc)
+        rc = acc_sql_step(s, &dead, "judge its instance", err);
+    acc_sql_done(s);
+    if (!rc && !dead)
+        rc = acc_error_set(err, ACC_ERR_STATE, "quote %s: its instance is alive again", id);
+    return rc;
+}
 
 static acc_err put_job(struct acc_sql_conn *c, void *arg, struct acc_error *err)
 {
@@ -296,6 +322,8 @@ static acc_err put_job(struct acc_sql_conn *c, void *arg, struct acc_error *err)
         if (x->a && strcmp(claim, x->a->id) != 0)
             return acc_error_set(err, ACC_ERR_STATE, "quote %s is not being committed as %s", q->id,
                                  x->a->id);
+        if (x->alive_since && (rc = still_dead(c, q->id, x->alive_since, err)))
+            return rc;
     }
     opts = encode_options(q);
     alloc = encode_allocation(q);
@@ -338,7 +366,16 @@ acc_err acc_store_quote_put(struct acc_store *st, const struct acc_quote *q, uns
                             struct acc_error *err)
 {
     static const struct store_op op = {{put_job, NULL}, NULL};
-    struct put_arg x = {acc_store_instance(st), q, from, bookings, n_bookings, NULL, NULL};
+    struct put_arg x = {acc_store_instance(st), q, from, bookings, n_bookings, NULL, NULL, 0};
+    return store_write(st, &op, &x, 0, err);
+}
+
+acc_err acc_store_quote_end_orphan(struct acc_store *st, const struct acc_quote *q,
+                                   acc_time alive_since, struct acc_error *err)
+{
+    static const struct store_op op = {{put_job, NULL}, NULL};
+    struct put_arg x = {
+        acc_store_instance(st), q, 1u << ACC_QUOTE_ADVISORY, NULL, 0, NULL, NULL, alive_since};
     return store_write(st, &op, &x, 0, err);
 }
 
@@ -349,7 +386,7 @@ acc_err acc_store_quote_commit(struct acc_store *st, const struct acc_quote *q,
 {
     static const struct store_op op = {{put_job, NULL}, NULL};
     struct put_arg x = {
-        acc_store_instance(st), q, 1u << ACC_QUOTE_HELD, bookings, n_bookings, a, trace};
+        acc_store_instance(st), q, 1u << ACC_QUOTE_HELD, bookings, n_bookings, a, trace, 0};
     return store_write(st, &op, &x, 0, err);
 }
 

@@ -198,7 +198,14 @@ void svc_quote_recover(struct acc_service *svc, acc_time alive_since)
             q.updated = acc_now();
             set_reason(&q, "accordd stopped while the hold was being booked; every reservation "
                            "it had made is released; ask for a quote again");
-            if (acc_store_quote_put(svc->store, &q, 1u << ACC_QUOTE_ADVISORY, NULL, 0, &err)) {
+            /* on a shared database, judged again as it is written: an
+             * instance that beat again since keeps its hold */
+            acc_err rc = svc->shared ? acc_store_quote_end_orphan(svc->store, &q, alive_since, &err)
+                                     : acc_store_quote_put(svc->store, &q, 1u << ACC_QUOTE_ADVISORY,
+                                                           NULL, 0, &err);
+            if (rc == ACC_ERR_STATE && svc->shared) {
+                acc_log_info("recovery: %s; left to it", err.msg);
+            } else if (rc) {
                 acc_log_error("recovery: quote %s: %s", ids[i], err.msg);
             } else {
                 done++;
