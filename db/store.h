@@ -151,10 +151,11 @@ acc_err acc_store_agreement_get_version(struct acc_store *st, const char *id, un
 acc_err acc_store_quote_put(struct acc_store *st, const struct acc_quote *q, unsigned from,
                             const struct acc_booking *bookings, size_t n_bookings,
                             struct acc_error *err);
-/* A dead instance's Advisory quote whose hold was booking, written as q
- * (Rejected) only if its instance is still not seen since alive_since,
- * judged again inside the write: one whose beat came back keeps its hold
- * (ACC_ERR_STATE, as for a quote that moved on). */
+/* An Advisory quote whose hold was cut short while booking, written as q
+ * (Rejected).  With alive_since (not 0) it is a dead instance's, and is
+ * written only if that instance is still not seen since then, judged again
+ * inside the write: one whose beat came back keeps its hold (ACC_ERR_STATE,
+ * as for a quote that moved on). */
 acc_err acc_store_quote_end_orphan(struct acc_store *st, const struct acc_quote *q,
                                    acc_time alive_since, struct acc_error *err);
 /* A commit of a held quote (POST /agreements?quote=), one transaction: the
@@ -296,11 +297,13 @@ acc_err acc_store_lease(struct acc_store *st, const char *name, acc_time now, in
  * (or by none that said so): a dead instance's, to be ended. */
 acc_err acc_store_orphans(struct acc_store *st, acc_time alive_since, char (**ids)[ACC_ID_LEN + 1],
                           size_t *n, struct acc_error *err);
-/* Settles a (as a->state, from Pending or PendingAndTerminating, like
- * acc_store_agreement_settle) only if its instance is still not seen since
- * alive_since, judged again inside the write, after the agreement's row is
- * taken: an instance whose beat came back since the orphans were listed
- * keeps its negotiation (ACC_ERR_STATE, as for an agreement that moved on). */
+/* Settles a negotiation nobody runs any more (as a->state, from Pending or
+ * PendingAndTerminating, like acc_store_agreement_settle).  With
+ * alive_since (not 0) it is a dead instance's, and is settled only if that
+ * instance is still not seen since then, judged again inside the write,
+ * after the agreement's row is taken: an instance whose beat came back
+ * since the orphans were listed keeps its negotiation (ACC_ERR_STATE, as
+ * for an agreement that moved on). */
 acc_err acc_store_agreement_end_orphan(struct acc_store *st, const struct acc_agreement *a,
                                        acc_time alive_since, struct acc_error *err);
 /* Agreements this instance negotiates that another one was asked to

@@ -40,9 +40,12 @@ static const struct acc_sql_query
      * the next beat that forgets), its leases free */
     inst_leave = {S_INST_LEAVE, "UPDATE instance SET seen = 0 WHERE id = ?"},
     lease_free = {S_LEASE_FREE, "UPDATE lease SET expires = 0 WHERE holder = ?"},
-    /* whether agreement ?1's instance is dead: not seen since ?2 */
+    /* whether agreement (quote) ?1's instance is dead: not seen since ?2 */
     orphan_of = {S_ORPHAN_OF, "SELECT 1 FROM agreement WHERE id = ?1 AND (instance IS NULL OR "
-                              "instance NOT IN (SELECT id FROM instance WHERE seen >= ?2))"};
+                              "instance NOT IN (SELECT id FROM instance WHERE seen >= ?2))"},
+    quote_orphan_of = {S_QUOTE_ORPHAN_OF,
+                       "SELECT 1 FROM quote WHERE id = ?1 AND (instance IS NULL OR instance NOT IN "
+                       "(SELECT id FROM instance WHERE seen >= ?2))"};
 
 bool acc_store_shared(const struct acc_store *st)
 {
@@ -227,6 +230,25 @@ acc_err acc_store_orphans(struct acc_store *st, acc_time alive_since, char (**id
     return ids_of(st, &orphans, NULL, alive_since, ids, n, err);
 }
 
+acc_err store_still_dead(struct acc_sql_conn *c, bool quote, const char *id, acc_time alive_since,
+                         struct acc_error *err)
+{
+    struct acc_sql_stmt *s = acc_sql_prepare(c, quote ? &quote_orphan_of : &orphan_of, err);
+    if (!s)
+        return acc_sql_failed(err);
+    acc_sql_bind_text(s, id);
+    acc_sql_bind_i64(s, alive_since);
+    bool dead = false;
+    acc_err rc = acc_sql_bound(s, "judge its instance", err);
+    if (!rc)
+        rc = acc_sql_step(s, &dead, "judge its instance", err);
+    acc_sql_done(s);
+    if (!rc && !dead)
+        rc = acc_error_set(err, ACC_ERR_STATE, "%s %s: its instance is alive again",
+                           quote ? "quote" : "agreement", id);
+    return rc;
+}
+
 struct orphan_arg {
     const struct acc_agreement *a;
     acc_time alive_since;
@@ -235,30 +257,16 @@ struct orphan_arg {
 static acc_err end_orphan_job(struct acc_sql_conn *c, void *arg, struct acc_error *err)
 {
     struct orphan_arg *x = arg;
-    /* the row first (on PostgreSQL locked until the commit: its instance
-     * cannot settle it meanwhile), then the judgement, as of now */
-    enum acc_state cur;
-    acc_err rc = store_current_state(c, x->a->id, &cur, err);
-    if (rc)
-        return rc;
-    struct acc_sql_stmt *s = acc_sql_prepare(c, &orphan_of, err);
-    if (!s)
-        return acc_sql_failed(err);
-    acc_sql_bind_text(s, x->a->id);
-    acc_sql_bind_i64(s, x->alive_since);
-    bool dead = false;
-    if (!(rc = acc_sql_bound(s, "judge its instance", err)))
-        rc = acc_sql_step(s, &dead, "judge its instance", err);
-    acc_sql_done(s);
-    if (rc)
-        return rc;
-    if (!dead)
-        return acc_error_set(err, ACC_ERR_STATE, "agreement %s: its instance is alive again",
-                             x->a->id);
-    return store_agreement_settle_in(c, x->a,
-                                     ACC_STATE_BIT(ACC_STATE_PENDING) |
-                                         ACC_STATE_BIT(ACC_STATE_PENDING_AND_TERMINATING),
-                                     NULL, NULL, 0, err);
+    acc_err rc = store_agreement_settle_in(c, x->a,
+                                           ACC_STATE_BIT(ACC_STATE_PENDING) |
+                                               ACC_STATE_BIT(ACC_STATE_PENDING_AND_TERMINATING),
+                                           NULL, NULL, 0, err);
+    /* judged with the row taken (on PostgreSQL locked until the commit: its
+     * instance cannot settle it meanwhile); alive again, the job fails and
+     * the writer rolls back what it wrote */
+    if (!rc && x->alive_since)
+        rc = store_still_dead(c, false, x->a->id, x->alive_since, err);
+    return rc;
 }
 
 acc_err acc_store_agreement_end_orphan(struct acc_store *st, const struct acc_agreement *a,

@@ -137,6 +137,11 @@ acc_err store_write(struct acc_store *st, const struct store_op *op, void *arg, 
 /* ------------------------------------------------- shared by the writes */
 
 /* The current state of an agreement inside the writer's transaction. */
+/* Whether the instance of agreement (or quote) id is still not seen since
+ * alive_since: ACC_OK when it is dead, ACC_ERR_STATE when it is alive
+ * again (store_instance.c). */
+acc_err store_still_dead(struct acc_sql_conn *c, bool quote, const char *id, acc_time alive_since,
+                         struct acc_error *err);
 acc_err store_current_state(struct acc_sql_conn *c, const char *id, enum acc_state *out,
                             struct acc_error *err);
 /* Moves an agreement to `to` if its state is in `from` (*was: the state

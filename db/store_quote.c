@@ -56,11 +56,7 @@ static const struct acc_sql_query
                          "(SELECT 1 FROM reservation r WHERE r.agreement_id = q.id) AND "
                          "(q.instance IS NULL OR q.instance NOT IN "
                          "(SELECT id FROM instance WHERE seen >= ?)) "
-                         "ORDER BY q.created LIMIT 1000"},
-    /* whether quote ?1's instance is dead: not seen since ?2 */
-    quote_orphan_of = {S_QUOTE_ORPHAN_OF,
-                       "SELECT 1 FROM quote WHERE id = ?1 AND (instance IS NULL OR instance NOT IN "
-                       "(SELECT id FROM instance WHERE seen >= ?2))"};
+                         "ORDER BY q.created LIMIT 1000"};
 
 /* ------------------------------------------------------------ the lines */
 
@@ -272,24 +268,6 @@ struct put_arg {
     acc_time alive_since;
 };
 
-static acc_err still_dead(struct acc_sql_conn *c, const char *id, acc_time alive_since,
-                          struct acc_error *err)
-{
-    struct acc_sql_stmt *s = acc_sql_prepare(c, &quote_orphan_of, err);
-    if (!s)
-        return acc_sql_failed(err);
-    acc_sql_bind_text(s, id);
-    acc_sql_bind_i64(s, alive_since);
-    bool dead = false;
-    acc_err rc = acc_sql_bound(s, "judge its instance", err);
-    if (!rc)
-        rc = acc_sql_step(s, &dead, "judge its instance", err);
-    acc_sql_done(s);
-    if (!rc && !dead)
-        rc = acc_error_set(err, ACC_ERR_STATE, "quote %s: its instance is alive again", id);
-    return rc;
-}
-
 static acc_err put_job(struct acc_sql_conn *c, void *arg, struct acc_error *err)
 {
     struct put_arg *x = arg;
@@ -322,7 +300,7 @@ static acc_err put_job(struct acc_sql_conn *c, void *arg, struct acc_error *err)
         if (x->a && strcmp(claim, x->a->id) != 0)
             return acc_error_set(err, ACC_ERR_STATE, "quote %s is not being committed as %s", q->id,
                                  x->a->id);
-        if (x->alive_since && (rc = still_dead(c, q->id, x->alive_since, err)))
+        if (x->alive_since && (rc = store_still_dead(c, true, q->id, x->alive_since, err)))
             return rc;
     }
     opts = encode_options(q);

@@ -188,13 +188,7 @@ void svc_end_interrupted(struct acc_service *svc, char (*ids)[ACC_ID_LEN + 1], s
         a.reason = strdup("accordd stopped during the negotiation; every reservation it had "
                           "made was released; submit the offer again");
         struct acc_error serr;
-        acc_err rc =
-            alive_since
-                ? acc_store_agreement_end_orphan(svc->store, &a, alive_since, &serr)
-                : acc_store_agreement_settle(svc->store, &a,
-                                             ACC_STATE_BIT(ACC_STATE_PENDING) |
-                                                 ACC_STATE_BIT(ACC_STATE_PENDING_AND_TERMINATING),
-                                             NULL, NULL, 0, &serr);
+        acc_err rc = acc_store_agreement_end_orphan(svc->store, &a, alive_since, &serr);
         if (rc == ACC_ERR_STATE && alive_since)
             acc_log_info("recovery: %s; left to it", serr.msg);
         else if (rc)

@@ -200,9 +200,8 @@ void svc_quote_recover(struct acc_service *svc, acc_time alive_since)
                            "it had made is released; ask for a quote again");
             /* on a shared database, judged again as it is written: an
              * instance that beat again since keeps its hold */
-            acc_err rc = svc->shared ? acc_store_quote_end_orphan(svc->store, &q, alive_since, &err)
-                                     : acc_store_quote_put(svc->store, &q, 1u << ACC_QUOTE_ADVISORY,
-                                                           NULL, 0, &err);
+            acc_err rc =
+                acc_store_quote_end_orphan(svc->store, &q, svc->shared ? alive_since : 0, &err);
             if (rc == ACC_ERR_STATE && svc->shared) {
                 acc_log_info("recovery: %s; left to it", err.msg);
             } else if (rc) {
