@@ -438,19 +438,29 @@ static void test_nowait_order(void)
 /* A quote whose hold a stop cut short is Advisory with journal entries;
  * the open-journal query leaves them to the hold while the quote is
  * Advisory (it may be booking), and they are the sweep's once it is not. */
-static void test_interrupted_hold(void)
+/* A store of its own on database name; on a shared database what it writes
+ * is an instance's that was last seen at 100. */
+static struct acc_store *open_seen_at_100(const char *name)
 {
     char path[512];
-    CU_ASSERT_FATAL(acc_test_db("quotes", path, sizeof path));
-    struct acc_store_options o = {path, false, 2, 0};
-    struct acc_store *qs;
+    struct acc_store *st2 = NULL;
     struct acc_error err;
-    ACC_ASSERT_OK(acc_store_open(&o, &qs, &err));
-    /* On a shared database the quotes are an instance's, seen at 100. */
-    if (acc_store_shared(qs)) {
-        acc_store_set_instance(qs, "instinstinstinst");
-        ACC_ASSERT_OK(acc_store_instance_beat(qs, "host", 1, 100, 100, 0, &err));
+    if (!acc_test_db(name, path, sizeof path))
+        return NULL;
+    struct acc_store_options o = {path, false, 2, 0};
+    ACC_ASSERT_OK(acc_store_open(&o, &st2, &err));
+    if (st2 && acc_store_shared(st2)) {
+        acc_store_set_instance(st2, "instinstinstinst");
+        ACC_ASSERT_OK(acc_store_instance_beat(st2, "host", 1, 100, 100, 0, &err));
     }
+    return st2;
+}
+
+static void test_interrupted_hold(void)
+{
+    struct acc_store *qs = open_seen_at_100("quotes");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(qs);
+    struct acc_error err;
     static const char *const ids[] = {"advisoryadvisory", "holdingholdingho", "heldheldheldheld"};
     struct acc_quote q[3];
     struct acc_booking b[3];
@@ -519,17 +529,10 @@ static void test_interrupted_hold(void)
  * stays dead: judged again inside the write. */
 static void test_end_orphan(void)
 {
-    char path[512];
-    CU_ASSERT_FATAL(acc_test_db("orphans", path, sizeof path));
-    struct acc_store_options o = {path, false, 2, 0};
-    struct acc_store *os;
+    struct acc_store *os = open_seen_at_100("orphans");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(os);
     struct acc_error err;
-    ACC_ASSERT_OK(acc_store_open(&o, &os, &err));
     bool shared = acc_store_shared(os);
-    if (shared) { /* negotiated by an instance seen at 100 */
-        acc_store_set_instance(os, "deaddeaddeaddead");
-        ACC_ASSERT_OK(acc_store_instance_beat(os, "host", 1, 100, 100, 0, &err));
-    }
     struct acc_agreement a, got;
     fill(&a, "orphanorphanorph", "erin");
     ACC_ASSERT_OK(acc_store_agreement_create(os, &a, NULL, 0, NULL, NULL, &err));
