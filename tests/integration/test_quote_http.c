@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cli_run.h"
 #include "daemon.h"
 #include "fixture.h"
 #include "http_client.h"
@@ -20,7 +21,6 @@
 /* NULL-safe: a missing node fails the test instead of crashing it. */
 #define ASSERT_STR(a, b) CU_ASSERT_TRUE((a) != NULL && strcmp((a), (b)) == 0)
 
-static struct fixture fx;
 static const char *const XML_HDR[] = {"Content-Type: application/xml", NULL};
 
 static const char ini[] = "[negotiation]\n"
@@ -456,39 +456,23 @@ static void test_quote_is_a_queue_job(void)
     fixture_stop(&fx);
 }
 
-/* accordctl (the real binary) with the arguments given after the server;
- * its exit code, and its standard output in out (free it). */
-static int ctl(char **out, const char *args)
-{
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "'%s' --server %s %s 2>/dev/null", ACCORDCTL_PATH, fx.base, args);
-    FILE *p = popen(cmd, "r");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
-    struct acc_buf b = ACC_BUF_INIT;
-    char chunk[4096];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, p)) > 0)
-        acc_buf_append(&b, chunk, n);
-    int st = pclose(p);
-    *out = acc_buf_detach(&b, NULL);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-/* The JSON form of the quote, through accordctl quote/commit/release. */
+/* The JSON form of the quote, through accordctl quote/commit/release (the
+ * real binary: ctl of cli_run.h). */
 static void test_cli_and_json(void)
 {
     fresh("qh-cli");
-    char file[300], args[600], *out;
+    char file[300];
     snprintf(file, sizeof file, "%s/qh-cli-offer.xml", acc_test_tmpdir());
     FILE *f = fopen(file, "w");
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
     fputs(offer("alice", "q"), f);
     fclose(f);
-    snprintf(args, sizeof args, "quote '%s' --hold PT2M --option 1 --json", file);
-    CU_ASSERT_EQUAL(ctl(&out, args), 0);
+    struct run r =
+        ctl(fx.base, NULL, "quote", file, "--hold", "PT2M", "--option", "1", "--json", NULL);
+    CU_ASSERT_EQUAL(r.status, 0);
     json_error_t jerr;
-    json_t *q = json_loads(out, 0, &jerr);
-    free(out);
+    json_t *q = json_loads(r.out, 0, &jerr);
+    run_free(&r);
     CU_ASSERT_PTR_NOT_NULL_FATAL(q);
     ASSERT_STR(json_string_value(json_object_get(q, "state")), "Held");
     CU_ASSERT_EQUAL(json_integer_value(json_object_get(q, "heldOption")), 1);
@@ -502,27 +486,29 @@ static void test_cli_and_json(void)
     snprintf(qid, sizeof qid, "%s", json_string_value(json_object_get(q, "id")));
     json_decref(q);
 
-    snprintf(args, sizeof args, "commit %s --json", qid);
-    CU_ASSERT_EQUAL(ctl(&out, args), 0);
-    json_t *a = json_loads(out, 0, &jerr);
-    free(out);
+    r = ctl(fx.base, NULL, "commit", qid, "--json", NULL);
+    CU_ASSERT_EQUAL(r.status, 0);
+    json_t *a = json_loads(r.out, 0, &jerr);
+    run_free(&r);
     ASSERT_STR(json_string_value(json_object_get(a, "state")), "Observed");
     CU_ASSERT_EQUAL(json_integer_value(json_object_get(a, "rounds")), 0);
     json_decref(a);
-    CU_ASSERT_EQUAL(ctl(&out, args), 4); /* no longer Held */
-    free(out);
-    snprintf(args, sizeof args, "release %s", qid);
-    CU_ASSERT_EQUAL(ctl(&out, args), 4);
-    free(out);
-    snprintf(args, sizeof args, "quote '%s'", file);
-    CU_ASSERT_EQUAL(ctl(&out, args), 0); /* the table */
-    CU_ASSERT_TRUE(strstr(out, "Advisory") != NULL && strstr(out, "option 2") != NULL);
-    free(out);
-    snprintf(args, sizeof args, "quote '%s' --option 1", file);
-    CU_ASSERT_EQUAL(ctl(&out, args), 2); /* usage: an option needs a hold */
-    free(out);
-    CU_ASSERT_EQUAL(ctl(&out, "commit mz73hm4s4ndsuu2a"), 3);
-    free(out);
+    r = ctl(fx.base, NULL, "commit", qid, "--json", NULL);
+    CU_ASSERT_EQUAL(r.status, 4); /* no longer Held */
+    run_free(&r);
+    r = ctl(fx.base, NULL, "release", qid, NULL);
+    CU_ASSERT_EQUAL(r.status, 4);
+    run_free(&r);
+    r = ctl(fx.base, NULL, "quote", file, NULL);
+    CU_ASSERT_EQUAL(r.status, 0); /* the table */
+    CU_ASSERT_TRUE(strstr(r.out, "Advisory") != NULL && strstr(r.out, "option 2") != NULL);
+    run_free(&r);
+    r = ctl(fx.base, NULL, "quote", file, "--option", "1", NULL);
+    CU_ASSERT_EQUAL(r.status, 2); /* usage: an option needs a hold */
+    run_free(&r);
+    r = ctl(fx.base, NULL, "commit", "mz73hm4s4ndsuu2a", NULL);
+    CU_ASSERT_EQUAL(r.status, 3);
+    run_free(&r);
     unlink(file);
     fixture_stop(&fx);
 }
