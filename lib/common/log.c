@@ -1,5 +1,7 @@
 #include "log.h"
 
+#include <stdint.h>
+
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -8,6 +10,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "utf8.h"
 
 static atomic_int current_level = ACC_LOG_INFO;
 /* Set once at start-up, before any thread logs. */
@@ -86,19 +90,53 @@ static int line_head(char *line, size_t size, enum acc_log_level level)
                     ts.tv_nsec / 1000000, program, names[level]);
 }
 
+/* Appends message m to line (at *len, room for size bytes) with every
+ * character that could end the line, forge another or drive a terminal
+ * written as \xHH, a byte each: control characters (CR, LF, ESC, and the
+ * C1 controls such as CSI), the line separators and the bidirectional
+ * controls, and any byte that is not UTF-8.  Whatever a client sent (a
+ * path, a header, a certificate's subject) reaches the log through a
+ * message, so every line is made safe here, once. */
+static void append_said(char *line, size_t *len, size_t size, const char *m)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t o = *len;
+    const unsigned char *p = (const unsigned char *)m;
+    while (*p) {
+        uint32_t c;
+        size_t n = acc_utf8_decode(p, &c);
+        bool bad = n == 0 || acc_utf8_unprintable(c);
+        if (n == 0)
+            n = 1;
+        if (o + (bad ? 4 * n : n) > size)
+            break;
+        for (size_t i = 0; i < n; i++) {
+            if (bad) {
+                line[o++] = '\\';
+                line[o++] = 'x';
+                line[o++] = hex[p[i] >> 4];
+                line[o++] = hex[p[i] & 15];
+            } else {
+                line[o++] = (char)p[i];
+            }
+        }
+        p += n;
+    }
+    *len = o;
+}
+
 void acc_log(enum acc_log_level level, const char *fmt, ...)
 {
     if (!acc_log_enabled(level))
         return;
-    char line[2048];
-    int n = line_head(line, sizeof line, level);
+    char msg[2048], line[4096];
     va_list ap;
     va_start(ap, fmt);
-    int m = vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    size_t len = (size_t)n + (m < 0 ? 0 : (size_t)m);
-    if (len > sizeof line - 2)
-        len = sizeof line - 2;
+    int n = line_head(line, sizeof line, level);
+    size_t len = n < 0 ? 0 : (size_t)n < sizeof line ? (size_t)n : sizeof line - 1;
+    append_said(line, &len, sizeof line - 1, msg);
     line[len++] = '\n';
     /* One write per line keeps lines whole when threads log at once. */
     ssize_t w = write(STDERR_FILENO, line, len);

@@ -27,3 +27,15 @@ size_t acc_utf8_decode(const unsigned char *s, uint32_t *cp)
     *cp = c;
     return n;
 }
+
+const char *acc_utf8_unprintable(uint32_t c)
+{
+    if (c < 0x20 || (c >= 0x7f && c <= 0x9f))
+        return "a control character";
+    if (c == 0x2028 || c == 0x2029)
+        return "a line or paragraph separator";
+    if ((c >= 0x200e && c <= 0x200f) || (c >= 0x202a && c <= 0x202e) ||
+        (c >= 0x2066 && c <= 0x2069) || c == 0x061c)
+        return "a bidirectional control";
+    return NULL;
+}

@@ -11,4 +11,11 @@
  * short).  s must be NUL-terminated. */
 size_t acc_utf8_decode(const unsigned char *s, uint32_t *cp);
 
+/* What keeps character c from being printable, or NULL: control
+ * characters (C0, DEL and C1, U+0085 NEL among them), the line and
+ * paragraph separators, and the bidirectional controls.  libxml2 takes
+ * them all; in logs, listings and the lines of an idempotency key they
+ * would start a new line, drive a terminal or reorder what is shown. */
+const char *acc_utf8_unprintable(uint32_t c);
+
 #endif

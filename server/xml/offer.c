@@ -22,24 +22,7 @@
 #define MAX_INITIATOR 128     /* characters */
 #define MAX_LINK_MBIT 1000000 /* the largest bandwidth an offer may ask for */
 
-/* What keeps character c from being printable, or NULL: control
- * characters (C0, DEL and C1, U+0085 NEL among them), the line and
- * paragraph separators, and the bidirectional controls.  libxml2 takes
- * them all; in logs, listings and the lines of an idempotency key they
- * would start a new line or reorder what is shown. */
-static const char *unprintable(uint32_t c)
-{
-    if (c < 0x20 || (c >= 0x7f && c <= 0x9f))
-        return "a control character";
-    if (c == 0x2028 || c == 0x2029)
-        return "a line or paragraph separator";
-    if ((c >= 0x200e && c <= 0x200f) || (c >= 0x202a && c <= 0x202e) ||
-        (c >= 0x2066 && c <= 0x2069) || c == 0x061c)
-        return "a bidirectional control";
-    return NULL;
-}
-
-/* Printable: 1 to max characters of UTF-8, none unprintable(); else
+/* Printable: 1 to max characters of UTF-8, none acc_utf8_unprintable(); else
  * ACC_ERR_INVALID saying which (n: the element, what: its name). */
 static acc_err printable(struct offer_interp *in, const xmlNode *n, const char *what, const char *s,
                          size_t max)
@@ -48,7 +31,7 @@ static acc_err printable(struct offer_interp *in, const xmlNode *n, const char *
     for (const unsigned char *p = (const unsigned char *)s; *p; chars++) {
         uint32_t c;
         size_t len = acc_utf8_decode(p, &c);
-        const char *why = len ? unprintable(c) : "not UTF-8";
+        const char *why = len ? acc_utf8_unprintable(c) : "not UTF-8";
         if (why)
             return offer_bad(in, n,
                              "%s holds U+%04X at character %zu, %s; it must be 1 to %zu "

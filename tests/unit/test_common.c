@@ -355,8 +355,30 @@ static void test_log_journal(void)
     CU_ASSERT_FALSE(acc_log_detect_journal());
 }
 
+static void log_forgeries(void)
+{
+    /* what a client could put in a path, a header or a certificate */
+    acc_log_warn("peer %s", "CN=x\r\n<3>forged line\x1b[2J");
+    acc_log_warn("path %s", "/a\xc2\x9b"
+                            "31m\xe2\x80\xa8z\xe2\x80\xae"
+                            "evil\xff.");
+    acc_log_warn("fine: caf\xc3\xa9 \\x41 \xe2\x82\xac");
+}
+
+/* Every line is one line and drives no terminal, whatever a message holds:
+ * CR, LF, ESC, C1's CSI (U+009B), U+2028, a bidirectional override and a
+ * byte that is not UTF-8 are written \xHH; printable UTF-8 stays. */
+static void test_log_forgeries(void)
+{
+    const char *t = captured_log(true, log_forgeries);
+    CU_ASSERT_STRING_EQUAL(t, "<4>peer CN=x\\x0D\\x0A<3>forged line\\x1B[2J\n"
+                              "<4>path /a\\xC2\\x9B31m\\xE2\\x80\\xA8z\\xE2\\x80\\xAEevil\\xFF.\n"
+                              "<4>fine: caf\xc3\xa9 \\x41 \xe2\x82\xac\n");
+}
+
 static const struct acc_test_case tests[] = {
     {"log lines in a terminal and in the journal", test_log_journal},
+    {"log lines cannot be forged nor drive a terminal", test_log_forgeries},
     {"child processes", test_proc},
     {"time round trip", test_time_roundtrip},
     {"time offsets and fractions", test_time_offsets_and_fractions},
