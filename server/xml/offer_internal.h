@@ -139,7 +139,10 @@ acc_err offer_vocab_check(const xmlNode *root, struct acc_error *err);
 /* offer_ns.c */
 /* ACC_ERR_INVALID naming the first namespace declared in the document that
  * the agreement's signature could not canonicalise (a relative URI
- * reference, or one this libxml2 refuses), with its line. */
+ * reference, or one this libxml2 refuses), with its line; ACC_ERR_SCHEMA
+ * naming the first element or attribute that is active content (XHTML,
+ * SVG, MathML, XSLT, XLink, XInclude, an event handler attribute) or an
+ * XML signature. */
 acc_err offer_namespaces(const xmlNode *root, struct acc_error *err);
 
 #endif

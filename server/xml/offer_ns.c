@@ -1,4 +1,5 @@
-/* offer_ns.c - every namespace name of an offer can be signed.
+/* offer_ns.c - every namespace name of an offer can be signed, and nothing
+ * in it is active content.
  *
  * The agreement copies the offer, foreign elements and attributes with
  * their namespaces included, and is signed over its exclusive XML
@@ -7,7 +8,19 @@
  * absolute ones without a host, other than URNs.  An offer that holds such
  * a name anywhere is refused here, with the name, before anything is
  * stored or booked: accepted, it would have been booked and then its
- * agreement could not have been issued. */
+ * agreement could not have been issued.
+ *
+ * The copy is served as an XML document, which a browser that opens it
+ * (an agreement's link, shared) renders: an XHTML script or img with
+ * onerror, an SVG script, run in accordd's origin with the rights of
+ * whoever opened it.  Every answer carries a Content-Security-Policy that
+ * runs nothing (lib/httpd), and besides, no offer may carry what a browser
+ * or a signature checker acts on: elements or attributes in the XHTML,
+ * SVG, MathML, XSLT, XLink or XInclude namespaces, event handler
+ * attributes (on...), or an XML signature (the agreement's own enveloped
+ * signature is the only one; a decoy would be what `xmlsec1 --verify`
+ * checks).  XSD 1.0 cannot say "any namespace but these", so the check is
+ * here, and ws-agreement.xsd says so beside its wildcards. */
 #include "offer_internal.h"
 
 #include <libxml/c14n.h>
@@ -84,6 +97,83 @@ static acc_err check_ns(const xmlNode *n, const xmlNs *ns, struct acc_error *err
                          ns->prefix ? (const char *)ns->prefix : "ns");
 }
 
+/* Namespaces whose elements and attributes a browser, an XSLT processor
+ * or a signature checker acts on. */
+static const struct {
+    const char *href, *what;
+} active[] = {
+    {"http://www.w3.org/1999/xhtml", "XHTML"},
+    {"http://www.w3.org/2000/svg", "SVG"},
+    {"http://www.w3.org/1998/Math/MathML", "MathML"},
+    {"http://www.w3.org/1999/XSL/Transform", "XSLT"},
+    {"http://www.w3.org/1999/xlink", "XLink"},
+    {"http://www.w3.org/2001/XInclude", "XInclude"},
+    {"http://www.w3.org/2000/09/xmldsig#", "XML-DSig"},
+    {"http://www.w3.org/2009/xmldsig11#", "XML-DSig"},
+};
+
+/* Whether namespace ns is one of active[]: its name, or NULL. */
+static const char *active_ns(const xmlNs *ns)
+{
+    if (!ns || !ns->href)
+        return NULL;
+    for (size_t i = 0; i < sizeof active / sizeof active[0]; i++)
+        if (strcmp((const char *)ns->href, active[i].href) == 0)
+            return active[i].what;
+    return NULL;
+}
+
+/* An event handler's form: "on" and letters (onload, onerror, onclick). */
+static bool event_handler(const xmlChar *name)
+{
+    if ((name[0] | 0x20) != 'o' || (name[1] | 0x20) != 'n' || !name[2])
+        return false;
+    for (const xmlChar *p = name + 2; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')))
+            return false;
+    return true;
+}
+
+static acc_err refuse_active(const xmlNode *n, const char *kind, const xmlNs *ns,
+                             const xmlChar *name, const char *what, struct acc_error *err)
+{
+    const char *p = ns && ns->prefix ? (const char *)ns->prefix : "";
+    if (!what)
+        return acc_error_set(err, ACC_ERR_SCHEMA,
+                             "line %ld: the attribute %.64s is an event handler's: an offer "
+                             "carries no attribute named on... (a browser that opens the "
+                             "agreement would run it)",
+                             xmlGetLineNo(n), (const char *)name);
+    if (strcmp(what, "XML-DSig") == 0)
+        return acc_error_set(err, ACC_ERR_SCHEMA,
+                             "line %ld: %s %s%s%.64s (namespace %s): an offer carries no XML "
+                             "signature; the agreement Accord issues is signed by Accord, and its "
+                             "one signature is the one to verify",
+                             xmlGetLineNo(n), kind, p, *p ? ":" : "", (const char *)name,
+                             (const char *)ns->href);
+    return acc_error_set(err, ACC_ERR_SCHEMA,
+                         "line %ld: %s %s%s%.64s is in the %s namespace (%s): an offer carries "
+                         "no %s, which a browser that opens the agreement would act on; foreign "
+                         "elements must be of another vocabulary",
+                         xmlGetLineNo(n), kind, p, *p ? ":" : "", (const char *)name, what,
+                         (const char *)ns->href, what);
+}
+
+/* Element n or one of its attributes is active content: the fault. */
+static acc_err check_active(const xmlNode *n, struct acc_error *err)
+{
+    const char *what = active_ns(n->ns);
+    if (what)
+        return refuse_active(n, "the element", n->ns, n->name, what, err);
+    for (const xmlAttr *a = n->properties; a; a = a->next) {
+        if ((what = active_ns(a->ns)) != NULL)
+            return refuse_active(n, "the attribute", a->ns, a->name, what, err);
+        if (event_handler(a->name))
+            return refuse_active(n, "the attribute", a->ns, a->name, NULL, err);
+    }
+    return ACC_OK;
+}
+
 acc_err offer_namespaces(const xmlNode *root, struct acc_error *err)
 {
     /* Depth first without recursion: the depth is bounded, the stack need
@@ -96,6 +186,9 @@ acc_err offer_namespaces(const xmlNode *root, struct acc_error *err)
                 if (rc)
                     return rc;
             }
+            acc_err rc = check_active(n, err);
+            if (rc)
+                return rc;
         }
         if (n->type == XML_ELEMENT_NODE && n->children) {
             n = n->children;

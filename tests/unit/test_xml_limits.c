@@ -119,6 +119,13 @@ static const struct bad_case bad_cases[] = {
     {"invalid-executable-blank.xml", ACC_ERR_INVALID, {"co:Executable 'my solver'", "blank"}},
     {"invalid-executable-empty.xml", ACC_ERR_INVALID, {"co:Executable", "empty"}},
     {"invalid-executable-control.xml", ACC_ERR_INVALID, {"co:Executable", "control character"}},
+    /* what a browser that opens the agreement would run, and a decoy signature */
+    {"active-xhtml-script.xml", ACC_ERR_SCHEMA, {"line 8:", "h:script", "XHTML namespace"}},
+    {"active-svg-script.xml", ACC_ERR_SCHEMA, {"line 8:", "element svg", "SVG namespace"}},
+    {"active-img-onerror.xml", ACC_ERR_SCHEMA, {"line 8:", "element img", "XHTML namespace"}},
+    {"active-event-attribute.xml", ACC_ERR_SCHEMA, {"line 8:", "onLoad", "event handler"}},
+    {"active-xlink.xml", ACC_ERR_SCHEMA, {"xl:href", "XLink namespace"}},
+    {"active-signature.xml", ACC_ERR_SCHEMA, {"ds:Signature", "no XML signature"}},
 };
 
 static void test_bad_offers(void)
@@ -138,6 +145,18 @@ static void test_bad_offers(void)
         CU_ASSERT(ok);
         CU_ASSERT(is_empty_offer(&o));
     }
+}
+
+/* Foreign vocabulary that is not active content stays welcome: elements
+ * and attributes of another namespace, and attributes in none. */
+static void test_foreign_note(void)
+{
+    struct acc_offer o;
+    struct acc_error e = {0};
+    CU_ASSERT_EQUAL(parse_case("good-foreign-note.xml", &o, &e), ACC_OK);
+    if (e.msg[0])
+        fprintf(stderr, "\ngood-foreign-note.xml: %s\n", e.msg);
+    acc_offer_release(&o);
 }
 
 /* The expansion would be 10^9 "lol"s: stopping at the DOCTYPE takes no time. */
@@ -519,6 +538,7 @@ static void test_nothing_on_stderr(void)
 
 const struct acc_test_case acc_xml_limits_tests[] = {
     {"bad_offers", test_bad_offers},
+    {"foreign_note", test_foreign_note},
     {"billion_laughs_is_fast", test_billion_laughs_is_fast},
     {"external_entity_never_read", test_external_entity_never_read},
     {"size_limits", test_size_limits},
