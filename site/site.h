@@ -53,6 +53,7 @@ struct acc_site_config {
     unsigned pending_connections; /* per address, before a whole request head */
     unsigned header_timeout;      /* seconds a new connection has for its head */
     unsigned timeout;             /* seconds a connection may idle */
+    unsigned request_timeout;     /* seconds for a whole request, from its head */
     enum acc_log_level log_level;
     bool access_log; /* a line per request at info level */
     /* [site NAME], [network NAME], [link NAME] as accordd reads them */

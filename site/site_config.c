@@ -92,6 +92,7 @@ static int daemon_key(struct parse *p, const char *k, const char *v)
         {"pending_connections", 100000, &c->pending_connections, false},
         {"header_timeout", 3600, &c->header_timeout, true},
         {"timeout", 86400, &c->timeout, true},
+        {"request_timeout", 86400, &c->request_timeout, true},
     };
     for (size_t i = 0; i < sizeof numbers / sizeof numbers[0]; i++) {
         if (strcmp(k, numbers[i].key) != 0)
@@ -105,7 +106,8 @@ static int daemon_key(struct parse *p, const char *k, const char *v)
     return bad(p, "daemon",
                "unknown key '%s' (name, listen, database, durable, certificate, key, client_ca, "
                "job_user, hydra_pmi_proxy, control_networks, threads, max_connections, "
-               "pending_connections, header_timeout, timeout, log_level, access_log)",
+               "pending_connections, header_timeout, timeout, request_timeout, log_level, "
+               "access_log)",
                k);
 }
 
@@ -246,6 +248,10 @@ static void defaults(struct acc_site_config *c)
     c->pending_connections = 16; /* an accordd's burst of handshakes: its pool */
     c->header_timeout = 5;
     c->timeout = 60;
+    /* A peer's request (a protocol document of at most a few hundred KiB)
+     * arrives in far less; a body trickled in to hold a connection does
+     * not. */
+    c->request_timeout = 30;
     c->log_level = ACC_LOG_INFO;
     c->access_log = true;
 }
@@ -378,6 +384,7 @@ void acc_site_config_print(const struct acc_site_config *c, FILE *out)
             c->max_connections, c->pending_connections);
     acc_conf_print_duration(out, "header_timeout", c->header_timeout);
     acc_conf_print_duration(out, "timeout", c->timeout);
+    acc_conf_print_duration(out, "request_timeout", c->request_timeout);
     fprintf(out, "log_level = %s\naccess_log = %s\n", acc_log_level_name(c->log_level),
             c->access_log ? "yes" : "no");
     for (size_t i = 0; i < c->n_peers; i++) {

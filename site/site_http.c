@@ -6,7 +6,9 @@
  * callback below), so every request read here comes from an admitted peer.
  * Which [peer] that is, is looked up again on every request (SIGHUP may have
  * removed it: its kept-alive connections get 403); lib/httpd holds each peer
- * to its `connections`.  A body is at most ACC_PROTO_BODY_MAX bytes; one
+ * to its `connections`, counted as soon as a request head is whole (a peer
+ * that sends heads and then trickles bodies is held to it as well), and
+ * every body to request_timeout.  A body is at most ACC_PROTO_BODY_MAX bytes; one
  * declared up to SITE_DRAIN_MAX is read and dropped before the TooLarge
  * answer, so that a client still sending over TLS reads it.  Requests are
  * then handed whole to site_route (site_routes.c). */
@@ -21,6 +23,9 @@
 
 /* Bodies up to this size are read (and dropped) before a TooLarge answer. */
 #define SITE_DRAIN_MAX (1024 * 1024)
+/* Answer bytes held until the peers read them, in all: far above what
+ * admitted peers hold (a few answers of a few KiB each per connection). */
+#define SITE_MAX_UNSENT ((size_t)64 << 20)
 
 struct site_http {
     struct acc_httpd *httpd;
@@ -120,6 +125,8 @@ acc_err site_http_start(struct acc_site *s, struct site_http **out, struct acc_e
         .pending_connections = s->cfg.pending_connections,
         .header_timeout = s->cfg.header_timeout,
         .timeout = s->cfg.timeout,
+        .request_timeout = s->cfg.request_timeout,
+        .max_unsent = SITE_MAX_UNSENT,
         .max_body = ACC_PROTO_BODY_MAX,
         .drain_max = SITE_DRAIN_MAX,
         .body_types = body_types,

@@ -4,7 +4,10 @@
  * The layer does the work every request shares, in this order, before any
  * of the daemon's code sees it:
  *
- *   connection  the total connection limit; per client address at most
+ *   connection  the total connection limit, at which the connection idle
+ *               the longest (kept alive, waiting for its next request) is
+ *               closed to make room, a new one refused only when none is
+ *               idle; per client address at most
  *               pending_connections that have not yet sent a whole request
  *               head (TLS handshake and headers): one beyond is closed as it
  *               is accepted, before a byte is read; each must finish its head
@@ -17,18 +20,27 @@
  *               (431); Content-Length headers that disagree (400, closed);
  *               a declared body over the cap (413 before a byte is read,
  *               closed)
- *   body        read whole; a body over max_body is read to its end and
+ *   auth        the daemon's hook: who asks, from the head alone (a
+ *               refusal is the daemon's own answer, sent once the body is
+ *               read and dropped); a principal it names is held to its own
+ *               bound on open connections, counted once per connection as
+ *               its first head is whole (429 at once, closed)
+ *   body        read whole by request_timeout from the head, or the
+ *               connection is closed then (a deadline, however slowly the
+ *               bytes come); a body over max_body is read to its end and
  *               dropped, then 413 (closed), so that a client still sending
  *               over TLS reads the answer; a chunked one far over it (see
  *               drain_max) is cut off; one still arriving at the request
  *               deadline is cut off, one whole but late is 408 (closed)
- *   auth        the daemon's hook: who asks (a refusal is the daemon's own
- *               answer); a principal it names is held to its own bound on
- *               open connections, counted once per connection (429, closed)
  *   media       a body of a type not in body_types is 415
  *   handle      the daemon's hook answers, or later: the request is parked
  *               (suspended, holding no thread) until acc_httpd_resume, then
  *               the finish hook answers
+ *   answer      held until the client has read it (one per connection at a
+ *               time: libmicrohttpd reads no next request before); the bytes
+ *               held for all clients, and for each client address, are
+ *               bounded (max_unsent, client_unsent): an answer that would
+ *               pass a bound while others are held is 503 instead
  *
  * Every fault the layer makes is rendered by the daemon's fault hook (a
  * co:Fault, JSON or the protocol's <Fault>).  Routing is the daemon's, with
@@ -60,6 +72,13 @@ struct acc_tls_server_cfg;
  * room for ACC_HTTPD_MAX_QUERY parameters, so that the count is answered by
  * a fault rather than a dropped connection. */
 #define ACC_HTTPD_CONNECTION_MEMORY (64 * 1024)
+/* Every answer carries X-Content-Type-Options: nosniff and, unless the
+ * daemon sets a Content-Security-Policy of its own (a web page's files),
+ * this one, under which a browser that opens an answer runs nothing, loads
+ * nothing and treats it as a sandboxed origin of its own.  An HTTPS answer
+ * also carries this Strict-Transport-Security. */
+#define ACC_HTTPD_CSP_NONE "default-src 'none'; frame-ancestors 'none'; sandbox"
+#define ACC_HTTPD_HSTS     "max-age=31536000"
 /* Headers a reply may add to the ones the layer sets. */
 #define ACC_HTTPD_MAX_HEADERS 6
 
@@ -103,7 +122,8 @@ const void *acc_httpd_match(const struct acc_httpd_table *t, const char *method,
 
 /* --------------------------------------------------------------- exchanges */
 
-/* A request as the hooks see it (whole, for auth, handle and finish). */
+/* A request as the hooks see it: its head for auth (body "", body_len 0),
+ * whole for handle and finish. */
 struct acc_httpd_request {
     const char *method;
     const char *path; /* decoded, without the query */
@@ -153,8 +173,9 @@ struct acc_httpd_who {
  * release at its end.  Every hook runs on one of the layer's threads. */
 struct acc_httpd_ops {
     size_t state_size;
-    /* The request is whole and within the layer's bounds: who asks.  False
-     * refuses it, with the answer in rs.  NULL: anyone may ask. */
+    /* The request's head is in and within the layer's bounds: who asks.
+     * False refuses it, with the answer in rs (sent once the body, if any,
+     * has been read and dropped).  NULL: anyone may ask. */
     bool (*auth)(void *app, const struct acc_httpd_request *rq, void *state,
                  struct acc_httpd_who *who, struct acc_httpd_reply *rs);
     /* The answer, or rs->later. */
@@ -195,7 +216,12 @@ struct acc_httpd_options {
     unsigned timeout;         /* seconds a connection may idle, and a kept-alive one
                                * has for its next request head */
     unsigned request_timeout; /* seconds for a whole request to arrive; 0: none */
-    unsigned max_query;       /* query parameters; 0: no bound but ACC_HTTPD_MAX_QUERY */
+    /* Bytes of answers held until their clients read them: in all, and per
+     * client address (with client_connections only); 0: no bound.  An
+     * answer that would pass one while others are held is refused (503);
+     * one alone always goes, however large. */
+    size_t max_unsent, client_unsent;
+    unsigned max_query; /* query parameters; 0: no bound but ACC_HTTPD_MAX_QUERY */
     size_t max_body;
     /* A body declared up to drain_max (over max_body) is read and dropped
      * before its 413; one declared larger is refused before a byte is read.
@@ -225,9 +251,16 @@ acc_err acc_httpd_start(const struct acc_httpd_options *opt, const struct acc_ht
                         void *app, struct acc_httpd **out, struct acc_error *err);
 /* What the connection bounds did since the start. */
 struct acc_httpd_stats {
-    uint64_t refused; /* closed at accept: over pending_connections */
-    uint64_t expired; /* closed without a whole request head by its deadline */
-    unsigned waiting; /* connections open now that wait for a request head */
+    uint64_t refused;        /* closed at accept: over pending_connections */
+    uint64_t expired;        /* closed without a whole request head by its deadline */
+    uint64_t evicted;        /* idle ones closed to make room at connection_limit */
+    uint64_t full;           /* closed at accept: connection_limit, none idle */
+    uint64_t cut;            /* closed with a body still arriving at request_timeout */
+    uint64_t unsent_refused; /* answers refused (503): max_unsent, client_unsent */
+    unsigned waiting;        /* connections open now that wait for a request head */
+    unsigned receiving;      /* connections open now that wait for the rest of a body */
+    unsigned open;           /* connections open now */
+    size_t unsent;           /* answer bytes held now, not yet read by their clients */
 };
 
 void acc_httpd_stats(struct acc_httpd *d, struct acc_httpd_stats *out);

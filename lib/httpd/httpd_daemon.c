@@ -133,6 +133,14 @@ static const char *listen_problem(const struct addrinfo *ai)
     return strerror(e);
 }
 
+/* libmicrohttpd's own limit: connection_limit is ours (the accept policy,
+ * httpd_conn.c), which closes an idle connection to let a new one in; the
+ * room above it holds the newcomers while those closes complete. */
+static unsigned mhd_limit(unsigned limit)
+{
+    return limit ? limit + limit / 16 + 16 : 0;
+}
+
 /* The daemon on the resolved address ai, with d's options. */
 static acc_err start_daemon(struct acc_httpd *d, const struct addrinfo *ai, struct acc_error *err)
 {
@@ -158,9 +166,10 @@ static acc_err start_daemon(struct acc_httpd *d, const struct addrinfo *ai, stru
         MHD_OPTION_EXTERNAL_LOGGER, mhd_log, d, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
         MHD_OPTION_URI_LOG_CALLBACK, httpd_uri_seen, d, MHD_OPTION_NOTIFY_COMPLETED,
         httpd_completed, d, MHD_OPTION_NOTIFY_CONNECTION, httpd_connection_event, d,
-        MHD_OPTION_THREAD_POOL_SIZE, o->threads, MHD_OPTION_CONNECTION_LIMIT, o->connection_limit,
-        MHD_OPTION_CONNECTION_TIMEOUT, o->timeout, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-        (size_t)ACC_HTTPD_CONNECTION_MEMORY, MHD_OPTION_ARRAY, tls_opts, MHD_OPTION_END);
+        MHD_OPTION_THREAD_POOL_SIZE, o->threads, MHD_OPTION_CONNECTION_LIMIT,
+        mhd_limit(o->connection_limit), MHD_OPTION_CONNECTION_TIMEOUT, o->timeout,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)ACC_HTTPD_CONNECTION_MEMORY, MHD_OPTION_ARRAY,
+        tls_opts, MHD_OPTION_END);
     if (!d->daemon)
         return acc_error_set(err, ACC_ERR_IO, "cannot listen on %s:%u: %s", o->host, o->port,
                              listen_problem(ai));
@@ -212,7 +221,7 @@ acc_err acc_httpd_start(const struct acc_httpd_options *opt, const struct acc_ht
         goto out;
     if ((rc = httpd_conns_start(d, err)) != ACC_OK)
         goto out;
-    open_files_for(opt->connection_limit);
+    open_files_for(mhd_limit(opt->connection_limit));
     rc = start_daemon(d, ai, err);
 out:
     freeaddrinfo(ai);

@@ -34,6 +34,14 @@ void httpd_tally_free(struct httpd_tally *t);
  * *open the count.  ACC_ERR_NOMEM without memory. */
 acc_err httpd_tally_open(struct httpd_tally *t, const void *key, size_t len, unsigned limit,
                          struct httpd_tally_entry **out, unsigned *open);
+/* answer bytes of key: n more held unsent, unless it holds some already
+ * and n more would pass limit (0: none): then ACC_ERR_TOO_MANY, nothing
+ * held, and *held what it holds.  An entry lives while it has connections
+ * or bytes. */
+acc_err httpd_tally_hold(struct httpd_tally *t, struct httpd_tally_entry *e, size_t n, size_t limit,
+                         size_t *held);
+/* n bytes of e's sent or dropped; NULL does nothing. */
+void httpd_tally_unhold(struct httpd_tally *t, struct httpd_tally_entry *e, size_t n);
 /* The connections of key open now. */
 unsigned httpd_tally_count(struct httpd_tally *t, const void *key, size_t len);
 /* One connection fewer; NULL does nothing. */
@@ -46,11 +54,13 @@ void httpd_tally_close(struct httpd_tally *t, struct httpd_tally_entry *e);
 
 struct httpd_conn;
 
-/* Connections waiting for a request head, oldest deadline first (every
- * entry of one list waits the same time, so appending keeps the order). */
+/* Connections waiting for a request head or the rest of a body, oldest
+ * deadline first (every entry of one list waits the same time, so
+ * appending keeps the order). */
 struct httpd_wait {
     struct httpd_conn *head, *tail;
     int64_t delay; /* microseconds each entry is given */
+    unsigned n;    /* entries */
 };
 
 struct acc_httpd {
@@ -68,11 +78,17 @@ struct acc_httpd {
     pthread_mutex_t wait_lock;
     pthread_cond_t wait_cond;
     struct httpd_wait fresh; /* new connections: header_timeout */
-    struct httpd_wait kept;  /* kept alive after an answer: timeout */
-    unsigned waiting;
+    struct httpd_wait kept;  /* kept alive after an answer: timeout (the oldest idle
+                              * first: the one closed to make room at the limit) */
+    struct httpd_wait body;  /* a head is whole, its body not yet: request_timeout */
     pthread_t reaper;
     bool reaper_started, stopping;
-    atomic_uint_least64_t refused, expired;
+    atomic_uint open; /* connections open (counted at their start, not at accept) */
+    atomic_uint_least64_t refused, expired, evicted, cut, full;
+    /* Answer bytes queued and not yet sent (max_unsent), and how many answers
+     * were refused for want of room (max_unsent, client_unsent). */
+    atomic_size_t unsent;
+    atomic_uint_least64_t unsent_refused;
     unsigned port;
     atomic_bool quiesced; /* acc_httpd_quiesce: every new connection is closed at once */
     atomic_bool serving;  /* started: libmicrohttpd's warnings are rationed */
@@ -110,8 +126,11 @@ void httpd_connection_event(void *cls, struct MHD_Connection *con, void **socket
                             enum MHD_ConnectionNotificationCode toe);
 /* The connection of a request (its socket context), or NULL. */
 struct httpd_conn *httpd_conn_of(struct MHD_Connection *con);
-/* A request head is whole: c waits no more. */
-void httpd_conn_headed(struct acc_httpd *d, struct httpd_conn *c);
+/* A request head is whole: c waits for it no more; with body, it waits
+ * for the body, until request_timeout. */
+void httpd_conn_headed(struct acc_httpd *d, struct httpd_conn *c, bool body);
+/* The whole request is in (or answered): c waits no more. */
+void httpd_conn_whole(struct acc_httpd *d, struct httpd_conn *c);
 /* An answer is sent and c stays open: it waits for its next head. */
 void httpd_conn_idle(struct acc_httpd *d, struct httpd_conn *c);
 acc_err httpd_conns_start(struct acc_httpd *d, struct acc_error *err);

@@ -26,10 +26,16 @@ struct exchange {
     bool nul_in_uri;    /* %00 somewhere in the raw target */
     bool started;       /* the first access callback has run */
     bool too_large;     /* the body is over max_body: discarded */
+    bool refused;       /* the auth hook said no: the body is discarded, rs sent */
+    bool waits_body;    /* its connection is held to the body's deadline */
     long long declared; /* Content-Length, or -1 */
     size_t received;    /* body bytes so far */
     bool answered;
-    int status;    /* the answer's, once sent */
+    int status; /* the answer's, once sent */
+    /* The answer's bytes counted as held until its client reads them
+     * (max_unsent; client_unsent against held_by, its address). */
+    size_t held;
+    struct httpd_tally_entry *held_by;
     char user[64]; /* acc_httpd_set_user's, for the access log */
     /* A request whose answer comes later. */
     pthread_mutex_t lock;
@@ -74,10 +80,66 @@ static void reply_release(struct acc_httpd_reply *rs)
     memset(rs, 0, sizeof *rs);
 }
 
+/* n bytes of answer held for ex's client, within max_unsent and its
+ * address's client_unsent unless nothing else is held there; false (nothing
+ * counted, err says which bound) when they do not fit. */
+static bool hold(struct exchange *ex, size_t n, struct acc_error *err)
+{
+    struct acc_httpd *d = ex->d;
+    const struct acc_httpd_options *o = &d->opt;
+    size_t now = atomic_load(&d->unsent);
+    do {
+        if (o->max_unsent && now &&
+            n > o->max_unsent - (now < o->max_unsent ? now : o->max_unsent)) {
+            acc_error_set(err, ACC_ERR_OVERLOADED,
+                          "answers not yet read by their clients hold %zu KiB; this one (%zu "
+                          "KiB) would pass the most allowed ([server] max_unsent = %zu KiB): "
+                          "retry shortly",
+                          now >> 10, n >> 10, o->max_unsent >> 10);
+            return false;
+        }
+    } while (!atomic_compare_exchange_weak(&d->unsent, &now, now + n));
+    struct httpd_conn *c = o->client_unsent && d->addresses ? httpd_conn_of(ex->con) : NULL;
+    size_t held = 0;
+    if (c && c->address &&
+        httpd_tally_hold(d->addresses, c->address, n, o->client_unsent, &held) != ACC_OK) {
+        atomic_fetch_sub(&d->unsent, n);
+        acc_error_set(err, ACC_ERR_OVERLOADED,
+                      "answers this client has not yet read hold %zu KiB; this one (%zu KiB) "
+                      "would pass the most allowed per client address ([server] client_unsent "
+                      "= %zu KiB): read them first",
+                      held >> 10, n >> 10, o->client_unsent >> 10);
+        return false;
+    }
+    ex->held = n;
+    ex->held_by = c ? c->address : NULL;
+    return true;
+}
+
+static void unhold(struct exchange *ex)
+{
+    if (!ex->held)
+        return;
+    atomic_fetch_sub(&ex->d->unsent, ex->held);
+    httpd_tally_unhold(ex->d->addresses, ex->held_by, ex->held);
+    ex->held = 0;
+    ex->held_by = NULL;
+}
+
 static enum MHD_Result send_reply(struct exchange *ex)
 {
     struct acc_httpd *d = ex->d;
     struct acc_httpd_reply *rs = &ex->rs;
+    struct acc_error err;
+    if (rs->body.len && !hold(ex, rs->body.len, &err)) {
+        /* the fault is small and not held: one per connection at most */
+        atomic_fetch_add(&d->unsent_refused, 1);
+        bool close = rs->close;
+        reply_release(rs);
+        rs->status = acc_err_http_status(err.code);
+        d->ops->fault(d->app, &ex->rq, &err, rs);
+        rs->close = close;
+    }
     size_t len = 0;
     char *data = acc_buf_detach(&rs->body, &len);
     ex->answered = true;
@@ -92,12 +154,23 @@ static enum MHD_Result send_reply(struct exchange *ex)
         MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, rs->content_type);
     if (rs->allow[0])
         MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, rs->allow);
-    bool retry = false, cache = false; /* the daemon's own Retry-After, Cache-Control */
+    /* the daemon's own Retry-After, Cache-Control, Content-Security-Policy */
+    bool retry = false, cache = false, csp = false;
     for (size_t i = 0; i < rs->n_header; i++) {
         MHD_add_response_header(r, rs->header[i].name, rs->header[i].value);
         retry |= strcasecmp(rs->header[i].name, MHD_HTTP_HEADER_RETRY_AFTER) == 0;
         cache |= strcasecmp(rs->header[i].name, MHD_HTTP_HEADER_CACHE_CONTROL) == 0;
+        csp |= strcasecmp(rs->header[i].name, "Content-Security-Policy") == 0;
     }
+    /* An answer is data, never a page: a document that holds what a client
+     * wrote (an agreement copies its offer) runs nothing when a browser
+     * opens it, nor is sniffed into HTML.  Only a daemon's own page (its
+     * files, with a policy of their own) says otherwise. */
+    if (!csp)
+        MHD_add_response_header(r, "Content-Security-Policy", ACC_HTTPD_CSP_NONE);
+    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+    if (d->tls)
+        MHD_add_response_header(r, "Strict-Transport-Security", ACC_HTTPD_HSTS);
     if ((rs->status == 503 || rs->status == 429) && !retry)
         MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, "2");
     if (rs->close)
@@ -188,12 +261,51 @@ static enum MHD_Result check_length(void *cls, enum MHD_ValueKind kind, const ch
     return MHD_YES;
 }
 
+static acc_err count_principal(struct exchange *ex, const struct acc_httpd_who *who,
+                               struct acc_error *err);
+static enum MHD_Result collect_query(void *cls, enum MHD_ValueKind kind, const char *key,
+                                     const char *value);
+
+/* The head is in: the query, the client certificate, and the daemon's auth
+ * hook.  A refusal is answered once the body is in (read and dropped: no
+ * byte of it is kept for a client refused), so that a client still sending
+ * reads it; a principal over its bound on connections is answered at once
+ * and its connection closed, before a byte of its body is read. */
+static enum MHD_Result who_asks(struct exchange *ex)
+{
+    struct acc_httpd *d = ex->d;
+    if (ex->n_query) {
+        if (!(ex->query = calloc(ex->n_query, sizeof *ex->query)))
+            return refuse(ex, ACC_ERR_NOMEM, true, "out of memory reading the request");
+        MHD_get_connection_values(ex->con, MHD_GET_ARGUMENT_KIND, collect_query, ex);
+        ex->rq.query = ex->query;
+    }
+    if (d->tls && httpd_peer_identity(ex->con, httpd_conn_of(ex->con), &ex->peer, NULL) == ACC_OK)
+        ex->rq.peer = &ex->peer;
+    struct acc_httpd_who who = {.name = ""};
+    if (d->ops->auth && !d->ops->auth(d->app, &ex->rq, ex->state, &who, &ex->rs)) {
+        ex->refused = true;
+        return MHD_YES;
+    }
+    struct acc_error err;
+    if (who.name[0] && count_principal(ex, &who, &err))
+        return refuse_err(ex, &err, true);
+    return MHD_YES;
+}
+
 /* What every request is checked for once its headers are in. */
 static enum MHD_Result first_look(struct exchange *ex)
 {
     const struct acc_httpd_options *o = &ex->d->opt;
     struct httpd_conn *c = httpd_conn_of(ex->con);
-    httpd_conn_headed(ex->d, c);
+    /* A body to come is held to request_timeout from here. */
+    const char *length =
+        MHD_lookup_connection_value(ex->con, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    bool body =
+        MHD_lookup_connection_value(ex->con, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING) ||
+        (length && strspn(length, "0") != strlen(length));
+    ex->waits_body = body && o->request_timeout && c;
+    httpd_conn_headed(ex->d, c, ex->waits_body);
     if (!c)
         return refuse(ex, ACC_ERR_NOMEM, true, "out of memory");
     if (c->over)
@@ -225,7 +337,7 @@ static enum MHD_Result first_look(struct exchange *ex)
      * answer: answered early, a client still sending (TLS) may lose the
      * answer to the connection's reset. */
     ex->too_large = declared > o->max_body;
-    return MHD_YES;
+    return who_asks(ex);
 }
 
 static bool late(const struct exchange *ex)
@@ -270,7 +382,7 @@ static enum MHD_Result take_body(struct exchange *ex, const char *data, size_t *
         ex->too_large = true;
         acc_buf_release(&ex->body);
     }
-    if (!ex->too_large)
+    if (!ex->too_large && !ex->refused)
         acc_buf_append(&ex->body, data, *size);
     *size = 0;
     return MHD_YES;
@@ -322,6 +434,10 @@ static enum MHD_Result answer(struct exchange *ex);
 static enum MHD_Result whole(struct exchange *ex)
 {
     struct acc_httpd *d = ex->d;
+    if (ex->waits_body) {
+        ex->waits_body = false;
+        httpd_conn_whole(d, httpd_conn_of(ex->con));
+    }
     if (ex->too_large)
         return refuse(ex, ACC_ERR_TOO_LARGE, true, "the request body is larger than %zu bytes",
                       d->opt.max_body);
@@ -329,24 +445,12 @@ static enum MHD_Result whole(struct exchange *ex)
         return refuse(ex, ACC_ERR_REQUEST_TIMEOUT, true,
                       "the request took more than %u s to arrive ([server] request_timeout)",
                       d->opt.request_timeout);
+    if (ex->refused) /* the auth hook's answer */
+        return send_reply(ex);
     if (!acc_buf_ok(&ex->body))
         return refuse(ex, ACC_ERR_NOMEM, true, "out of memory reading the request");
-    if (ex->n_query) {
-        if (!(ex->query = calloc(ex->n_query, sizeof *ex->query)))
-            return refuse(ex, ACC_ERR_NOMEM, true, "out of memory reading the request");
-        MHD_get_connection_values(ex->con, MHD_GET_ARGUMENT_KIND, collect_query, ex);
-        ex->rq.query = ex->query;
-    }
     ex->rq.body = ex->body.data ? ex->body.data : "";
     ex->rq.body_len = ex->body.len;
-    if (d->tls && httpd_peer_identity(ex->con, httpd_conn_of(ex->con), &ex->peer, NULL) == ACC_OK)
-        ex->rq.peer = &ex->peer;
-    struct acc_httpd_who who = {.name = ""};
-    if (d->ops->auth && !d->ops->auth(d->app, &ex->rq, ex->state, &who, &ex->rs))
-        return send_reply(ex);
-    struct acc_error err;
-    if (who.name[0] && count_principal(ex, &who, &err))
-        return refuse_err(ex, &err, true);
     const char *type = d->opt.body_types && ex->body.len
                            ? acc_httpd_header(&ex->rq, MHD_HTTP_HEADER_CONTENT_TYPE)
                            : NULL;
@@ -416,7 +520,7 @@ enum MHD_Result httpd_access(void *cls, struct MHD_Connection *con, const char *
     if (ex->parked) /* resumed: the answer can be made */
         return answer(ex);
     if (ex->answered) {
-        *upload_data_size = 0; /* drain whatever still comes */
+        *upload_data_size = 0; /* drain whatever still comes, by its deadline */
         return MHD_YES;
     }
     if (*upload_data_size)
@@ -428,12 +532,15 @@ void httpd_completed(void *cls, struct MHD_Connection *con, void **con_cls,
                      enum MHD_RequestTerminationCode toe)
 {
     struct acc_httpd *d = cls;
+    struct exchange *ex = *con_cls;
+    if (ex && ex->waits_body) /* answered before its body was in */
+        httpd_conn_whole(d, httpd_conn_of(con));
     /* Answered and kept alive: the next head has its deadline. */
     if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
         httpd_conn_idle(d, httpd_conn_of(con));
-    struct exchange *ex = *con_cls;
     if (!ex)
         return;
+    unhold(ex);
     if (ex->parked)
         httpd_park_count(d, -1);
     /* An answer whose sending failed is said with its status all the same:

@@ -1,7 +1,8 @@
 /* httpd_tally.c - open connections per key, so that one client (an address,
- * a principal) cannot take every connection slot.  A hash table of keys
- * with a count each, under one lock; an entry goes with its last
- * connection. */
+ * a principal) cannot take every connection slot, and the answer bytes an
+ * address holds unsent.  A hash table of keys with a count each, under one
+ * lock; an entry goes with its last connection and its last byte (an
+ * answer may be dropped just after its connection is gone). */
 #include "httpd_int.h"
 
 #include <stdint.h>
@@ -16,6 +17,7 @@ struct httpd_tally_entry {
     unsigned char key[HTTPD_TALLY_KEY_MAX];
     size_t len;
     unsigned count;
+    size_t bytes; /* answer bytes held (httpd_tally_hold) */
     struct httpd_tally_entry *next;
 };
 
@@ -73,7 +75,7 @@ acc_err httpd_tally_open(struct httpd_tally *t, const void *key, size_t len, uns
     } else if (!e && !(e = calloc(1, sizeof *e))) {
         rc = ACC_ERR_NOMEM;
     } else {
-        if (e->count == 0) { /* new */
+        if (e->count == 0 && e->bytes == 0) { /* new */
             memcpy(e->key, key, len);
             e->len = len;
             e->next = t->bucket[b];
@@ -103,20 +105,51 @@ unsigned httpd_tally_count(struct httpd_tally *t, const void *key, size_t len)
     return n;
 }
 
+/* Under t->lock: e goes once nothing counts it. */
+static void drop_unused(struct httpd_tally *t, struct httpd_tally_entry *e)
+{
+    if (e->count || e->bytes)
+        return;
+    size_t b = hash(e->key, e->len);
+    for (struct httpd_tally_entry **pp = &t->bucket[b]; *pp; pp = &(*pp)->next) {
+        if (*pp == e) {
+            *pp = e->next;
+            free(e);
+            break;
+        }
+    }
+}
+
 void httpd_tally_close(struct httpd_tally *t, struct httpd_tally_entry *e)
 {
     if (!e)
         return;
     pthread_mutex_lock(&t->lock);
-    if (--e->count == 0) {
-        size_t b = hash(e->key, e->len);
-        for (struct httpd_tally_entry **pp = &t->bucket[b]; *pp; pp = &(*pp)->next) {
-            if (*pp == e) {
-                *pp = e->next;
-                free(e);
-                break;
-            }
-        }
-    }
+    e->count--;
+    drop_unused(t, e);
+    pthread_mutex_unlock(&t->lock);
+}
+
+acc_err httpd_tally_hold(struct httpd_tally *t, struct httpd_tally_entry *e, size_t n, size_t limit,
+                         size_t *held)
+{
+    acc_err rc = ACC_OK;
+    pthread_mutex_lock(&t->lock);
+    *held = e->bytes;
+    if (limit && e->bytes && n > limit - (e->bytes < limit ? e->bytes : limit))
+        rc = ACC_ERR_TOO_MANY;
+    else
+        e->bytes += n;
+    pthread_mutex_unlock(&t->lock);
+    return rc;
+}
+
+void httpd_tally_unhold(struct httpd_tally *t, struct httpd_tally_entry *e, size_t n)
+{
+    if (!e)
+        return;
+    pthread_mutex_lock(&t->lock);
+    e->bytes -= n < e->bytes ? n : e->bytes;
+    drop_unused(t, e);
     pthread_mutex_unlock(&t->lock);
 }

@@ -148,6 +148,8 @@ static void defaults(struct acc_config *c)
     c->header_timeout = 5;
     c->timeout = 60;
     c->request_timeout = 30;
+    c->max_unsent = (size_t)64 << 20;
+    c->client_unsent = (size_t)8 << 20;
     c->max_query = 32;
     c->log_level = ACC_LOG_INFO;
     c->access_log = true;
@@ -308,6 +310,7 @@ void acc_config_release(struct acc_config *c)
     free(c->launch.account);
     acc_kv_free(c->accounts, c->n_accounts);
     free(c->listen_host);
+    free(c->server_names);
     free(c->db_path);
     free(c->sign_key);
     free(c->sign_cert);

@@ -4,8 +4,9 @@
  *   [server]       listen, max_body, max_depth, max_attributes,
  *                  max_total_attributes, threads, connection_limit,
  *                  client_connections, pending_connections, header_timeout,
- *                  timeout, request_timeout, max_query,
- *                  allow_control, log_level, certificate, key (HTTPS)
+ *                  timeout, request_timeout, max_query, max_unsent,
+ *                  client_unsent, names, allow_control, log_level,
+ *                  certificate, key (HTTPS)
  *   [database]     path or url, durable, wal_limit, retain, lease
  *   [negotiation]  strategy, policy, policy_candidates, max_rounds, horizon,
  *                  lead_time, adapter_timeout, workers, queue_length, max_pending,
@@ -130,9 +131,16 @@ struct acc_config {
     unsigned timeout;            /* seconds a connection may idle */
     unsigned request_timeout;    /* seconds a whole request may take to arrive */
     unsigned max_query;          /* query parameters per request */
-    bool allow_control;          /* POST /adapters/{name}/control/{op} (simulators' faults) */
-    bool anonymous_backup;       /* POST /admin/backup without [auth] (it holds the key) */
-    bool access_log;             /* a line per request at info level */
+    size_t max_unsent;           /* answer bytes held until read, in all */
+    size_t client_unsent;        /* and per client address */
+    /* The names (host names, addresses) the server answers to, as written
+     * ("a.example.org, 10.0.0.5"; "*": any); NULL: the default, the
+     * listen address and loopback, or the host's own names and addresses
+     * when it listens on all of them (server/http/origin.c). */
+    char *server_names;
+    bool allow_control;    /* POST /adapters/{name}/control/{op} (simulators' faults) */
+    bool anonymous_backup; /* POST /admin/backup without [auth] (it holds the key) */
+    bool access_log;       /* a line per request at info level */
 
     /* Per client address, connections still in their handshake or first
      * request head; and the seconds a new connection has for that head. */

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../../lib/common/hostname.h"
 #include "../../lib/common/strutil.h"
 #include "../../lib/common/timefmt.h"
 
@@ -58,6 +59,8 @@ static const struct key server_keys[] = {
     {"header_timeout", KEY_DURATION_UNSIGNED, 1, 3600, AT(header_timeout),
      "a positive duration such as PT5S"},
     {"max_query", KEY_UNSIGNED, 1, 256, AT(max_query), NULL},
+    {"max_unsent", KEY_SIZE, 64 << 10, (int64_t)1 << 40, AT(max_unsent), NULL},
+    {"client_unsent", KEY_SIZE, 64 << 10, (int64_t)1 << 40, AT(client_unsent), NULL},
     {"timeout", KEY_DURATION_UNSIGNED, 1, 86400, AT(timeout), "a positive duration such as PT60S"},
     {"request_timeout", KEY_DURATION_UNSIGNED, 1, 86400, AT(request_timeout),
      "a positive duration such as PT30S"},
@@ -177,6 +180,12 @@ int cfg_server_key(struct cfg_parse *p, const char *k, const char *v)
     }
     if (strcmp(k, "certificate") == 0 || strcmp(k, "key") == 0)
         return cfg_tls_server_key(p, k, v);
+    if (strcmp(k, "names") == 0) {
+        if (!acc_hostnames_ok(v, &e))
+            return cfg_bad(p, "server", "names: %s", e.msg);
+        free(c->server_names);
+        return acc_conf_set_str(&c->server_names, v);
+    }
     if (strcmp(k, "log_level") == 0) {
         if (!acc_log_parse_level(v, &c->log_level))
             return cfg_bad(p, "server", "log_level is error, warn, info or debug");

@@ -17,6 +17,7 @@ static void print_server(const struct acc_config *c, FILE *out)
             c->listen_port);
     cfg_keys_print(c, "server", out);
     fprintf(out, "log_level = %s\n", acc_log_level_name(c->log_level));
+    acc_conf_print_str(out, "names", c->server_names);
     acc_conf_print_str(out, "certificate", c->tls_certificate);
     acc_conf_print_str(out, "key", c->tls_key);
 

@@ -6,7 +6,7 @@
  * out with an ETag (revalidated on each load: a new accordd serves its new
  * page at once) and the headers that keep the page to its own origin: a
  * Content-Security-Policy without inline script or style, no framing, no
- * type sniffing, no referrer. */
+ * referrer (lib/httpd adds nosniff to every answer). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -93,7 +93,6 @@ void acc_h_ui(struct acc_http_ctx *ctx, const struct acc_request *rq, struct acc
     header(rs, "ETag", rs->etag);
     header(rs, "Cache-Control", "no-cache");
     header(rs, "Content-Security-Policy", csp);
-    header(rs, "X-Content-Type-Options", "nosniff");
     header(rs, "Referrer-Policy", "no-referrer");
     if (rq->if_none_match && strstr(rq->if_none_match, rs->etag)) {
         acc_reply_text(rs, 304, NULL);

@@ -18,6 +18,7 @@
 
 #include "../../lib/common/buf.h"
 #include "../../lib/common/error.h"
+#include "../../lib/common/hostname.h"
 #include "../../lib/common/kv.h"
 #include "../../lib/httpd/httpd.h"
 #include "../service/service.h"
@@ -36,6 +37,10 @@ struct acc_http_ctx {
     /* The front end serving the API (its connection counters), once
      * started; NULL before and in tests that call handlers directly. */
     struct acc_httpd *_Atomic httpd;
+    /* The names the server answers to ([server] names), once started
+     * (acc_http_start); not ready in tests that call handlers directly. */
+    struct acc_hostnames names;
+    bool names_ready;
 };
 
 #define ACC_HTTP_MAX_PARAMS ACC_HTTPD_MAX_PARAMS
@@ -54,6 +59,8 @@ struct acc_request {
     const char *idempotency_key;
     const char *authorization; /* the Authorization header */
     const char *if_none_match; /* the If-None-Match header (the page's files) */
+    const char *host;          /* the Host header; NULL: none (not over HTTP/1.1) */
+    const char *origin;        /* the Origin header (browsers); NULL: none */
     /* The client certificate's identity (HTTPS with [auth] client_ca, when
      * the client sent one; it verified in the handshake); NULL otherwise. */
     const char *peer_subject;
@@ -99,16 +106,26 @@ struct acc_response {
 void acc_response_init(struct acc_response *rs);
 void acc_response_release(struct acc_response *rs);
 
+/* Whether a browser could have sent the request on behalf of another site
+ * (origin.c): a Host that is not one of the server's names, or a request
+ * that changes something from a page of another origin; false after a 403
+ * that says which. */
+bool acc_http_origin_ok(const struct acc_http_ctx *ctx, const struct acc_request *rq,
+                        struct acc_response *rs);
+/* Both checks a request passes before it is routed: acc_http_origin_ok,
+ * then acc_http_authenticate. */
+bool acc_http_admit(struct acc_http_ctx *ctx, struct acc_request *rq, struct acc_response *rs);
 /* Who asks, when [auth] is configured: a client certificate that names a
  * user, else a bearer token (rq->user); false after a 401 (with the
  * challenge).  /healthz, /certificate and the page (/ui/) are anyone's. */
 bool acc_http_authenticate(struct acc_http_ctx *ctx, struct acc_request *rq,
                            struct acc_response *rs);
 /* Routes the request (filling rq->params) and runs its handler; 404 or 405
- * when none fits, 403 for a route of admins, 415 for a body that is not the
- * route's media type (an XML document, with a Content-Type of
- * application/xml, text/xml, a +xml type or curl's default form encoding;
- * none given: taken as XML).  The response may be left
+ * when none fits, 403 for a route of admins, 415 for a request that
+ * changes something with a body of a type that is not the route's (an XML
+ * document: application/xml, text/xml or a +xml type; a route that reads
+ * no body takes XML or JSON) or of no type.
+ * The response may be left
  * waiting (rs->wait): then acc_http_finish completes it once the job is
  * done. */
 void acc_http_route(struct acc_http_ctx *ctx, struct acc_request *rq, struct acc_response *rs);
@@ -236,8 +253,10 @@ struct acc_http_options {
     unsigned request_timeout;     /* seconds for a whole request to arrive */
     unsigned max_query;           /* query parameters */
     size_t max_body;
-    bool access_log;         /* a line per request at info level */
-    const char *certificate; /* HTTPS: certificate and key files; NULL: plain HTTP */
+    size_t max_unsent, client_unsent; /* answer bytes held until read */
+    const char *names;                /* [server] names; NULL: the default */
+    bool access_log;                  /* a line per request at info level */
+    const char *certificate;          /* HTTPS: certificate and key files; NULL: plain HTTP */
     const char *key;
     const char *client_ca; /* client certificates asked for (optional), verified against it */
 };

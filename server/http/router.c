@@ -84,6 +84,11 @@ bool acc_http_authenticate(struct acc_http_ctx *ctx, struct acc_request *rq,
     return true;
 }
 
+bool acc_http_admit(struct acc_http_ctx *ctx, struct acc_request *rq, struct acc_response *rs)
+{
+    return acc_http_origin_ok(ctx, rq, rs) && acc_http_authenticate(ctx, rq, rs);
+}
+
 static bool permitted(const struct acc_request *rq, struct acc_response *rs, enum access access)
 {
     if (access != ADMIN || !rq->user || rq->user->admin)
@@ -116,35 +121,52 @@ bool acc_http_acts_for(const struct acc_request *rq, struct acc_response *rs, co
     return false;
 }
 
-/* Whether a Content-Type names an XML document: its media type (before any
- * parameters) is exactly one of these, or ends in +xml; none is taken as
- * XML. */
-static bool xml_content_type(const char *ct)
+/* Whether Content-Type ct names one of the media types of types (its type
+ * before any parameters, in any case), or one that ends in one of the
+ * suffixes (+xml). */
+static bool content_type_is(const char *ct, const char *const *types, const char *suffix)
 {
-    if (!ct || !*ct)
-        return true;
     size_t n = strcspn(ct, ";");
     while (n && (ct[n - 1] == ' ' || ct[n - 1] == '\t'))
         n--;
-    /* curl -d sends form encoding by default; the body is the document all the same. */
-    static const char *const ok[] = {"application/xml", "text/xml",
-                                     "application/x-www-form-urlencoded"};
-    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
-        if (n == strlen(ok[i]) && strncasecmp(ct, ok[i], n) == 0)
+    for (size_t i = 0; types[i]; i++) {
+        if (n == strlen(types[i]) && strncasecmp(ct, types[i], n) == 0)
             return true;
     }
-    return n > 4 && strncasecmp(ct + n - 4, "+xml", 4) == 0;
+    size_t s = suffix ? strlen(suffix) : 0;
+    return s && n > s && strncasecmp(ct + n - s, suffix, s) == 0;
 }
 
-/* The body's media type is the route's; 415 otherwise. */
+/* A request that changes something with a body says what it is, and it
+ * is the route's: an XML document, or (a route that reads none) XML or
+ * JSON.  A form or text body, or one without a type, is what a page of
+ * another site can make a browser send without asking first (origin.c):
+ * 415. */
 static bool media_ok(const struct acc_request *rq, struct acc_response *rs, enum body body)
 {
-    if (body == NONE || xml_content_type(rq->content_type))
+    static const char *const xml[] = {"application/xml", "text/xml", NULL};
+    static const char *const json[] = {"application/json", NULL};
+    const char *ct = rq->content_type && *rq->content_type ? rq->content_type : NULL;
+    if (strcmp(rq->method, "GET") == 0 || strcmp(rq->method, "HEAD") == 0)
+        return true;
+    /* No body, whatever type is named (libcurl names a form for an empty
+     * one): a page of another site could send that too, but its browser
+     * says where it comes from (origin.c). */
+    if (rq->body_len == 0)
+        return true;
+    if (ct &&
+        (content_type_is(ct, xml, "+xml") || (body == NONE && content_type_is(ct, json, "+json"))))
         return true;
     char msg[256];
-    snprintf(msg, sizeof msg,
-             "%.10s %.60s takes an XML document (Content-Type: application/xml), not %.80s",
-             rq->method, rq->path, rq->content_type);
+    if (body == XML)
+        snprintf(msg, sizeof msg,
+                 "%.10s %.60s takes an XML document (Content-Type: application/xml), not %.80s",
+                 rq->method, rq->path, ct ? ct : "a body without a Content-Type");
+    else
+        snprintf(msg, sizeof msg,
+                 "%.10s %.60s reads no body; one sent must be XML or JSON, with its "
+                 "Content-Type, not %.80s",
+                 rq->method, rq->path, ct ? ct : "a body without a Content-Type");
     acc_reply_error(rq, rs, ACC_ERR_UNSUPPORTED_MEDIA, msg, NULL);
     return false;
 }
@@ -180,7 +202,7 @@ void acc_http_finish(struct acc_http_ctx *ctx, const struct acc_request *rq,
 
 void acc_http_dispatch(struct acc_http_ctx *ctx, struct acc_request *rq, struct acc_response *rs)
 {
-    if (!acc_http_authenticate(ctx, rq, rs))
+    if (!acc_http_admit(ctx, rq, rs))
         return;
     acc_http_route(ctx, rq, rs);
     if (rs->wait) {
@@ -214,6 +236,9 @@ struct acc_http_options acc_http_options_of(const struct acc_config *cfg)
         .request_timeout = cfg->request_timeout,
         .max_query = cfg->max_query,
         .max_body = cfg->max_body,
+        .max_unsent = cfg->max_unsent,
+        .client_unsent = cfg->client_unsent,
+        .names = cfg->server_names,
         .access_log = cfg->access_log,
         .certificate = cfg->tls_certificate,
         .key = cfg->tls_key,

@@ -139,12 +139,14 @@ static bool auth(void *app, const struct acc_httpd_request *hr, void *state,
         .idempotency_key = acc_httpd_header(hr, "Idempotency-Key"),
         .authorization = acc_httpd_header(hr, "Authorization"),
         .if_none_match = acc_httpd_header(hr, "If-None-Match"),
+        .host = acc_httpd_header(hr, "Host"),
+        .origin = acc_httpd_header(hr, "Origin"),
         .peer_subject = hr->peer ? hr->peer->subject : NULL,
         .peer_fingerprint = hr->peer ? hr->peer->fingerprint : NULL,
         .json = acc_http_wants_json(acc_httpd_header(hr, "Accept")),
     };
     acc_response_init(&ex->rs);
-    bool ok = acc_http_authenticate(app, &ex->rq, &ex->rs);
+    bool ok = acc_http_admit(app, &ex->rq, &ex->rs);
     if (ex->rq.user) /* also when refused: a user may be denied a route */
         acc_httpd_set_user(state, ex->rq.user->name);
     if (ok)
@@ -162,8 +164,10 @@ static void job_done(void *arg)
 static void handle(void *app, const struct acc_httpd_request *hr, void *state,
                    struct acc_httpd_reply *out)
 {
-    (void)hr;
     struct exchange *ex = state;
+    /* auth saw the head alone */
+    ex->rq.body = hr->body;
+    ex->rq.body_len = hr->body_len;
     acc_http_route(app, &ex->rq, &ex->rs);
     if (ex->rs.wait) {
         ex->waiter = (struct acc_nego_waiter){job_done, ex, NULL};
@@ -236,12 +240,23 @@ acc_err acc_http_start(struct acc_http_ctx *ctx, const struct acc_http_options *
         .request_timeout = opt->request_timeout,
         .max_query = opt->max_query,
         .max_body = opt->max_body,
+        .max_unsent = opt->max_unsent,
+        .client_unsent = opt->client_unsent,
         .tls = opt->certificate ? &tc : NULL,
         .status_class = ctx->status_class,
         .access_log = opt->access_log,
     };
-    acc_err rc = acc_httpd_start(&ho, &ops, ctx, &srv->httpd, err);
+    acc_err rc = acc_hostnames_init(&ctx->names, opt->names, opt->host, err);
     if (rc) {
+        free(srv);
+        acc_error_prefix(err, "[server] names");
+        return rc;
+    }
+    ctx->names_ready = true;
+    rc = acc_httpd_start(&ho, &ops, ctx, &srv->httpd, err);
+    if (rc) {
+        ctx->names_ready = false;
+        acc_hostnames_release(&ctx->names);
         free(srv);
         return rc;
     }
@@ -273,5 +288,7 @@ void acc_http_stop(struct acc_http_server *srv)
         return;
     atomic_store(&srv->ctx->httpd, NULL);
     acc_httpd_stop(srv->httpd);
+    srv->ctx->names_ready = false;
+    acc_hostnames_release(&srv->ctx->names);
     free(srv);
 }

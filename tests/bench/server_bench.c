@@ -237,8 +237,9 @@ static void bench_crowd(void)
     static int fds[IDLE + SLOW];
     unsigned port = (unsigned)atoi(strrchr(base, ':') + 1);
     int open_ok = 0;
-    const char head[] = "POST /agreements HTTP/1.1\r\nHost: x\r\nContent-Type: application/xml\r\n"
-                        "Content-Length: 100000\r\n\r\n<";
+    const char head[] =
+        "POST /agreements HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/xml\r\n"
+        "Content-Length: 100000\r\n\r\n<";
     for (int i = 0; i < IDLE + SLOW; i++) {
         char from[32];
         snprintf(from, sizeof from, "127.2.%d.%d", i / 50, 2 + i % 50);

@@ -216,8 +216,9 @@ static void test_idle_and_slow_connections(void)
         idle[i] = acc_test_connect_from(from, port);
         n_idle += idle[i] >= 0;
     }
-    const char head[] = "POST /agreements HTTP/1.1\r\nHost: x\r\nContent-Type: application/xml\r\n"
-                        "Content-Length: 5000\r\n\r\n<";
+    const char head[] =
+        "POST /agreements HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/xml\r\n"
+        "Content-Length: 5000\r\n\r\n<";
     for (int i = 0; i < SLOW; i++) {
         char from[32];
         snprintf(from, sizeof from, "127.1.%d.%d", i / 15, 2 + i % 15);
@@ -236,20 +237,21 @@ static void test_idle_and_slow_connections(void)
     CU_ASSERT_TRUE(took < 2000000); /* generous: a timing figure is the benchmark's */
     http_reply_free(&r);
 
-    /* A body still arriving after the request deadline (2 s) is cut off
-     * (libmicrohttpd cannot answer in the middle of a body); one that
-     * completes late is answered 408. */
+    /* A body still arriving at the request deadline (2 s from its head) is
+     * cut off, however slowly its bytes come or whether they come at all
+     * (libmicrohttpd cannot answer in the middle of a body): the slow ones
+     * above, and one that sends a byte of two and then waits. */
     sleep(2);
     char *ans = raw_exchange(slow[0], "a", 1);
     CU_ASSERT_PTR_NULL(strstr(ans, "HTTP/1.1 2"));
     int fd = acc_test_connect_from("127.0.97.1", port);
-    const char late[] = "POST /agreements HTTP/1.1\r\nHost: x\r\nContent-Type: application/xml\r\n"
-                        "Content-Length: 2\r\n\r\n<";
+    const char late[] = "POST /agreements HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                        "Content-Type: application/xml\r\nContent-Length: 2\r\n\r\n<";
+    int64_t sent = acc_mono_us();
     send(fd, late, sizeof late - 1, MSG_NOSIGNAL);
-    usleep(2200000);
-    ans = raw_exchange(fd, ">", 1);
-    CU_ASSERT_PTR_NOT_NULL(strstr(ans, " 408 "));
-    CU_ASSERT_PTR_NOT_NULL(strstr(ans, "RequestTimeout"));
+    CU_ASSERT_FALSE(acc_test_closed_within(fd, 1500));
+    CU_ASSERT_TRUE(acc_test_closed_within(fd, 3000)); /* generous: a reaper short of CPU */
+    CU_ASSERT_TRUE(acc_mono_us() - sent >= 2000000);
     close(fd);
     for (int i = 0; i < IDLE; i++)
         if (idle[i] >= 0)
@@ -315,7 +317,7 @@ static void test_client_connection_limit(void)
     for (int i = 0; i < 17; i++)
         fds[i] = acc_test_connect_from("127.0.99.9", port);
     usleep(200000);
-    const char req[] = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
+    const char req[] = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
     int refused = 0, served = 0;
     for (int i = 0; i < 17; i++) {
         CU_ASSERT_TRUE_FATAL(fds[i] >= 0);
@@ -388,8 +390,9 @@ static void test_request_defects(void)
 
     /* Conflicting duplicate Content-Length was accepted. */
     int fd = acc_test_connect_from("127.0.98.1", port);
-    const char dup[] = "POST /agreements HTTP/1.1\r\nHost: x\r\nContent-Type: application/xml\r\n"
-                       "Content-Length: 5\r\nContent-Length: 7\r\n\r\n<a/>\n";
+    const char dup[] =
+        "POST /agreements HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/xml\r\n"
+        "Content-Length: 5\r\nContent-Length: 7\r\n\r\n<a/>\n";
     char *ans = raw_exchange(fd, dup, sizeof dup - 1);
     CU_ASSERT_PTR_NOT_NULL(strstr(ans, " 400 "));
     CU_ASSERT_PTR_NULL(strstr(ans, " 201 "));
@@ -398,7 +401,7 @@ static void test_request_defects(void)
     /* A chunked body over max_body was dropped without 413. */
     fd = acc_test_connect_from("127.0.98.2", port);
     const char chunked[] =
-        "POST /agreements HTTP/1.1\r\nHost: x\r\nContent-Type: application/xml\r\n"
+        "POST /agreements HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/xml\r\n"
         "Transfer-Encoding: chunked\r\n\r\n";
     send(fd, chunked, sizeof chunked - 1, MSG_NOSIGNAL);
     static char chunk[16384 + 16];

@@ -44,7 +44,8 @@ static bool one_request(unsigned port)
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     bool ok = false;
     if (connect(fd, (struct sockaddr *)&a, sizeof a) == 0) {
-        static const char rq[] = "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+        static const char rq[] =
+            "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
         char buf[64];
         if (write(fd, rq, sizeof rq - 1) == (ssize_t)(sizeof rq - 1) &&
             read(fd, buf, sizeof buf) > 5 && memcmp(buf, "HTTP/", 5) == 0)

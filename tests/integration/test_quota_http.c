@@ -164,7 +164,7 @@ static void test_quote_bounds(void)
     const char *body = offer("carol", 4, "PT1H");
     char req[8192];
     snprintf(req, sizeof req,
-             "POST /negotiations HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+             "POST /negotiations HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
              "Authorization: Bearer carol-token-0123456789\r\n"
              "Content-Type: application/xml\r\nContent-Length: %zu\r\n\r\n%s",
              strlen(body), body);
@@ -287,7 +287,9 @@ static void test_media_types(void)
         {"/agreements", "application/json", 415},
         {"/agreements/aaaaaaaaaaaaaaaa/modify", "text/plain", 415},
         {"/agreements/aaaaaaaaaaaaaaaa/modify", "application/xml", 404},
-        {"/agreements/aaaaaaaaaaaaaaaa/modify", "application/x-www-form-urlencoded", 404},
+        {"/agreements/aaaaaaaaaaaaaaaa/modify", "application/x-www-form-urlencoded", 415},
+        {"/agreements/aaaaaaaaaaaaaaaa/terminate", "text/plain", 415},
+        {"/agreements/aaaaaaaaaaaaaaaa/terminate", "application/json", 404},
     };
     const char *body = "<x/>";
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
