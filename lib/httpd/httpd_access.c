@@ -112,4 +112,19 @@ void acc_httpd_metrics(struct acc_httpd *d, struct acc_buf *out)
     metric(out, "accord_http_connections_waiting", "gauge",
            "Connections open that wait for a request head.");
     acc_buf_printf(out, "accord_http_connections_waiting %u\n", st.waiting);
+    metric(out, "accord_http_connections_evicted_total", "counter",
+           "Idle kept-alive connections closed to make room at connection_limit.");
+    acc_buf_printf(out, "accord_http_connections_evicted_total %" PRIu64 "\n", st.evicted);
+    metric(out, "accord_http_connections_full_total", "counter",
+           "Connections closed at accept: connection_limit reached and none idle.");
+    acc_buf_printf(out, "accord_http_connections_full_total %" PRIu64 "\n", st.full);
+    metric(out, "accord_http_bodies_cut_total", "counter",
+           "Connections closed with a request body still arriving at request_timeout.");
+    acc_buf_printf(out, "accord_http_bodies_cut_total %" PRIu64 "\n", st.cut);
+    metric(out, "accord_http_unsent_bytes", "gauge",
+           "Answer bytes held until their clients read them.");
+    acc_buf_printf(out, "accord_http_unsent_bytes %zu\n", st.unsent);
+    metric(out, "accord_http_unsent_refused_total", "counter",
+           "Answers refused (503): max_unsent or client_unsent would have been passed.");
+    acc_buf_printf(out, "accord_http_unsent_refused_total %" PRIu64 "\n", st.unsent_refused);
 }

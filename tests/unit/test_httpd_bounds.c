@@ -324,6 +324,11 @@ static void test_unsent_answers(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(buf, " 200 "));
     acc_httpd_stats(d, &st);
     CU_ASSERT_EQUAL(st.unsent_refused, 2);
+    struct acc_buf m = ACC_BUF_INIT;
+    acc_httpd_metrics(d, &m);
+    acc_buf_append(&m, "", 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(m.data, "\naccord_http_unsent_refused_total 2\n"));
+    acc_buf_release(&m);
     /* a1 gives up: its bytes are free, and the third address is served */
     close(a1);
     close(a2);
