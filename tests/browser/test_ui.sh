@@ -1,7 +1,9 @@
 #!/bin/bash
 # The web page (/ui/) in a real browser: a real accordd on the embedded
 # testbed with [auth] (alice, bob, an admin), Debian's chromium headless
-# driven by playwright-core (tests/browser/ui.test.mjs).  The screenshots of
+# driven by playwright-core (tests/browser/ui.test.mjs); and what a page of
+# another site can do to a second one as the quick start runs it, loopback
+# without [auth] (tests/browser/hostile.test.mjs).  The screenshots of
 # each view go to BUILD_DIR/ui-screenshots/ui-*.png, or to $ACCORD_UI_SHOTS:
 # the ones in docs/img (README, docs/ui.md) are refreshed with
 #
@@ -22,8 +24,10 @@ done
 
 TMP=$(mktemp -d) || exit 1
 PID=
+OPEN_PID=
 cleanup() {
     [ -n "$PID" ] && kill "$PID" 2>/dev/null && wait "$PID" 2>/dev/null
+    [ -n "$OPEN_PID" ] && kill "$OPEN_PID" 2>/dev/null && wait "$OPEN_PID" 2>/dev/null
     rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -60,6 +64,20 @@ for _ in $(seq 100); do
 done
 [ -n "$URL" ] || { cat "$TMP/accordd.log"; echo "FAIL: accordd did not start"; exit 1; }
 
+# A second accordd as the quick start runs it: loopback, no [auth]; what a
+# page of another site can do to it (tests/browser/hostile.test.mjs).
+mkdir -p "$TMP/open"
+(cd "$TMP/open" && exec "$BUILD/accordd" --listen 127.0.0.1:0 \
+    >"$TMP/open/accordd.out" 2>"$TMP/open/accordd.log") &
+OPEN_PID=$!
+OPEN_URL=
+for _ in $(seq 100); do
+    OPEN_URL=$(sed -n 's/.*listening on \(http:[^ ]*\).*/\1/p' "$TMP/open/accordd.out")
+    [ -n "$OPEN_URL" ] && break
+    sleep 0.1
+done
+[ -n "$OPEN_URL" ] || { cat "$TMP/open/accordd.log"; echo "FAIL: the second accordd did not start"; exit 1; }
+
 SHOTS=${ACCORD_UI_SHOTS:-$BUILD/ui-screenshots}
 mkdir -p "$SHOTS" "$TMP/profile"
 SHOTS=$(cd "$SHOTS" && pwd)
@@ -68,17 +86,23 @@ rc=0
     PROFILE=$TMP/profile SHOTS=$SHOTS ALICE=alice-token-0123456789abcdef \
     BOB=bob-token-0123456789abcdef0 OPS=ops-token-0123456789abcdef0 \
     node "$HERE/ui.test.mjs") || rc=1
+mkdir -p "$TMP/profile-open"
+(cd "$TMP" && NODE_DIR=$NODE_DIR OPEN_URL=$OPEN_URL CHROMIUM=$CHROMIUM \
+    PROFILE=$TMP/profile-open DB=$TMP/open/accord.db EVIL=$TMP/evil.xml \
+    node "$HERE/hostile.test.mjs") || rc=1
 # Under ASan and UBSan (the sanitizer build's run), accordd's log holds
 # any report, leaks once it has stopped.
-kill "$PID" 2>/dev/null
-wait "$PID" 2>/dev/null
-PID=
-if grep -q "AddressSanitizer\|LeakSanitizer\|runtime error:" "$TMP/accordd.log"; then
+kill "$PID" "$OPEN_PID" 2>/dev/null
+wait "$PID" "$OPEN_PID" 2>/dev/null
+PID= OPEN_PID=
+if grep -q "AddressSanitizer\|LeakSanitizer\|runtime error:" "$TMP/accordd.log" "$TMP/open/accordd.log"; then
     echo "FAIL: a sanitizer report in accordd's log"
     rc=1
 fi
 if [ $rc != 0 ]; then
     echo "--- accordd's log"
     tail -30 "$TMP/accordd.log"
+    echo "--- the second (loopback, no [auth]) accordd's log"
+    tail -30 "$TMP/open/accordd.log"
 fi
 exit $rc
