@@ -8,6 +8,7 @@
 #include "buf.h"
 #include "hostlist.h"
 #include "id.h"
+#include "hostname.h"
 #include "log.h"
 #include "map.h"
 #include "proc.h"
@@ -376,7 +377,64 @@ static void test_log_forgeries(void)
                               "<4>fine: caf\xc3\xa9 \\x41 \xe2\x82\xac\n");
 }
 
+/* Host and Origin authorities, and the names a server answers to. */
+static void test_hostnames(void)
+{
+    static const struct {
+        const char *in, *host;
+        unsigned port;
+    } split[] = {
+        {"a.example:8080", "a.example", 8080},
+        {"a.example", "a.example", 0},
+        {"[::1]:80", "::1", 80},
+        {"[::1]", "::1", 0},
+        {"::1", "::1", 0},
+        {"127.0.0.1:65535", "127.0.0.1", 65535},
+    };
+    for (size_t i = 0; i < sizeof split / sizeof split[0]; i++) {
+        const char *h = NULL;
+        size_t n = 0;
+        unsigned port = 1;
+        CU_ASSERT_TRUE(acc_hostport_split(split[i].in, strlen(split[i].in), &h, &n, &port));
+        CU_ASSERT_TRUE(h && n == strlen(split[i].host) && !memcmp(h, split[i].host, n));
+        CU_ASSERT_EQUAL(port, split[i].port);
+    }
+    const char *bad[] = {"a:", "a:0", "a:65536", "a:8x", "[::1", "[]", ":80", "[::1]x", ""};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        const char *h;
+        size_t n;
+        unsigned port;
+        CU_ASSERT_FALSE(acc_hostport_split(bad[i], strlen(bad[i]), &h, &n, &port));
+    }
+    struct acc_hostnames names;
+    struct acc_error err;
+    ACC_ASSERT_OK(acc_hostnames_init(&names, "Accord.Example.org, [::1] 10.0.0.5", NULL, &err));
+    CU_ASSERT_TRUE(acc_hostnames_has(&names, "accord.example.ORG.", 19));
+    CU_ASSERT_TRUE(acc_hostnames_has(&names, "::1", 3));
+    CU_ASSERT_FALSE(acc_hostnames_has(&names, "127.0.0.1", 9)); /* not named, not the default */
+    CU_ASSERT_FALSE(acc_hostnames_has(&names, "accord.example.org.evil", 23));
+    acc_hostnames_release(&names);
+    /* the default of a loopback server: loopback, its address */
+    ACC_ASSERT_OK(acc_hostnames_init(&names, NULL, "127.0.0.1", &err));
+    CU_ASSERT_TRUE(acc_hostnames_has(&names, "127.3.2.1", 9));
+    CU_ASSERT_TRUE(acc_hostnames_has(&names, "localhost", 9));
+    CU_ASSERT_FALSE(acc_hostnames_has(&names, "localhost.evil", 14));
+    CU_ASSERT_FALSE(acc_hostnames_has(&names, "128.0.0.1", 9));
+    acc_hostnames_release(&names);
+    /* listening on every address: also its interfaces' (loopback is one) */
+    ACC_ASSERT_OK(acc_hostnames_init(&names, NULL, "0.0.0.0", &err));
+    CU_ASSERT_TRUE(names.n >= 1);
+    CU_ASSERT_FALSE(acc_hostnames_has(&names, "rebound.example", 15));
+    acc_hostnames_release(&names);
+    ACC_ASSERT_OK(acc_hostnames_init(&names, "*", NULL, &err));
+    CU_ASSERT_TRUE(acc_hostnames_has(&names, "anything", 8));
+    acc_hostnames_release(&names);
+    CU_ASSERT_EQUAL(acc_hostnames_init(&names, "a b/c", NULL, &err), ACC_ERR_CONFIG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "'b/c'"));
+}
+
 static const struct acc_test_case tests[] = {
+    {"host names and authorities", test_hostnames},
     {"log lines in a terminal and in the journal", test_log_journal},
     {"log lines cannot be forged nor drive a terminal", test_log_forgeries},
     {"child processes", test_proc},

@@ -39,6 +39,7 @@ static void test_file_and_overrides(void)
     FILE *f = fopen(path, "w");
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
     fputs("; a comment\n[server]\nlisten = [::1]:9000\nmax_body = 4096\n"
+          "names = accord.example.org [::1] 10.0.0.5\nclient_unsent = 1048576\n"
           "max_attributes = 100\nmax_total_attributes = 5000\n"
           "[negotiation]\nstrategy = iterative\nhorizon = P30D\npolicy = worst-fit-distinct\n"
           "policy_candidates = 2\n"
@@ -53,6 +54,9 @@ static void test_file_and_overrides(void)
     CU_ASSERT_EQUAL(c.max_body, 4096);
     CU_ASSERT_EQUAL(c.max_attributes, 100);
     CU_ASSERT_EQUAL(c.max_total_attributes, 5000);
+    CU_ASSERT_STRING_EQUAL(c.server_names, "accord.example.org [::1] 10.0.0.5");
+    CU_ASSERT_EQUAL(c.client_unsent, 1048576);
+    CU_ASSERT_EQUAL(c.max_unsent, (size_t)64 << 20);
     CU_ASSERT_EQUAL(c.strategy, ACC_STRATEGY_ITERATIVE);
     CU_ASSERT_EQUAL(c.horizon, 30 * 86400);
     CU_ASSERT_EQUAL(c.policy.id, ACC_POLICY_WF_NOREP);
@@ -110,6 +114,12 @@ static void test_errors_name_the_problem(void)
          "policy_candidates"},
         {"[negotiation]\nhorizon = PT5M\n[site a]\nadapter=sim-batch\nnodes=1\n", "PT1H"},
         {"[wrong]\nkey = 1\n", "unknown section"},
+        /* the names the server answers to */
+        {"[server]\nnames = accord.example.org/x\n[site a]\nadapter=sim-batch\nnodes=1\n",
+         "'accord.example.org/x' is not a host name"},
+        {"[server]\nnames = *, a.example\n[site a]\nadapter=sim-batch\nnodes=1\n", "goes alone"},
+        {"[server]\nnames = ,\n[site a]\nadapter=sim-batch\nnodes=1\n", "no name given"},
+        {"[server]\nmax_unsent = 1000\n[site a]\nadapter=sim-batch\nnodes=1\n", "max_unsent"},
         {"[server]\nmax_attributes = 100000\n[site a]\nadapter=sim-batch\nnodes=1\n",
          "max_attributes"},
         {"[server]\nmax_total_attributes = many\n[site a]\nadapter=sim-batch\nnodes=1\n",

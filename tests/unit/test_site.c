@@ -76,6 +76,14 @@ static void test_config_errors(void)
     ACC_ASSERT_OK(acc_site_config_load_string(net, "t", &cfg, &err));
     CU_ASSERT_EQUAL(cfg.peers[0].max_duration, 43200);
     CU_ASSERT_EQUAL(cfg.res.n_links, 1);
+    CU_ASSERT_EQUAL(cfg.request_timeout, 30); /* the default: a body's deadline */
+    acc_site_config_release(&cfg);
+    const char *deadline = "[daemon]\nname = n\ncertificate = x\nkey = y\nclient_ca = z\n"
+                           "request_timeout = PT45S\n[network wan]\nadapter = sim-network\n"
+                           "[link a-b]\nsites = a b\ncapacity = 1000\nnetwork = wan\n"
+                           "[peer p]\nsubject = CN=p\n";
+    ACC_ASSERT_OK(acc_site_config_load_string(deadline, "t", &cfg, &err));
+    CU_ASSERT_EQUAL(cfg.request_timeout, 45);
     acc_site_config_release(&cfg);
 }
 
