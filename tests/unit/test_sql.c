@@ -5,7 +5,9 @@
  * writes, tickets, a failing write that spoils no other, order), and one
  * writer per database file (a second open refused, naming the holder's pid;
  * readers that take no lock not refused; the lock gone with its holder),
- * and snapshots (a copy in memory, made beside the writer). */
+ * and snapshots (a copy in memory, made beside the writer), and a
+ * database's password never shown (libpq's key=value settings refused, a
+ * URL's password parameters and libpq's quoting of a broken URL hidden). */
 #include <signal.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -135,6 +137,44 @@ static void test_migrations(void)
     CU_ASSERT_EQUAL(acc_sql_open(&pg, &db, &err), ACC_ERR_STORAGE);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "cannot connect"));
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "postgresql://accord@/accord"));
+    CU_ASSERT_PTR_NULL(strstr(err.msg, "s3cret"));
+}
+
+/* What names a database is never shown with its password: libpq's
+ * key=value settings are refused (SQLite would have made a file of that
+ * name) saying why; a URL's password parameters are left out; a URL libpq
+ * cannot parse, which libpq quotes back whole, has its password hidden. */
+static void test_no_password_shown(void)
+{
+    struct acc_sql *db = NULL;
+    struct acc_error err;
+    const struct acc_sql_options kv = {
+        .path = "host=/tmp port=5 dbname=x user=u password=s3cret sslpassword='k3y k3y'",
+        .label = "database"};
+    CU_ASSERT_EQUAL(acc_sql_open(&kv, &db, &err), ACC_ERR_CONFIG);
+    CU_ASSERT_PTR_NULL(db);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "database host=/tmp port=5 dbname=x user=u: "));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "key=value settings are not taken"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "postgresql://"));
+    CU_ASSERT_PTR_NULL(strstr(err.msg, "s3cret"));
+    CU_ASSERT_PTR_NULL(strstr(err.msg, "k3y"));
+    CU_ASSERT_NOT_EQUAL(access("host=", F_OK), 0);
+    /* A copy of such a "file" is refused the same way. */
+    CU_ASSERT_EQUAL(acc_sql_copy_file("calendar", kv.path, "/nonexistent/x", &err),
+                    ACC_ERR_UNSUPPORTED);
+    CU_ASSERT_PTR_NULL(strstr(err.msg, "s3cret"));
+
+    const struct acc_sql_options param = {
+        .path = "postgresql://accord@/accord?host=/nonexistent-dir&port=1&password=s3cret",
+        .label = "database"};
+    CU_ASSERT_EQUAL(acc_sql_open(&param, &db, &err), ACC_ERR_STORAGE);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "postgresql://accord@/accord?host=/nonexistent-dir"));
+    CU_ASSERT_PTR_NULL(strstr(err.msg, "s3cret"));
+
+    const struct acc_sql_options broken = {.path = "postgresql://accord:s3cret@[::1/accord",
+                                           .label = "database"};
+    CU_ASSERT_EQUAL(acc_sql_open(&broken, &db, &err), ACC_ERR_STORAGE);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "cannot connect"));
     CU_ASSERT_PTR_NULL(strstr(err.msg, "s3cret"));
 }
 
@@ -479,6 +519,7 @@ static void test_snapshot(void)
 
 static const struct acc_test_case tests[] = {
     {"migrations", test_migrations},
+    {"no password shown", test_no_password_shown},
     {"statements and readers", test_statements},
     {"group-commit writer", test_writer},
     {"one writer per database file", test_one_writer},
