@@ -122,10 +122,14 @@ static bool next_pair(const char **p, struct pair *out)
 
 bool acc_db_is_conninfo(const char *s)
 {
+    if (!s || strstr(s, "://"))
+        return false;
     const char *p = s;
-    struct pair first;
-    return s && !strstr(s, "://") && next_pair(&p, &first) && !first.broken &&
-           listed(libpq_keys, first.start, (size_t)(first.key_end - first.start));
+    struct pair pr;
+    while (next_pair(&p, &pr))
+        if (!pr.broken && listed(libpq_keys, pr.start, (size_t)(pr.key_end - pr.start)))
+            return true;
+    return false;
 }
 
 /* ------------------------------------------------------------------- URL */
@@ -207,6 +211,8 @@ char *acc_db_shown(const char *s)
             acc_buf_append(&b, k, (size_t)(end - k));
             sep = '&';
         }
+    } else if (!acc_db_is_conninfo(s)) {
+        acc_buf_puts(&b, s); /* a file's name, as it is */
     } else {
         /* Each secret pair goes with the blanks before it. */
         const char *p = s, *from = s;
@@ -301,7 +307,7 @@ void acc_db_scrub(char *msg, size_t size, const char *s)
     }
     const char *p = s;
     struct pair pr;
-    while (next_pair(&p, &pr))
+    while (acc_db_is_conninfo(s) && next_pair(&p, &pr))
         if (pr.secret)
             hide_value(msg, size, pr.val, pr.val_end);
 }

@@ -15,16 +15,16 @@
 #include <stddef.h>
 
 /* Whether s is libpq's key=value form of a connection ("host=/run/pg
- * dbname=accord ..."): its first word is one of libpq's keywords, followed
- * by '='.  Accord takes a PostgreSQL database as a URL only, and such a
- * string is no database file either. */
+ * dbname=accord ..."): a word of it is one of libpq's keywords followed by
+ * '='.  Accord takes a PostgreSQL database as a URL only, and such a string
+ * is no database file either. */
 bool acc_db_is_conninfo(const char *s);
 
 /* A copy of the database s to show: a URL without its password (user:secret@
  * -> user@) and without its secret parameters; key=value settings without
- * their secret ones (the others kept, one blank apart, so that the operator
- * can tell which string it was); a file's path as it is.  NULL when out of
- * memory.  free() it. */
+ * their secret ones (the others kept as they were, so that the operator can
+ * tell which string it was); anything else (a file's path) as it is.  NULL
+ * when out of memory.  free() it. */
 char *acc_db_shown(const char *s);
 
 /* Replaces in msg (NUL-terminated, in a buffer of size bytes) every secret

@@ -382,6 +382,8 @@ static void test_db_shown(void)
          "postgresql://[::1]:5432/accord?application_name=a@b"},
         {"/var/lib/accord/accord.db", "/var/lib/accord/accord.db"},
         {"my dir/a=b.db", "my dir/a=b.db"},
+        {"/data/host=x password.db", "/data/host=x password.db"},
+        {"x.db password=secret", "x.db"},
         {":memory:", ":memory:"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -397,6 +399,8 @@ static void test_db_shown(void)
     CU_ASSERT_FALSE(acc_db_is_conninfo("accord.db"));
     CU_ASSERT_FALSE(acc_db_is_conninfo("a=b.db"));
     CU_ASSERT_FALSE(acc_db_is_conninfo("host"));
+    CU_ASSERT_FALSE(acc_db_is_conninfo("/data/host=x.db"));
+    CU_ASSERT_TRUE(acc_db_is_conninfo("x.db password=secret"));
     CU_ASSERT_FALSE(acc_db_is_conninfo("postgresql://u@h/db?host=x"));
 
     char msg[160] = "invalid percent-encoded token: \"s3%2\" in \"postgresql://u:s3%2@h/d\"";
