@@ -451,6 +451,7 @@ acc_err acc_sql_open(const struct acc_sql_options *opt, struct acc_sql **out, st
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     db->be = be;
     db->lock_fd = -1;
+    db->file_fd = -1;
     pthread_mutex_init(&db->main_lock, NULL);
     pthread_mutex_init(&db->rlock, NULL);
     pthread_cond_init(&db->rfree, NULL);
