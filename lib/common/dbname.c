@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* dbname.c - a database as messages show it, without its secrets (dbname.h).
  *
- * The strings are read the way libpq reads them (fe-connect.c): in key=value
+ * The strings are read the way libpq reads them: in key=value
  * form, a keyword, blanks allowed around '=', then a value that is either
  * quoted ('a b', with \' and \\ inside) or runs to the next blank (with \
  * escaping the next character); in a URL, a user's password between the
  * first ':' and the '@' of the authority and parameters after the '?',
  * key=value separated by '&', both percent-encoded.  Where a string is not
  * well formed the reading errs on the side of hiding: a secret keyword
- * without its '=' hides the rest of the string, the authority's password
- * runs to its last '@'. */
+ * without its '=' hides the rest of the string, and a URL whose '@' comes
+ * after a '/' (a password with a '/' in it) has its password run to the
+ * last '@' before the parameters. */
 #include "dbname.h"
 
 #include <ctype.h>
@@ -22,8 +23,8 @@
 /* libpq's settings that are secrets. */
 static const char secret_keys[] = "password sslpassword oauth_client_secret";
 
-/* libpq's keywords (PostgreSQL 15 to 18): a string that starts with one
- * and '=' is its key=value form, not a file. */
+/* libpq's keywords (PostgreSQL 15 to 18): a string with a word that is one
+ * of them followed by '=' is libpq's key=value form, not a file. */
 static const char libpq_keys[] =
     "host hostaddr port dbname user password passfile channel_binding connect_timeout "
     "client_encoding options application_name fallback_application_name keepalives "
