@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "../lib/common/conf_report.h"
+#include "../lib/common/dbname.h"
 #include "../lib/common/log.h"
 #include "../lib/common/notify.h"
 #include "../lib/common/proc.h"
@@ -297,8 +298,10 @@ static void announce(const struct acc_config *cfg, const struct daemon *d)
 {
     const char *host = cfg->listen_host;
     bool v6 = strchr(host, ':') != NULL;
+    char *db = acc_db_shown(cfg->db_path); /* a URL without its password */
     acc_log_info("serving %s (%zu sites, %zu links) with database %s", cfg->origin,
-                 cfg->res.n_sites, cfg->res.n_links, cfg->db_path);
+                 cfg->res.n_sites, cfg->res.n_links, db ? db : "?");
+    free(db);
     char who[512];
     acc_account_describe_self(who, sizeof who);
     acc_log_info("running as %s; launching %s%s%s", who, cfg->launch.enabled ? "on" : "off",

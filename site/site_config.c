@@ -13,6 +13,7 @@
 
 #include "../lib/common/conf.h"
 #include "../lib/common/conf_report.h"
+#include "../lib/common/dbname.h"
 #include "../lib/common/log.h"
 #include "../lib/common/strutil.h"
 #include "../lib/common/timefmt.h"
@@ -372,7 +373,11 @@ void acc_site_config_print(const struct acc_site_config *c, FILE *out)
     if (c->listen_host)
         fprintf(out, "listen = %s%s%s:%u\n", v6 ? "[" : "", c->listen_host, v6 ? "]" : "",
                 c->listen_port);
-    acc_conf_print_str(out, "database", c->db_path);
+    if (c->db_path) {
+        char *db = acc_db_shown(c->db_path); /* a URL without its password */
+        acc_conf_print_str(out, "database", db ? db : "?");
+        free(db);
+    }
     fprintf(out, "durable = %s\n", c->durable ? "yes" : "no");
     acc_conf_print_str(out, "certificate", c->certificate);
     acc_conf_print_str(out, "key", c->key);

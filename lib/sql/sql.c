@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../common/dbname.h"
 #include "../common/log.h"
 #include "sql_internal.h"
 
@@ -290,8 +291,13 @@ acc_err acc_sql_copy_file(const char *label, const char *src, const char *dest,
                           struct acc_error *err)
 {
     const struct sql_backend *be = backend_of(src);
-    if (!be || !is_file(src) || !be->backup)
-        return acc_error_set(err, ACC_ERR_UNSUPPORTED, "%s %s: not a database file", label, src);
+    if (!be || !is_file(src) || !be->backup || acc_db_is_conninfo(src)) {
+        char *shown = acc_db_shown(src);
+        acc_error_set(err, ACC_ERR_UNSUPPORTED, "%s %s: not a database file", label,
+                      shown ? shown : "(out of memory)");
+        free(shown);
+        return ACC_ERR_UNSUPPORTED;
+    }
     /* The backend would make a file that is not there. */
     if (access(src, F_OK) != 0)
         return acc_error_set(err, ACC_ERR_NOT_FOUND, "%s %s: %s", label, src, strerror(errno));
@@ -402,29 +408,14 @@ static acc_err migrate_locked(struct acc_sql *db, struct acc_error *err)
 
 /* ------------------------------------------------------------ open, close */
 
-/* The path as messages show it: a URL without its password
- * (postgresql://user:secret@host/db -> postgresql://user@host/db). */
-static char *shown_path(const char *url)
-{
-    char *p = strdup(url);
-    const char *scheme = p ? strstr(p, "://") : NULL;
-    if (!scheme)
-        return p;
-    char *auth = (char *)scheme + 3;
-    char *at = strchr(auth, '@');
-    char *colon = strchr(auth, ':');
-    char *slash = strchr(auth, '/');
-    if (at && colon && colon < at && (!slash || at < slash))
-        memmove(colon, at, strlen(at) + 1);
-    return p;
-}
-
 static acc_err copy_options(struct acc_sql *db, const struct acc_sql_options *opt,
                             struct acc_error *err)
 {
     db->opt = *opt;
     db->url = strdup(opt->path ? opt->path : "");
-    db->opt.path = db->url ? shown_path(db->url) : NULL;
+    /* The path as messages show it: a URL without its password
+     * (postgresql://user:secret@host/db -> postgresql://user@host/db). */
+    db->opt.path = db->url ? acc_db_shown(db->url) : NULL;
     db->opt.label = strdup(opt->label ? opt->label : "database");
     if (!db->url || !db->opt.path || !db->opt.label)
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
@@ -438,18 +429,29 @@ static acc_err copy_options(struct acc_sql *db, const struct acc_sql_options *op
 acc_err acc_sql_open(const struct acc_sql_options *opt, struct acc_sql **out, struct acc_error *err)
 {
     *out = NULL;
+    const char *label = opt->label ? opt->label : "database";
     if (opt->wal_limit < 0)
-        return acc_error_set(err, ACC_ERR_INVALID, "%s: wal_limit must not be negative",
-                             opt->label ? opt->label : "database");
+        return acc_error_set(err, ACC_ERR_INVALID, "%s: wal_limit must not be negative", label);
     const struct sql_backend *be = backend_of(opt->path ? opt->path : "");
-    if (!be)
-        return acc_error_set(err, ACC_ERR_CONFIG, "%s %s: no backend of this build takes it",
-                             opt->label ? opt->label : "database", opt->path);
+    /* libpq's key=value settings would be a file's name to SQLite (made
+     * in a directory "host=" or the like); the message shows them without
+     * their password. */
+    bool conninfo = be && acc_db_is_conninfo(opt->path);
+    if (!be || conninfo) {
+        char *shown = acc_db_shown(opt->path);
+        acc_error_set(err, ACC_ERR_CONFIG, "%s %s: %s", label, shown ? shown : "(out of memory)",
+                      conninfo ? "libpq's key=value settings are not taken: a PostgreSQL "
+                                 "database is named by a URL (postgresql://USER@HOST/DB?...)"
+                               : "no backend of this build takes it");
+        free(shown);
+        return ACC_ERR_CONFIG;
+    }
     struct acc_sql *db = calloc(1, sizeof *db);
     if (!db)
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     db->be = be;
     db->lock_fd = -1;
+    db->file_fd = -1;
     pthread_mutex_init(&db->main_lock, NULL);
     pthread_mutex_init(&db->rlock, NULL);
     pthread_cond_init(&db->rfree, NULL);

@@ -20,6 +20,7 @@
 #define ACC_SQL_INTERNAL_H
 
 #include <pthread.h>
+#include <sys/types.h>
 
 #include "sql.h"
 
@@ -159,6 +160,11 @@ struct acc_sql {
     char *url;                  /* what the backend connects to: the path as given */
     unsigned version;
     int lock_fd; /* sql_lock.c's lock file, held while open; -1: none */
+    int file_fd; /* sql_lock.c's descriptor of the database file itself; -1: none */
+    dev_t file_dev;
+    ino_t file_ino;
+    pid_t file_pid;            /* the process that took it (a child of fork has none of it) */
+    struct acc_sql *held_next; /* the process's other databases whose file_fd is held */
 
     pthread_mutex_t main_lock;
     struct acc_sql_conn *main;
@@ -178,8 +184,10 @@ acc_err sql_conn_fail(struct acc_sql_conn *c, enum sql_rc rc, const char *what,
 void sql_stmt_free(struct acc_sql_stmt *s);
 
 /* Takes the exclusive lock on the lock file of db's path (PATH.lock) into
- * db->lock_fd, or fails (ACC_ERR_STORAGE) naming the database, the lock
- * file and the pid that holds it.  sql_lock_drop lets go (-1: nothing). */
+ * db->lock_fd and the one on the database file itself (every name of it)
+ * into db->file_fd, or fails (ACC_ERR_STORAGE) naming the database, the
+ * pid that holds it and the lock file or the name it has it under.
+ * sql_lock_drop lets go of both (-1: nothing). */
 acc_err sql_lock_take(struct acc_sql *db, struct acc_error *err);
 void sql_lock_drop(struct acc_sql *db);
 

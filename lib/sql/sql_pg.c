@@ -41,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/dbname.h"
 #include "../common/log.h"
 #include "sql_internal.h"
 
@@ -293,6 +294,8 @@ acc_err pg_connect(const struct acc_sql_options *opt, void **h, struct acc_error
                                          : ACC_ERR_STORAGE;
         snprintf(msg, sizeof msg, "%s%s",
                  PQstatus(p->conn) != CONNECTION_OK ? "cannot connect: " : "", p->msg);
+        /* libpq quotes back a URL it cannot parse, password and all */
+        acc_db_scrub(msg, sizeof msg, opt->path);
         acc_error_set(why, code, "%s", msg);
         if (rc == SQL_AWAY && why)
             why->retry_after = SQL_RETRY_AFTER;

@@ -31,8 +31,13 @@
 
 #define MAX_CHAIN    8
 #define BIND_WAIT_US 2000000
-/* TLS 1.2 and 1.3 only, GnuTLS's normal ciphers. */
-#define PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
+/* TLS 1.2 and 1.3 only, GnuTLS's normal ciphers without the ones that need
+ * a MAC of their own: in NORMAL those are the CBC suites with SHA-1 (TLS 1.2's
+ * MAC-then-encrypt, the padding oracles), so TLS 1.2 keeps only AEAD suites
+ * (AES-GCM, ChaCha20-Poly1305, AES-CCM) and TLS 1.3's, all AEAD, stay as they
+ * are.  The server's order wins: a client that lists a weaker suite first
+ * gets the strongest both have. */
+#define PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-MAC-ALL:+AEAD:%SERVER_PRECEDENCE"
 
 struct generation {
     gnutls_pcert_st pcert[MAX_CHAIN];

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../../lib/common/dbname.h"
 #include "../../lib/common/hostname.h"
 #include "../../lib/common/strutil.h"
 #include "../../lib/common/timefmt.h"
@@ -208,6 +209,10 @@ int cfg_database_key(struct cfg_parse *p, const char *k, const char *v)
             return cfg_bad(p, "database", "path is empty");
         if (strstr(v, "://"))
             return cfg_bad(p, "database", "path is a file; a PostgreSQL database is a url");
+        if (acc_db_is_conninfo(v))
+            return cfg_bad(p, "database",
+                           "path is a file, not libpq's key=value settings; a PostgreSQL "
+                           "database is a url (postgresql://...)");
         if (strcmp(v, ":memory:") == 0)
             return cfg_bad(p, "database", "%s", cfg_no_memory);
         return acc_conf_set_str(&p->c->db_path, v);
@@ -215,9 +220,15 @@ int cfg_database_key(struct cfg_parse *p, const char *k, const char *v)
     /* PostgreSQL, shared by every accordd that names it (libpq's URL:
      * several hosts, target_session_attrs=read-write, sslmode...) */
     if (strcmp(k, "url") == 0) {
-        if (strncmp(v, "postgresql://", 13) != 0 && strncmp(v, "postgres://", 11) != 0)
-            return cfg_bad(p, "database", "url is a PostgreSQL URL (postgresql://...), not '%s'",
-                           v);
+        if (strncmp(v, "postgresql://", 13) != 0 && strncmp(v, "postgres://", 11) != 0) {
+            /* shown without a password it may hold (key=value settings) */
+            char *shown = acc_db_shown(v);
+            int r = cfg_bad(p, "database", "url is a PostgreSQL URL (postgresql://...), not %s'%s'",
+                            acc_db_is_conninfo(v) ? "libpq's key=value settings " : "",
+                            shown ? shown : "?");
+            free(shown);
+            return r;
+        }
         return acc_conf_set_str(&p->c->db_path, v);
     }
     if (strcmp(k, "retain") == 0) {

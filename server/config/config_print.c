@@ -5,8 +5,10 @@
  * HTTPS files, [signing], [auth], the optional [launch] strings) are left
  * out, as a file without them would be. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "../../lib/common/dbname.h"
 #include "../../lib/common/log.h"
 #include "config_internal.h"
 
@@ -21,16 +23,11 @@ static void print_server(const struct acc_config *c, FILE *out)
     acc_conf_print_str(out, "certificate", c->tls_certificate);
     acc_conf_print_str(out, "key", c->tls_key);
 
-    /* a URL without its password */
-    const char *scheme = strstr(c->db_path, "://");
-    const char *at = scheme ? strchr(scheme, '@') : NULL;
-    const char *colon = scheme ? strchr(scheme + 3, ':') : NULL;
-    if (!scheme)
-        fprintf(out, "\n[database]\npath = %s\n", c->db_path);
-    else if (at && colon && colon < at)
-        fprintf(out, "\n[database]\nurl = %.*s%s\n", (int)(colon - c->db_path), c->db_path, at);
-    else
-        fprintf(out, "\n[database]\nurl = %s\n", c->db_path);
+    /* a URL without its password (nor its secret parameters) */
+    char *shown = acc_db_shown(c->db_path);
+    fprintf(out, "\n[database]\n%s = %s\n", strstr(c->db_path, "://") ? "url" : "path",
+            shown ? shown : "?");
+    free(shown);
     cfg_keys_print(c, "database", out);
     if (c->retain)
         acc_conf_print_duration(out, "retain", c->retain);

@@ -281,6 +281,14 @@ acc_err acc_service_backup(struct acc_service *svc, struct acc_buf *out, int64_t
     if (!db || !db[0] || strcmp(db, ":memory:") == 0)
         return acc_error_set(err, ACC_ERR_UNSUPPORTED,
                              "the database is in memory: there is nothing to back up");
+    /* No file to copy, and no directory beside it to copy into (the URL
+     * would name one, password and all, in the message of a failed
+     * mkdtemp). */
+    if (strstr(db, "://"))
+        return acc_error_set(err, ACC_ERR_UNSUPPORTED,
+                             "the database is a PostgreSQL server's ([database] url): back it up "
+                             "with PostgreSQL's tools (pg_dump), and the signing pair and "
+                             "[auth]'s files as files");
     if (atomic_exchange(&svc->backing_up, true))
         return acc_error_set(err, ACC_ERR_STATE,
                              "a backup is being made already; ask again when it is done");

@@ -495,11 +495,30 @@ static void test_kill_mid_hold(void)
     snprintf(db, sizeof db, "%s", was);
 }
 
+/* accordd's start-up line names its database, a URL without its password
+ * (test_crash_pg: the test server trusts its users, so a password in the
+ * URL is sent to nobody; it is shown to nobody either). */
+static void test_startup_line_without_password(void)
+{
+    char url[700], out[4096];
+    snprintf(url, sizeof url, "%s%s", db, acc_test_db_is_pg() ? "&password=s3cret" : "");
+    pid_t pid = daemon_start_logged(ACCORDD_PATH, ini, url, base, sizeof base, out, sizeof out);
+    CU_ASSERT_TRUE_FATAL(pid > 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, " with database "));
+    CU_ASSERT_PTR_NULL(strstr(out, "s3cret"));
+    if (strstr(out, "s3cret"))
+        fprintf(stderr, "\n  accordd said: %s\n", out);
+    kill(pid, SIGTERM);
+    int status;
+    waitpid(pid, &status, 0);
+}
+
 static const struct acc_test_case tests[] = {
     {"kill -9 mid-negotiation: nothing lost, nothing left booked", test_kill_mid_negotiation},
     {"SIGTERM mid-negotiation: answered, rolled back, quick", test_sigterm_mid_negotiation},
     {"SIGTERM with an adapter call that never returns", test_sigterm_stuck_adapter},
     {"kill -9 while a hold is booking: released at restart", test_kill_mid_hold},
+    {"the start-up line without the database's password", test_startup_line_without_password},
     {NULL, NULL},
 };
 

@@ -3,11 +3,14 @@
  * database and the first one's pid, and touches nothing of it (no recovery
  * that would release the first one's bookings); so does one on another
  * database whose simulated site keeps its calendar in a file the first one
- * holds.  The lock goes with its holder, stopped or killed.
+ * holds, and one on a hard link of the database (another name of the same
+ * file, with a lock file of its own beside it), naming the name the first
+ * one has it by.  The lock goes with its holder, stopped or killed.
  *
  * Defect: two accordd on one database both ran; 2 of 8 offers for 100 of
  * caesar's 128 nodes in the same hour were both agreed, and the calendar
  * kept "peak 200, capacity 128" across a restart. */
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -141,7 +144,7 @@ static void test_second_accordd_refused(void)
     CU_ASSERT_TRUE(alpha_holds(id));
 
     /* The same database: refused, the database and the holder named. */
-    char out[2048], want[600];
+    char out[2048], want[PATH_MAX + 700];
     CU_ASSERT_EQUAL(run_refused(ini, db, out, sizeof out), 1);
     snprintf(want, sizeof want,
              "database %s is in use by another program (pid %ld, lock file %s.lock)", db,
@@ -158,6 +161,25 @@ static void test_second_accordd_refused(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(out, want));
     if (!strstr(out, want))
         fprintf(stderr, "\n  the other accordd said: %s\n", out);
+
+    /* A hard link of the database: refused before SQLite makes a
+     * write-ahead log of its own beside the link. */
+    char hard[300], side[320], real[PATH_MAX];
+    snprintf(hard, sizeof hard, "%s-hard", db);
+    unlink(hard);
+    CU_ASSERT_EQUAL_FATAL(link(db, hard), 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(realpath(db, real));
+    CU_ASSERT_EQUAL(run_refused(ini, hard, out, sizeof out), 1);
+    snprintf(want, sizeof want,
+             "database %s is in use by another program (pid %ld, which has the same file open as "
+             "%s)",
+             hard, (long)first, real);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, want));
+    if (!strstr(out, want))
+        fprintf(stderr, "\n  the accordd on a hard link said: %s\n", out);
+    snprintf(side, sizeof side, "%s-wal", hard);
+    CU_ASSERT_NOT_EQUAL(access(side, F_OK), 0);
+    unlink(hard);
 
     /* The first one serves on, its agreement and bookings untouched (the
      * second never got as far as a recovery). */

@@ -9,8 +9,10 @@
 
 #include "http_client.h"
 
-pid_t daemon_start(const char *accordd, const char *ini, const char *db, char *base,
-                   size_t base_size)
+/* daemon_start; with out, standard error too and at log level info, all of
+ * it up to the "listening on" line into out. */
+static pid_t start(const char *accordd, const char *ini, const char *db, char *base,
+                   size_t base_size, char *out, size_t out_size)
 {
     int fd[2];
     if (pipe(fd) != 0)
@@ -24,14 +26,16 @@ pid_t daemon_start(const char *accordd, const char *ini, const char *db, char *b
         if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent)
             _exit(127);
         dup2(fd[1], STDOUT_FILENO);
+        if (out)
+            dup2(fd[1], STDERR_FILENO);
         close(fd[0]);
         close(fd[1]);
         execl(accordd, "accordd", "--config", ini, "--db", db, "--listen", "127.0.0.1:0",
-              "--log-level", "error", (char *)NULL);
+              "--log-level", out ? "info" : "error", (char *)NULL);
         _exit(127);
     }
     close(fd[1]);
-    char buf[1024] = "";
+    char buf[4096] = "";
     size_t used = 0;
     base[0] = '\0';
     while (used + 1 < sizeof buf) {
@@ -52,7 +56,21 @@ pid_t daemon_start(const char *accordd, const char *ini, const char *db, char *b
         }
     }
     close(fd[0]);
+    if (out)
+        snprintf(out, out_size, "%s", buf);
     return base[0] ? pid : -1;
+}
+
+pid_t daemon_start(const char *accordd, const char *ini, const char *db, char *base,
+                   size_t base_size)
+{
+    return start(accordd, ini, db, base, base_size, NULL, 0);
+}
+
+pid_t daemon_start_logged(const char *accordd, const char *ini, const char *db, char *base,
+                          size_t base_size, char *out, size_t out_size)
+{
+    return start(accordd, ini, db, base, base_size, out, out_size);
 }
 
 char *daemon_call(const char *base, const char *method, const char *path, const char *body,

@@ -13,6 +13,11 @@
 pid_t daemon_start(const char *accordd, const char *ini, const char *db, char *base,
                    size_t base_size);
 
+/* daemon_start at log level info, with what accordd wrote on standard
+ * output and standard error until its "listening on" line into out. */
+pid_t daemon_start_logged(const char *accordd, const char *ini, const char *db, char *base,
+                          size_t base_size, char *out, size_t out_size);
+
 /* One request to base + path with an XML body (or none); the reply's body
  * (free it) and *status (-1 when there was no answer). */
 char *daemon_call(const char *base, const char *method, const char *path, const char *body,

@@ -1,4 +1,5 @@
-/* test_common.c - times, durations, ids, buffers, maps, numbers, log lines. */
+/* test_common.c - times, durations, ids, buffers, maps, numbers, log lines,
+ * databases as messages show them. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,6 +7,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "dbname.h"
 #include "hostlist.h"
 #include "id.h"
 #include "hostname.h"
@@ -433,6 +435,64 @@ static void test_hostnames(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "'b/c'"));
 }
 
+/* A database's name without its secrets: libpq's key=value form, URLs
+ * (the user's password, secret parameters, percent-encoded too), a file as
+ * it is; the secrets out of a message that quotes them. */
+static void test_db_shown(void)
+{
+    static const struct {
+        const char *db, *shown;
+    } cases[] = {
+        {"host=/tmp port=5 dbname=x user=u password=secret", "host=/tmp port=5 dbname=x user=u"},
+        {"password=secret host=/tmp", "host=/tmp"},
+        {"host=h  password = 'se cr\\'et'\tsslpassword=pass2 dbname=x", "host=h dbname=x"},
+        {"host=h password=a\\ b dbname=x", "host=h dbname=x"},
+        {"host=h PASSWORD=secret", "host=h"},
+        {"host=h password secret dbname=x", "host=h"}, /* broken: the rest hidden */
+        {"postgresql://accord:s3cret@db1,db2:5433/accord?sslmode=require",
+         "postgresql://accord@db1,db2:5433/accord?sslmode=require"},
+        {"postgresql://accord@db/accord?password=s3cret&sslmode=require&sslpassword=k3y",
+         "postgresql://accord@db/accord?sslmode=require"},
+        {"postgres://db/accord?pass%77ord=s3cret", "postgres://db/accord"},
+        {"postgresql://u:pa?ss@db/accord", "postgresql://u@db/accord"},
+        {"postgresql://u:pa/ss@db/accord", "postgresql://u@db/accord"},
+        {"postgresql://[::1]:5432/accord?application_name=a@b",
+         "postgresql://[::1]:5432/accord?application_name=a@b"},
+        {"/var/lib/accord/accord.db", "/var/lib/accord/accord.db"},
+        {"my dir/a=b.db", "my dir/a=b.db"},
+        {"/data/host=x password.db", "/data/host=x password.db"},
+        {"x.db password=secret", "x.db"},
+        {":memory:", ":memory:"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char *got = acc_db_shown(cases[i].db);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(got);
+        if (strcmp(got, cases[i].shown) != 0)
+            fprintf(stderr, "\n  case %zu: '%s' shown as '%s'\n", i, cases[i].db, got);
+        CU_ASSERT_STRING_EQUAL(got, cases[i].shown);
+        free(got);
+    }
+    CU_ASSERT_TRUE(acc_db_is_conninfo("host=/tmp port=5 dbname=x user=u password=secret"));
+    CU_ASSERT_TRUE(acc_db_is_conninfo("  dbname = accord"));
+    CU_ASSERT_FALSE(acc_db_is_conninfo("accord.db"));
+    CU_ASSERT_FALSE(acc_db_is_conninfo("a=b.db"));
+    CU_ASSERT_FALSE(acc_db_is_conninfo("host"));
+    CU_ASSERT_FALSE(acc_db_is_conninfo("/data/host=x.db"));
+    CU_ASSERT_TRUE(acc_db_is_conninfo("x.db password=secret"));
+    CU_ASSERT_FALSE(acc_db_is_conninfo("postgresql://u@h/db?host=x"));
+
+    char msg[160] = "invalid percent-encoded token: \"s3%2\" in \"postgresql://u:s3%2@h/d\"";
+    acc_db_scrub(msg, sizeof msg, "postgresql://u:s3%2@h/d");
+    CU_ASSERT_STRING_EQUAL(msg,
+                           "invalid percent-encoded token: \"***\" in \"postgresql://u:***@h/d\"");
+    snprintf(msg, sizeof msg, "bad: p@ss and 'a b' and x");
+    acc_db_scrub(msg, sizeof msg, "postgresql://u:p%40ss@h/d?sslpassword=x");
+    CU_ASSERT_STRING_EQUAL(msg, "bad: *** and 'a b' and ***");
+    snprintf(msg, sizeof msg, "missing value near 'se cr'et'");
+    acc_db_scrub(msg, sizeof msg, "host=h password='se cr\\'et'");
+    CU_ASSERT_STRING_EQUAL(msg, "missing value near '***'");
+}
+
 static const struct acc_test_case tests[] = {
     {"host names and authorities", test_hostnames},
     {"log lines in a terminal and in the journal", test_log_journal},
@@ -449,6 +509,7 @@ static const struct acc_test_case tests[] = {
     {"numbers and names", test_numbers},
     {"errors", test_errors},
     {"host list bounds", test_hostlist_bounds},
+    {"databases shown without their secrets", test_db_shown},
     {NULL, NULL},
 };
 

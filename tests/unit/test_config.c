@@ -151,6 +151,43 @@ static void test_errors_name_the_problem(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "/nonexistent/accord.ini"));
 }
 
+/* A PostgreSQL database given as libpq's key=value settings, in the file or
+ * by --db, is refused saying why, and never with its password; neither does
+ * the printed configuration show a URL's. */
+static void test_database_password_hidden(void)
+{
+    static const char kv[] = "host=/tmp port=5 dbname=x user=u password=s3cret";
+    static const char *const ini[] = {
+        "[database]\nurl = host=/tmp port=5 dbname=x user=u password=s3cret\n",
+        "[database]\npath = host=/tmp port=5 dbname=x user=u password=s3cret\n",
+    };
+    struct acc_config c;
+    struct acc_error err;
+    for (size_t i = 0; i < sizeof ini / sizeof ini[0]; i++) {
+        CU_ASSERT_EQUAL(acc_config_load_string(ini[i], "t.ini", &c, &err), ACC_ERR_CONFIG);
+        CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "key=value settings"));
+        CU_ASSERT_PTR_NULL(strstr(err.msg, "s3cret"));
+    }
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "a PostgreSQL database is a url"));
+    ACC_ASSERT_OK(
+        acc_config_load_string("[site a]\nadapter=sim-batch\nnodes=1\n", "t.ini", &c, &err));
+    CU_ASSERT_EQUAL(acc_config_set_db(&c, kv, &err), ACC_ERR_CONFIG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "'host=/tmp port=5 dbname=x user=u' is libpq's"));
+    CU_ASSERT_PTR_NULL(strstr(err.msg, "s3cret"));
+    CU_ASSERT_STRING_EQUAL(c.db_path, "accord.db");
+    ACC_ASSERT_OK(acc_config_set_db(
+        &c, "postgresql://accord:s3cret@db/accord?password=s3cret&sslmode=require", &err));
+    char *text = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&text, &n);
+    acc_config_print(&c, f);
+    fclose(f);
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "url = postgresql://accord@db/accord?sslmode=require\n"));
+    CU_ASSERT_PTR_NULL(strstr(text, "s3cret"));
+    free(text);
+    acc_config_release(&c);
+}
+
 static void test_policy_section(void)
 {
     struct acc_config c;
@@ -548,6 +585,7 @@ static const struct acc_test_case tests[] = {
     {"embedded testbed", test_embedded},
     {"file and overrides", test_file_and_overrides},
     {"errors name the problem", test_errors_name_the_problem},
+    {"a database's password is never shown", test_database_password_hidden},
     {"[policy]: latencies, options, which policies accordd runs", test_policy_section},
     {NULL, NULL},
 };

@@ -262,7 +262,9 @@ static void test_restart_keeps_bookings(void)
 
 /* A second daemon on the journal of a running one refuses to start, naming
  * the journal and the holder, before its recovery could cancel anything of
- * the first one's; the first one serves on. */
+ * the first one's; so does one on a hard link of it (another name, with
+ * another lock file beside it), before SQLite makes a second write-ahead log
+ * of the file; the first one serves on. */
 static void test_second_daemon_refused(void)
 {
     struct acc_buf out = ACC_BUF_INIT;
@@ -277,6 +279,26 @@ static void test_second_daemon_refused(void)
              "database %s is in use by another program (pid %ld, lock file %s.lock)", db,
              (long)getpid(), db);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, want));
+
+    char hard[600], side[700];
+    snprintf(hard, sizeof hard, "%s-hard", db);
+    unlink(hard);
+    CU_ASSERT_EQUAL_FATAL(link(db, hard), 0);
+    ACC_ASSERT_OK(acc_site_config_load_file(conf, &cfg, &err));
+    ACC_ASSERT_OK(acc_site_config_set_db(&cfg, hard, &err));
+    CU_ASSERT_EQUAL(acc_site_start(&cfg, &second, &err), ACC_ERR_STORAGE);
+    CU_ASSERT_PTR_NULL(second);
+    acc_site_stop(second);
+    snprintf(want, sizeof want,
+             "database %s is in use by another program (pid %ld, which has the same file open "
+             "as %s)",
+             hard, (long)getpid(), db);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, want));
+    snprintf(side, sizeof side, "%s-wal", hard);
+    CU_ASSERT_NOT_EQUAL(access(side, F_OK), 0);
+    unlink(hard);
+    snprintf(side, sizeof side, "%s.sim-alpha", hard);
+    unlink(side);
     CU_ASSERT_EQUAL(call("accord", "GET", "k2", &out), 200);
     acc_buf_release(&out);
 }

@@ -5,7 +5,10 @@
  * writes, tickets, a failing write that spoils no other, order), and one
  * writer per database file (a second open refused, naming the holder's pid;
  * readers that take no lock not refused; the lock gone with its holder),
- * and snapshots (a copy in memory, made beside the writer). */
+ * and snapshots (a copy in memory, made beside the writer), and a
+ * database's password never shown (libpq's key=value settings refused, a
+ * URL's password parameters and libpq's quoting of a broken URL hidden). */
+#include <limits.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -135,6 +138,44 @@ static void test_migrations(void)
     CU_ASSERT_EQUAL(acc_sql_open(&pg, &db, &err), ACC_ERR_STORAGE);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "cannot connect"));
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "postgresql://accord@/accord"));
+    CU_ASSERT_PTR_NULL(strstr(err.msg, "s3cret"));
+}
+
+/* What names a database is never shown with its password: libpq's
+ * key=value settings are refused (SQLite would have made a file of that
+ * name) saying why; a URL's password parameters are left out; a URL libpq
+ * cannot parse, which libpq quotes back whole, has its password hidden. */
+static void test_no_password_shown(void)
+{
+    struct acc_sql *db = NULL;
+    struct acc_error err;
+    const struct acc_sql_options kv = {
+        .path = "host=/tmp port=5 dbname=x user=u password=s3cret sslpassword='k3y k3y'",
+        .label = "database"};
+    CU_ASSERT_EQUAL(acc_sql_open(&kv, &db, &err), ACC_ERR_CONFIG);
+    CU_ASSERT_PTR_NULL(db);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "database host=/tmp port=5 dbname=x user=u: "));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "key=value settings are not taken"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "postgresql://"));
+    CU_ASSERT_PTR_NULL(strstr(err.msg, "s3cret"));
+    CU_ASSERT_PTR_NULL(strstr(err.msg, "k3y"));
+    CU_ASSERT_NOT_EQUAL(access("host=", F_OK), 0);
+    /* A copy of such a "file" is refused the same way. */
+    CU_ASSERT_EQUAL(acc_sql_copy_file("calendar", kv.path, "/nonexistent/x", &err),
+                    ACC_ERR_UNSUPPORTED);
+    CU_ASSERT_PTR_NULL(strstr(err.msg, "s3cret"));
+
+    const struct acc_sql_options param = {
+        .path = "postgresql://accord@/accord?host=/nonexistent-dir&port=1&password=s3cret",
+        .label = "database"};
+    CU_ASSERT_EQUAL(acc_sql_open(&param, &db, &err), ACC_ERR_STORAGE);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "postgresql://accord@/accord?host=/nonexistent-dir"));
+    CU_ASSERT_PTR_NULL(strstr(err.msg, "s3cret"));
+
+    const struct acc_sql_options broken = {.path = "postgresql://accord:s3cret@[::1/accord",
+                                           .label = "database"};
+    CU_ASSERT_EQUAL(acc_sql_open(&broken, &db, &err), ACC_ERR_STORAGE);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "cannot connect"));
     CU_ASSERT_PTR_NULL(strstr(err.msg, "s3cret"));
 }
 
@@ -330,9 +371,11 @@ static int64_t shell_get(const char *k)
 }
 
 /* A second open of a database file is refused while the first has it: in
- * this process (the lock is per open, not per process), through a link,
- * and in another process; the message names the database, the holder's pid
- * and the lock file.  Readers are not refused; closing lets go. */
+ * this process (the lock is per open, not per process), through a link
+ * (symbolic or hard), and in another process; the message names the
+ * database, the holder's pid and the lock file (or, through a hard link,
+ * the name the holder has the file by).  Readers are not refused; closing
+ * lets go. */
 static void test_one_writer(void)
 {
     fresh();
@@ -341,7 +384,7 @@ static void test_one_writer(void)
     ACC_ASSERT_OK(open_db(two, 2, &db, &err));
     ACC_ASSERT_OK(put(acc_sql_main_lock(db), "a", 7, &err));
     acc_sql_main_unlock(db);
-    char text[64], want[1400];
+    char text[64], want[PATH_MAX + 1400];
     lock_text(text, sizeof text);
     snprintf(want, sizeof want, "%ld\n", (long)getpid());
     CU_ASSERT_STRING_EQUAL(text, want);
@@ -360,16 +403,44 @@ static void test_one_writer(void)
     CU_ASSERT_EQUAL(acc_sql_open(&via_link, &db2, &err), ACC_ERR_STORAGE);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "in use by another program"));
     unlink(link_path);
-    /* Another process: refused before it touches the database. */
+    /* A hard link is another name of the same file, with a lock file of
+     * its own: the file's own lock refuses it, before SQLite would make a
+     * write-ahead log of its own beside it.  The first open writes on (the
+     * refusal dropped none of its SQLite locks). */
+    char hard[600], real[PATH_MAX], side[700];
+    snprintf(hard, sizeof hard, "%s-hard", path);
+    unlink(hard);
+    CU_ASSERT_EQUAL_FATAL(link(path, hard), 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(realpath(path, real));
+    const struct acc_sql_options via_hard = {.path = hard, .label = "test"};
+    CU_ASSERT_EQUAL(acc_sql_open(&via_hard, &db2, &err), ACC_ERR_STORAGE);
+    CU_ASSERT_PTR_NULL(db2);
+    snprintf(want, sizeof want,
+             "test %s is in use by another program (pid %ld, which has the same file open as %s)",
+             hard, (long)getpid(), path);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, want));
+    snprintf(side, sizeof side, "%s-wal", hard);
+    CU_ASSERT_NOT_EQUAL(access(side, F_OK), 0);
+    ACC_ASSERT_OK(put(acc_sql_main_lock(db), "b", 8, &err));
+    acc_sql_main_unlock(db);
+    /* Another process: refused before it touches the database, by its
+     * name and by the other name (the holder named by /proc). */
+    snprintf(want, sizeof want,
+             "test %s is in use by another program (pid %ld, which has the same file open as %s)",
+             hard, (long)getpid(), real);
     pid_t child = fork();
     if (child == 0)
         _exit(open_db(two, 2, &db2, &err) == ACC_ERR_STORAGE &&
-                      strstr(err.msg, "in use by another program")
+                      strstr(err.msg, "in use by another program") &&
+                      acc_sql_open(&via_hard, &db2, &err) == ACC_ERR_STORAGE &&
+                      strstr(err.msg, want)
                   ? 0
                   : 1);
     int status = -1;
     CU_ASSERT_EQUAL(waitpid(child, &status, 0), child);
     CU_ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    CU_ASSERT_NOT_EQUAL(access(side, F_OK), 0);
+    unlink(hard);
     /* A reader that takes no lock reads on. */
     CU_ASSERT_EQUAL(shell_get("a"), 7);
     /* In memory: nothing to share, never refused. */
@@ -391,6 +462,34 @@ static void test_one_writer(void)
     CU_ASSERT_EQUAL(open_db(two, 1, &db, &err), ACC_ERR_STORAGE);
     ACC_ASSERT_OK(open_db(two, 2, &db, &err));
     acc_sql_close(db);
+}
+
+/* A database not made yet, named twice: by a symbolic link that points
+ * nowhere yet, and by the file it will be.  The first open makes it; the
+ * second, by the other name (another lock file), is refused all the same. */
+static void test_one_writer_new_file(void)
+{
+    char target[600], dangling[600];
+    snprintf(target, sizeof target, "%s-new", path);
+    snprintf(dangling, sizeof dangling, "%s-to-new", path);
+    unlink(target);
+    unlink(dangling);
+    CU_ASSERT_EQUAL_FATAL(symlink(target, dangling), 0);
+    const struct acc_sql_options by_link = {.path = dangling, .label = "test"},
+                                 by_file = {.path = target, .label = "test"};
+    struct acc_sql *db = NULL, *db2 = NULL;
+    struct acc_error err;
+    ACC_ASSERT_OK(acc_sql_open(&by_link, &db, &err));
+    CU_ASSERT_EQUAL(access(target, F_OK), 0);
+    CU_ASSERT_EQUAL(acc_sql_open(&by_file, &db2, &err), ACC_ERR_STORAGE);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "in use by another program"));
+    CU_ASSERT_PTR_NULL(db2);
+    acc_sql_close(db);
+    /* Closed, it lets go of the file under every name. */
+    ACC_ASSERT_OK(acc_sql_open(&by_file, &db2, &err));
+    acc_sql_close(db2);
+    unlink(dangling);
+    unlink(target);
 }
 
 /* A holder killed with SIGKILL leaves no lock behind. */
@@ -479,9 +578,11 @@ static void test_snapshot(void)
 
 static const struct acc_test_case tests[] = {
     {"migrations", test_migrations},
+    {"no password shown", test_no_password_shown},
     {"statements and readers", test_statements},
     {"group-commit writer", test_writer},
     {"one writer per database file", test_one_writer},
+    {"one writer per database file not made yet", test_one_writer_new_file},
     {"a killed holder leaves no lock", test_holder_killed},
     {"a snapshot beside the writer", test_snapshot},
     {NULL, NULL},

@@ -2,14 +2,21 @@
  * libcurl clients: admitted client certificates are served; no certificate,
  * one of another CA, an expired, a tampered or an unadmitted one fails the
  * TLS handshake itself (the HTTP handler never runs); a reload serves the
- * new certificate to new connections; the peer's identity.  The PKI is made
- * by tests/support/mkcerts.sh in the test's temporary directory. */
+ * new certificate to new connections; the peer's identity; the cipher suites
+ * (GnuTLS clients of chosen priorities: no CBC suite with TLS 1.2, the
+ * server's order wins).  The PKI is made by tests/support/mkcerts.sh in the
+ * test's temporary directory. */
+#include <arpa/inet.h>
 #include <curl/curl.h>
+#include <gnutls/gnutls.h>
 #include <microhttpd.h>
+#include <netinet/in.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "buf.h"
 #include "error.h"
@@ -393,6 +400,89 @@ static void test_identity(void)
     CU_ASSERT_FALSE(acc_tls_fingerprint_ok(lower, NULL));
 }
 
+/* A TLS handshake with the server on port by a GnuTLS client of the given
+ * priorities (the certificate is not checked: only the suite counts);
+ * GnuTLS's code, and into suite the name of the suite agreed on. */
+static int handshake(unsigned port, const char *priorities, char *suite, size_t size)
+{
+    snprintf(suite, size, "%s", "");
+    gnutls_certificate_credentials_t cred = NULL;
+    gnutls_session_t s = NULL;
+    int rc = gnutls_certificate_allocate_credentials(&cred);
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (rc < 0 || fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+        rc = GNUTLS_E_PUSH_ERROR;
+        goto out;
+    }
+    if ((rc = gnutls_init(&s, GNUTLS_CLIENT)) < 0 ||
+        (rc = gnutls_priority_set_direct(s, priorities, NULL)) < 0 ||
+        (rc = gnutls_credentials_set(s, GNUTLS_CRD_CERTIFICATE, cred)) < 0)
+        goto out;
+    gnutls_transport_set_int(s, fd);
+    gnutls_handshake_set_timeout(s, 10000);
+    do
+        rc = gnutls_handshake(s);
+    while (rc < 0 && !gnutls_error_is_fatal(rc));
+    if (rc >= 0) {
+        snprintf(suite, size, "%s %s", gnutls_protocol_get_name(gnutls_protocol_get_version(s)),
+                 gnutls_cipher_get_name(gnutls_cipher_get(s)));
+        gnutls_bye(s, GNUTLS_SHUT_WR);
+    }
+out:
+    if (s)
+        gnutls_deinit(s);
+    if (fd >= 0)
+        close(fd);
+    gnutls_certificate_free_credentials(cred);
+    return rc;
+}
+
+#define TLS12 "NORMAL:-VERS-ALL:+VERS-TLS1.2:-CIPHER-ALL:-MAC-ALL"
+
+/* The suites every TLS server of Accord takes: with TLS 1.2 AEAD only (not
+ * the CBC ones with SHA-1 that GnuTLS's NORMAL has), TLS 1.3's all; among
+ * those a client offers, the server's first choice. */
+static void test_cipher_suites(void)
+{
+    struct server s;
+    server_start(&s, "server.crt", "server.key", false);
+    char suite[96];
+    /* CBC with SHA-1 alone: no suite in common, the handshake fails. */
+    CU_ASSERT_TRUE(
+        handshake(s.port, TLS12 ":+AES-128-CBC:+AES-256-CBC:+SHA1", suite, sizeof suite) < 0);
+    CU_ASSERT_TRUE(handshake(s.port, TLS12 ":+AES-128-CBC:+SHA1", suite, sizeof suite) < 0);
+    /* AES-GCM and ChaCha20-Poly1305 are served... */
+    CU_ASSERT_EQUAL(handshake(s.port, TLS12 ":+AES-128-GCM:+AEAD", suite, sizeof suite), 0);
+    CU_ASSERT_STRING_EQUAL(suite, "TLS1.2 AES-128-GCM");
+    CU_ASSERT_EQUAL(handshake(s.port, TLS12 ":+CHACHA20-POLY1305:+AEAD", suite, sizeof suite), 0);
+    CU_ASSERT_STRING_EQUAL(suite, "TLS1.2 CHACHA20-POLY1305");
+    /* ... in the server's order, whatever the client's (it prefers
+     * AES-128-GCM; the server, AES-256-GCM), with CBC offered too. */
+    CU_ASSERT_EQUAL(handshake(s.port,
+                              TLS12 ":+AES-128-GCM:+CHACHA20-POLY1305:+AES-256-GCM:+AES-128-CBC:"
+                                    "+AEAD:+SHA1",
+                              suite, sizeof suite),
+                    0);
+    CU_ASSERT_STRING_EQUAL(suite, "TLS1.2 AES-256-GCM");
+    /* TLS 1.3's suites as before, the CCM one too. */
+    CU_ASSERT_EQUAL(handshake(s.port, "NORMAL:-VERS-ALL:+VERS-TLS1.3:-CIPHER-ALL:+AES-128-CCM",
+                              suite, sizeof suite),
+                    0);
+    CU_ASSERT_STRING_EQUAL(suite, "TLS1.3 AES-128-CCM");
+    CU_ASSERT_EQUAL(handshake(s.port,
+                              "NORMAL:-VERS-ALL:+VERS-TLS1.3:-CIPHER-ALL:+CHACHA20-POLY1305:"
+                              "+AES-256-GCM",
+                              suite, sizeof suite),
+                    0);
+    CU_ASSERT_STRING_EQUAL(suite, "TLS1.3 AES-256-GCM");
+    /* and the clients of the project (libcurl) still connect */
+    CU_ASSERT_EQUAL(get_v(NULL, s.port, "ca.crt", NULL, true).status, 200);
+    CU_ASSERT_EQUAL(get(NULL, s.port, "ca.crt", NULL).status, 200);
+    server_stop(&s);
+}
+
 static const struct acc_test_case tests[] = {
     {"admitted", test_admitted},
     {"refused_in_handshake", test_refused_in_handshake},
@@ -402,6 +492,7 @@ static const struct acc_test_case tests[] = {
     {"optional", test_optional},
     {"bad_files", test_bad_files},
     {"identity", test_identity},
+    {"cipher_suites", test_cipher_suites},
     {NULL, NULL},
 };
 
