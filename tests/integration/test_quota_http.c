@@ -1,7 +1,9 @@
 /* test_quota_http.c - quotas and what a client is told, over real sockets
  * (accordd in-process on port 0): the open-quote bounds per user (403
  * QuotaExceeded) and in all (503 with a Retry-After until the earliest
- * quote closes), one user's concurrent offers against max_agreements, the
+ * quote closes), one user's concurrent offers against max_agreements, a
+ * user's node-hours on a site, two client addresses without [auth] (the
+ * share of each), the
  * embedded testbed's defaults against an offer for every node for 100
  * years, the media type of each POST route, and Accept with q values. */
 #include <arpa/inet.h>
@@ -222,6 +224,93 @@ static void test_agreements_race(void)
     fixture_stop(&fx);
 }
 
+/* ---------------------------------------------- hours, addresses, Rejected */
+
+/* One user over max_node_hours on a site: 403 naming the key and the site,
+ * nothing stored; another user still gets 201. */
+static void test_node_hours(void)
+{
+    CU_ASSERT_EQUAL_FATAL(start_users("qq-hours", "[quota alice]\nmax_node_hours = 100\n"), 0);
+    struct http_reply r;
+    CU_ASSERT_EQUAL(post_as("alice", "/agreements", offer("alice", 40, "PT2H"), &r), 201);
+    http_reply_free(&r);
+    post_as("alice", "/agreements", offer("alice", 40, "PT1H"), &r);
+    expect_fault(&r, 403, "QuotaExceeded", "[quota alice] max_node_hours = 100");
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.body ? r.body : "", "site a"));
+    http_reply_free(&r);
+    CU_ASSERT_EQUAL(post_as("bob", "/agreements", offer("bob", 40, "PT2H"), &r), 201);
+    http_reply_free(&r);
+    fixture_stop(&fx);
+}
+
+/* A POST from a client address of the loopback network (127/8): its
+ * status, and the body into body (size bytes). */
+static long post_from(const char *from, const char *path, const char *doc, char *body, size_t size)
+{
+    static char buf[65536];
+    char req[8192];
+    snprintf(req, sizeof req,
+             "POST %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+             "Content-Type: application/xml\r\nContent-Length: %zu\r\n\r\n%s",
+             path, strlen(doc), doc);
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in me = {.sin_family = AF_INET};
+    struct sockaddr_in to = {.sin_family = AF_INET,
+                             .sin_port = htons((uint16_t)acc_http_port(fx.srv))};
+    inet_pton(AF_INET, from, &me.sin_addr);
+    inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&me, sizeof me) ||
+        connect(fd, (struct sockaddr *)&to, sizeof to)) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    send(fd, req, strlen(req), MSG_NOSIGNAL);
+    size_t n = 0;
+    ssize_t got;
+    while (n + 1 < sizeof buf && (got = recv(fd, buf + n, sizeof buf - 1 - n, 0)) > 0)
+        n += (size_t)got;
+    buf[n] = '\0';
+    close(fd);
+    const char *b = strstr(buf, "\r\n\r\n");
+    snprintf(body, size, "%s", b ? b + 4 : "");
+    return strncmp(buf, "HTTP/1.1 ", 9) == 0 ? strtol(buf + 9, NULL, 10) : -1;
+}
+
+/* Without [auth] one address that spent its share of the one user's open
+ * agreements and quotes gets 403; another address still gets 201. */
+static void test_two_addresses(void)
+{
+    char db[256];
+    snprintf(db, sizeof db, "%s/qq-addresses.db", acc_test_tmpdir());
+    unlink(db);
+    CU_ASSERT_EQUAL_FATAL(fixture_start(&fx,
+                                        "[negotiation]\nlead_time = PT0S\n"
+                                        "[quota]\nmax_agreements_per_address = 2\n"
+                                        "max_quotes_per_address = 1\n"
+                                        "[site a]\nadapter = sim-batch\nnodes = 64\n",
+                                        db),
+                          0);
+    static char body[65536];
+    const char *doc = offer("anyone", 1, "PT1H");
+    CU_ASSERT_EQUAL(post_from("127.0.0.2", "/agreements", doc, body, sizeof body), 201);
+    CU_ASSERT_EQUAL(post_from("127.0.0.2", "/agreements", doc, body, sizeof body), 201);
+    CU_ASSERT_EQUAL(post_from("127.0.0.2", "/agreements", doc, body, sizeof body), 403);
+    CU_ASSERT_PTR_NOT_NULL(strstr(body, "[quota] max_agreements_per_address = 2"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(body, "127.0.0.2"));
+    CU_ASSERT_EQUAL(post_from("127.0.0.3", "/agreements", doc, body, sizeof body), 201);
+    struct http_reply r;
+    const char *const hdr[] = {"Content-Type: application/xml", NULL};
+    CU_ASSERT_EQUAL_FATAL(http_do("POST", url("/agreements"), doc, strlen(doc), hdr, &r), 0);
+    CU_ASSERT_EQUAL(r.status, 201);
+    http_reply_free(&r);
+    CU_ASSERT_EQUAL(post_from("127.0.0.2", "/negotiations", doc, body, sizeof body), 201);
+    CU_ASSERT_EQUAL(post_from("127.0.0.2", "/negotiations", doc, body, sizeof body), 403);
+    CU_ASSERT_PTR_NOT_NULL(strstr(body, "[quota] max_quotes_per_address = 1"));
+    CU_ASSERT_EQUAL(post_from("127.0.0.3", "/negotiations", doc, body, sizeof body), 201);
+    fixture_stop(&fx);
+}
+
 /* ------------------------------------------------- the embedded testbed */
 
 static int start_embedded(void)
@@ -349,6 +438,8 @@ static void test_accept(void)
 static const struct acc_test_case users[] = {
     {"open quotes per user and in all", test_quote_bounds},
     {"concurrent offers of one user", test_agreements_race},
+    {"node-hours on a site", test_node_hours},
+    {"two client addresses without [auth]", test_two_addresses},
     {NULL, NULL},
 };
 
