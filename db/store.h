@@ -289,6 +289,13 @@ acc_err acc_store_prune(struct acc_store *st, struct acc_store_prune *p, struct 
 /* Frees the directories (the rest of p stays). */
 void acc_store_prune_release(struct acc_store_prune *p);
 
+/* [database] max_rejected_per_user: of the owner's Rejected agreements
+ * the newest `keep` stay; older ones go (at most 256 in one call, the
+ * oldest first) with everything that is theirs, as retention deletes,
+ * their idempotency key too.  One with a journal entry still open is left
+ * for a later call.  *deleted: how many went. */
+acc_err acc_store_prune_rejected(struct acc_store *st, const struct acc_store_owner *o,
+                                 unsigned keep, unsigned *deleted, struct acc_error *err);
 
 /* A whole, consistent copy of the database into the new file dest while it
  * serves on (sql.h's acc_sql_backup); *agreements is the number of

@@ -6,7 +6,8 @@
  *                  client_connections, pending_connections, header_timeout,
  *                  timeout, request_timeout, max_query,
  *                  allow_control, log_level, certificate, key (HTTPS)
- *   [database]     path or url, durable, wal_limit, retain, lease
+ *   [database]     path or url, durable, wal_limit, retain, lease,
+ *                  max_rejected_per_user
  *   [negotiation]  strategy, policy, policy_candidates, max_rounds, horizon,
  *                  lead_time, adapter_timeout, workers, queue_length, max_pending,
  *                  max_hold, quote_options, max_quotes (max_quotes_per_user: the
@@ -162,6 +163,9 @@ struct acc_config {
     bool durable;
     int64_t wal_limit; /* bytes the write-ahead log may reach */
     int64_t retain;    /* seconds ended agreements are kept; 0: for ever */
+    /* Rejected agreements kept per user (per client address without
+     * [auth]): the oldest beyond go as each new one is rejected. */
+    unsigned max_rejected;
 
     /* [auth]: with no users, every request is served without credentials. */
     struct acc_user *users;

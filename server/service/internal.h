@@ -161,6 +161,7 @@ struct acc_service {
     atomic_uint_least64_t negotiation_buckets[SVC_NEGOTIATION_BUCKETS + 1];
     atomic_uint_least64_t submitted, rejected_input, refused_busy, refused_quota;
     atomic_uint_least64_t pruned_agreements, pruned_quotes; /* [database] retain */
+    atomic_uint_least64_t pruned_rejected;                  /* max_rejected_per_user */
     atomic_bool backing_up;                                 /* a backup runs (one at a time) */
 };
 
@@ -223,6 +224,10 @@ void svc_usage_init(struct svc_usage *u);
 void svc_usage_release(struct svc_usage *u);
 /* The store's owner of w's agreements and quotes. */
 struct acc_store_owner svc_quota_owner(const struct svc_quota_who *w);
+/* [database] max_rejected_per_user: after a of w was recorded Rejected,
+ * the owner's oldest Rejected agreements beyond the bound go (logged on
+ * failure). */
+void svc_prune_rejected(struct acc_service *svc, const struct acc_agreement *a);
 
 /* registry.c */
 struct acc_adapter *svc_site_adapter(void *ctx, const char *site);

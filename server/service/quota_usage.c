@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../lib/common/log.h"
 #include "../../lib/common/strutil.h"
 #include "../../lib/common/timefmt.h"
 #include "internal.h"
@@ -312,4 +313,18 @@ acc_err svc_offer_usage(struct acc_service *svc, const struct svc_quota_who *w,
     acc_err rc = svc_usage_check(svc, w, "", c, n, err);
     free(c);
     return rc;
+}
+
+void svc_prune_rejected(struct acc_service *svc, const struct acc_agreement *a)
+{
+    if (a->state != ACC_STATE_REJECTED)
+        return;
+    struct svc_quota_who w = svc_quota_who(svc->cfg, a->initiator, a->client);
+    struct acc_store_owner o = svc_quota_owner(&w);
+    unsigned gone = 0;
+    struct acc_error err;
+    if (acc_store_prune_rejected(svc->store, &o, svc->cfg->max_rejected, &gone, &err))
+        acc_log_warn("agreement %s: older Rejected agreements not pruned: %s", a->id, err.msg);
+    else if (gone)
+        atomic_fetch_add(&svc->pruned_rejected, gone);
 }

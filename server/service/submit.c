@@ -263,6 +263,7 @@ static void refuse_kept(struct acc_service *svc, const struct svc_quota_who *w,
                                    &serr))
         acc_log_error("agreement %s: %s", a->id, serr.msg);
     svc_ledger_forget(svc, w, a->id); /* no longer a candidate, now that it is Rejected */
+    svc_prune_rejected(svc, a);
     if (quote)
         svc_quote_unclaim(svc, quote, a->id);
     if (why->code == ACC_ERR_QUOTA)

@@ -3,7 +3,7 @@
  * QuotaExceeded) and in all (503 with a Retry-After until the earliest
  * quote closes), one user's concurrent offers against max_agreements, a
  * user's node-hours on a site, two client addresses without [auth] (the
- * share of each), the
+ * share of each), a burst of Rejected agreements bounded per user, the
  * embedded testbed's defaults against an offer for every node for 100
  * years, the media type of each POST route, and Accept with q values. */
 #include <arpa/inet.h>
@@ -311,6 +311,63 @@ static void test_two_addresses(void)
     fixture_stop(&fx);
 }
 
+/* An offer of who for every node of site a for an hour, within 90 minutes. */
+static char *full_hour(const char *who)
+{
+    char t[ACC_TIME_STRLEN];
+    acc_time_format(acc_now() + 5400, t);
+    static _Thread_local char buf[4096];
+    const char *o = offer(who, 64, "PT1H");
+    const char *at = strstr(o, "<co:Duration>");
+    snprintf(buf, sizeof buf, "%.*s<co:Deadline>%s</co:Deadline>%s", (int)(at - o), o, t, at);
+    return buf;
+}
+
+static void *reject(void *arg)
+{
+    (void)arg;
+    struct http_reply r;
+    post_as("alice", "/agreements", full_hour("alice"), &r);
+    CU_ASSERT_EQUAL(r.status, 409);
+    http_reply_free(&r);
+    return NULL;
+}
+
+/* How many of who's agreements are in state. */
+static int count_of(const char *who, const char *state)
+{
+    char path[256], auth[128];
+    snprintf(path, sizeof path, "/agreements?state=%s&initiator=%s", state, who);
+    snprintf(auth, sizeof auth, "Authorization: Bearer %s-token-0123456789", who);
+    const char *const hdr[] = {auth, NULL};
+    struct http_reply r;
+    if (http_do("GET", url(path), NULL, 0, hdr, &r))
+        return -1;
+    char *n = xml_get(r.body, "/co:AgreementList/@co:count");
+    int v = n ? atoi(n) : -1;
+    free(n);
+    http_reply_free(&r);
+    return v;
+}
+
+/* A burst of offers that find no slot (409, each kept Rejected) leaves at
+ * most [database] max_rejected_per_user of them once answered. */
+static void test_rejected_burst(void)
+{
+    CU_ASSERT_EQUAL_FATAL(start_users("qq-rejected", "[database]\nmax_rejected_per_user = 3\n"), 0);
+    struct http_reply r;
+    CU_ASSERT_EQUAL(post_as("bob", "/agreements", offer("bob", 64, "PT1H"), &r), 201);
+    http_reply_free(&r);
+    pthread_t t[12];
+    for (int i = 0; i < 12; i++)
+        pthread_create(&t[i], NULL, reject, NULL);
+    for (int i = 0; i < 12; i++)
+        pthread_join(t[i], NULL);
+    CU_ASSERT_EQUAL(count_of("alice", "Rejected"), 3);
+    CU_ASSERT_EQUAL(count_of("bob", "Observed"), 1);
+    fixture_stop(&fx);
+}
+
 /* ------------------------------------------------- the embedded testbed */
 
 static int start_embedded(void)
@@ -440,6 +497,7 @@ static const struct acc_test_case users[] = {
     {"concurrent offers of one user", test_agreements_race},
     {"node-hours on a site", test_node_hours},
     {"two client addresses without [auth]", test_two_addresses},
+    {"a burst of Rejected agreements", test_rejected_burst},
     {NULL, NULL},
 };
 

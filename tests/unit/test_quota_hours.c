@@ -4,7 +4,8 @@
  * link over time ([quota] max_node_hours, max_mbit_hours; the pure rule,
  * then offers, concurrent offers, a placement the planner chooses, a hold
  * and a change), the shares of one address without [auth]
- * (max_agreements_per_address). */
+ * (max_agreements_per_address) and the Rejected agreements kept per user
+ * ([database] max_rejected_per_user). */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -216,15 +217,18 @@ static void test_config(void)
     CU_ASSERT_EQUAL(c.quota.mbit_hours, 10000000);
     CU_ASSERT_EQUAL(c.quota.agreements_per_address, 64);
     CU_ASSERT_EQUAL(c.quota.quotes_per_address, 5);
+    CU_ASSERT_EQUAL(c.max_rejected, 1000);
     acc_config_release(&c);
     /* A quarter of a larger shared limit; unlimited stays unlimited. */
     ACC_ASSERT_OK(acc_config_load_string("[quota]\nmax_agreements = 1000\nmax_quotes = unlimited\n"
                                          "max_node_hours = unlimited\n"
+                                         "[database]\nmax_rejected_per_user = 7\n"
                                          "[site a]\nadapter = sim-batch\nnodes = 1\n",
                                          "t", &c, &err));
     CU_ASSERT_EQUAL(c.quota.agreements_per_address, 250);
     CU_ASSERT_EQUAL(c.quota.quotes_per_address, ACC_QUOTA_UNLIMITED);
     CU_ASSERT_EQUAL(c.quota.node_hours, ACC_QUOTA_UNLIMITED);
+    CU_ASSERT_EQUAL(c.max_rejected, 7);
     acc_config_release(&c);
     /* The shares of an address are [quota]'s alone. */
     char text[1024];
@@ -374,6 +378,49 @@ static void test_per_address(void)
     close_fx(&f);
 }
 
+/* -------------------------------------------------- Rejected kept */
+
+/* Of a user's Rejected agreements the newest max_rejected_per_user stay
+ * (those kept for an Idempotency-Key, those that found no slot); another
+ * user's are not touched. */
+static void test_rejected_kept(void)
+{
+    struct fx f;
+    CU_ASSERT_EQUAL_FATAL(
+        open_fx(&f, "hours-rejected", true,
+                "max_agreements = 1\n[quota bob]\nmax_agreements = 5\nmax_node_hours = unlimited\n"
+                "[database]\nmax_rejected_per_user = 3\n"),
+        0);
+    char id[ACC_ID_LEN + 1], first[ACC_ID_LEN + 1] = "", last[ACC_ID_LEN + 1] = "";
+    struct acc_error err;
+    ACC_ASSERT_OK(run(&f, offer("alice", "a", 1, 0, "PT1H", 0), NULL, NULL, id, &err));
+    /* Keyed offers over max_agreements are kept Rejected. */
+    for (int i = 0; i < 8; i++) {
+        char key[32];
+        snprintf(key, sizeof key, "k%d", i);
+        expect_quota(run(&f, offer("alice", "a", 1, 0, "PT1H", 0), NULL, key, id, &err), &err,
+                     "max_agreements", NULL);
+        if (i == 0)
+            memcpy(first, id, sizeof first);
+        memcpy(last, id, sizeof last);
+    }
+    CU_ASSERT_EQUAL(count(&f, "Rejected", "alice"), 3);
+    struct acc_agreement a;
+    CU_ASSERT_EQUAL(acc_service_get(f.svc, first, false, &a, &err), ACC_ERR_NOT_FOUND);
+    ACC_ASSERT_OK(acc_service_get(f.svc, last, false, &a, &err));
+    acc_agreement_release(&a);
+    /* Negotiations that find no slot (b is full for the hour) are Rejected
+     * too: bob keeps 3, alice still 3. */
+    ACC_ASSERT_OK(run(&f, offer("bob", "b", 64, 0, "PT1H", 0), NULL, NULL, id, &err));
+    for (int i = 0; i < 5; i++)
+        CU_ASSERT_EQUAL(run(&f, offer("bob", "b", 64, 0, "PT1H", 5400), NULL, NULL, id, &err),
+                        ACC_ERR_NO_SLOT);
+    CU_ASSERT_EQUAL(count(&f, "Rejected", "bob"), 3);
+    CU_ASSERT_EQUAL(count(&f, "Rejected", "alice"), 3);
+    CU_ASSERT_EQUAL(count(&f, "Observed", NULL), 2);
+    close_fx(&f);
+}
+
 static const struct acc_test_case cases[] = {
     {"the rule", test_rule},
     {"config", test_config},
@@ -381,6 +428,7 @@ static const struct acc_test_case cases[] = {
     {"node-hours, concurrent offers", test_node_hours_race},
     {"a link, a hold, a change", test_link_hold_change},
     {"per client address", test_per_address},
+    {"Rejected kept per user", test_rejected_kept},
     {NULL, NULL},
 };
 
