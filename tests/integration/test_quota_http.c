@@ -119,9 +119,24 @@ static char *raw(const char *req)
     return buf;
 }
 
+/* A new database: a file, or on PostgreSQL (ACCORD_TEST_DB_URL) one that
+ * acc_test_db makes afresh. */
+static bool fresh_db(const char *name, char *db, size_t size)
+{
+    if (!acc_test_db(name, db, size))
+        return false;
+    if (!acc_test_db_is_pg()) {
+        char p[600];
+        unlink(db);
+        snprintf(p, sizeof p, "%s-wal", db);
+        unlink(p);
+    }
+    return true;
+}
+
 static int start_users(const char *name, const char *extra)
 {
-    char tokens[256], ini[2048], db[256], p[300];
+    char tokens[256], ini[2048], db[512];
     snprintf(tokens, sizeof tokens, "%s/tokens", acc_test_tmpdir());
     FILE *f = fopen(tokens, "w");
     if (!f)
@@ -132,10 +147,8 @@ static int start_users(const char *name, const char *extra)
     fclose(f);
     chmod(tokens, 0600);
     snprintf(ini, sizeof ini, ini_fmt, tokens, extra);
-    snprintf(db, sizeof db, "%s/%s.db", acc_test_tmpdir(), name);
-    unlink(db);
-    snprintf(p, sizeof p, "%s-wal", db);
-    unlink(p);
+    if (!fresh_db(name, db, sizeof db))
+        return -1;
     return fixture_start(&fx, ini, db);
 }
 
@@ -281,9 +294,8 @@ static long post_from(const char *from, const char *path, const char *doc, char 
  * agreements and quotes gets 403; another address still gets 201. */
 static void test_two_addresses(void)
 {
-    char db[256];
-    snprintf(db, sizeof db, "%s/qq-addresses.db", acc_test_tmpdir());
-    unlink(db);
+    char db[512];
+    CU_ASSERT_FATAL(fresh_db("qq-addresses", db, sizeof db));
     CU_ASSERT_EQUAL_FATAL(fixture_start(&fx,
                                         "[negotiation]\nlead_time = PT0S\n"
                                         "[quota]\nmax_agreements_per_address = 2\n"

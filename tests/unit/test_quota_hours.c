@@ -51,14 +51,18 @@ static const char *tokens_file(void)
  * (other sections may follow them), on a new database. */
 static int open_fx(struct fx *f, const char *name, bool auth, const char *extra)
 {
-    char head[512] = "", text[2048], db[256], p[300];
+    char head[512] = "", text[2048], db[512], p[600];
     if (auth)
         snprintf(head, sizeof head, "[auth]\ntokens = %s\n", tokens_file());
     snprintf(text, sizeof text, ini_fmt, head, extra ? extra : "");
-    snprintf(db, sizeof db, "%s/%s.db", acc_test_tmpdir(), name);
-    unlink(db);
-    snprintf(p, sizeof p, "%s-wal", db);
-    unlink(p);
+    /* on PostgreSQL (ACCORD_TEST_DB_URL) acc_test_db makes it afresh */
+    if (!acc_test_db(name, db, sizeof db))
+        return -1;
+    if (!acc_test_db_is_pg()) {
+        unlink(db);
+        snprintf(p, sizeof p, "%s-wal", db);
+        unlink(p);
+    }
     struct acc_error err;
     if (acc_config_load_string(text, name, &f->cfg, &err) || acc_config_set_db(&f->cfg, db, &err) ||
         acc_service_open(&f->cfg, &f->svc, &err)) {
