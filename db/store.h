@@ -187,9 +187,39 @@ acc_err acc_store_quote_due(struct acc_store *st, acc_time now, char (**ids)[ACC
  * none): a dead instance's (on a file every quote is of none). */
 acc_err acc_store_quote_interrupted(struct acc_store *st, acc_time alive_since,
                                     char (**ids)[ACC_ID_LEN + 1], size_t *n, struct acc_error *err);
-/* Open quotes (Advisory, Held): the initiator's and all. */
-acc_err acc_store_quote_count(struct acc_store *st, const char *initiator, uint64_t *mine,
-                              uint64_t *all, struct acc_error *err);
+/* Open quotes (Advisory, Held): the initiator's, those from client (an
+ * address; NULL: none counted) and all. */
+struct acc_quote_count {
+    uint64_t mine, client, all;
+};
+acc_err acc_store_quote_count(struct acc_store *st, const char *initiator, const char *client,
+                              struct acc_quote_count *out, struct acc_error *err);
+
+/* ------------------------------------------------------- what a user holds
+ * (store_usage.c) */
+
+/* Whose agreements and quotes: an initiator's, or (initiator NULL) those
+ * that came from a client address; both NULL: everyone's. */
+struct acc_store_owner {
+    const char *initiator;
+    const char *client;
+};
+
+/* One reservation an owner holds: of an open agreement (committed) or a
+ * held quote. */
+struct acc_usage_row {
+    char id[ACC_ID_LEN + 1]; /* the agreement's or quote's */
+    enum acc_resource_kind kind;
+    char resource[128]; /* the site (nodes) or the link (bandwidth) */
+    int64_t amount;
+    acc_time start, end;
+};
+
+/* The reservations the owner's Observed (and ObservedAndTerminating)
+ * agreements have committed and its Held quotes hold, that end after now:
+ * a malloc'd array (free it). */
+acc_err acc_store_usage(struct acc_store *st, const struct acc_store_owner *o, acc_time now,
+                        struct acc_usage_row **out, size_t *n, struct acc_error *err);
 
 /* ---------------------------------------------------------------- journal */
 
@@ -258,6 +288,14 @@ struct acc_store_prune {
 acc_err acc_store_prune(struct acc_store *st, struct acc_store_prune *p, struct acc_error *err);
 /* Frees the directories (the rest of p stays). */
 void acc_store_prune_release(struct acc_store_prune *p);
+
+/* [database] max_rejected_per_user: of the owner's Rejected agreements
+ * the newest `keep` stay; older ones go (at most 256 in one call, the
+ * oldest first) with everything that is theirs, as retention deletes,
+ * their idempotency key too.  One with a journal entry still open is left
+ * for a later call.  *deleted: how many went. */
+acc_err acc_store_prune_rejected(struct acc_store *st, const struct acc_store_owner *o,
+                                 unsigned keep, unsigned *deleted, struct acc_error *err);
 
 /* A whole, consistent copy of the database into the new file dest while it
  * serves on (sql.h's acc_sql_backup); *agreements is the number of

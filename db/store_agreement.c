@@ -15,7 +15,7 @@ static const struct acc_sql_query
     agr_insert = {S_AGR_INSERT,
                   "INSERT INTO agreement (id, name, initiator, state, created, updated, "
                   "earliest, deadline, duration, strategy, launch, idem_key, offer, terms, "
-                  "guarantees, instance) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"},
+                  "guarantees, instance, client) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"},
     agr_by_idem = {S_AGR_BY_IDEM, "SELECT id FROM agreement WHERE idem_key = ?"},
     /* A key whose negotiation a stop of accordd (or a database out of
      * reach) cut short may be negotiated again: the interrupted agreement
@@ -120,6 +120,7 @@ static acc_err create_job(struct acc_sql_conn *c, void *arg, struct acc_error *e
     acc_sql_bind_text(s, a->terms);
     acc_sql_bind_text(s, a->guarantees);
     acc_sql_bind_text(s, x->instance);
+    acc_sql_bind_text(s, a->client);
     if (!x->idem_key)
         return acc_sql_run(s, "insert agreement", err);
     /* the key taken meanwhile: that agreement is the answer */
@@ -172,9 +173,10 @@ static void *create_copy(const void *arg)
     c->guarantees = acc_strdup(a->guarantees);
     c->offer_xml = acc_strndup(a->offer_xml, a->offer_len);
     c->offer_len = a->offer_len;
+    c->client = acc_strdup(a->client);
     x->instance = from->instance;
     if ((a->name && !c->name) || (a->initiator && !c->initiator) || (a->terms && !c->terms) ||
-        (a->guarantees && !c->guarantees) || !c->offer_xml) {
+        (a->client && !c->client) || (a->guarantees && !c->guarantees) || !c->offer_xml) {
         create_release(x);
         return NULL;
     }

@@ -17,7 +17,7 @@
 
 static const struct acc_sql_query
     /* one agreement: with its kept signature (a list has no use for it) */
-    agr_get = {S_AGR_GET, "SELECT " AGR_COLUMNS ", signature FROM agreement WHERE id = ?"},
+    agr_get = {S_AGR_GET, "SELECT " AGR_COLUMNS ", signature, client FROM agreement WHERE id = ?"},
     agr_get_offer = {S_AGR_GET_OFFER, "SELECT offer FROM agreement WHERE id = ?"},
     agr_counts = {S_AGR_COUNTS, "SELECT state, count(*) FROM agreement GROUP BY state"},
     agr_ids = {S_AGR_IDS, "SELECT id, state FROM agreement WHERE state NOT IN "
@@ -214,6 +214,9 @@ static acc_err get_one(struct acc_sql_conn *c, const char *id, bool with_offer,
         char *sig = NULL;
         r = acc_sql_col_blob(s, 21, &sig, &out->signature_len);
         out->signature = (unsigned char *)sig;
+        out->client = acc_sql_col_dup(s, 22);
+        if (!r && acc_sql_col_lost(s, 22, out->client))
+            r = ACC_ERR_NOMEM;
     }
     acc_sql_done(s);
     if (r)
@@ -348,9 +351,9 @@ static acc_err list_query(const struct acc_list_filter *f, bool count, char *q, 
                           struct acc_error *err)
 {
     int n = snprintf(
-        q, size, "SELECT %s FROM agreement WHERE 1=1%s%s%s%s%s %s",
+        q, size, "SELECT %s FROM agreement WHERE 1=1%s%s%s%s%s%s %s",
         count ? "COUNT(*)" : AGR_COLUMNS, f->state ? " AND state = ?" : "",
-        f->initiator ? " AND initiator = ?" : "",
+        f->initiator ? " AND initiator = ?" : "", f->client ? " AND client = ?" : "",
         f->site ? " AND seq IN (SELECT agreement FROM allocation_component WHERE site = ?)" : "",
         f->from ? " AND end_time > ?" : "", f->until ? " AND start_time < ?" : "",
         count ? "" : "ORDER BY created DESC, seq DESC LIMIT ? OFFSET ?");
@@ -365,6 +368,8 @@ static void bind_filter(struct acc_sql_stmt *s, const struct acc_list_filter *f,
         acc_sql_bind_text(s, f->state);
     if (f->initiator)
         acc_sql_bind_text(s, f->initiator);
+    if (f->client)
+        acc_sql_bind_text(s, f->client);
     if (f->site)
         acc_sql_bind_text(s, f->site);
     if (f->from)

@@ -13,7 +13,10 @@
  *   store_run_hold.c   ... and which instance holds each (several instances)
  *   store_version.c    versions of a modified agreement
  *   store_quote.c      quotes and their held reservations
- *   store_prune.c      retention (what ended long ago goes) and backups
+ *   store_prune.c      retention (what ended long ago goes, a user's oldest
+ *                      Rejected ones) and backups
+ *   store_usage.c      what a user or client address holds (the quotas'
+ *                      node-hours and Mbit-hours)
  *   store_pack.c       long texts kept compressed
  *   store_instance.c   several instances: their rows, leases, orphans
  *

@@ -3,6 +3,7 @@
  * store's online backup. */
 #include "store.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -182,6 +183,74 @@ acc_err acc_store_prune(struct acc_store *st, struct acc_store_prune *p, struct 
         acc_store_prune_release(p);
         p->agreements = p->quotes = 0;
     }
+    return rc;
+}
+
+/* ------------------------------------------- Rejected agreements per user */
+
+/* At most this many go in one call: a burst of rejections is cut back at
+ * the next one. */
+#define REJECTED_BATCH 256
+
+struct rejected_arg {
+    const struct acc_store_owner *o;
+    unsigned keep;
+    unsigned deleted;
+};
+
+static acc_err rejected_job(struct acc_sql_conn *c, void *arg, struct acc_error *err)
+{
+    struct rejected_arg *x = arg;
+    const struct acc_store_owner *o = x->o;
+    x->deleted = 0;
+    /* The newest `keep` are skipped by the index on (owner, state,
+     * updated); only the batch past them is checked for open entries. */
+    char q[768];
+    snprintf(q, sizeof q,
+             "SELECT v.seq, v.id FROM (SELECT seq, id, modifying FROM agreement "
+             "WHERE state = 'Rejected'%s ORDER BY updated DESC, seq DESC LIMIT ?1 OFFSET ?2) v "
+             "WHERE v.modifying = 0 AND NOT EXISTS (SELECT 1 FROM reservation j "
+             "WHERE j.agreement_id = v.id AND j.state IN " OPEN_ENTRY ")",
+             o->initiator ? " AND initiator = ?3"
+             : o->client  ? " AND client = ?3"
+                          : "");
+    struct victim *v = calloc(REJECTED_BATCH, sizeof *v);
+    if (!v)
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    struct acc_sql_stmt *s = NULL;
+    size_t n = 0;
+    acc_err rc = acc_sql_prepare_once(c, q, &s, err);
+    if (!rc) {
+        acc_sql_bind_i64(s, REJECTED_BATCH);
+        acc_sql_bind_i64(s, x->keep);
+        if (o->initiator || o->client)
+            acc_sql_bind_text(s, o->initiator ? o->initiator : o->client);
+        rc = acc_sql_bound(s, "rejected agreements", err);
+    }
+    bool row = !rc;
+    while (!rc && row && n < REJECTED_BATCH &&
+           !(rc = acc_sql_step(s, &row, "rejected agreements", err)) && row) {
+        v[n].seq = acc_sql_col_i64(s, 0);
+        acc_sql_col_copy(s, 1, v[n].id, sizeof v[n].id);
+        n++;
+    }
+    acc_sql_finalize(s);
+    for (size_t i = 0; !rc && i < n; i++)
+        rc = delete_agreement(c, &v[i], err);
+    if (!rc)
+        x->deleted = (unsigned)n;
+    free(v);
+    return rc;
+}
+
+acc_err acc_store_prune_rejected(struct acc_store *st, const struct acc_store_owner *o,
+                                 unsigned keep, unsigned *deleted, struct acc_error *err)
+{
+    static const struct store_op op = {{rejected_job, NULL}, NULL};
+    struct rejected_arg x = {o, keep, 0};
+    acc_err rc = store_write(st, &op, &x, 0, err);
+    if (deleted)
+        *deleted = rc ? 0 : x.deleted;
     return rc;
 }
 

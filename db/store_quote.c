@@ -24,8 +24,10 @@ static const struct acc_sql_query
     /* PostgreSQL: locked to the transaction's end (store_agreement.c) */
     quote_state_pg = {S_QUOTE_STATE,
                       "SELECT state, agreement FROM quote WHERE id = ? FOR NO KEY UPDATE"},
-    quote_put = {S_QUOTE_PUT, "INSERT INTO quote (" QUOTE_COLUMNS ", instance) "
-                              "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
+    /* client is written once, with the new quote: a quote read back (and
+     * put again) does not carry it */
+    quote_put = {S_QUOTE_PUT, "INSERT INTO quote (" QUOTE_COLUMNS ", instance, client) "
+                              "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) "
                               "ON CONFLICT(id) DO UPDATE SET initiator = excluded.initiator, "
                               "state = excluded.state, created = excluded.created, "
                               "updated = excluded.updated, hold_until = excluded.hold_until, "
@@ -47,6 +49,7 @@ static const struct acc_sql_query
                               "hold_until <= ? ORDER BY hold_until LIMIT 1000"},
     /* PostgreSQL has no sum of booleans: a CASE counts them in both. */
     quote_count = {S_QUOTE_COUNT, "SELECT count(*), coalesce(sum(CASE WHEN initiator = ? THEN 1 "
+                                  "ELSE 0 END), 0), coalesce(sum(CASE WHEN client = ? THEN 1 "
                                   "ELSE 0 END), 0) FROM quote WHERE state IN ('Advisory', 'Held')"},
     /* An Advisory quote has journal entries only while its hold books
      * (a held one is Held, one whose hold failed Rejected); its instance
@@ -327,6 +330,7 @@ static acc_err put_job(struct acc_sql_conn *c, void *arg, struct acc_error *err)
     acc_sql_bind_text(s, alloc);
     acc_sql_bind_blob(s, q->offer_xml ? q->offer_xml : "", q->offer_len, false);
     acc_sql_bind_text(s, x->instance);
+    acc_sql_bind_text(s, q->client);
     rc = acc_sql_run(s, "write quote", err);
     for (size_t i = 0; !rc && i < x->n_bookings; i++)
         rc = store_journal_put_one(c, &x->bookings[i], q->updated, err);
@@ -506,10 +510,10 @@ acc_err acc_store_quote_interrupted(struct acc_store *st, acc_time alive_since,
     return quote_ids(st, &quote_interrupted, &alive_since, ids, n, err);
 }
 
-acc_err acc_store_quote_count(struct acc_store *st, const char *initiator, uint64_t *mine,
-                              uint64_t *all, struct acc_error *err)
+acc_err acc_store_quote_count(struct acc_store *st, const char *initiator, const char *client,
+                              struct acc_quote_count *out, struct acc_error *err)
 {
-    *mine = *all = 0;
+    memset(out, 0, sizeof *out);
     struct acc_sql_conn *c;
     acc_err rc = acc_sql_read_begin(st->db, &c, err);
     if (rc)
@@ -520,11 +524,13 @@ acc_err acc_store_quote_count(struct acc_store *st, const char *initiator, uint6
         rc = acc_sql_failed(err);
     } else {
         acc_sql_bind_text(s, initiator);
+        acc_sql_bind_text(s, client ? client : "");
         if (!(rc = acc_sql_bound(s, "count quotes", err)))
             rc = acc_sql_step(s, &row, "count quotes", err);
         if (row) {
-            *all = (uint64_t)acc_sql_col_i64(s, 0);
-            *mine = (uint64_t)acc_sql_col_i64(s, 1);
+            out->all = (uint64_t)acc_sql_col_i64(s, 0);
+            out->mine = (uint64_t)acc_sql_col_i64(s, 1);
+            out->client = (uint64_t)acc_sql_col_i64(s, 2);
         }
     }
     acc_sql_done(s);

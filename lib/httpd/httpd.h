@@ -133,6 +133,9 @@ struct acc_httpd_request {
     size_t n_query;
     /* The client certificate, verified in the handshake; NULL: none. */
     const struct acc_tls_peer *peer;
+    /* The client's IP address as text ("192.0.2.7", "2001:db8::7"); NULL
+     * when unknown. */
+    const char *address;
 };
 
 /* A header of the request (the first of that name), or NULL. */

@@ -51,7 +51,7 @@ static void said(const char *s, size_t max, char *out, size_t size)
     out[o] = '\0';
 }
 
-static void client_address(struct MHD_Connection *con, char *out, size_t size)
+bool httpd_client_address(struct MHD_Connection *con, char *out, size_t size)
 {
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(con, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
@@ -61,8 +61,10 @@ static void client_address(struct MHD_Connection *con, char *out, size_t size)
         a = &((const struct sockaddr_in *)(const void *)sa)->sin_addr;
     else if (sa && sa->sa_family == AF_INET6)
         a = &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr;
-    if (!a || !inet_ntop(sa->sa_family, a, out, (socklen_t)size))
-        snprintf(out, size, "-");
+    if (a && inet_ntop(sa->sa_family, a, out, (socklen_t)size))
+        return true;
+    snprintf(out, size, "-");
+    return false;
 }
 
 void httpd_access_line(struct acc_httpd *d, struct MHD_Connection *con, const char *method,
@@ -72,7 +74,7 @@ void httpd_access_line(struct acc_httpd *d, struct MHD_Connection *con, const ch
         return;
     char addr[INET6_ADDRSTRLEN], m[3 * 16 + 4], p[3 * PATH_MAX_SAID + 4], u[3 * 64 + 4];
     char code[8] = "-";
-    client_address(con, addr, sizeof addr);
+    httpd_client_address(con, addr, sizeof addr);
     said(method, 16, m, sizeof m);
     said(path ? path : "", PATH_MAX_SAID, p, sizeof p);
     if (user && user[0])

@@ -155,6 +155,10 @@ void httpd_completed(void *cls, struct MHD_Connection *con, void **con_cls,
  * when it was not answered, user "" or the auth hook's, t0 its start
  * (acc_mono_us). */
 void httpd_count_answer(struct acc_httpd *d, int status);
+/* The client's address as text (inet_ntop); "-" and false when unknown.
+ * HTTPD_ADDRESS_LEN holds any. */
+#define HTTPD_ADDRESS_LEN 48
+bool httpd_client_address(struct MHD_Connection *con, char *out, size_t size);
 void httpd_access_line(struct acc_httpd *d, struct MHD_Connection *con, const char *method,
                        const char *path, int status, const char *user, int64_t t0);
 

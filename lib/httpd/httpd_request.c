@@ -42,6 +42,7 @@ struct exchange {
     bool parked, suspended, ready;
     struct acc_kv *query;
     struct acc_tls_peer peer;
+    char address[HTTPD_ADDRESS_LEN];
     struct acc_httpd_reply rs;
     max_align_t state[]; /* the daemon's, ops->state_size bytes */
 };
@@ -282,6 +283,8 @@ static enum MHD_Result who_asks(struct exchange *ex)
     }
     if (d->tls && httpd_peer_identity(ex->con, httpd_conn_of(ex->con), &ex->peer, NULL) == ACC_OK)
         ex->rq.peer = &ex->peer;
+    if (httpd_client_address(ex->con, ex->address, sizeof ex->address))
+        ex->rq.address = ex->address;
     struct acc_httpd_who who = {.name = ""};
     if (d->ops->auth && !d->ops->auth(d->app, &ex->rq, ex->state, &who, &ex->rs)) {
         ex->refused = true;

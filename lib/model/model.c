@@ -183,6 +183,7 @@ void acc_agreement_release(struct acc_agreement *a)
     free(a->terms);
     free(a->guarantees);
     free(a->signature);
+    free(a->client);
     for (size_t i = 0; i < a->n_comps; i++) {
         struct acc_alloc_component *c = &a->comps[i];
         free(c->name);
@@ -401,6 +402,7 @@ void acc_quote_release(struct acc_quote *q)
     a.offer_xml = q->offer_xml;
     a.reason = q->reason;
     a.initiator = q->initiator;
+    a.client = q->client;
     acc_agreement_release(&a);
     for (size_t i = 0; i < q->n_options; i++) {
         struct acc_agreement oa = {0};

@@ -187,6 +187,9 @@ struct acc_agreement {
      * used when it is still the signature of the document rendered. */
     unsigned char *signature;
     size_t signature_len;
+    /* The IP address of the client that offered it (NULL: unknown): kept,
+     * never shown; without [auth] quotas count by it. */
+    char *client;
 };
 
 void acc_agreement_release(struct acc_agreement *a);
@@ -254,6 +257,7 @@ struct acc_quote {
     size_t n_links;
     char *offer_xml;
     size_t offer_len;
+    char *client; /* as an agreement's; stored with a new quote, not read back */
 };
 
 void acc_quote_release(struct acc_quote *q);
@@ -315,6 +319,7 @@ void acc_agreement_list_release(struct acc_agreement_list *l);
 struct acc_list_filter {
     const char *state;     /* NULL: any */
     const char *initiator; /* NULL: any */
+    const char *client;    /* the address it came from (acc_agreement.client); NULL: any */
     const char *site;      /* NULL: any */
     acc_time from, until;  /* overlap with [start, end); 0: open */
     unsigned limit, offset;

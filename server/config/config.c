@@ -156,6 +156,7 @@ static void defaults(struct acc_config *c)
     c->durable = true;
     c->wal_limit = (int64_t)64 << 20;
     c->lease = 10;
+    c->max_rejected = 1000;
     c->strategy = ACC_STRATEGY_INTERSECT;
     acc_policy_opts_init(&c->policy, ACC_POLICY_EARLIEST);
     c->policy_candidates = 4;

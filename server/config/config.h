@@ -7,14 +7,17 @@
  *                  timeout, request_timeout, max_query, max_unsent,
  *                  client_unsent, names, allow_control, log_level,
  *                  certificate, key (HTTPS)
- *   [database]     path or url, durable, wal_limit, retain, lease
+ *   [database]     path or url, durable, wal_limit, retain, lease,
+ *                  max_rejected_per_user
  *   [negotiation]  strategy, policy, policy_candidates, max_rounds, horizon,
  *                  lead_time, adapter_timeout, workers, queue_length, max_pending,
  *                  max_hold, quote_options, max_quotes (max_quotes_per_user: the
  *                  older name of [quota] max_quotes)
  *   [quota]        max_nodes, max_bandwidth, max_duration, max_advance,
- *                  max_agreements, max_quotes: every user's; [quota USER]
- *                  gives one user of [auth] limits of their own
+ *                  max_agreements, max_quotes, max_node_hours,
+ *                  max_mbit_hours: every user's; [quota USER] gives one
+ *                  user of [auth] limits of their own; without [auth]
+ *                  max_agreements_per_address, max_quotes_per_address
  *   [policy]       latency (A B VALUE, one per pair of sites), max_clusters,
  *                  ca_average, tiebreak, seed
  *   [auth]         tokens (a file of "user token [admin]" lines), client_ca,
@@ -103,6 +106,13 @@ struct acc_quota {
     int64_t advance;    /* seconds from now to the latest start */
     int64_t agreements; /* open at once: Pending, terminating, or Observed until it ends */
     int64_t quotes;     /* open quotes at once: Advisory or Held */
+    /* Node-hours per site and Mbit-hours per link held at once: the open
+     * agreements' and held quotes' reservations from now on (the part
+     * within max_advance and max_duration of now). */
+    int64_t node_hours, mbit_hours;
+    /* Without [auth] (every request one user's), what one client address
+     * may hold of max_agreements and max_quotes; only in [quota]. */
+    int64_t agreements_per_address, quotes_per_address;
 };
 
 /* A [quota USER] section: the keys it gives (bit k: the k-th field of
@@ -161,6 +171,9 @@ struct acc_config {
     bool durable;
     int64_t wal_limit; /* bytes the write-ahead log may reach */
     int64_t retain;    /* seconds ended agreements are kept; 0: for ever */
+    /* Rejected agreements kept per user (per client address without
+     * [auth]): the oldest beyond go as each new one is rejected. */
+    unsigned max_rejected;
 
     /* [auth]: with no users, every request is served without credentials. */
     struct acc_user *users;

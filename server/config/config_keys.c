@@ -75,6 +75,7 @@ static const struct key database_keys[] = {
     {"durable", KEY_BOOL, 0, 0, AT(durable), NULL},
     {"wal_limit", KEY_INT64, (int64_t)1 << 20, (int64_t)1 << 40, AT(wal_limit), NULL}, /* bytes */
     {"lease", KEY_DURATION, 4, 3600, AT(lease), "a duration of PT4S to PT1H such as PT10S"},
+    {"max_rejected_per_user", KEY_UNSIGNED, 1, 10000000, AT(max_rejected), NULL},
     {NULL, KEY_BOOL, 0, 0, 0, NULL},
 };
 

@@ -22,6 +22,10 @@ static const struct {
     {"max_advance", true, offsetof(struct acc_quota, advance)},
     {"max_agreements", false, offsetof(struct acc_quota, agreements)},
     {"max_quotes", false, offsetof(struct acc_quota, quotes)},
+    {"max_node_hours", false, offsetof(struct acc_quota, node_hours)},
+    {"max_mbit_hours", false, offsetof(struct acc_quota, mbit_hours)},
+    {"max_agreements_per_address", false, offsetof(struct acc_quota, agreements_per_address)},
+    {"max_quotes_per_address", false, offsetof(struct acc_quota, quotes_per_address)},
 };
 enum { N_KEYS = sizeof keys / sizeof keys[0] };
 
@@ -32,7 +36,11 @@ void cfg_quota_defaults(struct acc_quota *q)
     /* Within them: every example of docs/examples and tests/data/offers
      * (offer-flexible.xml has 164 nodes, offer-window.xml starts in 2030);
      * beyond them: one user with every node of the embedded testbed (224)
-     * or for longer than a week. */
+     * or for longer than a week.  100000 node-hours on one site are its
+     * 128 nodes for a month (four of the longest agreements on the whole
+     * of it), where one user once held a site for five years with 252
+     * agreements of a week; 10^7 Mbit-hours are a 10 Gbit/s link for six
+     * weeks.  The shares per address are set by cfg_quota_finish. */
     *q = (struct acc_quota){
         .nodes = 192,
         .bandwidth = 20000,
@@ -40,7 +48,28 @@ void cfg_quota_defaults(struct acc_quota *q)
         .advance = 1826 * 86400, /* about five years */
         .agreements = 256,
         .quotes = 20,
+        .node_hours = 100000,
+        .mbit_hours = 10000000,
     };
+}
+
+/* Keys of [quota] alone: the bounds per client address, which only hold
+ * without [auth], where there is no [quota USER]. */
+static bool address_key(size_t k)
+{
+    return keys[k].offset == offsetof(struct acc_quota, agreements_per_address) ||
+           keys[k].offset == offsetof(struct acc_quota, quotes_per_address);
+}
+
+/* Unless given: a quarter of a shared limit, so that one address cannot
+ * take the whole of it, but never less than a quarter of the shared
+ * default (64 agreements, 5 quotes): a small limit set for a trial or a
+ * test is then the address's too. */
+static int64_t quarter(int64_t limit, int64_t least)
+{
+    if (limit == ACC_QUOTA_UNLIMITED)
+        return ACC_QUOTA_UNLIMITED;
+    return limit / 4 > least ? limit / 4 : least;
 }
 
 static struct acc_user_quota *user_entry(struct acc_config *c, const char *user)
@@ -98,10 +127,14 @@ int cfg_quota_key(struct cfg_parse *p, const char *user, const char *k, const ch
     if (i == N_KEYS)
         return cfg_bad(p, section,
                        "unknown key '%s' (max_nodes, max_bandwidth, max_duration, max_advance, "
-                       "max_agreements, max_quotes)",
+                       "max_agreements, max_quotes, max_node_hours, max_mbit_hours, "
+                       "max_agreements_per_address, max_quotes_per_address)",
                        k);
     if (user && !*user)
         return cfg_bad(p, section, "names no user: [quota USER]");
+    if (user && address_key(i))
+        return cfg_bad(p, section,
+                       "%s is a key of [quota]: it bounds a client address without [auth]", k);
     struct acc_user_quota *u = user ? user_entry(p->c, user) : NULL;
     if (user && !u)
         return 0; /* out of memory */
@@ -125,6 +158,10 @@ static bool is_user(const struct acc_config *c, const char *name)
 acc_err cfg_quota_finish(struct acc_config *c, struct acc_conf_report *r)
 {
     acc_err rc = ACC_OK;
+    if (!c->quota.agreements_per_address)
+        c->quota.agreements_per_address = quarter(c->quota.agreements, 64);
+    if (!c->quota.quotes_per_address)
+        c->quota.quotes_per_address = quarter(c->quota.quotes, 5);
     for (size_t i = 0; i < c->n_user_quotas; i++) {
         struct acc_user_quota *u = &c->user_quotas[i];
         if (c->n_users == 0)

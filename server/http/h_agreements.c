@@ -165,6 +165,7 @@ void acc_h_agreement_create(struct acc_http_ctx *ctx, const struct acc_request *
             .idempotency_key = rq->idempotency_key,
             .pending = mode && strcmp(mode, "pending") == 0,
             .quote = quote,
+            .address = rq->address,
         };
         create_submit(ctx, rq, rs, &sub);
     }

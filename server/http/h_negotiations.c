@@ -85,7 +85,7 @@ void acc_h_quote_create(struct acc_http_ctx *ctx, const struct acc_request *rq,
     }
     struct acc_nego *job;
     acc_err rc = acc_service_quote_submit(ctx->svc, &offer, rq->body, rq->body_len, hold, option,
-                                          &job, &err);
+                                          rq->address, &job, &err);
     acc_offer_release(&offer); /* what the service did not take */
     if (rc) {
         acc_reply_err(rq, rs, &err, NULL);

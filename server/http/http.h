@@ -65,6 +65,9 @@ struct acc_request {
      * the client sent one; it verified in the handshake); NULL otherwise. */
     const char *peer_subject;
     const char *peer_fingerprint;
+    /* The client's IP address (lib/httpd's); NULL when unknown (tests
+     * that call handlers directly).  Without [auth] quotas count by it. */
+    const char *address;
     /* Who asks, when [auth] is configured (set by the router); NULL without. */
     const struct acc_user *user;
     bool json;           /* the client accepts application/json rather than XML */

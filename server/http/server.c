@@ -143,6 +143,7 @@ static bool auth(void *app, const struct acc_httpd_request *hr, void *state,
         .origin = acc_httpd_header(hr, "Origin"),
         .peer_subject = hr->peer ? hr->peer->subject : NULL,
         .peer_fingerprint = hr->peer ? hr->peer->fingerprint : NULL,
+        .address = hr->address,
         .json = acc_http_wants_json(acc_httpd_header(hr, "Accept")),
     };
     acc_response_init(&ex->rs);

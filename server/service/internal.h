@@ -21,6 +21,8 @@
  *   quote_job.c     quotes as jobs on the negotiation queue
  *   quota.c         the limits of one agreement under a user's quota (quota.h)
  *   quota_ledger.c  a user's open agreements, counted race-free
+ *   quota_usage.c   a user's node-hours per site and Mbit-hours per link,
+ *                   counted race-free
  */
 #ifndef ACC_SERVICE_INTERNAL_H
 #define ACC_SERVICE_INTERNAL_H
@@ -110,6 +112,13 @@ struct svc_ledger {
     struct ledger_user *users;
 };
 
+/* Node-hours and Mbit-hours per owner (quota_usage.c). */
+struct usage_owner;
+struct svc_usage {
+    pthread_mutex_t lock; /* the list; each owner has a lock of their own */
+    struct usage_owner *owners;
+};
+
 struct acc_service {
     const struct acc_config *cfg;
     struct acc_store *store;
@@ -123,6 +132,7 @@ struct acc_service {
     struct acc_jobs jobs; /* the launcher's hooks (jobs.c) */
     struct svc_queue queue;
     struct svc_ledger ledger;
+    struct svc_usage usage;
     /* Held while open quotes are counted and a new one is stored, so that
      * concurrent quotes cannot all pass the count (quote.c). */
     pthread_mutex_t quote_lock;
@@ -151,6 +161,7 @@ struct acc_service {
     atomic_uint_least64_t negotiation_buckets[SVC_NEGOTIATION_BUCKETS + 1];
     atomic_uint_least64_t submitted, rejected_input, refused_busy, refused_quota;
     atomic_uint_least64_t pruned_agreements, pruned_quotes; /* [database] retain */
+    atomic_uint_least64_t pruned_rejected;                  /* max_rejected_per_user */
     atomic_bool backing_up;                                 /* a backup runs (one at a time) */
 };
 
@@ -174,6 +185,49 @@ acc_err svc_ledger_admit(struct acc_service *svc, const struct svc_quota_who *w,
 acc_err svc_ledger_candidate(struct acc_service *svc, const struct svc_quota_who *w, const char *id,
                              struct acc_error *err);
 void svc_ledger_forget(struct acc_service *svc, const struct svc_quota_who *w, const char *id);
+
+struct acc_plan;
+/* quota_usage.c: [quota] max_node_hours and max_mbit_hours.  What an
+ * agreement, a change or a hold would book: the items of its plan, each
+ * from start to end (a negotiation's start is not known yet: from now,
+ * for its duration). */
+struct svc_charge {
+    enum acc_resource_kind kind;
+    const char *name; /* the site or link (borrowed) */
+    int64_t amount;
+    acc_time start, end;
+};
+/* Admission of id (an agreement, a change of one, a hold) with what it
+ * would book: the owner's reservations in the store (its open agreements'
+ * and held quotes') and those admitted in this process and not yet
+ * recorded, under the owner's lock, so that concurrent admissions see each
+ * other.  ACC_ERR_QUOTA (nothing kept) when a site or link would be over
+ * its limit.  The store's reservations of id itself are what it held
+ * before: a change counts instead of them, and may keep or shrink what
+ * is over.  Forget once
+ * the outcome is in the store (or nothing was booked).  Check is the same
+ * without keeping a place (an Advisory quote, a first look at an offer). */
+acc_err svc_usage_admit(struct acc_service *svc, const struct svc_quota_who *w, const char *id,
+                        const struct svc_charge *c, size_t n, struct acc_error *err);
+acc_err svc_usage_check(struct acc_service *svc, const struct svc_quota_who *w, const char *id,
+                        const struct svc_charge *c, size_t n, struct acc_error *err);
+void svc_usage_forget(struct acc_service *svc, const struct svc_quota_who *w, const char *id);
+/* The first look at an offer, before anything is stored: the node-hours
+ * of its components that name a site (from earliest, for its duration);
+ * the plan's items are admitted once the planner has chosen every site. */
+acc_err svc_offer_usage(struct acc_service *svc, const struct svc_quota_who *w,
+                        const struct acc_offer *o, acc_time earliest, struct acc_error *err);
+/* The charges of a plan's items for duration from now (free() them; NULL
+ * when the plan has no item or memory ran out: *n says which). */
+struct svc_charge *svc_plan_charges(const struct acc_plan *p, int64_t duration, size_t *n);
+void svc_usage_init(struct svc_usage *u);
+void svc_usage_release(struct svc_usage *u);
+/* The store's owner of w's agreements and quotes. */
+struct acc_store_owner svc_quota_owner(const struct svc_quota_who *w);
+/* [database] max_rejected_per_user: after a of w was recorded Rejected,
+ * the owner's oldest Rejected agreements beyond the bound go (logged on
+ * failure). */
+void svc_prune_rejected(struct acc_service *svc, const struct acc_agreement *a);
 
 /* registry.c */
 struct acc_adapter *svc_site_adapter(void *ctx, const char *site);

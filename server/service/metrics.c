@@ -109,11 +109,14 @@ void acc_service_metrics(struct acc_service *svc, struct acc_buf *out)
     acc_buf_printf(out, "accord_offers_total{result=\"quota\"} %" PRIu64 "\n",
                    (uint64_t)atomic_load(&svc->refused_quota));
     metric(out, "accord_pruned_total", "counter",
-           "Rows deleted by retention ([database] retain): agreements and quotes.");
+           "Rows deleted by retention ([database] retain): agreements and quotes; and "
+           "Rejected agreements over [database] max_rejected_per_user.");
     acc_buf_printf(out, "accord_pruned_total{kind=\"agreement\"} %" PRIu64 "\n",
                    (uint64_t)atomic_load(&svc->pruned_agreements));
     acc_buf_printf(out, "accord_pruned_total{kind=\"quote\"} %" PRIu64 "\n",
                    (uint64_t)atomic_load(&svc->pruned_quotes));
+    acc_buf_printf(out, "accord_pruned_total{kind=\"rejected\"} %" PRIu64 "\n",
+                   (uint64_t)atomic_load(&svc->pruned_rejected));
     metric(out, "accord_negotiation_queue", "gauge", "Negotiations queued or running.");
     pthread_mutex_lock(&svc->queue.lock);
     size_t queued = svc->queue.length;

@@ -325,8 +325,23 @@ static acc_err check_quota(struct acc_service *svc, const struct acc_agreement *
         was.bandwidth += a->links[i].bandwidth;
         to.bandwidth += new_bandwidth(m, &a->links[i]);
     }
-    struct svc_quota_who w = svc_quota_who(svc->cfg, a->initiator);
+    struct svc_quota_who w = svc_quota_who(svc->cfg, a->initiator, a->client);
     return svc_quota_change(&w, &was, &to, acc_now(), err);
+}
+
+/* The new version's node-hours and Mbit-hours, each reservation from the
+ * booking's start to the new end, in place of the current version's: a
+ * change may keep or shrink what is over the limit, not grow it. */
+static acc_err admit_usage(struct acc_service *svc, const struct acc_agreement *a,
+                           const struct mod_plan *p, acc_time from, acc_time end,
+                           struct acc_error *err)
+{
+    struct svc_charge c[sizeof p->items / sizeof p->items[0]];
+    for (size_t i = 0; i < p->n; i++)
+        c[i] = (struct svc_charge){p->items[i].res.kind, p->items[i].res.name,
+                                   p->items[i].res.amount, from, end};
+    struct svc_quota_who w = svc_quota_who(svc->cfg, a->initiator, a->client);
+    return svc_usage_admit(svc, &w, a->id, c, p->n, err);
 }
 
 /* One modification in progress. */
@@ -337,8 +352,9 @@ struct mod_run {
     struct acc_booking *old; /* the old version's reservations */
     size_t n_old;
     char *change;
-    bool marked; /* the store knows a change is under way */
-    bool booked; /* the new reservations exist */
+    bool marked;   /* the store knows a change is under way */
+    bool booked;   /* the new reservations exist */
+    bool admitted; /* holds a place among its owner's node-hours */
     unsigned version;
     acc_time start, end, from;
     unsigned rounds, rollbacks;
@@ -361,8 +377,10 @@ static acc_err mod_prepare(struct acc_service *svc, const char *id,
     enum acc_launcher_held held = svc_run_held(svc, id);
     if ((rc = check_times(svc, &r->a, m, held, &r->start, &r->end, &r->from, err)) ||
         (rc = make_plan(svc, &r->a, m, r->p, err)) ||
-        (rc = check_quota(svc, &r->a, m, r->start, r->end, err)))
+        (rc = check_quota(svc, &r->a, m, r->start, r->end, err)) ||
+        (rc = admit_usage(svc, &r->a, r->p, r->from, r->end, err)))
         return rc;
+    r->admitted = true;
     if (!(r->change = describe_change(&r->a, m, r->start, r->end)))
         return acc_error_set(err, ACC_ERR_INVALID, "the modification changes nothing");
     if ((rc = acc_store_modify_begin(svc->store, id, &r->version, err)))
@@ -482,6 +500,10 @@ static void mod_release(struct acc_service *svc, const char *id, struct mod_run 
         struct acc_error aerr;
         if (acc_store_modify_abort(svc->store, id, &aerr))
             acc_log_error("agreement %s: %s", id, aerr.msg);
+    }
+    if (r->admitted) { /* recorded or undone: the store says what it holds */
+        struct svc_quota_who w = svc_quota_who(svc->cfg, r->a.initiator, r->a.client);
+        svc_usage_forget(svc, &w, id);
     }
     if (r->p) {
         acc_engine_items_release(r->p->items, r->p->n);

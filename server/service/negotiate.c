@@ -143,7 +143,24 @@ struct nego_run {
     bool planned;     /* plan holds the items */
     bool interrupted; /* accordd is stopping: nothing is committed */
     bool agreed;      /* booked at a common start, and not interrupted */
+    bool admitted;    /* holds a place among its owner's node-hours (quota_usage.c) */
 };
+
+/* The plan's sites and links are known only now (the planner chose the
+ * sites of components that name none): their node-hours and Mbit-hours
+ * are admitted before anything is booked. */
+static acc_err nego_admit(struct acc_service *svc, const struct svc_quota_who *w,
+                          const struct acc_agreement *a, const struct acc_plan *p,
+                          struct acc_error *err)
+{
+    size_t n;
+    struct svc_charge *c = svc_plan_charges(p, a->duration, &n);
+    if (!c)
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    acc_err rc = svc_usage_admit(svc, w, a->id, c, n, err);
+    free(c);
+    return rc;
+}
 
 /* Run: the plan, then the engine's rounds over its items. */
 static void nego_run(struct acc_service *svc, struct acc_nego *job, struct svc_nego_ctx *ctx,
@@ -162,12 +179,15 @@ static void nego_run(struct acc_service *svc, struct acc_nego *job, struct svc_n
         .call_timeout_us = cfg->adapter_timeout * 1000000,
         .hooks = svc_nego_hooks(ctx),
     };
-    struct svc_quota_who w = svc_quota_who(cfg, job->offer.initiator);
+    struct svc_quota_who w = svc_quota_who(cfg, job->offer.initiator, a->client);
     if (acc_plan_make(&env, svc->engine, &job->offer, &rq, &r->plan, &r->res.err)) {
         r->res.outcome = ACC_ENGINE_FAILED;
     } else if ((r->planned = true) && svc_quota_plan(&w, &r->plan, &r->res.err)) {
         r->res.outcome = ACC_ENGINE_FAILED; /* a flexible request's links: over the quota */
+    } else if (nego_admit(svc, &w, a, &r->plan, &r->res.err)) {
+        r->res.outcome = ACC_ENGINE_FAILED; /* the sites' node-hours, the links' Mbit-hours */
     } else {
+        r->admitted = true;
         rq.items = r->plan.items;
         rq.n_items = r->plan.n_items;
         acc_engine_negotiate(svc->engine, &rq, &r->res);
@@ -363,6 +383,10 @@ acc_err svc_negotiate(struct acc_service *svc, struct acc_nego *job, struct acc_
     nego_check(svc, a, &ctx, &r);
     acc_err rc = nego_decide(a, &r, &from, &bookings, &n_bookings);
     rc = nego_record(svc, a, &ctx, &r, from, bookings, n_bookings, rc);
+    if (r.admitted) { /* recorded: the store counts what it holds now */
+        struct svc_quota_who w = svc_quota_who(svc->cfg, job->offer.initiator, a->client);
+        svc_usage_forget(svc, &w, a->id);
+    }
     nego_count(svc, &r, t0);
     if (rc == ACC_OK)
         svc_after_commit(svc, a);

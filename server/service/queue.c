@@ -155,6 +155,13 @@ struct acc_nego *svc_nego_new(struct acc_service *svc, const struct acc_agreemen
     job->a.duration = a->duration;
     job->a.strategy = a->strategy;
     job->a.launch = a->launch;
+    /* and whose it is: its quotas, and the Rejected ones kept for its owner */
+    job->a.initiator = acc_strdup(a->initiator);
+    job->a.client = acc_strdup(a->client);
+    if ((a->initiator && !job->a.initiator) || (a->client && !job->a.client)) {
+        acc_nego_release(job);
+        return NULL;
+    }
     job->offer = *offer;
     memset(offer, 0, sizeof *offer);
     job->pending_mode = pending_mode;

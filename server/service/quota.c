@@ -3,14 +3,17 @@
 #include "quota.h"
 
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "../../lib/common/timefmt.h"
 #include "plan.h"
 
-struct svc_quota_who svc_quota_who(const struct acc_config *cfg, const char *initiator)
+struct svc_quota_who svc_quota_who(const struct acc_config *cfg, const char *initiator,
+                                   const char *address)
 {
-    struct svc_quota_who w = {cfg->n_users ? initiator : NULL, NULL, NULL};
+    struct svc_quota_who w = {cfg->n_users ? initiator : NULL, cfg->n_users ? NULL : address, NULL,
+                              NULL};
     w.q = acc_config_quota(cfg, w.user, &w.section);
     return w;
 }
@@ -22,6 +25,19 @@ static void whose(const struct svc_quota_who *w, char *out, size_t size)
         snprintf(out, size, "the quota of %.100s", w->user);
     else
         snprintf(out, size, "the quota (without [auth] every request counts as one user's)");
+}
+
+/* The holder of what is counted per site and link: "alice", or without
+ * [auth] "address 192.0.2.7" or "everyone". */
+static void holder(const struct svc_quota_who *w, char *out, size_t size)
+{
+    if (w->user)
+        snprintf(out, size, "%.100s", w->user);
+    else if (w->address)
+        snprintf(out, size, "address %.60s (without [auth] a client counts by its address)",
+                 w->address);
+    else
+        snprintf(out, size, "everyone (without [auth] one user)");
 }
 
 static acc_err over(const struct svc_quota_who *w, const char *what, int64_t asked, const char *key,
@@ -119,5 +135,47 @@ acc_err svc_quota_change(const struct svc_quota_who *w, const struct svc_quota_s
         return over_duration(w, d, err);
     if (to->start > was->start && to->start > latest_start(w, now))
         return over_advance(w, to->start, now, err);
+    return ACC_OK;
+}
+
+int64_t svc_quota_charge(const struct svc_quota_who *w, int64_t amount, acc_time start,
+                         acc_time end, acc_time now)
+{
+    acc_time last = latest_start(w, now);
+    acc_time until = last >= ACC_TIME_MAX - w->q->duration ? ACC_TIME_MAX : last + w->q->duration;
+    if (start < now)
+        start = now;
+    if (end > until)
+        end = until;
+    if (end <= start || amount <= 0)
+        return 0;
+    int64_t secs = end - start;
+    return secs > INT64_MAX / amount ? INT64_MAX : amount * secs;
+}
+
+acc_err svc_quota_hours(const struct svc_quota_who *w, const struct svc_quota_use *u, size_t n,
+                        struct acc_error *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        bool nodes = u[i].kind == ACC_RES_NODES;
+        int64_t limit = nodes ? w->q->node_hours : w->q->mbit_hours;
+        if (limit == ACC_QUOTA_UNLIMITED || u[i].asked <= u[i].was)
+            continue;
+        int64_t total = u[i].held > INT64_MAX - u[i].asked ? INT64_MAX : u[i].held + u[i].asked;
+        if (total <= limit * 3600)
+            continue;
+        char who[200];
+        holder(w, who, sizeof who);
+        /* whole hours, rounded up: never shown as within the limit */
+        int64_t hours = total / 3600 + (total % 3600 != 0);
+        int64_t held = u[i].held / 3600 + (u[i].held % 3600 != 0);
+        return acc_error_set(err, ACC_ERR_QUOTA,
+                             "%s would hold %" PRId64 " %s on %s %s (%" PRId64
+                             " of them already), over the most allowed ([%s] %s = %" PRId64
+                             "); terminate or shorten an agreement there, or wait for one to end",
+                             who, hours, nodes ? "node-hours" : "Mbit-hours",
+                             nodes ? "site" : "link", u[i].name, held, w->section,
+                             nodes ? "max_node_hours" : "max_mbit_hours", limit);
+    }
     return ACC_OK;
 }

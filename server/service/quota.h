@@ -18,15 +18,21 @@ struct acc_plan;
 /* Whom a request counts against, and their limits. */
 struct svc_quota_who {
     const char *user; /* with [auth] the initiator; NULL: everyone, as one user */
+    /* Without [auth]: the client's IP address, held to its share of the
+     * one user's quota (max_agreements_per_address, max_quotes_per_address)
+     * and to the node-hours and Mbit-hours; NULL with [auth], or unknown. */
+    const char *address;
     const struct acc_quota *q;
     const char *section; /* "quota" or "quota USER", for messages */
 };
 
-/* The quota an agreement or quote of this initiator counts against: with
- * [auth] the initiator's own (the HTTP layer has checked that the caller
- * may act for it); without, one for every request, since an initiator
- * that nobody vouches for would let anyone count as somebody else. */
-struct svc_quota_who svc_quota_who(const struct acc_config *cfg, const char *initiator);
+/* The quota an agreement or quote of this initiator, offered from this
+ * address (NULL: unknown), counts against: with [auth] the initiator's own
+ * (the HTTP layer has checked that the caller may act for it); without,
+ * one for every request, since an initiator that nobody vouches for would
+ * let anyone count as somebody else, and a share of it per address. */
+struct svc_quota_who svc_quota_who(const struct acc_config *cfg, const char *initiator,
+                                   const char *address);
 
 /* An offer's own limits: its nodes (every component's, a flexible or total
  * request's total), the bandwidth of the links it names, its duration, and
@@ -54,5 +60,31 @@ struct svc_quota_shape {
  * later than max_advance. */
 acc_err svc_quota_change(const struct svc_quota_who *w, const struct svc_quota_shape *was,
                          const struct svc_quota_shape *to, acc_time now, struct acc_error *err);
+
+/* ------------------------------------- node-hours and Mbit-hours held
+ * ([quota] max_node_hours per site, max_mbit_hours per link).  Amounts are
+ * kept in node-seconds and Mbit-seconds. */
+
+/* What a reservation of amount from start to end counts from now on: the
+ * part of it within max_advance and max_duration of now (no agreement
+ * admitted now reaches further), as amount x seconds (saturating). */
+int64_t svc_quota_charge(const struct svc_quota_who *w, int64_t amount, acc_time start,
+                         acc_time end, acc_time now);
+
+/* One site's or link's use: what the owner holds there besides the
+ * agreement or quote in question (held), what that one held before (was:
+ * a change's current version; 0 for a new one) and will hold (asked). */
+struct svc_quota_use {
+    enum acc_resource_kind kind; /* nodes: a site; bandwidth: a link */
+    const char *name;
+    int64_t held, was, asked;
+};
+
+/* Each within max_node_hours or max_mbit_hours: held + asked, unless the
+ * agreement grows nothing there (asked <= was: a change may keep or shrink
+ * what is over a limit lowered since).  ACC_ERR_QUOTA naming the key and
+ * the site or link. */
+acc_err svc_quota_hours(const struct svc_quota_who *w, const struct svc_quota_use *u, size_t n,
+                        struct acc_error *err);
 
 #endif

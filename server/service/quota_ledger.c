@@ -15,7 +15,12 @@
  *
  * A submission with an Idempotency-Key is stored first (the store finds a
  * repeated key) and admitted after: until then it is a candidate, which no
- * count includes. */
+ * count includes.
+ *
+ * Without [auth] every request is the one user's, and one client could
+ * take all its places: each client address then has a set of its own
+ * too (the store's open agreements from that address), bounded by
+ * max_agreements_per_address, and an agreement takes a place in both. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +38,8 @@ struct entry {
 };
 
 struct ledger_user {
-    char *name; /* "": everyone (no [auth]) */
+    char *name;   /* "": everyone (no [auth]) */
+    bool address; /* name is a client address (without [auth]), not a user */
     pthread_mutex_t lock;
     struct entry *ids; /* may be open */
     size_t n, cap;
@@ -63,16 +69,18 @@ void svc_ledger_release(struct svc_ledger *l)
     pthread_mutex_destroy(&l->lock);
 }
 
-/* The user's entry, made when new; NULL when out of memory. */
-static struct ledger_user *user_of(struct svc_ledger *l, const char *name)
+/* The user's (or with address, the client address's) entry, made when
+ * new; NULL when out of memory. */
+static struct ledger_user *user_of(struct svc_ledger *l, const char *name, bool address)
 {
     if (!name)
         name = "";
     pthread_mutex_lock(&l->lock);
     struct ledger_user *u = l->users;
-    while (u && strcmp(u->name, name) != 0)
+    while (u && (u->address != address || strcmp(u->name, name) != 0))
         u = u->next;
     if (!u && (u = calloc(1, sizeof *u))) {
+        u->address = address;
         if ((u->name = strdup(name))) {
             pthread_mutex_init(&u->lock, NULL);
             u->next = l->users;
@@ -156,7 +164,8 @@ static acc_err list_open(struct acc_service *svc, const struct ledger_user *u, u
     acc_time now = acc_now();
     for (size_t s = 0; s < sizeof open / sizeof open[0]; s++) {
         struct acc_list_filter f = {.state = acc_state_name(open[s]),
-                                    .initiator = u->name[0] ? u->name : NULL,
+                                    .initiator = !u->address && u->name[0] ? u->name : NULL,
+                                    .client = u->address ? u->name : NULL,
                                     .from = open[s] == ACC_STATE_OBSERVED ? now : 0,
                                     .limit = most};
         struct acc_agreement_list l;
@@ -223,60 +232,99 @@ static acc_err reload(struct acc_service *svc, struct ledger_user *u, int64_t li
     return ACC_OK;
 }
 
-acc_err svc_ledger_admit(struct acc_service *svc, const struct svc_quota_who *w, const char *id,
-                         struct acc_error *err)
+/* Takes a place for id in u's set (ACC_ERR_QUOTA, no message, with *open
+ * set when it is at the limit). */
+static acc_err admit_in(struct acc_service *svc, struct ledger_user *u, int64_t limit,
+                        const char *id, size_t *open, struct acc_error *err)
 {
-    int64_t limit = w->q->agreements;
-    if (limit == ACC_QUOTA_UNLIMITED)
-        return ACC_OK;
-    struct ledger_user *u = user_of(&svc->ledger, w->user);
-    if (!u)
-        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     pthread_mutex_lock(&u->lock);
     /* The set never holds the id being admitted: it is new, or a candidate. */
     acc_err rc = ACC_OK;
     if (!u->loaded || (int64_t)u->n >= limit)
         rc = reload(svc, u, limit, err);
-    size_t open = u->n;
-    if (!rc && (int64_t)open >= limit) {
-        rc = acc_error_set(err, ACC_ERR_QUOTA,
-                           "%s%s has %zu open agreements, the most allowed ([%s] "
-                           "max_agreements = %" PRId64 "); terminate one or wait for one to end",
-                           w->user ? "" : "everyone (without [auth] one user) ",
-                           w->user ? w->user : "", open, w->section, limit);
-    } else if (!rc && !add(&u->ids, &u->n, &u->cap, id, acc_mono_us())) {
+    *open = u->n;
+    if (!rc && (int64_t)u->n >= limit)
+        rc = ACC_ERR_QUOTA;
+    else if (!rc && !add(&u->ids, &u->n, &u->cap, id, acc_mono_us()))
         rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
-    } else if (!rc) {
+    else if (!rc)
         drop(u->cand, &u->n_cand, id);
-    }
     pthread_mutex_unlock(&u->lock);
     return rc;
 }
 
-void svc_ledger_forget(struct acc_service *svc, const struct svc_quota_who *w, const char *id)
+static void forget_in(struct ledger_user *u, const char *id)
 {
-    if (w->q->agreements == ACC_QUOTA_UNLIMITED)
-        return;
-    struct ledger_user *u = user_of(&svc->ledger, w->user);
-    if (!u)
-        return;
     pthread_mutex_lock(&u->lock);
     drop(u->ids, &u->n, id);
     drop(u->cand, &u->n_cand, id);
     pthread_mutex_unlock(&u->lock);
 }
 
+/* The client address's share, when it is bounded (without [auth]). */
+static bool per_address(const struct svc_quota_who *w)
+{
+    return w->address && w->q->agreements_per_address != ACC_QUOTA_UNLIMITED;
+}
+
+acc_err svc_ledger_admit(struct acc_service *svc, const struct svc_quota_who *w, const char *id,
+                         struct acc_error *err)
+{
+    int64_t limit = w->q->agreements;
+    struct ledger_user *u = NULL, *a = NULL;
+    if ((limit != ACC_QUOTA_UNLIMITED && !(u = user_of(&svc->ledger, w->user, false))) ||
+        (per_address(w) && !(a = user_of(&svc->ledger, w->address, true))))
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    size_t open = 0;
+    acc_err rc = u ? admit_in(svc, u, limit, id, &open, err) : ACC_OK;
+    if (rc == ACC_ERR_QUOTA)
+        return acc_error_set(err, ACC_ERR_QUOTA,
+                             "%s%s has %zu open agreements, the most allowed ([%s] "
+                             "max_agreements = %" PRId64 "); terminate one or wait for one to end",
+                             w->user ? "" : "everyone (without [auth] one user) ",
+                             w->user ? w->user : "", open, w->section, limit);
+    if (rc || !a)
+        return rc;
+    /* Without [auth] one address may take its share of the one user's. */
+    int64_t share = w->q->agreements_per_address;
+    if (!(rc = admit_in(svc, a, share, id, &open, err)))
+        return ACC_OK;
+    if (u)
+        forget_in(u, id);
+    if (rc == ACC_ERR_QUOTA)
+        rc = acc_error_set(err, ACC_ERR_QUOTA,
+                           "address %s has %zu open agreements, the most one client address "
+                           "may have without [auth] ([%s] max_agreements_per_address = %" PRId64
+                           "); terminate one or wait for one to end",
+                           w->address, open, w->section, share);
+    return rc;
+}
+
+void svc_ledger_forget(struct acc_service *svc, const struct svc_quota_who *w, const char *id)
+{
+    struct ledger_user *u;
+    if (w->q->agreements != ACC_QUOTA_UNLIMITED && (u = user_of(&svc->ledger, w->user, false)))
+        forget_in(u, id);
+    if (per_address(w) && (u = user_of(&svc->ledger, w->address, true)))
+        forget_in(u, id);
+}
+
+static bool candidate_in(struct ledger_user *u, const char *id)
+{
+    pthread_mutex_lock(&u->lock);
+    bool ok = add(&u->cand, &u->n_cand, &u->cap_cand, id, 0);
+    pthread_mutex_unlock(&u->lock);
+    return ok;
+}
+
 acc_err svc_ledger_candidate(struct acc_service *svc, const struct svc_quota_who *w, const char *id,
                              struct acc_error *err)
 {
-    if (w->q->agreements == ACC_QUOTA_UNLIMITED)
-        return ACC_OK;
-    struct ledger_user *u = user_of(&svc->ledger, w->user);
-    bool ok = false;
-    if (u) {
-        pthread_mutex_lock(&u->lock);
-        ok = add(&u->cand, &u->n_cand, &u->cap_cand, id, 0);
-        pthread_mutex_unlock(&u->lock);
-    }
+    struct ledger_user *u;
+    bool ok = true;
+    if (w->q->agreements != ACC_QUOTA_UNLIMITED)
+        ok = (u = user_of(&svc->ledger, w->user, false)) && candidate_in(u, id);
+    if (ok && per_address(w))
+        ok = (u = user_of(&svc->ledger, w->address, true)) && candidate_in(u, id);
     return ok ? ACC_OK : acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
 }

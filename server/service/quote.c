@@ -89,7 +89,7 @@ static acc_err alt_options(struct acc_service *svc, const struct acc_engine_requ
                            struct acc_error *err)
 {
     const struct acc_plan_alts *alts = src->alts;
-    struct svc_quota_who who = svc_quota_who(svc->cfg, q->initiator);
+    struct svc_quota_who who = svc_quota_who(svc->cfg, q->initiator, q->client);
     acc_err rc = ACC_OK;
     for (size_t k = 0; k < alts->n && q->n_options < max && !rc; k++) {
         const struct acc_plan *p = &alts->plans[k];
@@ -193,18 +193,25 @@ static int64_t first_close(struct acc_service *svc)
 static acc_err check_bounds(struct acc_service *svc, const struct svc_quota_who *w,
                             struct acc_error *err)
 {
-    uint64_t mine, all;
-    acc_err rc = acc_store_quote_count(svc->store, w->user ? w->user : "", &mine, &all, err);
+    struct acc_quote_count n;
+    acc_err rc = acc_store_quote_count(svc->store, w->user ? w->user : "", w->address, &n, err);
     if (rc)
         return rc;
-    if (!w->user)
-        mine = all;
+    uint64_t mine = w->user ? n.mine : n.all, all = n.all;
     if (w->q->quotes != ACC_QUOTA_UNLIMITED && mine >= (uint64_t)w->q->quotes)
         return acc_error_set(err, ACC_ERR_QUOTA,
                              "%s has %" PRIu64 " open quotes, the most allowed ([%s] "
                              "max_quotes = %" PRId64 "); release one or wait for one to expire",
                              w->user ? w->user : "everyone (without [auth] one user)", mine,
                              w->section, w->q->quotes);
+    /* Without [auth] one address may take its share of the one user's. */
+    int64_t share = w->q->quotes_per_address;
+    if (w->address && share != ACC_QUOTA_UNLIMITED && n.client >= (uint64_t)share)
+        return acc_error_set(err, ACC_ERR_QUOTA,
+                             "address %s has %" PRIu64 " open quotes, the most one client address "
+                             "may have without [auth] ([%s] max_quotes_per_address = %" PRId64
+                             "); release one or wait for one to expire",
+                             w->address, n.client, w->section, share);
     if (all >= svc->cfg->max_quotes) {
         int64_t secs = first_close(svc);
         acc_error_set(err, ACC_ERR_OVERLOADED,
@@ -225,7 +232,7 @@ static acc_err quote_store(struct acc_service *svc, const struct acc_quote *q,
 {
     if (q->state != ACC_QUOTE_ADVISORY)
         return acc_store_quote_put(svc->store, q, 0, NULL, 0, err);
-    struct svc_quota_who w = svc_quota_who(svc->cfg, q->initiator);
+    struct svc_quota_who w = svc_quota_who(svc->cfg, q->initiator, q->client);
     pthread_mutex_lock(&svc->quote_lock);
     acc_err rc = check_bounds(svc, &w, err);
     if (!rc)
@@ -243,6 +250,22 @@ static acc_err take_allocation(const struct acc_plan *p, bool booked, struct acc
     q->n_comps = a.n_comps;
     q->links = a.links;
     q->n_links = a.n_links;
+    return rc;
+}
+
+/* The node-hours and Mbit-hours of a plan: checked for the counter-offers
+ * (nothing is booked), admitted for a hold (forget it once recorded). */
+static acc_err quote_usage(struct acc_service *svc, const struct svc_quota_who *w, const char *id,
+                           const struct acc_plan *p, int64_t duration, bool hold,
+                           struct acc_error *err)
+{
+    size_t n;
+    struct svc_charge *c = svc_plan_charges(p, duration, &n);
+    if (!c)
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    acc_err rc =
+        hold ? svc_usage_admit(svc, w, id, c, n, err) : svc_usage_check(svc, w, id, c, n, err);
+    free(c);
     return rc;
 }
 
@@ -275,7 +298,8 @@ acc_err svc_quote_check(struct acc_service *svc, const struct acc_quote_request 
         (rc = svc_offer_quota(svc, o, now, deadline, err)))
         return rc;
     /* Early, to refuse before any preview; quote_store counts again. */
-    struct svc_quota_who w = svc_quota_who(cfg, o->initiator ? o->initiator : "anonymous");
+    struct svc_quota_who w =
+        svc_quota_who(cfg, o->initiator ? o->initiator : "anonymous", rq->address);
     return check_bounds(svc, &w, err);
 }
 
@@ -289,8 +313,9 @@ static acc_err quote_new(const struct acc_config *cfg, const struct acc_quote_re
     if (rc)
         return rc;
     out->initiator = acc_strdup(o->initiator ? o->initiator : "anonymous");
+    out->client = acc_strdup(rq->address);
     out->offer_xml = malloc(rq->len + 1);
-    if (!out->initiator || !out->offer_xml)
+    if (!out->initiator || !out->offer_xml || (rq->address && !out->client))
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     memcpy(out->offer_xml, rq->document, rq->len);
     out->offer_xml[rq->len] = '\0';
@@ -359,9 +384,10 @@ acc_err acc_service_quote(struct acc_service *svc, const struct acc_quote_reques
         .max_rounds = cfg->max_rounds,
         .call_timeout_us = cfg->adapter_timeout * 1000000,
     };
-    struct svc_quota_who w = svc_quota_who(cfg, out->initiator);
+    struct svc_quota_who w = svc_quota_who(cfg, out->initiator, out->client);
     if ((rc = acc_plan_make_alts(&env, svc->engine, o, &er, &plan, &alts, err)) ||
-        (rc = svc_quota_plan(&w, &plan, err)))
+        (rc = svc_quota_plan(&w, &plan, err)) ||
+        (rc = quote_usage(svc, &w, out->id, &plan, o->duration, false, err)))
         goto out;
     er.items = plan.items;
     er.n_items = plan.n_items;
@@ -373,19 +399,24 @@ acc_err acc_service_quote(struct acc_service *svc, const struct acc_quote_reques
             acc_error_set(err, ACC_ERR_INVALID, "the quote has only %zu option(s)", out->n_options);
         goto out;
     }
+    /* The chosen option's placement is booked (not always the planner's);
+     * what it books counts against the quota from before the quote is
+     * stored until the hold is recorded (or refused). */
+    bool hold = rq->hold && out->n_options;
+    int k = rq->option < 0 ? 0 : rq->option;
+    struct acc_plan *chosen = hold ? (struct acc_plan *)plan_of[k] : NULL;
+    if (hold && (rc = quote_usage(svc, &w, out->id, chosen, o->duration, true, err)))
+        goto out;
     /* Stored before a hold books anything: its journal entries then belong
      * to a known quote (an Advisory one's are not swept while it holds). */
-    if ((rc = quote_store(svc, out, err)))
-        goto out;
-    if (rq->hold && out->n_options) {
+    if (!(rc = quote_store(svc, out, err)) && hold) {
         out->hold_until = now + rq->hold;
-        /* The chosen option's placement is booked (not always the planner's). */
-        int k = rq->option < 0 ? 0 : rq->option;
-        struct acc_plan *chosen = (struct acc_plan *)plan_of[k];
         er.items = chosen->items;
         er.n_items = chosen->n_items;
         rc = svc_quote_hold(svc, out, chosen, &er, k, err);
     }
+    if (hold)
+        svc_usage_forget(svc, &w, out->id);
 out:
     free(plan_of);
     acc_plan_alts_release(&alts);

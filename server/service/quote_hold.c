@@ -72,7 +72,7 @@ acc_err svc_quote_hold(struct acc_service *svc, struct acc_quote *q, struct acc_
     q->n_links = a.n_links;
     tmp.options = NULL;
     tmp.n_options = 0;
-    tmp.initiator = tmp.reason = tmp.offer_xml = NULL;
+    tmp.initiator = tmp.reason = tmp.offer_xml = tmp.client = NULL;
     acc_quote_release(&tmp); /* the old allocation */
     rc = !b || frc
              ? acc_error_set(err, ACC_ERR_NOMEM, "out of memory")

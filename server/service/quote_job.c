@@ -16,6 +16,7 @@ struct quote_job {
     size_t len;
     int64_t hold;
     int option;
+    char *address;           /* the client's; NULL: unknown */
     char id[ACC_ID_LEN + 1]; /* a release: the quote */
     struct acc_quote q;      /* the result */
 };
@@ -27,6 +28,7 @@ static void quote_job_free(void *data)
         return;
     acc_offer_release(&x->offer);
     free(x->document);
+    free(x->address);
     acc_quote_release(&x->q);
     free(x);
 }
@@ -34,7 +36,7 @@ static void quote_job_free(void *data)
 static acc_err run_quote(struct acc_service *svc, struct acc_nego *job, struct acc_error *err)
 {
     struct quote_job *x = job->data;
-    struct acc_quote_request rq = {&x->offer, x->document, x->len, x->hold, x->option};
+    struct acc_quote_request rq = {&x->offer, x->document, x->len, x->hold, x->option, x->address};
     return acc_service_quote(svc, &rq, &x->q, err);
 }
 
@@ -67,17 +69,17 @@ static acc_err queue_job(struct acc_service *svc, const char *id,
 
 acc_err acc_service_quote_submit(struct acc_service *svc, struct acc_offer *offer,
                                  const char *document, size_t len, int64_t hold, int option,
-                                 struct acc_nego **out, struct acc_error *err)
+                                 const char *address, struct acc_nego **out, struct acc_error *err)
 {
     *out = NULL;
-    struct acc_quote_request rq = {offer, document, len, hold, option};
+    struct acc_quote_request rq = {offer, document, len, hold, option, address};
     acc_time earliest, deadline;
     acc_err rc = svc_quote_check(svc, &rq, acc_now(), &earliest, &deadline, err);
     if (rc)
         return rc;
     struct quote_job *x = calloc(1, sizeof *x);
     char id[ACC_ID_LEN + 1];
-    if (!x || !(x->document = malloc(len + 1))) {
+    if (!x || !(x->document = malloc(len + 1)) || (address && !(x->address = strdup(address)))) {
         quote_job_free(x);
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     }

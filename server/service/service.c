@@ -170,6 +170,7 @@ acc_err acc_service_open_with(const struct acc_config *cfg, const struct acc_ser
     pthread_cond_init(&svc->wake, NULL);
     svc_queue_init(&svc->queue);
     svc_ledger_init(&svc->ledger);
+    svc_usage_init(&svc->usage);
     pthread_mutex_init(&svc->quote_lock, NULL);
 
     struct acc_store_options so = {
@@ -269,6 +270,7 @@ void acc_service_close(struct acc_service *svc)
     svc_queue_release(&svc->queue);
     svc_provision_release(&svc->provision);
     svc_ledger_release(&svc->ledger);
+    svc_usage_release(&svc->usage);
     pthread_mutex_destroy(&svc->quote_lock);
     pthread_mutex_destroy(&svc->lock);
     pthread_cond_destroy(&svc->wake);

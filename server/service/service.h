@@ -82,6 +82,8 @@ struct acc_submit {
     bool pending;                /* answer at once and negotiate in the background */
     const char *quote;           /* commit this Held quote (its offer is the offer):
                                   * no negotiation; NULL: none */
+    const char *address;         /* the client's IP address, kept with the agreement:
+                                  * without [auth] quotas count by it; NULL: unknown */
 };
 
 /* ---------------------------------------------------- negotiation jobs
@@ -227,8 +229,9 @@ struct acc_quote_request {
     const struct acc_offer *offer; /* parsed and schema-valid; borrowed */
     const char *document;          /* the offer as received */
     size_t len;
-    int64_t hold; /* seconds; 0: no hold */
-    int option;   /* the option to hold; -1: the first */
+    int64_t hold;        /* seconds; 0: no hold */
+    int option;          /* the option to hold; -1: the first */
+    const char *address; /* the client's IP address, as acc_submit's */
 };
 
 /* ACC_ERR_OVERLOADED when the initiator's or all open quotes are at their
@@ -253,7 +256,7 @@ acc_err acc_service_quote_release(struct acc_service *svc, const char *id, struc
  * the job; NULL when the result is an error). */
 acc_err acc_service_quote_submit(struct acc_service *svc, struct acc_offer *offer,
                                  const char *document, size_t len, int64_t hold, int option,
-                                 struct acc_nego **job, struct acc_error *err);
+                                 const char *address, struct acc_nego **job, struct acc_error *err);
 acc_err acc_service_quote_release_submit(struct acc_service *svc, const char *id,
                                          struct acc_nego **job, struct acc_error *err);
 const struct acc_quote *acc_nego_quote(const struct acc_nego *job);

@@ -32,6 +32,8 @@ acc_err svc_settle_rejected(struct acc_service *svc, struct acc_agreement *a, un
 {
     acc_err rc = acc_store_agreement_settle(svc->store, a, from, trace, NULL, 0, err);
     *terminated = rc == ACC_ERR_STATE;
+    if (!rc)
+        svc_prune_rejected(svc, a); /* one more Rejected: the owner's oldest may go */
     if (!*terminated)
         return rc;
     /* Terminated while it was negotiated: record the end as Terminated. */

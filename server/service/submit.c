@@ -193,7 +193,8 @@ static acc_err pending_agreement(struct acc_service *svc, const struct acc_submi
     a->offer_len = rq->len;
     a->terms = join_lines(o, false);
     a->guarantees = join_lines(o, true);
-    if ((o->name && !a->name) || !a->initiator || !a->offer_xml)
+    a->client = acc_strdup(rq->address);
+    if ((o->name && !a->name) || !a->initiator || !a->offer_xml || (rq->address && !a->client))
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     return ACC_OK;
 }
@@ -201,7 +202,8 @@ static acc_err pending_agreement(struct acc_service *svc, const struct acc_submi
 acc_err svc_offer_quota(struct acc_service *svc, const struct acc_offer *o, acc_time now,
                         acc_time *deadline, struct acc_error *err)
 {
-    struct svc_quota_who w = svc_quota_who(svc->cfg, o->initiator ? o->initiator : "anonymous");
+    struct svc_quota_who w =
+        svc_quota_who(svc->cfg, o->initiator ? o->initiator : "anonymous", NULL);
     acc_err rc = svc_quota_offer(&w, o, now, err);
     if (rc) {
         atomic_fetch_add(&svc->refused_quota, 1);
@@ -212,10 +214,13 @@ acc_err svc_offer_quota(struct acc_service *svc, const struct acc_offer *o, acc_
 }
 
 /* The checks before anything is stored: the configuration, the window, the
- * user's quota for one agreement. */
-static acc_err submit_check(struct acc_service *svc, const struct acc_offer *o, acc_time now,
+ * user's quota for one agreement, and a first look at the node-hours it
+ * would hold where it names its sites (a commit of a held quote holds
+ * what the hold held). */
+static acc_err submit_check(struct acc_service *svc, const struct acc_submit *rq, acc_time now,
                             acc_time *earliest, acc_time *deadline, struct acc_error *err)
 {
+    const struct acc_offer *o = rq->offer;
     struct acc_plan_env env = {svc->cfg, svc_site_adapter, svc_network_adapter, svc};
     acc_err rc = acc_plan_check(&env, o, err);
     if (!rc)
@@ -224,7 +229,11 @@ static acc_err submit_check(struct acc_service *svc, const struct acc_offer *o, 
         atomic_fetch_add(&svc->rejected_input, 1);
         return rc;
     }
-    return svc_offer_quota(svc, o, now, deadline, err);
+    if ((rc = svc_offer_quota(svc, o, now, deadline, err)) || rq->quote)
+        return rc;
+    struct svc_quota_who w =
+        svc_quota_who(svc->cfg, o->initiator ? o->initiator : "anonymous", rq->address);
+    return svc_offer_usage(svc, &w, o, *earliest, err);
 }
 
 /* Idempotency keys are the initiator's own: scope them by initiator. */
@@ -254,6 +263,7 @@ static void refuse_kept(struct acc_service *svc, const struct svc_quota_who *w,
                                    &serr))
         acc_log_error("agreement %s: %s", a->id, serr.msg);
     svc_ledger_forget(svc, w, a->id); /* no longer a candidate, now that it is Rejected */
+    svc_prune_rejected(svc, a);
     if (quote)
         svc_quote_unclaim(svc, quote, a->id);
     if (why->code == ACC_ERR_QUOTA)
@@ -270,7 +280,7 @@ static acc_err submit_store(struct acc_service *svc, const struct acc_submit *rq
                             struct acc_agreement *a, const char *key, struct acc_nego *job,
                             bool claimed, struct acc_submission *out, struct acc_error *err)
 {
-    struct svc_quota_who w = svc_quota_who(svc->cfg, a->initiator);
+    struct svc_quota_who w = svc_quota_who(svc->cfg, a->initiator, a->client);
     bool dup = false;
     char first[ACC_ID_LEN + 1];
     /* A synchronous negotiation without a key need not wait for the row: its
@@ -309,7 +319,7 @@ acc_err acc_service_submit(struct acc_service *svc, const struct acc_submit *rq,
     memset(out, 0, sizeof *out);
     atomic_fetch_add(&svc->submitted, 1);
     acc_time now = acc_now(), earliest = 0, deadline = 0;
-    acc_err rc = submit_check(svc, rq->offer, now, &earliest, &deadline, err);
+    acc_err rc = submit_check(svc, rq, now, &earliest, &deadline, err);
     if (rc || (rc = svc_queue_reserve(svc, rq->pending, err)))
         return rc;
 
@@ -320,7 +330,7 @@ acc_err acc_service_submit(struct acc_service *svc, const struct acc_submit *rq,
     rc = pending_agreement(svc, rq, now, earliest, deadline, &a, err);
     if (!rc && rq->idempotency_key)
         rc = scoped_key(&a, rq->idempotency_key, &key, err);
-    struct svc_quota_who w = svc_quota_who(svc->cfg, a.initiator);
+    struct svc_quota_who w = svc_quota_who(svc->cfg, a.initiator, a.client);
     /* Without a key the place is taken before the row exists; with one the
      * row is stored first (a repeat is replayed, whatever the count). */
     if (!rc)

@@ -86,7 +86,7 @@ config() { # config DATABASE-LINES
     printf '[server]\nlisten = 127.0.0.1:0\n\n[database]\n%s\n\n' "$1"
     printf '[signing]\nkey = %s\ncertificate = %s\n\n' "$T/sign.key" "$T/sign.crt"
     printf '[negotiation]\nhorizon = P14D\nlead_time = PT5S\n\n'
-    printf '[quota]\nmax_agreements = unlimited\n\n[launch]\nenabled = no\n\n'
+    printf '[quota]\nmax_agreements = unlimited\nmax_node_hours = unlimited\nmax_mbit_hours = unlimited\n\n[launch]\nenabled = no\n\n'
     for s in s1 s2 s3 s4; do printf '[site %s]\nadapter = sim-batch\nnodes = 128\n\n' $s; done
     printf '[network wan]\nadapter = sim-network\n\n'
     for l in s1_s2 s1_s3 s1_s4 s2_s3 s2_s4 s3_s4; do

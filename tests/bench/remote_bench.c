@@ -98,7 +98,8 @@ static void config_text(char *ini, size_t len, struct acc_site *const *site)
                                 "[database]\ndurable = %s\n[negotiation]\nstrategy = intersect\n"
                                 "max_rounds = 500\n[server]\nallow_control = yes\n"
                                 /* one user's thousand negotiations: no bound on them */
-                                "[quota]\nmax_agreements = unlimited\n",
+                                "[quota]\nmax_agreements = unlimited\nmax_node_hours = unlimited\n"
+                                "max_mbit_hours = unlimited\n",
                                 durable ? "yes" : "no");
     for (int i = 0; i < 3 && n < len; i++) {
         if (!site)

@@ -33,8 +33,12 @@ cleanup() {
 }
 trap cleanup EXIT
 "$BUILD/accordd" --print-config >"$TMP/accord.ini"
-# One user's many agreements: no quota in the way.
-sed -i 's/^max_agreements = .*/max_agreements = 1000000/' "$TMP/accord.ini"
+# One user's many agreements: no quota in the way (the shares of one address
+# and the node-hours are printed with their values: lifted too).
+sed -i -e 's/^max_agreements = .*/max_agreements = 1000000/' \
+    -e 's/^max_agreements_per_address = .*/max_agreements_per_address = unlimited/' \
+    -e 's/^max_node_hours = .*/max_node_hours = unlimited/' \
+    -e 's/^max_mbit_hours = .*/max_mbit_hours = unlimited/' "$TMP/accord.ini"
 (cd "$TMP" && exec "$BUILD/accordd" --config accord.ini --listen 127.0.0.1:0 \
     --log-level warn >"$TMP/out" 2>"$TMP/log") &
 PID=$!

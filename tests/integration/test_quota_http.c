@@ -1,7 +1,9 @@
 /* test_quota_http.c - quotas and what a client is told, over real sockets
  * (accordd in-process on port 0): the open-quote bounds per user (403
  * QuotaExceeded) and in all (503 with a Retry-After until the earliest
- * quote closes), one user's concurrent offers against max_agreements, the
+ * quote closes), one user's concurrent offers against max_agreements, a
+ * user's node-hours on a site, two client addresses without [auth] (the
+ * share of each), a burst of Rejected agreements bounded per user, the
  * embedded testbed's defaults against an offer for every node for 100
  * years, the media type of each POST route, and Accept with q values. */
 #include <arpa/inet.h>
@@ -117,9 +119,24 @@ static char *raw(const char *req)
     return buf;
 }
 
+/* A new database: a file, or on PostgreSQL (ACCORD_TEST_DB_URL) one that
+ * acc_test_db makes afresh. */
+static bool fresh_db(const char *name, char *db, size_t size)
+{
+    if (!acc_test_db(name, db, size))
+        return false;
+    if (!acc_test_db_is_pg()) {
+        char p[600];
+        unlink(db);
+        snprintf(p, sizeof p, "%s-wal", db);
+        unlink(p);
+    }
+    return true;
+}
+
 static int start_users(const char *name, const char *extra)
 {
-    char tokens[256], ini[2048], db[256], p[300];
+    char tokens[256], ini[2048], db[512];
     snprintf(tokens, sizeof tokens, "%s/tokens", acc_test_tmpdir());
     FILE *f = fopen(tokens, "w");
     if (!f)
@@ -130,10 +147,8 @@ static int start_users(const char *name, const char *extra)
     fclose(f);
     chmod(tokens, 0600);
     snprintf(ini, sizeof ini, ini_fmt, tokens, extra);
-    snprintf(db, sizeof db, "%s/%s.db", acc_test_tmpdir(), name);
-    unlink(db);
-    snprintf(p, sizeof p, "%s-wal", db);
-    unlink(p);
+    if (!fresh_db(name, db, sizeof db))
+        return -1;
     return fixture_start(&fx, ini, db);
 }
 
@@ -219,6 +234,149 @@ static void test_agreements_race(void)
     http_reply_free(&r);
     CU_ASSERT_EQUAL(post_as("bob", "/agreements", offer("bob", 1, "PT1H"), &r), 201);
     http_reply_free(&r);
+    fixture_stop(&fx);
+}
+
+/* ---------------------------------------------- hours, addresses, Rejected */
+
+/* One user over max_node_hours on a site: 403 naming the key and the site,
+ * nothing stored; another user still gets 201. */
+static void test_node_hours(void)
+{
+    CU_ASSERT_EQUAL_FATAL(start_users("qq-hours", "[quota alice]\nmax_node_hours = 100\n"), 0);
+    struct http_reply r;
+    CU_ASSERT_EQUAL(post_as("alice", "/agreements", offer("alice", 40, "PT2H"), &r), 201);
+    http_reply_free(&r);
+    post_as("alice", "/agreements", offer("alice", 40, "PT1H"), &r);
+    expect_fault(&r, 403, "QuotaExceeded", "[quota alice] max_node_hours = 100");
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.body ? r.body : "", "site a"));
+    http_reply_free(&r);
+    CU_ASSERT_EQUAL(post_as("bob", "/agreements", offer("bob", 40, "PT2H"), &r), 201);
+    http_reply_free(&r);
+    fixture_stop(&fx);
+}
+
+/* A POST from a client address of the loopback network (127/8): its
+ * status, and the body into body (size bytes). */
+static long post_from(const char *from, const char *path, const char *doc, char *body, size_t size)
+{
+    static char buf[65536];
+    char req[8192];
+    snprintf(req, sizeof req,
+             "POST %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+             "Content-Type: application/xml\r\nContent-Length: %zu\r\n\r\n%s",
+             path, strlen(doc), doc);
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in me = {.sin_family = AF_INET};
+    struct sockaddr_in to = {.sin_family = AF_INET,
+                             .sin_port = htons((uint16_t)acc_http_port(fx.srv))};
+    inet_pton(AF_INET, from, &me.sin_addr);
+    inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&me, sizeof me) ||
+        connect(fd, (struct sockaddr *)&to, sizeof to)) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    send(fd, req, strlen(req), MSG_NOSIGNAL);
+    size_t n = 0;
+    ssize_t got;
+    while (n + 1 < sizeof buf && (got = recv(fd, buf + n, sizeof buf - 1 - n, 0)) > 0)
+        n += (size_t)got;
+    buf[n] = '\0';
+    close(fd);
+    const char *b = strstr(buf, "\r\n\r\n");
+    snprintf(body, size, "%s", b ? b + 4 : "");
+    return strncmp(buf, "HTTP/1.1 ", 9) == 0 ? strtol(buf + 9, NULL, 10) : -1;
+}
+
+/* Without [auth] one address that spent its share of the one user's open
+ * agreements and quotes gets 403; another address still gets 201. */
+static void test_two_addresses(void)
+{
+    char db[512];
+    CU_ASSERT_FATAL(fresh_db("qq-addresses", db, sizeof db));
+    CU_ASSERT_EQUAL_FATAL(fixture_start(&fx,
+                                        "[negotiation]\nlead_time = PT0S\n"
+                                        "[quota]\nmax_agreements_per_address = 2\n"
+                                        "max_quotes_per_address = 1\n"
+                                        "[site a]\nadapter = sim-batch\nnodes = 64\n",
+                                        db),
+                          0);
+    static char body[65536];
+    const char *doc = offer("anyone", 1, "PT1H");
+    CU_ASSERT_EQUAL(post_from("127.0.0.2", "/agreements", doc, body, sizeof body), 201);
+    CU_ASSERT_EQUAL(post_from("127.0.0.2", "/agreements", doc, body, sizeof body), 201);
+    CU_ASSERT_EQUAL(post_from("127.0.0.2", "/agreements", doc, body, sizeof body), 403);
+    CU_ASSERT_PTR_NOT_NULL(strstr(body, "[quota] max_agreements_per_address = 2"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(body, "127.0.0.2"));
+    CU_ASSERT_EQUAL(post_from("127.0.0.3", "/agreements", doc, body, sizeof body), 201);
+    struct http_reply r;
+    const char *const hdr[] = {"Content-Type: application/xml", NULL};
+    CU_ASSERT_EQUAL_FATAL(http_do("POST", url("/agreements"), doc, strlen(doc), hdr, &r), 0);
+    CU_ASSERT_EQUAL(r.status, 201);
+    http_reply_free(&r);
+    CU_ASSERT_EQUAL(post_from("127.0.0.2", "/negotiations", doc, body, sizeof body), 201);
+    CU_ASSERT_EQUAL(post_from("127.0.0.2", "/negotiations", doc, body, sizeof body), 403);
+    CU_ASSERT_PTR_NOT_NULL(strstr(body, "[quota] max_quotes_per_address = 1"));
+    CU_ASSERT_EQUAL(post_from("127.0.0.3", "/negotiations", doc, body, sizeof body), 201);
+    fixture_stop(&fx);
+}
+
+/* An offer of who for every node of site a for an hour, within 90 minutes. */
+static char *full_hour(const char *who)
+{
+    char t[ACC_TIME_STRLEN];
+    acc_time_format(acc_now() + 5400, t);
+    static _Thread_local char buf[4096];
+    const char *o = offer(who, 64, "PT1H");
+    const char *at = strstr(o, "<co:Duration>");
+    snprintf(buf, sizeof buf, "%.*s<co:Deadline>%s</co:Deadline>%s", (int)(at - o), o, t, at);
+    return buf;
+}
+
+static void *reject(void *arg)
+{
+    (void)arg;
+    struct http_reply r;
+    post_as("alice", "/agreements", full_hour("alice"), &r);
+    CU_ASSERT_EQUAL(r.status, 409);
+    http_reply_free(&r);
+    return NULL;
+}
+
+/* How many of who's agreements are in state. */
+static int count_of(const char *who, const char *state)
+{
+    char path[256], auth[128];
+    snprintf(path, sizeof path, "/agreements?state=%s&initiator=%s", state, who);
+    snprintf(auth, sizeof auth, "Authorization: Bearer %s-token-0123456789", who);
+    const char *const hdr[] = {auth, NULL};
+    struct http_reply r;
+    if (http_do("GET", url(path), NULL, 0, hdr, &r))
+        return -1;
+    char *n = xml_get(r.body, "/co:AgreementList/@co:count");
+    int v = n ? atoi(n) : -1;
+    free(n);
+    http_reply_free(&r);
+    return v;
+}
+
+/* A burst of offers that find no slot (409, each kept Rejected) leaves at
+ * most [database] max_rejected_per_user of them once answered. */
+static void test_rejected_burst(void)
+{
+    CU_ASSERT_EQUAL_FATAL(start_users("qq-rejected", "[database]\nmax_rejected_per_user = 3\n"), 0);
+    struct http_reply r;
+    CU_ASSERT_EQUAL(post_as("bob", "/agreements", offer("bob", 64, "PT1H"), &r), 201);
+    http_reply_free(&r);
+    pthread_t t[12];
+    for (int i = 0; i < 12; i++)
+        pthread_create(&t[i], NULL, reject, NULL);
+    for (int i = 0; i < 12; i++)
+        pthread_join(t[i], NULL);
+    CU_ASSERT_EQUAL(count_of("alice", "Rejected"), 3);
+    CU_ASSERT_EQUAL(count_of("bob", "Observed"), 1);
     fixture_stop(&fx);
 }
 
@@ -351,6 +509,9 @@ static void test_accept(void)
 static const struct acc_test_case users[] = {
     {"open quotes per user and in all", test_quote_bounds},
     {"concurrent offers of one user", test_agreements_race},
+    {"node-hours on a site", test_node_hours},
+    {"two client addresses without [auth]", test_two_addresses},
+    {"a burst of Rejected agreements", test_rejected_burst},
     {NULL, NULL},
 };
 

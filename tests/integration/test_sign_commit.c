@@ -202,7 +202,7 @@ static acc_err submit_as(struct fixture *fx, const char *parsed, const char *doc
     struct acc_offer o;
     struct acc_xml_limits lim = ACC_XML_LIMITS_DEFAULT;
     ACC_ASSERT_OK(acc_xml_parse_offer(parsed, strlen(parsed), &lim, &o, err));
-    struct acc_submit s = {&o, document, strlen(document), NULL, false, quote};
+    struct acc_submit s = {&o, document, strlen(document), NULL, false, quote, NULL};
     struct acc_submission out;
     acc_err rc = acc_service_submit(fx->svc, &s, &out, err);
     acc_offer_release(&o);
@@ -264,7 +264,8 @@ static void test_quote_commit_checks_the_document(void)
     struct acc_error e;
     ACC_ASSERT_OK(acc_xml_parse_offer(good, strlen(good), &lim, &o, &e));
     struct acc_nego *job;
-    ACC_ASSERT_OK(acc_service_quote_submit(fx.svc, &o, good, strlen(good), 600, -1, &job, &e));
+    ACC_ASSERT_OK(
+        acc_service_quote_submit(fx.svc, &o, good, strlen(good), 600, -1, NULL, &job, &e));
     acc_offer_release(&o);
     acc_nego_wait(job);
     ACC_ASSERT_OK(acc_nego_result(job, &e));

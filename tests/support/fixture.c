@@ -102,7 +102,7 @@ acc_err svc_negotiate_doc(struct acc_service *svc, const char *doc, char id[ACC_
     if (rc)
         return rc;
     int64_t t0 = acc_mono_us();
-    struct acc_submit s = {&o, doc, strlen(doc), NULL, false, NULL};
+    struct acc_submit s = {&o, doc, strlen(doc), NULL, false, NULL, NULL};
     struct acc_submission sub;
     rc = acc_service_submit(svc, &s, &sub, err);
     if (!rc) {

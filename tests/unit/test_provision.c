@@ -120,7 +120,7 @@ static acc_err agree(struct acc_service *svc, char *id)
     if (prc)
         fprintf(stderr, "offer: %s\n", err.msg);
     CU_ASSERT_EQUAL_FATAL(prc, ACC_OK);
-    struct acc_submit s = {&o, offer, strlen(offer), NULL, false, NULL};
+    struct acc_submit s = {&o, offer, strlen(offer), NULL, false, NULL, NULL};
     struct acc_submission sub;
     acc_err rc = acc_service_submit(svc, &s, &sub, &err);
     acc_offer_release(&o);

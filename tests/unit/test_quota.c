@@ -134,7 +134,7 @@ static acc_err run(struct fx *f, const char *doc, const char *key, char id[ACC_I
     acc_err rc = acc_xml_parse_offer(doc, strlen(doc), &lim, &o, err);
     if (rc)
         return rc;
-    struct acc_submit s = {&o, doc, strlen(doc), key, false, NULL};
+    struct acc_submit s = {&o, doc, strlen(doc), key, false, NULL, NULL};
     struct acc_submission sub;
     rc = acc_service_submit(f->svc, &s, &sub, err);
     if (!rc) {
@@ -249,7 +249,7 @@ static void test_agreement_limits(void)
 static void test_window(void)
 {
     struct acc_quota q = {.advance = 86400, .duration = 7200};
-    struct svc_quota_who w = {"alice", &q, "quota"};
+    struct svc_quota_who w = {"alice", NULL, &q, "quota"};
     acc_time deadline = 1000000;
     svc_quota_window(&w, 1000, 3600, &deadline);
     CU_ASSERT_EQUAL(deadline, 1000 + 86400 + 3600);
@@ -520,7 +520,7 @@ static void check_example(struct fx *f, const char *dir, const char *name)
     struct acc_xml_limits lim = ACC_XML_LIMITS_DEFAULT;
     struct acc_error err;
     if (acc_xml_parse_offer(doc, len, &lim, &o, &err) == ACC_OK) {
-        struct acc_submit s = {&o, doc, len, NULL, true, NULL};
+        struct acc_submit s = {&o, doc, len, NULL, true, NULL, NULL};
         struct acc_submission sub;
         acc_err rc = acc_service_submit(f->svc, &s, &sub, &err);
         bool good = strncmp(name, "good-", 5) == 0 || strncmp(name, "offer", 5) == 0;

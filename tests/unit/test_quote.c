@@ -82,7 +82,7 @@ static acc_err quote_doc(struct fx *f, const char *doc, int64_t hold, int option
     acc_err rc = acc_xml_parse_offer(doc, strlen(doc), &lim, &o, err);
     if (rc)
         return rc;
-    struct acc_quote_request rq = {&o, doc, strlen(doc), hold, option};
+    struct acc_quote_request rq = {&o, doc, strlen(doc), hold, option, NULL};
     rc = acc_service_quote(f->svc, &rq, q, err);
     acc_offer_release(&o);
     return rc;
@@ -318,7 +318,7 @@ static acc_err commit_doc(struct fx *f, const char *qid, const char *doc, char i
     acc_err rc = acc_xml_parse_offer(doc, strlen(doc), &lim, &o, err);
     if (rc)
         return rc;
-    struct acc_submit s = {&o, doc, strlen(doc), NULL, false, qid};
+    struct acc_submit s = {&o, doc, strlen(doc), NULL, false, qid, NULL};
     struct acc_submission sub;
     rc = acc_service_submit(f->svc, &s, &sub, err);
     if (!rc) {

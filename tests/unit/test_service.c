@@ -75,7 +75,7 @@ static acc_err submit(struct acc_service *svc, const char *key, bool pending,
     struct acc_xml_limits lim = ACC_XML_LIMITS_DEFAULT;
     acc_err rc = acc_xml_parse_offer(doc, strlen(doc), &lim, &o, err);
     CU_ASSERT_EQUAL_FATAL(rc, ACC_OK);
-    struct acc_submit s = {&o, doc, strlen(doc), key, pending, NULL};
+    struct acc_submit s = {&o, doc, strlen(doc), key, pending, NULL, NULL};
     rc = acc_service_submit(svc, &s, out, err);
     /* A job took the offer (what is left is empty); a refusal leaves it. */
     if (rc == ACC_OK)
