@@ -222,6 +222,8 @@ acc_err svc_offer_usage(struct acc_service *svc, const struct svc_quota_who *w,
 struct svc_charge *svc_plan_charges(const struct acc_plan *p, int64_t duration, size_t *n);
 void svc_usage_init(struct svc_usage *u);
 void svc_usage_release(struct svc_usage *u);
+/* The owners kept now (those with a negotiation under way), for tests. */
+size_t svc_usage_kept(struct svc_usage *u);
 /* The store's owner of w's agreements and quotes. */
 struct acc_store_owner svc_quota_owner(const struct svc_quota_who *w);
 /* [database] max_rejected_per_user: after a of w was recorded Rejected,

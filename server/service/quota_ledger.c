@@ -20,7 +20,15 @@
  * Without [auth] every request is the one user's, and one client could
  * take all its places: each client address then has a set of its own
  * too (the store's open agreements from that address), bounded by
- * max_agreements_per_address, and an agreement takes a place in both. */
+ * max_agreements_per_address, and an agreement takes a place in both.
+ *
+ * Addresses come and go (a client of IPv6 has many): an address's set is
+ * only a cache of what the store says, so it is dropped once nobody uses
+ * it and none of its ids could be missing from the store (admitted longer
+ * than LOST_US ago: written, or never will be), and made again from the
+ * store when the address comes back.  So the sets kept are those of the
+ * addresses that admitted an agreement in the last two minutes, not of
+ * every address ever seen. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,7 +53,8 @@ struct ledger_user {
     size_t n, cap;
     struct entry *cand; /* stored, not admitted yet */
     size_t n_cand, cap_cand;
-    bool loaded; /* ids holds every open agreement the store had */
+    bool loaded;   /* ids holds every open agreement the store had */
+    unsigned refs; /* callers holding it (user_of to user_put), under the ledger's lock */
     struct ledger_user *next;
 };
 
@@ -55,22 +64,55 @@ void svc_ledger_init(struct svc_ledger *l)
     l->users = NULL;
 }
 
+static void user_free(struct ledger_user *u)
+{
+    pthread_mutex_destroy(&u->lock);
+    free(u->name);
+    free(u->ids);
+    free(u->cand);
+    free(u);
+}
+
 void svc_ledger_release(struct svc_ledger *l)
 {
     while (l->users) {
         struct ledger_user *u = l->users;
         l->users = u->next;
-        pthread_mutex_destroy(&u->lock);
-        free(u->name);
-        free(u->ids);
-        free(u->cand);
-        free(u);
+        user_free(u);
     }
     pthread_mutex_destroy(&l->lock);
 }
 
+/* Under the ledger's lock: whether an address's set may be dropped (see
+ * the top of the file).  Its own lock is not needed: with no reference
+ * nobody changes it. */
+static bool droppable(const struct ledger_user *u, int64_t now)
+{
+    if (!u->address || u->refs || u->n_cand)
+        return false;
+    for (size_t i = 0; i < u->n; i++)
+        if (u->ids[i].since && now - u->ids[i].since < LOST_US)
+            return false;
+    return true;
+}
+
+/* Under the ledger's lock: drops the address sets nobody needs. */
+static void sweep(struct svc_ledger *l)
+{
+    int64_t now = acc_mono_us();
+    for (struct ledger_user **p = &l->users; *p;) {
+        struct ledger_user *u = *p;
+        if (droppable(u, now)) {
+            *p = u->next;
+            user_free(u);
+        } else {
+            p = &u->next;
+        }
+    }
+}
+
 /* The user's (or with address, the client address's) entry, made when
- * new; NULL when out of memory. */
+ * new, held until user_put; NULL when out of memory. */
 static struct ledger_user *user_of(struct svc_ledger *l, const char *name, bool address)
 {
     if (!name)
@@ -79,6 +121,8 @@ static struct ledger_user *user_of(struct svc_ledger *l, const char *name, bool 
     struct ledger_user *u = l->users;
     while (u && (u->address != address || strcmp(u->name, name) != 0))
         u = u->next;
+    if (!u && address)
+        sweep(l);
     if (!u && (u = calloc(1, sizeof *u))) {
         u->address = address;
         if ((u->name = strdup(name))) {
@@ -90,8 +134,29 @@ static struct ledger_user *user_of(struct svc_ledger *l, const char *name, bool 
             u = NULL;
         }
     }
+    if (u)
+        u->refs++;
     pthread_mutex_unlock(&l->lock);
     return u;
+}
+
+/* Gives back user_of's entry (NULL does nothing); an address's empty set
+ * goes at once. */
+static void user_put(struct svc_ledger *l, struct ledger_user *u)
+{
+    if (!u)
+        return;
+    pthread_mutex_lock(&l->lock);
+    if (--u->refs == 0 && u->address && u->n == 0 && u->n_cand == 0) {
+        for (struct ledger_user **p = &l->users; *p; p = &(*p)->next) {
+            if (*p == u) {
+                *p = u->next;
+                user_free(u);
+                break;
+            }
+        }
+    }
+    pthread_mutex_unlock(&l->lock);
 }
 
 static ptrdiff_t find(const struct entry *v, size_t n, const char *id)
@@ -272,23 +337,26 @@ acc_err svc_ledger_admit(struct acc_service *svc, const struct svc_quota_who *w,
 {
     int64_t limit = w->q->agreements;
     struct ledger_user *u = NULL, *a = NULL;
+    acc_err rc = ACC_OK;
     if ((limit != ACC_QUOTA_UNLIMITED && !(u = user_of(&svc->ledger, w->user, false))) ||
-        (per_address(w) && !(a = user_of(&svc->ledger, w->address, true))))
-        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+        (per_address(w) && !(a = user_of(&svc->ledger, w->address, true)))) {
+        rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+        goto out;
+    }
     size_t open = 0;
-    acc_err rc = u ? admit_in(svc, u, limit, id, &open, err) : ACC_OK;
+    rc = u ? admit_in(svc, u, limit, id, &open, err) : ACC_OK;
     if (rc == ACC_ERR_QUOTA)
-        return acc_error_set(err, ACC_ERR_QUOTA,
-                             "%s%s has %zu open agreements, the most allowed ([%s] "
-                             "max_agreements = %" PRId64 "); terminate one or wait for one to end",
-                             w->user ? "" : "everyone (without [auth] one user) ",
-                             w->user ? w->user : "", open, w->section, limit);
+        rc = acc_error_set(err, ACC_ERR_QUOTA,
+                           "%s%s has %zu open agreements, the most allowed ([%s] "
+                           "max_agreements = %" PRId64 "); terminate one or wait for one to end",
+                           w->user ? "" : "everyone (without [auth] one user) ",
+                           w->user ? w->user : "", open, w->section, limit);
     if (rc || !a)
-        return rc;
+        goto out;
     /* Without [auth] one address may take its share of the one user's. */
     int64_t share = w->q->agreements_per_address;
     if (!(rc = admit_in(svc, a, share, id, &open, err)))
-        return ACC_OK;
+        goto out;
     if (u)
         forget_in(u, id);
     if (rc == ACC_ERR_QUOTA)
@@ -297,16 +365,23 @@ acc_err svc_ledger_admit(struct acc_service *svc, const struct svc_quota_who *w,
                            "may have without [auth] ([%s] max_agreements_per_address = %" PRId64
                            "); terminate one or wait for one to end",
                            w->address, open, w->section, share);
+out:
+    user_put(&svc->ledger, a);
+    user_put(&svc->ledger, u);
     return rc;
 }
 
 void svc_ledger_forget(struct acc_service *svc, const struct svc_quota_who *w, const char *id)
 {
     struct ledger_user *u;
-    if (w->q->agreements != ACC_QUOTA_UNLIMITED && (u = user_of(&svc->ledger, w->user, false)))
+    if (w->q->agreements != ACC_QUOTA_UNLIMITED && (u = user_of(&svc->ledger, w->user, false))) {
         forget_in(u, id);
-    if (per_address(w) && (u = user_of(&svc->ledger, w->address, true)))
+        user_put(&svc->ledger, u);
+    }
+    if (per_address(w) && (u = user_of(&svc->ledger, w->address, true))) {
         forget_in(u, id);
+        user_put(&svc->ledger, u);
+    }
 }
 
 static bool candidate_in(struct ledger_user *u, const char *id)
@@ -322,9 +397,13 @@ acc_err svc_ledger_candidate(struct acc_service *svc, const struct svc_quota_who
 {
     struct ledger_user *u;
     bool ok = true;
-    if (w->q->agreements != ACC_QUOTA_UNLIMITED)
+    if (w->q->agreements != ACC_QUOTA_UNLIMITED) {
         ok = (u = user_of(&svc->ledger, w->user, false)) && candidate_in(u, id);
-    if (ok && per_address(w))
+        user_put(&svc->ledger, u);
+    }
+    if (ok && per_address(w)) {
         ok = (u = user_of(&svc->ledger, w->address, true)) && candidate_in(u, id);
+        user_put(&svc->ledger, u);
+    }
     return ok ? ACC_OK : acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
 }

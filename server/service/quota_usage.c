@@ -18,7 +18,9 @@
  * concurrent offers of one owner see each other.
  *
  * The owner is the user with [auth]; without, the client address (or,
- * unknown, everyone as one). */
+ * unknown, everyone as one).  An owner's record lives while somebody uses
+ * it or it holds an admitted id, so the records kept are those of owners
+ * with a negotiation under way, not of every address ever seen. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +49,7 @@ struct usage_owner {
     char *key; /* "u:NAME", "a:ADDRESS" or "*" */
     pthread_mutex_t lock;
     struct entry *entries;
+    unsigned refs; /* callers holding it (owner_of to owner_put), under svc_usage's lock */
     struct usage_owner *next;
 };
 
@@ -62,19 +65,24 @@ static void entry_free(struct entry *e)
     free(e);
 }
 
+static void owner_free(struct usage_owner *o)
+{
+    while (o->entries) {
+        struct entry *e = o->entries;
+        o->entries = e->next;
+        entry_free(e);
+    }
+    pthread_mutex_destroy(&o->lock);
+    free(o->key);
+    free(o);
+}
+
 void svc_usage_release(struct svc_usage *u)
 {
     while (u->owners) {
         struct usage_owner *o = u->owners;
         u->owners = o->next;
-        while (o->entries) {
-            struct entry *e = o->entries;
-            o->entries = e->next;
-            entry_free(e);
-        }
-        pthread_mutex_destroy(&o->lock);
-        free(o->key);
-        free(o);
+        owner_free(o);
     }
     pthread_mutex_destroy(&u->lock);
 }
@@ -89,7 +97,18 @@ static bool unlimited(const struct svc_quota_who *w)
     return w->q->node_hours == ACC_QUOTA_UNLIMITED && w->q->mbit_hours == ACC_QUOTA_UNLIMITED;
 }
 
-/* The owner's entry, made when new; NULL when out of memory. */
+size_t svc_usage_kept(struct svc_usage *u)
+{
+    size_t n = 0;
+    pthread_mutex_lock(&u->lock);
+    for (const struct usage_owner *o = u->owners; o; o = o->next)
+        n++;
+    pthread_mutex_unlock(&u->lock);
+    return n;
+}
+
+/* The owner's entry, made when new, held until owner_put; NULL when out of
+ * memory. */
 static struct usage_owner *owner_of(struct svc_usage *u, const struct svc_quota_who *w)
 {
     char key[256];
@@ -113,8 +132,27 @@ static struct usage_owner *owner_of(struct svc_usage *u, const struct svc_quota_
             o = NULL;
         }
     }
+    if (o)
+        o->refs++;
     pthread_mutex_unlock(&u->lock);
     return o;
+}
+
+/* Gives back owner_of's entry; one that holds nothing goes.  Its entries
+ * are read without its lock: with no reference nobody changes them. */
+static void owner_put(struct svc_usage *u, struct usage_owner *o)
+{
+    pthread_mutex_lock(&u->lock);
+    if (--o->refs == 0 && !o->entries) {
+        for (struct usage_owner **p = &u->owners; *p; p = &(*p)->next) {
+            if (*p == o) {
+                *p = o->next;
+                owner_free(o);
+                break;
+            }
+        }
+    }
+    pthread_mutex_unlock(&u->lock);
 }
 
 static struct entry **find(struct usage_owner *o, const char *id)
@@ -233,8 +271,10 @@ static acc_err admit(struct acc_service *svc, const struct svc_quota_who *w, con
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     struct tally t;
     acc_err rc = tally_of(w, c, n, &t, err);
-    if (rc)
+    if (rc) {
+        owner_put(&svc->usage, o);
         return rc;
+    }
     pthread_mutex_lock(&o->lock);
     rc = count(svc, w, o, id, &t, err);
     if (!rc)
@@ -242,6 +282,7 @@ static acc_err admit(struct acc_service *svc, const struct svc_quota_who *w, con
     if (!rc && kept)
         rc = keep(o, id, &t, err);
     pthread_mutex_unlock(&o->lock);
+    owner_put(&svc->usage, o);
     free(t.v);
     if (rc == ACC_ERR_QUOTA)
         atomic_fetch_add(&svc->refused_quota, 1);
@@ -275,6 +316,7 @@ void svc_usage_forget(struct acc_service *svc, const struct svc_quota_who *w, co
         entry_free(e);
     }
     pthread_mutex_unlock(&o->lock);
+    owner_put(&svc->usage, o);
 }
 
 struct svc_charge *svc_plan_charges(const struct acc_plan *p, int64_t duration, size_t *n)

@@ -21,6 +21,8 @@
 #include "timefmt.h"
 #include "xml.h"
 
+#include "../../server/service/internal.h"
+
 static const char ini_fmt[] = "%s"
                               "[negotiation]\nlead_time = PT0S\n"
                               "[quota]\nmax_node_hours = 100\nmax_mbit_hours = 1000\n%s"
@@ -379,6 +381,19 @@ static void test_per_address(void)
                  "max_node_hours", "address 192.0.2.8");
     ACC_ASSERT_OK(run(&f, offer("x", "a", 50, 0, "PT2H", 0), "192.0.2.9", NULL, id, &err));
     CU_ASSERT_EQUAL(count(&f, "Observed", NULL), 4);
+    /* What is kept per address goes with its negotiations: 60 more
+     * addresses leave no record of node-hours behind. */
+    for (int i = 0; i < 60; i++) {
+        char from[32];
+        snprintf(from, sizeof from, "198.51.100.%d", i + 1);
+        ACC_ASSERT_OK(run(&f, offer("x", "a", 1, 0, "PT1M", 0), from, NULL, id, &err));
+        struct acc_agreement a;
+        struct acc_nego *wait = NULL;
+        ACC_ASSERT_OK(acc_service_terminate(f.svc, id, &a, &wait, &err));
+        acc_nego_release(wait);
+        acc_agreement_release(&a);
+    }
+    CU_ASSERT_EQUAL(svc_usage_kept(&f.svc->usage), 0);
     close_fx(&f);
 }
 
