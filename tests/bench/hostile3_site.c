@@ -31,6 +31,9 @@
 #include "../../site/site.h"
 
 #define BYTE_EVERY_US (15 * 1000000LL)
+/* How often a paused request is let run without a byte: paused in its
+ * body, libcurl reads nothing, not even an answer that came early. */
+#define POKE_US 1000000LL
 /* Hostile connections in their handshake or head at once. */
 #define OPENING 64
 
@@ -39,6 +42,7 @@ struct upload {
     CURL *h;
     bool headed; /* libcurl asked for the body: the head is sent */
     bool due, done;
+    int fd;        /* its socket (libcurl's callbacks); -1: none */
     unsigned sent; /* body bytes handed to libcurl */
     long code;     /* the answer's status; 0: none */
 };
@@ -67,6 +71,23 @@ static size_t one_byte(char *buf, size_t size, size_t n, void *arg)
     return 1;
 }
 
+/* libcurl's socket callbacks: which socket is the request's (libcurl says
+ * so only once a transfer is over). */
+static int note_socket(void *arg, curl_socket_t fd, curlsocktype purpose)
+{
+    (void)purpose;
+    ((struct upload *)arg)->fd = fd;
+    return CURL_SOCKOPT_OK;
+}
+
+static int close_socket(void *arg, curl_socket_t fd)
+{
+    struct upload *u = arg;
+    if (u->fd == fd)
+        u->fd = -1;
+    return close(fd);
+}
+
 static size_t drop(char *p, size_t size, size_t n, void *arg)
 {
     (void)p, (void)arg;
@@ -77,7 +98,7 @@ static size_t drop(char *p, size_t size, size_t n, void *arg)
 static void *slow_main(void *arg)
 {
     struct slowpeer *p = arg;
-    int64_t next = acc_mono_us() + BYTE_EVERY_US;
+    int64_t next = acc_mono_us() + BYTE_EVERY_US, poke = acc_mono_us() + POKE_US;
     while (!atomic_load(&p->stop)) {
         pthread_mutex_lock(&p->lock);
         p->opening = 0;
@@ -99,14 +120,17 @@ static void *slow_main(void *arg)
             curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &u->code);
             curl_multi_remove_handle(p->m, h);
         }
-        if (acc_mono_us() >= next) {
+        int64_t now = acc_mono_us();
+        if (now >= poke) {
+            bool byte = now >= next;
             for (unsigned i = 0; i < p->added; i++) {
                 if (!p->u[i].done) {
-                    p->u[i].due = true;
+                    p->u[i].due |= byte;
                     curl_easy_pause(p->u[i].h, CURLPAUSE_CONT);
                 }
             }
-            next += BYTE_EVERY_US;
+            next += byte ? BYTE_EVERY_US : 0;
+            poke = now + POKE_US;
         }
         pthread_mutex_unlock(&p->lock);
         curl_multi_poll(p->m, NULL, 0, 100, NULL);
@@ -151,6 +175,11 @@ static void slow_start(struct slowpeer *p, unsigned port, unsigned n)
         curl_easy_setopt(u->h, CURLOPT_HTTPHEADER, p->hdr);
         curl_easy_setopt(u->h, CURLOPT_WRITEFUNCTION, drop);
         curl_easy_setopt(u->h, CURLOPT_PRIVATE, (char *)u);
+        u->fd = -1;
+        curl_easy_setopt(u->h, CURLOPT_SOCKOPTFUNCTION, note_socket);
+        curl_easy_setopt(u->h, CURLOPT_SOCKOPTDATA, u);
+        curl_easy_setopt(u->h, CURLOPT_CLOSESOCKETFUNCTION, close_socket);
+        curl_easy_setopt(u->h, CURLOPT_CLOSESOCKETDATA, u);
     }
     pthread_mutex_init(&p->lock, NULL);
     pthread_create(&p->t, NULL, slow_main, p);
@@ -173,15 +202,12 @@ static void slow_stop(struct slowpeer *p)
 }
 
 /* Whether the site has closed the connection of a request libcurl still
- * runs: paused in its body, libcurl reads the end but goes on until a send
- * fails, a byte or two later. */
-static bool ended(CURL *h)
+ * runs: libcurl reads the end but goes on until a send fails, a byte or
+ * two (15 or 30 s) later. */
+static bool ended(const struct upload *u)
 {
-    curl_socket_t fd = CURL_SOCKET_BAD;
-    curl_easy_getinfo(h, CURLINFO_ACTIVESOCKET, &fd);
-    struct pollfd pf = {.fd = fd, .events = POLLRDHUP};
-    return fd != CURL_SOCKET_BAD && poll(&pf, 1, 0) == 1 &&
-           (pf.revents & (POLLRDHUP | POLLHUP | POLLERR));
+    struct pollfd pf = {.fd = u->fd, .events = POLLRDHUP};
+    return u->fd >= 0 && poll(&pf, 1, 0) == 1 && (pf.revents & (POLLRDHUP | POLLHUP | POLLERR));
 }
 
 /* What the hostile uploads got so far. */
@@ -193,7 +219,7 @@ static void slow_print(struct slowpeer *p, int64_t t0)
     for (unsigned i = 0; i < p->n; i++) {
         const struct upload *u = &p->u[i];
         if (!u->done)
-            ended(u->h) ? closed++ : sending++;
+            ended(u) ? closed++ : sending++;
         else if (u->code == 429)
             many++;
         else if (u->code)
@@ -207,7 +233,8 @@ static void slow_print(struct slowpeer *p, int64_t t0)
            (acc_mono_us() - t0) / 1e6, many, answered);
     if (answered)
         printf(" (e.g. HTTP %ld)", other);
-    printf(", %u closed without an answer, %u open and sending (%u body bytes sent at most)\n",
+    printf(", %u closed by the site with no answer read, %u open and sending (%u body bytes sent "
+           "at most)\n",
            closed, sending, most);
 }
 
