@@ -40,7 +40,9 @@
  *               time: libmicrohttpd reads no next request before); the bytes
  *               held for all clients, and for each client address, are
  *               bounded (max_unsent, client_unsent): an answer that would
- *               pass a bound while others are held is 503 instead
+ *               pass a bound while others are held is 503 instead, and a
+ *               client that already holds its share (or any, while all
+ *               clients' fill max_unsent) is 503 before its answer is made
  *
  * Every fault the layer makes is rendered by the daemon's fault hook (a
  * co:Fault, JSON or the protocol's <Fault>).  Routing is the daemon's, with

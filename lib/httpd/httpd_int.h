@@ -40,6 +40,8 @@ acc_err httpd_tally_open(struct httpd_tally *t, const void *key, size_t len, uns
  * or bytes. */
 acc_err httpd_tally_hold(struct httpd_tally *t, struct httpd_tally_entry *e, size_t n, size_t limit,
                          size_t *held);
+/* The answer bytes e holds now. */
+size_t httpd_tally_held(struct httpd_tally *t, struct httpd_tally_entry *e);
 /* n bytes of e's sent or dropped; NULL does nothing. */
 void httpd_tally_unhold(struct httpd_tally *t, struct httpd_tally_entry *e, size_t n);
 /* The connections of key open now. */

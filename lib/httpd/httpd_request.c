@@ -28,6 +28,7 @@ struct exchange {
     bool too_large;     /* the body is over max_body: discarded */
     bool refused;       /* the auth hook said no: the body is discarded, rs sent */
     bool waits_body;    /* its connection is held to the body's deadline */
+    bool fault;         /* the answer is the layer's fault: small, never held */
     long long declared; /* Content-Length, or -1 */
     size_t received;    /* body bytes so far */
     bool answered;
@@ -117,6 +118,38 @@ static bool hold(struct exchange *ex, size_t n, struct acc_error *err)
     return true;
 }
 
+/* Before an answer is made: a client whose unread answers already fill its
+ * share, or that holds some while all clients' fill max_unsent, is
+ * answered 503 at once rather than after its answer was built (slow
+ * readers of large lists kept the threads busy making answers that were
+ * then refused); a client that holds nothing is always served. */
+static bool holds_too_much(struct exchange *ex, struct acc_error *err)
+{
+    struct acc_httpd *d = ex->d;
+    const struct acc_httpd_options *o = &d->opt;
+    struct httpd_conn *c = d->addresses ? httpd_conn_of(ex->con) : NULL;
+    size_t held = c && c->address ? httpd_tally_held(d->addresses, c->address) : 0;
+    if (!held)
+        return false;
+    if (o->client_unsent && held >= o->client_unsent) {
+        acc_error_set(err, ACC_ERR_OVERLOADED,
+                      "answers this client has not yet read hold %zu KiB, the most allowed per "
+                      "client address ([server] client_unsent = %zu KiB): read them first",
+                      held >> 10, o->client_unsent >> 10);
+        return true;
+    }
+    size_t all = atomic_load(&d->unsent);
+    if (o->max_unsent && all >= o->max_unsent) {
+        acc_error_set(err, ACC_ERR_OVERLOADED,
+                      "answers not yet read by their clients hold %zu KiB, the most allowed "
+                      "([server] max_unsent = %zu KiB), %zu KiB of them this client's: read "
+                      "them first",
+                      all >> 10, o->max_unsent >> 10, held >> 10);
+        return true;
+    }
+    return false;
+}
+
 static void unhold(struct exchange *ex)
 {
     if (!ex->held)
@@ -132,7 +165,7 @@ static enum MHD_Result send_reply(struct exchange *ex)
     struct acc_httpd *d = ex->d;
     struct acc_httpd_reply *rs = &ex->rs;
     struct acc_error err;
-    if (rs->body.len && !hold(ex, rs->body.len, &err)) {
+    if (rs->body.len && !ex->fault && !hold(ex, rs->body.len, &err)) {
         /* the fault is small and not held: one per connection at most */
         atomic_fetch_add(&d->unsent_refused, 1);
         bool close = rs->close;
@@ -195,6 +228,7 @@ static enum MHD_Result send_reply(struct exchange *ex)
  * connection after it. */
 static enum MHD_Result refuse_err(struct exchange *ex, const struct acc_error *err, bool close)
 {
+    ex->fault = true;
     reply_release(&ex->rs);
     ex->rs.status = acc_err_http_status(err->code);
     ex->d->ops->fault(ex->d->app, &ex->rq, err, &ex->rs);
@@ -454,6 +488,11 @@ static enum MHD_Result whole(struct exchange *ex)
         return refuse(ex, ACC_ERR_NOMEM, true, "out of memory reading the request");
     ex->rq.body = ex->body.data ? ex->body.data : "";
     ex->rq.body_len = ex->body.len;
+    struct acc_error held;
+    if (holds_too_much(ex, &held)) {
+        atomic_fetch_add(&d->unsent_refused, 1);
+        return refuse_err(ex, &held, false);
+    }
     const char *type = d->opt.body_types && ex->body.len
                            ? acc_httpd_header(&ex->rq, MHD_HTTP_HEADER_CONTENT_TYPE)
                            : NULL;

@@ -144,6 +144,14 @@ acc_err httpd_tally_hold(struct httpd_tally *t, struct httpd_tally_entry *e, siz
     return rc;
 }
 
+size_t httpd_tally_held(struct httpd_tally *t, struct httpd_tally_entry *e)
+{
+    pthread_mutex_lock(&t->lock);
+    size_t n = e->bytes;
+    pthread_mutex_unlock(&t->lock);
+    return n;
+}
+
 void httpd_tally_unhold(struct httpd_tally *t, struct httpd_tally_entry *e, size_t n)
 {
     if (!e)

@@ -37,11 +37,13 @@
 static char certs[256];
 static char *big;                /* BIG bytes */
 static atomic_int auth_saw_body; /* the auth hook was given a body */
+static atomic_int handled;       /* answers the handle hook made */
 
 static void handle(void *app, const struct acc_httpd_request *rq, void *state,
                    struct acc_httpd_reply *rs)
 {
     (void)app, (void)state;
+    atomic_fetch_add(&handled, 1);
     rs->status = 200;
     rs->content_type = "text/plain";
     if (strcmp(rq->path, "/big") == 0) {
@@ -351,6 +353,35 @@ static void test_unsent_answers(void)
     acc_httpd_stop(d);
 }
 
+/* A client whose unread answers fill its share is refused before its
+ * next answer is made (making them cost the threads' time while slow
+ * readers held them); a client that holds nothing is served. */
+static void test_unsent_early(void)
+{
+    struct acc_httpd_options o = options();
+    o.max_unsent = 40u << 20;
+    o.client_unsent = 8u << 20;
+    struct acc_httpd *d = start(&o);
+    unsigned port = acc_httpd_port(d);
+    char buf[2048];
+    int a = acc_test_connect_from("127.0.67.1", port);
+    send_all(a, "GET /big HTTP/1.1\r\nHost: x\r\n\r\n");
+    /* alone, over its share: it goes */
+    CU_ASSERT_PTR_NOT_NULL(strstr(read_some(a, 3000, buf, sizeof buf), " 200 "));
+    int made = atomic_load(&handled);
+    ask("127.0.67.1", port, "GET / HTTP/1.1\r\nHost: x\r\n\r\n", buf, sizeof buf);
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, " 503 "));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "client_unsent"));
+    CU_ASSERT_EQUAL(atomic_load(&handled), made); /* refused before it was made */
+    ask("127.0.67.2", port, "GET / HTTP/1.1\r\nHost: x\r\n\r\n", buf, sizeof buf);
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, " 200 "));
+    struct acc_httpd_stats st;
+    acc_httpd_stats(d, &st);
+    CU_ASSERT_EQUAL(st.unsent_refused, 1);
+    close(a);
+    acc_httpd_stop(d);
+}
+
 /* --------------------------------------------------------------- headers */
 
 static const char *cert(const char *name)
@@ -444,6 +475,7 @@ static const struct acc_test_case tests[] = {
     {"a body that never comes is cut at its deadline", test_silent_body},
     {"at the connection limit the oldest idle connection makes room", test_limit_idle_make_room},
     {"unsent answers are bounded per address and in all", test_unsent_answers},
+    {"a client that holds its share of unsent answers is refused early", test_unsent_early},
     {"answers run nothing in a browser; HTTPS ones carry HSTS", test_headers},
     {NULL, NULL},
 };
