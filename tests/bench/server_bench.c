@@ -36,8 +36,7 @@ static const char config[] = "[server]\n"
                              "[database]\n"
                              "durable = yes\n"
                              /* one user fills the database: no bound on their open agreements */
-                             "[quota]\nmax_agreements = unlimited\nmax_node_hours = unlimited\n"
-                             "max_mbit_hours = unlimited\n"
+                             "[quota]\nmax_agreements = unlimited\n"
                              "[site a]\nadapter = sim-batch\nnodes = 1000000\n"
                              "[site b]\nadapter = sim-batch\nnodes = 1000000\n";
 

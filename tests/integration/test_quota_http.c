@@ -263,7 +263,7 @@ static long post_from(const char *from, const char *path, const char *doc, char 
     static char buf[65536];
     char req[8192];
     snprintf(req, sizeof req,
-             "POST %s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+             "POST %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
              "Content-Type: application/xml\r\nContent-Length: %zu\r\n\r\n%s",
              path, strlen(doc), doc);
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);

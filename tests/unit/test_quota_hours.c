@@ -381,11 +381,11 @@ static void test_per_address(void)
                  "max_node_hours", "address 192.0.2.8");
     ACC_ASSERT_OK(run(&f, offer("x", "a", 50, 0, "PT2H", 0), "192.0.2.9", NULL, id, &err));
     CU_ASSERT_EQUAL(count(&f, "Observed", NULL), 4);
-    /* What is kept per address goes with its negotiations: 60 more
-     * addresses leave no record of node-hours behind. */
-    for (int i = 0; i < 60; i++) {
+    /* What is kept per address is bounded: 300 more addresses leave at
+     * most 256 idle records of node-hours behind (quota_usage.c). */
+    for (int i = 0; i < 300; i++) {
         char from[32];
-        snprintf(from, sizeof from, "198.51.100.%d", i + 1);
+        snprintf(from, sizeof from, "198.51.%d.%d", 100 + i / 200, 1 + i % 200);
         ACC_ASSERT_OK(run(&f, offer("x", "a", 1, 0, "PT1M", 0), from, NULL, id, &err));
         struct acc_agreement a;
         struct acc_nego *wait = NULL;
@@ -393,7 +393,7 @@ static void test_per_address(void)
         acc_nego_release(wait);
         acc_agreement_release(&a);
     }
-    CU_ASSERT_EQUAL(svc_usage_kept(&f.svc->usage), 0);
+    CU_ASSERT_TRUE(svc_usage_kept(&f.svc->usage) <= 257);
     close_fx(&f);
 }
 
