@@ -53,16 +53,23 @@ EOF
 chmod 600 "$TMP/tokens"
 "$BUILD/accordd" --print-config >"$TMP/accord.ini" || exit 1
 printf '\n[auth]\ntokens = %s/tokens\n' "$TMP" >>"$TMP/accord.ini"
+# listening DIR: the URL accordd (started in DIR, its output in
+# DIR/accordd.out) says it listens on, waiting up to 10 s for it.
+listening() {
+    local url=
+    for _ in $(seq 100); do
+        url=$(sed -n 's/.*listening on \(http:[^ ]*\).*/\1/p' "$1/accordd.out")
+        [ -n "$url" ] && break
+        sleep 0.1
+    done
+    [ -n "$url" ] || { cat "$1/accordd.log" >&2; return 1; }
+    echo "$url"
+}
+
 (cd "$TMP" && exec "$BUILD/accordd" --config accord.ini --listen 127.0.0.1:0 \
     >"$TMP/accordd.out" 2>"$TMP/accordd.log") &
 PID=$!
-URL=
-for _ in $(seq 100); do
-    URL=$(sed -n 's/.*listening on \(http:[^ ]*\).*/\1/p' "$TMP/accordd.out")
-    [ -n "$URL" ] && break
-    sleep 0.1
-done
-[ -n "$URL" ] || { cat "$TMP/accordd.log"; echo "FAIL: accordd did not start"; exit 1; }
+URL=$(listening "$TMP") || { echo "FAIL: accordd did not start"; exit 1; }
 
 # A second accordd as the quick start runs it: loopback, no [auth]; what a
 # page of another site can do to it (tests/browser/hostile.test.mjs).
@@ -70,13 +77,7 @@ mkdir -p "$TMP/open"
 (cd "$TMP/open" && exec "$BUILD/accordd" --listen 127.0.0.1:0 \
     >"$TMP/open/accordd.out" 2>"$TMP/open/accordd.log") &
 OPEN_PID=$!
-OPEN_URL=
-for _ in $(seq 100); do
-    OPEN_URL=$(sed -n 's/.*listening on \(http:[^ ]*\).*/\1/p' "$TMP/open/accordd.out")
-    [ -n "$OPEN_URL" ] && break
-    sleep 0.1
-done
-[ -n "$OPEN_URL" ] || { cat "$TMP/open/accordd.log"; echo "FAIL: the second accordd did not start"; exit 1; }
+OPEN_URL=$(listening "$TMP/open") || { echo "FAIL: the second accordd did not start"; exit 1; }
 
 SHOTS=${ACCORD_UI_SHOTS:-$BUILD/ui-screenshots}
 mkdir -p "$SHOTS" "$TMP/profile"

@@ -38,7 +38,7 @@ static unsigned port_of(void)
 static long ask(const char *method, const char *path, const char *h1, const char *h2,
                 const char *body, struct http_reply *r)
 {
-    char url[128];
+    char url[sizeof fx.base + 128];
     snprintf(url, sizeof url, "%s%s", fx.base, path);
     const char *hdr[4] = {h1, h2, NULL, NULL};
     if (!h1)
