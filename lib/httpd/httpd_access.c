@@ -67,14 +67,13 @@ bool httpd_client_address(struct MHD_Connection *con, char *out, size_t size)
     return false;
 }
 
-void httpd_access_line(struct acc_httpd *d, struct MHD_Connection *con, const char *method,
+void httpd_access_line(struct acc_httpd *d, const char *address, const char *method,
                        const char *path, int status, const char *user, int64_t t0)
 {
     if (!d->opt.access_log || !method || !acc_log_enabled(ACC_LOG_INFO))
         return;
-    char addr[INET6_ADDRSTRLEN], m[3 * 16 + 4], p[3 * PATH_MAX_SAID + 4], u[3 * 64 + 4];
+    char m[3 * 16 + 4], p[3 * PATH_MAX_SAID + 4], u[3 * 64 + 4];
     char code[8] = "-";
-    httpd_client_address(con, addr, sizeof addr);
     said(method, 16, m, sizeof m);
     said(path ? path : "", PATH_MAX_SAID, p, sizeof p);
     if (user && user[0])
@@ -84,8 +83,8 @@ void httpd_access_line(struct acc_httpd *d, struct MHD_Connection *con, const ch
     if (status)
         snprintf(code, sizeof code, "%d", status);
     int64_t us = acc_mono_us() - t0;
-    acc_log_info("access: %s %s \"%s %s\" %s %" PRId64 ".%03d ms", addr, u, m, p, code, us / 1000,
-                 (int)(us % 1000));
+    acc_log_info("access: %s %s \"%s %s\" %s %" PRId64 ".%03d ms", address, u, m, p, code,
+                 us / 1000, (int)(us % 1000));
 }
 
 static void metric(struct acc_buf *out, const char *name, const char *type, const char *help)

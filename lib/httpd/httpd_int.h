@@ -161,7 +161,7 @@ void httpd_count_answer(struct acc_httpd *d, int status);
  * HTTPD_ADDRESS_LEN holds any. */
 #define HTTPD_ADDRESS_LEN 48
 bool httpd_client_address(struct MHD_Connection *con, char *out, size_t size);
-void httpd_access_line(struct acc_httpd *d, struct MHD_Connection *con, const char *method,
+void httpd_access_line(struct acc_httpd *d, const char *address, const char *method,
                        const char *path, int status, const char *user, int64_t t0);
 
 #endif

@@ -127,6 +127,8 @@ static bool holds_too_much(struct exchange *ex, struct acc_error *err)
 {
     struct acc_httpd *d = ex->d;
     const struct acc_httpd_options *o = &d->opt;
+    if (atomic_load(&d->unsent) == 0) /* nobody holds any: no lock taken */
+        return false;
     struct httpd_conn *c = d->addresses ? httpd_conn_of(ex->con) : NULL;
     size_t held = c && c->address ? httpd_tally_held(d->addresses, c->address) : 0;
     if (!held)
@@ -260,6 +262,8 @@ void *httpd_uri_seen(void *cls, const char *uri, struct MHD_Connection *con)
     ex->d = d;
     ex->con = con;
     ex->t0 = acc_mono_us();
+    /* once: the auth hook's and the access log's */
+    httpd_client_address(con, ex->address, sizeof ex->address);
     ex->rq.body = "";
     acc_buf_init(&ex->body);
     pthread_mutex_init(&ex->lock, NULL);
@@ -317,7 +321,7 @@ static enum MHD_Result who_asks(struct exchange *ex)
     }
     if (d->tls && httpd_peer_identity(ex->con, httpd_conn_of(ex->con), &ex->peer, NULL) == ACC_OK)
         ex->rq.peer = &ex->peer;
-    if (httpd_client_address(ex->con, ex->address, sizeof ex->address))
+    if (strcmp(ex->address, "-") != 0)
         ex->rq.address = ex->address;
     struct acc_httpd_who who = {.name = ""};
     if (d->ops->auth && !d->ops->auth(d->app, &ex->rq, ex->state, &who, &ex->rs)) {
@@ -587,7 +591,7 @@ void httpd_completed(void *cls, struct MHD_Connection *con, void **con_cls,
         httpd_park_count(d, -1);
     /* An answer whose sending failed is said with its status all the same:
      * the daemon did answer it. */
-    httpd_access_line(d, con, ex->rq.method, ex->rq.path, ex->status, ex->user, ex->t0);
+    httpd_access_line(d, ex->address, ex->rq.method, ex->rq.path, ex->status, ex->user, ex->t0);
     if (d->ops->release)
         d->ops->release(d->app, ex->state);
     reply_release(&ex->rs);
