@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "../common/log.h"
 #include "../common/sync.h"
@@ -95,6 +96,22 @@ static acc_err try_batch(struct acc_sql_conn *c, struct acc_sql_ticket *batch, b
     return brc;
 }
 
+/* Before a batch ended by a deadlock runs again: the other side was waiting
+ * for a lock the batch held, and is woken when it goes; run again at once,
+ * the batch would take the same rows before that program is scheduled and
+ * meet the same deadlock (a row whose last writer rolled back is free to
+ * the first who asks).  Some milliseconds, more at each try, with jitter so
+ * that two instances' batches do not retry in step. */
+static void deadlock_pause(unsigned tries)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    unsigned long ms = 10UL * tries + (unsigned long)(now.tv_nsec / 1000) % (10UL * tries);
+    struct timespec d = {.tv_sec = 0, .tv_nsec = (long)ms * 1000000L};
+    while (nanosleep(&d, &d) != 0 && errno == EINTR)
+        ;
+}
+
 /* Runs a batch in one transaction on the main connection.  Several
  * programs share a PostgreSQL database, and two batches may lock the same
  * rows in opposite orders: the one the server ends runs again, every job
@@ -106,8 +123,11 @@ static void run_batch(struct acc_sql_writer *w, struct acc_sql_ticket *batch)
     struct acc_sql_conn *c = acc_sql_main_lock(w->db);
     acc_err brc = ACC_OK;
     bool again = true;
-    for (unsigned n = 1; again; n++)
+    for (unsigned n = 1; again; n++) {
         brc = try_batch(c, batch, n == DEADLOCK_TRIES, &again, &berr);
+        if (again)
+            deadlock_pause(n);
+    }
     acc_sql_main_unlock(w->db);
     if (brc) {
         acc_log_error("%s", berr.msg);

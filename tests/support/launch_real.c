@@ -186,12 +186,24 @@ char *job_field(const char *id, const char *field)
     return v;
 }
 
+void print_job(const char *id)
+{
+    long st;
+    char *doc = get(id, "/launch", &st), *out = get(id, "/launch/output", &st);
+    fprintf(stderr, "job of %s:\n%s\noutput kept:\n%s\n", id, doc ? doc : "(none)",
+            out ? out : "(none)");
+    free(doc);
+    free(out);
+}
+
 /* The job ended by itself with exit status 0. */
 void assert_exited_ok(const char *id)
 {
     char *js = job_field(id, "State"), *ex = job_field(id, "ExitStatus");
     CU_ASSERT_STRING_EQUAL(js ? js : "", "exited");
     CU_ASSERT_STRING_EQUAL(ex ? ex : "", "0");
+    if (!js || !ex || strcmp(js, "exited") != 0 || strcmp(ex, "0") != 0)
+        print_job(id);
     free(js);
     free(ex);
 }

@@ -38,6 +38,9 @@ void states(const char *id, char **agreement, char **job);
 bool wait_agreement(const char *id, const char *want, int secs);
 bool wait_job(const char *id, const char *want, int secs);
 char *get(const char *id, const char *what, long *st);
+/* Prints the job's document and kept output to stderr: why an assertion
+ * about it failed. */
+void print_job(const char *id);
 char *job_field(const char *id, const char *field);
 /* The job ended by itself with exit status 0. */
 void assert_exited_ok(const char *id);
