@@ -46,6 +46,30 @@ acc_err acc_store_flush(struct acc_store *st, struct acc_error *err)
     return store_write(st, &flush, NULL, 0, err);
 }
 
+bool acc_store_writes_failing(struct acc_store *st, int64_t *for_us, char *msg, size_t len)
+{
+    return acc_sql_writer_failing(st->writer, for_us, msg, len);
+}
+
+static acc_err probe_job(struct acc_sql_conn *c, void *arg, struct acc_error *err)
+{
+    static const struct acc_sql_query probe = {
+        S_WRITE_PROBE, "INSERT INTO lease (name, holder, expires) VALUES ('write probe', '', ?) "
+                       "ON CONFLICT(name) DO UPDATE SET expires = excluded.expires"};
+    (void)arg;
+    struct acc_sql_stmt *s = acc_sql_prepare(c, &probe, err);
+    if (!s)
+        return acc_sql_failed(err);
+    acc_sql_bind_i64(s, acc_now());
+    return acc_sql_run(s, "write probe", err);
+}
+
+acc_err acc_store_write_probe(struct acc_store *st, struct acc_error *err)
+{
+    static const struct store_op op = {{probe_job, NULL}, NULL};
+    return store_write(st, &op, NULL, 0, err);
+}
+
 acc_err acc_store_ping(struct acc_store *st, struct acc_error *err)
 {
     /* PostgreSQL before 16 wants the subquery named */

@@ -116,25 +116,56 @@ acc_err acc_store_trace_get_version(struct acc_store *st, const char *id, unsign
  * agreement: begin marks it (one at a time; housekeeping leaves the
  * reservations of a marked agreement alone), then commit or abort. */
 
-/* Marks an Observed agreement as being modified; *version receives its
- * current version.  ACC_ERR_STATE (and nothing changes) when it is not
- * Observed or another modification is under way, with the reason. */
-acc_err acc_store_modify_begin(struct acc_store *st, const char *id, unsigned *version,
+/* Marks an Observed agreement as being modified by the modification
+ * numbered mark (in [1, INT32_MAX], its own: a mark is cleared only by
+ * the number that set it); *version receives its current version.
+ * ACC_ERR_STATE (and nothing changes) when it is not Observed or another
+ * modification is under way, with the reason. */
+acc_err acc_store_modify_begin(struct acc_store *st, const char *id, int64_t mark,
+                               unsigned *version, struct acc_error *err);
+/* Clears the mark if it is still mark (the modification failed; nothing
+ * else changes); *cleared (may be NULL) says whether it was. */
+acc_err acc_store_modify_abort(struct acc_store *st, const char *id, int64_t mark, bool *cleared,
                                struct acc_error *err);
-/* Clears the mark (the modification failed; nothing else changes). */
-acc_err acc_store_modify_abort(struct acc_store *st, const char *id, struct acc_error *err);
 /* In one transaction, only while the agreement is still Observed, marked
- * and at version `version` (else ACC_ERR_STATE, nothing changes): keeps
- * the current version as it is (its times and allocation) with `change`,
- * writes a's start, end, counters and allocation as version + 1, the trace
- * as that version's, and the journal entries given; clears the mark. */
+ * with mark and at version `version` (else ACC_ERR_STATE, nothing
+ * changes): keeps the current version as it is (its times and allocation)
+ * with `change`, writes a's start, end, counters and allocation as
+ * version + 1, the trace as that version's, and the journal entries given;
+ * clears the mark. */
 acc_err acc_store_modify_commit(struct acc_store *st, const struct acc_agreement *a,
-                                unsigned version, const char *change, const struct acc_trace *trace,
-                                const struct acc_booking *bookings, size_t n_bookings,
-                                struct acc_error *err);
+                                unsigned version, int64_t mark, const char *change,
+                                const struct acc_trace *trace, const struct acc_booking *bookings,
+                                size_t n_bookings, struct acc_error *err);
+/* Whether the commit of modification mark from `version` with `change`
+ * was made, read back after the answer of its commit was lost: version + 1
+ * exists with that change and the mark is gone. */
+acc_err acc_store_modify_outcome(struct acc_store *st, const char *id, unsigned version,
+                                 int64_t mark, const char *change, bool *committed,
+                                 struct acc_error *err);
 /* At start-up: no modification runs; clears every mark (the sweep then
  * cancels what a cut-short one had booked). */
 acc_err acc_store_modify_recover(struct acc_store *st, struct acc_error *err);
+/* ------------------------------------------------- unfinished work
+ * (store_settle.c).  What this process (its instance; on a file, the one
+ * process) left unfinished when a write failed and it lived on: rows last
+ * changed before `before`, each with its id (and a modification's mark).
+ * The service leaves out what it works on now and settles the rest. */
+struct acc_store_own {
+    char id[ACC_ID_LEN + 1];
+    int64_t mark; /* acc_store_own_marks: the modification's number */
+};
+/* Its agreements still Pending or PendingAndTerminating. */
+acc_err acc_store_own_pending(struct acc_store *st, acc_time before, struct acc_store_own **out,
+                              size_t *n, struct acc_error *err);
+/* Its marks of modifications (acc_store_modify_begin). */
+acc_err acc_store_own_marks(struct acc_store *st, acc_time before, struct acc_store_own **out,
+                            size_t *n, struct acc_error *err);
+/* Its Advisory quotes with journal entries: holds it was booking (at most
+ * 1000 at a time). */
+acc_err acc_store_own_holds(struct acc_store *st, acc_time before, struct acc_store_own **out,
+                            size_t *n, struct acc_error *err);
+
 /* One version of an agreement (0: the current one): the agreement with that
  * version's times and allocation; out->versions the current version.
  * ACC_ERR_NOT_FOUND for an unknown id or version. */
@@ -307,6 +338,12 @@ acc_err acc_store_backup(struct acc_store *st, const char *dest, int64_t *agreem
 
 /* A cheap read, for /healthz. */
 acc_err acc_store_ping(struct acc_store *st, struct acc_error *err);
+/* Whether writes fail for the database's sake (it is away, its disk is
+ * full) and none went through since: *for_us how long, msg why. */
+bool acc_store_writes_failing(struct acc_store *st, int64_t *for_us, char *msg, size_t len);
+/* A small write, to learn whether writes go through again (one row of the
+ * lease table, which no lease uses). */
+acc_err acc_store_write_probe(struct acc_store *st, struct acc_error *err);
 
 /* ------------------------------------------ several instances (PostgreSQL) */
 
@@ -372,9 +409,4 @@ acc_err acc_store_run_take(struct acc_store *st, const char *id, acc_time alive_
  * sweep then releases what they booked; the agreements keep their version. */
 acc_err acc_store_modify_orphans(struct acc_store *st, acc_time alive_since, size_t *cleared,
                                  struct acc_error *err);
-/* Agreements this instance negotiated, still Pending and unchanged since
- * before: those whose last write a database out of reach lost. */
-acc_err acc_store_pending_here(struct acc_store *st, acc_time before, char (**ids)[ACC_ID_LEN + 1],
-                               size_t *n, struct acc_error *err);
-
 #endif

@@ -30,8 +30,6 @@ static const struct acc_sql_query
                           "(SELECT id FROM instance WHERE seen >= ?))"},
     mine_stopped = {S_MINE_STOPPED, "SELECT id FROM agreement WHERE state = "
                                     "'PendingAndTerminating' AND instance = ?"},
-    mine_pending = {S_MINE_PENDING, "SELECT id FROM agreement WHERE state IN " NEGOTIATING
-                                    " AND instance = ?1 AND updated < ?2"},
     /* modifications marked by an instance not seen since ?: a dead one's */
     dead_marks = {S_DEAD_MARKS, "UPDATE agreement SET modifying = 0 WHERE modifying != 0 AND "
                                 "(instance IS NULL OR instance NOT IN "
@@ -281,12 +279,6 @@ acc_err acc_store_stopped_here(struct acc_store *st, char (**ids)[ACC_ID_LEN + 1
                                struct acc_error *err)
 {
     return ids_of(st, &mine_stopped, st->instance, 0, ids, n, err);
-}
-
-acc_err acc_store_pending_here(struct acc_store *st, acc_time before, char (**ids)[ACC_ID_LEN + 1],
-                               size_t *n, struct acc_error *err)
-{
-    return ids_of(st, &mine_pending, st->instance, before, ids, n, err);
 }
 
 /* ------------------------------------------------ dead modifications */

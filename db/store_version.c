@@ -15,11 +15,15 @@ static const struct acc_sql_query
     ver_state_pg =
         {S_VER_STATE,
          "SELECT state, version, modifying FROM agreement WHERE id = ? FOR NO KEY UPDATE"},
-    /* the mark names the instance that modifies (several instances: the
-     * leader clears the marks of dead ones, acc_store_modify_orphans) */
+    /* the mark is the modification's own number and names the instance
+     * that modifies (several instances: the leader clears the marks of dead
+     * ones, acc_store_modify_orphans) */
     ver_flag =
         {S_VER_FLAG,
          "UPDATE agreement SET modifying = ?, instance = coalesce(?, instance) WHERE id = ?"},
+    /* a mark cleared by the modification that set it, and only that one */
+    ver_unflag = {S_VER_UNFLAG,
+                  "UPDATE agreement SET modifying = 0 WHERE id = ? AND modifying = ?"},
     ver_snapshot =
         {S_VER_SNAPSHOT,
          "INSERT INTO agreement_version (agreement, version, created, replaced, "
@@ -43,15 +47,20 @@ static const struct acc_sql_query
     ver_bump = {S_VER_BUMP, "UPDATE agreement SET version = version + 1, modifying = 0, "
                             "updated = ?, start_time = ?, end_time = ?, rounds = ?, "
                             "rollbacks = ?, change = ?, signature = ? WHERE id = ?"},
+    /* ?2: the version a modification would have made */
+    ver_outcome = {S_VER_OUTCOME,
+                   "SELECT a.version, a.modifying, CASE WHEN a.version = ?2 THEN a.change ELSE "
+                   "(SELECT v.change FROM agreement_version v WHERE v.agreement = a.seq AND "
+                   "v.version = ?2) END FROM agreement a WHERE a.id = ?1"},
     ver_recover = {S_VER_RECOVER, "UPDATE agreement SET modifying = 0 WHERE modifying != 0"};
 
 /* The state, version and mark of an agreement inside the writer's
  * transaction. */
 static acc_err read_mark(struct acc_sql_conn *c, const char *id, enum acc_state *state,
-                         unsigned *version, bool *modifying, struct acc_error *err)
+                         unsigned *version, int64_t *modifying, struct acc_error *err)
 {
     *version = 0;
-    *modifying = false;
+    *modifying = 0;
     struct acc_sql_stmt *s = acc_sql_prepare(c, acc_sql_pick(c, &ver_state, &ver_state_pg), err);
     if (!s)
         return acc_sql_failed(err);
@@ -66,7 +75,7 @@ static acc_err read_mark(struct acc_sql_conn *c, const char *id, enum acc_state 
         if (!v || !acc_state_parse(v, state))
             rc = acc_error_set(err, ACC_ERR_STORAGE, "agreement %s has a bad state", id);
         *version = (unsigned)acc_sql_col_i64(s, 1);
-        *modifying = acc_sql_col_i64(s, 2) != 0;
+        *modifying = acc_sql_col_i64(s, 2);
     } else if (!rc) {
         rc = acc_error_set(err, ACC_ERR_NOT_FOUND, "no agreement with id '%.40s'", id);
     }
@@ -74,13 +83,13 @@ static acc_err read_mark(struct acc_sql_conn *c, const char *id, enum acc_state 
     return rc;
 }
 
-static acc_err set_mark(struct acc_sql_conn *c, const char *id, bool on, const char *instance,
+static acc_err set_mark(struct acc_sql_conn *c, const char *id, int64_t mark, const char *instance,
                         struct acc_error *err)
 {
     struct acc_sql_stmt *s = acc_sql_prepare(c, &ver_flag, err);
     if (!s)
         return acc_sql_failed(err);
-    acc_sql_bind_i64(s, on);
+    acc_sql_bind_i64(s, mark);
     acc_sql_bind_text(s, instance);
     acc_sql_bind_text(s, id);
     return acc_sql_run(s, "mark modification", err);
@@ -88,6 +97,7 @@ static acc_err set_mark(struct acc_sql_conn *c, const char *id, bool on, const c
 
 struct begin_arg {
     const char *id, *instance;
+    int64_t mark;
     unsigned version;
 };
 
@@ -95,7 +105,7 @@ static acc_err begin_job(struct acc_sql_conn *c, void *arg, struct acc_error *er
 {
     struct begin_arg *x = arg;
     enum acc_state st;
-    bool modifying;
+    int64_t modifying;
     acc_err rc = read_mark(c, x->id, &st, &x->version, &modifying, err);
     if (rc)
         return rc;
@@ -108,34 +118,57 @@ static acc_err begin_job(struct acc_sql_conn *c, void *arg, struct acc_error *er
                              "agreement %s is being modified by another request; try again "
                              "when it is done",
                              x->id);
-    return set_mark(c, x->id, true, x->instance, err);
+    return set_mark(c, x->id, x->mark, x->instance, err);
 }
 
-acc_err acc_store_modify_begin(struct acc_store *st, const char *id, unsigned *version,
-                               struct acc_error *err)
+acc_err acc_store_modify_begin(struct acc_store *st, const char *id, int64_t mark,
+                               unsigned *version, struct acc_error *err)
 {
     static const struct store_op op = {{begin_job, NULL}, NULL};
-    struct begin_arg x = {id, acc_store_instance(st), 0};
+    if (mark <= 0 || mark > INT32_MAX)
+        return acc_error_set(err, ACC_ERR_INTERNAL, "modification mark %lld out of range",
+                             (long long)mark);
+    struct begin_arg x = {id, acc_store_instance(st), mark, 0};
     acc_err rc = store_write(st, &op, &x, 0, err);
     if (!rc)
         *version = x.version;
     return rc;
 }
 
-static acc_err abort_job(struct acc_sql_conn *c, void *arg, struct acc_error *err)
+struct unmark_arg {
+    const char *id;
+    int64_t mark;
+    bool cleared;
+};
+
+static acc_err unmark_job(struct acc_sql_conn *c, void *arg, struct acc_error *err)
 {
-    return set_mark(c, arg, false, NULL, err);
+    struct unmark_arg *x = arg;
+    struct acc_sql_stmt *s = acc_sql_prepare(c, &ver_unflag, err);
+    if (!s)
+        return acc_sql_failed(err);
+    acc_sql_bind_text(s, x->id);
+    acc_sql_bind_i64(s, x->mark);
+    acc_err rc = acc_sql_run(s, "clear modification mark", err);
+    x->cleared = !rc && acc_sql_changes(c) > 0;
+    return rc;
 }
 
-acc_err acc_store_modify_abort(struct acc_store *st, const char *id, struct acc_error *err)
+acc_err acc_store_modify_abort(struct acc_store *st, const char *id, int64_t mark, bool *cleared,
+                               struct acc_error *err)
 {
-    static const struct store_op op = {{abort_job, NULL}, NULL};
-    return store_write(st, &op, (void *)id, 0, err);
+    static const struct store_op op = {{unmark_job, NULL}, NULL};
+    struct unmark_arg x = {id, mark, false};
+    acc_err rc = store_write(st, &op, &x, 0, err);
+    if (cleared)
+        *cleared = x.cleared;
+    return rc;
 }
 
 struct commit_arg {
     const struct acc_agreement *a;
     unsigned version;
+    int64_t mark;
     const char *change;
     const struct acc_trace *trace;
     const struct acc_booking *bookings;
@@ -160,11 +193,11 @@ static acc_err commit_job(struct acc_sql_conn *c, void *arg, struct acc_error *e
     const struct acc_agreement *a = x->a;
     enum acc_state st;
     unsigned version;
-    bool modifying;
+    int64_t modifying;
     acc_err rc = read_mark(c, a->id, &st, &version, &modifying, err);
     if (rc)
         return rc;
-    if (st != ACC_STATE_OBSERVED || !modifying || version != x->version)
+    if (st != ACC_STATE_OBSERVED || modifying != x->mark || version != x->version)
         return acc_error_set(err, ACC_ERR_STATE, "agreement %s is %s (version %u)", a->id,
                              acc_state_name(st), version);
     if ((rc = snapshot(c, &ver_snapshot, a->id, a->updated, err)) ||
@@ -197,13 +230,46 @@ static acc_err commit_job(struct acc_sql_conn *c, void *arg, struct acc_error *e
 }
 
 acc_err acc_store_modify_commit(struct acc_store *st, const struct acc_agreement *a,
-                                unsigned version, const char *change, const struct acc_trace *trace,
-                                const struct acc_booking *bookings, size_t n_bookings,
-                                struct acc_error *err)
+                                unsigned version, int64_t mark, const char *change,
+                                const struct acc_trace *trace, const struct acc_booking *bookings,
+                                size_t n_bookings, struct acc_error *err)
 {
     static const struct store_op op = {{commit_job, NULL}, NULL};
-    struct commit_arg x = {a, version, change, trace, bookings, n_bookings};
+    struct commit_arg x = {a, version, mark, change, trace, bookings, n_bookings};
     return store_write(st, &op, &x, 0, err);
+}
+
+acc_err acc_store_modify_outcome(struct acc_store *st, const char *id, unsigned version,
+                                 int64_t mark, const char *change, bool *committed,
+                                 struct acc_error *err)
+{
+    *committed = false;
+    struct acc_sql_conn *c;
+    acc_err rc = acc_sql_read_begin(st->db, &c, err);
+    if (rc)
+        return rc;
+    struct acc_sql_stmt *s = acc_sql_prepare(c, &ver_outcome, err);
+    bool row = false;
+    if (!s) {
+        rc = acc_sql_failed(err);
+    } else {
+        acc_sql_bind_text(s, id);
+        acc_sql_bind_i64(s, (int64_t)version + 1);
+        if (!(rc = acc_sql_bound(s, "read the outcome of a modification", err)))
+            rc = acc_sql_step(s, &row, "read the outcome of a modification", err);
+    }
+    if (!rc && !row) {
+        rc = acc_error_set(err, ACC_ERR_NOT_FOUND, "no agreement with id '%.40s'", id);
+    } else if (!rc) {
+        /* still marked by it: not made; made: that version, its change */
+        const char *made = acc_sql_col_text(s, 2);
+        *committed = acc_sql_col_i64(s, 1) != mark && acc_sql_col_i64(s, 0) > (int64_t)version &&
+                     made && change && strcmp(made, change) == 0;
+    }
+    if (s)
+        acc_sql_done(s);
+    acc_sql_read_end(st->db, c);
+    return rc;
 }
 
 static acc_err recover_job(struct acc_sql_conn *c, void *arg, struct acc_error *err)

@@ -7,6 +7,8 @@
 #include <time.h>
 
 #include "../common/log.h"
+#include "../common/strutil.h"
+#include "../common/timefmt.h"
 #include "../common/sync.h"
 #include "sql_internal.h"
 
@@ -35,6 +37,10 @@ struct acc_sql_writer {
     unsigned awaited; /* writes in the queue that someone waits for */
     bool committing;  /* a batch runs (on the writer's thread or a waiter's) */
     bool stopping;
+    /* The last write's outcome for the database itself (not a job's own
+     * refusal): failing since then, with why (acc_sql_writer_failing). */
+    int64_t failing_since; /* acc_mono_us(); 0: the last write went through */
+    char failing_msg[256];
 
     pthread_t thread, checkpointer;
     bool started, checkpointer_started;
@@ -138,9 +144,31 @@ static void run_batch(struct acc_sql_writer *w, struct acc_sql_ticket *batch)
     }
 }
 
+/* Whether the database itself failed a write (it is away, its disk is
+ * full, its file cannot be written), rather than the job refusing. */
+static bool storage_failed(acc_err rc)
+{
+    return rc == ACC_ERR_STORAGE || rc == ACC_ERR_STORAGE_AWAY;
+}
+
 /* Settles a finished batch; the caller holds the lock. */
 static void settle(struct acc_sql_writer *w, struct acc_sql_ticket *batch)
 {
+    const struct acc_sql_ticket *failed = NULL;
+    bool wrote = false;
+    for (const struct acc_sql_ticket *t = batch; t; t = t->next) {
+        if (storage_failed(t->rc))
+            failed = failed ? failed : t;
+        else if (!t->rc)
+            wrote = true;
+    }
+    if (failed) {
+        if (!w->failing_since)
+            w->failing_since = acc_mono_us();
+        acc_strlcpy(w->failing_msg, failed->err.msg, sizeof w->failing_msg);
+    } else if (wrote) {
+        w->failing_since = 0;
+    }
     for (struct acc_sql_ticket *t = batch, *next; t; t = next) {
         next = t->next;
         if (t->owned && t->job->release)
@@ -155,6 +183,18 @@ static void settle(struct acc_sql_writer *w, struct acc_sql_ticket *batch)
         }
     }
     pthread_cond_broadcast(&w->done);
+}
+
+bool acc_sql_writer_failing(struct acc_sql_writer *w, int64_t *for_us, char *msg, size_t len)
+{
+    pthread_mutex_lock(&w->lock);
+    int64_t since = w->failing_since;
+    if (since && msg && len)
+        acc_strlcpy(msg, w->failing_msg, len);
+    pthread_mutex_unlock(&w->lock);
+    if (for_us)
+        *for_us = since ? acc_mono_us() - since : 0;
+    return since != 0;
 }
 
 static bool stopping(void *arg)

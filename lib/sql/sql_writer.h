@@ -75,6 +75,11 @@ acc_err acc_sql_write_queue(struct acc_sql_writer *w, const struct acc_sql_job *
  * committed, and frees the ticket; the write's result. */
 acc_err acc_sql_write_wait(struct acc_sql_writer *w, struct acc_sql_ticket *t,
                            struct acc_error *err);
+/* Whether the last write the database itself failed (away, a full disk,
+ * a file that cannot be written: not a job's own refusal) has had no write
+ * go through since: then *for_us (may be NULL) how long, in microseconds,
+ * and msg (may be NULL) why. */
+bool acc_sql_writer_failing(struct acc_sql_writer *w, int64_t *for_us, char *msg, size_t len);
 /* Gives up a ticket nobody will wait for (its failure is then logged).
  * NULL does nothing. */
 void acc_sql_write_forget(struct acc_sql_writer *w, struct acc_sql_ticket *t);

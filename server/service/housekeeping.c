@@ -252,6 +252,7 @@ void *svc_housekeeping_main(void *arg)
         pthread_mutex_unlock(&svc->lock);
         /* shared: the beat first; what must happen once, by the leader */
         svc_instance_duties(svc);
+        svc_leftovers(svc);
         svc_instance_recover(svc);
         if (svc_instance_leads(svc))
             housekeeping_pass(svc);

@@ -81,32 +81,6 @@ static void stop_asked(struct acc_service *svc)
     free(ids);
 }
 
-/* Negotiations of this instance that ended while the database was out of
- * reach, so that their end was never written: Pending in the store, in no
- * queue here.  Ended as interrupted (their reservations go with the
- * sweep, their Idempotency-Key may be negotiated again). */
-static void end_stranded(struct acc_service *svc)
-{
-    char(*ids)[ACC_ID_LEN + 1] = NULL;
-    size_t n = 0, k = 0;
-    struct acc_error err;
-    if (acc_store_pending_here(svc->store, acc_now() - svc->cfg->lease, &ids, &n, &err)) {
-        acc_log_warn("instances: %s", err.msg);
-        return;
-    }
-    for (size_t i = 0; i < n; i++) {
-        struct acc_nego *job = svc_queue_find(svc, ids[i]);
-        if (job)
-            acc_nego_release(job); /* still negotiating */
-        else
-            memcpy(ids[k++], ids[i], sizeof ids[i]);
-    }
-    if (k)
-        acc_log_warn("%zu negotiation(s) whose end was not written (database away)", k);
-    svc_end_interrupted(svc, ids, k, 0);
-    free(ids);
-}
-
 void svc_instance_beat(struct acc_service *svc)
 {
     if (!svc->shared)
@@ -185,7 +159,6 @@ void svc_instance_duties(struct acc_service *svc)
     if (atomic_exchange(&svc->new_leader, false) && svc_provision_recover(svc, &err))
         acc_log_error("instances: %s", err.msg);
     stop_asked(svc);
-    end_stranded(svc);
     svc_runs_beat(svc);
 }
 

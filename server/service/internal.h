@@ -136,6 +136,10 @@ struct acc_service {
     /* Held while open quotes are counted and a new one is stored, so that
      * concurrent quotes cannot all pass the count (quote.c). */
     pthread_mutex_t quote_lock;
+    /* The quotes whose hold is being booked here (quote_hold.c): their
+     * journal entries are not leftovers (leftovers.c). */
+    pthread_mutex_t holding_lock;
+    struct svc_holding *holding;
     pthread_mutex_t lock;
     pthread_cond_t wake; /* housekeeping and close */
     atomic_bool stopping;
@@ -164,6 +168,32 @@ struct acc_service {
     atomic_uint_least64_t pruned_rejected;                  /* max_rejected_per_user */
     atomic_bool backing_up;                                 /* a backup runs (one at a time) */
 };
+
+/* modify_plan.c: what a change books.  One engine item per reservation of
+ * the current version with its new amount (the items named anew by the
+ * engine; each replaces its old key). */
+struct svc_mod_plan {
+    struct acc_engine_item items[2 * ACC_MODIFY_MAX + 64];
+    char labels[2 * ACC_MODIFY_MAX + 64][96];
+    char old_keys[2 * ACC_MODIFY_MAX + 64][ACC_KEY_MAX]; /* what each item replaces */
+    size_t n;
+    size_t *item_of_comp, *item_of_link; /* SIZE_MAX: none */
+};
+/* A component's (a link's) amount after the change m. */
+int64_t svc_mod_new_nodes(const struct acc_modification *m, const struct acc_alloc_component *c);
+int64_t svc_mod_new_bandwidth(const struct acc_modification *m, const struct acc_alloc_link *l);
+/* Checks the names and amounts of m against a and builds the items of p
+ * (p->item_of_comp and item_of_link allocated: the caller frees them). */
+acc_err svc_mod_make_plan(struct acc_service *svc, const struct acc_agreement *a,
+                          const struct acc_modification *m, struct svc_mod_plan *p,
+                          struct acc_error *err);
+/* What m changes, in words (the version's `change`); NULL: nothing, or no
+ * memory. */
+char *svc_mod_describe(const struct acc_agreement *a, const struct acc_modification *m,
+                       acc_time start, acc_time end);
+/* Fills a (the current version) with the new one, booked as p says. */
+acc_err svc_mod_apply(struct acc_agreement *a, const struct acc_modification *m,
+                      const struct svc_mod_plan *p, acc_time start, acc_time end);
 
 /* modify.c: the checks of a change that need no store (an id that can
  * exist, something to change), and the change itself, run by a
@@ -296,11 +326,16 @@ acc_err svc_negotiate(struct acc_service *svc, struct acc_nego *job, struct acc_
 void svc_reject(struct acc_agreement *a, acc_err code, const char *reason);
 /* Lets go of a's run (an agreement that will not start a job). */
 void svc_drop_run(struct acc_agreement *a);
+/* ACC_ERR_INTERRUPTED, with err saying so, when agreement id was ended by
+ * recovery (another instance took this one for stopped while the database
+ * was out of reach) rather than terminated by a client; else ACC_OK. */
+acc_err svc_ended_by_recovery(struct acc_service *svc, const char *id, struct acc_error *err);
 /* Records the end of a, which did not become Observed (Rejected, or
  * Terminated when stopped), from the states in `from`, with the trace if
  * not NULL.  When a terminate came first (the store answers ACC_ERR_STATE)
  * it is recorded as Terminated from PendingAndTerminating instead, with
- * terminated_reason (NULL keeps a's reason), and *terminated is set.
+ * terminated_reason (NULL keeps a's reason), and *terminated is set; if
+ * recovery ended it instead, ACC_ERR_INTERRUPTED (svc_ended_by_recovery).
  * Returns the last write's code; err says why it failed. */
 acc_err svc_settle_rejected(struct acc_service *svc, struct acc_agreement *a, unsigned from,
                             const struct acc_trace *trace, const char *terminated_reason,
@@ -342,6 +377,12 @@ void svc_quote_expire(struct acc_service *svc);
  * become Rejected, so that the sweep that follows releases what they
  * booked. */
 void svc_quote_recover(struct acc_service *svc, acc_time alive_since);
+/* The quote id, whose hold was cut short, Rejected (why: by what); with
+ * alive_since (not 0) only while its instance is still not seen since. */
+acc_err svc_quote_reject_cut(struct acc_service *svc, const char *id, acc_time alive_since,
+                             const char *why);
+/* Whether the hold of quote id is being booked here now. */
+bool svc_quote_holding(struct acc_service *svc, const char *id);
 /* quote.c: the checks of acc_service_quote before anything is stored. */
 acc_err svc_quote_check(struct acc_service *svc, const struct acc_quote_request *rq, acc_time now,
                         acc_time *earliest, acc_time *deadline, struct acc_error *err);
@@ -374,6 +415,13 @@ void *svc_housekeeping_main(void *arg);
 void svc_end_interrupted(struct acc_service *svc, char (*ids)[ACC_ID_LEN + 1], size_t n,
                          acc_time alive_since);
 
+/* leftovers.c: at every housekeeping pass, on either database, what this
+ * process left unfinished when a write failed (the database away, a full
+ * disk) and nothing works on any more: its negotiations ended as
+ * interrupted, its modifications' marks cleared, its cut-short holds
+ * Rejected; the sweep then releases what they booked. */
+void svc_leftovers(struct acc_service *svc);
+
 /* instances.c: several instances on one database */
 acc_err svc_instance_open(struct acc_service *svc, struct acc_error *err);
 /* This instance's row and the leader lease renewed (nothing else: in a
@@ -385,8 +433,8 @@ void *svc_instance_main(void *arg);
  * instance's, so that the others take over at their next beat. */
 void svc_instance_leave(struct acc_service *svc);
 /* At every housekeeping pass: negotiations another instance was asked to
- * terminate stopped, those whose end was lost ended, runs followed
- * (runs.c), and a new leader's links provisioned again. */
+ * terminate stopped, runs followed (runs.c), and a new leader's links
+ * provisioned again (those whose end was lost: svc_leftovers). */
 void svc_instance_duties(struct acc_service *svc);
 /* Whether this instance may judge others dead: it leads, and it has
  * reached the database for longer than an instance may go unseen (after

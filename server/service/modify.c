@@ -4,249 +4,18 @@
  * current, then the old reservations are cancelled.  On any failure the
  * new reservations are cancelled and nothing else changes. */
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "../../lib/common/buf.h"
 #include "../../lib/common/id.h"
 #include "../../lib/common/log.h"
 #include "../../lib/common/strutil.h"
 #include "internal.h"
-
-/* One engine item per reservation of the current version. */
-struct mod_plan {
-    struct acc_engine_item items[2 * ACC_MODIFY_MAX + 64];
-    char labels[2 * ACC_MODIFY_MAX + 64][96];
-    char old_keys[2 * ACC_MODIFY_MAX + 64][ACC_KEY_MAX]; /* what each item replaces */
-    size_t n;
-    size_t *item_of_comp, *item_of_link; /* SIZE_MAX: none */
-};
-
-/* The item with reservation key `key`, made when new. */
-static acc_err item_for(struct mod_plan *p, const char *key, enum acc_resource_kind kind,
-                        const char *name, struct acc_adapter *ad, size_t *out,
-                        struct acc_error *err)
-{
-    for (size_t k = 0; k < p->n; k++) {
-        if (strcmp(p->items[k].booking.key, key) == 0) {
-            *out = k;
-            return ACC_OK;
-        }
-    }
-    if (p->n == sizeof p->items / sizeof p->items[0])
-        return acc_error_set(err, ACC_ERR_INVALID, "the agreement has too many reservations");
-    if (!ad)
-        return acc_error_set(err, ACC_ERR_INTERNAL, "no adapter for %s", name);
-    struct acc_engine_item *it = &p->items[p->n];
-    memset(it, 0, sizeof *it);
-    acc_strlcpy(it->booking.key, key, sizeof it->booking.key); /* the old key, until booked */
-    acc_strlcpy(p->old_keys[p->n], key, sizeof p->old_keys[p->n]);
-    it->replaces = p->old_keys[p->n];
-    snprintf(p->labels[p->n], sizeof p->labels[p->n], "%s %s",
-             kind == ACC_RES_NODES ? "site" : "link", name);
-    it->adapter = ad;
-    it->res = (struct acc_resource){kind, name, 0};
-    it->label = p->labels[p->n];
-    *out = p->n++;
-    return ACC_OK;
-}
-
-static int64_t new_nodes(const struct acc_modification *m, const struct acc_alloc_component *c)
-{
-    for (size_t i = 0; i < m->n_nodes; i++)
-        if (strcmp(m->nodes[i].name, c->name) == 0)
-            return m->nodes[i].value;
-    return c->nodes;
-}
-
-static int64_t new_bandwidth(const struct acc_modification *m, const struct acc_alloc_link *l)
-{
-    for (size_t i = 0; i < m->n_bandwidth; i++)
-        if (strcmp(m->bandwidth[i].name, l->name) == 0)
-            return m->bandwidth[i].value;
-    return l->bandwidth;
-}
-
-/* Checks the names and amounts of m against a. */
-static acc_err check_names(const struct acc_agreement *a, const struct acc_modification *m,
-                           struct acc_error *err)
-{
-    for (size_t i = 0; i < m->n_nodes; i++) {
-        size_t k = 0;
-        while (k < a->n_comps && strcmp(a->comps[k].name, m->nodes[i].name) != 0)
-            k++;
-        if (k == a->n_comps)
-            return acc_error_set(err, ACC_ERR_NOT_FOUND, "agreement %s has no component '%.63s'",
-                                 a->id, m->nodes[i].name);
-        if (m->nodes[i].value < 1)
-            return acc_error_set(err, ACC_ERR_INVALID,
-                                 "component %s: at least 1 node (asked: %" PRId64
-                                 "); terminate the agreement to give every node back",
-                                 a->comps[k].name, m->nodes[i].value);
-    }
-    for (size_t i = 0; i < m->n_bandwidth; i++) {
-        size_t k = 0;
-        while (k < a->n_links && strcmp(a->links[k].name, m->bandwidth[i].name) != 0)
-            k++;
-        if (k == a->n_links)
-            return acc_error_set(err, ACC_ERR_NOT_FOUND, "agreement %s has no link '%.63s'", a->id,
-                                 m->bandwidth[i].name);
-        if (m->bandwidth[i].value < 1)
-            return acc_error_set(err, ACC_ERR_INVALID,
-                                 "link %s: at least 1 Mbit/s (asked: %" PRId64 ")",
-                                 a->links[k].name, m->bandwidth[i].value);
-        if (!a->links[k].reservation)
-            return acc_error_set(err, ACC_ERR_INVALID,
-                                 "link %s joins two components on one site and has no "
-                                 "bandwidth reservation to change",
-                                 a->links[k].name);
-    }
-    return ACC_OK;
-}
-
-/* An item per node reservation, with the components' new nodes. */
-static acc_err plan_nodes(struct acc_service *svc, const struct acc_agreement *a,
-                          const struct acc_modification *m, struct mod_plan *p,
-                          struct acc_error *err)
-{
-    acc_err rc;
-    for (size_t i = 0; i < a->n_comps; i++) {
-        const struct acc_alloc_component *c = &a->comps[i];
-        p->item_of_comp[i] = SIZE_MAX;
-        if (!c->reservation)
-            continue;
-        size_t k;
-        if ((rc = item_for(p, c->reservation, ACC_RES_NODES, c->site,
-                           svc_site_adapter(svc, c->site), &k, err)))
-            return rc;
-        p->items[k].res.amount += new_nodes(m, c);
-        p->item_of_comp[i] = k;
-        const struct acc_site_cfg *s = acc_config_site(svc->cfg, c->site);
-        if (!s)
-            return acc_error_set(err, ACC_ERR_UNKNOWN_SITE, "site %s is no longer configured",
-                                 c->site);
-        if (p->items[k].res.amount > s->nodes)
-            return acc_error_set(err, ACC_ERR_CAPACITY,
-                                 "site %s has %" PRId64 " nodes, fewer than the %" PRId64
-                                 " the changed components need",
-                                 s->name, s->nodes, p->items[k].res.amount);
-    }
-    return ACC_OK;
-}
-
-/* An item per bandwidth reservation, with the links' new bandwidths. */
-static acc_err plan_links(struct acc_service *svc, const struct acc_agreement *a,
-                          const struct acc_modification *m, struct mod_plan *p,
-                          struct acc_error *err)
-{
-    acc_err rc;
-    for (size_t i = 0; i < a->n_links; i++) {
-        const struct acc_alloc_link *l = &a->links[i];
-        p->item_of_link[i] = SIZE_MAX;
-        if (!l->reservation)
-            continue;
-        const struct acc_link_cfg *lc = acc_config_link_between(svc->cfg, l->site_a, l->site_b);
-        if (!lc)
-            return acc_error_set(err, ACC_ERR_NO_LINK, "no network link joins %s and %s any more",
-                                 l->site_a, l->site_b);
-        size_t k;
-        if ((rc = item_for(p, l->reservation, ACC_RES_BANDWIDTH, lc->name,
-                           svc_network_adapter(svc, lc->network), &k, err)))
-            return rc;
-        p->items[k].res.amount += new_bandwidth(m, l);
-        p->item_of_link[i] = k;
-        if (p->items[k].res.amount > lc->capacity)
-            return acc_error_set(err, ACC_ERR_CAPACITY,
-                                 "network link %s has %" PRId64 " Mbit/s, less than the %" PRId64
-                                 " the changed links need",
-                                 lc->name, lc->capacity, p->items[k].res.amount);
-    }
-    return ACC_OK;
-}
-
-/* Checks the names and amounts of m against a and builds the items. */
-static acc_err make_plan(struct acc_service *svc, const struct acc_agreement *a,
-                         const struct acc_modification *m, struct mod_plan *p,
-                         struct acc_error *err)
-{
-    acc_err rc = check_names(a, m, err);
-    if (rc)
-        return rc;
-    p->item_of_comp = malloc((a->n_comps ? a->n_comps : 1) * sizeof *p->item_of_comp);
-    p->item_of_link = malloc((a->n_links ? a->n_links : 1) * sizeof *p->item_of_link);
-    if (!p->item_of_comp || !p->item_of_link)
-        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
-    if ((rc = plan_nodes(svc, a, m, p, err)) || (rc = plan_links(svc, a, m, p, err)))
-        return rc;
-    for (size_t k = 0; k < p->n; k++)
-        p->items[k].booking.key[0] = '\0'; /* the engine names the new ones */
-    return ACC_OK;
-}
-
-/* What m changes, in words (the version's `change`). */
-static char *describe_change(const struct acc_agreement *a, const struct acc_modification *m,
-                             acc_time start, acc_time end)
-{
-    struct acc_buf b = ACC_BUF_INIT;
-    char t[40];
-    if (start != a->start) {
-        acc_time_format(start, t);
-        acc_buf_printf(&b, "start %s; ", t);
-    }
-    if (end != a->end) {
-        acc_time_format(end, t);
-        acc_buf_printf(&b, "end %s; ", t);
-    }
-    for (size_t i = 0; i < m->n_nodes; i++)
-        acc_buf_printf(&b, "nodes %s=%" PRId64 "; ", m->nodes[i].name, m->nodes[i].value);
-    for (size_t i = 0; i < m->n_bandwidth; i++)
-        acc_buf_printf(&b, "bandwidth %s=%" PRId64 "; ", m->bandwidth[i].name,
-                       m->bandwidth[i].value);
-    if (!acc_buf_ok(&b) || b.len < 2) {
-        acc_buf_release(&b);
-        return NULL;
-    }
-    b.data[b.len - 2] = '\0';
-    return b.data;
-}
-
-/* Fills a (the current version) with the new one. */
-static acc_err apply(struct acc_agreement *a, const struct acc_modification *m,
-                     const struct mod_plan *p, acc_time start, acc_time end)
-{
-    a->start = start;
-    a->end = end;
-    for (size_t i = 0; i < a->n_comps; i++) {
-        struct acc_alloc_component *c = &a->comps[i];
-        c->nodes = new_nodes(m, c);
-        if (p->item_of_comp[i] == SIZE_MAX)
-            continue;
-        const struct acc_engine_item *it = &p->items[p->item_of_comp[i]];
-        free(c->reservation);
-        free(c->local_id);
-        free(c->node_names);
-        c->reservation = acc_strdup(it->booking.key);
-        c->local_id = acc_strdup(it->booking.local_id);
-        c->node_names = it->nodes ? acc_strdup(it->nodes) : NULL;
-        if (!c->reservation || !c->local_id || (it->nodes && !c->node_names))
-            return ACC_ERR_NOMEM;
-    }
-    for (size_t i = 0; i < a->n_links; i++) {
-        struct acc_alloc_link *l = &a->links[i];
-        l->bandwidth = new_bandwidth(m, l);
-        if (p->item_of_link[i] == SIZE_MAX)
-            continue;
-        const struct acc_engine_item *it = &p->items[p->item_of_link[i]];
-        free(l->reservation);
-        free(l->local_id);
-        l->reservation = acc_strdup(it->booking.key);
-        l->local_id = acc_strdup(it->booking.local_id);
-        if (!l->reservation || !l->local_id)
-            return ACC_ERR_NOMEM;
-    }
-    return ACC_OK;
-}
 
 /* The old version's reservations, to be cancelled once the new one is
  * recorded (journalled as cancel-failed with the new one, so that a crash
@@ -296,7 +65,7 @@ static acc_err check_times(struct acc_service *svc, const struct acc_agreement *
         return acc_error_set(err, ACC_ERR_INVALID, "the new end has passed");
     bool nodes = false;
     for (size_t i = 0; i < a->n_comps; i++)
-        nodes |= new_nodes(m, &a->comps[i]) != a->comps[i].nodes;
+        nodes |= svc_mod_new_nodes(m, &a->comps[i]) != a->comps[i].nodes;
     if (nodes && held == ACC_LAUNCHER_HELD_RUNNING)
         return acc_error_set(err, ACC_ERR_STATE,
                              "the job of agreement %s runs on the nodes it has; a change of "
@@ -319,11 +88,11 @@ static acc_err check_quota(struct acc_service *svc, const struct acc_agreement *
     struct svc_quota_shape was = {0, 0, a->start, a->end}, to = {0, 0, start, end};
     for (size_t i = 0; i < a->n_comps; i++) {
         was.nodes += a->comps[i].nodes;
-        to.nodes += new_nodes(m, &a->comps[i]);
+        to.nodes += svc_mod_new_nodes(m, &a->comps[i]);
     }
     for (size_t i = 0; i < a->n_links; i++) {
         was.bandwidth += a->links[i].bandwidth;
-        to.bandwidth += new_bandwidth(m, &a->links[i]);
+        to.bandwidth += svc_mod_new_bandwidth(m, &a->links[i]);
     }
     struct svc_quota_who w = svc_quota_who(svc->cfg, a->initiator, a->client);
     return svc_quota_change(&w, &was, &to, acc_now(), err);
@@ -333,7 +102,7 @@ static acc_err check_quota(struct acc_service *svc, const struct acc_agreement *
  * booking's start to the new end, in place of the current version's: a
  * change may keep or shrink what is over the limit, not grow it. */
 static acc_err admit_usage(struct acc_service *svc, const struct acc_agreement *a,
-                           const struct mod_plan *p, acc_time from, acc_time end,
+                           const struct svc_mod_plan *p, acc_time from, acc_time end,
                            struct acc_error *err)
 {
     struct svc_charge c[sizeof p->items / sizeof p->items[0]];
@@ -347,7 +116,7 @@ static acc_err admit_usage(struct acc_service *svc, const struct acc_agreement *
 /* One modification in progress. */
 struct mod_run {
     struct acc_agreement a; /* the current version, then the new one */
-    struct mod_plan *p;
+    struct svc_mod_plan *p;
     struct svc_nego_ctx ctx;
     struct acc_booking *old; /* the old version's reservations */
     size_t n_old;
@@ -355,10 +124,25 @@ struct mod_run {
     bool marked;   /* the store knows a change is under way */
     bool booked;   /* the new reservations exist */
     bool admitted; /* holds a place among its owner's node-hours */
+    int64_t mark;  /* its number in the store's mark */
     unsigned version;
     acc_time start, end, from;
     unsigned rounds, rollbacks;
 };
+
+/* A modification's own number for the store's mark, in [1, INT32_MAX]:
+ * its mark is cleared only by it (leftovers.c clears a failed one's later,
+ * and must not clear a newer one's). */
+static int64_t next_mark(void)
+{
+    static atomic_uint_fast32_t counter;
+    uint_fast32_t v = atomic_fetch_add(&counter, 1);
+    if (v == 0) { /* the first: from somewhere else than another process's */
+        v = (uint_fast32_t)(acc_mono_us() ^ ((int64_t)getpid() << 12));
+        atomic_fetch_add(&counter, v);
+    }
+    return (int64_t)(v % 0x7ffffffeu) + 1;
+}
 
 /* The agreement, the checks, the items, and the store's mark. */
 static acc_err mod_prepare(struct acc_service *svc, const char *id,
@@ -376,14 +160,15 @@ static acc_err mod_prepare(struct acc_service *svc, const char *id,
                              acc_state_name(r->a.state));
     enum acc_launcher_held held = svc_run_held(svc, id);
     if ((rc = check_times(svc, &r->a, m, held, &r->start, &r->end, &r->from, err)) ||
-        (rc = make_plan(svc, &r->a, m, r->p, err)) ||
+        (rc = svc_mod_make_plan(svc, &r->a, m, r->p, err)) ||
         (rc = check_quota(svc, &r->a, m, r->start, r->end, err)) ||
         (rc = admit_usage(svc, &r->a, r->p, r->from, r->end, err)))
         return rc;
     r->admitted = true;
-    if (!(r->change = describe_change(&r->a, m, r->start, r->end)))
+    if (!(r->change = svc_mod_describe(&r->a, m, r->start, r->end)))
         return acc_error_set(err, ACC_ERR_INVALID, "the modification changes nothing");
-    if ((rc = acc_store_modify_begin(svc->store, id, &r->version, err)))
+    r->mark = next_mark();
+    if ((rc = acc_store_modify_begin(svc->store, id, r->mark, &r->version, err)))
         return rc;
     r->marked = true;
     /* Another modification (through another instance) may have committed
@@ -428,14 +213,58 @@ static acc_err mod_negotiate(struct acc_service *svc, const char *id, struct mod
     return ACC_OK;
 }
 
+/* How long a modification whose commit's answer was lost waits for the
+ * database to say whether it was made, and how often it asks. */
+#define OUTCOME_WAIT_MS 20000
+#define OUTCOME_POLL_MS 250
+
+/* The commit's answer was lost (the connection went in the middle): it may
+ * have been made.  Asked again until the database answers: made, the
+ * modification succeeded (its answer says so, and a retry is not made
+ * twice); not made, it failed as it would have (err as it was, and
+ * mod_release undoes it).  No answer in time: unknown, and nothing is
+ * undone here (the new reservations may be the agreement's now): if it
+ * was not made, leftovers.c clears the mark once the database is back and
+ * the sweep releases them. */
+static acc_err commit_outcome(struct acc_service *svc, const char *id, struct mod_run *r,
+                              struct acc_error *err)
+{
+    struct acc_error lost = *err, aerr;
+    for (int waited = 0;; waited += OUTCOME_POLL_MS) {
+        bool made = false;
+        acc_err rc =
+            acc_store_modify_outcome(svc->store, id, r->version, r->mark, r->change, &made, &aerr);
+        if (!rc) {
+            acc_log_warn("agreement %s: the answer to the commit of version %u was lost; it %s", id,
+                         r->version + 1, made ? "was made" : "was not made");
+            if (!made) {
+                *err = lost;
+                return ACC_ERR_STORAGE_AWAY;
+            }
+            r->marked = r->booked = false;
+            return ACC_OK;
+        }
+        if (waited >= OUTCOME_WAIT_MS || atomic_load(&svc->stopping))
+            break;
+        struct timespec d = {0, OUTCOME_POLL_MS * 1000000L};
+        nanosleep(&d, NULL);
+    }
+    r->booked = false; /* perhaps the agreement's: left to the sweep */
+    return acc_error_set(err, ACC_ERR_STORAGE_AWAY,
+                         "the database went away while the change of agreement %s was committed, "
+                         "and has not said since whether it was made: read the agreement (its "
+                         "version %u is the change) before trying again",
+                         id, r->version + 1);
+}
+
 /* One store write keeps the old version and makes the new one current,
  * its reservations committed and the old ones marked to cancel. */
 static acc_err mod_record(struct acc_service *svc, const char *id, const struct acc_modification *m,
                           struct mod_run *r, struct acc_error *err)
 {
-    struct mod_plan *p = r->p;
+    struct svc_mod_plan *p = r->p;
     acc_err rc;
-    if ((rc = apply(&r->a, m, p, m->start ? r->start : r->a.start, r->end)) ||
+    if ((rc = svc_mod_apply(&r->a, m, p, m->start ? r->start : r->a.start, r->end)) ||
         (rc = old_bookings(svc, id, r->version, &r->old, &r->n_old, err))) {
         if (rc == ACC_ERR_NOMEM)
             acc_error_set(err, rc, "out of memory");
@@ -464,9 +293,11 @@ static acc_err mod_record(struct acc_service *svc, const char *id, const struct 
     }
     if (r->n_old)
         memcpy(b + p->n, r->old, r->n_old * sizeof *r->old);
-    rc = acc_store_modify_commit(svc->store, &r->a, r->version, r->change, &r->ctx.trace, b, nb,
-                                 err);
+    rc = acc_store_modify_commit(svc->store, &r->a, r->version, r->mark, r->change, &r->ctx.trace,
+                                 b, nb, err);
     free(b);
+    if (rc == ACC_ERR_STORAGE_AWAY)
+        rc = commit_outcome(svc, id, r, err);
     if (rc == ACC_ERR_STATE)
         acc_error_set(err, ACC_ERR_STATE,
                       "agreement %s was terminated (or changed) while the change was "
@@ -498,8 +329,9 @@ static void mod_release(struct acc_service *svc, const char *id, struct mod_run 
         svc_undo_items(svc, r->p->items, r->p->n);
     if (r->marked) {
         struct acc_error aerr;
-        if (acc_store_modify_abort(svc->store, id, &aerr))
-            acc_log_error("agreement %s: %s", id, aerr.msg);
+        if (acc_store_modify_abort(svc->store, id, r->mark, NULL, &aerr))
+            acc_log_error("agreement %s: %s; cleared once the database answers again", id,
+                          aerr.msg);
     }
     if (r->admitted) { /* recorded or undone: the store says what it holds */
         struct svc_quota_who w = svc_quota_who(svc->cfg, r->a.initiator, r->a.client);

@@ -302,6 +302,8 @@ static acc_err undo_agreed(struct acc_service *svc, struct acc_agreement *a, str
     if (*src == ACC_ERR_STATE)
         *src = acc_store_agreement_settle(
             svc->store, a, ACC_STATE_BIT(ACC_STATE_PENDING_AND_TERMINATING), NULL, NULL, 0, serr);
+    if (*src == ACC_ERR_STATE && svc_ended_by_recovery(svc, a->id, serr))
+        *src = ACC_ERR_INTERRUPTED; /* ended by the leader, not terminated: retryable */
     if (*src) {
         acc_error_copy(&r->res.err, serr);
         return *src;

@@ -2,6 +2,7 @@
  * back, expiry, and the recovery of holds a stop cut short (part of the
  * service; see service.h). */
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,11 +30,49 @@ static void set_reason(struct acc_quote *q, const char *r)
     q->reason = acc_strdup(r);
 }
 
+/* A hold being booked here: on its worker's stack, listed while it books
+ * and records. */
+struct svc_holding {
+    struct svc_holding *next;
+    const char *id;
+};
+
+bool svc_quote_holding(struct acc_service *svc, const char *id)
+{
+    bool found = false;
+    pthread_mutex_lock(&svc->holding_lock);
+    for (const struct svc_holding *h = svc->holding; h && !found; h = h->next)
+        found = strcmp(h->id, id) == 0;
+    pthread_mutex_unlock(&svc->holding_lock);
+    return found;
+}
+
+static acc_err quote_hold(struct acc_service *svc, struct acc_quote *q, struct acc_plan *plan,
+                          struct acc_engine_request *rq, int k, struct acc_error *err);
+
 /* Books option k of an Advisory quote (stored) and holds it.  An engine
  * negotiation from the option's start: a slot another client took
  * meanwhile moves the hold to the next common one. */
 acc_err svc_quote_hold(struct acc_service *svc, struct acc_quote *q, struct acc_plan *plan,
                        struct acc_engine_request *rq, int k, struct acc_error *err)
+{
+    struct svc_holding self = {NULL, q->id};
+    pthread_mutex_lock(&svc->holding_lock);
+    self.next = svc->holding;
+    svc->holding = &self;
+    pthread_mutex_unlock(&svc->holding_lock);
+    acc_err rc = quote_hold(svc, q, plan, rq, k, err);
+    pthread_mutex_lock(&svc->holding_lock);
+    struct svc_holding **pp = &svc->holding;
+    while (*pp != &self)
+        pp = &(*pp)->next;
+    *pp = self.next;
+    pthread_mutex_unlock(&svc->holding_lock);
+    return rc;
+}
+
+static acc_err quote_hold(struct acc_service *svc, struct acc_quote *q, struct acc_plan *plan,
+                          struct acc_engine_request *rq, int k, struct acc_error *err)
 {
     rq->earliest = q->options[k].start;
     rq->hooks = (struct acc_engine_hooks){hold_journal, NULL, hold_stopped, svc};
@@ -168,6 +207,39 @@ void svc_quote_expire(struct acc_service *svc)
     free(ids);
 }
 
+/* Quote id, whose hold was cut short, becomes Rejected (why: what cut it
+ * short); with alive_since, only while its instance is still not seen
+ * since then. */
+acc_err svc_quote_reject_cut(struct acc_service *svc, const char *id, acc_time alive_since,
+                             const char *why)
+{
+    struct acc_quote q;
+    struct acc_error err;
+    acc_err rc = acc_store_quote_get(svc->store, id, &q, &err);
+    if (rc) {
+        acc_log_error("recovery: quote %s: %s", id, err.msg);
+        return rc;
+    }
+    q.state = ACC_QUOTE_REJECTED;
+    q.hold_until = 0;
+    q.updated = acc_now();
+    char reason[256];
+    snprintf(reason, sizeof reason,
+             "%s; every reservation it had made is released; ask for a quote again", why);
+    set_reason(&q, reason);
+    /* on a shared database, judged again as it is written: an instance
+     * that beat again since keeps its hold */
+    rc = acc_store_quote_end_orphan(svc->store, &q, alive_since, &err);
+    if (rc == ACC_ERR_STATE && alive_since)
+        acc_log_info("recovery: %s; left to it", err.msg);
+    else if (rc)
+        acc_log_error("recovery: quote %s: %s", id, err.msg);
+    else
+        acc_log_warn("recovery: quote %s was being held; now Rejected", id);
+    acc_quote_release(&q);
+    return rc;
+}
+
 /* A quote is stored Advisory before its hold books anything, and the
  * journal's sweep leaves an Advisory quote's entries alone (its hold may be
  * booking them now).  At start-up nothing books: an Advisory quote with
@@ -187,31 +259,10 @@ void svc_quote_recover(struct acc_service *svc, acc_time alive_since)
             acc_log_error("recovery: quotes: %s", err.msg);
             return;
         }
-        for (size_t i = 0; i < n; i++) {
-            struct acc_quote q;
-            if (acc_store_quote_get(svc->store, ids[i], &q, &err)) {
-                acc_log_error("recovery: quote %s: %s", ids[i], err.msg);
-                continue;
-            }
-            q.state = ACC_QUOTE_REJECTED;
-            q.hold_until = 0;
-            q.updated = acc_now();
-            set_reason(&q, "accordd stopped while the hold was being booked; every reservation "
-                           "it had made is released; ask for a quote again");
-            /* on a shared database, judged again as it is written: an
-             * instance that beat again since keeps its hold */
-            acc_err rc =
-                acc_store_quote_end_orphan(svc->store, &q, svc->shared ? alive_since : 0, &err);
-            if (rc == ACC_ERR_STATE && svc->shared) {
-                acc_log_info("recovery: %s; left to it", err.msg);
-            } else if (rc) {
-                acc_log_error("recovery: quote %s: %s", ids[i], err.msg);
-            } else {
-                done++;
-                acc_log_warn("recovery: quote %s was being held; now Rejected", ids[i]);
-            }
-            acc_quote_release(&q);
-        }
+        for (size_t i = 0; i < n; i++)
+            done +=
+                svc_quote_reject_cut(svc, ids[i], svc->shared ? alive_since : 0,
+                                     "accordd stopped while the hold was being booked") == ACC_OK;
         free(ids);
         ids = NULL;
     } while (n && done); /* the store answers 1000 at a time: again until none is left */

@@ -140,6 +140,14 @@ acc_err acc_service_health(struct acc_service *svc, struct acc_buf *text, struct
     acc_err rc = acc_store_ping(svc->store, err);
     if (rc)
         return rc;
+    /* reads answer, writes fail (a full disk, a standby): nothing can be
+     * agreed here */
+    char why[256];
+    int64_t for_us = 0;
+    if (acc_store_writes_failing(svc->store, &for_us, why, sizeof why))
+        return acc_error_set(err, ACC_ERR_STORAGE,
+                             "degraded: database writes fail (for %lld s): %s",
+                             (long long)(for_us / 1000000), why);
     size_t up = 0, all = acc_resources_count(svc->adapters);
     for (size_t i = 0; i < all; i++) {
         struct acc_health h;
@@ -172,6 +180,7 @@ acc_err acc_service_open_with(const struct acc_config *cfg, const struct acc_ser
     svc_ledger_init(&svc->ledger);
     svc_usage_init(&svc->usage);
     pthread_mutex_init(&svc->quote_lock, NULL);
+    pthread_mutex_init(&svc->holding_lock, NULL);
 
     struct acc_store_options so = {
         .path = cfg->db_path, .durable = cfg->durable, .wal_limit = cfg->wal_limit};
@@ -272,6 +281,7 @@ void acc_service_close(struct acc_service *svc)
     svc_ledger_release(&svc->ledger);
     svc_usage_release(&svc->usage);
     pthread_mutex_destroy(&svc->quote_lock);
+    pthread_mutex_destroy(&svc->holding_lock);
     pthread_mutex_destroy(&svc->lock);
     pthread_cond_destroy(&svc->wake);
     free(svc);

@@ -4,6 +4,7 @@
  * settling write, the reservations of a run that cannot be recorded, and
  * what follows a commit. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "../../lib/common/strutil.h"
 #include "internal.h"
@@ -26,6 +27,23 @@ void svc_drop_run(struct acc_agreement *a)
     }
 }
 
+acc_err svc_ended_by_recovery(struct acc_service *svc, const char *id, struct acc_error *err)
+{
+    struct acc_agreement cur;
+    if (acc_store_agreement_get(svc->store, id, false, &cur, NULL))
+        return ACC_OK;
+    bool cut = cur.state == ACC_STATE_REJECTED && cur.fault_code &&
+               strcmp(cur.fault_code, acc_err_symbol(ACC_ERR_INTERRUPTED)) == 0;
+    acc_agreement_release(&cur);
+    if (!cut)
+        return ACC_OK;
+    return acc_error_set(err, ACC_ERR_INTERRUPTED,
+                         "the negotiation of agreement %s was ended by another instance, which "
+                         "took this one for stopped (the database was out of reach); every "
+                         "reservation it had made is released; submit the offer again",
+                         id);
+}
+
 acc_err svc_settle_rejected(struct acc_service *svc, struct acc_agreement *a, unsigned from,
                             const struct acc_trace *trace, const char *terminated_reason,
                             bool *terminated, struct acc_error *err)
@@ -42,8 +60,13 @@ acc_err svc_settle_rejected(struct acc_service *svc, struct acc_agreement *a, un
         free(a->reason);
         a->reason = acc_strdup(terminated_reason);
     }
-    return acc_store_agreement_settle(
-        svc->store, a, ACC_STATE_BIT(ACC_STATE_PENDING_AND_TERMINATING), trace, NULL, 0, err);
+    rc = acc_store_agreement_settle(svc->store, a, ACC_STATE_BIT(ACC_STATE_PENDING_AND_TERMINATING),
+                                    trace, NULL, 0, err);
+    if (rc == ACC_ERR_STATE && svc_ended_by_recovery(svc, a->id, err)) {
+        *terminated = false; /* not by its client: retryable */
+        return ACC_ERR_INTERRUPTED;
+    }
+    return rc;
 }
 
 void svc_undo_items(struct acc_service *svc, struct acc_engine_item *items, size_t n)
