@@ -13,7 +13,7 @@
 
 #define NEGOTIATING "('Pending', 'PendingAndTerminating')"
 /* this process's rows: ?1 its instance, NULL on a file */
-#define MINE(col) "(?1 IS NULL OR " col " = ?1)"
+#define MINE(col) "(CAST(?1 AS TEXT) IS NULL OR " col " = ?1)"
 
 static const struct acc_sql_query
     own_pending = {S_OWN_PENDING, "SELECT id FROM agreement WHERE state IN " NEGOTIATING

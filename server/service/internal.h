@@ -136,10 +136,10 @@ struct acc_service {
     /* Held while open quotes are counted and a new one is stored, so that
      * concurrent quotes cannot all pass the count (quote.c). */
     pthread_mutex_t quote_lock;
-    /* The quotes whose hold is being booked here (quote_hold.c): their
-     * journal entries are not leftovers (leftovers.c). */
-    pthread_mutex_t holding_lock;
-    struct svc_holding *holding;
+    /* What is being worked on here: holds booked, agreements modified
+     * (leftovers.c). */
+    pthread_mutex_t busy_lock;
+    struct svc_busy *busy;
     pthread_mutex_t lock;
     pthread_cond_t wake; /* housekeeping and close */
     atomic_bool stopping;
@@ -381,8 +381,7 @@ void svc_quote_recover(struct acc_service *svc, acc_time alive_since);
  * alive_since (not 0) only while its instance is still not seen since. */
 acc_err svc_quote_reject_cut(struct acc_service *svc, const char *id, acc_time alive_since,
                              const char *why);
-/* Whether the hold of quote id is being booked here now. */
-bool svc_quote_holding(struct acc_service *svc, const char *id);
+
 /* quote.c: the checks of acc_service_quote before anything is stored. */
 acc_err svc_quote_check(struct acc_service *svc, const struct acc_quote_request *rq, acc_time now,
                         acc_time *earliest, acc_time *deadline, struct acc_error *err);
@@ -421,6 +420,16 @@ void svc_end_interrupted(struct acc_service *svc, char (*ids)[ACC_ID_LEN + 1], s
  * interrupted, its modifications' marks cleared, its cut-short holds
  * Rejected; the sweep then releases what they booked. */
 void svc_leftovers(struct acc_service *svc);
+/* A hold being booked, an agreement being modified here: listed (on its
+ * worker's stack) from before its first write to after its last, so that
+ * svc_leftovers leaves it alone. */
+struct svc_busy {
+    struct svc_busy *next;
+    const char *id; /* the quote's or the agreement's (borrowed) */
+};
+void svc_busy_enter(struct acc_service *svc, struct svc_busy *b, const char *id);
+void svc_busy_leave(struct acc_service *svc, struct svc_busy *b);
+bool svc_busy_has(struct acc_service *svc, const char *id);
 
 /* instances.c: several instances on one database */
 acc_err svc_instance_open(struct acc_service *svc, struct acc_error *err);

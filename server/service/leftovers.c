@@ -17,6 +17,36 @@
 #include "../../lib/common/log.h"
 #include "internal.h"
 
+void svc_busy_enter(struct acc_service *svc, struct svc_busy *b, const char *id)
+{
+    b->id = id;
+    pthread_mutex_lock(&svc->busy_lock);
+    b->next = svc->busy;
+    svc->busy = b;
+    pthread_mutex_unlock(&svc->busy_lock);
+}
+
+void svc_busy_leave(struct acc_service *svc, struct svc_busy *b)
+{
+    pthread_mutex_lock(&svc->busy_lock);
+    struct svc_busy **pp = &svc->busy;
+    while (*pp && *pp != b)
+        pp = &(*pp)->next;
+    if (*pp)
+        *pp = b->next;
+    pthread_mutex_unlock(&svc->busy_lock);
+}
+
+bool svc_busy_has(struct acc_service *svc, const char *id)
+{
+    bool found = false;
+    pthread_mutex_lock(&svc->busy_lock);
+    for (const struct svc_busy *b = svc->busy; b && !found; b = b->next)
+        found = strcmp(b->id, id) == 0;
+    pthread_mutex_unlock(&svc->busy_lock);
+    return found;
+}
+
 /* Negotiations end at the latest after their time limit; one this recent
  * may still be about to be handed to a worker. */
 static acc_time grace(const struct acc_service *svc)
@@ -62,11 +92,8 @@ static void clear_marks(struct acc_service *svc)
         return;
     }
     for (size_t i = 0; i < n; i++) {
-        struct acc_nego *job = svc_queue_find(svc, own[i].id);
-        if (job) {
-            acc_nego_release(job); /* its modification runs */
-            continue;
-        }
+        if (svc_busy_has(svc, own[i].id))
+            continue; /* its modification runs */
         bool cleared = false;
         if (acc_store_modify_abort(svc->store, own[i].id, own[i].mark, &cleared, &err))
             acc_log_warn("leftovers: agreement %s: %s", own[i].id, err.msg);
@@ -89,7 +116,7 @@ static void end_holds(struct acc_service *svc)
         return;
     }
     for (size_t i = 0; i < n; i++) {
-        if (!svc_quote_holding(svc, own[i].id))
+        if (!svc_busy_has(svc, own[i].id))
             svc_quote_reject_cut(svc, own[i].id, 0,
                                  "the database could not record the hold while it was booked");
     }

@@ -369,6 +369,8 @@ acc_err svc_modify_run(struct acc_service *svc, const char *id, const struct acc
         return rc;
     struct mod_run r = {.p = calloc(1, sizeof *r.p), .ctx = {.svc = svc}};
     acc_trace_init(&r.ctx.trace);
+    struct svc_busy self; /* its mark is not a leftover */
+    svc_busy_enter(svc, &self, id);
     rc =
         r.p ? mod_prepare(svc, id, m, &r, err) : acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     if (!rc)
@@ -383,6 +385,7 @@ acc_err svc_modify_run(struct acc_service *svc, const char *id, const struct acc
         rc = acc_store_agreement_get_version(svc->store, id, r.version + 1, true, out, err);
     }
     mod_release(svc, id, &r);
+    svc_busy_leave(svc, &self);
     return rc;
 }
 

@@ -30,23 +30,6 @@ static void set_reason(struct acc_quote *q, const char *r)
     q->reason = acc_strdup(r);
 }
 
-/* A hold being booked here: on its worker's stack, listed while it books
- * and records. */
-struct svc_holding {
-    struct svc_holding *next;
-    const char *id;
-};
-
-bool svc_quote_holding(struct acc_service *svc, const char *id)
-{
-    bool found = false;
-    pthread_mutex_lock(&svc->holding_lock);
-    for (const struct svc_holding *h = svc->holding; h && !found; h = h->next)
-        found = strcmp(h->id, id) == 0;
-    pthread_mutex_unlock(&svc->holding_lock);
-    return found;
-}
-
 static acc_err quote_hold(struct acc_service *svc, struct acc_quote *q, struct acc_plan *plan,
                           struct acc_engine_request *rq, int k, struct acc_error *err);
 
@@ -56,18 +39,10 @@ static acc_err quote_hold(struct acc_service *svc, struct acc_quote *q, struct a
 acc_err svc_quote_hold(struct acc_service *svc, struct acc_quote *q, struct acc_plan *plan,
                        struct acc_engine_request *rq, int k, struct acc_error *err)
 {
-    struct svc_holding self = {NULL, q->id};
-    pthread_mutex_lock(&svc->holding_lock);
-    self.next = svc->holding;
-    svc->holding = &self;
-    pthread_mutex_unlock(&svc->holding_lock);
+    struct svc_busy self;
+    svc_busy_enter(svc, &self, q->id); /* its entries are no leftovers */
     acc_err rc = quote_hold(svc, q, plan, rq, k, err);
-    pthread_mutex_lock(&svc->holding_lock);
-    struct svc_holding **pp = &svc->holding;
-    while (*pp != &self)
-        pp = &(*pp)->next;
-    *pp = self.next;
-    pthread_mutex_unlock(&svc->holding_lock);
+    svc_busy_leave(svc, &self);
     return rc;
 }
 

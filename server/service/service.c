@@ -180,7 +180,7 @@ acc_err acc_service_open_with(const struct acc_config *cfg, const struct acc_ser
     svc_ledger_init(&svc->ledger);
     svc_usage_init(&svc->usage);
     pthread_mutex_init(&svc->quote_lock, NULL);
-    pthread_mutex_init(&svc->holding_lock, NULL);
+    pthread_mutex_init(&svc->busy_lock, NULL);
 
     struct acc_store_options so = {
         .path = cfg->db_path, .durable = cfg->durable, .wal_limit = cfg->wal_limit};
@@ -281,7 +281,7 @@ void acc_service_close(struct acc_service *svc)
     svc_ledger_release(&svc->ledger);
     svc_usage_release(&svc->usage);
     pthread_mutex_destroy(&svc->quote_lock);
-    pthread_mutex_destroy(&svc->holding_lock);
+    pthread_mutex_destroy(&svc->busy_lock);
     pthread_mutex_destroy(&svc->lock);
     pthread_cond_destroy(&svc->wake);
     free(svc);
