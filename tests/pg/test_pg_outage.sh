@@ -14,9 +14,12 @@
 # Then the answer to a modify's COMMIT is lost on its way back (a proxy
 # between accordd and PostgreSQL cuts the connection after passing it on):
 # the modify is answered 200 with the new version, because the commit was
-# made, and the agreement has exactly that one new version.
+# made, and the agreement has exactly that one new version.  Last, a second
+# instance frozen (SIGSTOP) in the middle of a negotiation for longer than
+# the lease: the leader ends that negotiation, and the client is answered
+# 503 Interrupted (retry), not 409 Cancelled.
 #
-# Root (the cluster runs as nobody); about 60 s.  KEEP=DIR: the log is
+# Root (the cluster runs as nobody); about 45 s.  KEEP=DIR: the log is
 # copied there at the end.
 set -u
 BUILD=${1:?usage: test_pg_outage.sh BUILD_DIR}
@@ -178,4 +181,32 @@ v=$(q "SELECT version FROM agreement WHERE id = '$ID'")
 [ "$v" = $((before + 1)) ] || fail "version $v after one more modify (was $before)"
 grep -q "$end3" "$T/m3.out" || fail "the answer does not hold the new end: $(head -c 400 "$T/m3.out")"
 echo "a modify whose COMMIT answer was lost: 200, version $before -> $v"
+
+# ------------------------- a negotiation the leader ended for a dead one
+# A second instance negotiates (held up at sb) and is frozen for longer
+# than the lease: the leader takes it for dead and ends its negotiation.
+# Thawed, it finds its agreement ended: the client is told 503 Interrupted
+# (retry), not 409 Cancelled (a terminate it never asked for).
+pg_start 2
+B2=$(cat "$T/url2")
+curl -s -f -o /dev/null -X POST \
+    "$B2/adapters/sb/control/fault?call=reserve&action=hang&seconds=3&count=1" ||
+    fail "cannot arm the fault at instance 2"
+pg_offer frozen bob 1 1 10 >"$T/o5.xml"
+(curl -s -o "$T/f.out" -w '%{http_code}' -m 90 -H 'Content-Type: application/xml' \
+    --data-binary "@$T/o5.xml" "$B2/agreements" >"$T/f.code") &
+F=$!
+sleep 1
+kill -STOP "${PIDS[2]}"
+for _ in $(seq 60); do
+    grep -q "recovery: agreement .* was being negotiated; now Rejected" "$T/a1.log" && break
+    sleep 0.5
+done
+kill -CONT "${PIDS[2]}"
+wait "$F"
+grep -q "recovery: agreement .* was being negotiated; now Rejected" "$T/a1.log" ||
+    fail "the leader did not end the frozen instance's negotiation"
+[ "$(cat "$T/f.code")" = 503 ] && grep -q 'co:code="Interrupted"' "$T/f.out" ||
+    fail "a negotiation the leader ended answers $(cat "$T/f.code"): $(cat "$T/f.out")"
+echo "a negotiation the leader ended while its instance was frozen: 503 Interrupted"
 echo "PASS"
