@@ -140,10 +140,11 @@ static struct acc_booking *plan_bookings(const struct acc_plan *p, enum acc_book
 struct nego_run {
     struct acc_plan plan;
     struct acc_engine_result res;
-    bool planned;     /* plan holds the items */
-    bool interrupted; /* accordd is stopping: nothing is committed */
-    bool agreed;      /* booked at a common start, and not interrupted */
-    bool admitted;    /* holds a place among its owner's node-hours (quota_usage.c) */
+    bool planned;         /* plan holds the items */
+    bool interrupted;     /* accordd is stopping: nothing is committed */
+    bool agreed;          /* booked at a common start, and not interrupted */
+    bool admitted;        /* holds a place among its owner's node-hours (quota_usage.c) */
+    bool outcome_unknown; /* the settling write's answer lost, the database silent since */
 };
 
 /* The plan's sites and links are known only now (the planner chose the
@@ -313,6 +314,32 @@ static acc_err undo_agreed(struct acc_service *svc, struct acc_agreement *a, str
                          "its negotiation; its reservations were released");
 }
 
+/* The answer to the settling write of an agreed run was lost: asked again
+ * until the database answers.  Made (the agreement Observed, or already
+ * past it), the run succeeded: ACC_OK.  Not made (still Pending), it failed
+ * as it would have, and undo_agreed releases its reservations.  No answer:
+ * unknown, and nothing is undone (they may be the agreement's now): if it
+ * was not made, svc_leftovers ends the negotiation once the database is
+ * back and the sweep releases them. */
+static acc_err settle_lost(struct acc_service *svc, const struct acc_agreement *a,
+                           struct nego_run *r, struct acc_error *serr)
+{
+    enum acc_state st;
+    if (svc_state_after_lost(svc, a->id, &st)) {
+        r->outcome_unknown = true;
+        return acc_error_set(serr, ACC_ERR_STORAGE_AWAY,
+                             "the database went away while agreement %s was recorded, and has "
+                             "not said since whether it was: read the agreement before "
+                             "submitting again (or submit again with the same Idempotency-Key)",
+                             a->id);
+    }
+    bool made = st == ACC_STATE_OBSERVED || st == ACC_STATE_OBSERVED_AND_TERMINATING ||
+                st == ACC_STATE_COMPLETE;
+    acc_log_warn("agreement %s: the answer to its recording was lost; it %s (%s)", a->id,
+                 made ? "was made" : "was not made", acc_state_name(st));
+    return made ? ACC_OK : ACC_ERR_STORAGE_AWAY;
+}
+
 /* Record: the decided end (rc) in one settling write with the allocation
  * and, when agreed, the launch descriptions.  Returns the result code. */
 static acc_err nego_record(struct acc_service *svc, struct acc_agreement *a,
@@ -334,7 +361,11 @@ static acc_err nego_record(struct acc_service *svc, struct acc_agreement *a,
         if (!src)
             src = acc_store_agreement_settle(svc->store, a, from, &ctx->trace, bookings, n_bookings,
                                              &serr);
-        if (src)
+        if (src == ACC_ERR_STORAGE_AWAY)
+            src = settle_lost(svc, a, r, &serr);
+        if (src == ACC_ERR_STORAGE_AWAY && r->outcome_unknown)
+            rc = acc_error_copy(&r->res.err, &serr);
+        else if (src)
             rc = undo_agreed(svc, a, r, &src, &serr);
     } else {
         if (!src)

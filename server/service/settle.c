@@ -5,6 +5,7 @@
  * what follows a commit. */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../../lib/common/strutil.h"
 #include "internal.h"
@@ -24,6 +25,27 @@ void svc_drop_run(struct acc_agreement *a)
         acc_run_release(a->run);
         free(a->run);
         a->run = NULL;
+    }
+}
+
+/* How long a write whose answer was lost waits for the database to tell
+ * what became of it, and how often it asks. */
+#define LOST_WAIT_MS 20000
+#define LOST_POLL_MS 250
+
+acc_err svc_state_after_lost(struct acc_service *svc, const char *id, enum acc_state *st)
+{
+    for (int waited = 0;; waited += LOST_POLL_MS) {
+        struct acc_agreement cur;
+        if (!acc_store_agreement_get(svc->store, id, false, &cur, NULL)) {
+            *st = cur.state;
+            acc_agreement_release(&cur);
+            return ACC_OK;
+        }
+        if (waited >= LOST_WAIT_MS || atomic_load(&svc->stopping))
+            return ACC_ERR_STORAGE_AWAY;
+        struct timespec d = {0, LOST_POLL_MS * 1000000L};
+        nanosleep(&d, NULL);
     }
 }
 

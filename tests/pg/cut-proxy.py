@@ -3,11 +3,12 @@
 """cut-proxy.py LISTEN UPSTREAM CUTFILE - a Unix-socket proxy between a
 PostgreSQL client and its server that loses the answer of one COMMIT.
 
-Everything is passed on both ways until CUTFILE exists.  It holds a marker
-(bytes): on the first connection whose client then sends the marker, the
-next simple-query COMMIT is passed on to the server, which commits; its
+Everything is passed on both ways until CUTFILE exists.  It holds markers,
+one a line: on the first connection whose client then sends them all, in
+that order, the next simple-query COMMIT is passed on to the server, which commits; its
 answer never reaches the client: both sides are closed half a second
-later, and CUTFILE is removed (the test's sign that the cut was made).
+later.  CUTFILE is removed as the cut is made (the test's sign that it
+was); a new CUTFILE arms the next cut.
 Used by test_pg_outage.sh: a modification whose commit was made but whose
 answer was lost."""
 import os
@@ -19,26 +20,24 @@ import time
 LISTEN, UPSTREAM, CUTFILE = sys.argv[1:4]
 COMMIT = b"Q\x00\x00\x00\x0bCOMMIT\x00"
 lock = threading.Lock()
-done = False
 
 
-def marker():
+def markers():
     try:
         with open(CUTFILE, "rb") as f:
-            return f.read()
+            return [m for m in f.read().split(b"\n") if m]
     except OSError:
         return None
 
 
 def serve(client):
-    global done
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         server.connect(UPSTREAM)
     except OSError:
         client.close()
         return
-    state = {"armed": False, "mute": False}
+    state = {"found": 0, "mute": False}
 
     def down():  # server -> client
         try:
@@ -64,20 +63,20 @@ def serve(client):
             if not data:
                 break
             cut = False
-            with lock:
-                if not done:
-                    m = marker()
-                    seen = (seen + data)[-65536:]
-                    if m and not state["armed"] and m in seen:
-                        state["armed"] = True
-                        seen = seen[seen.index(m) + len(m):]
-                    if state["armed"] and COMMIT in seen:
-                        state["mute"] = cut = done = True
+            with lock:  # one cut per CUTFILE: removed as it is made
+                ms = markers()
+                seen = (seen + data)[-65536:]
+                while ms and state["found"] < len(ms) and ms[state["found"]] in seen:
+                    m = ms[state["found"]]
+                    seen = seen[seen.index(m) + len(m):]
+                    state["found"] += 1
+                if ms and state["found"] == len(ms) and COMMIT in seen:
+                    state["mute"] = cut = True
+                    os.unlink(CUTFILE)
             server.sendall(data)
             if cut:
                 sys.stderr.write("cut-proxy: the answer of a COMMIT is lost\n")
                 time.sleep(0.5)
-                os.unlink(CUTFILE)
                 break
     except OSError:
         pass

@@ -182,6 +182,22 @@ v=$(q "SELECT version FROM agreement WHERE id = '$ID'")
 grep -q "$end3" "$T/m3.out" || fail "the answer does not hold the new end: $(head -c 400 "$T/m3.out")"
 echo "a modify whose COMMIT answer was lost: 200, version $before -> $v"
 
+# the same for a new agreement's recording: the first COMMIT after the
+# client sent its component's name (the Pending agreement's first write)
+# and then the state Observed (its settling write)
+pg_offer cutting carol 1 1 10 | sed 's/wsag:Name="a"/wsag:Name="cutmarker7"/; s/<co:Between>a</<co:Between>cutmarker7</' >"$T/o4.xml"
+printf 'cutmarker7\nObserved\n' >"$T/cut"
+code=$(post /agreements "$T/o4.xml" "$T/n4.out")
+[ -e "$T/cut" ] && fail "the proxy never cut the recording's COMMIT ($(cat "$T/proxy.log"))"
+grep -q "the answer to its recording was lost; it was made" "$T/a1.log" ||
+    fail "accordd did not find out about the recording: $(grep -i 'lost' "$T/a1.log" | tail -5)"
+[ "$code" = 201 ] || fail "a recorded agreement answered $code: $(cat "$T/n4.out")"
+ID4=$(sed -n 's/.*wsag:AgreementId="\([a-z0-9]*\)".*/\1/p' "$T/n4.out" | head -1)
+[ "$(q "SELECT state FROM agreement WHERE id = '$ID4'")" = Observed ] || fail "agreement $ID4 is not Observed"
+curl -s -X POST "$B/adapters/sa/control/bookings" | grep -q "acc-$ID4-" ||
+    fail "site sa does not hold agreement $ID4's reservation"
+echo "an offer whose recording's COMMIT answer was lost: 201, Observed, booked"
+
 # ------------------------- a negotiation the leader ended for a dead one
 # A second instance negotiates (held up at sb) and is frozen for longer
 # than the lease: the leader takes it for dead and ends its negotiation.
