@@ -330,11 +330,13 @@ void svc_drop_run(struct acc_agreement *a);
  * recovery (another instance took this one for stopped while the database
  * was out of reach) rather than terminated by a client; else ACC_OK. */
 acc_err svc_ended_by_recovery(struct acc_service *svc, const char *id, struct acc_error *err);
-/* The answer to a write of agreement id was lost (the connection went in
- * its middle): the write may have been made.  Asks the store for the
- * agreement until it answers (every 250 ms, 20 s at most): ACC_OK with
- * *st, or ACC_ERR_STORAGE_AWAY when it never did. */
-acc_err svc_state_after_lost(struct acc_service *svc, const char *id, enum acc_state *st);
+/* The answer to the write that commits agreement id was lost (the
+ * connection went in its middle): it may have been made.  Asks the store
+ * for the agreement until it answers (every 250 ms, 20 s at most): ACC_OK
+ * with its state *st and *made (Observed, or already past it), or
+ * ACC_ERR_STORAGE_AWAY when it never did. */
+acc_err svc_made_after_lost(struct acc_service *svc, const char *id, bool *made,
+                            enum acc_state *st);
 /* Records the end of a, which did not become Observed (Rejected, or
  * Terminated when stopped), from the states in `from`, with the trace if
  * not NULL.  When a terminate came first (the store answers ACC_ERR_STATE)

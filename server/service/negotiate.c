@@ -325,7 +325,8 @@ static acc_err settle_lost(struct acc_service *svc, const struct acc_agreement *
                            struct nego_run *r, struct acc_error *serr)
 {
     enum acc_state st;
-    if (svc_state_after_lost(svc, a->id, &st)) {
+    bool made = false;
+    if (svc_made_after_lost(svc, a->id, &made, &st)) {
         r->outcome_unknown = true;
         return acc_error_set(serr, ACC_ERR_STORAGE_AWAY,
                              "the database went away while agreement %s was recorded, and has "
@@ -333,8 +334,6 @@ static acc_err settle_lost(struct acc_service *svc, const struct acc_agreement *
                              "submitting again (or submit again with the same Idempotency-Key)",
                              a->id);
     }
-    bool made = st == ACC_STATE_OBSERVED || st == ACC_STATE_OBSERVED_AND_TERMINATING ||
-                st == ACC_STATE_COMPLETE;
     acc_log_warn("agreement %s: the answer to its recording was lost; it %s (%s)", a->id,
                  made ? "was made" : "was not made", acc_state_name(st));
     return made ? ACC_OK : ACC_ERR_STORAGE_AWAY;

@@ -229,6 +229,13 @@ acc_err svc_quote_commit(struct acc_service *svc, struct acc_nego *job, struct a
     q.comps = NULL;
     q.links = NULL;
     q.n_comps = q.n_links = 0;
+    enum acc_state now;
+    bool made = false;
+    if (rc == ACC_ERR_STORAGE_AWAY && !svc_made_after_lost(svc, a->id, &made, &now)) {
+        acc_log_warn("agreement %s: the answer to the commit of quote %s was lost; it %s", a->id,
+                     q.id, made ? "was made" : "was not made");
+        rc = made ? ACC_OK : rc;
+    }
     if (rc)
         goto failed;
     atomic_fetch_add(&svc->outcomes[OUT_AGREED], 1);

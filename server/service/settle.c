@@ -33,12 +33,15 @@ void svc_drop_run(struct acc_agreement *a)
 #define LOST_WAIT_MS 20000
 #define LOST_POLL_MS 250
 
-acc_err svc_state_after_lost(struct acc_service *svc, const char *id, enum acc_state *st)
+acc_err svc_made_after_lost(struct acc_service *svc, const char *id, bool *made, enum acc_state *st)
 {
     for (int waited = 0;; waited += LOST_POLL_MS) {
         struct acc_agreement cur;
         if (!acc_store_agreement_get(svc->store, id, false, &cur, NULL)) {
             *st = cur.state;
+            *made = cur.state == ACC_STATE_OBSERVED ||
+                    cur.state == ACC_STATE_OBSERVED_AND_TERMINATING ||
+                    cur.state == ACC_STATE_COMPLETE;
             acc_agreement_release(&cur);
             return ACC_OK;
         }

@@ -198,6 +198,20 @@ curl -s -X POST "$B/adapters/sa/control/bookings" | grep -q "acc-$ID4-" ||
     fail "site sa does not hold agreement $ID4's reservation"
 echo "an offer whose recording's COMMIT answer was lost: 201, Observed, booked"
 
+# and for the commit of a held quote: the first COMMIT after the state
+# Committed (the quote's, in the same write as the agreement's)
+pg_offer quoting dave 1 1 10 | sed 's/wsag:Name="a"/wsag:Name="cutmarker8"/; s/<co:Between>a</<co:Between>cutmarker8</' >"$T/o6.xml"
+[ "$(post "/negotiations?hold=PT5M" "$T/o6.xml" "$T/q6.out")" = 201 ] || fail "no hold: $(cat "$T/q6.out")"
+QID=$(sed -n 's/.*<co:Quote [^>]*co:id="\([a-z0-9]*\)".*/\1/p' "$T/q6.out" | head -1)
+[ -n "$QID" ] || fail "no quote id in $(head -c 400 "$T/q6.out")"
+printf 'cutmarker8\nCommitted\n' >"$T/cut"
+code=$(post "/agreements?quote=$QID" "$T/o6.xml" "$T/n6.out")
+[ -e "$T/cut" ] && fail "the proxy never cut the quote commit's COMMIT ($(cat "$T/proxy.log"))"
+grep -q "the answer to the commit of quote $QID was lost; it was made" "$T/a1.log" ||
+    fail "accordd did not find out about the quote's commit: $(grep -i 'lost' "$T/a1.log" | tail -5)"
+[ "$code" = 201 ] || fail "a committed quote answered $code: $(cat "$T/n6.out")"
+echo "a held quote whose commit's COMMIT answer was lost: 201"
+
 # ------------------------- a negotiation the leader ended for a dead one
 # A second instance negotiates (held up at sb) and is frozen for longer
 # than the lease: the leader takes it for dead and ends its negotiation.
