@@ -44,7 +44,7 @@ PACKAGES=(build-essential cmake pkg-config libmicrohttpd-dev libxml2-dev libsqli
 # The sge adapter's tests start a real Grid Engine cluster (tests/sge).
 # libpq: the store on PostgreSQL (lib/sql/sql_pg.c); its tests start
 # PostgreSQL 15 clusters of their own (tests/pg).
-TEST_PACKAGES=(slurm-wlm munge iproute2 iputils-ping clang libclang-rt-dev xmlsec1 sqlite3
+TEST_PACKAGES=(slurm-wlm munge iproute2 iputils-ping clang libclang-rt-dev xmlsec1 sqlite3 faketime
                openssl man-db groff-base debhelper dpkg-dev fakeroot lintian debootstrap
                python3 chromium gridengine-master gridengine-exec gridengine-client
                gridengine-common postgresql-15)

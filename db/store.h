@@ -353,21 +353,32 @@ bool acc_store_shared(const struct acc_store *st);
  * negotiates name it from now on.  NULL: none. */
 void acc_store_set_instance(struct acc_store *st, const char *id);
 const char *acc_store_instance(const struct acc_store *st);
-/* This instance's row: seen at now (made with host, pid and started the
- * first time); with forget_before, rows of instances not seen since then
- * go. */
+/* Times of instances and leases are the database's: every statement below
+ * reads its clock (PostgreSQL's clock_timestamp()) itself, and a time
+ * passed in (alive_since, forget_before) is of this process's clock and is
+ * turned into the database's by its age (now - t here, the database's now
+ * minus that there), so that an instance whose clock is wrong misjudges
+ * neither the others nor itself. */
+/* This instance's row: seen now by the database's clock (made with host,
+ * pid and started the first time); with forget_before, rows of instances
+ * not seen since then go. */
 acc_err acc_store_instance_beat(struct acc_store *st, const char *host, int64_t pid,
-                                acc_time started, acc_time now, acc_time forget_before,
-                                struct acc_error *err);
+                                acc_time started, acc_time forget_before, struct acc_error *err);
+/* How far this process's clock is from the database's: *offset_us, the
+ * database's time minus this clock's at the middle of the round trip that
+ * read it (*rtt_us, its length), on the beat's connection.  On a file
+ * (SQLite, one process, one clock) 0 and 0, without a statement. */
+acc_err acc_store_clock(struct acc_store *st, int64_t *offset_us, int64_t *rtt_us,
+                        struct acc_error *err);
 /* This instance stops: its leases are free at once and it counts as dead
  * (the leader takes its runs at its next beat instead of after the
  * lease). */
 acc_err acc_store_instance_leave(struct acc_store *st, struct acc_error *err);
-/* Takes lease `name` for this instance until now + seconds when it is free
- * or expired, or renews it when this instance holds it; *held: whether it
- * holds it now. */
-acc_err acc_store_lease(struct acc_store *st, const char *name, acc_time now, int64_t seconds,
-                        bool *held, struct acc_error *err);
+/* Takes lease `name` for this instance for `seconds` from now by the
+ * database's clock when it is free or expired (by that clock), or renews
+ * it when this instance holds it; *held: whether it holds it now. */
+acc_err acc_store_lease(struct acc_store *st, const char *name, int64_t seconds, bool *held,
+                        struct acc_error *err);
 /* Agreements being negotiated by an instance not seen since alive_since
  * (or by none that said so): a dead instance's, to be ended. */
 acc_err acc_store_orphans(struct acc_store *st, acc_time alive_since, char (**ids)[ACC_ID_LEN + 1],

@@ -142,6 +142,23 @@ struct acc_store {
 acc_err store_write(struct acc_store *st, const struct store_op *op, void *arg, unsigned flags,
                     struct acc_error *err);
 
+/* ------------------------------------------- the database's clock */
+
+/* The database's clock (seconds since the epoch) inside a statement: the
+ * instances' rows (seen) and leases are written and judged by it, so that
+ * every instance compares times of one clock and one set wrong misjudges
+ * nobody (PostgreSQL: the server's; SQLite, one process: its own).  A time
+ * of this process (alive_since) is bound as its age by this process's
+ * clock (store_age) and compared as DB_NOW - age: the same instant on the
+ * database's clock.  Each statement that does has two texts
+ * (acc_sql_pick), one per dialect, in the same slot. */
+#define DB_NOW_LITE "CAST(strftime('%s', 'now') AS INTEGER)"
+#define DB_NOW_PG   "CAST(floor(extract(epoch FROM clock_timestamp())) AS BIGINT)"
+static inline int64_t store_age(acc_time t)
+{
+    return acc_now() - t;
+}
+
 /* ------------------------------------------------- shared by the writes */
 
 /* The current state of an agreement inside the writer's transaction. */

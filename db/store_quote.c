@@ -19,6 +19,16 @@
     "id, initiator, state, created, updated, hold_until, held_option, agreement, reason, " \
     "duration, options, allocation, offer"
 
+/* An Advisory quote has journal entries only while its hold books (a held
+ * one is Held, one whose hold failed Rejected); its instance (none on a
+ * file) is the one booking it: dead when not seen within age ? by the
+ * database's clock NOW (store_internal.h). */
+#define QUOTE_INTERRUPTED(NOW)                                        \
+    "SELECT q.id FROM quote q WHERE q.state = 'Advisory' AND EXISTS " \
+    "(SELECT 1 FROM reservation r WHERE r.agreement_id = q.id) AND "  \
+    "(q.instance IS NULL OR q.instance NOT IN "                       \
+    "(SELECT id FROM instance WHERE seen >= " NOW " - ?)) ORDER BY q.created LIMIT 1000"
+
 static const struct acc_sql_query
     quote_state = {S_QUOTE_STATE, "SELECT state, agreement FROM quote WHERE id = ?"},
     /* PostgreSQL: locked to the transaction's end (store_agreement.c) */
@@ -51,15 +61,8 @@ static const struct acc_sql_query
     quote_count = {S_QUOTE_COUNT, "SELECT count(*), coalesce(sum(CASE WHEN initiator = ? THEN 1 "
                                   "ELSE 0 END), 0), coalesce(sum(CASE WHEN client = ? THEN 1 "
                                   "ELSE 0 END), 0) FROM quote WHERE state IN ('Advisory', 'Held')"},
-    /* An Advisory quote has journal entries only while its hold books
-     * (a held one is Held, one whose hold failed Rejected); its instance
-     * (none on a file) is the one booking it. */
-    quote_interrupted = {S_QUOTE_INTERRUPTED,
-                         "SELECT q.id FROM quote q WHERE q.state = 'Advisory' AND EXISTS "
-                         "(SELECT 1 FROM reservation r WHERE r.agreement_id = q.id) AND "
-                         "(q.instance IS NULL OR q.instance NOT IN "
-                         "(SELECT id FROM instance WHERE seen >= ?)) "
-                         "ORDER BY q.created LIMIT 1000"};
+    quote_interrupted = {S_QUOTE_INTERRUPTED, QUOTE_INTERRUPTED(DB_NOW_LITE)},
+    quote_interrupted_pg = {S_QUOTE_INTERRUPTED, QUOTE_INTERRUPTED(DB_NOW_PG)};
 
 /* ------------------------------------------------------------ the lines */
 
@@ -455,7 +458,8 @@ out:
 }
 
 /* The ids a query of quotes returns (now bound first unless NULL). */
-static acc_err quote_ids(struct acc_store *st, const struct acc_sql_query *q, const acc_time *now,
+static acc_err quote_ids(struct acc_store *st, const struct acc_sql_query *q,
+                         const struct acc_sql_query *q_pg, const acc_time *now,
                          char (**ids)[ACC_ID_LEN + 1], size_t *n, struct acc_error *err)
 {
     *ids = NULL;
@@ -464,7 +468,7 @@ static acc_err quote_ids(struct acc_store *st, const struct acc_sql_query *q, co
     acc_err rc = acc_sql_read_begin(st->db, &c, err);
     if (rc)
         return rc;
-    struct acc_sql_stmt *s = acc_sql_prepare(c, q, err);
+    struct acc_sql_stmt *s = acc_sql_prepare(c, acc_sql_pick(c, q, q_pg ? q_pg : q), err);
     size_t cap = 0;
     if (!s) {
         rc = acc_sql_failed(err);
@@ -501,13 +505,14 @@ out:
 acc_err acc_store_quote_due(struct acc_store *st, acc_time now, char (**ids)[ACC_ID_LEN + 1],
                             size_t *n, struct acc_error *err)
 {
-    return quote_ids(st, &quote_due, &now, ids, n, err);
+    return quote_ids(st, &quote_due, NULL, &now, ids, n, err);
 }
 
 acc_err acc_store_quote_interrupted(struct acc_store *st, acc_time alive_since,
                                     char (**ids)[ACC_ID_LEN + 1], size_t *n, struct acc_error *err)
 {
-    return quote_ids(st, &quote_interrupted, &alive_since, ids, n, err);
+    acc_time age = store_age(alive_since);
+    return quote_ids(st, &quote_interrupted, &quote_interrupted_pg, &age, ids, n, err);
 }
 
 acc_err acc_store_quote_count(struct acc_store *st, const char *initiator, const char *client,

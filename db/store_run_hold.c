@@ -12,21 +12,28 @@
 #include "../lib/common/strutil.h"
 #include "store_internal.h"
 
-/* held by no live instance: none, or one not seen since ?2 */
-#define UNHELD(col) "(" col " IS NULL OR " col " NOT IN (SELECT id FROM instance WHERE seen >= ?2))"
+/* held by no live instance: none, or one not seen within age ?2 by the
+ * database's clock NOW (store_internal.h) */
+#define UNHELD(col, NOW) \
+    "(" col " IS NULL OR " col " NOT IN (SELECT id FROM instance WHERE seen >= " NOW " - ?2))"
 /* open, and held here (?1) or by no live instance */
-#define OPEN_HERE_OR_UNHELD \
-    "r.state IN ('waiting', 'running') AND (r.instance = ?1 OR " UNHELD("r.instance") ")"
+#define OPEN_HERE_OR_UNHELD(NOW) \
+    "r.state IN ('waiting', 'running') AND (r.instance = ?1 OR " UNHELD("r.instance", NOW) ")"
+#define RUN_HOLDS(NOW)                                          \
+    "SELECT a.id, a.state, a.start_time, a.end_time, r.state, " \
+    "CASE WHEN r.instance = ?1 THEN 1 ELSE 0 END, i.host "      \
+    "FROM run r JOIN agreement a ON a.seq = r.agreement "       \
+    "LEFT JOIN instance i ON i.id = r.instance "                \
+    "WHERE " OPEN_HERE_OR_UNHELD(NOW) " ORDER BY a.start_time"
+#define RUN_TAKE(NOW)                                         \
+    "UPDATE run SET instance = ?1 WHERE agreement = "         \
+    "(SELECT seq FROM agreement WHERE id = ?3) AND state IN " \
+    "('waiting', 'running') AND (instance = ?1 OR " UNHELD("instance", NOW) ")"
 
-static const struct acc_sql_query
-    run_holds = {S_RUN_HOLDS, "SELECT a.id, a.state, a.start_time, a.end_time, r.state, "
-                              "CASE WHEN r.instance = ?1 THEN 1 ELSE 0 END, i.host "
-                              "FROM run r JOIN agreement a ON a.seq = r.agreement "
-                              "LEFT JOIN instance i ON i.id = r.instance "
-                              "WHERE " OPEN_HERE_OR_UNHELD " ORDER BY a.start_time"},
-    run_take = {S_RUN_TAKE, "UPDATE run SET instance = ?1 WHERE agreement = "
-                            "(SELECT seq FROM agreement WHERE id = ?3) AND state IN "
-                            "('waiting', 'running') AND (instance = ?1 OR " UNHELD("instance") ")"};
+static const struct acc_sql_query run_holds = {S_RUN_HOLDS, RUN_HOLDS(DB_NOW_LITE)},
+                                  run_holds_pg = {S_RUN_HOLDS, RUN_HOLDS(DB_NOW_PG)},
+                                  run_take = {S_RUN_TAKE, RUN_TAKE(DB_NOW_LITE)},
+                                  run_take_pg = {S_RUN_TAKE, RUN_TAKE(DB_NOW_PG)};
 
 static acc_err read_hold(struct acc_sql_stmt *s, struct acc_store_run_hold *h,
                          struct acc_error *err)
@@ -52,12 +59,12 @@ acc_err acc_store_run_holds(struct acc_store *st, acc_time alive_since,
     acc_err rc = acc_sql_read_begin(st->db, &c, err);
     if (rc)
         return rc;
-    struct acc_sql_stmt *s = acc_sql_prepare(c, &run_holds, err);
+    struct acc_sql_stmt *s = acc_sql_prepare(c, acc_sql_pick(c, &run_holds, &run_holds_pg), err);
     if (!s) {
         rc = acc_sql_failed(err);
     } else {
         acc_sql_bind_text(s, st->instance);
-        acc_sql_bind_i64(s, alive_since);
+        acc_sql_bind_i64(s, store_age(alive_since));
         rc = acc_sql_bound(s, "list runs", err);
     }
     size_t cap = 0;
@@ -95,11 +102,11 @@ struct take_arg {
 static acc_err take_job(struct acc_sql_conn *c, void *arg, struct acc_error *err)
 {
     struct take_arg *x = arg;
-    struct acc_sql_stmt *s = acc_sql_prepare(c, &run_take, err);
+    struct acc_sql_stmt *s = acc_sql_prepare(c, acc_sql_pick(c, &run_take, &run_take_pg), err);
     if (!s)
         return acc_sql_failed(err);
     acc_sql_bind_text(s, x->instance);
-    acc_sql_bind_i64(s, x->alive_since);
+    acc_sql_bind_i64(s, store_age(x->alive_since));
     acc_sql_bind_text(s, x->id);
     acc_err rc = acc_sql_run(s, "take a run", err);
     x->taken = !rc && acc_sql_changes(c) == 1;

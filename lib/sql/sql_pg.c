@@ -25,7 +25,9 @@
  *               deadlock or serialization failure are SQL_AWAY (503); a
  *               lost connection is reset at the next statement (never
  *               inside the transaction it was lost in), and statements
- *               prepared before are prepared again
+ *               prepared before are prepared again; an idle connection
+ *               the server ended (a restart) is found so before its next
+ *               statement, and made again first: that statement succeeds
  *   timeouts    lock_timeout, idle_in_transaction_session_timeout; by
  *               default connect_timeout and TCP keepalives (the URL's own
  *               settings win)
@@ -37,6 +39,7 @@
  * server keeps both. */
 #include <inttypes.h>
 #include <libpq-fe.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -191,8 +194,30 @@ static enum sql_rc session_setup(struct pg *p, bool durable)
  * (and its COMMIT "succeed" there); the transaction is lost instead, and
  * its COMMIT fails.  A connection whose settings could not be made counts
  * as failed until they are. */
+/* An idle connection the server ended (a restart, a failover,
+ * pg_terminate_backend) still reads CONNECTION_OK until libpq reads from
+ * it: its first statement would fail (a 503 for the first request after
+ * the server is back).  Outside a transaction nothing is due on it but, at
+ * most, a notice; a socket that can be read holds the server's goodbye
+ * (FATAL 57P01) and its end.  Read now (a poll that does not wait, then up
+ * to 50 ms for the end behind a message), so that libpq marks it bad and
+ * pg_alive makes it again before the statement. */
+static void idle_check(struct pg *p)
+{
+    int fd = PQsocket(p->conn);
+    struct pollfd pfd = {.fd = fd, .events = POLLIN};
+    if (fd < 0 || poll(&pfd, 1, 0) <= 0)
+        return;
+    if (PQconsumeInput(p->conn) && PQstatus(p->conn) == CONNECTION_OK && poll(&pfd, 1, 50) > 0)
+        PQconsumeInput(p->conn);
+    if (PQstatus(p->conn) != CONNECTION_OK)
+        acc_log_info("database: an idle connection was ended by the server; made again");
+}
+
 bool pg_alive(struct pg *p)
 {
+    if (!p->in_tx && PQstatus(p->conn) == CONNECTION_OK)
+        idle_check(p);
     if (PQstatus(p->conn) == CONNECTION_OK && p->set_up)
         return true;
     if (PQstatus(p->conn) != CONNECTION_OK) {

@@ -156,6 +156,8 @@ static void defaults(struct acc_config *c)
     c->durable = true;
     c->wal_limit = (int64_t)64 << 20;
     c->lease = 10;
+    c->clock_warn = 2;
+    c->clock_refuse = 30;
     c->max_rejected = 1000;
     c->strategy = ACC_STRATEGY_INTERSECT;
     acc_policy_opts_init(&c->policy, ACC_POLICY_EARLIEST);
@@ -205,6 +207,11 @@ static void read_all(struct acc_config *c, struct cfg_parse *p, const char *orig
         acc_conf_report_after(&p->rep, "database", "url",
                               "a PostgreSQL database needs [signing] key and certificate "
                               "(the same pair on every accordd sharing it)");
+    if (c->clock_refuse < c->clock_warn)
+        acc_conf_report_after(&p->rep, "database", "clock_refuse",
+                              "clock_refuse (%lld s) is less than clock_warn (%lld s): a clock "
+                              "is warned of before it is refused",
+                              (long long)c->clock_refuse, (long long)c->clock_warn);
     cfg_auth_check(c, &p->rep);
     cfg_policy_finish(c, &p->rep);
     cfg_quota_finish(c, &p->rep);

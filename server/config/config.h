@@ -8,7 +8,7 @@
  *                  client_unsent, names, allow_control, log_level,
  *                  certificate, key (HTTPS)
  *   [database]     path or url, durable, wal_limit, retain, lease,
- *                  max_rejected_per_user
+ *                  clock_warn, clock_refuse, max_rejected_per_user
  *   [negotiation]  strategy, policy, policy_candidates, max_rounds, horizon,
  *                  lead_time, adapter_timeout, workers, queue_length, max_pending,
  *                  max_hold, quote_options, max_quotes (max_quotes_per_user: the
@@ -168,6 +168,9 @@ struct acc_config {
     /* [database] */
     char *db_path; /* a file, or (url) a PostgreSQL URL shared by several accordd */
     int64_t lease; /* seconds a dead leader's once-only duties wait for another */
+    /* seconds this clock may be off the database's before a warning, and
+     * before it neither leads nor negotiates (several instances) */
+    int64_t clock_warn, clock_refuse;
     bool durable;
     int64_t wal_limit; /* bytes the write-ahead log may reach */
     int64_t retain;    /* seconds ended agreements are kept; 0: for ever */

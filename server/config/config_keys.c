@@ -75,6 +75,10 @@ static const struct key database_keys[] = {
     {"durable", KEY_BOOL, 0, 0, AT(durable), NULL},
     {"wal_limit", KEY_INT64, (int64_t)1 << 20, (int64_t)1 << 40, AT(wal_limit), NULL}, /* bytes */
     {"lease", KEY_DURATION, 4, 3600, AT(lease), "a duration of PT4S to PT1H such as PT10S"},
+    {"clock_warn", KEY_DURATION, 1, 3600, AT(clock_warn),
+     "a duration of PT1S to PT1H such as PT2S"},
+    {"clock_refuse", KEY_DURATION, 1, 86400, AT(clock_refuse),
+     "a duration of PT1S to P1D such as PT30S"},
     {"max_rejected_per_user", KEY_UNSIGNED, 1, 10000000, AT(max_rejected), NULL},
     {NULL, KEY_BOOL, 0, 0, 0, NULL},
 };

@@ -14,8 +14,14 @@
  * Times: a lease is taken for three quarters of [database] lease and
  * renewed every quarter, so a dead leader's lease expires within three
  * quarters of the lease after its death and is taken over within a quarter
- * more; an instance not seen for three quarters of the lease is dead.  The
- * instances' clocks are compared (NTP keeps them within far less).
+ * more; an instance not seen for three quarters of the lease is dead.
+ * Leases and rows are written and judged by the database's clock (in the
+ * store's statements), never by an instance's own: one whose clock is off
+ * misjudges nobody.  Each beat also measures this clock against the
+ * database's (acc_store_clock): over [database] clock_warn a warning in
+ * the log, over clock_refuse this instance neither leads nor negotiates
+ * (it would place agreements at the wrong time): new offers get a 503
+ * that names the skew, /healthz fails, until the clock is right again.
  *
  * On a database file (SQLite) there is one accordd: it leads. */
 #include <stdlib.h>
@@ -54,8 +60,10 @@ acc_err svc_instance_open(struct acc_service *svc, struct acc_error *err)
         return rc;
     acc_store_set_instance(svc->store, svc->instance);
     svc->started = acc_now();
-    acc_log_info("instance %s on a shared database (lease %llds)", svc->instance,
-                 (long long)svc->cfg->lease);
+    acc_log_info("instance %s on a shared database (lease %llds, clock_warn %llds, "
+                 "clock_refuse %llds)",
+                 svc->instance, (long long)svc->cfg->lease, (long long)svc->cfg->clock_warn,
+                 (long long)svc->cfg->clock_refuse);
     svc_instance_beat(svc);
     return ACC_OK;
 }
@@ -81,6 +89,65 @@ static void stop_asked(struct acc_service *svc)
     free(ids);
 }
 
+/* How far this clock is from the database's: kept for /metrics and the
+ * refusals, logged when its state changes and every 10 minutes while it
+ * is over clock_warn.  A measure that fails, or whose round trip was too
+ * long to tell, keeps the last one. */
+static void clock_check(struct acc_service *svc)
+{
+    int64_t offset = 0, rtt = 0;
+    struct acc_error err;
+    if (acc_store_clock(svc->store, &offset, &rtt, &err)) {
+        acc_log_warn("instances: %s", err.msg);
+        return;
+    }
+    /* the offset is known to half the round trip: one too slow to tell
+     * clock_warn apart is no measure */
+    if (rtt / 2 > svc->cfg->clock_warn * 1000000)
+        return;
+    atomic_store(&svc->clock_offset_us, offset);
+    int64_t off = offset < 0 ? -offset : offset;
+    int state = off > svc->cfg->clock_refuse * 1000000 ? SVC_CLOCK_REFUSE
+                : off > svc->cfg->clock_warn * 1000000 ? SVC_CLOCK_WARN
+                                                       : SVC_CLOCK_OK;
+    int was = atomic_exchange(&svc->clock_state, state);
+    int64_t now = acc_mono_us();
+    if (state == was && (state == SVC_CLOCK_OK || now - svc->clock_logged_us < 600 * 1000000LL))
+        return;
+    svc->clock_logged_us = now;
+    /* the database's time minus this clock's: positive, this one is behind */
+    const char *how = offset > 0 ? "behind" : "ahead of";
+    double secs = (double)off / 1e6, trip = (double)rtt / 1e3;
+    if (state == SVC_CLOCK_REFUSE)
+        acc_log_error("clock: this instance's clock is %.3f s %s the database's (round trip "
+                      "%.1f ms), more than [database] clock_refuse (%llds): it neither leads "
+                      "nor negotiates (new offers get 503) until its clock is set right (NTP)",
+                      secs, how, trip, (long long)svc->cfg->clock_refuse);
+    else if (state == SVC_CLOCK_WARN)
+        acc_log_warn("clock: this instance's clock is %.3f s %s the database's (round trip "
+                     "%.1f ms), more than [database] clock_warn (%llds); set it right (NTP) "
+                     "before it reaches clock_refuse (%llds)",
+                     secs, how, trip, (long long)svc->cfg->clock_warn,
+                     (long long)svc->cfg->clock_refuse);
+    else
+        acc_log_info("clock: within %.3f s of the database's again", secs);
+}
+
+acc_err svc_instance_clock_refuse(struct acc_service *svc, struct acc_error *err)
+{
+    if (atomic_load(&svc->clock_state) != SVC_CLOCK_REFUSE)
+        return ACC_OK;
+    int64_t offset = atomic_load(&svc->clock_offset_us);
+    acc_error_set(err, ACC_ERR_STORAGE_AWAY,
+                  "this instance's clock is %.3f s %s the database's, more than [database] "
+                  "clock_refuse (%llds) allows: it negotiates nothing until its clock is set "
+                  "right; retry, or send the request to another instance",
+                  (double)(offset < 0 ? -offset : offset) / 1e6, offset > 0 ? "behind" : "ahead of",
+                  (long long)svc->cfg->clock_refuse);
+    err->retry_after = svc_instance_period(svc);
+    return ACC_ERR_STORAGE_AWAY;
+}
+
 void svc_instance_beat(struct acc_service *svc)
 {
     if (!svc->shared)
@@ -92,9 +159,15 @@ void svc_instance_beat(struct acc_service *svc)
     int64_t t0 = acc_mono_us();
     bool was = atomic_load(&svc->leader), held = false;
     struct acc_error err;
-    if (acc_store_instance_beat(svc->store, host, (int64_t)getpid(), svc->started, now,
-                                was ? now - DAY : 0, &err) ||
-        acc_store_lease(svc->store, "leader", now, svc_instance_dead_after(svc), &held, &err)) {
+    acc_err rc = acc_store_instance_beat(svc->store, host, (int64_t)getpid(), svc->started,
+                                         was ? now - DAY : 0, &err);
+    if (!rc)
+        clock_check(svc);
+    /* a clock too far off leads not: the lease is not taken nor renewed
+     * (one held runs out) */
+    if (!rc && atomic_load(&svc->clock_state) != SVC_CLOCK_REFUSE)
+        rc = acc_store_lease(svc->store, "leader", svc_instance_dead_after(svc), &held, &err);
+    if (rc) {
         /* lead no more (another may take over); the database away: judge
          * nobody until every instance could renew its row again */
         acc_log_warn("instances: %s", err.msg);
@@ -108,9 +181,11 @@ void svc_instance_beat(struct acc_service *svc)
     } else if (!atomic_load(&svc->reached_since)) {
         atomic_store(&svc->reached_since, now);
     }
-    /* held from now for dead_after: past that (a later beat stuck), this
-     * instance no longer counts itself the leader */
-    atomic_store(&svc->lease_until, held ? now + svc_instance_dead_after(svc) : 0);
+    /* held from the beat's start for dead_after (on the monotonic clock:
+     * the lease ends by the database's, at least that long after its
+     * renewal): past that (a later beat stuck), this instance no longer
+     * counts itself the leader */
+    atomic_store(&svc->lease_until, held ? t0 + svc_instance_dead_after(svc) * 1000000 : 0);
     atomic_store(&svc->leader, held);
     if (held != was)
         acc_log_info("instance %s %s", svc->instance,
@@ -137,7 +212,7 @@ bool svc_instance_leads(struct acc_service *svc)
 {
     if (!svc->shared)
         return true;
-    return atomic_load(&svc->leader) && acc_now() < atomic_load(&svc->lease_until);
+    return atomic_load(&svc->leader) && acc_mono_us() < atomic_load(&svc->lease_until);
 }
 
 bool svc_instance_may_judge(struct acc_service *svc)

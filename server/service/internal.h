@@ -152,8 +152,12 @@ struct acc_service {
     atomic_bool leader;         /* holds the lease 'leader' (always, on a file) */
     atomic_bool new_leader;     /* became the leader: its first duties to do */
     atomic_llong reached_since; /* the database reached at every beat since (0: not now) */
-    atomic_llong lease_until;   /* the lease held until then at most (its last renewal) */
-    pthread_t beater;           /* the beat, in a thread of its own */
+    atomic_llong lease_until;   /* the lease held until then at most (acc_mono_us) */
+    /* this clock against the database's, measured at each beat */
+    atomic_llong clock_offset_us; /* the database's time minus this clock's */
+    atomic_int clock_state;       /* SVC_CLOCK_OK, _WARN (over clock_warn), _REFUSE */
+    int64_t clock_logged_us;      /* the beat's: when its state was last logged */
+    pthread_t beater;             /* the beat, in a thread of its own */
     bool beater_started;
 
     /* metrics */
@@ -463,6 +467,12 @@ bool svc_instance_leads(struct acc_service *svc);
 void svc_instance_recover(struct acc_service *svc);
 /* Seconds between two beats (and housekeeping passes). */
 int64_t svc_instance_period(const struct acc_service *svc);
+enum { SVC_CLOCK_OK, SVC_CLOCK_WARN, SVC_CLOCK_REFUSE };
+/* ACC_ERR_STORAGE_AWAY (a 503 with Retry-After, its message naming the
+ * skew) while this instance's clock is further from the database's than
+ * [database] clock_refuse: it negotiates nothing then (a new offer, a
+ * modification, a quote); ACC_OK otherwise. */
+acc_err svc_instance_clock_refuse(struct acc_service *svc, struct acc_error *err);
 /* Seconds after which an instance that did not renew its row is dead (and
  * for which a lease is taken). */
 int64_t svc_instance_dead_after(const struct acc_service *svc);

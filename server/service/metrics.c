@@ -139,6 +139,16 @@ void acc_service_metrics(struct acc_service *svc, struct acc_buf *out)
     metric(out, "accord_leader", "gauge",
            "1 while this accordd leads the duties that run once (always on a database file).");
     acc_buf_printf(out, "accord_leader %d\n", svc_instance_leads(svc) ? 1 : 0);
+    metric(out, "accord_clock_offset_seconds", "gauge",
+           "The database's clock minus this accordd's, measured at its last beat (0 on a "
+           "database file).");
+    acc_buf_printf(out, "accord_clock_offset_seconds %.6f\n",
+                   (double)atomic_load(&svc->clock_offset_us) / 1e6);
+    metric(out, "accord_clock_refused", "gauge",
+           "1 while this accordd's clock is further from the database's than [database] "
+           "clock_refuse: it neither leads nor negotiates.");
+    acc_buf_printf(out, "accord_clock_refused %d\n",
+                   atomic_load(&svc->clock_state) == SVC_CLOCK_REFUSE ? 1 : 0);
     metric(out, "accord_build_info", "gauge", "The running build: its version.");
     acc_buf_printf(out, "accord_build_info{version=\"%s\"} 1\n", ACCORD_VERSION);
 }

@@ -227,7 +227,9 @@ void svc_nego_abort(struct acc_nego *job, acc_err rc, const struct acc_error *er
 acc_err svc_queue_reserve(struct acc_service *svc, bool pending_mode, struct acc_error *err)
 {
     struct svc_queue *q = &svc->queue;
-    acc_err rc = ACC_OK;
+    acc_err rc = svc_instance_clock_refuse(svc, err);
+    if (rc)
+        return rc;
     pthread_mutex_lock(&q->lock);
     if (q->stopping) {
         rc = acc_error_set(err, ACC_ERR_INTERRUPTED,

@@ -278,6 +278,9 @@ acc_err svc_quote_check(struct acc_service *svc, const struct acc_quote_request 
     const struct acc_offer *o = rq->offer;
     if (atomic_load(&svc->stopping))
         return acc_error_set(err, ACC_ERR_INTERRUPTED, "accordd is stopping");
+    acc_err refused = svc_instance_clock_refuse(svc, err);
+    if (refused)
+        return refused;
     if (rq->hold < 0 || rq->hold > cfg->max_hold) {
         char d[ACC_DURATION_STRLEN];
         acc_duration_format(cfg->max_hold, d);

@@ -137,7 +137,9 @@ acc_err acc_service_control(struct acc_service *svc, const char *adapter, const 
 
 acc_err acc_service_health(struct acc_service *svc, struct acc_buf *text, struct acc_error *err)
 {
-    acc_err rc = acc_store_ping(svc->store, err);
+    acc_err rc = svc_instance_clock_refuse(svc, err);
+    if (!rc)
+        rc = acc_store_ping(svc->store, err);
     if (rc)
         return rc;
     /* reads answer, writes fail (a full disk, a standby): nothing can be

@@ -555,6 +555,37 @@ static void test_print_round_trip(void)
     acc_config_release(&again);
 }
 
+/* [database] clock_warn and clock_refuse: defaults, values, what is refused. */
+static void test_clock_bounds(void)
+{
+    static const struct {
+        const char *keys, *says; /* says NULL: accepted */
+    } cases[] = {
+        {"", NULL},
+        {"clock_warn = PT1S\nclock_refuse = PT5S\n", NULL},
+        {"clock_warn = PT0S\n", "clock_warn: 'PT0S' is not a duration of PT1S to PT1H"},
+        {"clock_refuse = soon\n", "clock_refuse: 'soon' is not a duration"},
+        {"clock_warn = PT10S\nclock_refuse = PT5S\n", "clock_refuse (5 s) is less than clock_warn"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char ini[256];
+        snprintf(ini, sizeof ini, "[database]\n%s[site a]\nadapter=sim-batch\nnodes=1\n",
+                 cases[i].keys);
+        struct acc_config c;
+        struct acc_error err;
+        acc_err rc = acc_config_load_string(ini, "t.ini", &c, &err);
+        if (cases[i].says) {
+            CU_ASSERT_EQUAL(rc, ACC_ERR_CONFIG);
+            CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, cases[i].says));
+            continue;
+        }
+        CU_ASSERT_EQUAL_FATAL(rc, ACC_OK);
+        CU_ASSERT_EQUAL(c.clock_warn, i ? 1 : 2);
+        CU_ASSERT_EQUAL(c.clock_refuse, i ? 5 : 30);
+        acc_config_release(&c);
+    }
+}
+
 /* Seconds as a number or an ISO 8601 duration (accord-site's durations). */
 static void test_seconds(void)
 {
@@ -578,6 +609,7 @@ static const struct acc_test_case tests[] = {
     {"--check-config: every problem at its line", test_check_lines},
     {"the effective configuration reads back to itself", test_print_round_trip},
     {"seconds or ISO 8601 durations", test_seconds},
+    {"[database] clock bounds", test_clock_bounds},
     {"tokens file that never ends", test_tokens_endless},
     {"tokens file", test_tokens},
     {"launch accounts: [accounts], [launch] account, never root", test_launch_accounts},

@@ -1,7 +1,8 @@
 /* test_sql_pg.c - the PostgreSQL backend's failure paths (lib/sql/sql_pg.c,
  * sql_pg_stmt.c) on the server ACCORD_TEST_DB_URL names (tests/pg): a
  * reader made while the server is away, a statement prepared on a
- * connection that is gone, a lock held past lock_timeout, a transaction
+ * connection that is gone, connections idle while the server ended them
+ * (used again without an error), a lock held past lock_timeout, a transaction
  * whose connection went (never carried on, outside it, on a new one), one
  * a read-only server refused, one left idle too long, a writer's batch the
  * server ends to break a deadlock.
@@ -195,11 +196,13 @@ static void test_prepare_away(void)
     struct acc_sql *db = open_db();
     struct acc_error err;
     struct acc_sql_conn *c = acc_sql_main_lock(db);
+    allow_conns(false); /* the server away: the idle connection cannot be made again */
     kill_conns();
     acc_error_clear(&err);
     CU_ASSERT_PTR_NULL(acc_sql_prepare(c, &q_log, &err));
     assert_away(acc_sql_failed(&err), &err);
     CU_ASSERT_EQUAL(acc_sql_failed(NULL), ACC_ERR_STORAGE);
+    allow_conns(true);
     ACC_ASSERT_OK(put(c, "p", 1, &err)); /* made again */
     acc_sql_main_unlock(db);
     CU_ASSERT_EQUAL(get(db, "p"), 1);
@@ -207,11 +210,67 @@ static void test_prepare_away(void)
 
     struct acc_ledger_store *ss = NULL;
     ACC_ASSERT_OK(acc_ledger_store_open(url, true, false, &ss, &err));
+    allow_conns(false);
     kill_conns();
     int n = 0;
     assert_away(acc_ledger_store_load(ss, count_row, &n, &err), &err);
+    allow_conns(true);
     ACC_ASSERT_OK(acc_ledger_store_load(ss, count_row, &n, &err));
     acc_ledger_store_close(ss);
+}
+
+static acc_err put_job(struct acc_sql_conn *c, void *arg, struct acc_error *err)
+{
+    return put(c, arg, 7, err);
+}
+
+/* Connections idle while the server ended them (a restart, a failover):
+ * each is found gone before its first statement and made again, so that
+ * statement succeeds (the first request after an outage is no 503): the
+ * main connection, a reader of the pool, a writer's, a ledger's. */
+static void test_idle_through_restart(void)
+{
+    struct acc_sql *db = open_db();
+    struct acc_error err;
+    const struct acc_sql_writer_options wopt = {0};
+    struct acc_sql_writer *w = NULL;
+    ACC_ASSERT_OK(acc_sql_writer_start(db, &wopt, &w, &err));
+    static const struct acc_sql_job job = {put_job, NULL};
+    ACC_ASSERT_OK(acc_sql_write(w, &job, "w1", &err));
+    struct acc_sql_conn *r = NULL;
+    ACC_ASSERT_OK(acc_sql_reader_take(db, &r, &err));
+    ACC_ASSERT_OK(acc_sql_exec(r, "SELECT 1", &err));
+    acc_sql_reader_give(db, r);
+    struct acc_sql_conn *c = acc_sql_main_lock(db);
+    ACC_ASSERT_OK(put(c, "m1", 1, &err));
+    acc_sql_main_unlock(db);
+    struct acc_ledger_store *ss = NULL;
+    ACC_ASSERT_OK(acc_ledger_store_open(url, true, false, &ss, &err));
+    int n = 0;
+    ACC_ASSERT_OK(acc_ledger_store_load(ss, count_row, &n, &err));
+
+    for (int round = 0; round < 2; round++) {
+        kill_conns(); /* waits until every one has ended */
+        c = acc_sql_main_lock(db);
+        ACC_ASSERT_OK(put(c, round ? "m3" : "m2", 1, &err));
+        acc_sql_main_unlock(db);
+        ACC_ASSERT_OK(acc_sql_reader_take(db, &r, &err));
+        struct acc_sql_stmt *s = acc_sql_prepare(r, &q_get, &err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+        acc_sql_bind_text(s, "m1");
+        bool row = false;
+        ACC_ASSERT_OK(acc_sql_step(s, &row, "get", &err));
+        CU_ASSERT_TRUE(row);
+        acc_sql_done(s);
+        acc_sql_reader_give(db, r);
+        ACC_ASSERT_OK(acc_sql_write(w, &job, round ? "w3" : "w2", &err));
+        ACC_ASSERT_OK(acc_ledger_store_load(ss, count_row, &n, &err));
+    }
+    CU_ASSERT_EQUAL(get(db, "w3"), 7);
+    CU_ASSERT_EQUAL(get(db, "m3"), 1);
+    acc_ledger_store_close(ss);
+    acc_sql_writer_stop(w);
+    acc_sql_close(db);
 }
 
 /* A table another connection holds past lock_timeout: 503 (a retry may
@@ -441,6 +500,7 @@ static void test_deadlock_runs_again(void)
 static const struct acc_test_case tests[] = {
     {"a reader made while the server is away", test_reader_away},
     {"a statement prepared on a connection gone", test_prepare_away},
+    {"connections idle through a restart", test_idle_through_restart},
     {"a lock held past lock_timeout", test_lock_timeout},
     {"a connection lost inside a transaction", test_lost_in_transaction},
     {"a transaction a read-only server refused", test_read_only_refused},

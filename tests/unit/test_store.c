@@ -438,9 +438,15 @@ static void test_nowait_order(void)
 /* A quote whose hold a stop cut short is Advisory with journal entries;
  * the open-journal query leaves them to the hold while the quote is
  * Advisory (it may be booking), and they are the sweep's once it is not. */
+/* Times of this process around the instance's beat: it is seen since
+ * SEEN_SINCE and not since UNSEEN_SINCE (the store judges them by the
+ * database's clock, from their age). */
+#define SEEN_SINCE   (acc_now() - 60)
+#define UNSEEN_SINCE (acc_now() + 60)
+
 /* A store of its own on database name; on a shared database what it writes
- * is an instance's that was last seen at 100. */
-static struct acc_store *open_seen_at_100(const char *name)
+ * is an instance's that was last seen now (by the database's clock). */
+static struct acc_store *open_seen_now(const char *name)
 {
     char path[512];
     struct acc_store *st2 = NULL;
@@ -451,14 +457,14 @@ static struct acc_store *open_seen_at_100(const char *name)
     ACC_ASSERT_OK(acc_store_open(&o, &st2, &err));
     if (st2 && acc_store_shared(st2)) {
         acc_store_set_instance(st2, "instinstinstinst");
-        ACC_ASSERT_OK(acc_store_instance_beat(st2, "host", 1, 100, 100, 0, &err));
+        ACC_ASSERT_OK(acc_store_instance_beat(st2, "host", 1, 100, 0, &err));
     }
     return st2;
 }
 
 static void test_interrupted_hold(void)
 {
-    struct acc_store *qs = open_seen_at_100("quotes");
+    struct acc_store *qs = open_seen_now("quotes");
     CU_ASSERT_PTR_NOT_NULL_FATAL(qs);
     struct acc_error err;
     static const char *const ids[] = {"advisoryadvisory", "holdingholdingho", "heldheldheldheld"};
@@ -489,13 +495,13 @@ static void test_interrupted_hold(void)
     char(*got)[ACC_ID_LEN + 1] = NULL;
     size_t n = 0;
     if (acc_store_shared(qs)) {
-        /* its instance lives (seen since 100): the hold may be booking */
-        ACC_ASSERT_OK(acc_store_quote_interrupted(qs, 100, &got, &n, &err));
+        /* its instance lives (seen since): the hold may be booking */
+        ACC_ASSERT_OK(acc_store_quote_interrupted(qs, SEEN_SINCE, &got, &n, &err));
         CU_ASSERT_EQUAL(n, 0);
         free(got);
     }
-    /* its instance not seen since 101: dead (on a file: every quote) */
-    ACC_ASSERT_OK(acc_store_quote_interrupted(qs, 101, &got, &n, &err));
+    /* its instance not seen since: dead (on a file: every quote) */
+    ACC_ASSERT_OK(acc_store_quote_interrupted(qs, UNSEEN_SINCE, &got, &n, &err));
     CU_ASSERT_EQUAL(n, 1);
     CU_ASSERT_STRING_EQUAL(n ? got[0] : "", ids[1]);
     free(got);
@@ -505,17 +511,17 @@ static void test_interrupted_hold(void)
     free(open);
     /* Recovery ends it: its entry is a leftover like any other.  On a
      * shared database only while its instance stays dead, judged again as
-     * it is written: alive since 100, it keeps its hold. */
+     * it is written: seen since, it keeps its hold. */
     q[1].state = ACC_QUOTE_REJECTED;
     if (acc_store_shared(qs)) {
-        CU_ASSERT_EQUAL(acc_store_quote_end_orphan(qs, &q[1], 100, &err), ACC_ERR_STATE);
+        CU_ASSERT_EQUAL(acc_store_quote_end_orphan(qs, &q[1], SEEN_SINCE, &err), ACC_ERR_STATE);
         CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "alive again"));
-        ACC_ASSERT_OK(acc_store_quote_interrupted(qs, 101, &got, &n, &err));
+        ACC_ASSERT_OK(acc_store_quote_interrupted(qs, UNSEEN_SINCE, &got, &n, &err));
         CU_ASSERT_EQUAL(n, 1); /* still Advisory, still booking */
         free(got);
     }
-    ACC_ASSERT_OK(acc_store_quote_end_orphan(qs, &q[1], 101, &err));
-    ACC_ASSERT_OK(acc_store_quote_interrupted(qs, 101, &got, &n, &err));
+    ACC_ASSERT_OK(acc_store_quote_end_orphan(qs, &q[1], UNSEEN_SINCE, &err));
+    ACC_ASSERT_OK(acc_store_quote_interrupted(qs, UNSEEN_SINCE, &got, &n, &err));
     CU_ASSERT_EQUAL(n, 0);
     free(got);
     ACC_ASSERT_OK(acc_store_journal_get(qs, NULL, &open, &n, &err));
@@ -529,7 +535,7 @@ static void test_interrupted_hold(void)
  * stays dead: judged again inside the write. */
 static void test_end_orphan(void)
 {
-    struct acc_store *os = open_seen_at_100("orphans");
+    struct acc_store *os = open_seen_now("orphans");
     CU_ASSERT_PTR_NOT_NULL_FATAL(os);
     struct acc_error err;
     bool shared = acc_store_shared(os);
@@ -539,20 +545,20 @@ static void test_end_orphan(void)
     a.state = ACC_STATE_REJECTED;
     a.updated = 1001;
     if (shared) {
-        /* alive since 100: left to it, still Pending */
-        CU_ASSERT_EQUAL(acc_store_agreement_end_orphan(os, &a, 100, &err), ACC_ERR_STATE);
+        /* seen since: left to it, still Pending */
+        CU_ASSERT_EQUAL(acc_store_agreement_end_orphan(os, &a, SEEN_SINCE, &err), ACC_ERR_STATE);
         CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "alive again"));
         ACC_ASSERT_OK(acc_store_agreement_get(os, a.id, false, &got, &err));
         CU_ASSERT_EQUAL(got.state, ACC_STATE_PENDING);
         acc_agreement_release(&got);
     }
-    /* not seen since 101 (on a file: no instance): ended */
-    ACC_ASSERT_OK(acc_store_agreement_end_orphan(os, &a, 101, &err));
+    /* not seen since (on a file: no instance): ended */
+    ACC_ASSERT_OK(acc_store_agreement_end_orphan(os, &a, UNSEEN_SINCE, &err));
     ACC_ASSERT_OK(acc_store_agreement_get(os, a.id, false, &got, &err));
     CU_ASSERT_EQUAL(got.state, ACC_STATE_REJECTED);
     acc_agreement_release(&got);
     /* once ended, not again */
-    CU_ASSERT_EQUAL(acc_store_agreement_end_orphan(os, &a, 101, &err), ACC_ERR_STATE);
+    CU_ASSERT_EQUAL(acc_store_agreement_end_orphan(os, &a, UNSEEN_SINCE, &err), ACC_ERR_STATE);
     acc_agreement_release(&a);
     acc_store_close(os);
 }

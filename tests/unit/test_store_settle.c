@@ -27,7 +27,7 @@ static int setup(void)
     if (acc_store_shared(st)) {
         struct acc_error err;
         acc_store_set_instance(st, "mineminemineMINE");
-        return acc_store_instance_beat(st, "host", 1, 100, 100, 0, &err) ? 1 : 0;
+        return acc_store_instance_beat(st, "host", 1, 100, 0, &err) ? 1 : 0;
     }
     return 0;
 }
