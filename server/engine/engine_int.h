@@ -8,6 +8,7 @@
  *                     the probe
  *   engine_reserve.c  booking at a common start: the reserve round
  *                     (journal, reserve), the verify round, rollback
+ *   breaker.c         each adapter's bulkhead and circuit breaker
  */
 #ifndef ACC_ENGINE_INT_H
 #define ACC_ENGINE_INT_H
@@ -19,6 +20,7 @@
 
 struct acc_engine {
     struct acc_pool *pool;
+    struct acc_breaker *breaker;
     void (*orphan)(void *ctx, struct acc_adapter *ad, const struct acc_booking *b);
     void *orphan_ctx;
 };
@@ -43,6 +45,9 @@ struct acc_engine_call {
     struct acc_booking booking; /* key, local id; for an orphan */
     char replaces[ACC_KEY_MAX]; /* the item's replaces, or "" */
     bool here;                  /* run on the caller's thread (acc_adapter_prompt) */
+    bool refused;               /* not run: the breaker or the bulkhead said no (rc, err) */
+    bool slot;                  /* holds a slot of its adapter's bulkhead until it returns */
+    bool probe;                 /* the probe of a half-open breaker */
     /* results */
     acc_err rc;
     struct acc_error err;
