@@ -91,11 +91,12 @@ static acc_err refuse_open(struct guard *g, int64_t now_us, struct acc_error *er
 {
     g->refused[ACC_BREAKER_REFUSED_OPEN]++;
     if (g->state == ACC_BREAKER_HALF_OPEN) {
-        acc_error_set(err, ACC_ERR_UNAVAILABLE,
-                      "adapter %s: not called: its circuit breaker is open after %u time-outs or "
-                      "unreachable answers in a row, and a probe call is under way now; retry in "
-                      "a few seconds",
-                      g->name, g->fails);
+        acc_error_set(
+            err, ACC_ERR_UNAVAILABLE,
+            "adapter %s: not called: its circuit breaker is open after %u failed calls in "
+            "a row (time-outs or unreachable), and a probe call is under way now; retry "
+            "in a few seconds",
+            g->name, g->fails);
         err->retry_after = 1;
         return ACC_ERR_UNAVAILABLE;
     }
@@ -103,8 +104,8 @@ static acc_err refuse_open(struct guard *g, int64_t now_us, struct acc_error *er
     char at[ACC_TIME_STRLEN];
     acc_time_format(acc_now() + left, at);
     acc_error_set(err, ACC_ERR_UNAVAILABLE,
-                  "adapter %s: not called: its circuit breaker is open after %u time-outs or "
-                  "unreachable answers in a row; it is tried again at %s (in %" PRId64
+                  "adapter %s: not called: its circuit breaker is open after %u failed calls in a "
+                  "row (time-outs or unreachable); it is tried again at %s (in %" PRId64
                   " s); retry then",
                   g->name, g->fails, at, left);
     err->retry_after = left;
