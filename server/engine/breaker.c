@@ -145,6 +145,19 @@ acc_err acc_breaker_admit(struct acc_breaker *b, const char *name, bool slot, in
     return rc;
 }
 
+acc_err acc_breaker_check(struct acc_breaker *b, const char *name, int64_t now_us,
+                          struct acc_error *err)
+{
+    pthread_mutex_lock(&b->lock);
+    struct guard *g = guard_locked(b, name, false);
+    acc_err rc = ACC_OK;
+    if (g && (g->state == ACC_BREAKER_HALF_OPEN ||
+              (g->state == ACC_BREAKER_OPEN && now_us < g->open_until)))
+        rc = refuse_open(g, now_us, err);
+    pthread_mutex_unlock(&b->lock);
+    return rc;
+}
+
 void acc_breaker_release(struct acc_breaker *b, const char *name)
 {
     pthread_mutex_lock(&b->lock);

@@ -45,6 +45,11 @@ bool acc_engine_free(struct acc_engine *e)
     return true;
 }
 
+acc_err acc_engine_check(struct acc_engine *e, struct acc_adapter *ad, struct acc_error *err)
+{
+    return acc_breaker_check(e->breaker, acc_adapter_name(ad), acc_mono_us(), err);
+}
+
 void acc_engine_guard(struct acc_engine *e, const char *adapter, struct acc_engine_guard_state *out)
 {
     acc_breaker_get(e->breaker, adapter, acc_mono_us(), out);

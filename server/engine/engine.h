@@ -79,6 +79,12 @@ struct acc_engine_guard_state {
     int64_t retry_in_s;                  /* OPEN: seconds until a probe may go */
 };
 
+/* ACC_OK unless adapter ad's circuit breaker is open (or half-open, its
+ * probe under way): then ACC_ERR_UNAVAILABLE in err, naming it and when it
+ * is tried again (err->retry_after), counted as a call refused.  For a
+ * caller that would rather not start work that needs the adapter. */
+acc_err acc_engine_check(struct acc_engine *e, struct acc_adapter *ad, struct acc_error *err);
+
 /* Adapter `adapter`'s state (all zero, CLOSED, before its first call). */
 void acc_engine_guard(struct acc_engine *e, const char *adapter,
                       struct acc_engine_guard_state *out);
@@ -110,6 +116,10 @@ void acc_breaker_free(struct acc_breaker *b);
  * naming the adapter and when to retry (err->retry_after). */
 acc_err acc_breaker_admit(struct acc_breaker *b, const char *name, bool slot, int64_t now_us,
                           bool *probe, struct acc_error *err);
+/* Would a call of `name` be refused as open now?  Counted as a refusal
+ * when so (the caller makes no call); the bulkhead is not asked. */
+acc_err acc_breaker_check(struct acc_breaker *b, const char *name, int64_t now_us,
+                          struct acc_error *err);
 /* The slot of an admitted call is free again (its adapter returned). */
 void acc_breaker_release(struct acc_breaker *b, const char *name);
 /* The answer of an admitted call (ACC_ERR_TIMEOUT: abandoned at its time

@@ -129,7 +129,7 @@ void acc_service_metrics(struct acc_service *svc, struct acc_buf *out)
     negotiation_histogram(svc, out);
     metric(out, "accord_offers_total", "counter",
            "Offers submitted, refused as bad input, refused for a full queue, refused for a "
-           "quota.");
+           "quota, refused for a site whose circuit breaker is open.");
     acc_buf_printf(out, "accord_offers_total{result=\"submitted\"} %" PRIu64 "\n",
                    (uint64_t)atomic_load(&svc->submitted));
     acc_buf_printf(out, "accord_offers_total{result=\"bad_input\"} %" PRIu64 "\n",
@@ -138,6 +138,8 @@ void acc_service_metrics(struct acc_service *svc, struct acc_buf *out)
                    (uint64_t)atomic_load(&svc->refused_busy));
     acc_buf_printf(out, "accord_offers_total{result=\"quota\"} %" PRIu64 "\n",
                    (uint64_t)atomic_load(&svc->refused_quota));
+    acc_buf_printf(out, "accord_offers_total{result=\"breaker_open\"} %" PRIu64 "\n",
+                   (uint64_t)atomic_load(&svc->refused_breaker));
     metric(out, "accord_pruned_total", "counter",
            "Rows deleted by retention ([database] retain): agreements and quotes; and "
            "Rejected agreements over [database] max_rejected_per_user.");

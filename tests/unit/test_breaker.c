@@ -74,6 +74,14 @@ static void test_opens_after_failures_in_a_row(void)
     CU_ASSERT_EQUAL(g.refused_busy, 0);
     CU_ASSERT_EQUAL(g.opened, 1);
     CU_ASSERT_EQUAL(g.retry_in_s, 6);
+    /* a check (no call made) is refused alike, and counted */
+    CU_ASSERT_EQUAL(acc_breaker_check(b, "x", t + 4 * S, &err), ACC_ERR_UNAVAILABLE);
+    CU_ASSERT_EQUAL(err.retry_after, 6);
+    CU_ASSERT_EQUAL(acc_breaker_check(b, "y", t, &err), ACC_OK);
+    CU_ASSERT_EQUAL(acc_breaker_check(b, "never", t, &err), ACC_OK);
+    acc_breaker_get(b, "x", t, &g);
+    CU_ASSERT_EQUAL(g.refused_open, 2);
+    CU_ASSERT_EQUAL(acc_breaker_check(b, "x", t + 10 * S, &err), ACC_OK); /* a probe may go */
     CU_ASSERT_FALSE(acc_breaker_get(b, "never", t, &g));
     CU_ASSERT_EQUAL(g.state, ACC_BREAKER_CLOSED);
     acc_breaker_free(b);
