@@ -12,10 +12,20 @@
 #include "../../lib/common/strutil.h"
 #include "engine_int.h"
 
+/* One call of the slot's is done with it; the last frees it. */
+static void slot_put(struct acc_engine_slot *slot)
+{
+    if (slot && atomic_fetch_sub(&slot->refs, 1) == 1) {
+        acc_breaker_release(slot->breaker, acc_adapter_name(slot->ad));
+        free(slot);
+    }
+}
+
 void acc_engine_call_free(struct acc_engine_call *c)
 {
     if (!c)
         return;
+    slot_put(c->slot); /* a call that never ran (abandoned before it started) */
     acc_frames_release(&c->frames);
     acc_reservation_release(&c->rsv);
     free(c);
@@ -47,10 +57,10 @@ static void call_run(void *arg)
         break;
     }
     c->elapsed_us = acc_mono_us() - t0;
-    /* its adapter returned: the slot is free, abandoned or not (c is the
+    /* its adapter returned: done with the slot, abandoned or not (c is the
      * worker's alone once abandoned, and stays until call_abandoned) */
-    if (c->slot)
-        acc_breaker_release(c->eng->breaker, acc_adapter_name(c->ad));
+    slot_put(c->slot);
+    c->slot = NULL;
 }
 
 /* A call finished after the negotiation stopped waiting.  A reservation that
@@ -58,8 +68,6 @@ static void call_run(void *arg)
 static void call_abandoned(void *arg, bool ran)
 {
     struct acc_engine_call *c = arg;
-    if (!ran && c->slot) /* it never started: call_run did not free its slot */
-        acc_breaker_release(c->eng->breaker, acc_adapter_name(c->ad));
     if (ran && c->op == ACC_ENGINE_OP_RESERVE && c->rc == ACC_OK && c->eng->orphan) {
         acc_strlcpy(c->booking.local_id, c->rsv.local_id, sizeof c->booking.local_id);
         c->booking.eff_start = c->rsv.start;
@@ -79,22 +87,50 @@ struct late_call {
 };
 
 /* Asks each call's breaker and bulkhead: a call refused gets its error and
- * is not run.  The calls of adapters that answer at once (acc_adapter_prompt)
- * hold no slot: they run on the caller's thread. */
+ * is not run.  The calls of one adapter in the batch are admitted or refused
+ * as one, sharing one slot (the first asks; it alone may be the probe).  The
+ * calls of adapters that answer at once (acc_adapter_prompt) hold no slot:
+ * they run on the caller's thread. */
 static void admit(struct acc_engine *e, struct acc_engine_call **calls, size_t n)
 {
     int64_t now = acc_mono_us();
     for (size_t i = 0; i < n; i++) {
-        struct acc_engine_call *c = calls[i];
+        struct acc_engine_call *c = calls[i], *first = NULL;
         c->here = acc_adapter_prompt(c->ad);
-        c->slot = c->probe = false;
-        c->refused = acc_breaker_admit(e->breaker, acc_adapter_name(c->ad), !c->here, now,
-                                       &c->probe, &c->err) != ACC_OK;
+        c->slot = NULL;
+        c->probe = c->refused = false;
+        for (size_t j = 0; j < i && !first; j++) {
+            if (calls[j]->ad == c->ad)
+                first = calls[j];
+        }
+        if (first && first->refused) {
+            c->refused = true;
+            c->rc = acc_error_copy(&c->err, &first->err);
+            c->elapsed_us = 0;
+            continue;
+        }
+        if (first) {
+            if ((c->slot = first->slot))
+                atomic_fetch_add(&c->slot->refs, 1);
+            continue;
+        }
+        const char *name = acc_adapter_name(c->ad);
+        c->refused =
+            acc_breaker_admit(e->breaker, name, !c->here, now, &c->probe, &c->err) != ACC_OK;
+        if (!c->refused && !c->here && !(c->slot = malloc(sizeof *c->slot))) {
+            acc_breaker_release(e->breaker, name);
+            if (c->probe) /* not called: half-open no longer, open again */
+                acc_breaker_outcome(e->breaker, name, ACC_ERR_UNAVAILABLE, true, now);
+            acc_error_set(&c->err, ACC_ERR_NOMEM, "out of memory");
+            c->refused = true;
+        }
         if (c->refused) {
             c->rc = c->err.code;
             c->elapsed_us = 0;
-        } else {
-            c->slot = !c->here;
+        } else if (c->slot) {
+            atomic_init(&c->slot->refs, 1);
+            c->slot->breaker = e->breaker;
+            c->slot->ad = c->ad;
         }
     }
 }

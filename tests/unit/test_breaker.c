@@ -228,7 +228,51 @@ static void test_engine_refuses_while_open(void)
     acc_adapter_close(ad);
 }
 
+/* A negotiation whose items share an adapter holds one slot of its
+ * bulkhead: with a bound of 1, three items of one adapter are previewed. */
+static void test_one_slot_per_batch(void)
+{
+    struct acc_engine_options eo = {.max_calls_per_adapter = 1, .breaker_failures = 5};
+    struct acc_engine *e = NULL;
+    struct acc_error err;
+    ACC_ASSERT_OK(acc_engine_new(&eo, &e, &err));
+    struct fake *f;
+    struct acc_adapter *ad = fake_open("net", ACC_RES_BANDWIDTH, &f);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ad);
+    const acc_time frames[] = {0, 7200};
+    fake_frames(f, frames, 1);
+    struct acc_engine_item items[3];
+    memset(items, 0, sizeof items);
+    static const char *const names[] = {"l1", "l2", "l3"};
+    for (int i = 0; i < 3; i++)
+        items[i] = (struct acc_engine_item){
+            .adapter = ad, .res = {ACC_RES_BANDWIDTH, names[i], 10}, .label = names[i]};
+    struct acc_engine_request rq = {.agreement = "slot",
+                                    .earliest = 0,
+                                    .deadline = 7200,
+                                    .duration = 60,
+                                    .strategy = ACC_STRATEGY_INTERSECT,
+                                    .max_rounds = 1,
+                                    .call_timeout_us = 5 * S,
+                                    .items = items,
+                                    .n_items = 3};
+    struct acc_frames out[3];
+    for (int i = 0; i < 3; i++)
+        acc_frames_init(&out[i]);
+    CU_ASSERT_EQUAL(acc_engine_preview_items(e, &rq, out, &err), ACC_OK);
+    CU_ASSERT_EQUAL(fake_calls(f, FAKE_PREVIEW), 3);
+    struct acc_engine_guard_state g;
+    acc_engine_guard(e, "net", &g);
+    CU_ASSERT_EQUAL(g.refused_busy, 0);
+    CU_ASSERT_EQUAL(g.in_flight, 0); /* the slot is free again */
+    for (int i = 0; i < 3; i++)
+        acc_frames_release(&out[i]);
+    CU_ASSERT_TRUE(acc_engine_free(e));
+    acc_adapter_close(ad);
+}
+
 static const struct acc_test_case tests[] = {
+    {"one slot per negotiation and adapter", test_one_slot_per_batch},
     {"opens after failures in a row", test_opens_after_failures_in_a_row},
     {"the probe closes it or opens it again", test_probe_closes_or_opens_again},
     {"late answers do not decide", test_late_answers_do_not_decide},
