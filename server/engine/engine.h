@@ -36,8 +36,9 @@ struct acc_engine;
 struct acc_engine_options {
     unsigned max_threads; /* most concurrent adapter calls (0: a default) */
     /* The bulkhead: most calls of one adapter in flight on the engine's
-     * threads, abandoned ones included (0: no bound).  A call over it fails
-     * at once (ACC_ERR_UNAVAILABLE, naming the adapter). */
+     * threads, abandoned ones included (0: no bound); the calls of one
+     * round (one acc_engine_run_calls) to one adapter count as one.  A call
+     * over it fails at once (ACC_ERR_UNAVAILABLE, naming the adapter). */
     unsigned max_calls_per_adapter;
     /* The circuit breaker: after this many time-outs or unreachable answers
      * of an adapter in a row (0: never), its calls fail at once for
