@@ -168,6 +168,9 @@ static void defaults(struct acc_config *c)
     c->lead_time = 5;
     c->adapter_timeout = 15;
     c->workers = 32;
+    c->adapter_max_calls = 0; /* half the workers */
+    c->breaker_failures = 5;
+    c->breaker_cooldown = 30;
     c->queue_length = 1024;
     c->max_pending = 256;
     c->max_hold = 600;

@@ -10,7 +10,8 @@
  *   [database]     path or url, durable, wal_limit, retain, lease,
  *                  clock_warn, clock_refuse, max_rejected_per_user
  *   [negotiation]  strategy, policy, policy_candidates, max_rounds, horizon,
- *                  lead_time, adapter_timeout, workers, queue_length, max_pending,
+ *                  lead_time, adapter_timeout, workers, adapter_max_calls,
+ *                  breaker_failures, breaker_cooldown, queue_length, max_pending,
  *                  max_hold, quote_options, max_quotes (max_quotes_per_user: the
  *                  older name of [quota] max_quotes)
  *   [quota]        max_nodes, max_bandwidth, max_duration, max_advance,
@@ -202,11 +203,15 @@ struct acc_config {
     int64_t lead_time;       /* earliest start no sooner than now + this */
     int64_t adapter_timeout; /* per adapter call, seconds */
     unsigned workers;        /* negotiation worker threads */
-    unsigned queue_length;   /* negotiations queued or running at once */
-    unsigned max_pending;    /* of those, ?mode=pending ones */
-    int64_t max_hold;        /* longest hold of a quote; an unheld quote is open this long */
-    unsigned quote_options;  /* counter-offers in a quote, at most */
-    unsigned max_quotes;     /* open quotes (Advisory or Held) in all */
+    /* each adapter's bulkhead and circuit breaker (server/engine/breaker.c) */
+    unsigned adapter_max_calls; /* its calls in flight at once; 0: workers / 2, at least 1 */
+    unsigned breaker_failures;  /* time-outs or unreachable in a row that open it; 0: off */
+    int64_t breaker_cooldown;   /* seconds it stays open before a probe */
+    unsigned queue_length;      /* negotiations queued or running at once */
+    unsigned max_pending;       /* of those, ?mode=pending ones */
+    int64_t max_hold;           /* longest hold of a quote; an unheld quote is open this long */
+    unsigned quote_options;     /* counter-offers in a quote, at most */
+    unsigned max_quotes;        /* open quotes (Advisory or Held) in all */
 
     /* [quota], [quota USER] */
     struct acc_quota quota; /* every user's */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "../../lib/common/pool.h"
+#include "../../lib/common/timefmt.h"
 #include "engine_int.h"
 
 #define DEFAULT_THREADS 256
@@ -16,8 +17,14 @@ acc_err acc_engine_new(const struct acc_engine_options *opt, struct acc_engine *
     struct acc_engine *e = calloc(1, sizeof *e);
     if (!e)
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
-    acc_err rc = acc_pool_new(opt->max_threads ? opt->max_threads : DEFAULT_THREADS, &e->pool, err);
+    struct acc_breaker_cfg bc = {.max_calls = opt->max_calls_per_adapter,
+                                 .failures = opt->breaker_failures,
+                                 .cooldown_us = opt->breaker_cooldown_us};
+    acc_err rc = acc_breaker_new(&bc, &e->breaker, err);
+    if (!rc)
+        rc = acc_pool_new(opt->max_threads ? opt->max_threads : DEFAULT_THREADS, &e->pool, err);
     if (rc) {
+        acc_breaker_free(e->breaker);
         free(e);
         return rc;
     }
@@ -33,8 +40,19 @@ bool acc_engine_free(struct acc_engine *e)
         return true;
     if (!acc_pool_free(e->pool))
         return false; /* calls still run and may call the orphan hook: keep e */
+    acc_breaker_free(e->breaker);
     free(e);
     return true;
+}
+
+acc_err acc_engine_check(struct acc_engine *e, struct acc_adapter *ad, struct acc_error *err)
+{
+    return acc_breaker_check(e->breaker, acc_adapter_name(ad), acc_mono_us(), err);
+}
+
+void acc_engine_guard(struct acc_engine *e, const char *adapter, struct acc_engine_guard_state *out)
+{
+    acc_breaker_get(e->breaker, adapter, acc_mono_us(), out);
 }
 
 void acc_engine_interrupt(struct acc_engine *e)

@@ -35,6 +35,17 @@ struct acc_engine;
 
 struct acc_engine_options {
     unsigned max_threads; /* most concurrent adapter calls (0: a default) */
+    /* The bulkhead: most calls of one adapter in flight on the engine's
+     * threads, abandoned ones included (0: no bound); the calls of one
+     * round (one acc_engine_run_calls) to one adapter count as one.  A call
+     * over it fails at once (ACC_ERR_UNAVAILABLE, naming the adapter). */
+    unsigned max_calls_per_adapter;
+    /* The circuit breaker: after this many time-outs or unreachable answers
+     * of an adapter in a row (0: never), its calls fail at once for
+     * breaker_cooldown_us (0: 30 s); then one probe call goes through, and
+     * its answer closes the breaker or opens it again. */
+    unsigned breaker_failures;
+    int64_t breaker_cooldown_us;
     /* A reservation that succeeded after its negotiation stopped waiting for
      * it: the callee cancels it (b carries its key and local id). */
     void (*orphan)(void *ctx, struct acc_adapter *ad, const struct acc_booking *b);
@@ -49,6 +60,78 @@ acc_err acc_engine_new(const struct acc_engine_options *opt, struct acc_engine *
  * adapters, the orphan hook's context), must then stay until the process
  * ends. */
 bool acc_engine_free(struct acc_engine *e);
+
+/* An adapter's bulkhead and circuit breaker, for metrics and health. */
+enum acc_breaker_state {
+    ACC_BREAKER_CLOSED,    /* calls go through */
+    ACC_BREAKER_OPEN,      /* calls fail at once until the cool-down ends */
+    ACC_BREAKER_HALF_OPEN, /* one probe call is under way; others fail at once */
+};
+
+#define ACC_ENGINE_GUARD_NAME 64
+
+struct acc_engine_guard_state {
+    char name[ACC_ENGINE_GUARD_NAME];
+    enum acc_breaker_state state;
+    unsigned in_flight;                  /* calls holding a slot of the bulkhead */
+    unsigned failures;                   /* time-outs or unreachable answers in a row */
+    uint64_t refused_busy, refused_open; /* calls refused at once, by reason */
+    uint64_t opened;                     /* times the breaker opened */
+    int64_t retry_in_s;                  /* OPEN: seconds until a probe may go */
+};
+
+/* ACC_OK unless adapter ad's circuit breaker is open (or half-open, its
+ * probe under way): then ACC_ERR_UNAVAILABLE in err, naming it and when it
+ * is tried again (err->retry_after), counted as a call refused.  For a
+ * caller that would rather not start work that needs the adapter. */
+acc_err acc_engine_check(struct acc_engine *e, struct acc_adapter *ad, struct acc_error *err);
+
+/* Adapter `adapter`'s state (all zero, CLOSED, before its first call). */
+void acc_engine_guard(struct acc_engine *e, const char *adapter,
+                      struct acc_engine_guard_state *out);
+
+/* Each adapter's bulkhead and circuit breaker (breaker.c): the engine's
+ * own, declared here for its tests.  The clock is the caller's. */
+
+#define ACC_BREAKER_DEFAULT_COOLDOWN_US (30 * (int64_t)1000000)
+
+struct acc_breaker_cfg {
+    unsigned max_calls; /* slots per adapter; 0: no bound */
+    unsigned failures;  /* failures in a row that open it; 0: never */
+    int64_t cooldown_us;
+};
+
+enum { ACC_BREAKER_REFUSED_BUSY, ACC_BREAKER_REFUSED_OPEN };
+
+/* The guards of all adapters, by name; thread-safe. */
+struct acc_breaker;
+
+acc_err acc_breaker_new(const struct acc_breaker_cfg *cfg, struct acc_breaker **out,
+                        struct acc_error *err);
+void acc_breaker_free(struct acc_breaker *b);
+
+/* May a call of adapter `name` go now (now_us: monotonic)?  slot: it would
+ * hold one of the bulkhead's slots (a call on the engine's threads) until
+ * acc_breaker_release.  ACC_OK, with *probe set when it is the probe of a
+ * half-open breaker; else ACC_ERR_UNAVAILABLE (or ACC_ERR_NOMEM) in err,
+ * naming the adapter and when to retry (err->retry_after). */
+acc_err acc_breaker_admit(struct acc_breaker *b, const char *name, bool slot, int64_t now_us,
+                          bool *probe, struct acc_error *err);
+/* Would a call of `name` be refused as open now?  Counted as a refusal
+ * when so (the caller makes no call); the bulkhead is not asked. */
+acc_err acc_breaker_check(struct acc_breaker *b, const char *name, int64_t now_us,
+                          struct acc_error *err);
+/* The slot of an admitted call is free again (its adapter returned). */
+void acc_breaker_release(struct acc_breaker *b, const char *name);
+/* The answer of an admitted call (ACC_ERR_TIMEOUT: abandoned at its time
+ * limit), once per call. */
+void acc_breaker_outcome(struct acc_breaker *b, const char *name, acc_err rc, bool probe,
+                         int64_t now_us);
+/* Whether an answer counts against the adapter: a time-out or unreachable. */
+bool acc_breaker_failure(acc_err rc);
+/* name's state; false (all zero) when it was never called. */
+bool acc_breaker_get(struct acc_breaker *b, const char *name, int64_t now_us,
+                     struct acc_engine_guard_state *out);
 
 /* Shutdown: every wait for an adapter call, now and later, returns at once
  * (the calls count as timed out). */

@@ -12,10 +12,20 @@
 #include "../../lib/common/strutil.h"
 #include "engine_int.h"
 
+/* One call of the slot's is done with it; the last frees it. */
+static void slot_put(struct acc_engine_slot *slot)
+{
+    if (slot && atomic_fetch_sub(&slot->refs, 1) == 1) {
+        acc_breaker_release(slot->breaker, acc_adapter_name(slot->ad));
+        free(slot);
+    }
+}
+
 void acc_engine_call_free(struct acc_engine_call *c)
 {
     if (!c)
         return;
+    slot_put(c->slot); /* a call that never ran (abandoned before it started) */
     acc_frames_release(&c->frames);
     acc_reservation_release(&c->rsv);
     free(c);
@@ -47,6 +57,10 @@ static void call_run(void *arg)
         break;
     }
     c->elapsed_us = acc_mono_us() - t0;
+    /* its adapter returned: done with the slot, abandoned or not (c is the
+     * worker's alone once abandoned, and stays until call_abandoned) */
+    slot_put(c->slot);
+    c->slot = NULL;
 }
 
 /* A call finished after the negotiation stopped waiting.  A reservation that
@@ -66,6 +80,61 @@ static void call_abandoned(void *arg, bool ran)
     acc_engine_call_free(c);
 }
 
+/* A call abandoned at its time limit, for the breaker. */
+struct late_call {
+    struct acc_adapter *ad;
+    bool probe;
+};
+
+/* Asks each call's breaker and bulkhead: a call refused gets its error and
+ * is not run.  The calls of one adapter in the batch are admitted or refused
+ * as one, sharing one slot (the first asks; it alone may be the probe).  The
+ * calls of adapters that answer at once (acc_adapter_prompt) hold no slot:
+ * they run on the caller's thread. */
+static void admit(struct acc_engine *e, struct acc_engine_call **calls, size_t n)
+{
+    int64_t now = acc_mono_us();
+    for (size_t i = 0; i < n; i++) {
+        struct acc_engine_call *c = calls[i], *first = NULL;
+        c->here = acc_adapter_prompt(c->ad);
+        c->slot = NULL;
+        c->probe = c->refused = false;
+        for (size_t j = 0; j < i && !first; j++) {
+            if (calls[j]->ad == c->ad)
+                first = calls[j];
+        }
+        if (first && first->refused) {
+            c->refused = true;
+            c->rc = acc_error_copy(&c->err, &first->err);
+            c->elapsed_us = 0;
+            continue;
+        }
+        if (first) {
+            if ((c->slot = first->slot))
+                atomic_fetch_add(&c->slot->refs, 1);
+            continue;
+        }
+        const char *name = acc_adapter_name(c->ad);
+        c->refused =
+            acc_breaker_admit(e->breaker, name, !c->here, now, &c->probe, &c->err) != ACC_OK;
+        if (!c->refused && !c->here && !(c->slot = malloc(sizeof *c->slot))) {
+            acc_breaker_release(e->breaker, name);
+            if (c->probe) /* not called: half-open no longer, open again */
+                acc_breaker_outcome(e->breaker, name, ACC_ERR_UNAVAILABLE, true, now);
+            acc_error_set(&c->err, ACC_ERR_NOMEM, "out of memory");
+            c->refused = true;
+        }
+        if (c->refused) {
+            c->rc = c->err.code;
+            c->elapsed_us = 0;
+        } else if (c->slot) {
+            atomic_init(&c->slot->refs, 1);
+            c->slot->breaker = e->breaker;
+            c->slot->ad = c->ad;
+        }
+    }
+}
+
 /* Runs the calls concurrently under one time limit.  Calls that did not
  * finish are set to NULL in calls[] (they now belong to their worker) and
  * reported in timed_out[].  The calls of adapters that answer at once
@@ -77,50 +146,63 @@ void acc_engine_run_calls(struct acc_engine *e, struct acc_engine_call **calls, 
     memset(timed_out, 0, n * sizeof *timed_out);
     int64_t deadline = timeout_us > 0 ? acc_mono_us() + timeout_us : 0;
     size_t slow = 0;
-    for (size_t i = 0; i < n; i++) {
-        calls[i]->here = acc_adapter_prompt(calls[i]->ad);
-        slow += !calls[i]->here;
-    }
+    admit(e, calls, n);
+    for (size_t i = 0; i < n; i++)
+        slow += !calls[i]->here && !calls[i]->refused;
     /* One slow call with no limit: spare the hand-over too.  Without memory
      * for a batch, every call runs here, one by one. */
     struct acc_batch *b = NULL;
     bool *late = NULL;
-    size_t *at = NULL; /* the index in calls[] of each task of the batch */
+    size_t *at = NULL;          /* the index in calls[] of each task of the batch */
+    struct late_call *w = NULL; /* what the breaker needs of each, once late */
     if (slow > 1 || (slow == 1 && timeout_us > 0)) {
         b = acc_batch_new(e->pool, slow);
         late = calloc(slow, sizeof *late);
         at = calloc(slow, sizeof *at);
-        if (!b || !late || !at) {
+        w = calloc(slow, sizeof *w);
+        if (!b || !late || !at || !w) {
             acc_batch_free(b, NULL);
             free(late);
             free(at);
+            free(w);
             b = NULL;
         }
     }
     for (size_t i = 0, k = 0; b && i < n; i++) {
-        if (!calls[i]->here) {
+        if (!calls[i]->here && !calls[i]->refused) {
+            w[k] = (struct late_call){calls[i]->ad, calls[i]->probe};
             at[k++] = i;
             acc_batch_submit(b, call_run, call_abandoned, calls[i]);
         }
     }
     for (size_t i = 0; i < n; i++) {
-        if (!b || calls[i]->here)
+        if ((!b || calls[i]->here) && !calls[i]->refused)
             call_run(calls[i]);
     }
-    if (!b)
-        return;
-    int64_t left = deadline ? deadline - acc_mono_us() : -1;
-    acc_batch_wait(b, deadline ? (left > 0 ? left : 0) : -1);
-    /* From here on a late call is its worker's: not even read. */
-    acc_batch_free(b, late);
-    for (size_t k = 0; k < slow; k++) {
-        if (late[k]) {
-            timed_out[at[k]] = true;
-            calls[at[k]] = NULL;
+    if (b) {
+        int64_t left = deadline ? deadline - acc_mono_us() : -1;
+        acc_batch_wait(b, deadline ? (left > 0 ? left : 0) : -1);
+        /* From here on a late call is its worker's: not even read. */
+        acc_batch_free(b, late);
+        int64_t now = acc_mono_us();
+        for (size_t k = 0; k < slow; k++) {
+            if (late[k]) {
+                timed_out[at[k]] = true;
+                calls[at[k]] = NULL;
+                acc_breaker_outcome(e->breaker, acc_adapter_name(w[k].ad), ACC_ERR_TIMEOUT,
+                                    w[k].probe, now);
+            }
         }
+        free(late);
+        free(at);
+        free(w);
     }
-    free(late);
-    free(at);
+    int64_t now = acc_mono_us();
+    for (size_t i = 0; i < n; i++) {
+        if (calls[i] && !calls[i]->refused)
+            acc_breaker_outcome(e->breaker, acc_adapter_name(calls[i]->ad), calls[i]->rc,
+                                calls[i]->probe, now);
+    }
 }
 
 /* Cancels the bookings concurrently; elapsed[i] (may be NULL) gets each

@@ -8,10 +8,12 @@
  *                     the probe
  *   engine_reserve.c  booking at a common start: the reserve round
  *                     (journal, reserve), the verify round, rollback
+ *   breaker.c         each adapter's bulkhead and circuit breaker
  */
 #ifndef ACC_ENGINE_INT_H
 #define ACC_ENGINE_INT_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -19,6 +21,7 @@
 
 struct acc_engine {
     struct acc_pool *pool;
+    struct acc_breaker *breaker;
     void (*orphan)(void *ctx, struct acc_adapter *ad, const struct acc_booking *b);
     void *orphan_ctx;
 };
@@ -28,6 +31,15 @@ enum acc_engine_op {
     ACC_ENGINE_OP_RESERVE,
     ACC_ENGINE_OP_QUERY,
     ACC_ENGINE_OP_CANCEL
+};
+
+/* A slot of an adapter's bulkhead (breaker.c), shared by the calls of one
+ * batch to that adapter: a negotiation holds one slot per adapter however
+ * many of its items the adapter has; the last of them to return frees it. */
+struct acc_engine_slot {
+    atomic_uint refs;
+    struct acc_breaker *breaker;
+    struct acc_adapter *ad;
 };
 
 /* One adapter call.  Heap-allocated so that a call abandoned after its time
@@ -40,9 +52,12 @@ struct acc_engine_call {
     char res_name[128];
     acc_time from, until;
     int64_t duration;
-    struct acc_booking booking; /* key, local id; for an orphan */
-    char replaces[ACC_KEY_MAX]; /* the item's replaces, or "" */
-    bool here;                  /* run on the caller's thread (acc_adapter_prompt) */
+    struct acc_booking booking;   /* key, local id; for an orphan */
+    char replaces[ACC_KEY_MAX];   /* the item's replaces, or "" */
+    bool here;                    /* run on the caller's thread (acc_adapter_prompt) */
+    bool refused;                 /* not run: the breaker or the bulkhead said no (rc, err) */
+    struct acc_engine_slot *slot; /* its adapter's bulkhead slot, held until it returns */
+    bool probe;                   /* the probe of a half-open breaker */
     /* results */
     acc_err rc;
     struct acc_error err;

@@ -143,6 +143,8 @@ static bool preview_all(struct acc_engine_nego *g, acc_time t)
                                     ? c->rc
                                     : ACC_ERR_ADAPTER,
                                 "%s: preview failed: %s", it->label, c->err.msg);
+            if (ok && c->refused) /* the breaker knows when a retry may succeed */
+                g->res->err.retry_after = c->err.retry_after;
             ok = false;
             continue;
         }

@@ -168,6 +168,7 @@ struct acc_service {
      * for longer ones. */
     atomic_uint_least64_t negotiation_buckets[SVC_NEGOTIATION_BUCKETS + 1];
     atomic_uint_least64_t submitted, rejected_input, refused_busy, refused_quota;
+    atomic_uint_least64_t refused_breaker; /* offers for a site whose breaker is open */
     atomic_uint_least64_t pruned_agreements, pruned_quotes; /* [database] retain */
     atomic_uint_least64_t pruned_rejected;                  /* max_rejected_per_user */
     atomic_bool backing_up;                                 /* a backup runs (one at a time) */

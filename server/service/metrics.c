@@ -1,8 +1,9 @@
 /* metrics.c - the service's figures in Prometheus' text format: the
  * negotiations (outcomes, a latency histogram), the queue, agreements and
- * meta-jobs, each adapter's calls and whether its last one failed, the
- * build.  The latency is the service's measure around its call of the
- * engine (negotiate.c), so that the engine itself keeps no clock of ours. */
+ * meta-jobs, each adapter's calls and whether its last one failed, its
+ * bulkhead and circuit breaker, the build.  The latency is the service's
+ * measure around its call of the engine (negotiate.c), so that the engine
+ * itself keeps no clock of ours. */
 #include <inttypes.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -78,6 +79,35 @@ static void adapters(struct acc_service *svc, struct acc_buf *out)
     }
 }
 
+/* Each adapter's bulkhead and circuit breaker (server/engine/breaker.c). */
+static void guards(struct acc_service *svc, struct acc_buf *out)
+{
+    metric(out, "accord_adapter_breaker_open", "gauge",
+           "1 while the adapter's circuit breaker is open or half-open (its calls fail at "
+           "once), else 0.");
+    metric(out, "accord_adapter_breaker_opened_total", "counter",
+           "Times the adapter's circuit breaker opened.");
+    metric(out, "accord_adapter_calls_in_flight", "gauge",
+           "The adapter's calls on the engine's threads now, abandoned ones included.");
+    metric(out, "accord_adapter_calls_refused_total", "counter",
+           "Calls failed at once: busy (over [negotiation] adapter_max_calls), open (the "
+           "circuit breaker).");
+    for (size_t i = 0; i < acc_resources_count(svc->adapters); i++) {
+        struct acc_engine_guard_state g;
+        acc_engine_guard(svc->engine, acc_adapter_name(acc_resources_at(svc->adapters, i)), &g);
+        const char *n = g.name;
+        acc_buf_printf(
+            out,
+            "accord_adapter_breaker_open{site=\"%s\"} %d\n"
+            "accord_adapter_breaker_opened_total{site=\"%s\"} %" PRIu64 "\n"
+            "accord_adapter_calls_in_flight{site=\"%s\"} %u\n"
+            "accord_adapter_calls_refused_total{site=\"%s\",reason=\"busy\"} %" PRIu64 "\n"
+            "accord_adapter_calls_refused_total{site=\"%s\",reason=\"open\"} %" PRIu64 "\n",
+            n, g.state != ACC_BREAKER_CLOSED, n, g.opened, n, g.in_flight, n, g.refused_busy, n,
+            g.refused_open);
+    }
+}
+
 void acc_service_metrics(struct acc_service *svc, struct acc_buf *out)
 {
     static const char *const outcome_names[OUT__COUNT] = {"agreed", "no_slot", "failed", "stopped",
@@ -99,7 +129,7 @@ void acc_service_metrics(struct acc_service *svc, struct acc_buf *out)
     negotiation_histogram(svc, out);
     metric(out, "accord_offers_total", "counter",
            "Offers submitted, refused as bad input, refused for a full queue, refused for a "
-           "quota.");
+           "quota, refused for a site whose circuit breaker is open.");
     acc_buf_printf(out, "accord_offers_total{result=\"submitted\"} %" PRIu64 "\n",
                    (uint64_t)atomic_load(&svc->submitted));
     acc_buf_printf(out, "accord_offers_total{result=\"bad_input\"} %" PRIu64 "\n",
@@ -108,6 +138,8 @@ void acc_service_metrics(struct acc_service *svc, struct acc_buf *out)
                    (uint64_t)atomic_load(&svc->refused_busy));
     acc_buf_printf(out, "accord_offers_total{result=\"quota\"} %" PRIu64 "\n",
                    (uint64_t)atomic_load(&svc->refused_quota));
+    acc_buf_printf(out, "accord_offers_total{result=\"breaker_open\"} %" PRIu64 "\n",
+                   (uint64_t)atomic_load(&svc->refused_breaker));
     metric(out, "accord_pruned_total", "counter",
            "Rows deleted by retention ([database] retain): agreements and quotes; and "
            "Rejected agreements over [database] max_rejected_per_user.");
@@ -136,6 +168,7 @@ void acc_service_metrics(struct acc_service *svc, struct acc_buf *out)
     acc_buf_printf(out, "accord_jobs{state=\"waiting\"} %u\naccord_jobs{state=\"running\"} %u\n",
                    waiting, running);
     adapters(svc, out);
+    guards(svc, out);
     metric(out, "accord_leader", "gauge",
            "1 while this accordd leads the duties that run once (always on a database file).");
     acc_buf_printf(out, "accord_leader %d\n", svc_instance_leads(svc) ? 1 : 0);

@@ -144,18 +144,39 @@ acc_err acc_service_health(struct acc_service *svc, struct acc_buf *text, struct
         return rc;
     /* reads answer, writes fail (a full disk, a standby): nothing can be
      * agreed here */
-    char why[256];
+    char failing[256];
     int64_t for_us = 0;
-    if (acc_store_writes_failing(svc->store, &for_us, why, sizeof why))
+    if (acc_store_writes_failing(svc->store, &for_us, failing, sizeof failing))
         return acc_error_set(err, ACC_ERR_STORAGE,
                              "degraded: database writes fail (for %lld s): %s",
-                             (long long)(for_us / 1000000), why);
-    size_t up = 0, all = acc_resources_count(svc->adapters);
+                             (long long)(for_us / 1000000), failing);
+    size_t up = 0, open = 0, all = acc_resources_count(svc->adapters);
+    struct acc_buf why;
+    acc_buf_init(&why);
     for (size_t i = 0; i < all; i++) {
+        struct acc_adapter *ad = acc_resources_at(svc->adapters, i);
+        struct acc_engine_guard_state g;
+        acc_engine_guard(svc->engine, acc_adapter_name(ad), &g);
+        if (g.state != ACC_BREAKER_CLOSED) { /* not asked: it would hang here too */
+            if (g.state == ACC_BREAKER_OPEN)
+                acc_buf_printf(&why, "%s%s (tried again in %" PRId64 " s)", open ? ", " : "",
+                               g.name, g.retry_in_s);
+            else
+                acc_buf_printf(&why, "%s%s (a probe call is under way)", open ? ", " : "", g.name);
+            open++;
+            continue;
+        }
         struct acc_health h;
-        up += acc_adapter_health(acc_resources_at(svc->adapters, i), &h) == ACC_OK && h.up;
+        up += acc_adapter_health(ad, &h) == ACC_OK && h.up;
     }
-    acc_buf_printf(text, "ok: database answers; %zu of %zu adapters up\n", up, all);
+    if (open)
+        acc_buf_printf(text,
+                       "degraded: database answers; %zu of %zu adapters up; circuit breaker "
+                       "open for %s\n",
+                       up, all, acc_buf_str(&why) ? acc_buf_str(&why) : "");
+    else
+        acc_buf_printf(text, "ok: database answers; %zu of %zu adapters up\n", up, all);
+    acc_buf_release(&why);
     return ACC_OK;
 }
 
@@ -188,7 +209,12 @@ acc_err acc_service_open_with(const struct acc_config *cfg, const struct acc_ser
         .path = cfg->db_path, .durable = cfg->durable, .wal_limit = cfg->wal_limit};
     acc_err rc = acc_store_open(&so, &svc->store, err);
     if (!rc) {
-        struct acc_engine_options eo = {.orphan = svc_hook_orphan, .orphan_ctx = svc};
+        unsigned bound = cfg->adapter_max_calls ? cfg->adapter_max_calls : cfg->workers / 2;
+        struct acc_engine_options eo = {.max_calls_per_adapter = bound ? bound : 1,
+                                        .breaker_failures = cfg->breaker_failures,
+                                        .breaker_cooldown_us = cfg->breaker_cooldown * 1000000,
+                                        .orphan = svc_hook_orphan,
+                                        .orphan_ctx = svc};
         rc = acc_engine_new(&eo, &svc->engine, err);
     }
     if (!rc) {

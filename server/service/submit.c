@@ -313,6 +313,25 @@ static acc_err submit_store(struct acc_service *svc, const struct acc_submit *rq
     return ACC_OK;
 }
 
+/* An offer for a site whose circuit breaker is open is refused at once, as
+ * a full queue refuses it: nothing stored, nothing queued.  Its negotiation
+ * would fail at its first call anyway, after the cost of one (the parse is
+ * paid already; the row, the queue and the worker are not). */
+static acc_err breaker_open(struct acc_service *svc, const struct acc_offer *o,
+                            struct acc_error *err)
+{
+    for (size_t i = 0; i < o->n_components; i++) {
+        const char *site = o->components[i].site;
+        struct acc_adapter *ad = site ? svc_site_adapter(svc, site) : NULL;
+        if (ad && acc_engine_check(svc->engine, ad, err)) {
+            acc_error_prefix(err, "site %s", site);
+            atomic_fetch_add(&svc->refused_breaker, 1);
+            return err->code;
+        }
+    }
+    return ACC_OK;
+}
+
 acc_err acc_service_submit(struct acc_service *svc, const struct acc_submit *rq,
                            struct acc_submission *out, struct acc_error *err)
 {
@@ -320,6 +339,8 @@ acc_err acc_service_submit(struct acc_service *svc, const struct acc_submit *rq,
     atomic_fetch_add(&svc->submitted, 1);
     acc_time now = acc_now(), earliest = 0, deadline = 0;
     acc_err rc = submit_check(svc, rq, now, &earliest, &deadline, err);
+    if (!rc && !rq->quote)
+        rc = breaker_open(svc, rq->offer, err);
     if (rc || (rc = svc_queue_reserve(svc, rq->pending, err)))
         return rc;
 

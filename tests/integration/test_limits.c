@@ -32,6 +32,10 @@ static const char ini[] = "[server]\n"
                           "[negotiation]\n"
                           "adapter_timeout = PT30S\n"
                           "workers = 2\n"
+                          /* both workers may wait on site a's hung reserves
+                           * (test_queue_full): the default bulkhead, a quarter
+                           * of the workers, would be 1 */
+                          "adapter_max_calls = 2\n"
                           "queue_length = 4\n"
                           "max_pending = 2\n"
                           "[site a]\nadapter = sim-batch\nnodes = 64\n"

@@ -29,6 +29,24 @@ static void test_embedded(void)
     CU_ASSERT_EQUAL(c.strategy, ACC_STRATEGY_INTERSECT);
     CU_ASSERT_EQUAL(c.policy.id, ACC_POLICY_EARLIEST);
     CU_ASSERT_EQUAL(c.policy_candidates, 4);
+    CU_ASSERT_EQUAL(c.adapter_max_calls, 0); /* half the workers */
+    CU_ASSERT_EQUAL(c.breaker_failures, 5);
+    CU_ASSERT_EQUAL(c.breaker_cooldown, 30);
+    acc_config_release(&c);
+}
+
+/* Each adapter's bulkhead and circuit breaker, as given. */
+static void test_breaker_keys(void)
+{
+    struct acc_config c;
+    struct acc_error err;
+    ACC_ASSERT_OK(acc_config_load_string("[negotiation]\nadapter_max_calls = 3\n"
+                                         "breaker_failures = 0\nbreaker_cooldown = PT2M\n"
+                                         "[site a]\nadapter=sim-batch\nnodes=1\n",
+                                         "t.ini", &c, &err));
+    CU_ASSERT_EQUAL(c.adapter_max_calls, 3);
+    CU_ASSERT_EQUAL(c.breaker_failures, 0);
+    CU_ASSERT_EQUAL(c.breaker_cooldown, 120);
     acc_config_release(&c);
 }
 
@@ -135,6 +153,15 @@ static void test_errors_name_the_problem(void)
         {"[negotiation]\nqueue_length = lots\n[site a]\nadapter=sim-batch\nnodes=1\n",
          "queue_length"},
         {"[server]\nmax_query = 1000\n[site a]\nadapter=sim-batch\nnodes=1\n", "max_query"},
+        /* each adapter's bulkhead and circuit breaker */
+        {"[negotiation]\nadapter_max_calls = 2000\n[site a]\nadapter=sim-batch\nnodes=1\n",
+         "adapter_max_calls"},
+        {"[negotiation]\nbreaker_failures = -1\n[site a]\nadapter=sim-batch\nnodes=1\n",
+         "breaker_failures"},
+        {"[negotiation]\nbreaker_cooldown = PT0S\n[site a]\nadapter=sim-batch\nnodes=1\n",
+         "breaker_cooldown: 'PT0S' is not a positive duration"},
+        {"[negotiation]\nbreaker_cooldown = P2D\n[site a]\nadapter=sim-batch\nnodes=1\n",
+         "breaker_cooldown: 'P2D' is longer than P1D"},
         {"this is not ini\n", "line 1"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -615,6 +642,7 @@ static const struct acc_test_case tests[] = {
     {"launch accounts: [accounts], [launch] account, never root", test_launch_accounts},
     {"client certificates file", test_client_certificates},
     {"embedded testbed", test_embedded},
+    {"[negotiation]: the bulkhead and the circuit breaker", test_breaker_keys},
     {"file and overrides", test_file_and_overrides},
     {"errors name the problem", test_errors_name_the_problem},
     {"a database's password is never shown", test_database_password_hidden},
