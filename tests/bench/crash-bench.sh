@@ -204,7 +204,10 @@ req() {
         url=$(cat "$T/url$n" 2>/dev/null)
         if [ -n "$url" ]; then
             code=$(curl -s -o "$D/out" -w '%{http_code}' -m 60 -X POST "${args[@]}" "$url$path")
-            echo "$kind $code" >>"$D/log"
+            case $code in
+            2?? | 000) echo "$kind $code" >>"$D/log" ;;
+            *) echo "$kind $code $(grep -o 'co:code="[A-Za-z]*"' "$D/out" | head -1 | cut -d'"' -f2)" >>"$D/log" ;;
+            esac
         else
             code=000
         fi
@@ -456,6 +459,8 @@ echo "answers by status:  $(awk '{print $2}' "$T/alllog" | sort | uniq -c | awk 
 for k in offer hold commit modify terminate; do
     echo "  $k: $(awk -v k=$k '$1 == k {print $2}' "$T/alllog" | sort | uniq -c | awk '{printf "%s x%s, ", $2, $1}' | sed 's/, $//')"
 done
+echo "faults:             $(awk 'NF == 3 {print $1 ":" $2 ":" $3}' "$T/alllog" | sort | uniq -c | awk '{printf "%s x%s, ", $2, $1}' | sed 's/, $//')"
+echo "service log:        $(cat "$T"/a?.log | grep -a -c 'recovery:') recovery lines, $(cat "$T"/a?.log | grep -a -c 'leftovers:') leftovers lines"
 echo "agreements given:   $GIVEN (201), of which terminated (200): $(cat "$T"/c*/term | grep -c .)"
 echo "bookings at the end: $(grep -c . "$T/bookings") (sa $(grep -c '^sa ' "$T/bookings"), sb $(grep -c '^sb ' "$T/bookings"), wan $(grep -c '^wan ' "$T/bookings"))"
 echo "peaks:              $(tr '\n' ';' <"$T/peaks" | sed 's/;$//; s/;/; /g')"
