@@ -187,6 +187,9 @@ offer() {
 <wsag:AgreementOffer xmlns:wsag="http://schemas.ggf.org/graap/2007/03/ws-agreement" xmlns:co="urn:accord:coalloc:1"><wsag:Name>$1</wsag:Name><wsag:Context><wsag:AgreementInitiator>crash</wsag:AgreementInitiator><wsag:ServiceProvider>AgreementResponder</wsag:ServiceProvider></wsag:Context><wsag:Terms><wsag:All><wsag:ServiceDescriptionTerm wsag:Name="s" wsag:ServiceName="m"><co:Schedule><co:Duration>PT1H</co:Duration></co:Schedule></wsag:ServiceDescriptionTerm><wsag:ServiceDescriptionTerm wsag:Name="a" wsag:ServiceName="m"><co:Component><co:Site>sa</co:Site><co:Nodes>$2</co:Nodes></co:Component></wsag:ServiceDescriptionTerm><wsag:ServiceDescriptionTerm wsag:Name="b" wsag:ServiceName="m"><co:Component><co:Site>sb</co:Site><co:Nodes>$3</co:Nodes></co:Component></wsag:ServiceDescriptionTerm><wsag:ServiceDescriptionTerm wsag:Name="l" wsag:ServiceName="m"><co:Link><co:Between>a</co:Between><co:And>b</co:And><co:Bandwidth>$4</co:Bandwidth></co:Link></wsag:ServiceDescriptionTerm></wsag:All></wsag:Terms></wsag:AgreementOffer>
 XML
 }
+fault_text() { # the message of a fault answer
+    sed -n 's/.*<wsag:Reason>\([^<]*\).*/\1/p;s/.*<co:Message>\([^<]*\).*/\1/p;s/.*<co:Description>\([^<]*\).*/\1/p' "$1" | head -1 | cut -c1-300
+}
 modification() { # modification EPOCH: a new end
     printf '<co:Modification xmlns:co="urn:accord:coalloc:1"><co:End>%s</co:End></co:Modification>\n' \
         "$(date -u -d "@$1" +%Y-%m-%dT%H:%M:%SZ)"
@@ -206,7 +209,13 @@ req() {
             code=$(curl -s -o "$D/out" -w '%{http_code}' -m 60 -X POST "${args[@]}" "$url$path")
             case $code in
             2?? | 000) echo "$kind $code" >>"$D/log" ;;
-            *) echo "$kind $code $(grep -o 'co:code="[A-Za-z]*"' "$D/out" | head -1 | cut -d'"' -f2)" >>"$D/log" ;;
+            *)
+                f=$(grep -o 'co:code="[A-Za-z]*"' "$D/out" | head -1 | cut -d'"' -f2)
+                echo "$kind $code $f" >>"$D/log"
+                case $code:$f in 503:* | 409:NoCommonSlot) ;;
+                *) echo "$kind $path $code: $(fault_text "$D/out")" >>"$D/odd" ;;
+                esac
+                ;;
             esac
         else
             code=000
@@ -434,10 +443,11 @@ STUCK_MOD=0 FINAL=0
 : >"$T/finalmod"
 cat "$T"/c*/given 2>/dev/null | shuf -n 20 | while read -r id end; do
     [ "$(state "$id")" = "agreement Observed" ] || continue
-    modification $((end - 900)) >"$T/fm.xml"
+    # shorter than any version the load made (at most 40 min off the end)
+    modification $((end - 2700)) >"$T/fm.xml"
     code=$(curl -s -o "$T/fm.out" -w '%{http_code}' -m 60 -H 'Content-Type: application/xml' \
         --data-binary "@$T/fm.xml" "$B/agreements/$id/modify")
-    echo "$id $code $(grep -o 'co:code="[A-Za-z]*"' "$T/fm.out" | head -1) $(sed -n 's/.*<wsag:Reason>\([^<]*\).*/\1/p;s/.*<co:Message>\([^<]*\).*/\1/p' "$T/fm.out" | head -1)" >>"$T/finalmod"
+    echo "$id $code $(grep -o 'co:code="[A-Za-z]*"' "$T/fm.out" | head -1) $(fault_text "$T/fm.out")" >>"$T/finalmod"
     [ "$(grep -c . "$T/finalmod")" -ge 5 ] && break
 done
 FINAL=$(grep -c . "$T/finalmod")
@@ -477,7 +487,7 @@ echo "stuck:              $STUCK (Pending $PENDING, Advisory quotes with booking
 [ -s "$T/orphans" ] && { echo "orphans:"; head -10 "$T/orphans" | sed 's/^/  /'; }
 [ -s "$T/pending" ] && { echo "pending:"; sort -u "$T/pending" | head -10 | sed 's/^/  /'; }
 [ "$STUCK_MOD" -gt 0 ] && { echo "final modifies:"; sed 's/^/  /' "$T/finalmod"; }
-cat "$T"/c*/odd 2>/dev/null | head -3
+[ -n "$(cat "$T"/c*/odd 2>/dev/null)" ] && { echo "answers other than 2xx, 503 and 409 NoCommonSlot (a sample):"; cat "$T"/c*/odd | head -5 | sed 's/^/  /'; }
 echo "figure $MODE.cycles $DONE"
 echo "figure $MODE.requests $(grep -c . "$T/alllog")"
 echo "figure $MODE.given $GIVEN"
