@@ -146,17 +146,17 @@ CONF
 # start N: instance N (its log appended to $T/aN.log), its URL in $T/urlN
 # once it listens
 start() {
-    local n=$1 port
+    local n=$1 port before
     rm -f "$T/url$n"
+    # the lines of the instances started before (a new one may get the same port)
+    before=$(grep -a -c 'listening on http://127.0.0.1:' "$T/a$n.log" 2>/dev/null)
     mkdir -p "$T/w$n"
     (cd "$T/w$n" && exec "$BUILD/accordd" --config "$T/accord.ini") >>"$T/a$n.log" 2>&1 &
     PIDS[$n]=$!
-    echo "--- started, pid ${PIDS[$n]}" >>"$T/a$n.log.marks"
     for _ in $(seq 300); do
-        port=$(grep -a 'listening on http://127.0.0.1:' "$T/a$n.log" | tail -1 |
-            sed -n 's|.*listening on http://127.0.0.1:\([0-9]*\).*|\1|p')
-        if [ -n "$port" ] && [ "$port" != "$(cat "$T/lastport$n" 2>/dev/null)" ]; then
-            echo "$port" >"$T/lastport$n"
+        port=$(grep -a 'listening on http://127.0.0.1:' "$T/a$n.log" | tail -n +$((${before:-0} + 1)) |
+            sed -n 's|.*listening on http://127.0.0.1:\([0-9]*\).*|\1|p' | tail -1)
+        if [ -n "$port" ]; then
             echo "http://127.0.0.1:$port" >"$T/url$n"
             return 0
         fi
