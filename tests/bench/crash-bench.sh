@@ -500,10 +500,21 @@ BROKEN=$((LOST + ORPHAN_BOOKINGS + OVER + STUCK))
 [ -z "$SETTLED" ] && BROKEN=$((BROKEN + 1))
 if [ "$BROKEN" -gt 0 ]; then
     echo "INVARIANT BROKEN"
-    for n in $(seq "$INSTANCES"); do
-        echo "--- instance $n, its last warnings and errors:"
-        grep -a -i -E 'error|warn|fail|recover|leftover' "$T/a$n.log" | tail -15
-    done
+    # what the instances logged about each item in question (requests left
+    # out), its bookings and, on PostgreSQL, its journal
+    { awk '{print $1}' "$T/orphans"; cut -d: -f1 "$T/lost"; sort -u "$T/pending"; } | head -8 |
+        while read -r id; do
+            echo "--- $id"
+            for n in $(seq "$INSTANCES"); do
+                grep -a "$id" "$T/a$n.log" | grep -v ' access: ' | tail -12 | cut -c1-400 | sed "s/^/  a$n: /"
+            done
+            grep " acc-$id-" "$T/bookings" | sed 's/^/  booked: /'
+            if [ "$MODE" = pg ]; then
+                psql "postgresql:///accord?host=$PG_TEST_DIR&port=$PORT&user=accord" -At \
+                    -c "SELECT * FROM reservation WHERE agreement_id = '$id'" 2>&1 | sed 's/^/  journal: /'
+            fi
+        done
+    [ -z "$KEEP" ] || echo "(the instances' logs are in $KEEP)"
     exit 1
 fi
 echo "all invariants hold"
