@@ -475,7 +475,7 @@ echo "agreements given:   $GIVEN (201), of which terminated (200): $(cat "$T"/c*
 echo "bookings at the end: $(grep -c . "$T/bookings") (sa $(grep -c '^sa ' "$T/bookings"), sb $(grep -c '^sb ' "$T/bookings"), wan $(grep -c '^wan ' "$T/bookings"))"
 echo "peaks:              $(tr '\n' ';' <"$T/peaks" | sed 's/;$//; s/;/; /g')"
 if [ -n "$SETTLED" ]; then
-    echo "settled after:      $SETTLED s (pass $PASSES found nothing left over; a pass takes $PASS s)"
+    echo "settled after:      $SETTLED s from the end of the load (pass $PASSES, after the clients stopped, found nothing left over; a pass takes $PASS s)"
 else
     echo "settled after:      not within $SETTLE s ($PASSES passes)"
 fi
