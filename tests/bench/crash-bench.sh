@@ -508,8 +508,21 @@ if [ "$BROKEN" -gt 0 ]; then
             for n in $(seq "$INSTANCES"); do
                 grep -a "$id" "$T/a$n.log" | grep -v ' access: ' | tail -12 | cut -c1-400 | sed "s/^/  a$n: /"
             done
-            grep " acc-$id-" "$T/bookings" | sed 's/^/  booked: /'
+            grep " acc-$id-" "$T/bookings" | sed 's/^/  booked (instance 1): /'
             if [ "$MODE" = pg ]; then
+                # what each instance's simulated sites hold of it, and the
+                # ledger's rows in the database itself
+                for n in $(seq 2 "$INSTANCES"); do
+                    for s in sa sb wan; do
+                        curl -s -m 30 -X POST "$(cat "$T/url$n" 2>/dev/null)/adapters/$s/control/bookings" |
+                            grep "^acc-$id-" | sed "s/^/  booked (instance $n): /"
+                    done
+                done
+                for s in sa sb wan; do
+                    psql "postgresql:///accord?host=$PG_TEST_DIR&port=$PORT&user=accord" -At \
+                        -c "SELECT b::text FROM ledger_$s.booking b WHERE b::text LIKE '%acc-$id-%'" 2>&1 |
+                        sed "s/^/  ledger_$s row: /"
+                done
                 psql "postgresql:///accord?host=$PG_TEST_DIR&port=$PORT&user=accord" -At \
                     -c "SELECT * FROM reservation WHERE agreement_id = '$id'" 2>&1 | sed 's/^/  journal: /'
             fi
