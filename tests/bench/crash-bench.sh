@@ -437,6 +437,38 @@ for s in sa sb wan; do curl -s -m 30 -X POST "$B/adapters/$s/control/peak" >>"$T
 while read -r name _ p _ cap; do
     [ -n "$cap" ] && [ "$p" -gt "$cap" ] && OVER=$((OVER + 1))
 done <"$T/peaks"
+# the bookings booked at once at the peak of resource $1 (instance 1's view)
+peak_set() {
+    awk -v r="$1" '$3 == r {n++; s[n] = $4; e[n] = $5; a[n] = $6; k[n] = $2}
+        END {best = -1
+             for (i = 1; i <= n; i++) {t = 0
+                 for (j = 1; j <= n; j++) if (s[j] <= s[i] && e[j] > s[i]) t += a[j]
+                 if (t > best) {best = t; at = s[i]}}
+             for (j = 1; j <= n; j++) if (s[j] <= at && e[j] > at) print k[j], s[j], e[j], a[j]}' "$T/bookings"
+}
+DBOVER=
+if [ "$MODE" = pg ]; then
+    # the same from the other instances, and from the ledger's tables
+    for n in $(seq 2 "$INSTANCES"); do
+        for s in sa sb wan; do curl -s -m 30 -X POST "$(cat "$T/url$n")/adapters/$s/control/peak"; done |
+            tr '\n' ';' | sed 's/;$//; s/;/; /g' >"$T/peaks$n"
+    done
+    dbpeak() {
+        echo "SELECT resource, max(s) FROM (SELECT b1.resource, (SELECT sum(b2.amount) FROM ($1) b2
+              WHERE b2.resource = b1.resource AND b2.start_time <= b1.start_time
+              AND b2.end_time > b1.start_time) s FROM ($1) b1) x GROUP BY resource ORDER BY 1"
+    }
+    DBOVER=0
+    : >"$T/dbpeaks"
+    for s in sa sb wan; do
+        psql "postgresql:///accord?host=$PG_TEST_DIR&port=$PORT&user=accord" -At -c \
+            "$(dbpeak "SELECT resource, amount, start_time, end_time FROM ledger_$s.booking")" >>"$T/dbpeaks" 2>&1
+    done
+    while IFS='|' read -r res p; do
+        case $res in sa | sb) cap=16 ;; sa_sb) cap=1000 ;; *) continue ;; esac
+        [ "${p:-0}" -gt "$cap" ] && DBOVER=$((DBOVER + 1))
+    done <"$T/dbpeaks"
+fi
 
 # a final modify of up to 5 Observed agreements given to clients
 STUCK_MOD=0 FINAL=0
@@ -474,6 +506,10 @@ echo "service log:        $(cat "$T"/a?.log | grep -a -c 'recovery:') recovery l
 echo "agreements given:   $GIVEN (201), of which terminated (200): $(cat "$T"/c*/term | grep -c .)"
 echo "bookings at the end: $(grep -c . "$T/bookings") (sa $(grep -c '^sa ' "$T/bookings"), sb $(grep -c '^sb ' "$T/bookings"), wan $(grep -c '^wan ' "$T/bookings"))"
 echo "peaks:              $(tr '\n' ';' <"$T/peaks" | sed 's/;$//; s/;/; /g')"
+if [ "$MODE" = pg ]; then
+    for n in $(seq 2 "$INSTANCES"); do echo "peaks (instance $n): $(cat "$T/peaks$n")"; done
+    echo "peaks (database):   $(tr '\n' ' ' <"$T/dbpeaks")"
+fi
 if [ -n "$SETTLED" ]; then
     echo "settled after:      $SETTLED s from the end of the load (pass $PASSES, after the clients stopped, found nothing left over; a pass takes $PASS s)"
 else
@@ -481,7 +517,7 @@ else
 fi
 echo "lost:               $LOST"
 echo "orphans:            $ORPHANS owners, $ORPHAN_BOOKINGS bookings"
-echo "overbooked:         $OVER resources"
+echo "overbooked:         $OVER resources${DBOVER:+ (in the database: $DBOVER)}"
 echo "stuck:              $STUCK (Pending $PENDING, Advisory quotes with bookings $ADVISORY, final modifies not 200: $STUCK_MOD of $FINAL)"
 [ -s "$T/lost" ] && { echo "lost agreements:"; head -10 "$T/lost" | sed 's/^/  /'; }
 [ -s "$T/orphans" ] && { echo "orphans:"; head -10 "$T/orphans" | sed 's/^/  /'; }
@@ -496,7 +532,7 @@ echo "figure $MODE.orphans $ORPHAN_BOOKINGS"
 echo "figure $MODE.overbooked $OVER"
 echo "figure $MODE.stuck $STUCK"
 echo "figure $MODE.settle_seconds ${SETTLED:--1}"
-BROKEN=$((LOST + ORPHAN_BOOKINGS + OVER + STUCK))
+BROKEN=$((LOST + ORPHAN_BOOKINGS + OVER + ${DBOVER:-0} + STUCK))
 [ -z "$SETTLED" ] && BROKEN=$((BROKEN + 1))
 if [ "$BROKEN" -gt 0 ]; then
     echo "INVARIANT BROKEN"
@@ -527,6 +563,14 @@ if [ "$BROKEN" -gt 0 ]; then
                     -c "SELECT * FROM reservation WHERE agreement_id = '$id'" 2>&1 | sed 's/^/  journal: /'
             fi
         done
+    while read -r name _ p _ cap; do
+        [ -n "$cap" ] && [ "$p" -gt "$cap" ] || continue
+        echo "--- $name: $p of $cap at once, these bookings (instance 1's view) and their owners:"
+        peak_set "$name" | while read -r key st en am; do
+            id=$(echo "$key" | cut -d- -f2)
+            echo "  $key $st $en $am: $(state "$id")"
+        done
+    done <"$T/peaks"
     [ -z "$KEEP" ] || echo "(the instances' logs are in $KEEP)"
     exit 1
 fi
