@@ -35,9 +35,11 @@
 # bookings.  Then the invariants are checked and printed:
 #   lost       agreements a client was answered 201 for that are not
 #              Observed/Complete (Terminated when a terminate was answered 200)
-#   orphans    bookings at the simulated sites (control/bookings) of no
+#   orphans    bookings at the simulated sites (control/bookings; on
+#              PostgreSQL the calendars' tables) of no
 #              Observed/ObservedAndTerminating agreement and no Held quote
-#   overbooked resources whose peak (control/peak) is above their capacity
+#   overbooked resources whose peak (control/peak; on PostgreSQL the
+#              calendars' tables) is above their capacity
 #   stuck      agreements Pending, quotes Advisory with bookings, and a final
 #              modify of up to 5 Observed agreements not answered 200
 # Printed: cycles done, requests by kind, answers by status code (000: no
@@ -362,8 +364,16 @@ check_pass() {
     list_state Observed >"$T/obs"
     list_state ObservedAndTerminating >>"$T/obs"
     sort -u -o "$T/obs" "$T/obs"
+    # On PostgreSQL the calendars are the database's tables: an instance's
+    # own copy of them (control/bookings) catches up only at its next call
+    # to the site, and after the load there is none; the tables tell.
     for s in sa sb wan; do
-        curl -s -m 30 -X POST "$B/adapters/$s/control/bookings" | sed "s/^/$s /" >>"$T/bookings"
+        if [ "$MODE" = pg ]; then
+            psql "postgresql:///accord?host=$PG_TEST_DIR&port=$PORT&user=accord" -At -F ' ' -c \
+                "SELECT key, resource, start_time, end_time, amount, owner FROM ledger_$s.booking"
+        else
+            curl -s -m 30 -X POST "$B/adapters/$s/control/bookings"
+        fi | sed "s/^/$s /" >>"$T/bookings"
     done
     awk '$2 ~ /^acc-/ {split($2, k, "-"); print k[2]}' "$T/bookings" | sort -u >"$T/booked"
     comm -23 "$T/booked" "$T/obs" | while read -r id; do
@@ -446,7 +456,7 @@ peak_set() {
                  if (t > best) {best = t; at = s[i]}}
              for (j = 1; j <= n; j++) if (s[j] <= at && e[j] > at) print k[j], s[j], e[j], a[j]}' "$T/bookings"
 }
-DBOVER=
+DBOVER= VIEWOVER=
 if [ "$MODE" = pg ]; then
     # the same from the other instances, and from the ledger's tables
     for n in $(seq 2 "$INSTANCES"); do
@@ -468,6 +478,9 @@ if [ "$MODE" = pg ]; then
         case $res in sa | sb) cap=16 ;; sa_sb) cap=1000 ;; *) continue ;; esac
         [ "${p:-0}" -gt "$cap" ] && DBOVER=$((DBOVER + 1))
     done <"$T/dbpeaks"
+    # the tables are the calendars; instance 1's copy may lag (it catches
+    # up at its next call to the site): shown, not counted
+    VIEWOVER=$OVER OVER=$DBOVER
 fi
 
 # a final modify of up to 5 Observed agreements given to clients
@@ -517,7 +530,7 @@ else
 fi
 echo "lost:               $LOST"
 echo "orphans:            $ORPHANS owners, $ORPHAN_BOOKINGS bookings"
-echo "overbooked:         $OVER resources${DBOVER:+ (in the database: $DBOVER)}"
+echo "overbooked:         $OVER resources${VIEWOVER:+ (in the database; in the calendars as instance 1 holds them: $VIEWOVER)}"
 echo "stuck:              $STUCK (Pending $PENDING, Advisory quotes with bookings $ADVISORY, final modifies not 200: $STUCK_MOD of $FINAL)"
 [ -s "$T/lost" ] && { echo "lost agreements:"; head -10 "$T/lost" | sed 's/^/  /'; }
 [ -s "$T/orphans" ] && { echo "orphans:"; head -10 "$T/orphans" | sed 's/^/  /'; }
@@ -532,7 +545,7 @@ echo "figure $MODE.orphans $ORPHAN_BOOKINGS"
 echo "figure $MODE.overbooked $OVER"
 echo "figure $MODE.stuck $STUCK"
 echo "figure $MODE.settle_seconds ${SETTLED:--1}"
-BROKEN=$((LOST + ORPHAN_BOOKINGS + OVER + ${DBOVER:-0} + STUCK))
+BROKEN=$((LOST + ORPHAN_BOOKINGS + OVER + STUCK))
 [ -z "$SETTLED" ] && BROKEN=$((BROKEN + 1))
 if [ "$BROKEN" -gt 0 ]; then
     echo "INVARIANT BROKEN"
