@@ -24,7 +24,10 @@ int http_do(const char *method, const char *url, const char *body, size_t len,
     struct acc_client_request rq = {
         .method = method, .url = url, .body = body, .len = len, .headers = headers, .timeout = 60};
     struct acc_client_reply r;
-    int rc = acc_client_do(&rq, &r, NULL, 0);
+    char why[256] = "";
+    int rc = acc_client_do(&rq, &r, why, sizeof why);
+    if (rc) /* a test that fails on it says why */
+        fprintf(stderr, "http_do: %s %s: %s\n", method, url, why);
     *out = (struct http_reply){
         .status = r.status, .body = r.body, .len = r.len, .replayed = r.replayed};
     acc_strlcpy(out->location, r.location, sizeof out->location);
