@@ -46,6 +46,29 @@ pg_start() {
     fail "instance $1 did not start"
 }
 
+# pg_sites: the sites every instance's configuration ends with, the ones
+# pg_offer names: sa and sb (sim-batch, 16 nodes each) and the link sa_sb
+# of 1000 Mbit/s between them on network wan (sim-network).
+pg_sites() {
+    cat <<CONF
+[site sa]
+adapter = sim-batch
+nodes = 16
+
+[site sb]
+adapter = sim-batch
+nodes = 16
+
+[network wan]
+adapter = sim-network
+
+[link sa_sb]
+sites = sa sb
+capacity = 1000
+network = wan
+CONF
+}
+
 # pg_offer NAME INITIATOR NODES_A NODES_B MBITS: an hour on sites sa and sb
 # and the bandwidth between them.
 pg_offer() {

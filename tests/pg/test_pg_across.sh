@@ -51,22 +51,8 @@ horizon = P2D
 lead_time = PT5S
 adapter_timeout = PT${ATIMEOUT}S
 
-[site sa]
-adapter = sim-batch
-nodes = 16
-
-[site sb]
-adapter = sim-batch
-nodes = 16
-
-[network wan]
-adapter = sim-network
-
-[link sa_sb]
-sites = sa sb
-capacity = 1000
-network = wan
 CONF
+pg_sites >>"$T/accord.ini"
 
 # L first, so that it leads; A and C do not.
 L=1 A=2 C=3

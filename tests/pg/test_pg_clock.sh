@@ -53,22 +53,8 @@ cat >>"$T/accord.ini" <<CONF
 horizon = P2D
 lead_time = PT5S
 
-[site sa]
-adapter = sim-batch
-nodes = 16
-
-[site sb]
-adapter = sim-batch
-nodes = 16
-
-[network wan]
-adapter = sim-network
-
-[link sa_sb]
-sites = sa sb
-capacity = 1000
-network = wan
 CONF
+pg_sites >>"$T/accord.ini"
 
 metric() { # N NAME: the value of metric NAME at instance N
     curl -s "http://127.0.0.1:$(cat "$T/port$1")/metrics" | sed -n "s/^$2 //p"

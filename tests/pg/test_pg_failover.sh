@@ -59,22 +59,8 @@ lead_time = PT5S
 [quota]
 max_agreements = 100000
 
-[site sa]
-adapter = sim-batch
-nodes = 16
-
-[site sb]
-adapter = sim-batch
-nodes = 16
-
-[network wan]
-adapter = sim-network
-
-[link sa_sb]
-sites = sa sb
-capacity = 1000
-network = wan
 CONF
+pg_sites >>"$T/accord.ini"
 pg_start 1
 for _ in $(seq 100); do grep -q " leads" "$T/a1.log" && break; sleep 0.1; done
 grep -q " leads" "$T/a1.log" || fail "instance 1 does not lead"

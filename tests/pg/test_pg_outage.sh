@@ -69,22 +69,8 @@ horizon = P3D
 lead_time = PT5S
 adapter_timeout = PT30S
 
-[site sa]
-adapter = sim-batch
-nodes = 16
-
-[site sb]
-adapter = sim-batch
-nodes = 16
-
-[network wan]
-adapter = sim-network
-
-[link sa_sb]
-sites = sa sb
-capacity = 1000
-network = wan
 CONF
+pg_sites >>"$T/accord.ini"
 pg_start 1
 B=$(cat "$T/url1")
 for _ in $(seq 100); do grep -q " leads" "$T/a1.log" && break; sleep 0.1; done
