@@ -342,6 +342,10 @@ acc_err svc_ended_by_recovery(struct acc_service *svc, const char *id, struct ac
  * ACC_ERR_STORAGE_AWAY when it never did. */
 acc_err svc_made_after_lost(struct acc_service *svc, const char *id, bool *made,
                             enum acc_state *st);
+/* One step of waiting for a lost answer: false when the wait is over (20
+ * s in all, *waited_ms counting, or accordd stopping), else a pause of
+ * 250 ms, added to *waited_ms. */
+bool svc_lost_wait(struct acc_service *svc, int *waited_ms);
 /* Records the end of a, which did not become Observed (Rejected, or
  * Terminated when stopped), from the states in `from`, with the trace if
  * not NULL.  When a terminate came first (the store answers ACC_ERR_STATE)

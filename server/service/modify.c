@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "../../lib/common/buf.h"
@@ -213,15 +212,10 @@ static acc_err mod_negotiate(struct acc_service *svc, const char *id, struct mod
     return ACC_OK;
 }
 
-/* How long a modification whose commit's answer was lost waits for the
- * database to say whether it was made, and how often it asks. */
-#define OUTCOME_WAIT_MS 20000
-#define OUTCOME_POLL_MS 250
-
 /* The commit's answer was lost (the connection went in the middle): it may
- * have been made.  Asked again until the database answers: made, the
- * modification succeeded (its answer says so, and a retry is not made
- * twice); not made, it failed as it would have (err as it was, and
+ * have been made.  Asked again until the database answers (as long as
+ * svc_lost_wait allows): made, the modification succeeded (its answer says
+ * so, and a retry is not made twice); not made, it failed as it would have (err as it was, and
  * mod_release undoes it).  No answer in time: unknown, and nothing is
  * undone here (the new reservations may be the agreement's now): if it
  * was not made, leftovers.c clears the mark once the database is back and
@@ -230,7 +224,8 @@ static acc_err commit_outcome(struct acc_service *svc, const char *id, struct mo
                               struct acc_error *err)
 {
     struct acc_error lost = *err, aerr;
-    for (int waited = 0;; waited += OUTCOME_POLL_MS) {
+    int waited = 0;
+    do {
         bool made = false;
         acc_err rc =
             acc_store_modify_outcome(svc->store, id, r->version, r->mark, r->change, &made, &aerr);
@@ -244,11 +239,7 @@ static acc_err commit_outcome(struct acc_service *svc, const char *id, struct mo
             r->marked = r->booked = false;
             return ACC_OK;
         }
-        if (waited >= OUTCOME_WAIT_MS || atomic_load(&svc->stopping))
-            break;
-        struct timespec d = {0, OUTCOME_POLL_MS * 1000000L};
-        nanosleep(&d, NULL);
-    }
+    } while (svc_lost_wait(svc, &waited));
     r->booked = false; /* perhaps the agreement's: left to the sweep */
     return acc_error_set(err, ACC_ERR_STORAGE_AWAY,
                          "the database went away while the change of agreement %s was committed, "

@@ -33,9 +33,19 @@ void svc_drop_run(struct acc_agreement *a)
 #define LOST_WAIT_MS 20000
 #define LOST_POLL_MS 250
 
+bool svc_lost_wait(struct acc_service *svc, int *waited_ms)
+{
+    if (*waited_ms >= LOST_WAIT_MS || atomic_load(&svc->stopping))
+        return false;
+    struct timespec d = {0, LOST_POLL_MS * 1000000L};
+    nanosleep(&d, NULL);
+    *waited_ms += LOST_POLL_MS;
+    return true;
+}
+
 acc_err svc_made_after_lost(struct acc_service *svc, const char *id, bool *made, enum acc_state *st)
 {
-    for (int waited = 0;; waited += LOST_POLL_MS) {
+    for (int waited = 0;;) {
         struct acc_agreement cur;
         if (!acc_store_agreement_get(svc->store, id, false, &cur, NULL)) {
             *st = cur.state;
@@ -45,10 +55,8 @@ acc_err svc_made_after_lost(struct acc_service *svc, const char *id, bool *made,
             acc_agreement_release(&cur);
             return ACC_OK;
         }
-        if (waited >= LOST_WAIT_MS || atomic_load(&svc->stopping))
+        if (!svc_lost_wait(svc, &waited))
             return ACC_ERR_STORAGE_AWAY;
-        struct timespec d = {0, LOST_POLL_MS * 1000000L};
-        nanosleep(&d, NULL);
     }
 }
 
