@@ -34,7 +34,7 @@ static const char ini[] = "[negotiation]\n"
 
 static char *offer(const char *who, const char *name)
 {
-    static char buf[4096];
+    static _Thread_local char buf[4096]; /* threads post too */
     snprintf(
         buf, sizeof buf,
         "<wsag:AgreementOffer xmlns:wsag=\"http://schemas.ggf.org/graap/2007/03/ws-agreement\" "
@@ -57,7 +57,7 @@ static char *offer(const char *who, const char *name)
 
 static char *url(const char *path)
 {
-    static char buf[1024];
+    static _Thread_local char buf[1024];
     snprintf(buf, sizeof buf, "%s%s", fx.base, path);
     return buf;
 }
