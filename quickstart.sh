@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # quickstart.sh - from a fresh Debian 12 machine (as root) to a running Accord.
 #
 #   ./quickstart.sh run    install what is missing, build, and start accordd on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* adapter.h - the one interface behind which every resource manager sits.
  *
  * A batch system (sim-batch, slurm), a network reservation system

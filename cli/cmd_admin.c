@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_admin.c - accordctl admin SUBCOMMAND: the operator's commands
  * (administrators only).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_launch.c - accordctl launch ID: the meta-job of an agreement, its
  * launch descriptions and its output. */
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_list.c - accordctl list: every agreement, a page of the server at a
  * time, or one window of them (--limit, --offset). */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_modify.c - accordctl modify ID: change a committed agreement (a new
  * version, negotiated while the current one stays booked). */
 #include <errno.h>

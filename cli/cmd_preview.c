@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_preview.c - accordctl preview SITE: when N nodes are free. */
 #include <string.h>
 

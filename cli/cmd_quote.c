@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_quote.c - accordctl quote OFFER.xml [--hold D] [--option N],
  * accordctl commit QUOTE, accordctl release QUOTE: counter-offers before
  * committing (POST /negotiations), a held quote made an agreement

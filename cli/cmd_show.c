@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_show.c - accordctl show ID: one agreement, readable. */
 #include "ctl.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_sites.c - accordctl sites: sites, networks, links and their adapters. */
 #include <limits.h>
 

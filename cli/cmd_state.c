@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_state.c - accordctl state ID: agreement, service and guarantee term states. */
 #include "ctl.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_submit.c - accordctl submit OFFER.xml: negotiate an offer. */
 #include <stdlib.h>
 #include <string.h>

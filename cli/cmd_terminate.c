@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_terminate.c - accordctl terminate ID: cancel every reservation. */
 #include "ctl.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_trace.c - accordctl trace ID: the negotiation, round by round. */
 #include <string.h>
 

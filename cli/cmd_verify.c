@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_verify.c - accordctl verify FILE: checks the signature of a saved
  * agreement offline (xmlsec, lib/dsig), with the service's certificate or,
  * trusted explicitly, the one the document carries.  No server is asked. */

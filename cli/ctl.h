@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ctl.h - what accordctl's commands share.
  *
  * accordctl speaks only the HTTP API (libcurl), like any other client: it asks

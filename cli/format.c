@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* format.c - options and printing shared by the commands. */
 #include <stdlib.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* http.c - accordctl's one way to talk to the server: requests through the
  * client library, replies turned into output and exit codes. */
 #include <stdio.h>

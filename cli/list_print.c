@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* list_print.c - how accordctl list prints agreements: the table, fitted to
  * the terminal, or the fields of --format (squeue's -o, with its own
  * letters). */

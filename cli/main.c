@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* main.c - accordctl: Accord from the command line.
  *
  *   accordctl [--server URL] [--token T] COMMAND [ARGS] [--json|--xml]

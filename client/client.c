@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* client.c - one HTTP exchange with accordd (libcurl). */
 #include "client.h"
 

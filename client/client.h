@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* client.h - one HTTP exchange with accordd (libcurl).
  *
  * The client side of the API, kept apart as curl keeps lib/ from src/:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # embed.cmake - turns files into a C table of struct acc_embedded, so that the
 # schemas and database migrations travel inside the binaries.
 #

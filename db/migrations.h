@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* migrations.h - the files db/migrations/NNNN_name.sql in name order, compiled in;
  * migration i brings the schema (PRAGMA user_version) from i to i + 1. */
 #ifndef ACC_MIGRATIONS_H

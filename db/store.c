@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* store.c - opening and closing the store (its database through the SQL
  * layer, the migrations of db/migrations, the group-commit writer with the
  * bound on the write-ahead log), the one write primitive, flush and ping. */

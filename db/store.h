@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* store.h - accordd's database: agreements, allocations, the reservation
  * journal, negotiation traces, launches, versions and quotes.  (The booking
  * ledgers of the simulated sites and tc keep their calendars in files of

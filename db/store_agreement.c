@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* store_agreement.c - agreements: create, settle, move between states, and
  * complete those whose reservation ended (reading them: store_agreement_read.c). */
 #include "store.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* store_agreement_read.c - agreements read back: one with its allocation
  * (and offer), lists with filters, ids by state, counts per state. */
 #include "store.h"

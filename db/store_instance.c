@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* store_instance.c - several accordd on one database (PostgreSQL): each
  * instance's row renewed while it lives, leases for the duties that must
  * run once, and the negotiations whose instance died (store.h).  Rows and

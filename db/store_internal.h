@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* store_internal.h - what the files of db/ share and nothing outside sees:
  * the statements' slots and the one write primitive.  Connections,
  * statements, the readers' pool and the group-commit writer are the SQL

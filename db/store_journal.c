@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* store_journal.c - the reservation journal (every reservation before it is
  * asked for and its outcome after; the negotiation trace: store_trace.c). */
 #include "store.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* store_pack.c - long texts kept compressed: the offer of an agreement and
  * its launch descriptions (store_internal.h).  A packed value is a blob of
  * PACK_HEAD bytes (a NUL, 'z', the unpacked length in 4 bytes, little

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* store_prune.c - retention: agreements and quotes that ended long ago are
  * deleted in small batches, with everything that is theirs; and the
  * store's online backup. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* store_quote.c - quotes (POST /negotiations) and their held reservations.
  *
  * A quote is one row; its options and its allocation are lines of tab-

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* store_run.c - launches: the run of a committed agreement, its launch
  * descriptions, and what became of its job. */
 #include "store.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* store_run_hold.c - which instance holds a run (several accordd on one
  * database, store.h): the timer of a waiting run and the watch of a running
  * job belong to one instance, recorded in run.instance.  The instance that

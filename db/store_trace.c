@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* store_trace.c - the negotiation trace: since 0008 the events of one
  * version of an agreement are one row of trace_pack, encoded (below) and
  * compressed (store_pack.c), written once when the negotiation settles;

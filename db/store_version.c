@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* store_version.c - versions of an agreement: marking a modification,
  * committing it as a new version (the old one kept as it was), clearing the
  * marks at start-up.  Reading a version: store_agreement_read.c. */

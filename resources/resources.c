@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* resources.c - [site NAME], [network NAME] and [link NAME]: their keys,
  * the checks across them once the file is read, the look-ups, release. */
 #include "resources.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* resources.h - the resources a daemon serves, for accordd (server/) and
  * accord-site (site/) alike: the [site NAME], [network NAME] and [link NAME]
  * sections of their configuration files, and the adapters opened from them.

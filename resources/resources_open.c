@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* resources_open.c - the adapters of the [site] and [network] sections:
  * each kind is checked for what its section needs before it is opened
  * (a site's reserves nodes, and submits jobs with launch = sbatch; a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* main.c - accordd: the co-allocation service.
  *
  *   accordd [--config FILE] [--listen HOST:PORT] [--db PATH] [--log-level L]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* wsim.h - accord-sim, the what-if simulator: workloads replayed in
  * virtual time through the co-allocation queue disciplines and placement
  * policies of docs/simulator.md (the models of docs/science.md).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* wsim_comm.c - the communication models: what a job runs as placed (the
  * extension factor, Banen et al.'s run-time tables, Sonmez et al.'s CCR
  * model) and Jones et al.'s dynamic bandwidth model, whose allotments are

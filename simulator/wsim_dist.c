@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* wsim_dist.c - the distributions of sizes and times named in parameter
  * files: const:V, exp:MEAN, uniform:A:B (integers when both are), set:V,V,..
  * (equally likely), dq:Q:N1:N2 (Bucur's D(q), 1 counted as a power of 2),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* wsim_experiment.c - experiment files: "key = value" lines ('#' starts a
  * comment), the keys of wsim_params plus
  *   curves = KEY: V1 | V2 | ...     one curve per value (default: policy)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* wsim_fcfs.c - Bucur & Epema's FCFS queues with enable/disable semantics
  * (docs/science.md 2.4-2.5): GS, LS and its variants, GP, LP and its variants,
  * SC.  Only a queue's head may start; at a departure the enabled queues are

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* wsim_internal.h - what the simulator's files share: the state of a run,
  * its event heap and queues, and the disciplines' entry points.  Not a
  * public header: the command, the replay and the tests use wsim.h. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* wsim_main.c - accord-sim: runs an experiment file and writes its figures.
  *
  *   accord-sim [-j N] [-o DIR] [--plot] [--set key=value]... [--schedule FILE] EXPERIMENT

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* wsim_metrics.c - the figures of a run (over the jobs after the warm-up)
  * and confidence intervals over replications (Student t). */
 #include "wsim.h"

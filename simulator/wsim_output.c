@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* wsim_output.c - an experiment's figures as CSV, and its plot as a gnuplot
  * script with its data (one block per curve). */
 #include "wsim_sweep.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* wsim_params.c - the parameters of one run: defaults (docs/science.md section 5)
  * and one table of keys, each with its type, bounds and meaning, so the
  * parser, the checks and docs/simulator.md name the same keys. */

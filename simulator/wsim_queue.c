@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* wsim_queue.c - the event heap (time, then insertion order: a run is
  * deterministic whatever the ties) and the FIFO queues of job indexes. */
 #include "wsim_internal.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* wsim_reserve.c - Accord's advance-reservation mode: at its arrival each job
  * books the earliest common slot over per-cluster capacity calendars
  * (lib/calendar, as accordd's simulated sites keep them).  The

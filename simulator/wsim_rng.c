@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* wsim_rng.c - the simulator's random stream: xoshiro256** seeded through
  * splitmix64 from (seed, stream), so every replication and every purpose
  * (workload, policy draws) has an independent, reproducible stream. */

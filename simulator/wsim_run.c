@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* wsim_run.c - one run in virtual time: arrivals in order, departures and
  * scans from the event heap (a departure before an arrival at the same
  * instant), placement through lib/policy, the figures at the end. */

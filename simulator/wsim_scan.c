@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* wsim_scan.c - the queues without head-of-line blocking: KOALA's placement
  * queue, scanned head to tail every scan_period (0: at every departure), and
  * Jones et al.'s full queue scan at every arrival and departure with the

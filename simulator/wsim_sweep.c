@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* wsim_sweep.c - an experiment's points: every (curve, x, replication) is a
  * task; up to `jobs` tasks run at once, each in a child process that sends
  * its figures back through a pipe.  Results are kept by task index, so the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* wsim_sweep.h - running an experiment's points in parallel, and writing its
  * figures (CSV) and plots (gnuplot). */
 #ifndef ACC_WSIM_SWEEP_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* wsim_swf.c - traces in the Standard Workload Format of the Parallel
  * Workloads Archive: ';' starts a header or comment line; every other
  * non-blank line has 18 numeric fields, -1 for unknown.  Lines are bounded

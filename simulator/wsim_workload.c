@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* wsim_workload.c - the workloads: docs/science.md's generators (Bucur & Epema's
  * synthetic component streams, total sizes split by a limit or left
  * flexible, Banen et al.'s measured applications) and SWF traces.  A

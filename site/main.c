@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* main.c - accord-site: one site's adapters served to the Accord instances
  * it admits, over the adapter protocol with mutual TLS (docs/site.md).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* site.c - the daemon's life: its store (migrations, then recovery of the
  * intent rows a crash left), its adapters, its peers and its jobs table,
  * its listener; reload (SIGHUP: certificates and peers) and stop. */

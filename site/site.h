@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* site.h - accord-site: one site's adapters served over the adapter
  * protocol (docs/protocol.md) to the Accord instances the site admits.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* site_config.c - accord-site's configuration file (INI, read with inih):
  * [daemon], [peer NAME], and the [site NAME], [network NAME] and [link NAME]
  * sections, which resources/ reads exactly as for accordd. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* site_http.c - accord-site on lib/httpd: HTTPS (lib/tls) with a client
  * certificate required of every peer, a pool of epoll threads.
  *

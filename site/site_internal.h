@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* site_internal.h - what the files of site/ share and nothing outside sees:
  *
  *   site.c        the daemon's life: start (store, adapters, recovery,

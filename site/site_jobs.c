@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* site_jobs.c - the job table of accord-site: checked Hydra proxies started
  * as the site's job user, each in a process group and a directory of its
  * own; submit, status, cancel, and stopping jobs past their reservation.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* site_jobs.h - the only jobs accord-site starts for its peers: the Hydra
  * proxies of a meta-job that accordd launched with `mpiexec.hydra -launcher
  * manual` (docs/launch.md, "Across domains").

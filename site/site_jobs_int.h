@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* site_jobs_int.h - shared by site_jobs.c (the table, starting and stopping
  * proxies) and site_jobs_record.c (a job's files); nothing else includes
  * it.  Internal names start with sjobs_. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* site_jobs_record.c - what a job of accord-site leaves on disk, read back
  * after a restart of the daemon.
  *

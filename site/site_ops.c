@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* site_ops.c - the adapter operations on behalf of one admitted peer.
  *
  * The site never trusts a peer's word beyond its limits: every preview and

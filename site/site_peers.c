@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* site_peers.c - the Accord instances a site admits ([peer NAME]), found by
  * their certificate's subject DN or SHA-256 fingerprint, with their limits.
  * The table is replaced whole on SIGHUP; lib/httpd counts the open

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* site_proxy.c - what a site daemon agrees to start: hydra_pmi_proxy with
  * exactly the options Hydra's manual launcher prints, each value checked.
  *

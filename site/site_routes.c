@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* site_routes.c - the /v1 paths of the adapter protocol (docs/protocol.md):
  * a table of {method, path pattern, handler} matched by lib/httpd, which
  * answers 404 for an unknown path and 405 (with Allow) for a known path with

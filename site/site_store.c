@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* site_store.c - accord-site's own database: the journal of the bookings it
  * made for its peers (site_bookings) and the jobs it started (site_jobs),
  * with their migrations (site/migrations), through the SQL layer.

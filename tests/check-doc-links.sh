@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # check-doc-links.sh - every relative link of README.md and docs/**/*.md must
 # name a file of the tree, and a link's #anchor a heading of the Markdown file
 # it points to (GitHub's anchors: lower case, punctuation dropped, blanks to

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # check-format.sh - fails when clang-format would change a C file of the tree.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # check-layers.sh - the layers of the tree hold: every quoted #include of a
 # source file resolves, relative to that file, to a file of a layer its own
 # layer may use (docs/architecture.md, "Layers").  With the path of a built

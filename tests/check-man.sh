@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Every man page of docs/man renders without a warning: man(1) from man-db
 # with groff's warnings on (man --warnings), and lexgrog finds its NAME line
 # (what apropos and whatis index).  Pages cited in SEE ALSO that are not

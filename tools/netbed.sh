@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # netbed.sh - a testbed with real, shaped links for Accord's tc network adapter:
 # three sites (alpha, beta, gamma) of two hosts each, as network namespaces,
 # behind one WAN router namespace, with emulated uplinks of capacity CAP.

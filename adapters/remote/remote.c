@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* remote.c - the `remote` adapter: one site daemon (accord-site), reached
  * over the adapter protocol (lib/proto, docs/protocol.md) on HTTPS with
  * mutual TLS.  Every operation is one exchange (remote_http.c); the site

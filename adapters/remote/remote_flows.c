@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* remote_flows.c - the remote adapter's flows: the traffic a link
  * reservation carries handed to the site (provision), and what the site's
  * network adapter sees of it on the wire (provision status). */

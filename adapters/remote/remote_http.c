@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* remote_http.c - the remote adapter's exchanges with its site daemon:
  * a bounded pool of libcurl easy handles (each keeps its TLS connection
  * alive, so a handshake is paid once per connection, not per call), one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* remote_internal.h - the remote adapter's state and its one exchange with a
  * site daemon (adapters/remote/: remote.c the settings, life, health and
  * table; remote_reservations.c, remote_jobs.c and remote_flows.c the

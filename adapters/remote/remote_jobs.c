@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* remote_jobs.c - the remote adapter's batch jobs at the site (the proxies
  * of a meta-job): submit, status, cancel. */
 #include "remote_internal.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* remote_reservations.c - the remote adapter's reservations: preview, reserve (by
  * key, idempotent at the site), query and cancel by key. */
 #include "remote_internal.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sge.c - sge: whole hosts of a Grid Engine cluster, booked as advance
  * reservations of a parallel environment's slots.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sge_cmd.c - running Grid Engine's commands and classifying what they say.
  *
  * Every command runs with the site's SGE_ROOT and SGE_CELL, TZ=UTC (the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sge_internal.h - what the files of the sge adapter share; nothing outside
  * adapters/sge/ (and its unit test) includes it.
  *

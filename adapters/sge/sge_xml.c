@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sge_xml.c - reading Grid Engine's -xml outputs (qrstat, qstat -f -r)
  * through lib/xmlguard: bounded in size, depth, elements and attributes, no
  * DTD or entity, no network.  Elements are found by name; what a reader

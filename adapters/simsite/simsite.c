@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* simsite.c - the simulated sites' operations (simsite.h): the ledger's,
  * with the injected faults taken in the same step. */
 #include "simsite.h"

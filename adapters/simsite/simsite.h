@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* simsite.h - the simulated sites: what sim-batch and sim-network share.
  * Each books on a booking ledger (lib/ledger) of its resources, adds a
  * deterministic background load, and takes injected faults.  Internal to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* simsite_batch.c - sim-batch: nodes on a simulated cluster.
  *
  * One calendar of the site's node count (the site's `nodes`); the other

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* simsite_control.c - the simulated sites' controls (simsite_control in
  * simsite.h): fault injection, other users' bookings, and listings of the
  * calendar. */

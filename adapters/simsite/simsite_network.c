@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* simsite_network.c - sim-network: bandwidth on simulated links.
  *
  * One calendar per link it serves, of the link's capacity in Mbit/s; the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* simsite_open.c - a simulated site's life: its settings, its ledger
  * opened and loaded, the generated background load, and closing (the
  * operations are in simsite.c, the controls in simsite_control.c). */

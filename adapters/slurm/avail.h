@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* avail.h - when are N nodes of a Slurm cluster free?
  *
  * Fed with each node's state and its busy intervals (running jobs until their

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* slurm.c - slurm: nodes on a real Slurm cluster, through its commands.
  *
  *   preview  sinfo (node states), squeue (running jobs), scontrol show res

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* slurm_cmd.c - running Slurm's commands and reading what they say.
  *
  * Every command runs with SLURM_CONF of the site, TZ=UTC, and a time limit;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* slurm_internal.h - what the files of the slurm adapter share; nothing
  * outside adapters/slurm/ includes it.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tc.c - the `tc` network adapter: bandwidth booked on a ledger as
  * sim-network books it (lib/ledger serves preview, reserve, query and
  * cancel), and put on the wire with Linux traffic control once the

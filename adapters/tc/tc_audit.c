@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tc_audit.c - the reconciliation: what the kernel has against what the
  * provisions say must be active now, mended both ways, and the thread that
  * runs it at every start and end and every audit_interval. */

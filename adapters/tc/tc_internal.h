@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tc_internal.h - the parts of the tc network adapter (docs/adapters/tc.md).
  *
  * The adapter books bandwidth on a booking ledger (lib/ledger) exactly as

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tc_kernel.c - the kernel through iproute2's `tc`: one `tc -batch` per read
  * of a device and per change set of a namespace, each under a time limit. */
 #include <signal.h>

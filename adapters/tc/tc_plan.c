@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tc_plan.c - the pure part of the tc adapter: `tc` show text in, batch
  * text out, and the guarantee term's state.  No processes, no files, no
  * clock: everything it needs comes in as arguments. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tc_settings.c - the tc adapter's own settings (tc_setting in
  * tc_internal.h): path.LINK.SITE, ceil, quantum, audit_interval,
  * command_timeout, activation_grace, state.  The ledger's (calendar,

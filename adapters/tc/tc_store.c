@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tc_store.c - the tc adapter's own database, through the SQL layer: one
  * row per provisioned reservation with its endpoints, its leaf class id,
  * when it was first in place, its first violation and the last counters of

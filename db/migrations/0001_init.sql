@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- 0001: agreements, their allocation, the reservation journal, the
 -- negotiation trace, and the simulators' calendars.
 -- Times are seconds since the Unix epoch (UTC).

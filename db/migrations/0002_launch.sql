@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- 0002: launching meta-jobs.  Each component keeps its program, and each
 -- committed agreement gets a run: its two launch descriptions (MetaMPICH and
 -- MPICH-G2) and what became of the job started at the agreed time.

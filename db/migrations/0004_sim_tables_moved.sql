@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- 0004: the simulators keep their calendars in databases of their own
 -- (adapters/sim/sim_store.c), no longer in accordd's.  Calendars stored
 -- here by an older accordd are not carried over: a simulated site starts

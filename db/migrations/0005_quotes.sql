@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Quotes (POST /negotiations): counter-offers to an offer that commit
 -- nothing, or with a hold the chosen option booked and held.  The held
 -- reservations are journal entries (table reservation) whose agreement_id

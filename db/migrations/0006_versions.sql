@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- 0006: versions of an agreement.  A committed agreement can be modified
 -- (POST /agreements/{id}/modify); each successful modification makes a new
 -- version.  The agreement row and its allocation always hold the current

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- 0007: retention ([database] retain, db/store_prune.c).  Housekeeping
 -- finds the agreements and quotes that ended longest ago, and the quote an
 -- agreement was committed from, by these indexes instead of a scan.

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- 0008: fewer pages written and stored per agreement.
 --
 -- agreement_state (state) is the prefix of agreement_state_updated (state,

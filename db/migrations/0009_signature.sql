@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- 0009: the signature of each agreement's current document, kept.
 --
 -- accordd signs an agreement's document when it is issued and after each

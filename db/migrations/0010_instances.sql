@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- 0010: several accordd on one database (PostgreSQL; with SQLite there is
 -- one, and these tables stay as good as empty).
 --

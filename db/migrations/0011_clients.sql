@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- 0011: the client an agreement or quote came from, and what a user holds.
 --
 -- client is the IP address of the client that offered it (NULL: unknown,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* accord-metatrace - a MetaTrace-like coupled MPI application for the VIOLA
  * experiment (tests/bench/viola-bench.sh, docs/adapters/tc-testbed.md).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* accord-ring - a small MPI program to check a meta-job end to end.
  *
  * Every rank prints one line saying which component (Accord sets

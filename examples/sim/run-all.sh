@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # run-all.sh - runs every experiment of examples/sim and writes its CSV and
 # plot under OUT (default docs/sim): one command for all of science.md's
 # experiments.  Replications run in parallel, at most JOBS at once.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* calendar.c - the capacity calendar (calendar.h). */
 #include "calendar.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* calendar.h - a capacity calendar: how much of a resource (nodes of a
  * cluster, Mbit/s of a link) is booked at every instant.
  *

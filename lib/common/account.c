@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* account.c - Unix accounts by name, this process's own, and the
  * capabilities it holds (from /proc/self/status). */
 #define _GNU_SOURCE /* getgrouplist */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* account.h - the Unix accounts that programs are started as (the meta-jobs
  * of accordd's launcher, the Hydra proxies of accord-site), and what
  * privileges this process holds.

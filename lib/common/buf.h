@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* buf.h - a growable byte buffer for building replies and documents.
  *
  * Appends never fail loudly: on allocation failure the buffer is marked and

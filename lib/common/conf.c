@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* conf.c - what the INI readers share (conf.h). */
 #include "conf.h"
 

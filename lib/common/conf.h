@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* conf.h - what the INI readers of accordd (server/config), accord-site
  * (site/) and the resource sections (resources/) share: the first error of
  * one key's reader, values copied into place, durations, and the two keys

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* conf_report.c - every problem of a configuration file (conf_report.h). */
 #include "conf_report.h"
 

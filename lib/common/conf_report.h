@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* conf_report.h - every problem of a configuration file, each with its
  * line, for the INI readers of accordd (server/config) and accord-site
  * (site/): `--check-config` lists them all, a normal start reports the

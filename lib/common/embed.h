@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* embed.h - files compiled into the binaries (schemas, migrations) by
  * cmake/embed.cmake.  Tables end with an entry whose name is NULL. */
 #ifndef ACC_EMBED_H

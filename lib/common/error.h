@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* error.h - Accord's one error type.
  *
  * Every module returns an acc_err; ACC_OK is zero.  One table (error.c) maps

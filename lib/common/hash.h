@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hash.h - the two non-cryptographic hashes of the tree, once: splitmix64
  * (a 64-bit mixer and random stream) and FNV-1a (64-bit, of a string).
  *

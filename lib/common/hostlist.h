@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hostlist.h - compressed host lists as Slurm writes them
  * ("sitea-n[01-03,05],siteb-n07"), expanded in-process: the Slurm adapter
  * reads squeue's and scontrol's node lists with it (three commands per

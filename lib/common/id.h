@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* id.h - random, unguessable identifiers for agreements. */
 #ifndef ACC_ID_H
 #define ACC_ID_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* kv.h - key/value settings, as read from a config section or a query. */
 #ifndef ACC_KV_H
 #define ACC_KV_H

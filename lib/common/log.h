@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* log.h - one line per event on standard error, with a UTC timestamp:
  *
  *   2026-11-27T12:00:00.123Z accordd error: message

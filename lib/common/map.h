@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* map.h - a string-keyed hash map (open addressing, linear probing).
  * Keys are copied; values are borrowed pointers. */
 #ifndef ACC_MAP_H

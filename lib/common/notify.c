@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* notify.c - systemd's notification protocol: one datagram per message. */
 #include "notify.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* notify.h - telling the service manager how a daemon is doing: systemd's
  * notification protocol (sd_notify) without libsystemd.
  *

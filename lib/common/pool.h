@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* pool.h - worker threads for the adapter calls of a negotiation round.
  *
  * A batch is a set of tasks that run concurrently and are waited for together,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #define _GNU_SOURCE  /* pipe2: descriptors born close-on-exec, no race with other threads forking \
                       */
 #include "proc.h"

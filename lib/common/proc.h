@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* proc.h - running a program to its end, under a time limit.
  *
  * For adapters that drive a resource manager through its commands (Slurm's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* strutil.h - bounded string and number helpers (no atoi, no strcpy). */
 #ifndef ACC_STRUTIL_H
 #define ACC_STRUTIL_H

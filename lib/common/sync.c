@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #include "sync.h"
 
 void acc_cond_init_monotonic(pthread_cond_t *c)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sync.h - waiting with a time limit: condition variables on the monotonic
  * clock (a change of the wall clock neither shortens nor stretches a wait)
  * and deadlines for them. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* timefmt.h - times and durations as Accord sees them.
  *
  * A time is whole seconds since the Unix epoch (UTC).  Documents carry RFC 3339

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tuning.h - process-wide settings accordd makes once at start-up. */
 #ifndef ACC_TUNING_H
 #define ACC_TUNING_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #include "utf8.h"
 
 size_t acc_utf8_decode(const unsigned char *s, uint32_t *cp)

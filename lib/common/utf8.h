@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* utf8.h - decoding UTF-8, for the renderers that must not pass on bytes
  * their format forbids. */
 #ifndef ACC_UTF8_H

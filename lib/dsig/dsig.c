@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dsig.c - xmlsec's start and end, and the signer: the key loaded once,
  * its certificate, and the signatures it made (dsig_sign.c signs). */
 #include "dsig.h"

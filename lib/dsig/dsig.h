@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dsig.h - enveloped XML digital signatures (XML-DSig) of Accord's
  * documents, with libxmlsec1 and its OpenSSL backend.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dsig_internal.h - shared by the files of lib/dsig. */
 #ifndef ACC_DSIG_INTERNAL_H
 #define ACC_DSIG_INTERNAL_H

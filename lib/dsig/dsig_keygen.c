@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dsig_keygen.c - the self-signed key pair the embedded testbed (or a
  * configuration without [signing]) makes at its first start and reuses. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dsig_sign.c - signing, and what signing would refuse.
  *
  * The signature is written, not built with xmlsec: the document is parsed

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dsig_verify.c - checking an enveloped signature offline: with a given
  * certificate, or with the one the document carries (trusted explicitly).
  * The document is parsed without DTD or network; only a signature that is

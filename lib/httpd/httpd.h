@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* httpd.h - the one HTTP front end of accordd and accord-site, over
  * libmicrohttpd.
  *

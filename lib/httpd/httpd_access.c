@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* httpd_access.c - what the front end tells the operator: one line per
  * request (the access log) and its answers counted by status code, for
  * /metrics.  A line is one formatted write (acc_log), so that it costs

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* httpd_conn.c - connections from their accept to their close: counted per
  * client address, and held to a deadline while they wait for a request head.
  *

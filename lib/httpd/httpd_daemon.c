@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* httpd_daemon.c - libmicrohttpd's daemon: a small pool of event threads
  * serves every connection with epoll, so an idle or slow connection costs a
  * socket, never a thread; HTTPS through lib/tls; one daemon per address

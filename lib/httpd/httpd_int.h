@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* httpd_int.h - what the files of lib/httpd share and nothing outside sees:
  *
  *   httpd_daemon.c   libmicrohttpd's daemon: start, TLS, stop

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* httpd_request.c - one exchange, from its request line to its answer: the
  * layer's checks in their order (httpd.h), the body, the daemon's hooks,
  * and parking a request whose answer comes later (libmicrohttpd's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* httpd_route.c - route tables {method, path pattern, ...}: which entry fits
  * a request, and 404 or 405 (with the path's methods) when none does. */
 #include "httpd.h"

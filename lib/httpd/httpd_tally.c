@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* httpd_tally.c - open connections per key, so that one client (an address,
  * a principal) cannot take every connection slot, and the answer bytes an
  * address holds unsent.  A hash table of keys with a count each, under one

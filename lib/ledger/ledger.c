@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ledger.c - the booking ledger (ledger.h): its settings, its life, and
  * the bookings in memory and their writes (the operations are in
  * ledger_ops.c). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ledger.h - the booking ledger: bookings by key over per-resource
  * capacity calendars, kept in a calendar file of its own.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ledger_internal.h - what the booking ledger's files share (ledger.c:
  * settings, life, the bookings in memory and their writes; ledger_ops.c:
  * the operations).  Not a public header: adapters use ledger.h. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ledger_ops.c - the booking ledger's operations (ledger.h): preview,
  * reserve (at the asked start or later, replacing another booking or not),
  * the wait for a booking's write, query and cancel, each under the lock or

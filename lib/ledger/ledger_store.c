@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ledger_store.c - the booking ledger's calendar file (ledger_store.h), on
  * the SQL layer: its migrations (lib/ledger/migrations), its statements, its
  * writes through the group-commit writer, and a shared calendar's writes

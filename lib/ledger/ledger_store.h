@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ledger_store.h - the booking ledger's persistence (internal to
  * lib/ledger: adapters use ledger.h): its bookings and the days whose
  * background load a simulated site made, in a database of its own through

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* model.h - what Accord talks about: offers, agreements, allocations and the
  * negotiation trace, as plain C data.
  *

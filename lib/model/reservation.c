@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* reservation.c - releasing what a reservation owns (reservation.h). */
 #include "reservation.h"
 

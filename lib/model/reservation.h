@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* reservation.h - what is asked of a resource manager and what it answers,
  * as plain values: a resource and an amount, a reservation, a job to start
  * inside one, the endpoints of a link's traffic, what the data plane did,

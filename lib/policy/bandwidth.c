@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bandwidth.c - Jones et al.'s bandwidth-centric model (docs/science.md §4.2-4.3:
  * eqs. 1, 3-7, the allotment rules) and the application-sized link
  * bandwidth Accord books. */

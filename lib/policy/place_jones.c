@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* place_jones.c - Jones et al.'s scheduling template and co-allocation
  * modules (docs/science.md §4.4-4.5): LA, MIG, Migration Only, the Initial
  * Strategy, A1 "Satisfy" and the class-B modules B1-B4. */

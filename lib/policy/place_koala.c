@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* place_koala.c - the KOALA policies (docs/science.md §1.4: WF with repeats,
  * FCM, FCM-k, CA, no co-allocation), Bucur & Epema's WF without
  * repetitions (§2.2), and what every policy does with fixed and total

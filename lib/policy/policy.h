@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* policy.h - placement policies of the co-allocation literature and the
  * bandwidth model of Jones et al., as pure functions over plain data.
  *

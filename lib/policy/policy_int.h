@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* policy_int.h - what the policy files share: the working copy of a
  * placement's inputs and the helpers that order and fill clusters. */
 #ifndef ACC_POLICY_INT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* proto.h - the adapter protocol v1 between accordd (the remote adapter) and
  * a site daemon (accord-site): XML documents in the namespace
  * urn:accord:site:1, carried over HTTPS (docs/protocol.md,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* proto_internal.h - shared by the files of lib/proto/ (and its unit test);
  * libxml2 types stay in here.
  *

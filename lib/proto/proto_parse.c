@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* proto_parse.c - the guarded parser of protocol documents: the one of
  * lib/xmlguard (the same defences as offers: size, NUL bytes and attribute
  * counts before parsing, no DTD, declaration or entity, no network, UTF-8

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* proto_read.c - the readers of the booking documents: Preview, Frames,
  * Reserve, Reservation and Health.  Each checks every value and leaves
  * *out untouched (or empty) on failure. */

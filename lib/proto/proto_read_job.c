@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* proto_read_job.c - the readers of Flow, ProvisionStatus, Job, JobRef,
  * JobStatus and Fault. */
 #include <arpa/inet.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* proto_schema.c - schema/adapter-protocol.xsd, compiled in, for checking
  * that documents (the writers' in the unit tests) are what docs/protocol.md
  * says.  The readers do not use it: they check more, and faster.

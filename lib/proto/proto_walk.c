@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* proto_walk.c - walking a parsed protocol document strictly and checking
  * its values; every failure names the element and its line. */
 #include <stdarg.h>

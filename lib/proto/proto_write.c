@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* proto_write.c - the writers of every protocol document.  They write what
  * they are given; values that XML cannot carry are replaced (see
  * acc_proto_w_esc), so a document is always well-formed. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sql.c - databases: open and migrate, the main connection, the readers'
  * pool, transactions and errors (sql.h). */
 #include "sql.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sql.h - the one SQL layer: every database Accord keeps (accordd's store,
  * the booking ledger of the simulated sites, the tc adapter's state,
  * accord-site's journal) is opened, migrated, queried and written through

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sql_internal.h - what the files of lib/sql share and nothing outside
  * sees: the backend's table of operations and the structs behind the opaque
  * handles of sql.h.

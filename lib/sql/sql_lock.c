@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sql_lock.c - one writer per database file: an exclusive advisory lock
  * (flock) on a lock file beside the database, PATH.lock, and one on the
  * database file itself, both taken before the database is opened and held

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sql_pg.c - the PostgreSQL backend of the SQL layer, over libpq
  * (sql_internal.h).  A database is a libpq URL (postgresql://...), with
  * everything libpq takes in it: several hosts and target_session_attrs=

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sql_pg_stmt.c - the PostgreSQL backend's statements (sql_pg.c has its
  * connections): `?` numbered into `$n`, prepared and described on the
  * server once per connection (again after a reset), bound as text or

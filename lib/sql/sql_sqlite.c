@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sql_sqlite.c - the SQLite backend of the SQL layer (sql_internal.h): the
  * project's pragmas, WAL, the schema version in PRAGMA user_version, and
  * the bound on the write-ahead log that a writer keeps.  sqlite3 types

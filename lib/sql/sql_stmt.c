@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sql_stmt.c - statements: the per-connection cache, binding with every
  * result checked, stepping, and reading columns (sql.h). */
 #include <stdlib.h>

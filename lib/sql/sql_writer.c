@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sql_writer.c - the group-commit writer (sql_writer.h). */
 #include "sql_writer.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sql_writer.h - the group-commit writer of a database (sql.h): one thread
  * that runs the writes queued by every other thread in one transaction,
  * so that a durable commit (an fsync) is shared instead of paid per write.

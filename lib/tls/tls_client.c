@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tls_client.c - the client side: a libcurl handle that verifies its server
  * against a CA and presents a client certificate. */
 #include "tls_client.h"

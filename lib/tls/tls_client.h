@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tls_client.h - TLS for libcurl clients: the remote adapter, accordctl and
  * the tests (tls_server.h is the server side).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tls_int.h - what the files of lib/tls share (not public). */
 #ifndef ACC_TLS_INT_H
 #define ACC_TLS_INT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tls_peer.c - who is at the other end: a certificate's subject and
  * fingerprint, the verification of a client's chain, file identities. */
 #include "tls_server.h"

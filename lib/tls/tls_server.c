@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tls_server.c - the server side: a reloadable certificate holder served to
  * libmicrohttpd through MHD_OPTION_HTTPS_CERT_CALLBACK, and client
  * certificates required, verified and admitted during the handshake.

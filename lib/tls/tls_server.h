@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tls_server.h - TLS for libmicrohttpd (GnuTLS) servers: accord-site and
  * accordd's HTTPS API (tls_client.h is the client side).  An acc_tls_server holds
  * the server's certificate and key and, optionally, the CA that client

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* xmlguard.c - the guarded parser: SAX hooks that refuse every DTD,
  * declaration and entity, count depth and elements, and hand libxml2's
  * messages to the caller (xmlguard.h). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* xmlguard.h - the one guarded way into libxml2's parser, shared by offers
  * (server/xml) and the adapter protocol (lib/proto).
  *

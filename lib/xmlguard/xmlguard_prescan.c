@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* xmlguard_prescan.c - one linear pass over a document's bytes before libxml2 sees
  * them.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* config.c - loading the configuration: defaults, the INI text read with
  * inih and each section handed to its reader, the fixed defaults and the
  * checks after reading; the embedded testbed; command-line overrides;

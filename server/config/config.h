@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* config.h - accordd's configuration: an INI file (read with inih), or the
  * embedded simulated testbed when none is given.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* config_accounts.c - as whom meta-jobs run: [accounts] maps users of
  * [auth] to Unix accounts, [launch] account names the account of everyone
  * else, and acc_config_launch_account resolves one agreement's owner.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* config_auth.c - HTTPS and client certificates: [server] certificate and
  * key, [auth] client_ca and client_certificates (a file of
  * "user SUBJECT-or-SHA256:FINGERPRINT [admin]" lines), the users they name

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* config_internal.h - what the files of server/config/ share and nothing
  * outside sees:
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* config_keys.c - the keys of [server], [database], [negotiation], [auth]
  * and [launch].
  *

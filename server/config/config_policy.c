@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* config_policy.c - the [policy] section (the latency matrix and the open
  * points of the placement policies) and which policies accordd runs.
  *

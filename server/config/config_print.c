@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* config_print.c - the effective configuration as INI text (`accordd
  * --check-config` and `--print-config --config FILE`): every key with the
  * value accordd uses, defaults included, in a form that reads back to the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* config_quota.c - [quota] (every user's limits) and [quota USER] (one
  * user's, over [quota]): the keys, the users they name, and the look-up
  * the service makes for each request. */

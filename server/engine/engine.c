@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* engine.c - the engine's life (threads for the adapter calls, the orphan
  * hook) and the frame arithmetic that finds a common start.  The calls are
  * in engine_call.c, the negotiation in engine_nego.c and engine_reserve.c. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* engine.h - the common-timeslot negotiation (SPEC section 5).
  *
  * Given items (a resource at an adapter: N nodes of a site, M Mbit/s of a

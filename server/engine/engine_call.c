@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* engine_call.c - adapter calls run concurrently under a time limit: one
  * round's calls, the cancels of a rollback, a single preview, and what
  * becomes of a call that answers after its negotiation stopped waiting. */

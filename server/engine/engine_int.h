@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* engine_int.h - shared by the engine's files; nothing outside
  * server/engine/ includes it.
  *

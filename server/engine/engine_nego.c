@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* engine_nego.c - the negotiation loop: preview rounds, the choice of the
  * common start (intersect or iterative), and the probe the planner uses.
  * Booking at that start is in engine_reserve.c. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* engine_reserve.c - booking at a common start: the reserve round (journal
  * the intents, reserve every item, journal the outcomes), the verify round
  * (read each reservation back), and the rollback of everything when one is

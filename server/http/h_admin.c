@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* h_admin.c - /admin/...: the operator's routes (administrators only, the
  * router checks).  POST /admin/backup answers the backup archive
  * (acc_service_backup) as application/x-tar; without [auth] only when

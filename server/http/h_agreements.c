@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* h_agreements.c - /agreements: create, list, read, state, trace, terminate. */
 #include <stdio.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* h_misc.c - /templates, /healthz and /metrics. */
 #include <inttypes.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* h_modify.c - POST /agreements/{id}/modify (a co:Modification) and the
  * ?version=N parameter of GET /agreements/{id} and its trace. */
 #include <stdint.h>

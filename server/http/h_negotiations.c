@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* h_negotiations.c - /negotiations: quotes (counter-offers, holds).  Thin:
  * parse, call the service, render the co:Quote document. */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* h_signing.c - signed agreements: the one place a wsag:Agreement document
  * is made and signed, GET /certificate, and the signer of a configuration
  * (configured files, or the self-made pair beside the database). */

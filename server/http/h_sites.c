@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* h_sites.c - /sites, /sites/{site}, /sites/{site}/preview and the adapters'
  * control operations. */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* h_ui.c - the web page at /ui/: its files (server/ui/), compiled in by
  * cmake/embed.cmake, served as they are.
  *

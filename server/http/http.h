@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* http.h - the HTTP API (SPEC section 3) on lib/httpd.
  *
  * A route table {method, path pattern, handler} in the manner of GNU Taler's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* router.c - the route table, dispatch, and the shared replies. */
 #include <stdio.h>
 #include <string.h>

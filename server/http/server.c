@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* server.c - accordd on lib/httpd: its [server] options, and the hooks that
  * turn the layer's requests into acc_request and acc_response (the types
  * the handlers and their tests know).

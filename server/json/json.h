@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* json.h - JSON views of the same documents, for clients that send
  * Accept: application/json (the CLI's --json, scripts).
  *

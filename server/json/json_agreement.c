@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* json_agreement.c - the agreement (GET /agreements/{id}, the reply to a
  * modification), the list of agreements and the negotiation trace (GET
  * /agreements/{id}/trace) as JSON (docs/documents.md). */

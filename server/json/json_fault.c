@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* json_fault.c - the error reply of every route as JSON: the code, the
  * HTTP status, the first line of the message and the rest as details
  * (docs/documents.md). */

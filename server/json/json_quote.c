@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* json_quote.c - the quote (POST /negotiations, GET and DELETE
  * /negotiations/{id}) as JSON: the same fields as co:Quote, camelCase
  * (docs/documents.md). */

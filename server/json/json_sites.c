@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* json_sites.c - the sites, networks and links (GET /sites, GET
  * /sites/{name}) and a site's free frames (the preview) as JSON
  * (docs/documents.md). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* json_state.c - the agreement's state (GET /agreements/{id}/state: the
  * terms, each reserved link's guarantee, the job) and the job alone (GET
  * /agreements/{id}/launch) as JSON (docs/documents.md). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* json_writer.c - the JSON writer's strings (json_writer.h).
  *
  * Strings are escaped here and nowhere else: quotes, backslashes and every

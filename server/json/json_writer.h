@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* json_writer.h - the one JSON writer every renderer in server/json uses
  * (internal to this folder).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* describe.c - the two launch descriptions of a job's hosts as text: the MetaMPICH
  * meta-configuration and the MPICH-G2 multi-request RSL (docs/launch.md).
  *

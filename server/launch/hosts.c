@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hosts.c - which hosts each component of a committed agreement runs on
  * (struct acc_launch_hosts; called "hosts", not "plan", because the
  * reservation planner is server/service/plan.c). */

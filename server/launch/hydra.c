@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hydra.c - the mpiexec.hydra command line of a meta-job.
  *
  * Measured with MPICH 4.0.2 (docs/launch.md): Hydra refuses a -hosts per

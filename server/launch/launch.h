@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* launch.h - from a committed agreement to the command that starts its
  * meta-job.
  *

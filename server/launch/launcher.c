@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* launcher.c - the launcher's calls: the descriptions of a committed
  * agreement, the copies of what the service hands over, and the timer that
  * gives each job its own thread at its start (launcher_watch.c). */

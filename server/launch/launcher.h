@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* launcher.h - starts the meta-job of an Observed agreement at its start
  * and watches it to its end.
  *

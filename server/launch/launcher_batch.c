@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* launcher_batch.c - the components of a job that go into their
  * reservations through their site's batch system (launch = sbatch): one
  * batch job each, asked about every few seconds, cancelled when the job is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* launcher_int.h - shared by the launcher's files; nothing outside
  * server/launch/launcher*.c includes it.
  *

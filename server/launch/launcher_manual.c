@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* launcher_manual.c - a meta-job across domains without ssh: mpiexec.hydra
  * runs here with -launcher manual, prints one HYDRA_LAUNCH line per host and
  * waits for the proxies to connect to its control port; each line goes to

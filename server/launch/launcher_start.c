@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* launcher_start.c - a job's directory and files, and the start of its
  * mpiexec part under a small sh wrapper. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* launcher_watch.c - one thread per job: it starts the job (unless it was
  * running before a restart), watches it, stops it `grace` before the end of
  * its reservation or on terminate, collects what it left in its directory

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* replay.c - the core of accordd --replay (replay.h): jobs placed in submit
  * order on live free frames plus an in-memory overlay of the replay's own
  * placements.  Pure: the live frames come from the caller's provider, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* replay.h - accordd --replay: a workload placed, in dry-run mode, on the
  * live calendars of accordd's own configuration (docs/operations.md,
  * docs/simulator.md).

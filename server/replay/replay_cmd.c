@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* replay_cmd.c - accordd --replay WORKLOAD (replay.h): the workload read
  * with accord-sim's parsers and generators, the configured sites' adapters
  * opened as accordd opens them, previews as the live frames, and the

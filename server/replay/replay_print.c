@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* replay_print.c - the figures of a replay and its output: a text table or
  * CSV, one line per job, then the summary (replay.h). */
 #include "replay.h"

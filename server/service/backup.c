@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* backup.c - POST /admin/backup: a consistent copy of everything accordd
  * needs to start again elsewhere, as one tar (ustar) archive: the database
  * (copied while it serves), the signing key and certificate, the [auth]

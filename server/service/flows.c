@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* flows.c - the endpoints of an agreement's link reservations (flows.h). */
 #include "flows.h"
 

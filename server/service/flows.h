@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* flows.h - the traffic each network reservation of a committed agreement
  * carries, for network adapters that install reservations on the wire
  * (ACC_CAP_PROVISION) (internal to server/service/).

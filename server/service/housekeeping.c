@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* housekeeping.c - recovery at start-up and the periodic pass: agreements
  * whose reservation ended become Complete, reservations left open are
  * cancelled, interrupted terminations are finished, link provisionings

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* instances.c - several accordd on one PostgreSQL database (part of the
  * service).  Each instance renews its row every quarter of [database]
  * lease; the one that holds the lease 'leader' does what must happen once

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* internal.h - what the files of the service share; not for other modules.
  *
  *   service.c       open and close (in order), sites, previews, health

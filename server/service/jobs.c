@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* jobs.c - the launcher's hooks on the service's side, and the hand-over of
  * the open runs after a restart. */
 #include "jobs.h"

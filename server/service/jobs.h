@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* jobs.h - the service's side of the launcher (internal to server/service/).
  *
  * The launcher knows nothing of the store: these are its hooks, which record

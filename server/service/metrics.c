@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* metrics.c - the service's figures in Prometheus' text format: the
  * negotiations (outcomes, a latency histogram), the queue, agreements and
  * meta-jobs, each adapter's calls and whether its last one failed, its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* modify.c - changing a committed agreement (part of the service): the new
  * version is negotiated by the engine while the current one stays booked;
  * on success one store write keeps the old version and makes the new one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* modify_job.c - a change of a committed agreement as a job on the
  * negotiation queue (part of the service): the HTTP thread hands it over
  * and is resumed by its completion, as for a negotiation; a worker runs

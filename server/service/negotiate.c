@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* negotiate.c - one negotiation of a stored Pending agreement, from the plan
  * to the recorded outcome (part of the service).  The engine does the
  * negotiating; this file gives it its hooks (journal, trace, stop) and

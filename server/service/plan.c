@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* plan.c - the planner's search (plan.h; the other parts are listed in
  * plan_internal.h): components without a site get one, either by probing
  * every assignment that fits (earliest: the earliest common start wins)

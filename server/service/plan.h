@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* plan.h - from an offer to engine items: which site runs each component,
  * which reservation serves each link.
  *

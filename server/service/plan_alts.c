@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* plan_alts.c - the choice among probed candidates, and the placements a
  * quote offers besides it
  * (part of the planner; plan.h, plan_internal.h): the candidates

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* plan_build.c - the engine items of one assignment of sites (part of the
  * planner; plan.h, plan_internal.h): components on one site share one node
  * reservation, links between the same two sites share one bandwidth

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* plan_check.c - an offer against the configuration, before anything is
  * stored or probed (part of the planner; plan.h): unknown sites, more
  * nodes or bandwidth than exists, links between sites that no link joins,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* plan_flex.c - a flexible or total request of an offer, split by the
  * placement policy into generated components and probed candidate by
  * candidate (part of the planner; plan_internal.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* plan_internal.h - what the planner's files share; nothing else
  * includes it.
  *

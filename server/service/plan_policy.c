@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* plan_policy.c - which placement policy places an offer's components
  * without a site (part of the planner; plan_internal.h): the offer's
  * co:Policy or the configured one, and whether it takes the offer's kind

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* provision.c - handing the endpoints of committed agreements' link
  * reservations to the network adapters that install them on the wire
  * (ACC_CAP_PROVISION), retrying what failed, and what became of them for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* query.c - reading agreements, their state, trace and launch (part of the
  * service). */
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* queue.c - the one bounded negotiation queue (part of the service).
  *
  * Every negotiation, synchronous or ?mode=pending, is a job on this queue,

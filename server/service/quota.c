@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* quota.c - the limits of one agreement under a user's quota (part of the
  * service; see quota.h).  Pure: the offer, plan or change and the limits. */
 #include "quota.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* quota.h - the per-user quotas ([quota], [quota USER]) as policy of the
  * service: whom a request counts against, and the limits of one agreement
  * checked on an offer, on a plan (with the links the planner generates)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* quota_ledger.c - a user's open agreements, counted race-free against
  * [quota] max_agreements (part of the service; see internal.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* quote.c - quotes: counter-offers from one preview round of every
  * reservation an offer needs, committing nothing; with a hold the chosen
  * option booked and held (part of the service; see service.h). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* quote_commit.c - committing a held quote (POST /agreements?quote=ID):
  * the quote's held reservations become the new agreement's committed
  * bookings in one store transaction, with no new negotiation (part of the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* quote_hold.c - held quotes: booking the chosen option, giving a hold
  * back, expiry, and the recovery of holds a stop cut short (part of the
  * service; see service.h). */

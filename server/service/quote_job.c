@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* quote_job.c - quotes as jobs on the negotiation queue: a quote previews
  * and may book at every adapter, and giving a hold back cancels there, so
  * neither runs on the thread that asked (part of the service; see

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* registry.c - the adapters of the configured sites and networks (opened
  * by resources/), found by name, and cancelling bookings at them (part of
  * the service). */

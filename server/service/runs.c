@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* runs.c - reading an agreement's launch, and opening the launcher with
  * its hooks (jobs.c) (part of the service).
  *

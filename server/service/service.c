@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* service.c - the service's life (open, shutdown in order, close) and its
  * questions about sites, previews and health.  The other files of the
  * service are listed in internal.h. */

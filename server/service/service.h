@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* service.h - what accordd does, independent of how it is asked.
  *
  * The service owns the store, the adapters (one per configured site and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* settle.c - recording how a negotiation ended (part of the service; see
  * internal.h), shared by a negotiation (negotiate.c), the commit of a held
  * quote (quote_commit.c) and a modification (modify.c): a rejection and its

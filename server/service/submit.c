@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* submit.c - an offer becomes a stored Pending agreement and a job on the
  * negotiation queue: checks against the configuration, the window,
  * idempotency keys (part of the service). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* terminate.c - ending agreements on request: a negotiation is stopped and
  * rolls back, committed reservations are cancelled (part of the service). */
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // agreement.js - one agreement: its allocation, versions, guarantee terms
 // with their state and counters, the job and its output, the negotiation
 // trace as a picture, the signed document to download, and terminate.

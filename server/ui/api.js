@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // api.js - the JSON API as the page calls it: the user's token (kept in
 // this tab's sessionStorage, sent only as Authorization: Bearer, never in a
 // URL), JSON answers, and faults turned into errors carrying their text.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // app.js - the page: the token, the window over time, the timeline's data
 // (sites and links, the agreements in the window page by page, the free
 // capacity from the previews), and opening an agreement.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ask.js - asking: an offer pasted or uploaded, a quote with its
 // counter-offers (and their co:Why) on the timeline, holding one, then
 // committing it or giving it back; or booking the offer at once.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dom.js - building the page's elements.  Server values only ever become
 // text nodes or attribute values, never markup.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // timeline.js - the timeline: one row per site and per link, the agreements
 // as bars over the window (their height the share of the row's nodes or
 // Mbit/s they hold, stacked where they overlap), the free capacity from the

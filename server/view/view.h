@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* view.h - what accordd's API shows beyond the model (lib/model/model.h):
  * an agreement's state with its terms, guarantees and launch, the sites and
  * links with their health, and a site's preview.

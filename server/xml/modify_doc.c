@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* modify_doc.c - the co:Modification document of POST
  * /agreements/{id}/modify (docs/documents.md "Modification"):
  *

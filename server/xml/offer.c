@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* offer.c - from a wsag:AgreementOffer to a struct acc_offer.
  *
  * By the time interpret() runs the document is well-formed, free of DTDs

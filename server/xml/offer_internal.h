@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* offer_internal.h - what the files that read an offer share; no other file
  * includes it.
  *

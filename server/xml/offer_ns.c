@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* offer_ns.c - every namespace name of an offer can be signed, and nothing
  * in it is active content.
  *

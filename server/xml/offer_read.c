@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* offer_read.c - one value out of an offer's tree, within the limits: a
  * text, an attribute, a number, a time.  Every message starts with the line
  * and names the term. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* offer_terms.c - the terms of an offer: a wsag:GuaranteeTerm, or a
  * wsag:ServiceDescriptionTerm with its one co: element.  What is checked
  * here is each term's meaning: one schedule and its time window, named and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* offer_vocab.c - what vocabulary a wsag:ServiceDescriptionTerm may hold,
  * checked before the schemas.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* offer_wsag4j.c - WSAG4J's way of writing a reservation, mapped onto
  * Accord's offer.
  *

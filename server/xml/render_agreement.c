@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* render_agreement.c - wsag:Agreement (the stored offer copied through the
  * writer, with the allocation term added), co:AgreementStatus and co:Job.
  * Every shape here is declared in schema/coalloc.xsd and shown in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* render_list.c - co:AgreementList and co:NegotiationTrace.  Both shapes
  * are declared in schema/coalloc.xsd and shown in docs/documents.md. */
 #include "xml.h"

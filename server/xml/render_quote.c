@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* render_quote.c - the quote document (co:Quote): the answer to
  * POST /negotiations and GET /negotiations/{id} (docs/documents.md). */
 #include "xml.h"

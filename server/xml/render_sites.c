@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* render_sites.c - co:Sites and co:Site, co:Preview, co:Templates and the
  * wsag:Template, and co:Fault.  Every shape here is declared in
  * schema/coalloc.xsd and shown in docs/documents.md. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* render_writer.c - the writer every renderer uses: elements, attributes
  * and text escaped into a buffer of its own, appended to the caller's
  * acc_buf only when the document is complete, so a failure never leaves

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* render_wsag4j.c - the wsag:Template for a reservation in WSAG4J's
  * vocabulary (GET /templates/wsag4j-reservation): a JSDL job on one site
  * and a wsag4j:TimeConstraint, with the CreationConstraints that say what

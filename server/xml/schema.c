@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* schema.c - the safe way into libxml2: the compiled schemas, the entity
  * loader that serves only them, and the guarded parser every document goes
  * through.

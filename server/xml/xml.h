@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* xml.h - Accord's documents: the offer in, agreements and the rest out.
  *
  * Offers are parsed with libxml2 under strict limits: no DTD, no entity, no

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* xml_internal.h - shared by schema.c, offer.c and render_*.c (and the unit
  * tests); no other module includes it, so libxml2 types stay in here.
  *

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- accord-site's journal: the bookings it made for its peers, by the key
 -- Accord chose (intent before the adapter is asked, then reserved or
 -- cancelled), and the jobs it started for them.

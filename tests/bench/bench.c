@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench.c - Accord's figures (issue 2): prints, does not judge.
  *
  *   1. negotiation latency (median, p99) for 3 components + 3 links with the

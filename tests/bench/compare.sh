@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # compare.sh - the main benchmarks on two builds side by side, in one run.
 #
 #   tests/bench/compare.sh BASE [ROUNDS, default 3] [AGREEMENTS, default 3000]

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # hostile-bench.sh [BUILD]: an admitted client's wait while 5000 hostile
 # connections (no bytes, or a byte every 5 s) from 50 addresses press on
 # accordd and on accord-site (tests/bench/hostile_bench.c), each daemon with

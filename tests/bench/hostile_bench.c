@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hostile_bench.c - how long an admitted client waits while hostile
  * connections press on each daemon's front end (issue 24).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* json_bench.c - does a JSON library cost the GET path?  Renders the same
  * agreement (3 components, 3 links) with the server's own writer
  * (server/json) and with Debian's jansson building the same members, side

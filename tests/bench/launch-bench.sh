@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # launch-bench.sh - how promptly accordd starts meta-jobs at their agreed start,
 # and how long a small real MPI job takes from start to Complete.
 #

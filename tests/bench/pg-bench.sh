@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # pg-bench.sh - one accordd on SQLite against one, two and three accordd on
 # one PostgreSQL 15, side by side in one run (issue 20):
 #

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* pg_bench.c - the client of tests/bench/pg-bench.sh: OFFERS offers from
  * CLIENTS keep-alive HTTP clients spread evenly over one or more accordd
  * (client c talks to instance c mod n, as a balancer would spread them).

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # remote-bench.sh [BUILD] [RUNS]: the 3-site negotiation through in-process
 # adapters and through the remote adapter to three real accord-site daemons
 # over mutual TLS on loopback (tests/bench/remote_bench.c), RUNS times (default

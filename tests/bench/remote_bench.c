@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* remote_bench.c - the same 3-site negotiation through in-process adapters
  * and through remote adapters to three REAL accord-site daemons
  * (libaccord_site, each with its own SQLite journal and sim-batch calendar,

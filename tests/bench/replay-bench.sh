@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # replay-bench.sh - accordd --replay's speed: jobs placed per second of wall
 # time on four simulated sites of 32 nodes with background load (the
 # simulators' own, so the live calendars are not empty), for a few

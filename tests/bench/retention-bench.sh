@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # retention-bench.sh - builds an optimised Accord and prints POST latency
 # with and without retention pruning 10,000 old agreements, from 16 clients
 # (tests/bench/retention_bench.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* retention_bench.c - what retention ([database] retain) costs the requests
  * that run meanwhile.  Prints, judges nothing.
  *

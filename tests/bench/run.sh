@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # run.sh - builds an optimised Accord and prints the benchmark's figures.
 #   tests/bench/run.sh [seconds for each HTTP run, default 10]
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # server-bench.sh - builds an optimised Accord and loads the real accordd:
 # agreements/s while N agreements fill the database, its RSS then, GET/s,
 # a new client among 1,500 idle and slow connections, SIGTERM to exit.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* server_bench.c - the real accordd under load, as a client sees it:
  * agreements per second from 16 keep-alive HTTP clients while the database
  * fills to N agreements, accordd's CPU per agreement, its resident memory

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # sge-bench.sh - co-allocates across a real Slurm cluster and a real Grid
 # Engine cluster (both started here, on this machine, and stopped after) and
 # prints Accord's time per agreement next to the raw commands that book the

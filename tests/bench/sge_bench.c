@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sge_bench.c - co-allocation across a real Slurm cluster and a real Grid
  * Engine cluster (tests/bench/sge-bench.sh starts both and runs this):
  * Accord's time per agreement next to the raw commands that book the same

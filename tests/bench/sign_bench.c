@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sign_bench.c - what signing adds to an agreement document: the median
  * time of rendering a stored agreement (acc_xml_agreement), of the check
  * before each commit (acc_http_agreement_check: render and sign, the

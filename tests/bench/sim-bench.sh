@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # sim-bench.sh - accord-sim's speed: simulated jobs per second of wall time
 # for each discipline, 100,000 jobs of a 4-cluster workload, one process
 # (one core), the median of REPS runs (default 3).

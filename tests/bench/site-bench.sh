@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # site-bench.sh [BUILD]: accord-site's cost per protocol call over mutual TLS
 # (tests/bench/site_bench.c), with durable commits and without.  Prints figures.
 set -eu

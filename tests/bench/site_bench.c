@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* site_bench.c - accord-site's own cost per protocol call, in-process on
  * 127.0.0.1 over mutual TLS with kept-alive connections (libcurl), a
  * sim-batch site of 100000 nodes (never busy):

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # slurm-bench.sh - co-allocates on two real Slurm clusters (started here, on
 # this machine, and stopped after) and prints Accord's time next to the time
 # of the Slurm commands it ran.  Needs root (Slurm's daemons).

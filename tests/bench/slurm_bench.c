@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* slurm_bench.c - co-allocation on two real Slurm clusters: Accord's time
  * next to the time of the Slurm commands it ran (tests/bench/slurm-bench.sh
  * starts the clusters and runs this).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tls_bench.c - what a mutual TLS handshake costs against a kept-alive
  * connection: an in-process libmicrohttpd server with lib/tls (client
  * certificates required and admitted) and a libcurl client, N requests each

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ui-bench.mjs - opens the web page RUNS times with a two-week window and
 // prints the medians of its performance measures (run by ui-bench.sh).
 import { createRequire } from 'node:module';

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # ui-bench.sh - how long the web page (/ui/) takes to show N agreements in
 # its window, in chromium: a Release accordd on the embedded testbed (no
 # [auth]) is filled with N one-node, one-hour agreements spread over two

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # viola-bench.sh - the VIOLA MetaTrace experiment on the namespace testbed:
 # does a bandwidth reservation make a coupled MPI application's communication
 # time independent of the other traffic?

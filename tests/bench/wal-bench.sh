@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # wal-bench.sh - builds an optimised Accord and prints the largest size of
 # accordd's write-ahead log while 100,000 agreements are made.
 #   tests/bench/wal-bench.sh [agreements, default 100000] [wal_limit bytes]

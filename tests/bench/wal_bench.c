@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* wal_bench.c - the size of accordd's write-ahead log under sustained load
  * (issue 9's benchmark: WAL <= 64 MB throughout 100,000 agreements).  Prints,
  * does not judge; tests/integration/test_wal.c is the test.

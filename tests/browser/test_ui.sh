@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The web page (/ui/) in a real browser: a real accordd on the embedded
 # testbed with [auth] (alice, bob, an admin), Debian's chromium headless
 # driven by playwright-core (tests/browser/ui.test.mjs); and what a page of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ui.test.mjs - Accord's web page in chromium (run by test_ui.sh, which
 // starts accordd and passes its URL and the users' tokens).
 //

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz_config.c - libFuzzer harness for the INI configuration: any text goes
  * to acc_config_load_string (inih and every section's checks).  A refused
  * configuration must say why; an accepted one must have a site. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz_http.c - libFuzzer harness for the HTTP layer: routing, path
  * parameters, query parameters, headers and bodies, against a real service
  * (the embedded testbed on a temporary database, opened once).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz_offer.c - libFuzzer harness for the offer parser: any bytes go to
  * acc_xml_parse_offer under the default limits.  An accepted offer must be
  * whole (at least one component, a window); a refused one must leave the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz_proto.c - libFuzzer harness for the adapter protocol's readers: any
  * bytes go to every reader.  A refusal must say why; an accepted document,
  * written back, must read again to the same values (when the rewrite is

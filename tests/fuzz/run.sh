@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # run.sh - runs each libFuzzer harness for a bounded time (CI: quickstart.sh
 # test).  First every saved regression input under tests/data/fuzz/ goes
 # through its harness once, then each harness searches from its seed corpus.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # sites-bed.sh - three accord-site daemons in their own network namespaces and
 # an accordd that reaches them through the remote adapter, all over mutual TLS
 # (issue 11).  On top of the namespace testbed of tools/netbed.sh:

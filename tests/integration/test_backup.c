@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_backup.c - backup and restore as docs/operations.md tells them: the
  * real accordd with durable storage under 16 clients posting offers while
  * `accordctl admin backup` runs; the archive unpacked into a new

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_cli.c - the real accordctl binary against a real accordd (in-process,
  * on a free port): every command on one agreement's life and its --json
  * output read back.  The other parts are programs of their own:

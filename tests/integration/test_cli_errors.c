@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_cli_errors.c - accordctl's exit codes on the error paths (not found,
  * server down, usage, a bad offer, an adapter down, a rejected offer) and
  * its tokens (--token, ACCORD_TOKEN). */

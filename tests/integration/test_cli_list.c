@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_cli_list.c - accordctl list over more agreements than one page of the
  * server (250, the page being 100): every one shown, a window with its
  * total, the year in times, --noheader and -o exact, and exit 75 (try again

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_cli_width.c - accordctl's tables and the terminal: nothing cut
  * without one, names and sites cut between characters (marked '+') to fit
  * a narrow one, columns kept aligned, a COLUMNS that is not a number. */

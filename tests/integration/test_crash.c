@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_crash.c - the real accordd binary killed with SIGKILL in the middle of
  * a negotiation or of a quote's hold: after a restart no agreement is lost
  * and no reservation is left behind.  On PostgreSQL too (test_crash_pg):

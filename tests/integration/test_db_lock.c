@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_db_lock.c - one database, one daemon: the real accordd started a
  * second time on the database of a running one refuses to start, naming the
  * database and the first one's pid, and touches nothing of it (no recovery

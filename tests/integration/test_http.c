@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_http.c - accordd in-process on port 0, driven over HTTP with libcurl:
  * an agreement's life (offer, read, terminate, restart), negotiation's
  * outcomes (pending, idempotent, rejected, rolled back, retried, a site

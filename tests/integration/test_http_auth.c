@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_http_auth.c - accordd with bearer tokens: 401 without one, 403 for
  * what is someone else's or for administrators only, and another user's
  * agreement answering as an unknown one. */

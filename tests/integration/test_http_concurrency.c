@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_http_concurrency.c - accordd under time limits and contention: an
  * adapter that hangs past its time limit (its late booking released), and
  * 32 concurrent offers for one site that never overbook it. */

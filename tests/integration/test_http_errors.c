@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_http_errors.c - bad requests to accordd over HTTP: every mistake in
  * an offer a clear 4xx with nothing stored or booked, transport-level
  * mistakes, mistakes in a query, and times bounded by 9999-12-31T23:59:59Z. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_http_wsag4j.c - WS-Agreement interop over HTTP: a reservation
  * offer in WSAG4J's vocabulary (JSDL and wsag4j:TimeConstraint) is booked
  * as an agreement on one site, what does not map and foreign vocabularies

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_https.c - the real accordd binary over HTTPS: an offer posted with
  * curl --cacert, client certificates mapped to users (owners of their
  * agreements), bearer tokens unchanged, foreign certificates refused in the

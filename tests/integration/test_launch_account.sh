@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # test_launch_account.sh - a meta-job never runs as root (needs root).
 #
 #   1. accordd started as root with the embedded testbed (launching on, no

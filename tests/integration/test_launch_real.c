@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_launch_real.c - meta-jobs started for real by the real accordd at the
  * agreed start: MPICH's mpiexec.hydra runs accord-ring (examples/mpi) with
  * one MPMD segment per component.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_launch_real_netns.c - a meta-job across emulated sites: each
  * component in a network namespace of its own (tests/mpi/netns-sites.sh),
  * reached by Hydra through the ssh stand-in tests/mpi/nsssh, MPI traffic

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_limits.c - what a hostile or careless client can take, and what it is
  * told: connection slots, slow requests, query parameters, NUL bytes,
  * conflicting headers, chunked bodies, the negotiation queue, idempotency

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_manual_real.c - one meta-job with Hydra's manual launcher, for real
  * (root; MPICH): accordd's launcher runs mpiexec.hydra -launcher manual,
  * reads its HYDRA_LAUNCH lines and hands each proxy to its site through the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_modify_http.c - POST /agreements/{id}/modify over HTTP (accordd
  * in-process on port 0): a change and its versions (?version=N on the
  * agreement and its trace, XML and JSON), bad versions, bad modification

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test_netbed.sh - the namespace testbed (tools/netbed.sh): up and down twice,
 # status, ping across sites, the shaped capacity (one flow alone gets 80-105 %
 # of CAP, measured with accord-flowgen), and that down leaves nothing behind

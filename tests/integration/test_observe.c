@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_observe.c - what an operator sees of a real accordd (in-process, with
  * [auth] tokens): the access log (a line per request with its user, status
  * and time, never a token; none with access_log = no) and /metrics after a

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The programs' command lines and `--check-config`, as data:
 #
 #   tests/data/config/bad/*.conf        accordd --check-config exits 1 and prints

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_policy_http.c - placement policies and application-sized links
  * through accordd's real HTTP path (in-process, port 0, libcurl). */
 #include <stdio.h>

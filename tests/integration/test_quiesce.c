@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_quiesce.c - stopping the HTTP server while clients keep connecting.
  *
  * accordd quiesces its server (stops taking connections) before it shuts

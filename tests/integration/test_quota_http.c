@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_quota_http.c - quotas and what a client is told, over real sockets
  * (accordd in-process on port 0): the open-quote bounds per user (403
  * QuotaExceeded) and in all (503 with a Retry-After until the earliest

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_quote_http.c - quotes over HTTP (accordd in-process on port 0):
  * quote, hold, commit with POST /agreements?quote= (no new round), expiry
  * of a short hold, DELETE, two clients, a double commit, bad input; and a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_quote_sites_http.c - quotes over HTTP for an offer with a component
  * without a site: an option on each site that fits, holding the second
  * books at its site's adapter, the commit keeps that site; a fixed offer

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_replay_real.c - accordd --replay with the real binary: a real
  * accordd books 4 of the 6 nodes of sites alpha and beta for an hour; then
  * a small SWF trace is replayed against the same configuration and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_retention_real.c - [database] retain in the real accordd: what
  * ended longer ago is deleted by housekeeping (its job directory too),
  * counted in accord_pruned_total; what is open stays. */

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test_sge_crash.sh - accordd killed with SIGKILL after Grid Engine granted
 # its advance reservation but before accordd recorded it (issue 22): at the
 # restart the reservation is found by its name (Accord's key) and deleted,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_sign.c - signed agreements: the documents accordd issues carry an
  * enveloped XML signature that the real xmlsec1 command and the real
  * accordctl verify accept, and refuse once a byte is changed; every version

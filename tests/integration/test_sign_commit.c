@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_sign_commit.c - what cannot be signed is never booked (issue 24,
  * item 3).  An offer whose namespace names XML canonicalisation refuses
  * (and so the agreement's signature) is refused with a 400 naming the

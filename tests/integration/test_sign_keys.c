@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_sign_keys.c - the signing key pair: the self-made pair is made once
  * and reused, and refused once others can read it; a configured key others
  * can read draws a warning; a bad [signing] is a clear start-up error, of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_sign_once.c - each agreement document is signed once: the reply to
  * POST, and every GET of the same document after it, carry the signature
  * made before the commit, which the real xmlsec1 verifies; a state change

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test_sites_real.sh - sites in their own domains, end to end (issue 11): three
 # accord-site daemons in network namespaces of the testbed (alpha and beta:
 # sim-batch; net: the tc network adapter), accordd in the root namespace with

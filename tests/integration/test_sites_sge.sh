@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test_sites_sge.sh - one meta-job across a real Slurm cluster and a real
 # Grid Engine cluster (issue 22), each behind an accord-site of its own.
 # Needs both testbeds (ctest fixtures "slurm" and "sge"):

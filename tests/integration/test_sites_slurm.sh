@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test_sites_slurm.sh - an accord-site fronting the real Slurm test cluster,
 # end to end (issue 11).  The Slurm testbed (ctest fixture "slurm",
 # tests/slurm/start-testbed.sh) runs slurmctld and slurmd on 127.0.0.1 in the

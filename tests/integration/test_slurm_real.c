@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_slurm_real.c - the slurm adapter and accordd against two real Slurm
  * clusters on this machine (sitea 8 nodes, siteb 16), which ctest starts
  * with tests/slurm/start-testbed.sh and stops afterwards.  One program, one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_slurm_real_launch.c - a meta-job over both real Slurm clusters:
  * sitea's component a batch job in its reservation (sbatch), siteb's under
  * mpiexec.  Part of test_slurm_real (its one suite "slurm", in turn). */

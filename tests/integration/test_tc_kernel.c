@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_tc_kernel.c - the tc adapter against the real kernel (needs root).
  *
  * The test makes its own topology: namespaces acc-tct-a and acc-tct-b joined

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_tc_real.c - network reservations on the wire, end to end (issue 10):
  * the namespace testbed (tools/netbed.sh: sites alpha, beta, gamma behind a
  * WAN router, 200 Mbit/s uplinks), the real accordd binary with sim-batch

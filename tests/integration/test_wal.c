@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_wal.c - the real accordd binary under sustained load keeps its
  * SQLite write-ahead log within [database] wal_limit (defect 5: only passive
  * checkpoints ran and the -wal file grew without bound, 7.1 GB for a 0.5 GB

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # netns-sites.sh - emulate several sites (clusters) on one Linux host, one
 # network namespace per site, for Accord's real-MPI launch tests.  Adapted from
 # the measured lab example (shared/lab/mpi/sites.sh).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ucx_finalize_barrier.c - LD_PRELOAD shim that keeps MPI_Finalize from hanging when Debian 12's
  * MPICH 4.0.2 (device ch4:ucx, UCX 1.13) runs with UCX_TLS=tcp.  Test fixture only; adapted from
  * the measured lab example (shared/lab/mpi/ucx_finalize_barrier.c, "Trap 2" in its README).

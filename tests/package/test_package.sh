@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # test_package.sh - the Debian package end to end (docs/packaging.md): built
 # with dpkg-buildpackage from a copy of the tree, checked with lintian and
 # systemd-analyze verify, installed with apt into a minimal Debian 12 made by

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # instances.sh - sourced by the tests that run several accordd on one
 # PostgreSQL database (test_pg_*.sh): what they share.  The caller sets
 # BUILD, T (its temporary directory) and defines fail; PIDS collects the

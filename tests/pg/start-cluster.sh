@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # start-cluster.sh - a PostgreSQL 15 cluster of the tests' own: initdb in
 # PG_TEST_DIR as an unprivileged user (nobody), database "accord", reached
 # only through its socket in that directory: it listens on no TCP port at all,

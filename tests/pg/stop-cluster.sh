@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # stop-cluster.sh - stops every cluster start-cluster.sh (or a test) made in
 # PG_TEST_DIR (data, and standby* beside it) and removes the directory.
 DIR=${PG_TEST_DIR:?PG_TEST_DIR must name the directory of the cluster}

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # test_pg_across.sh BUILD_DIR - requests that cross instances (issue 20):
 # three accordd on one PostgreSQL database, L leading, A and C beside it.
 #   1. a negotiation held up on A (a hang at its site's reserve), terminated

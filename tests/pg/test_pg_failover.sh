@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # test_pg_failover.sh BUILD_DIR - PostgreSQL fails over under load (issue
 # 20): a primary and a streaming standby of the test's own (synchronous, so
 # that a commit is on both), two accordd on the URL that names both with

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # test_pg_instances.sh BUILD_DIR - three accordd on one PostgreSQL database
 # (issue 20): 64 clients spread over them send 1,000 offers that compete for
 # the same nodes and the same link; the leader is killed (kill -9) under

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # test_pg_launch.sh BUILD_DIR - launching with several accordd on one
 # PostgreSQL database (issue 20): a job starts once, and its timer and its
 # watch move when their instance dies.  Real mpiexec.hydra (launcher fork),

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # start-testbed.sh - bring up a small, real Grid Engine cluster (Son of Grid
 # Engine 8.1.9, Debian 12) for Accord's tests: root, no systemd, nothing
 # outside the testbed's own directory and namespaces.

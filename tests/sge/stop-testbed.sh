@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # stop-testbed.sh - take down what start-testbed.sh started: every process in
 # the testbed's network namespaces (sge_qmaster, sge_execd, shepherds and their
 # jobs), the namespaces, the veths and the bridge, and only those: the

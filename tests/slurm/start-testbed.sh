@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # start-testbed.sh - bring up one or more small, real Slurm 22.05 clusters on
 # localhost for Accord's integration tests (Debian 12, root, no systemd).
 # Adapted from the measured lab example (shared/lab/slurm); ctest runs it as a

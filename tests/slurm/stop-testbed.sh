@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # stop-testbed.sh - stop what start-testbed.sh started, by PID only.
 # A PID is signalled only if it is provably ours: daemons carry the marker
 # SLURM_TESTBED_DAEMON_OF=$DIR in their environment (set by the start script);

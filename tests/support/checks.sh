@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # checks.sh - the counted checks of Accord's shell tests (sourced):
 #   ok WHAT / bad WHAT           count a check that passed / failed, print it
 #   expect WHAT COMMAND...       ok or bad by COMMAND's status

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cli_run.c - accordctl run for test_cli's parts (see cli_run.h). */
 #include "cli_run.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cli_run.h - what the parts of test_cli share: the real accordctl run
  * against an accordd in-process (fx, ACCORD_URL set to it), its output and
  * exit status, and its --json read back.  The short names are the ones the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cunit_main.c - the one main() of the CUnit test programs: runs every suite
  * the program lists in acc_test_suites[] and fails when any test failed. */
 #include <CUnit/Basic.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* daemon.h - the real accordd binary as a child process, for integration
  * tests that kill and restart it (test_crash, test_launch_real). */
 #ifndef ACC_DAEMON_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fake_adapter.h - a scripted adapter for the engine's tests.
  *
  * Its previews are fixed frame lists; its reservations follow a script (one

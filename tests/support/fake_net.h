@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fake_net.h - a scripted network adapter that provisions, for the
  * service's tests of issue 10 (handing flows to the network, retries,
  * re-provisioning at restart, guarantee states).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fake_site.c - see fake_site.h. */
 #include "fake_site.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fake_site.h - a small site daemon for the remote adapter's tests and
  * benchmark: libmicrohttpd with mutual TLS (lib/tls) on 127.0.0.1, serving
  * one in-process adapter over the adapter protocol (lib/proto), with knobs

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fixture.h - accordd started in-process on port 0, for integration tests. */
 #ifndef ACC_FIXTURE_H
 #define ACC_FIXTURE_H

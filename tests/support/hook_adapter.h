@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hook_adapter.h - wraps a real adapter and runs a test's code just before
  * its first reservation: "another user books between preview and reserve". */
 #ifndef ACC_HOOK_ADAPTER_H

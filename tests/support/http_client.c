@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* http_client.c - the tests' requests go through the client library
  * (client/client.h), as accordctl's do; the XML helpers are the tests' own. */
 #include "http_client.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* http_client.h - requests and XML helpers for the tests.  http_do is the
  * client library's acc_client_do (client/client.h) with a URL, a 60 s time
  * limit and the reply in the tests' struct. */

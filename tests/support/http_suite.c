@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* http_suite.c - the accordd of test_http's parts and requests to it (see
  * http_suite.h). */
 #include "http_suite.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* http_suite.h - what the parts of test_http share: one accordd of the
  * embedded testbed in-process for a suite (fx), requests to it, and the
  * offers they send.  The short names are the ones the tests were written

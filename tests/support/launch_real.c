@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* launch_real.c - the real accordd with [launch] for test_launch_real's
  * parts (see launch_real.h). */
 #include "launch_real.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* launch_real.h - what the parts of test_launch_real share: the real accordd
  * with [launch] as a child process (three sites alpha, beta, gamma of
  * sim-batch), offers whose components run accord-ring, and the agreement's

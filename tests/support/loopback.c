@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* loopback.c - see loopback.h. */
 #include "loopback.h"
 

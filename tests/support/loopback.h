@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* loopback.h - raw TCP connections to a server on 127.0.0.1 from a
  * loopback address of the test's choosing (all of 127.0.0.0/8 is this
  * host), for the tests of connection bounds per client address. */

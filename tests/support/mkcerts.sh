@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # mkcerts.sh DIR: the test PKI of issue 11 (TLS both ways), made with openssl.
 #
 # Everything is EC P-256 (fast: the whole set takes well under a second).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* policy_check.c - see policy_check.h. */
 #include "policy_check.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* policy_check.h - what the policy tests share: building inputs, placing,
  * and checking a placement. */
 #ifndef ACC_POLICY_CHECK_H

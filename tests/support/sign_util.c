@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sign_util.c - what the parts of test_sign share (sign_util.h). */
 #include "sign_util.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sign_util.h - what the parts of test_sign share: programs run with
  * their output kept, files written in the test's directory, the sites of
  * their configurations, xmlsec started for the suites.  The short names are

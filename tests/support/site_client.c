@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* site_client.c - see site_client.h. */
 #include "site_client.h"
 

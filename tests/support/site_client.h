@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* site_client.h - a libcurl client of accord-site for the tests: requests
  * over mutual TLS with the certificates of tests/support/mkcerts.sh. */
 #ifndef ACC_SITE_CLIENT_H

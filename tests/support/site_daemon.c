@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* site_daemon.c - the accord-site of test_site's parts (see site_daemon.h). */
 #include "site_daemon.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* site_daemon.h - what the parts of test_site share: one accord-site
  * in-process (site alpha, sim-batch, 16 nodes; peers accord-main, an admin,
  * and alice)

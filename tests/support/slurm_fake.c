@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* slurm_fake.c - the fake Slurm of test_slurm's parts (see slurm_fake.h). */
 #include "slurm_fake.h"
 

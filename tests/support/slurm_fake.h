@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* slurm_fake.h - what the parts of test_slurm share: the slurm adapter
  * opened on the fake Slurm commands of tests/slurm/fake, which answer from
  * the recorded outputs of a scenario folder and log their calls there.  The

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* slurm_real.c - the Slurm testbed's clusters for test_slurm_real's parts
  * (see slurm_real.h). */
 #include "slurm_real.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* slurm_real.h - what the parts of test_slurm_real share: the two real
  * Slurm clusters of the testbed (sitea, siteb) and the accordd in front of
  * them.  The short names are the ones the tests were written with. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* testdb.c - a database per test program: a file in the temporary
  * directory, or a fresh database on the PostgreSQL server that
  * ACCORD_TEST_DB_URL names (testutil.h). */

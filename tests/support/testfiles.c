@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #define _XOPEN_SOURCE 700 /* nftw */
 /* testfiles.c - the files of a test program (testutil.h): its temporary
  * directory, whole files read, the job account's directory.  Apart from

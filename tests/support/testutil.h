@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* testutil.h - shared by the test programs. */
 #ifndef ACC_TESTUTIL_H
 #define ACC_TESTUTIL_H

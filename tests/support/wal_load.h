@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* wal_load.h - sustained load on the real accordd while its -wal file is
  * watched: the one driver of test_wal (the bound holds) and wal_bench (the
  * figure).  Clients post offers while others read agreements back (readers

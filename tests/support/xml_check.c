@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* xml_check.c - the helpers of test_xml's parts (see xml_check.h). */
 #include "xml_check.h"
 

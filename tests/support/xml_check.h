@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* xml_check.h - what the parts of test_xml share: the offers of
  * tests/data/offers read and parsed, and a rendered document validated and
  * looked into.  The short names are the ones the tests were written with. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_adapters.c - the conformance suite: the same behaviour asked of every
  * adapter kind that can run here, through the public wrappers. */
 #include <pthread.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_calendar.c - the capacity calendar and its preview arithmetic. */
 #include <stdlib.h>
 

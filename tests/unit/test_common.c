@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_common.c - times, durations, ids, buffers, maps, numbers, log lines,
  * databases as messages show them. */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_config.c - the INI configuration and the embedded testbed. */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_engine.c - the negotiation engine against scripted fake adapters. */
 #include <pthread.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_handlers.c - the HTTP handlers called directly, without a socket:
  * every request under tests/data/http/ is routed through acc_http_dispatch
  * against the embedded testbed, and its status and fault code compared

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_httpd.c - lib/httpd's connection bounds on a real libmicrohttpd
  * server in this process, over loopback from addresses of the test's
  * choosing (all of 127.0.0.0/8 is this host): connections that never finish

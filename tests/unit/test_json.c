@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_json.c - the JSON views: every document is valid JSON (checked by a
  * small strict parser below), strings are escaped, absent values left out. */
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_launch.c - the launch module: the MetaMPICH meta-configuration and the
  * MPICH-G2 RSL of a hand-made plan, byte for byte against the golden files in
  * tests/data/launch/, and the quoting of what users typed.  The hosts each

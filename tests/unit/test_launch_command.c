@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_launch_command.c - the hosts each component of an agreement gets
  * (hosts.c), the mpiexec.hydra command that starts it (hydra.c), and the
  * [launch] settings; a suite of test_launch. */

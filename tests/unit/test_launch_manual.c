@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_launch_manual.c - Hydra's manual launcher in accordd without
  * processes: the HYDRA_LAUNCH lines as MPICH 4.0.2 printed them, every
  * malformed form, the proxy-id to host mapping, and the [launch] keys. */

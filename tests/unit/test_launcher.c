@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_launcher.c - the launcher without a store (part of test_launch): it
  * is handed an agreement and its run as plain data and reports through its
  * hooks, which these tests record.  A fake mpiexec (a shell script) stands

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_ledger.c - the booking ledger (lib/ledger) on its own: settings,
  * reserve at the asked start or later, replacing, the calendar file read
  * back, and the steps the simulated sites take under its lock.  The

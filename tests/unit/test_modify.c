@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_modify.c - changing a committed agreement through the service: each
  * kind of change (end, start, bandwidth, nodes) makes a new version with new
  * reservations at the simulators and the old ones cancelled; a failing

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_notify.c - systemd's notification protocol (lib/common/notify): the
  * datagrams a service manager would read, on a socket of the test's own,
  * named by a path and by an abstract name. */

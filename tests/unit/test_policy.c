@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_policy.c - the placement policies of KOALA and Bucur & Epema on the
  * definitional test vectors of docs/science.md (§1.9, §2.8, §3.5) and on
  * hand-made cases: ties, exhausted capacity, bounds, the k limit, one

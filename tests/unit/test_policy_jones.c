@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_policy_jones.c - Jones et al.'s scheduling template, A1 and class B
  * (docs/science.md §4.4-4.5) and the bandwidth model (eqs. 1, 3-7, allotment,
  * residual time) on the vectors of §4.7 and hand-made cases. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_pool.c - the worker pool of adapter calls: bursts, time limits,
  * abandoned tasks and interruption. */
 #include <pthread.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_proto.c - the adapter protocol v1 (lib/proto): every document
  * written, validated against schema/adapter-protocol.xsd and read back;
  * faults for every code.  test_proto_bad.c: what the readers refuse. */

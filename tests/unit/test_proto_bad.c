@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_proto_bad.c - what the protocol readers refuse: bad values, the
  * wrong shape, DTDs and entities, oversize and over-deep documents, too
  * many attributes, unknown elements, the wrong namespace; and many

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_proto_docs.c - every example of docs/protocol.md is valid against
  * the schema and read by its reader, so the documentation cannot drift from
  * the code. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_provision.c - issue 10's service side without a kernel: the flows of
  * an agreement's link reservations (hosts of the launch plan, configured
  * addresses, names looked up), provisioning after the commit through a

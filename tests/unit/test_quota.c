@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_quota.c - per-user quotas through the service (no HTTP): the [quota]
  * keys, the limits of one agreement (nodes, bandwidth, duration, how far
  * ahead it starts), open agreements counted race-free under concurrent

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_quote.c - quotes through the service (no HTTP): counter-offers that
  * book nothing, holds visible at the adapter, two clients and the same
  * nodes, release, expiry, a restart during a hold, bounds. */

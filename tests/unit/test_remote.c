@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_remote.c - the remote adapter against a site daemon on loopback with
  * mutual TLS (tests/support/fake_site.c serving a sim-batch calendar over
  * the adapter protocol): round trips, idempotent reserve by key, kept-alive

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_remote_site.c - the remote adapter against REAL accord-site daemons
  * (libaccord_site, in-process, over mutual TLS with the certificates of
  * support/mkcerts.sh), not the fake of test_remote.c: a sim-batch site

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_replay.c - the core of accordd --replay on hand-made live frames:
  * overlay levels, intersection across sites, jobs that only fit later,
  * the policy's view, truncated previews, the window and the bounds, and a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_resources.c - the resource module (resources/): the sections read
  * key by key, the adapters opened from them and found by name, and the
  * refusals, which accordd (the service) and accord-site (the daemon) now

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_retention.c - the data lifecycle in the store: retention deletes
  * what ended long ago with everything that is its own and nothing else;
  * the online backup; the copy made before a migration. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_service.c - the service without HTTP: the negotiation queue (its
  * bound, its completions, terminate of a waiting job, shutdown with jobs
  * waiting and running), idempotent submissions, and the check before a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_sge.c - the sge adapter's readers of Grid Engine's -xml outputs, on
  * outputs captured from the real testbed (tests/data/sge, tests/sge) and on
  * malformed ones, each failure's message checked; and its settings. */

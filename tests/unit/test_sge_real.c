@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_sge_real.c - the conformance checks of the adapters, asked of the sge
  * adapter on a real Grid Engine cluster (tests/sge/start-testbed.sh, a ctest
  * fixture: 3 exec hosts of 2 slots, PE mpi with allocation rule 2): reserve,

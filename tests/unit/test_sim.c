@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_sim.c - accord-sim: the identities the queue definitions imply,
  * asserted job by job for one seed; the residual-time update inside a run;
  * determinism; the figures of a hand-computed workload; the reservation

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_site.c - accord-site in-process on 127.0.0.1 (port 0) with a
  * sim-batch site, driven over mutual TLS with libcurl and the protocol's
  * own codec: health, preview, reserve (the same key again, the same key

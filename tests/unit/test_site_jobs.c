@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_site_jobs.c - what accord-site agrees to start (the Hydra proxy
  * checker, every accepted and refused form) and its job table (real
  * processes as the job user nobody: start, status, bounded output, cancel

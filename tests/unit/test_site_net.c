@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_site_net.c - accord-site as a network's daemon: a sim-network
  * [network wan] with one [link] between two sites it does not host,
  * in-process over mutual TLS.  Each link is a bandwidth resource; the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_site_ops.c - accord-site at work: the Hydra proxies it starts for a
  * peer, connections per peer, and a reload of its configuration.  Part of
  * test_site (its one suite "site", after the protocol's operations). */

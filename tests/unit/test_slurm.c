@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_slurm.c - the slurm adapter against recorded Slurm outputs (fake
  * sinfo/squeue/scontrol/scancel/sbatch), its node-list expansion and its
  * availability arithmetic: reservations; test_slurm_jobs.c: jobs. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_slurm_jobs.c - the slurm adapter's jobs against recorded Slurm
  * outputs: sbatch into the reservation with the job's variables exported,
  * where a job stands (scontrol show job), scancel, exit codes read

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_sql.c - the SQL layer (lib/sql) on its own: migrations (applied
  * once, in order, a newer schema refused, a failing one leaving nothing),
  * statements (slots, binds in order, a unique key held twice), reads on

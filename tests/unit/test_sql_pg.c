@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_sql_pg.c - the PostgreSQL backend's failure paths (lib/sql/sql_pg.c,
  * sql_pg_stmt.c) on the server ACCORD_TEST_DB_URL names (tests/pg): a
  * reader made while the server is away, a statement prepared on a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_store.c - the store: agreements, journal, trace, idempotency.  On
  * SQLite, or on PostgreSQL when ACCORD_TEST_DB_URL names a server
  * (test_store_pg, tests/pg). */

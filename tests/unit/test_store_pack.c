@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_store_pack.c - what migration 0008 changed in the store: long texts
  * stored compressed, the trace one packed row per version, an older
  * database's rows read as they were. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_tc.c - the tc network adapter without the kernel: its calendar, the
  * batch text of a change set, the parser of real `tc` output
  * (tests/data/tc, captured from iproute2 6.1), the guarantee terms and its

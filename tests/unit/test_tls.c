@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_tls.c - lib/tls with a real libmicrohttpd server in this process and
  * libcurl clients: admitted client certificates are served; no certificate,
  * one of another CA, an expired, a tampered or an unadmitted one fails the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_torture.c - allocation failure, in curl's manner: the Nth allocation
  * fails, for every N, over the offer parser, the store and the engine.  Every
  * run must answer an error or a whole result (never a crash, never success

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_xml.c - offers in (the good ones), parsing from many threads, and
  * the suite table of the program: test_xml_limits.c (hostile offers and the
  * parser's limits), test_xml_agreement.c (an agreement and its documents),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_xml_agreement.c - an agreement rendered from its offer (foreign
  * content kept, special characters escaped), its state, the list and the
  * trace; each document validated against the schemas.  Part of test_xml

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_xml_limits.c - hostile offers and the parser's limits: bad offers with
  * the line and reason of each refusal, entity expansion, external entities,
  * sizes, attribute bombs, NUL bytes, and libxml2 kept off stderr.  Part of

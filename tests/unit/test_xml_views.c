@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_xml_views.c - the service's other documents: the sites view, a
  * preview, the templates, a fault, and renderers appending to a buffer.
  * Part of test_xml (its suite "xml_views"). */

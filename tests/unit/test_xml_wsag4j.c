@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_xml_wsag4j.c - offers in WSAG4J's vocabulary (JSDL resources and the
  * wsag4j:TimeConstraint) mapped onto Accord's offer, the faults for what
  * does not map, the precise fault for any foreign vocabulary, and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* accord-flowgen: a small TCP traffic generator for the namespace testbed
  * (tools/netbed.sh): the real and background flows of the tc adapter's tests
  * and of the VIOLA benchmark.  No iperf3 dependency.

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- The tc adapter's state: one row per provisioned reservation with its
 -- endpoints (space-separated IPv4 addresses of each side), its leaf class
 -- id, when it was first in place, its first violation and the last counters

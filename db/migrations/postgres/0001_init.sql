@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- 0001 for PostgreSQL: the schema of ../0001_init.sql in PostgreSQL's types
 -- (BIGINT for SQLite's INTEGER, BYTEA for BLOB, an identity for the
 -- agreement's seq).  The journal keeps the order of its entries in a column

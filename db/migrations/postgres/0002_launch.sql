@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- 0002 for PostgreSQL: ../0002_launch.sql in PostgreSQL's types; the launch
 -- descriptions are BYTEA, since the store keeps them compressed (0008).
 

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- 0005 for PostgreSQL: ../0005_quotes.sql in PostgreSQL's types.
 
 CREATE TABLE quote (

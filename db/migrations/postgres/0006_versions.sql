@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- 0006 for PostgreSQL: ../0006_versions.sql in PostgreSQL's types.
 
 ALTER TABLE agreement ADD COLUMN version BIGINT NOT NULL DEFAULT 1;

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- 0008 for PostgreSQL: ../0008_fewer_writes.sql in PostgreSQL's types (the
 -- server compresses long values itself, TOAST; the store's packing is kept
 -- so that both backends hold the same values).

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- 0009 for PostgreSQL: ../0009_signature.sql with BYTEA for BLOB.
 --
 -- The signature of each agreement's current document, kept.

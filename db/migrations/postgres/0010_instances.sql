@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- 0010 for PostgreSQL: ../0010_instances.sql in PostgreSQL's types.
 
 CREATE TABLE instance (

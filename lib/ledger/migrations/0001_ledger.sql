@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- A booking ledger's calendar file: its bookings by key, and the days whose
 -- background load a simulated site made (so that a restart does not make
 -- them again).

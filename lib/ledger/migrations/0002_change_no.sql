@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Change numbers, for a calendar that several processes share (PostgreSQL,
 -- migrations/postgres/0002): there every write numbers its booking, and a
 -- cancel leaves a numbered tombstone, so that a process reads only what

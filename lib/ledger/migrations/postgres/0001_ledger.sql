@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- The booking ledger's tables in PostgreSQL's types.  Each ledger keeps
 -- them in a schema of its own (ledger_NAME) of the store's database, which
 -- every accordd instance shares.

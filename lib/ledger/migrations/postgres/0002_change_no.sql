@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: Apache-2.0
 -- Change numbers: every write of a booking (made, changed, cancelled) takes
 -- the next number of booking_change while it holds its resource's lock, so
 -- that a resource's numbers commit in the order they were taken.  A process
