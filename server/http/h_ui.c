@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "../../lib/common/embed.h"
+#include "../../lib/common/hash.h"
 #include "http.h"
 
 extern const struct acc_embedded acc_ui[];
@@ -20,16 +21,6 @@ extern const struct acc_embedded acc_ui[];
 static const char csp[] = "default-src 'self'; script-src 'self'; style-src 'self'; "
                           "img-src 'self' data: blob:; connect-src 'self'; object-src 'none'; "
                           "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
-
-bool acc_http_is_ui_path(const char *path)
-{
-    if (strncmp(path, "/ui", 3) != 0)
-        return false;
-    if (path[3] == '\0')
-        return true;
-    /* /ui/ or /ui/NAME: one segment, no deeper. */
-    return path[3] == '/' && !strchr(path + 4, '/');
-}
 
 static const char *type_of(const char *name)
 {
@@ -60,12 +51,7 @@ static void header(struct acc_response *rs, const char *name, const char *value)
 /* A strong validator of the file's bytes (FNV-1a, 64 bits). */
 static void etag_of(const struct acc_embedded *f, char *out, size_t size)
 {
-    uint64_t h = 0xcbf29ce484222325ULL;
-    for (size_t i = 0; i < f->len; i++) {
-        h ^= (unsigned char)f->data[i];
-        h *= 0x100000001b3ULL;
-    }
-    snprintf(out, size, "\"%016" PRIx64 "\"", h);
+    snprintf(out, size, "\"%016" PRIx64 "\"", acc_fnv1a64_bytes(f->data, f->len));
 }
 
 void acc_h_ui(struct acc_http_ctx *ctx, const struct acc_request *rq, struct acc_response *rs)

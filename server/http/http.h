@@ -203,8 +203,6 @@ void acc_h_admin_backup(struct acc_http_ctx *, const struct acc_request *, struc
 /* The web page (h_ui.c): GET /ui/ and /ui/{file}, anyone's (it holds no
  * data; every call it makes carries the user's credentials). */
 void acc_h_ui(struct acc_http_ctx *, const struct acc_request *, struct acc_response *);
-/* Whether a path is the page's (/ui, /ui/, /ui/{file}). */
-bool acc_http_is_ui_path(const char *path);
 
 /* The one place an agreement document is made (h_signing.c): the XML
  * renderer's wsag:Agreement, signed with ctx->signer when there is one:

@@ -49,6 +49,22 @@ static const struct route routes[] = {
     {{"GET", "/ui/{}"}, acc_h_ui, ANYONE, NONE},
 };
 
+static const struct acc_httpd_table table = ACC_HTTPD_TABLE(routes, NULL);
+
+/* Whether the request names a route open to anyone (its access in the
+ * table): only then does it pass without credentials.  A path of no route,
+ * or a method the route does not take, still needs them, so that what is
+ * there shows to none but users. */
+static bool open_to_anyone(const struct acc_request *rq)
+{
+    struct acc_httpd_match m;
+    struct acc_error err;
+    char params[sizeof rq->param_buf];
+    const struct route *r =
+        acc_httpd_match(&table, rq->method, rq->path, params, sizeof params, &m, &err);
+    return r && r->access == ANYONE;
+}
+
 /* Who asks: checked before routing, so that nothing about the server's
  * resources (which paths exist, which methods) shows without credentials.
  * False with the reply set. */
@@ -56,8 +72,7 @@ bool acc_http_authenticate(struct acc_http_ctx *ctx, struct acc_request *rq,
                            struct acc_response *rs)
 {
     const struct acc_config *cfg = acc_service_config(ctx->svc);
-    if (cfg->n_users == 0 || strcmp(rq->path, "/healthz") == 0 ||
-        strcmp(rq->path, "/certificate") == 0 || acc_http_is_ui_path(rq->path))
+    if (cfg->n_users == 0 || open_to_anyone(rq))
         return true;
     /* A client certificate (verified in the handshake) that names a user is
      * that user; a bearer token is needed only without one. */
@@ -171,8 +186,6 @@ static bool media_ok(const struct acc_request *rq, struct acc_response *rs, enum
     acc_reply_error(rq, rs, ACC_ERR_UNSUPPORTED_MEDIA, msg, NULL);
     return false;
 }
-
-static const struct acc_httpd_table table = ACC_HTTPD_TABLE(routes, NULL);
 
 void acc_http_route(struct acc_http_ctx *ctx, struct acc_request *rq, struct acc_response *rs)
 {

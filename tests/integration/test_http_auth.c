@@ -127,6 +127,20 @@ static void test_tokens_and_ownership(void)
 
     call(&au, "GET", "/healthz", NULL, NULL, 200, &r);
     http_reply_free(&r);
+    /* The routes open to anyone (the table says so) pass without
+     * credentials, and only with the methods they take. */
+    call(&au, "GET", "/certificate", NULL, NULL, 404, &r); /* no signing key here */
+    http_reply_free(&r);
+    call(&au, "GET", "/ui/", NULL, NULL, 200, &r);
+    http_reply_free(&r);
+    call(&au, "HEAD", "/ui/app.js", NULL, NULL, 200, &r);
+    http_reply_free(&r);
+    call(&au, "POST", "/ui/", NULL, NULL, 401, &r);
+    http_reply_free(&r);
+    call(&au, "GET", "/ui/a/b", NULL, NULL, 401, &r);
+    http_reply_free(&r);
+    call(&au, "POST", "/healthz", NULL, NULL, 401, &r);
+    http_reply_free(&r);
     call(&au, "GET", "/agreements", NULL, NULL, 401, &r);
     http_reply_free(&r);
     call(&au, "GET", "/sites", NULL, wrong, 401, &r);

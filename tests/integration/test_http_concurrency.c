@@ -28,7 +28,7 @@ static void test_hang_times_out_and_late_booking_released(void)
     CU_ASSERT_FATAL(acc_test_db("hang", db, sizeof db));
     CU_ASSERT_EQUAL_FATAL(fixture_start(&hang, hang_ini, db), 0);
     struct http_reply r;
-    snprintf(u, sizeof u, "%s/adapters/b/control/fault?call=reserve&action=hang&seconds=2",
+    snprintf(u, sizeof u, "%s/adapters/b/control/fault?call=reserve&action=hang&seconds=6",
              hang.base);
     CU_ASSERT_EQUAL(http_do("POST", u, "", 0, NULL, &r), 0);
     http_reply_free(&r);
@@ -43,12 +43,14 @@ static void test_hang_times_out_and_late_booking_released(void)
     CU_ASSERT_STRING_EQUAL(code ? code : "", "AdapterTimeout");
     char *id = xml_get(r.body, "/co:Fault/co:AgreementId");
     CU_ASSERT_PTR_NOT_NULL_FATAL(id);
-    CU_ASSERT_TRUE(took < 1900000); /* it did not wait for the hang to end */
+    /* It did not wait for the hang to end (6 s; the time limit is 1 s, and
+     * the margin is for valgrind on a busy machine). */
+    CU_ASSERT_TRUE(took < 5500000);
     free(code);
     http_reply_free(&r);
-    /* b answers after 2 s and books: that late booking must be cancelled at
+    /* b answers after 6 s and books: that late booking must be cancelled at
      * once (a's was rolled back at the time limit). */
-    while (acc_mono_us() - t0 < 2500000)
+    while (acc_mono_us() - t0 < 6500000)
         usleep(50000);
     bool clean = false;
     for (int i = 0; i < 100 && !clean; i++) {
