@@ -322,17 +322,44 @@ static void announce(const struct acc_config *cfg, const struct daemon *d)
     fflush(stdout);
 }
 
+/* SIGHUP's second part: the users of [auth] (its files read again),
+ * [accounts] and [quota] from the configuration file as it is now
+ * (config.h: acc_config_reload); requests in flight keep those they began
+ * with.  A file that does not read, or fails a check, changes nothing. */
+static void reload_access(struct acc_config *cfg)
+{
+    if (cfg->embedded) {
+        acc_log_info("SIGHUP: the embedded testbed has no file to read again");
+        return;
+    }
+    struct acc_config fresh = {0};
+    struct acc_error err = {0};
+    if (acc_config_load_file(cfg->origin, &fresh, &err)) {
+        acc_log_error("SIGHUP: %s; the users, accounts and quotas stay as they were", err.msg);
+        return;
+    }
+    size_t users = fresh.n_users, accounts = fresh.n_accounts, quotas = fresh.n_user_quotas;
+    if (acc_config_reload(cfg, &fresh, &err)) {
+        acc_log_error("SIGHUP: %s; the users, accounts and quotas stay as they were", err.msg);
+        acc_config_release(&fresh);
+        return;
+    }
+    acc_log_info("SIGHUP: read %s again: %zu users of [auth], %zu [accounts], %zu [quota USER] "
+                 "sections (the other sections take effect at the next start)",
+                 cfg->origin, users, accounts, quotas);
+}
+
 /* Until SIGTERM or SIGINT.  SIGHUP: HTTPS reads its certificate, key and
  * client CA files again (new connections get them; a failed reload keeps
- * the old ones). */
-static void wait_signals(const struct acc_config *cfg, const struct daemon *d, const sigset_t *sigs)
+ * the old ones), then the users, accounts and quotas. */
+static void wait_signals(struct acc_config *cfg, const struct daemon *d, const sigset_t *sigs)
 {
     int sig = 0;
     while (sigwait(sigs, &sig) == 0 && sig == SIGHUP) {
         acc_notify_reloading();
         struct acc_error re = {0};
         if (!cfg->tls_certificate)
-            acc_log_info("SIGHUP: nothing to reload (plain HTTP)");
+            acc_log_info("SIGHUP: no certificates to read again (plain HTTP)");
         else if (acc_http_reload_tls(d->srv, &re))
             acc_log_error("SIGHUP: the certificates were not reloaded, the old ones stay: %s",
                           re.msg);
@@ -340,6 +367,7 @@ static void wait_signals(const struct acc_config *cfg, const struct daemon *d, c
             acc_log_info("SIGHUP: reloaded certificate %s, key %s%s%s", cfg->tls_certificate,
                          cfg->tls_key, cfg->client_ca ? ", client CA " : "",
                          cfg->client_ca ? cfg->client_ca : "");
+        reload_access(cfg);
         acc_notify_ready();
     }
     acc_log_info("signal %d: shutting down", sig);

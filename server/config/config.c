@@ -300,6 +300,7 @@ void acc_config_release(struct acc_config *c)
 {
     if (!c)
         return;
+    cfg_live_release(c);
     acc_resources_cfg_release(&c->res);
     for (size_t i = 0; i < c->n_users; i++) {
         free(c->users[i].name);

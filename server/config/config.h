@@ -227,6 +227,10 @@ struct acc_config {
     /* [site NAME], [network NAME], [link NAME]: read by the resource
      * module (resources/), as accord-site reads them. */
     struct acc_resources_cfg res;
+
+    /* What SIGHUP reloaded (config_live.c), or NULL: never reloaded, or
+     * not a running daemon's. */
+    struct acc_config_live *live;
 };
 
 /* Reads a file.  Errors name the file, the line and the key. */
@@ -262,6 +266,26 @@ acc_err acc_config_set_listen(struct acc_config *c, const char *hostport, struct
 acc_err acc_config_set_db(struct acc_config *c, const char *path, struct acc_error *err);
 
 void acc_config_release(struct acc_config *c);
+
+/* Reload without a restart (config_live.c).  What SIGHUP may change while
+ * accordd runs is who may call it and what they may do: the users of
+ * [auth] (its tokens and client_certificates files read again), [accounts]
+ * and [quota].  Each reload is a new generation, a whole configuration
+ * read from the file as it is now; the one at start stays the rest of the
+ * daemon's (listen address, sites, database).  Those who read the users,
+ * accounts or quotas take the current generation with acc_config_live and
+ * give it back with acc_config_unlive once nothing they hold points into
+ * it; a generation is freed when the last taker gives it back, so a reload
+ * never changes what a request in flight sees.  Without a reload,
+ * acc_config_live(c) is c and costs nothing but a lock. */
+const struct acc_config *acc_config_live(const struct acc_config *c);
+void acc_config_unlive(const struct acc_config *c, const struct acc_config *gen);
+
+/* Makes fresh (read by the caller from the file as it is now, its checks
+ * passed; moved, fresh is empty afterwards) the generation of c that
+ * acc_config_live answers from now on.  ACC_ERR_NOMEM leaves c's as it
+ * was. */
+acc_err acc_config_reload(struct acc_config *c, struct acc_config *fresh, struct acc_error *err);
 
 /* The account the jobs of initiator's agreements run as: its [accounts]
  * entry (with [auth]), else [launch] account, else accordd's own unless

@@ -73,8 +73,8 @@ void cfg_accounts_print(const struct acc_config *c, FILE *out)
         fprintf(out, "%s = %s\n", c->accounts[i].key, c->accounts[i].value);
 }
 
-acc_err acc_config_launch_account(const struct acc_config *c, const char *initiator,
-                                  struct acc_account *out, bool *other, struct acc_error *err)
+static acc_err launch_account(const struct acc_config *c, const char *initiator,
+                              struct acc_account *out, bool *other, struct acc_error *err)
 {
     const char *name =
         c->n_users && initiator ? acc_kv_get(c->accounts, c->n_accounts, initiator) : NULL;
@@ -105,4 +105,14 @@ acc_err acc_config_launch_account(const struct acc_config *c, const char *initia
                              "as another account",
                              initiator ? initiator : "anonymous", name, me.name);
     return ACC_OK;
+}
+
+/* [accounts] as of now: a SIGHUP may have read it again (config_live.c). */
+acc_err acc_config_launch_account(const struct acc_config *c, const char *initiator,
+                                  struct acc_account *out, bool *other, struct acc_error *err)
+{
+    const struct acc_config *now = acc_config_live(c);
+    acc_err rc = launch_account(now, initiator, out, other, err);
+    acc_config_unlive(c, now);
+    return rc;
 }

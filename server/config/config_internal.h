@@ -64,6 +64,9 @@ int cfg_policy_key(struct cfg_parse *p, const char *k, const char *v);
 acc_err cfg_policy_finish(struct acc_config *c, struct acc_conf_report *r);
 void cfg_policy_release(struct acc_config *c);
 
+/* config_live.c: the reloaded generation goes with the configuration. */
+void cfg_live_release(struct acc_config *c);
+
 /* config_quota.c */
 void cfg_quota_defaults(struct acc_quota *q);
 /* A key of [quota] (user NULL) or [quota USER]. */

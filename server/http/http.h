@@ -69,8 +69,12 @@ struct acc_request {
     /* The client's IP address (lib/httpd's); NULL when unknown (tests
      * that call handlers directly).  Without [auth] quotas count by it. */
     const char *address;
-    /* Who asks, when [auth] is configured (set by the router); NULL without. */
+    /* Who asks, when [auth] is configured (set by the router); NULL without.
+     * It points into users, the configuration's generation that the router
+     * took for this request (config.h: acc_config_live), given back with
+     * acc_http_request_done once the request has its answer. */
     const struct acc_user *user;
+    const struct acc_config *users;
     bool json;           /* the client accepts application/json rather than XML */
     char param_buf[512]; /* storage for params */
 };
@@ -119,6 +123,8 @@ bool acc_http_origin_ok(const struct acc_http_ctx *ctx, const struct acc_request
 /* Both checks a request passes before it is routed: acc_http_origin_ok,
  * then acc_http_authenticate. */
 bool acc_http_admit(struct acc_http_ctx *ctx, struct acc_request *rq, struct acc_response *rs);
+/* Gives back what acc_http_admit took for the request (its users). */
+void acc_http_request_done(struct acc_http_ctx *ctx, struct acc_request *rq);
 /* Who asks, when [auth] is configured: a client certificate that names a
  * user, else a bearer token (rq->user); false after a 401 (with the
  * challenge).  /healthz, /certificate and the page (/ui/) are anyone's. */

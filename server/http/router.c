@@ -72,6 +72,9 @@ bool acc_http_authenticate(struct acc_http_ctx *ctx, struct acc_request *rq,
                            struct acc_response *rs)
 {
     const struct acc_config *cfg = acc_service_config(ctx->svc);
+    if (!rq->users)
+        rq->users = acc_config_live(cfg);
+    cfg = rq->users; /* the users as of now, for the whole request */
     if (cfg->n_users == 0 || open_to_anyone(rq))
         return true;
     /* A client certificate (verified in the handshake) that names a user is
@@ -103,6 +106,13 @@ bool acc_http_authenticate(struct acc_http_ctx *ctx, struct acc_request *rq,
 bool acc_http_admit(struct acc_http_ctx *ctx, struct acc_request *rq, struct acc_response *rs)
 {
     return acc_http_origin_ok(ctx, rq, rs) && acc_http_authenticate(ctx, rq, rs);
+}
+
+void acc_http_request_done(struct acc_http_ctx *ctx, struct acc_request *rq)
+{
+    acc_config_unlive(acc_service_config(ctx->svc), rq->users);
+    rq->users = NULL;
+    rq->user = NULL;
 }
 
 static bool permitted(const struct acc_request *rq, struct acc_response *rs, enum access access)
@@ -216,13 +226,14 @@ void acc_http_finish(struct acc_http_ctx *ctx, const struct acc_request *rq,
 
 void acc_http_dispatch(struct acc_http_ctx *ctx, struct acc_request *rq, struct acc_response *rs)
 {
-    if (!acc_http_admit(ctx, rq, rs))
-        return;
-    acc_http_route(ctx, rq, rs);
-    if (rs->wait) {
-        acc_nego_wait(rs->wait);
-        acc_http_finish(ctx, rq, rs);
+    if (acc_http_admit(ctx, rq, rs)) {
+        acc_http_route(ctx, rq, rs);
+        if (rs->wait) {
+            acc_nego_wait(rs->wait);
+            acc_http_finish(ctx, rq, rs);
+        }
     }
+    acc_http_request_done(ctx, rq);
 }
 
 struct acc_xml_limits acc_http_limits_of(const struct acc_config *cfg)

@@ -205,10 +205,11 @@ static void fault(void *app, const struct acc_httpd_request *hr, const struct ac
 
 static void release(void *app, void *state)
 {
-    (void)app;
     struct exchange *ex = state;
-    if (ex->rq.method) /* the response was made */
+    if (ex->rq.method) { /* the response was made */
+        acc_http_request_done(app, &ex->rq);
         acc_response_release(&ex->rs);
+    }
 }
 
 static const struct acc_httpd_ops ops = {

@@ -13,9 +13,13 @@
 struct svc_quota_who svc_quota_who(const struct acc_config *cfg, const char *initiator,
                                    const char *address)
 {
-    struct svc_quota_who w = {cfg->n_users ? initiator : NULL, cfg->n_users ? NULL : address, NULL,
-                              NULL};
-    w.q = acc_config_quota(cfg, w.user, &w.section);
+    const struct acc_config *now = acc_config_live(cfg);
+    struct svc_quota_who w = {.user = now->n_users ? initiator : NULL,
+                              .address = now->n_users ? NULL : address};
+    const char *section = NULL;
+    w.q = *acc_config_quota(now, w.user, &section);
+    snprintf(w.section, sizeof w.section, "%s", section ? section : "quota");
+    acc_config_unlive(cfg, now);
     return w;
 }
 
@@ -56,7 +60,7 @@ static acc_err over_duration(const struct svc_quota_who *w, int64_t asked, struc
     char who[160], d[ACC_DURATION_STRLEN], most[ACC_DURATION_STRLEN];
     whose(w, who, sizeof who);
     acc_duration_format(asked, d);
-    acc_duration_format(w->q->duration, most);
+    acc_duration_format(w->q.duration, most);
     return acc_error_set(err, ACC_ERR_QUOTA,
                          "an agreement of %s is over %s ([%s] max_duration = %s)", d, who,
                          w->section, most);
@@ -65,7 +69,7 @@ static acc_err over_duration(const struct svc_quota_who *w, int64_t asked, struc
 /* now + advance, without overflow; ACC_TIME_MAX for no limit. */
 static acc_time latest_start(const struct svc_quota_who *w, acc_time now)
 {
-    int64_t a = w->q->advance;
+    int64_t a = w->q.advance;
     return a >= ACC_TIME_MAX - now ? ACC_TIME_MAX : now + a;
 }
 
@@ -76,7 +80,7 @@ static acc_err over_advance(const struct svc_quota_who *w, acc_time start, acc_t
     whose(w, who, sizeof who);
     acc_time_format(start, t);
     acc_time_format(latest_start(w, now), last);
-    acc_duration_format(w->q->advance, most);
+    acc_duration_format(w->q.advance, most);
     return acc_error_set(err, ACC_ERR_QUOTA,
                          "a start at %s is further ahead than %s allows: no later than %s "
                          "([%s] max_advance = %s)",
@@ -86,7 +90,7 @@ static acc_err over_advance(const struct svc_quota_who *w, acc_time start, acc_t
 acc_err svc_quota_offer(const struct svc_quota_who *w, const struct acc_offer *o, acc_time now,
                         struct acc_error *err)
 {
-    const struct acc_quota *q = w->q;
+    const struct acc_quota *q = &w->q;
     int64_t nodes = 0, bandwidth = 0;
     for (size_t i = 0; i < o->n_components; i++)
         nodes += o->components[i].nodes;
@@ -117,16 +121,16 @@ acc_err svc_quota_plan(const struct svc_quota_who *w, const struct acc_plan *p,
     int64_t bandwidth = 0;
     for (size_t i = 0; i < p->n_links; i++)
         bandwidth += p->links[i].bandwidth;
-    if (bandwidth > w->q->bandwidth)
+    if (bandwidth > w->q.bandwidth)
         return over(w, "Mbit/s (with the links of its flexible parts)", bandwidth, "max_bandwidth",
-                    w->q->bandwidth, err);
+                    w->q.bandwidth, err);
     return ACC_OK;
 }
 
 acc_err svc_quota_change(const struct svc_quota_who *w, const struct svc_quota_shape *was,
                          const struct svc_quota_shape *to, acc_time now, struct acc_error *err)
 {
-    const struct acc_quota *q = w->q;
+    const struct acc_quota *q = &w->q;
     if (to->nodes > q->nodes && to->nodes > was->nodes)
         return over(w, "nodes", to->nodes, "max_nodes", q->nodes, err);
     if (to->bandwidth > q->bandwidth && to->bandwidth > was->bandwidth)
@@ -143,7 +147,7 @@ int64_t svc_quota_charge(const struct svc_quota_who *w, int64_t amount, acc_time
                          acc_time end, acc_time now)
 {
     acc_time last = latest_start(w, now);
-    acc_time until = last >= ACC_TIME_MAX - w->q->duration ? ACC_TIME_MAX : last + w->q->duration;
+    acc_time until = last >= ACC_TIME_MAX - w->q.duration ? ACC_TIME_MAX : last + w->q.duration;
     if (start < now)
         start = now;
     if (end > until)
@@ -159,7 +163,7 @@ acc_err svc_quota_hours(const struct svc_quota_who *w, const struct svc_quota_us
 {
     for (size_t i = 0; i < n; i++) {
         bool nodes = u[i].kind == ACC_RES_NODES;
-        int64_t limit = nodes ? w->q->node_hours : w->q->mbit_hours;
+        int64_t limit = nodes ? w->q.node_hours : w->q.mbit_hours;
         if (limit == ACC_QUOTA_UNLIMITED || u[i].asked <= u[i].was)
             continue;
         int64_t total = u[i].held > INT64_MAX - u[i].asked ? INT64_MAX : u[i].held + u[i].asked;

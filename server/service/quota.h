@@ -23,15 +23,17 @@ struct svc_quota_who {
      * one user's quota (max_agreements_per_address, max_quotes_per_address)
      * and to the node-hours and Mbit-hours; NULL with [auth], or unknown. */
     const char *address;
-    const struct acc_quota *q;
-    const char *section; /* "quota" or "quota USER", for messages */
+    /* Copies: the quotas may be reloaded (SIGHUP) while the request runs. */
+    struct acc_quota q;
+    char section[128]; /* "quota" or "quota USER", for messages */
 };
 
 /* The quota an agreement or quote of this initiator, offered from this
  * address (NULL: unknown), counts against: with [auth] the initiator's own
  * (the HTTP layer has checked that the caller may act for it); without,
  * one for every request, since an initiator that nobody vouches for would
- * let anyone count as somebody else, and a share of it per address. */
+ * let anyone count as somebody else, and a share of it per address.  The
+ * users and quotas are those of now (config.h: acc_config_live). */
 struct svc_quota_who svc_quota_who(const struct acc_config *cfg, const char *initiator,
                                    const char *address);
 

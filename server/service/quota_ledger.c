@@ -330,13 +330,13 @@ static void forget_in(struct ledger_user *u, const char *id)
 /* The client address's share, when it is bounded (without [auth]). */
 static bool per_address(const struct svc_quota_who *w)
 {
-    return w->address && w->q->agreements_per_address != ACC_QUOTA_UNLIMITED;
+    return w->address && w->q.agreements_per_address != ACC_QUOTA_UNLIMITED;
 }
 
 acc_err svc_ledger_admit(struct acc_service *svc, const struct svc_quota_who *w, const char *id,
                          struct acc_error *err)
 {
-    int64_t limit = w->q->agreements;
+    int64_t limit = w->q.agreements;
     struct ledger_user *u = NULL, *a = NULL;
     acc_err rc = ACC_OK;
     if ((limit != ACC_QUOTA_UNLIMITED && !(u = user_of(&svc->ledger, w->user, false))) ||
@@ -355,7 +355,7 @@ acc_err svc_ledger_admit(struct acc_service *svc, const struct svc_quota_who *w,
     if (rc || !a)
         goto out;
     /* Without [auth] one address may take its share of the one user's. */
-    int64_t share = w->q->agreements_per_address;
+    int64_t share = w->q.agreements_per_address;
     if (!(rc = admit_in(svc, a, share, id, &open, err)))
         goto out;
     if (u)
@@ -375,7 +375,7 @@ out:
 void svc_ledger_forget(struct acc_service *svc, const struct svc_quota_who *w, const char *id)
 {
     struct ledger_user *u;
-    if (w->q->agreements != ACC_QUOTA_UNLIMITED && (u = user_of(&svc->ledger, w->user, false))) {
+    if (w->q.agreements != ACC_QUOTA_UNLIMITED && (u = user_of(&svc->ledger, w->user, false))) {
         forget_in(u, id);
         user_put(&svc->ledger, u);
     }
@@ -398,7 +398,7 @@ acc_err svc_ledger_candidate(struct acc_service *svc, const struct svc_quota_who
 {
     struct ledger_user *u;
     bool ok = true;
-    if (w->q->agreements != ACC_QUOTA_UNLIMITED) {
+    if (w->q.agreements != ACC_QUOTA_UNLIMITED) {
         ok = (u = user_of(&svc->ledger, w->user, false)) && candidate_in(u, id);
         user_put(&svc->ledger, u);
     }

@@ -123,7 +123,7 @@ struct acc_store_owner svc_quota_owner(const struct svc_quota_who *w)
 
 static bool unlimited(const struct svc_quota_who *w)
 {
-    return w->q->node_hours == ACC_QUOTA_UNLIMITED && w->q->mbit_hours == ACC_QUOTA_UNLIMITED;
+    return w->q.node_hours == ACC_QUOTA_UNLIMITED && w->q.mbit_hours == ACC_QUOTA_UNLIMITED;
 }
 
 size_t svc_usage_kept(struct svc_usage *u)
@@ -228,7 +228,7 @@ static bool fits_bounds(const struct svc_quota_who *w, struct usage_owner *o, co
 {
     int64_t now = acc_mono_us();
     for (size_t i = 0; i < t->n; i++) {
-        int64_t limit = t->v[i].kind == ACC_RES_NODES ? w->q->node_hours : w->q->mbit_hours;
+        int64_t limit = t->v[i].kind == ACC_RES_NODES ? w->q.node_hours : w->q.mbit_hours;
         if (limit == ACC_QUOTA_UNLIMITED)
             continue;
         const struct bound *b = bound_of(o, t->v[i].kind, t->v[i].name);

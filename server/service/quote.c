@@ -199,14 +199,14 @@ static acc_err check_bounds(struct acc_service *svc, const struct svc_quota_who 
     if (rc)
         return rc;
     uint64_t mine = w->user ? n.mine : n.all, all = n.all;
-    if (w->q->quotes != ACC_QUOTA_UNLIMITED && mine >= (uint64_t)w->q->quotes)
+    if (w->q.quotes != ACC_QUOTA_UNLIMITED && mine >= (uint64_t)w->q.quotes)
         return acc_error_set(err, ACC_ERR_QUOTA,
                              "%s has %" PRIu64 " open quotes, the most allowed ([%s] "
                              "max_quotes = %" PRId64 "); release one or wait for one to expire",
                              w->user ? w->user : "everyone (without [auth] one user)", mine,
-                             w->section, w->q->quotes);
+                             w->section, w->q.quotes);
     /* Without [auth] one address may take its share of the one user's. */
-    int64_t share = w->q->quotes_per_address;
+    int64_t share = w->q.quotes_per_address;
     if (w->address && share != ACC_QUOTA_UNLIMITED && n.client >= (uint64_t)share)
         return acc_error_set(err, ACC_ERR_QUOTA,
                              "address %s has %" PRIu64 " open quotes, the most one client address "

@@ -250,7 +250,7 @@ static void test_agreement_limits(void)
 static void test_window(void)
 {
     struct acc_quota q = {.advance = 86400, .duration = 7200};
-    struct svc_quota_who w = {"alice", NULL, &q, "quota"};
+    struct svc_quota_who w = {"alice", NULL, q, "quota"};
     acc_time deadline = 1000000;
     svc_quota_window(&w, 1000, 3600, &deadline);
     CU_ASSERT_EQUAL(deadline, 1000 + 86400 + 3600);

@@ -180,7 +180,7 @@ static void test_rule(void)
                           .advance = 10 * 86400,
                           .node_hours = 100,
                           .mbit_hours = ACC_QUOTA_UNLIMITED};
-    struct svc_quota_who w = {"alice", NULL, &q, "quota alice"};
+    struct svc_quota_who w = {"alice", NULL, q, "quota alice"};
     acc_time now = 1000000;
     /* From now on, no further than max_advance and max_duration ahead. */
     CU_ASSERT_EQUAL(svc_quota_charge(&w, 4, now - 3600, now + 3600, now), 4 * 3600);
@@ -208,7 +208,7 @@ static void test_rule(void)
     /* Links: max_mbit_hours, here unlimited. */
     struct svc_quota_use l = {ACC_RES_BANDWIDTH, "a_b", INT64_MAX, 0, INT64_MAX};
     ACC_ASSERT_OK(svc_quota_hours(&w, &l, 1, &err));
-    q.mbit_hours = 5;
+    w.q.mbit_hours = 5;
     CU_ASSERT_EQUAL(svc_quota_hours(&w, &l, 1, &err), ACC_ERR_QUOTA);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "max_mbit_hours = 5"));
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "link a_b"));
