@@ -81,7 +81,8 @@ for _ in $(seq 100); do
 done
 [ -n "$B" ] || fail "accordd did not start"
 
-# offer WHO [launch]: an offer of WHO's, with a job that accordd would start.
+# offer WHO [launch]: an offer of WHO's, in two hours (so that its job, if it
+# has one, does not start and end the agreement during the test).
 offer() {
     local job=
     local style=
@@ -90,7 +91,7 @@ offer() {
         style='<wsag:ServiceDescriptionTerm wsag:Name="l" wsag:ServiceName="m"><co:Launch style="metampich"/></wsag:ServiceDescriptionTerm>'
     fi
     cat <<XML
-<wsag:AgreementOffer xmlns:wsag="http://schemas.ggf.org/graap/2007/03/ws-agreement" xmlns:co="urn:accord:coalloc:1"><wsag:Name>r</wsag:Name><wsag:Context><wsag:AgreementInitiator>$1</wsag:AgreementInitiator><wsag:ServiceProvider>AgreementResponder</wsag:ServiceProvider></wsag:Context><wsag:Terms><wsag:All><wsag:ServiceDescriptionTerm wsag:Name="s" wsag:ServiceName="m"><co:Schedule><co:Duration>PT1H</co:Duration></co:Schedule></wsag:ServiceDescriptionTerm><wsag:ServiceDescriptionTerm wsag:Name="a" wsag:ServiceName="m"><co:Component><co:Site>sa</co:Site><co:Nodes>1</co:Nodes>$job</co:Component></wsag:ServiceDescriptionTerm>$style</wsag:All></wsag:Terms></wsag:AgreementOffer>
+<wsag:AgreementOffer xmlns:wsag="http://schemas.ggf.org/graap/2007/03/ws-agreement" xmlns:co="urn:accord:coalloc:1"><wsag:Name>r</wsag:Name><wsag:Context><wsag:AgreementInitiator>$1</wsag:AgreementInitiator><wsag:ServiceProvider>AgreementResponder</wsag:ServiceProvider></wsag:Context><wsag:Terms><wsag:All><wsag:ServiceDescriptionTerm wsag:Name="s" wsag:ServiceName="m"><co:Schedule><co:EarliestStart>$(date -u -d '+2 hours' +%Y-%m-%dT%H:%M:%SZ)</co:EarliestStart><co:Duration>PT1H</co:Duration></co:Schedule></wsag:ServiceDescriptionTerm><wsag:ServiceDescriptionTerm wsag:Name="a" wsag:ServiceName="m"><co:Component><co:Site>sa</co:Site><co:Nodes>1</co:Nodes>$job</co:Component></wsag:ServiceDescriptionTerm>$style</wsag:All></wsag:Terms></wsag:AgreementOffer>
 XML
 }
 # status TOKEN METHOD PATH [BODY]: the HTTP status (the body into $T/out).
