@@ -117,7 +117,8 @@ for cmd in $commands; do
         if known "$ctl" "$cmd" "$o"; then
             echo "$o" >>"$TMP/all"
             grep -qx -- "$o" "$TMP/page" || fail "accordctl.1 does not name $cmd's option $o"
-            grep -qx -- "$o" "$TMP/cmdhelp" || fail "accordctl $cmd --help does not show its option $o"
+            [ "$o" = --help ] || grep -qx -- "$o" "$TMP/cmdhelp" ||
+                fail "accordctl $cmd --help does not show its option $o"
         else
             grep -qx -- "$o" "$TMP/cmdhelp" && fail "accordctl $cmd --help shows $o, which it refuses"
         fi
