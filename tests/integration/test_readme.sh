@@ -215,6 +215,14 @@ while IFS=$'\t' read -r cmd comment; do
     esac
 done <"$TMP/commands"
 
+# "Or open http://127.0.0.1:8080/ui/ in a browser": the page is there.
+grep -q 'open http://127.0.0.1:8080/ui/' "$SRC/README.md" ||
+    fail "README.md no longer names the web page at /ui/: update test_readme.sh"
+code=$(curl -s -o "$TMP/ui" -w '%{http_code}' "$URL/ui/" || true)
+if [ "$code" != 200 ] || ! grep -qi '<html' "$TMP/ui"; then
+    fail "$URL/ui/ answers $code, not the web page"
+fi
+
 kill -0 "$PID" 2>/dev/null || fail "accordd died"
 if [ "$fails" -gt 0 ]; then
     echo "accordd's log:" >&2
