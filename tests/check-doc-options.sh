@@ -77,7 +77,8 @@ check() {
         return 0
     fi
     for f in help man; do
-        what=$([ $f = help ] && echo "$prog --help" || echo "$(basename "$page")")
+        what="$prog --help"
+        [ $f = help ] || what=$(basename "$page")
         missing=$(comm -23 "$TMP/known" "$TMP/$f" | tr '\n' ' ')
         extra=$(comm -13 "$TMP/known" "$TMP/$f" | tr '\n' ' ')
         [ -z "$missing" ] || fail "$what does not show these options $prog accepts: $missing"

@@ -98,18 +98,20 @@ if [ -z "$URL" ]; then
 fi
 export ACCORD_URL=$URL
 unset ACCORD_TOKEN ACCORD_CACERT ACCORD_CERT ACCORD_KEY
-echo "accordd at $URL (as $([ ${#AS[@]} -gt 0 ] && echo nobody || id -un))"
+who=$(id -un)
+[ ${#AS[@]} -eq 0 ] || who=nobody
+echo "accordd at $URL (as $who)"
 
 # --------------------------------------------------------------- run each
 ID=
-# run CMD: runs it in the source directory; OUT, ERR, RC.
+# run CMD: runs it in the source directory; OUT (its stdout), RC, and the
+# files $TMP/out and $TMP/err.
 run() {
     set +e
     (cd "$SRC" && sh -c "$1") </dev/null >"$TMP/out" 2>"$TMP/err"
     RC=$?
     set -e
     OUT=$(cat "$TMP/out")
-    ERR=$(cat "$TMP/err")
 }
 show() {
     echo "    exit $RC; stdout:" >&2
