@@ -20,6 +20,12 @@
 #                table row: "| `listen` | ... |", "| `a`, `b` | ... |"
 # [accounts] takes user names as keys and is not compared.
 #
+# The adapters' settings (the other keys of [site NAME] and [network NAME])
+# are asked of each compiled-in adapter kind (conf_keys settings) and must be
+# those of its heading in both documents: .SS "adapter = KIND" (or "adapter
+# = KIND or KIND") with the same .TP/.B entries, and "### adapter = KIND"
+# with the same tables.
+#
 # The adapter kinds compiled in (conf_keys adapters) are the bold words of
 # the adapter key's paragraph in [site NAME] and [network NAME] of
 # accord.conf.5, and each is a `kind` in the adapter row of those sections
@@ -27,7 +33,7 @@
 #
 #   tests/check-doc-keys.sh BUILD_DIR [SOURCE_DIR]
 set -eu
-BUILD=${1:?usage: check-doc-keys.sh BUILD_DIR [SOURCE_DIR]}
+BUILD=$(cd "${1:?usage: check-doc-keys.sh BUILD_DIR [SOURCE_DIR]}" && pwd)
 SRC=${2:-$(cd "$(dirname "$0")/.." && pwd)}
 PROBE=$BUILD/tests/conf_keys
 [ -x "$PROBE" ] || { echo "FAIL: $PROBE is not built" >&2; exit 1; }
@@ -150,9 +156,65 @@ while read -r sec kind; do
           fails=$((fails + 1)); }
 done <"$TMP/kinds"
 
+# settings_keys FILE: "adapter:KIND KEY" per setting under an adapter
+# heading of a man page or a markdown file (KINDS: the kinds there are).
+settings_keys() {
+    awk -v kinds="$(cut -d' ' -f2 "$TMP/kinds" | sort -u | tr '\n' ' ')" '
+        BEGIN { n = split(kinds, k, " "); for (i = 1; i <= n; i++) known[k[i]] = 1 }
+        /^\.S[HS] / || /^#+ / {
+            nk = 0
+            if ($0 ~ /adapter = /) {
+                line = $0
+                gsub(/[",]/, " ", line)
+                m = split(line, w, " ")
+                for (i = 1; i <= m; i++) if (w[i] in known) kind[++nk] = w[i]
+            }
+            next
+        }
+        nk == 0 { next }
+        /^\.TP/ { tp = 1; next }
+        tp {
+            tp = 0
+            if ($1 != ".B" && $1 != ".BR") next
+            line = $0
+            gsub(/"[^"]*"/, " ", line)
+            m = split(line, w, " ")
+            for (i = 2; i <= m; i++)
+                if (w[i] ~ /^[a-z][a-z0-9_]*$/) for (j = 1; j <= nk; j++) print "adapter:" kind[j], w[i]
+            next
+        }
+        /^\| *`/ {
+            split($0, cell, "|")
+            first = cell[2]
+            while (match(first, /`[^`]*`/)) {
+                w1 = substr(first, RSTART + 1, RLENGTH - 2)
+                first = substr(first, RSTART + RLENGTH)
+                if (w1 ~ /^[a-z][a-z0-9_]*$/) for (j = 1; j <= nk; j++) print "adapter:" kind[j], w1
+            }
+        }' "$1" | sort -u
+}
+settings_keys "$SRC/docs/man/accord.conf.5" >"$TMP/man_settings"
+settings_keys "$SRC/docs/configuration.md" >"$TMP/md_settings"
+{
+    grep -ohE '"[a-z][a-z0-9_]{1,40}"' "$SRC"/adapters/*/*.c "$SRC"/lib/ledger/*.c | tr -d '"'
+    cut -d' ' -f2 "$TMP/man_settings" "$TMP/md_settings"
+} | sort -u >"$TMP/candidates"
+mkdir "$TMP/adapters"
+# The adapters log what they open (a calendar's migrations): kept for a failure.
+(cd "$TMP/adapters" && "$PROBE" settings "$TMP/adapters" <"$TMP/candidates" 2>"$TMP/probe.log") |
+    sort -u >"$TMP/settings" || { cat "$TMP/probe.log" >&2; exit 1; }
+if [ "$(wc -l <"$TMP/settings")" -lt 30 ]; then
+    echo "FAIL: the probe found only $(wc -l <"$TMP/settings") adapter settings" >&2
+    cat "$TMP/probe.log" >&2
+    exit 1
+fi
+compare docs/man/accord.conf.5 "$TMP/settings" "$TMP/man_settings" "adapter settings"
+compare docs/configuration.md "$TMP/settings" "$TMP/md_settings" "adapter settings"
+
 man_keys "$SRC/docs/man/accord-site.8" >"$TMP/documented" || true
 accepted accord-site "$SRC"/site/site_config.c >"$TMP/site"
 compare docs/man/accord-site.8 "$TMP/site" "$TMP/documented"
 
 [ $fails = 0 ] || exit 1
-echo "the documents name the $n keys of accordd and the $(wc -l <"$TMP/site") of accord-site's own sections"
+echo "the documents name the $n keys of accordd, the $(wc -l <"$TMP/settings") settings of its" \
+    "$(cut -d' ' -f2 "$TMP/kinds" | sort -u | wc -l) adapter kinds and the $(wc -l <"$TMP/site") keys of accord-site's own sections"

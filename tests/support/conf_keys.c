@@ -5,6 +5,7 @@
  *
  *   conf_keys accordd|accord-site < CANDIDATES
  *   conf_keys adapters
+ *   conf_keys settings DIR < CANDIDATES
  *
  * CANDIDATES is one name per line (every identifier that might be a key:
  * the string literals of the readers' sources and the names the documents
@@ -20,7 +21,15 @@
  *
  * `conf_keys adapters` prints the compiled-in adapter kinds a section's
  * adapter key may name: "site KIND" for those that reserve nodes, "network
- * KIND" for those that reserve bandwidth. */
+ * KIND" for those that reserve bandwidth.
+ *
+ * `conf_keys settings DIR` asks each compiled-in adapter kind which of the
+ * candidates it takes as a setting (the other keys of a [site] or [network]
+ * section): it is opened (its files in DIR) with the candidate and then a
+ * setting nobody takes, so that whatever it does not refuse it stops at the
+ * second, before it reaches anything outside; a kind that names the
+ * candidate as an "unknown setting" does not take it.  Prints "adapter:KIND
+ * KEY" per setting taken. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,6 +104,29 @@ static bool resource_key(const char *header, const char *key)
     return own;
 }
 
+/* The adapter kind takes key as a setting. */
+static bool takes(const struct acc_adapter_ops *ops, const char *dir, const char *key)
+{
+    char db[4096], unknown[300];
+    snprintf(db, sizeof db, "%s/probe.db", dir);
+    snprintf(unknown, sizeof unknown, "unknown setting '%s'", key);
+    const struct acc_kv settings[] = {{key, "x"}, {"zz_no_such_setting", "x"}};
+    struct acc_adapter_env env = {
+        .name = "p",
+        .section = "probe p",
+        .db_path = db,
+        .settings = settings,
+        .n_settings = 2,
+        .nodes = 1,
+    };
+    struct acc_adapter *ad = NULL;
+    struct acc_error e = {0};
+    acc_err rc = acc_adapter_open(ops, &env, &ad, &e);
+    if (!rc) /* it took both: then it names no setting unknown */
+        acc_adapter_close(ad);
+    return !strstr(e.msg, unknown);
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 2 && strcmp(argv[1], "adapters") == 0) {
@@ -106,8 +138,12 @@ int main(int argc, char **argv)
         }
         return 0;
     }
-    if (argc != 2 || (strcmp(argv[1], "accordd") != 0 && strcmp(argv[1], "accord-site") != 0)) {
-        fprintf(stderr, "usage: conf_keys accordd|accord-site < CANDIDATES | adapters\n");
+    bool settings = argc == 3 && strcmp(argv[1], "settings") == 0;
+    if (!settings &&
+        (argc != 2 || (strcmp(argv[1], "accordd") != 0 && strcmp(argv[1], "accord-site") != 0))) {
+        fprintf(stderr,
+                "usage: conf_keys accordd|accord-site < CANDIDATES | adapters | settings DIR < "
+                "CANDIDATES\n");
         return 2;
     }
     bool site_daemon = strcmp(argv[1], "accord-site") == 0;
@@ -134,7 +170,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "conf_keys: no candidate on standard input\n");
         return 2;
     }
-    for (size_t s = 0; s < n_sections; s++) {
+    for (size_t k = 0; settings && acc_adapter_kinds[k]; k++) {
+        for (size_t i = 0; i < n; i++) {
+            if (takes(acc_adapter_kinds[k], argv[2], cand[i]))
+                printf("adapter:%s %s\n", acc_adapter_kinds[k]->kind, cand[i]);
+        }
+    }
+    for (size_t s = 0; !settings && s < n_sections; s++) {
         const char *h = sections[s].header;
         bool resource = strncmp(h, "site ", 5) == 0 || strncmp(h, "network ", 8) == 0;
         for (size_t i = 0; i < n; i++) {
