@@ -25,10 +25,11 @@ static void help(FILE *f)
           "\n"
           "--noheader leaves out the header line.  -o, --format FORMAT prints the fields\n"
           "FORMAT names, as squeue -o does: %[.][WIDTH]LETTER, '.' to right-justify, a\n"
-          "value longer than WIDTH cut (marked +), other text as it is, %% a %.\n"
-          "  %i id      %n name       %s state (Terminating for both terminating states)\n"
-          "  %T state   %u initiator  %c created   %S start   %E end   %L sites\n"
-          "e.g. -o '%16i %.8s %S'.  --json prints one document with every agreement shown;\n"
+          "value longer than WIDTH cut (marked +), other text as it is, %% a %.  Each\n"
+          "letter means what it means to squeue:\n"
+          "  %i id      %j name       %t state (Terminating for both terminating states)\n"
+          "  %T state   %u initiator  %V created   %S start   %e end   %N sites\n"
+          "e.g. -o '%16i %.8t %S'.  --json prints one document with every agreement shown;\n"
           "--xml prints the server's document for the window (without --limit, its page).\n",
           f);
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* list_print.c - how accordctl list prints agreements: the table, fitted to
- * the terminal, or the fields of --format (squeue's -o, with its own
- * letters). */
+ * the terminal, or the fields of --format (squeue's -o, each letter with
+ * squeue's meaning). */
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -10,7 +10,10 @@
 #include "ctl.h"
 
 /* The letters of --format: the member of the list's JSON each shows, its
- * header, and how it is shown. */
+ * header, and how it is shown.  Each means what it means to squeue (man
+ * squeue: %i job id, %j name, %t compact state, %T state, %u user, %V
+ * submission time, %S start, %e end, %N the nodes, here the sites), so that
+ * a format written for one reads the same in the other. */
 enum kind { TEXT, STATE, FULL_STATE, TIME, SITES };
 
 static const struct letter {
@@ -20,17 +23,28 @@ static const struct letter {
     enum kind kind;
 } letters[] = {
     {'i', "id", "ID", TEXT},
-    {'n', "name", "NAME", TEXT},
-    {'s', "state", "STATE", STATE},
+    {'j', "name", "NAME", TEXT},
+    {'t', "state", "STATE", STATE},
     {'T', "state", "STATE", FULL_STATE},
     {'u', "initiator", "INITIATOR", TEXT},
-    {'c', "created", "CREATED", TIME},
+    {'V', "created", "CREATED", TIME},
     {'S', "start", "START", TIME},
-    {'E', "end", "END", TIME},
-    {'L', "sites", "SITES", SITES},
+    {'e', "end", "END", TIME},
+    {'N', "sites", "SITES", SITES},
 };
 
 #define N_LETTERS (sizeof letters / sizeof letters[0])
+
+/* The letters of accordctl before they followed squeue, each of which
+ * squeue reads as something else: refused with the letter to use now. */
+static const struct {
+    char old, now;
+    const char *squeue; /* what squeue shows for the old letter */
+} renamed[] = {
+    {'n', 'j', "the nodes asked for"}, {'s', 't', "the node selection plugin's data"},
+    {'c', 'V', "the CPUs per node"},   {'E', 'e', "the dependencies"},
+    {'L', 'N', "the time left"},
+};
 
 /* A piece of the format: text as it is (letter NULL), or a field. */
 struct piece {
@@ -116,10 +130,20 @@ int ctl_list_format_parse(const char *spec, struct ctl_list_format **out)
             p = end;
         for (size_t k = 0; k < N_LETTERS && *p; k++)
             x->letter = letters[k].letter == *p ? &letters[k] : x->letter;
+        for (size_t k = 0; !x->letter && k < sizeof renamed / sizeof renamed[0]; k++) {
+            if (renamed[k].old != *p)
+                continue;
+            fprintf(stderr,
+                    "accordctl list: --format: %%%c is squeue's %s, not a field here; the "
+                    "letters are squeue's: use %%%c\n",
+                    *p, renamed[k].squeue, renamed[k].now);
+            free(f);
+            return CTL_USAGE;
+        }
         if (errno || w > 999 || !x->letter) {
             fprintf(stderr,
                     "accordctl list: --format: '%.*s' is not a field: %%[.][WIDTH]LETTER, WIDTH "
-                    "up to 999, LETTER one of i n s T u c S E L (or %%%% for a %%)\n",
+                    "up to 999, LETTER one of i j t T u V S e N (or %%%% for a %%)\n",
                     (int)(p - at + (*p != '\0')), at);
             free(f);
             return CTL_USAGE;

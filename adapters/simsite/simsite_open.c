@@ -15,6 +15,7 @@
 #define DAY              86400
 #define LOAD_AHEAD_LIMIT 366 /* days: previews further out get no generated load */
 #define LOAD_MAX_DAY     64  /* background bookings of one day, at most */
+#define LOAD_MAX_PERCENT 80  /* of a resource the background holds at once, at most */
 
 /* ---------------------------------------------------------- background load */
 
@@ -43,7 +44,13 @@ static acc_err load_day_locked(struct simsite *s, int64_t day, struct acc_error 
             if (amount < 1)
                 amount = 1;
             snprintf(keys[n], sizeof keys[n], "load-%" PRId64 "-%zu-%d", day, r, j);
-            if (acc_ledger_book_locked(s->ledger, keys[n], r, start, start + dur, amount,
+            /* The background never holds more than LOAD_MAX_PERCENT of a
+             * resource at once: an offer of a fifth of it always finds
+             * room now (the README's quick start relies on it). */
+            const struct acc_calendar *cal = acc_ledger_calendar_locked(s->ledger, r);
+            if (acc_calendar_peak(cal, start, start + dur) + amount >
+                    capacity * LOAD_MAX_PERCENT / 100 ||
+                acc_ledger_book_locked(s->ledger, keys[n], r, start, start + dur, amount,
                                        "background"))
                 continue; /* does not fit beside earlier bookings: skip it */
             made[n] = keys[n];

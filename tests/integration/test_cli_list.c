@@ -137,7 +137,7 @@ static void test_window(void)
 {
     static char want[N * 8];
     struct run r = ctl(NULL, NULL, "list", "--limit", "100", "--offset", "100", "--noheader", "-o",
-                       "%n", NULL);
+                       "%j", NULL);
     CU_ASSERT_EQUAL(r.status, 0);
     expect_names(want, sizeof want, 100, 100);
     CU_ASSERT_STRING_EQUAL(r.out, want);
@@ -145,7 +145,7 @@ static void test_window(void)
     run_free(&r);
 
     /* From an offset to the end, and past it. */
-    r = ctl(NULL, NULL, "list", "--offset", "240", "--noheader", "--format", "%n", NULL);
+    r = ctl(NULL, NULL, "list", "--offset", "240", "--noheader", "--format", "%j", NULL);
     CU_ASSERT_EQUAL(r.status, 0);
     expect_names(want, sizeof want, 240, 10);
     CU_ASSERT_STRING_EQUAL(r.out, want);
@@ -173,6 +173,8 @@ static void test_window(void)
     static const char *const bad[][2] = {
         {"--limit", "0"}, {"--limit", "x"}, {"--offset", "-1"}, {"--offset", "1e3"},
         {"-o", "%q"},     {"-o", "%1000i"}, {"-o", "50%"},      {"--format", "%.x"},
+        {"-o", "%n"},     {"-o", "%.8s"},   {"-o", "%c"},       {"-o", "%E"},
+        {"-o", "%L"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         r = ctl(NULL, NULL, "list", bad[i][0], bad[i][1], NULL);
@@ -181,6 +183,26 @@ static void test_window(void)
         CU_ASSERT_STRING_EQUAL(r.out, "");
         run_free(&r);
     }
+}
+
+/* The letters mean what they mean to squeue; accordctl's letters of before,
+ * which squeue reads as other fields, are refused naming the one to use. */
+static void test_format_squeue_letters(void)
+{
+    static const char *const was[][2] = {
+        {"%n", "use %j"}, {"%s", "use %t"}, {"%c", "use %V"}, {"%E", "use %e"}, {"%L", "use %N"},
+    };
+    for (size_t i = 0; i < sizeof was / sizeof was[0]; i++) {
+        struct run r = ctl(NULL, NULL, "list", "--limit", "1", "-o", was[i][0], NULL);
+        CU_ASSERT_EQUAL(r.status, 2);
+        CU_ASSERT_PTR_NOT_NULL(strstr(r.err, "squeue's"));
+        CU_ASSERT_PTR_NOT_NULL(strstr(r.err, was[i][1]));
+        run_free(&r);
+    }
+    struct run r = ctl(NULL, NULL, "list", "--limit", "1", "--noheader", "-o", "%j", NULL);
+    CU_ASSERT_EQUAL(r.status, 0);
+    CU_ASSERT_STRING_EQUAL(r.out, "pg-249\n");
+    run_free(&r);
 }
 
 /* "2026-11-22T02:45:00Z" -> "2026-11-22 02:45". */
@@ -205,10 +227,10 @@ static void test_format_exact(void)
     run_free(&r);
 
     /* Every letter; widths cut (+) and pad, '.' on the left. */
-    r = ctl(NULL, NULL, "list", "--limit", "1", "-o", "%i|%.8n|%4s|%-|%T|%u|%S|%E|%L|%%", NULL);
+    r = ctl(NULL, NULL, "list", "--limit", "1", "-o", "%i|%.8j|%4t|%-|%T|%u|%S|%e|%N|%%", NULL);
     CU_ASSERT_EQUAL(r.status, 2); /* '-' is not squeue's: refused */
     run_free(&r);
-    r = ctl(NULL, NULL, "list", "--limit", "1", "-o", "%i|%.8n|%4s|%T|%3u|%S|%E|%L|%.6c|%%", NULL);
+    r = ctl(NULL, NULL, "list", "--limit", "1", "-o", "%i|%.8j|%4t|%T|%3u|%S|%e|%N|%.6V|%%", NULL);
     CU_ASSERT_EQUAL(r.status, 0);
     snprintf(want, sizeof want,
              "ID|    NAME|STA+|STATE|IN+|START|END|SITES|CREAT+|%%\n"
@@ -218,7 +240,7 @@ static void test_format_exact(void)
     run_free(&r);
 
     /* --noheader: the same line alone; the table's times have the year. */
-    r = ctl(NULL, NULL, "list", "--limit", "1", "--noheader", "-o", "%i %s %S %E", NULL);
+    r = ctl(NULL, NULL, "list", "--limit", "1", "--noheader", "-o", "%i %t %S %e", NULL);
     snprintf(want, sizeof want, "%s Observed %s %s\n", id, start, end);
     CU_ASSERT_STRING_EQUAL(r.out, want);
     run_free(&r);
@@ -288,6 +310,8 @@ static const struct acc_test_case tests[] = {
     {"list shows every agreement over several pages", test_every_agreement},
     {"--limit and --offset: one window and the total", test_window},
     {"-o and --noheader exact; times with the year", test_format_exact},
+    {"-o's letters are squeue's; the old ones are refused naming the new",
+     test_format_squeue_letters},
     {"a 429 exits 75", test_retry_429},
     {NULL, NULL},
 };
