@@ -22,10 +22,23 @@ static char *example_id;
 static void test_example_offer_agreed(void)
 {
     size_t len;
-    char *doc = read_file(ACC_SOURCE_DIR "/docs/examples/offer.xml", &len);
+    char *file = read_file(ACC_SOURCE_DIR "/docs/examples/offer.xml", &len);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(file);
+    /* Not before a day from now: the example's job (its programs are not
+     * on this machine) would start at once on a free testbed, fail and end
+     * the agreement Complete while the next tests still use it. */
+    const char *at = strstr(file, "<co:Schedule>");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(at);
+    at += strlen("<co:Schedule>");
+    char t[ACC_TIME_STRLEN];
+    acc_time_format(acc_now() + 86400, t);
+    char *doc = malloc(len + 128);
     CU_ASSERT_PTR_NOT_NULL_FATAL(doc);
+    len = (size_t)snprintf(doc, len + 128, "%.*s<co:EarliestStart>%s</co:EarliestStart>%s",
+                           (int)(at - file), file, t, at);
+    free(file);
     struct http_reply r;
-    CU_ASSERT_EQUAL_FATAL(http_do("POST", url("/agreements"), doc, len, XML_HDR, &r), 0);
+    CU_ASSERT_EQUAL_FATAL(http_do("POST", hs_url("/agreements"), doc, len, XML_HDR, &r), 0);
     CU_ASSERT_EQUAL(r.status, 201);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.location, "/agreements/"));
     char *state = xml_get(r.body, "//co:Allocation/co:State");
@@ -51,14 +64,14 @@ static void test_example_offer_agreed(void)
         char *key = xml_get(r.body, xp);
         CU_ASSERT_PTR_NOT_NULL_FATAL(site);
         CU_ASSERT_PTR_NOT_NULL_FATAL(key);
-        char *b = bookings(site);
+        char *b = hs_bookings(site);
         char *line = b ? strstr(b, key) : NULL;
         CU_ASSERT_PTR_NOT_NULL(line);
         if (line) /* booked exactly over the agreed interval */
             CU_ASSERT_EQUAL(strncmp(strchr(line, ' ') + 1 + strlen(site) + 1, start, strlen(start)),
                             0);
         int64_t cap;
-        int64_t p = peak(site, site, start, end, &cap);
+        int64_t p = hs_peak(site, site, start, end, &cap);
         CU_ASSERT_TRUE(p > 0);
         CU_ASSERT_TRUE(p <= cap);
         free(b);
@@ -68,15 +81,15 @@ static void test_example_offer_agreed(void)
     char *link = xml_get(r.body, "(//co:LinkAllocation)[1]/co:Link");
     char *lkey = xml_get(r.body, "(//co:LinkAllocation)[1]/co:Reservation");
     CU_ASSERT_PTR_NOT_NULL_FATAL(link);
-    char *wan = bookings("wan");
+    char *wan = hs_bookings("wan");
     CU_ASSERT_PTR_NOT_NULL(lkey && wan ? strstr(wan, lkey) : NULL);
     int64_t cap;
-    int64_t p = peak("wan", link, start, end, &cap);
+    int64_t p = hs_peak("wan", link, start, end, &cap);
     CU_ASSERT_TRUE(p >= 5000 && p <= cap);
     free(wan);
     free(link);
     free(lkey);
-    example_id = id_of(&r);
+    example_id = hs_id_of(&r);
     free(start);
     free(end);
     http_reply_free(&r);
@@ -89,12 +102,12 @@ static void test_read_endpoints(void)
     char path[128];
     struct http_reply r;
     snprintf(path, sizeof path, "/agreements/%s", example_id);
-    CU_ASSERT_EQUAL(get(path, &r), 200);
+    CU_ASSERT_EQUAL(hs_get(path, &r), 200);
     CU_ASSERT_STRING_EQUAL(r.content_type, "application/xml");
     http_reply_free(&r);
 
     snprintf(path, sizeof path, "/agreements/%s/state", example_id);
-    CU_ASSERT_EQUAL(get(path, &r), 200);
+    CU_ASSERT_EQUAL(hs_get(path, &r), 200);
     char *st = xml_get(r.body, "//wsag:AgreementState/wsag:State");
     CU_ASSERT_STRING_EQUAL(st ? st : "", "Observed");
     free(st);
@@ -102,49 +115,49 @@ static void test_read_endpoints(void)
     http_reply_free(&r);
 
     snprintf(path, sizeof path, "/agreements/%s/negotiation", example_id);
-    CU_ASSERT_EQUAL(get(path, &r), 200);
+    CU_ASSERT_EQUAL(hs_get(path, &r), 200);
     CU_ASSERT_TRUE(xml_count(r.body, "//co:Event[@co:kind='preview']") >= 4);
     CU_ASSERT_EQUAL(xml_count(r.body, "//co:Event[@co:kind='agree']"), 1);
     http_reply_free(&r);
 
     snprintf(path, sizeof path, "/agreements/%s", example_id);
-    CU_ASSERT_EQUAL(http_do("GET", url(path), NULL, 0, JSON_ACCEPT, &r), 0);
+    CU_ASSERT_EQUAL(http_do("GET", hs_url(path), NULL, 0, JSON_ACCEPT, &r), 0);
     CU_ASSERT_EQUAL(r.status, 200);
     CU_ASSERT_STRING_EQUAL(r.content_type, "application/json");
     CU_ASSERT_PTR_NOT_NULL(strstr(r.body, example_id));
     http_reply_free(&r);
 
-    CU_ASSERT_EQUAL(get("/agreements?state=Observed&initiator=alice", &r), 200);
+    CU_ASSERT_EQUAL(hs_get("/agreements?state=Observed&initiator=alice", &r), 200);
     CU_ASSERT_TRUE(xml_count(r.body, "//co:AgreementRef") >= 1);
     http_reply_free(&r);
-    CU_ASSERT_EQUAL(get("/agreements?site=fh-brs", &r), 200);
+    CU_ASSERT_EQUAL(hs_get("/agreements?site=fh-brs", &r), 200);
     CU_ASSERT_TRUE(xml_count(r.body, "//co:AgreementRef") >= 1);
     http_reply_free(&r);
-    CU_ASSERT_EQUAL(get("/agreements?initiator=nobody-else", &r), 200);
+    CU_ASSERT_EQUAL(hs_get("/agreements?initiator=nobody-else", &r), 200);
     CU_ASSERT_EQUAL(xml_count(r.body, "//co:AgreementRef"), 0);
     http_reply_free(&r);
 
-    CU_ASSERT_EQUAL(get("/sites", &r), 200);
+    CU_ASSERT_EQUAL(hs_get("/sites", &r), 200);
     CU_ASSERT_EQUAL(xml_count(r.body, "//co:Site"), 3);
     CU_ASSERT_EQUAL(xml_count(r.body, "//co:Link"), 3);
     http_reply_free(&r);
-    CU_ASSERT_EQUAL(get("/sites/caesar", &r), 200);
+    CU_ASSERT_EQUAL(hs_get("/sites/caesar", &r), 200);
     http_reply_free(&r);
-    CU_ASSERT_EQUAL(get("/sites/nowhere", &r), 404);
+    CU_ASSERT_EQUAL(hs_get("/sites/nowhere", &r), 404);
     http_reply_free(&r);
-    CU_ASSERT_EQUAL(get("/sites/caesar/preview?nodes=16&duration=PT2H", &r), 200);
+    CU_ASSERT_EQUAL(hs_get("/sites/caesar/preview?nodes=16&duration=PT2H", &r), 200);
     CU_ASSERT_TRUE(xml_count(r.body, "//co:Frame") >= 1);
     http_reply_free(&r);
-    CU_ASSERT_EQUAL(get("/sites/caesar/preview?nodes=1000&duration=PT2H", &r), 400);
+    CU_ASSERT_EQUAL(hs_get("/sites/caesar/preview?nodes=1000&duration=PT2H", &r), 400);
     http_reply_free(&r);
-    CU_ASSERT_EQUAL(get("/templates", &r), 200);
+    CU_ASSERT_EQUAL(hs_get("/templates", &r), 200);
     http_reply_free(&r);
-    CU_ASSERT_EQUAL(get("/templates/meta-job", &r), 200);
+    CU_ASSERT_EQUAL(hs_get("/templates/meta-job", &r), 200);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "caesar"));
     http_reply_free(&r);
-    CU_ASSERT_EQUAL(get("/healthz", &r), 200);
+    CU_ASSERT_EQUAL(hs_get("/healthz", &r), 200);
     http_reply_free(&r);
-    CU_ASSERT_EQUAL(get("/metrics", &r), 200);
+    CU_ASSERT_EQUAL(hs_get("/metrics", &r), 200);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "accord_negotiations_total{outcome=\"agreed\"}"));
     http_reply_free(&r);
 }
@@ -155,27 +168,27 @@ static void test_terminate_releases(void)
     char path[128];
     struct http_reply r;
     snprintf(path, sizeof path, "/agreements/%s", example_id);
-    CU_ASSERT_EQUAL(get(path, &r), 200);
+    CU_ASSERT_EQUAL(hs_get(path, &r), 200);
     char *key = xml_get(r.body, "(//co:ComponentAllocation)[1]/co:Reservation");
     char *site = xml_get(r.body, "(//co:ComponentAllocation)[1]/co:Site");
     http_reply_free(&r);
     CU_ASSERT_PTR_NOT_NULL_FATAL(key);
 
     snprintf(path, sizeof path, "/agreements/%s/terminate", example_id);
-    CU_ASSERT_EQUAL(post(path, NULL, &r), 200);
+    CU_ASSERT_EQUAL(hs_post(path, NULL, &r), 200);
     char *st = xml_get(r.body, "//co:Allocation/co:State");
     CU_ASSERT_STRING_EQUAL(st ? st : "", "Terminated");
     free(st);
     http_reply_free(&r);
-    char *b = bookings(site);
+    char *b = hs_bookings(site);
     CU_ASSERT_PTR_NULL(strstr(b, key));
     free(b);
-    char *wan = bookings("wan");
+    char *wan = hs_bookings("wan");
     CU_ASSERT_PTR_NULL(strstr(wan, example_id)); /* keys carry the agreement id */
     free(wan);
     /* Terminating again is harmless; DELETE does the same. */
     snprintf(path, sizeof path, "/agreements/%s", example_id);
-    CU_ASSERT_EQUAL(http_do("DELETE", url(path), NULL, 0, NULL, &r), 0);
+    CU_ASSERT_EQUAL(http_do("DELETE", hs_url(path), NULL, 0, NULL, &r), 0);
     CU_ASSERT_EQUAL(r.status, 200);
     http_reply_free(&r);
     free(key);
@@ -187,34 +200,34 @@ static void test_restart_keeps_agreements(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(example_id);
     const char *sites[] = {"caesar:8", "fzj-xd1:8"};
     struct http_reply r;
-    CU_ASSERT_EQUAL(post("/agreements",
-                         offer("before-restart", "<co:Duration>PT1H</co:Duration>", sites, 2, 100),
-                         &r),
-                    201);
-    char *id = id_of(&r);
+    CU_ASSERT_EQUAL(
+        hs_post("/agreements",
+                hs_offer("before-restart", "<co:Duration>PT1H</co:Duration>", sites, 2, 100), &r),
+        201);
+    char *id = hs_id_of(&r);
     char *key = xml_get(r.body, "(//co:ComponentAllocation)[1]/co:Reservation");
     http_reply_free(&r);
-    int before = count_agreements();
+    int before = hs_count_agreements();
 
     fixture_stop(&fx);
     CU_ASSERT_EQUAL_FATAL(fixture_start(&fx, NULL, db_path), 0);
 
-    CU_ASSERT_EQUAL(count_agreements(), before);
+    CU_ASSERT_EQUAL(hs_count_agreements(), before);
     char path[128];
     snprintf(path, sizeof path, "/agreements/%s", id);
-    CU_ASSERT_EQUAL(get(path, &r), 200);
+    CU_ASSERT_EQUAL(hs_get(path, &r), 200);
     char *st = xml_get(r.body, "//co:Allocation/co:State");
     CU_ASSERT_STRING_EQUAL(st ? st : "", "Observed");
     free(st);
     http_reply_free(&r);
     snprintf(path, sizeof path, "/agreements/%s", example_id);
-    CU_ASSERT_EQUAL(get(path, &r), 200);
+    CU_ASSERT_EQUAL(hs_get(path, &r), 200);
     st = xml_get(r.body, "//co:Allocation/co:State");
     CU_ASSERT_STRING_EQUAL(st ? st : "", "Terminated");
     free(st);
     http_reply_free(&r);
     /* The simulators' calendars came back from SQLite too. */
-    char *b = bookings("caesar");
+    char *b = hs_bookings("caesar");
     CU_ASSERT_PTR_NOT_NULL(key ? strstr(b, key) : NULL);
     free(b);
     free(key);
@@ -225,17 +238,18 @@ static void test_pending_mode(void)
 {
     const char *sites[] = {"fh-brs:2"};
     struct http_reply r;
-    CU_ASSERT_EQUAL(post("/agreements?mode=pending",
-                         offer("pending", "<co:Duration>PT30M</co:Duration>", sites, 1, 0), &r),
+    CU_ASSERT_EQUAL(hs_post("/agreements?mode=pending",
+                            hs_offer("pending", "<co:Duration>PT30M</co:Duration>", sites, 1, 0),
+                            &r),
                     202);
-    char *id = id_of(&r);
+    char *id = hs_id_of(&r);
     http_reply_free(&r);
     CU_ASSERT_PTR_NOT_NULL_FATAL(id);
     char path[128], *st = NULL;
     snprintf(path, sizeof path, "/agreements/%s/state", id);
     for (int i = 0; i < 500; i++) { /* 10 s at most */
         free(st);
-        get(path, &r);
+        hs_get(path, &r);
         st = xml_get(r.body, "//wsag:AgreementState/wsag:State");
         http_reply_free(&r);
         if (st && strcmp(st, "Pending") != 0)
@@ -251,18 +265,18 @@ static void test_idempotency_key(void)
 {
     const char *sites[] = {"fh-brs:3"};
     const char *hdr[] = {"Content-Type: application/xml", "Idempotency-Key: run-42", NULL};
-    const char *doc = offer("idem", "<co:Duration>PT45M</co:Duration>", sites, 1, 0);
+    const char *doc = hs_offer("idem", "<co:Duration>PT45M</co:Duration>", sites, 1, 0);
     struct http_reply a, b;
-    CU_ASSERT_EQUAL(http_do("POST", url("/agreements"), doc, strlen(doc), hdr, &a), 0);
-    CU_ASSERT_EQUAL(http_do("POST", url("/agreements"), doc, strlen(doc), hdr, &b), 0);
+    CU_ASSERT_EQUAL(http_do("POST", hs_url("/agreements"), doc, strlen(doc), hdr, &a), 0);
+    CU_ASSERT_EQUAL(http_do("POST", hs_url("/agreements"), doc, strlen(doc), hdr, &b), 0);
     CU_ASSERT_EQUAL(a.status, 201);
     CU_ASSERT_EQUAL(b.status, 201);
     CU_ASSERT_FALSE(a.replayed);
     CU_ASSERT_TRUE(b.replayed);
     CU_ASSERT_STRING_EQUAL(a.location, b.location);
     /* One booking, not two. */
-    char *id = id_of(&a);
-    char *bk = bookings("fh-brs");
+    char *id = hs_id_of(&a);
+    char *bk = hs_bookings("fh-brs");
     int n = 0;
     for (char *p = bk; (p = strstr(p, id)); p++)
         n++;
@@ -286,14 +300,14 @@ static void test_no_slot_rejected_and_kept(void)
         char s1[ACC_TIME_STRLEN], s2[ACC_TIME_STRLEN];
         acc_time_format(t, s1);
         acc_time_format(t + 900, s2);
-        int64_t cap, used = peak("fh-brs", "fh-brs", s1, s2, &cap);
+        int64_t cap, used = hs_peak("fh-brs", "fh-brs", s1, s2, &cap);
         if (used >= cap)
             continue;
         snprintf(path, sizeof path,
                  "/adapters/fh-brs/control/book?start=%s&end=%s&amount=%lld&key=block-%lld", s1, s2,
                  (long long)(cap - used), (long long)t);
         struct http_reply r;
-        CU_ASSERT_EQUAL(http_do("POST", url(path), "", 0, NULL, &r), 0);
+        CU_ASSERT_EQUAL(http_do("POST", hs_url(path), "", 0, NULL, &r), 0);
         CU_ASSERT_EQUAL(r.status, 200);
         http_reply_free(&r);
     }
@@ -302,9 +316,9 @@ static void test_no_slot_rejected_and_kept(void)
              "<co:Duration>PT1H</co:Duration>",
              start, end);
     const char *sites[] = {"fh-brs:4", "caesar:4"};
-    int before = count_agreements();
+    int before = hs_count_agreements();
     struct http_reply r;
-    CU_ASSERT_EQUAL(post("/agreements", offer("no-slot", sched, sites, 2, 10), &r), 409);
+    CU_ASSERT_EQUAL(hs_post("/agreements", hs_offer("no-slot", sched, sites, 2, 10), &r), 409);
     char *code = xml_get(r.body, "/co:Fault/@co:code");
     CU_ASSERT_STRING_EQUAL(code ? code : "", "NoCommonSlot");
     free(code);
@@ -312,16 +326,16 @@ static void test_no_slot_rejected_and_kept(void)
     char *id = xml_get(r.body, "/co:Fault/co:AgreementId");
     CU_ASSERT_PTR_NOT_NULL_FATAL(id);
     http_reply_free(&r);
-    CU_ASSERT_EQUAL(count_agreements(), before + 1); /* kept, as Rejected */
+    CU_ASSERT_EQUAL(hs_count_agreements(), before + 1); /* kept, as Rejected */
     snprintf(path, sizeof path, "/agreements/%s", id);
-    get(path, &r);
+    hs_get(path, &r);
     char *st = xml_get(r.body, "//co:Allocation/co:State");
     CU_ASSERT_STRING_EQUAL(st ? st : "", "Rejected");
     CU_ASSERT_TRUE(xml_count(r.body, "//co:Allocation/co:Reason") >= 2);
     free(st);
     http_reply_free(&r);
     /* Nothing of it was booked anywhere. */
-    char *b = bookings("caesar");
+    char *b = hs_bookings("caesar");
     CU_ASSERT_PTR_NULL(strstr(b, id));
     free(b);
     free(id);
@@ -330,13 +344,13 @@ static void test_no_slot_rejected_and_kept(void)
 static void test_adapter_failure_rolls_back(void)
 {
     struct http_reply r;
-    CU_ASSERT_EQUAL(post("/adapters/fzj-xd1/control/fault?call=reserve&action=unavailable", "", &r),
-                    200);
+    CU_ASSERT_EQUAL(
+        hs_post("/adapters/fzj-xd1/control/fault?call=reserve&action=unavailable", "", &r), 200);
     http_reply_free(&r);
     const char *sites[] = {"caesar:4", "fh-brs:4", "fzj-xd1:4"};
-    CU_ASSERT_EQUAL(
-        post("/agreements", offer("down", "<co:Duration>PT1H</co:Duration>", sites, 3, 10), &r),
-        503);
+    CU_ASSERT_EQUAL(hs_post("/agreements",
+                            hs_offer("down", "<co:Duration>PT1H</co:Duration>", sites, 3, 10), &r),
+                    503);
     char *code = xml_get(r.body, "/co:Fault/@co:code");
     CU_ASSERT_STRING_EQUAL(code ? code : "", "AdapterUnavailable");
     free(code);
@@ -346,7 +360,7 @@ static void test_adapter_failure_rolls_back(void)
     /* The reservations made at the other sites were rolled back. */
     static const char *const all[] = {"caesar", "fh-brs", "fzj-xd1", "wan"};
     for (int i = 0; i < 4; i++) {
-        char *b = bookings(all[i]);
+        char *b = hs_bookings(all[i]);
         CU_ASSERT_PTR_NULL(strstr(b, id));
         free(b);
     }
@@ -356,14 +370,15 @@ static void test_adapter_failure_rolls_back(void)
 static void test_competing_booking_rollback(void)
 {
     struct http_reply r;
-    CU_ASSERT_EQUAL(post("/adapters/caesar/control/fault?call=reserve&action=compete", "", &r),
+    CU_ASSERT_EQUAL(hs_post("/adapters/caesar/control/fault?call=reserve&action=compete", "", &r),
                     200);
     http_reply_free(&r);
     const char *sites[] = {"caesar:16", "fzj-xd1:8"};
-    CU_ASSERT_EQUAL(post("/agreements",
-                         offer("compete", "<co:Duration>PT2H</co:Duration>", sites, 2, 1000), &r),
+    CU_ASSERT_EQUAL(hs_post("/agreements",
+                            hs_offer("compete", "<co:Duration>PT2H</co:Duration>", sites, 2, 1000),
+                            &r),
                     201);
-    char *id = id_of(&r);
+    char *id = hs_id_of(&r);
     char *start = xml_get(r.body, "//co:Allocation/co:Start");
     char *end = xml_get(r.body, "//co:Allocation/co:End");
     char *rollbacks = xml_get(r.body, "//co:Allocation/co:Rollbacks");
@@ -371,10 +386,10 @@ static void test_competing_booking_rollback(void)
     http_reply_free(&r);
     /* It landed where caesar still has room beside the competitor. */
     int64_t cap;
-    CU_ASSERT_TRUE(peak("caesar", "caesar", start, end, &cap) <= cap);
+    CU_ASSERT_TRUE(hs_peak("caesar", "caesar", start, end, &cap) <= cap);
     char path[128];
     snprintf(path, sizeof path, "/agreements/%s/negotiation", id);
-    get(path, &r);
+    hs_get(path, &r);
     CU_ASSERT_TRUE(xml_count(r.body, "//co:Event[@co:kind='rollback']") >= 1);
     http_reply_free(&r);
     free(rollbacks);
@@ -387,12 +402,13 @@ static void test_late_reservation_retried(void)
 {
     struct http_reply r;
     CU_ASSERT_EQUAL(
-        post("/adapters/fh-brs/control/fault?call=reserve&action=late&seconds=5400", "", &r), 200);
+        hs_post("/adapters/fh-brs/control/fault?call=reserve&action=late&seconds=5400", "", &r),
+        200);
     http_reply_free(&r);
     const char *sites[] = {"fh-brs:2", "caesar:2"};
-    CU_ASSERT_EQUAL(
-        post("/agreements", offer("late", "<co:Duration>PT1H</co:Duration>", sites, 2, 10), &r),
-        201);
+    CU_ASSERT_EQUAL(hs_post("/agreements",
+                            hs_offer("late", "<co:Duration>PT1H</co:Duration>", sites, 2, 10), &r),
+                    201);
     char *rollbacks = xml_get(r.body, "//co:Allocation/co:Rollbacks");
     CU_ASSERT_TRUE(rollbacks && strtol(rollbacks, NULL, 10) >= 1);
     free(rollbacks);
@@ -419,17 +435,17 @@ static void test_site_chosen_and_iterative(void)
         "<co:Strategy>iterative</co:Strategy></co:Negotiation></wsag:ServiceDescriptionTerm>"
         "</wsag:All></wsag:Terms></wsag:AgreementOffer>";
     struct http_reply r;
-    CU_ASSERT_EQUAL(post("/agreements", doc, &r), 201);
+    CU_ASSERT_EQUAL(hs_post("/agreements", doc, &r), 201);
     char *site = xml_get(r.body, "//co:ComponentAllocation[@co:name='free']/co:Site");
     char *strategy = xml_get(r.body, "//co:Allocation/co:Strategy");
     /* 40 nodes fit on fzj-xd1 (64) or caesar (128), not on fh-brs (32). */
     CU_ASSERT_TRUE(site && (strcmp(site, "fzj-xd1") == 0 || strcmp(site, "caesar") == 0));
     CU_ASSERT_STRING_EQUAL(strategy ? strategy : "", "iterative");
-    char *id = id_of(&r);
+    char *id = hs_id_of(&r);
     http_reply_free(&r);
     char path[128];
     snprintf(path, sizeof path, "/agreements/%s/negotiation", id);
-    get(path, &r);
+    hs_get(path, &r);
     CU_ASSERT_EQUAL(xml_count(r.body, "//co:Event[@co:kind='plan']"), 2); /* two candidates */
     http_reply_free(&r);
     free(site);

@@ -147,11 +147,11 @@ static void test_tokens_and_ownership(void)
     http_reply_free(&r);
 
     const char *sites[] = {"a:2"};
-    char *doc = strdup(offer("mine", "<co:Duration>PT1H</co:Duration>", sites, 1, 0));
+    char *doc = strdup(hs_offer("mine", "<co:Duration>PT1H</co:Duration>", sites, 1, 0));
     char *as_alice = malloc(strlen(doc) + 16), *p = strstr(doc, "tester");
     snprintf(as_alice, strlen(doc) + 16, "%.*salice%s", (int)(p - doc), doc, p + 6);
     call(&au, "POST", "/agreements", as_alice, alice, 201, &r);
-    char *id = id_of(&r);
+    char *id = hs_id_of(&r);
     http_reply_free(&r);
     if (!id) {
         CU_FAIL("no agreement id");

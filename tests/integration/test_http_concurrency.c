@@ -33,7 +33,7 @@ static void test_hang_times_out_and_late_booking_released(void)
     CU_ASSERT_EQUAL(http_do("POST", u, "", 0, NULL, &r), 0);
     http_reply_free(&r);
     const char *sites[] = {"a:2", "b:2"};
-    const char *doc = offer("hang", "<co:Duration>PT1H</co:Duration>", sites, 2, 0);
+    const char *doc = hs_offer("hang", "<co:Duration>PT1H</co:Duration>", sites, 2, 0);
     snprintf(u, sizeof u, "%s/agreements", hang.base);
     int64_t t0 = acc_mono_us();
     CU_ASSERT_EQUAL(http_do("POST", u, doc, strlen(doc), XML_HDR, &r), 0);
@@ -116,7 +116,7 @@ static void test_concurrent_posts_never_overbook(void)
     CU_ASSERT_FATAL(acc_test_db("solo", db, sizeof db));
     CU_ASSERT_EQUAL_FATAL(fixture_start(&solo, solo_ini, db), 0);
     const char *one[] = {"solo:10"}; /* two never fit at once on 16 nodes */
-    char *doc = strdup(offer("race", "<co:Duration>PT1H</co:Duration>", one, 1, 0));
+    char *doc = strdup(hs_offer("race", "<co:Duration>PT1H</co:Duration>", one, 1, 0));
     struct poster p[32];
     for (int i = 0; i < 32; i++) {
         p[i] = (struct poster){.doc = doc};

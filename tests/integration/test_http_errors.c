@@ -17,7 +17,7 @@ struct bad_case {
     const char *says;
 };
 
-/* The bad offers built from offer(): zero nodes, an unknown site, too many
+/* The bad offers built from hs_offer(): zero nodes, an unknown site, too many
  * nodes, a window backwards or too short, a negative bandwidth, an unknown
  * component, more bandwidth than the link. */
 static void build_bad_offers(char tmp[][16384])
@@ -25,38 +25,38 @@ static void build_bad_offers(char tmp[][16384])
     const char *one[] = {"caesar:8"};
     char *p;
     snprintf(tmp[0], sizeof tmp[0], "%s",
-             offer("zero", "<co:Duration>PT1H</co:Duration>", one, 1, 0));
+             hs_offer("zero", "<co:Duration>PT1H</co:Duration>", one, 1, 0));
     p = strstr(tmp[0], "<co:Nodes>8");
     memcpy(p, "<co:Nodes>0", 11);
     const char *unknown[] = {"atlantis:4"};
     snprintf(tmp[1], sizeof tmp[1], "%s",
-             offer("unknown-site", "<co:Duration>PT1H</co:Duration>", unknown, 1, 0));
+             hs_offer("unknown-site", "<co:Duration>PT1H</co:Duration>", unknown, 1, 0));
     const char *toomany[] = {"fh-brs:33"};
     snprintf(tmp[2], sizeof tmp[2], "%s",
-             offer("too-many", "<co:Duration>PT1H</co:Duration>", toomany, 1, 0));
+             hs_offer("too-many", "<co:Duration>PT1H</co:Duration>", toomany, 1, 0));
     snprintf(tmp[3], sizeof tmp[3], "%s",
-             offer("window",
-                   "<co:EarliestStart>2030-01-02T00:00:00Z</co:EarliestStart>"
-                   "<co:Deadline>2030-01-01T00:00:00Z</co:Deadline>"
-                   "<co:Duration>PT1H</co:Duration>",
-                   one, 1, 0));
+             hs_offer("window",
+                      "<co:EarliestStart>2030-01-02T00:00:00Z</co:EarliestStart>"
+                      "<co:Deadline>2030-01-01T00:00:00Z</co:Deadline>"
+                      "<co:Duration>PT1H</co:Duration>",
+                      one, 1, 0));
     snprintf(tmp[4], sizeof tmp[4], "%s",
-             offer("short",
-                   "<co:EarliestStart>2030-01-01T00:00:00Z</co:EarliestStart>"
-                   "<co:Deadline>2030-01-01T01:00:00Z</co:Deadline>"
-                   "<co:Duration>PT2H</co:Duration>",
-                   one, 1, 0));
+             hs_offer("short",
+                      "<co:EarliestStart>2030-01-01T00:00:00Z</co:EarliestStart>"
+                      "<co:Deadline>2030-01-01T01:00:00Z</co:Deadline>"
+                      "<co:Duration>PT2H</co:Duration>",
+                      one, 1, 0));
     const char *two[] = {"caesar:8", "fh-brs:8"};
     snprintf(tmp[5], sizeof tmp[5], "%s",
-             offer("neg-bw", "<co:Duration>PT1H</co:Duration>", two, 2, 77));
+             hs_offer("neg-bw", "<co:Duration>PT1H</co:Duration>", two, 2, 77));
     p = strstr(tmp[5], "<co:Bandwidth>77");
     memcpy(p, "<co:Bandwidth>-7", 16);
     snprintf(tmp[6], sizeof tmp[6], "%s",
-             offer("bad-link", "<co:Duration>PT1H</co:Duration>", two, 2, 77));
+             hs_offer("bad-link", "<co:Duration>PT1H</co:Duration>", two, 2, 77));
     p = strstr(tmp[6], "<co:And>c1");
     memcpy(p, "<co:And>c9", 10);
     snprintf(tmp[7], sizeof tmp[7], "%s",
-             offer("bw", "<co:Duration>PT1H</co:Duration>", two, 2, 99999));
+             hs_offer("bw", "<co:Duration>PT1H</co:Duration>", two, 2, 99999));
 }
 
 /* One bad case posted: its status, its fault code and what it says. */
@@ -64,7 +64,7 @@ static void check_bad_case(const struct bad_case *c)
 {
     struct http_reply r;
     CU_ASSERT_EQUAL_FATAL(
-        http_do("POST", url("/agreements"), c->body, strlen(c->body), XML_HDR, &r), 0);
+        http_do("POST", hs_url("/agreements"), c->body, strlen(c->body), XML_HDR, &r), 0);
     if (r.status != c->status)
         fprintf(stderr, "\n  case '%s': status %ld, body %.300s\n", c->name, r.status, r.body);
     CU_ASSERT_EQUAL(r.status, c->status);
@@ -89,23 +89,23 @@ static void check_transport_errors(void)
 {
     struct http_reply r;
     const char *json_hdr[] = {"Content-Type: application/json", NULL};
-    CU_ASSERT_EQUAL(http_do("POST", url("/agreements"), "{}", 2, json_hdr, &r), 0);
+    CU_ASSERT_EQUAL(http_do("POST", hs_url("/agreements"), "{}", 2, json_hdr, &r), 0);
     CU_ASSERT_EQUAL(r.status, 415);
     http_reply_free(&r);
-    CU_ASSERT_EQUAL(http_do("PUT", url("/agreements"), "x", 1, XML_HDR, &r), 0);
+    CU_ASSERT_EQUAL(http_do("PUT", hs_url("/agreements"), "x", 1, XML_HDR, &r), 0);
     CU_ASSERT_EQUAL(r.status, 405);
     http_reply_free(&r);
-    CU_ASSERT_EQUAL(get("/nothing/here", &r), 404);
+    CU_ASSERT_EQUAL(hs_get("/nothing/here", &r), 404);
     http_reply_free(&r);
-    CU_ASSERT_EQUAL(get("/agreements/aaaaaaaaaaaaaaaa", &r), 404);
+    CU_ASSERT_EQUAL(hs_get("/agreements/aaaaaaaaaaaaaaaa", &r), 404);
     http_reply_free(&r);
-    CU_ASSERT_EQUAL(get("/agreements/'%20or%201=1", &r), 404);
+    CU_ASSERT_EQUAL(hs_get("/agreements/'%20or%201=1", &r), 404);
     http_reply_free(&r);
-    CU_ASSERT_EQUAL(get("/agreements?state=Sleeping", &r), 400);
+    CU_ASSERT_EQUAL(hs_get("/agreements?state=Sleeping", &r), 400);
     http_reply_free(&r);
-    CU_ASSERT_EQUAL(get("/agreements?from=yesterday", &r), 400);
+    CU_ASSERT_EQUAL(hs_get("/agreements?from=yesterday", &r), 400);
     http_reply_free(&r);
-    CU_ASSERT_EQUAL(http_do("GET", url("/agreements/none"), NULL, 0, JSON_ACCEPT, &r), 0);
+    CU_ASSERT_EQUAL(http_do("GET", hs_url("/agreements/none"), NULL, 0, JSON_ACCEPT, &r), 0);
     CU_ASSERT_EQUAL(r.status, 404);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "\"code\""));
     http_reply_free(&r);
@@ -147,18 +147,18 @@ static void test_bad_input(void)
         {"more bandwidth than the link", tmp[7], 400, "OverCapacity", "Mbit/s"},
         {"empty body", "", 400, "MalformedDocument", NULL},
     };
-    int before = count_agreements();
-    char *bk_before = bookings("caesar");
+    int before = hs_count_agreements();
+    char *bk_before = hs_bookings("caesar");
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         check_bad_case(&cases[i]);
     /* Nothing stored, nothing booked, and the server still serves. */
-    CU_ASSERT_EQUAL(count_agreements(), before);
-    char *bk_after = bookings("caesar");
+    CU_ASSERT_EQUAL(hs_count_agreements(), before);
+    char *bk_after = hs_bookings("caesar");
     CU_ASSERT_STRING_EQUAL(bk_before, bk_after);
     free(bk_before);
     free(bk_after);
     struct http_reply r;
-    CU_ASSERT_EQUAL(get("/healthz", &r), 200);
+    CU_ASSERT_EQUAL(hs_get("/healthz", &r), 200);
     http_reply_free(&r);
 
     check_transport_errors();
@@ -188,7 +188,7 @@ static void check_query_cases(void)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct http_reply r;
-        CU_ASSERT_EQUAL(get(cases[i].path, &r), 400);
+        CU_ASSERT_EQUAL(hs_get(cases[i].path, &r), 400);
         char *code = xml_get(r.body, "/co:Fault/@co:code");
         if (!code || strcmp(code, cases[i].code) != 0 || !strstr(r.body, cases[i].says))
             fprintf(stderr, "\n  %s: %ld %.300s\n", cases[i].path, r.status, r.body);
@@ -204,7 +204,7 @@ static void check_last_day_preview(void)
 {
     struct http_reply r;
     CU_ASSERT_EQUAL(
-        get("/sites/caesar/preview?nodes=1&duration=PT1H&from=9999-12-31T00:00:00Z", &r), 200);
+        hs_get("/sites/caesar/preview?nodes=1&duration=PT1H&from=9999-12-31T00:00:00Z", &r), 200);
     CU_ASSERT_PTR_NULL(strstr(r.body, "0000-"));
     char *until = xml_get(r.body, "/co:Preview/@co:until");
     CU_ASSERT_STRING_EQUAL(until ? until : "", "9999-12-31T23:59:59Z");
@@ -223,25 +223,25 @@ static void check_last_days_offer(const char *const *one)
                         "<co:Duration>PT1H</co:Duration>";
     /* The default [quota] max_advance (about five years) refuses such a
      * start, naming the limit; an operator may lift it. */
-    CU_ASSERT_EQUAL(post("/agreements", offer("last-days", sched, one, 1, 0), &r), 403);
+    CU_ASSERT_EQUAL(hs_post("/agreements", hs_offer("last-days", sched, one, 1, 0), &r), 403);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "max_advance"));
     CU_ASSERT_PTR_NULL(strstr(r.body, "0000-"));
     http_reply_free(&r);
     int64_t advance = fx.cfg.quota.advance;
     fx.cfg.quota.advance = ACC_QUOTA_UNLIMITED;
-    CU_ASSERT_EQUAL(post("/agreements", offer("last-days", sched, one, 1, 0), &r), 201);
+    CU_ASSERT_EQUAL(hs_post("/agreements", hs_offer("last-days", sched, one, 1, 0), &r), 201);
     fx.cfg.quota.advance = advance;
-    char *id = id_of(&r);
+    char *id = hs_id_of(&r);
     http_reply_free(&r);
     CU_ASSERT_PTR_NOT_NULL_FATAL(id);
     char path[128];
     snprintf(path, sizeof path, "/agreements/%s/negotiation", id);
-    CU_ASSERT_EQUAL(get(path, &r), 200);
+    CU_ASSERT_EQUAL(hs_get(path, &r), 200);
     CU_ASSERT_PTR_NULL(strstr(r.body, "0000-"));
     CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "9999-12-31T23:59:59Z"));
     http_reply_free(&r);
     snprintf(path, sizeof path, "/agreements/%s", id);
-    CU_ASSERT_EQUAL(http_do("DELETE", url(path), NULL, 0, NULL, &r), 0);
+    CU_ASSERT_EQUAL(http_do("DELETE", hs_url(path), NULL, 0, NULL, &r), 0);
     http_reply_free(&r);
     free(id);
 }
@@ -259,13 +259,13 @@ static void test_query_errors_and_time_bounds(void)
 
     /* An offer that would end after the bound is refused, nothing stored. */
     struct http_reply r;
-    int before = count_agreements();
-    CU_ASSERT_EQUAL(post("/agreements",
-                         offer("too-late",
-                               "<co:EarliestStart>9999-12-31T23:30:00Z</co:EarliestStart>"
-                               "<co:Duration>PT1H</co:Duration>",
-                               one, 1, 0),
-                         &r),
+    int before = hs_count_agreements();
+    CU_ASSERT_EQUAL(hs_post("/agreements",
+                            hs_offer("too-late",
+                                     "<co:EarliestStart>9999-12-31T23:30:00Z</co:EarliestStart>"
+                                     "<co:Duration>PT1H</co:Duration>",
+                                     one, 1, 0),
+                            &r),
                     400);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "after 9999-12-31T23:59:59Z"));
     http_reply_free(&r);
@@ -273,14 +273,14 @@ static void test_query_errors_and_time_bounds(void)
     /* A NUL byte after a valid offer. */
     char body[16384];
     size_t n = (size_t)snprintf(body, sizeof body, "%s",
-                                offer("nul", "<co:Duration>PT1H</co:Duration>", one, 1, 0));
+                                hs_offer("nul", "<co:Duration>PT1H</co:Duration>", one, 1, 0));
     memcpy(body + n, "\0garbage", 8);
-    CU_ASSERT_EQUAL_FATAL(http_do("POST", url("/agreements"), body, n + 8, XML_HDR, &r), 0);
+    CU_ASSERT_EQUAL_FATAL(http_do("POST", hs_url("/agreements"), body, n + 8, XML_HDR, &r), 0);
     CU_ASSERT_EQUAL(r.status, 400);
     CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "MalformedDocument"));
     CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "NUL"));
     http_reply_free(&r);
-    CU_ASSERT_EQUAL(count_agreements(), before);
+    CU_ASSERT_EQUAL(hs_count_agreements(), before);
 }
 
 static const struct acc_test_case tests[] = {

@@ -134,9 +134,9 @@ static void test_hung_site_does_not_stall_others(void)
     CU_ASSERT_FATAL(acc_test_db("hung", db, sizeof db));
     CU_ASSERT_EQUAL_FATAL(fixture_start(&fx, ini, db), 0);
     const char *h[] = {"h:1"}, *a[] = {"a:1"}, *b[] = {"b:1"};
-    char *doc_h = strdup(offer("hung", "<co:Duration>PT1H</co:Duration>", h, 1, 0));
-    char *doc_a = strdup(offer("other", "<co:Duration>PT1H</co:Duration>", a, 1, 0));
-    char *doc_b = strdup(offer("other", "<co:Duration>PT1H</co:Duration>", b, 1, 0));
+    char *doc_h = strdup(hs_offer("hung", "<co:Duration>PT1H</co:Duration>", h, 1, 0));
+    char *doc_a = strdup(hs_offer("other", "<co:Duration>PT1H</co:Duration>", a, 1, 0));
+    char *doc_b = strdup(hs_offer("other", "<co:Duration>PT1H</co:Duration>", b, 1, 0));
     CU_ASSERT_FATAL(doc_h && doc_a && doc_b);
 
     /* every preview of h hangs 3 s, past adapter_timeout */

@@ -112,15 +112,15 @@ static int setup(void)
     snprintf(db, sizeof db, "%s/launch.db", acc_test_tmpdir());
     snprintf(ini, sizeof ini, "%s/launch.ini", acc_test_tmpdir());
     snprintf(jobs, sizeof jobs, "%s/jobs", acc_test_tmpdir());
-    if (!write_config(NULL, NULL))
+    if (!lr_write_config(NULL, NULL))
         return 1;
-    accordd = start();
+    accordd = lr_start();
     return accordd > 0 ? 0 : 1;
 }
 
 static int cleanup(void)
 {
-    stop(SIGTERM);
+    lr_stop(SIGTERM);
     return 0;
 }
 
@@ -130,7 +130,7 @@ static int cleanup(void)
 static void check_descriptions(const char *id)
 {
     long st;
-    char *meta = get(id, "/launch/metampich", &st);
+    char *meta = lr_get(id, "/launch/metampich", &st);
     CU_ASSERT_EQUAL(st, 200);
     CU_ASSERT_PTR_NOT_NULL(meta ? strstr(meta, "NUMHOSTS 3\n") : NULL);
     CU_ASSERT_PTR_NOT_NULL(meta ? strstr(meta, "nodes=alpha-n1,alpha-n2;") : NULL);
@@ -138,7 +138,7 @@ static void check_descriptions(const char *id)
                                                "beta-n1:33001;")
                                 : NULL);
     free(meta);
-    char *rsl = get(id, "/launch/rsl", &st);
+    char *rsl = lr_get(id, "/launch/rsl", &st);
     CU_ASSERT_EQUAL(st, 200);
     CU_ASSERT_PTR_NOT_NULL(
         rsl ? strstr(rsl, "resourceManagerContact=\"beta.example.org:2119/jobmanager-slurm\"")
@@ -151,7 +151,7 @@ static void check_descriptions(const char *id)
 static void check_ring_output(const char *id)
 {
     long st;
-    char *out = get(id, "/launch/output", &st);
+    char *out = lr_get(id, "/launch/output", &st);
     CU_ASSERT_EQUAL(st, 200);
     CU_ASSERT_PTR_NOT_NULL(
         out ? strstr(out, "RING OK ranks=5 components=groundwater:2,particles:2,viz:1") : NULL);
@@ -196,7 +196,7 @@ static void check_accordctl(const char *id)
 static bool alpha_free_of(const char *id)
 {
     long st;
-    char *b = call("POST", "/adapters/alpha/control/bookings", "", &st);
+    char *b = lr_call("POST", "/adapters/alpha/control/bookings", "", &st);
     bool free_of = st == 200 && b && !strstr(b, id);
     free(b);
     return free_of;
@@ -207,13 +207,13 @@ static void test_ring(void)
     const struct comp c[] = {
         {"groundwater", "alpha", 2, 1}, {"particles", "beta", 1, 2}, {"viz", "gamma", 1, 1}};
     /* --sleep=2 keeps it running long enough to be seen Processing. */
-    char *o = offer("metampich", 3, "PT40S", c, 3,
-                    "<co:Argument>--sleep=2</co:Argument><co:Argument>two words</co:Argument>");
-    char *id = submit(o);
+    char *o = lr_offer("metampich", 3, "PT40S", c, 3,
+                       "<co:Argument>--sleep=2</co:Argument><co:Argument>two words</co:Argument>");
+    char *id = lr_submit(o);
     free(o);
     CU_ASSERT_PTR_NOT_NULL_FATAL(id);
     char *a, *j;
-    states(id, &a, &j);
+    lr_states(id, &a, &j);
     CU_ASSERT_STRING_EQUAL(a ? a : "", "Observed");
     CU_ASSERT_STRING_EQUAL(j ? j : "", "waiting");
     free(a);
@@ -223,18 +223,18 @@ static void test_ring(void)
     long st;
 
     /* Running: the service terms are Processing. */
-    CU_ASSERT_TRUE_FATAL(wait_job(id, "running", 15));
+    CU_ASSERT_TRUE_FATAL(lr_wait_job(id, "running", 15));
     char path[128];
     snprintf(path, sizeof path, "/agreements/%s/state", id);
-    char *sdoc = call("GET", path, NULL, &st);
+    char *sdoc = lr_call("GET", path, NULL, &st);
     CU_ASSERT_EQUAL(xml_count(sdoc ? sdoc : "<x/>", "//wsag:ServiceTermState[wsag:State="
                                                     "'Processing']"),
                     3);
     free(sdoc);
 
-    CU_ASSERT_TRUE_FATAL(wait_agreement(id, "Complete", 30));
-    assert_exited_ok(id);
-    sdoc = call("GET", path, NULL, &st);
+    CU_ASSERT_TRUE_FATAL(lr_wait_agreement(id, "Complete", 30));
+    lr_assert_exited_ok(id);
+    sdoc = lr_call("GET", path, NULL, &st);
     CU_ASSERT_EQUAL(xml_count(sdoc ? sdoc : "<x/>", "//wsag:ServiceTermState[wsag:State="
                                                     "'Completed']"),
                     3);
@@ -256,13 +256,13 @@ static void test_ring(void)
 static void test_failing(void)
 {
     const struct comp c[] = {{"a", "alpha", 1, 2}, {"b", "beta", 1, 1}};
-    char *o = offer("mpich-g2", 2, "PT40S", c, 2, "<co:Argument>--exit=3</co:Argument>");
-    char *id = submit(o);
+    char *o = lr_offer("mpich-g2", 2, "PT40S", c, 2, "<co:Argument>--exit=3</co:Argument>");
+    char *id = lr_submit(o);
     free(o);
     CU_ASSERT_PTR_NOT_NULL_FATAL(id);
-    CU_ASSERT_TRUE_FATAL(wait_agreement(id, "Complete", 30));
-    char *js = job_field(id, "State"), *ex = job_field(id, "ExitStatus"),
-         *why = job_field(id, "Reason");
+    CU_ASSERT_TRUE_FATAL(lr_wait_agreement(id, "Complete", 30));
+    char *js = lr_job_field(id, "State"), *ex = lr_job_field(id, "ExitStatus"),
+         *why = lr_job_field(id, "Reason");
     CU_ASSERT_STRING_EQUAL(js ? js : "", "exited");
     CU_ASSERT_TRUE(ex && atoi(ex) != 0);
     CU_ASSERT_PTR_NOT_NULL(why ? strstr(why, "exited with status") : NULL);
@@ -270,7 +270,7 @@ static void test_failing(void)
     free(ex);
     free(why);
     long st;
-    char *out = get(id, "/launch/output", &st);
+    char *out = lr_get(id, "/launch/output", &st);
     CU_ASSERT_PTR_NOT_NULL(out ? strstr(out, "RING OK ranks=3") : NULL);
     free(out);
     free(id);
@@ -279,21 +279,21 @@ static void test_failing(void)
 static void test_hanging(void)
 {
     const struct comp c[] = {{"a", "alpha", 1, 1}, {"b", "gamma", 1, 1}};
-    char *o = offer("metampich", 2, "PT10S", c, 2,
-                    "<co:Argument>--hang</co:Argument><co:Argument>marker-hang</co:Argument>");
-    char *id = submit(o);
+    char *o = lr_offer("metampich", 2, "PT10S", c, 2,
+                       "<co:Argument>--hang</co:Argument><co:Argument>marker-hang</co:Argument>");
+    char *id = lr_submit(o);
     free(o);
     CU_ASSERT_PTR_NOT_NULL_FATAL(id);
     char path[128];
     long st;
     snprintf(path, sizeof path, "/agreements/%s", id);
-    char *doc = call("GET", path, NULL, &st);
+    char *doc = lr_call("GET", path, NULL, &st);
     char *end = doc ? xml_get(doc, "//co:Allocation/co:End") : NULL;
     free(doc);
-    CU_ASSERT_TRUE_FATAL(wait_job(id, "running", 15));
+    CU_ASSERT_TRUE_FATAL(lr_wait_job(id, "running", 15));
     CU_ASSERT_EQUAL(wait_processes("marker-hang", 2, 5), 2);
-    CU_ASSERT_TRUE_FATAL(wait_agreement(id, "Complete", 30));
-    char *js = job_field(id, "State"), *ended = job_field(id, "Ended");
+    CU_ASSERT_TRUE_FATAL(lr_wait_agreement(id, "Complete", 30));
+    char *js = lr_job_field(id, "State"), *ended = lr_job_field(id, "Ended");
     CU_ASSERT_STRING_EQUAL(js ? js : "", "stopped");
     /* stopped by the end of its reservation, not after */
     CU_ASSERT_TRUE(ended && end && strcmp(ended, end) <= 0);
@@ -307,12 +307,12 @@ static void test_hanging(void)
 static void test_terminate_running(void)
 {
     const struct comp c[] = {{"a", "alpha", 2, 1}, {"b", "beta", 1, 1}};
-    char *o = offer("metampich", 2, "PT5M", c, 2,
-                    "<co:Argument>--hang</co:Argument><co:Argument>marker-term</co:Argument>");
-    char *id = submit(o);
+    char *o = lr_offer("metampich", 2, "PT5M", c, 2,
+                       "<co:Argument>--hang</co:Argument><co:Argument>marker-term</co:Argument>");
+    char *id = lr_submit(o);
     free(o);
     CU_ASSERT_PTR_NOT_NULL_FATAL(id);
-    CU_ASSERT_TRUE_FATAL(wait_job(id, "running", 15));
+    CU_ASSERT_TRUE_FATAL(lr_wait_job(id, "running", 15));
     CU_ASSERT_EQUAL(wait_processes("marker-term", 3, 5), 3);
     char path[128];
     long st;
@@ -321,16 +321,16 @@ static void test_terminate_running(void)
     for (int i = 0; i < 50 && !(out && strstr(out, "RING OK ranks=3")); i++) {
         free(out);
         usleep(100000);
-        out = get(id, "/launch/output", &st);
+        out = lr_get(id, "/launch/output", &st);
     }
     CU_ASSERT_PTR_NOT_NULL(out ? strstr(out, "RING OK ranks=3") : NULL);
     free(out);
     snprintf(path, sizeof path, "/agreements/%s/terminate", id);
-    char *reply = call("POST", path, "", &st);
+    char *reply = lr_call("POST", path, "", &st);
     CU_ASSERT_EQUAL(st, 200);
     free(reply);
     char *a, *j;
-    states(id, &a, &j);
+    lr_states(id, &a, &j);
     CU_ASSERT_STRING_EQUAL(a ? a : "", "Terminated");
     CU_ASSERT_STRING_EQUAL(j ? j : "", "terminated");
     free(a);
@@ -343,37 +343,38 @@ static void test_terminate_running(void)
 static void test_timer_survives_restart(void)
 {
     const struct comp c[] = {{"a", "alpha", 1, 1}, {"b", "beta", 1, 1}};
-    char *o = offer("metampich", 5, "PT40S", c, 2, NULL);
-    char *id = submit(o);
+    char *o = lr_offer("metampich", 5, "PT40S", c, 2, NULL);
+    char *id = lr_submit(o);
     free(o);
     CU_ASSERT_PTR_NOT_NULL_FATAL(id);
-    stop(SIGKILL);
-    accordd = start();
+    lr_stop(SIGKILL);
+    accordd = lr_start();
     CU_ASSERT_TRUE_FATAL(accordd > 0);
-    CU_ASSERT_TRUE_FATAL(wait_agreement(id, "Complete", 30));
-    assert_exited_ok(id);
+    CU_ASSERT_TRUE_FATAL(lr_wait_agreement(id, "Complete", 30));
+    lr_assert_exited_ok(id);
     free(id);
 }
 
 static void test_job_survives_restart(void)
 {
     const struct comp c[] = {{"a", "alpha", 1, 1}, {"b", "beta", 1, 1}};
-    char *o = offer("metampich", 2, "PT40S", c, 2,
-                    "<co:Argument>--sleep=4</co:Argument><co:Argument>marker-adopt</co:Argument>");
-    char *id = submit(o);
+    char *o =
+        lr_offer("metampich", 2, "PT40S", c, 2,
+                 "<co:Argument>--sleep=4</co:Argument><co:Argument>marker-adopt</co:Argument>");
+    char *id = lr_submit(o);
     free(o);
     CU_ASSERT_PTR_NOT_NULL_FATAL(id);
-    CU_ASSERT_TRUE_FATAL(wait_job(id, "running", 15));
+    CU_ASSERT_TRUE_FATAL(lr_wait_job(id, "running", 15));
     CU_ASSERT_EQUAL(wait_processes("marker-adopt", 2, 5), 2);
-    stop(SIGKILL);
+    lr_stop(SIGKILL);
     /* The job does not depend on accordd. */
     CU_ASSERT_EQUAL(count_processes("marker-adopt"), 2);
-    accordd = start();
+    accordd = lr_start();
     CU_ASSERT_TRUE_FATAL(accordd > 0);
-    CU_ASSERT_TRUE_FATAL(wait_agreement(id, "Complete", 30));
-    assert_exited_ok(id);
+    CU_ASSERT_TRUE_FATAL(lr_wait_agreement(id, "Complete", 30));
+    lr_assert_exited_ok(id);
     long st;
-    char *out = get(id, "/launch/output", &st);
+    char *out = lr_get(id, "/launch/output", &st);
     CU_ASSERT_PTR_NOT_NULL(out ? strstr(out, "RING OK ranks=2") : NULL);
     free(out);
     free(id);
@@ -396,23 +397,23 @@ static void test_bad_offers(void)
         "<wsag:ServiceDescriptionTerm wsag:Name=\"l\" wsag:ServiceName=\"m\">"
         "<co:Launch style=\"metampich\"/></wsag:ServiceDescriptionTerm>"
         "</wsag:All></wsag:Terms></wsag:AgreementOffer>";
-    char *reply = call("POST", "/agreements", no_exe, &st);
+    char *reply = lr_call("POST", "/agreements", no_exe, &st);
     CU_ASSERT_EQUAL(st, 400);
     CU_ASSERT_PTR_NOT_NULL(reply ? strstr(reply, "component nox has no co:Executable") : NULL);
     free(reply);
     /* A lone ':' would split the component in two. */
     const struct comp c[] = {{"a", "alpha", 1, 1}};
-    char *o = offer("mpich-g2", 5, "PT1M", c, 1, "<co:Argument>:</co:Argument>");
-    reply = call("POST", "/agreements", o, &st);
+    char *o = lr_offer("mpich-g2", 5, "PT1M", c, 1, "<co:Argument>:</co:Argument>");
+    reply = lr_call("POST", "/agreements", o, &st);
     CU_ASSERT_EQUAL(st, 400);
     free(reply);
     free(o);
     /* Nothing was stored. */
-    char *list = call("GET", "/agreements?state=Observed", NULL, &st);
+    char *list = lr_call("GET", "/agreements?state=Observed", NULL, &st);
     CU_ASSERT_EQUAL(st, 200);
     free(list);
     /* Launch files of unknown agreements and unknown files. */
-    reply = call("GET", "/agreements/aaaaaaaaaaaaaaaa/launch/rsl", NULL, &st);
+    reply = lr_call("GET", "/agreements/aaaaaaaaaaaaaaaa/launch/rsl", NULL, &st);
     CU_ASSERT_EQUAL(st, 404);
     free(reply);
 }
@@ -434,29 +435,29 @@ static int bounded_setup(void)
 {
     snprintf(db, sizeof db, "%s/bounded.db", acc_test_tmpdir());
     snprintf(ini, sizeof ini, "%s/bounded.ini", acc_test_tmpdir());
-    if (!write_config("output_limit = 200\n", NULL))
+    if (!lr_write_config("output_limit = 200\n", NULL))
         return 1;
-    accordd = start();
+    accordd = lr_start();
     return accordd > 0 ? 0 : 1;
 }
 
 static void test_output_bounded(void)
 {
     const struct comp c[] = {{"a", "alpha", 2, 2}, {"b", "beta", 1, 2}};
-    char *o = offer("metampich", 2, "PT40S", c, 2, NULL);
-    char *id = submit(o);
+    char *o = lr_offer("metampich", 2, "PT40S", c, 2, NULL);
+    char *id = lr_submit(o);
     free(o);
     CU_ASSERT_PTR_NOT_NULL_FATAL(id);
-    CU_ASSERT_TRUE_FATAL(wait_agreement(id, "Complete", 30));
+    CU_ASSERT_TRUE_FATAL(lr_wait_agreement(id, "Complete", 30));
     long st;
-    char *out = get(id, "/launch/output", &st);
+    char *out = lr_get(id, "/launch/output", &st);
     CU_ASSERT_EQUAL(st, 200);
     CU_ASSERT_TRUE(out && strlen(out) == 200); /* six ranks write more than that */
-    char *bytes = job_field(id, "OutputBytes"), *ex = job_field(id, "ExitStatus");
+    char *bytes = lr_job_field(id, "OutputBytes"), *ex = lr_job_field(id, "ExitStatus");
     CU_ASSERT_TRUE(bytes && atoi(bytes) > 300);
     CU_ASSERT_STRING_EQUAL(ex ? ex : "", "0"); /* cutting the output does not hurt the job */
     if (!ex || strcmp(ex, "0") != 0)
-        print_job(id);
+        lr_print_job(id);
     free(bytes);
     free(ex);
     free(out);
@@ -474,6 +475,6 @@ extern const struct acc_test_case netns_tests[];
 const struct acc_test_suite acc_test_suites[] = {
     {"launch", setup, cleanup, tests},
     {"launch with a small output limit", bounded_setup, cleanup, bounded_tests},
-    {"launch across emulated sites", netns_setup, netns_cleanup, netns_tests},
+    {"launch across emulated sites", lr_netns_setup, lr_netns_cleanup, netns_tests},
     {NULL, NULL, NULL, NULL},
 };

@@ -48,7 +48,7 @@ static int netns_script(const char *verb)
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-int netns_setup(void)
+int lr_netns_setup(void)
 {
     snprintf(netns_dir, sizeof netns_dir, "%s/netns", acc_test_tmpdir());
     snprintf(db, sizeof db, "%s/netns.db", acc_test_tmpdir());
@@ -83,15 +83,15 @@ int netns_setup(void)
         }
         setenv("NSSSH_IP", ip, 1);
     }
-    if (!write_config(launch, netns_sites))
+    if (!lr_write_config(launch, netns_sites))
         return 1;
-    accordd = start();
+    accordd = lr_start();
     return accordd > 0 ? 0 : 1;
 }
 
-int netns_cleanup(void)
+int lr_netns_cleanup(void)
 {
-    stop(SIGTERM);
+    lr_stop(SIGTERM);
     return netns_script("down") == 0 ? 0 : 1;
 }
 
@@ -122,14 +122,14 @@ static void test_across_namespaces(void)
         before[i] = veth_bytes(sites[i]);
     const struct comp c[] = {
         {"flow", "sitea", 2, 1}, {"particles", "siteb", 1, 2}, {"viz", "sitec", 1, 1}};
-    char *o = offer("mpich-g2", 3, "PT1M", c, 3, "<co:Argument>across sites</co:Argument>");
-    char *id = submit(o);
+    char *o = lr_offer("mpich-g2", 3, "PT1M", c, 3, "<co:Argument>across sites</co:Argument>");
+    char *id = lr_submit(o);
     free(o);
     CU_ASSERT_PTR_NOT_NULL_FATAL(id);
-    CU_ASSERT_TRUE_FATAL(wait_agreement(id, "Complete", 60));
-    assert_exited_ok(id);
+    CU_ASSERT_TRUE_FATAL(lr_wait_agreement(id, "Complete", 60));
+    lr_assert_exited_ok(id);
     long st;
-    char *out = get(id, "/launch/output", &st);
+    char *out = lr_get(id, "/launch/output", &st);
     CU_ASSERT_PTR_NOT_NULL_FATAL(out);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "RING OK ranks=5 components=flow:2,particles:2,viz:1"));
     CU_ASSERT_PTR_NOT_NULL(strstr(out, "[across sites]"));

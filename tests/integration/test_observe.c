@@ -126,7 +126,7 @@ static void negotiate(struct fixture *f, long want)
     const char *sites[] = {"a:2"};
     struct http_reply r;
     CU_ASSERT_EQUAL(call(f, "POST", "/agreements",
-                         offer("observed", "<co:Duration>PT1H</co:Duration>", sites, 1, 0),
+                         hs_offer("observed", "<co:Duration>PT1H</co:Duration>", sites, 1, 0),
                          as_tester, &r),
                     want);
     http_reply_free(&r);

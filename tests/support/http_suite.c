@@ -15,27 +15,28 @@ char db_path[256];
 const char *const XML_HDR[] = {"Content-Type: application/xml", NULL};
 const char *const JSON_ACCEPT[] = {"Accept: application/json", NULL};
 
-char *url(const char *path)
+char *hs_url(const char *path)
 {
     static char buf[1024]; /* base (64) + the longest path a test builds (512) */
     snprintf(buf, sizeof buf, "%s%s", fx.base, path);
     return buf;
 }
 
-long get(const char *path, struct http_reply *r)
+long hs_get(const char *path, struct http_reply *r)
 {
-    CU_ASSERT_EQUAL_FATAL(http_do("GET", url(path), NULL, 0, NULL, r), 0);
+    CU_ASSERT_EQUAL_FATAL(http_do("GET", hs_url(path), NULL, 0, NULL, r), 0);
     return r->status;
 }
 
-long post(const char *path, const char *body, struct http_reply *r)
+long hs_post(const char *path, const char *body, struct http_reply *r)
 {
-    CU_ASSERT_EQUAL_FATAL(http_do("POST", url(path), body, body ? strlen(body) : 0, XML_HDR, r), 0);
+    CU_ASSERT_EQUAL_FATAL(http_do("POST", hs_url(path), body, body ? strlen(body) : 0, XML_HDR, r),
+                          0);
     return r->status;
 }
 
-char *offer(const char *name, const char *schedule, const char *const *comps, size_t n,
-            int bandwidth)
+char *hs_offer(const char *name, const char *schedule, const char *const *comps, size_t n,
+               int bandwidth)
 {
     static char buf[16384];
     size_t used = (size_t)snprintf(
@@ -70,27 +71,27 @@ char *offer(const char *name, const char *schedule, const char *const *comps, si
     return buf;
 }
 
-char *id_of(const struct http_reply *r)
+char *hs_id_of(const struct http_reply *r)
 {
     const char *slash = strrchr(r->location, '/');
     return slash ? strdup(slash + 1) : NULL;
 }
 
-int count_agreements(void)
+int hs_count_agreements(void)
 {
     struct http_reply r;
-    get("/agreements?limit=1000", &r);
+    hs_get("/agreements?limit=1000", &r);
     int n = xml_count(r.body, "/co:AgreementList/co:AgreementRef");
     http_reply_free(&r);
     return n;
 }
 
-char *bookings(const char *adapter)
+char *hs_bookings(const char *adapter)
 {
     char path[128];
     snprintf(path, sizeof path, "/adapters/%s/control/bookings", adapter);
     struct http_reply r;
-    CU_ASSERT_EQUAL(http_do("POST", url(path), "", 0, NULL, &r), 0);
+    CU_ASSERT_EQUAL(http_do("POST", hs_url(path), "", 0, NULL, &r), 0);
     CU_ASSERT_EQUAL(r.status, 200);
     char *b = r.body;
     r.body = NULL;
@@ -98,14 +99,14 @@ char *bookings(const char *adapter)
     return b;
 }
 
-int64_t peak(const char *adapter, const char *resource, const char *from, const char *until,
-             int64_t *capacity)
+int64_t hs_peak(const char *adapter, const char *resource, const char *from, const char *until,
+                int64_t *capacity)
 {
     char path[512];
     snprintf(path, sizeof path, "/adapters/%s/control/peak?resource=%s&from=%s&until=%s", adapter,
              resource, from, until);
     struct http_reply r;
-    CU_ASSERT_EQUAL(http_do("POST", url(path), "", 0, NULL, &r), 0);
+    CU_ASSERT_EQUAL(http_do("POST", hs_url(path), "", 0, NULL, &r), 0);
     long long p = -1, c = -1;
     char name[64];
     if (r.body)

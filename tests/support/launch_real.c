@@ -48,7 +48,7 @@ static const char config_fmt[] = "[server]\n"
                                  "capacity = 1000\n"
                                  "network = net\n";
 
-bool write_config(const char *extra_launch, const char *extra_sites)
+bool lr_write_config(const char *extra_launch, const char *extra_sites)
 {
     FILE *f = fopen(ini, "w");
     if (!f)
@@ -64,12 +64,12 @@ bool write_config(const char *extra_launch, const char *extra_sites)
     return true;
 }
 
-pid_t start(void)
+pid_t lr_start(void)
 {
     return daemon_start(ACCORDD_PATH, ini, db, base, sizeof base);
 }
 
-void stop(int sig)
+void lr_stop(int sig)
 {
     if (accordd > 0) {
         kill(accordd, sig);
@@ -78,13 +78,13 @@ void stop(int sig)
     accordd = -1;
 }
 
-char *call(const char *method, const char *path, const char *body, long *status)
+char *lr_call(const char *method, const char *path, const char *body, long *status)
 {
     return daemon_call(base, method, path, body, status);
 }
 
-char *offer(const char *style, int ahead, const char *duration, const struct comp *c, int n,
-            const char *args)
+char *lr_offer(const char *style, int ahead, const char *duration, const struct comp *c, int n,
+               const char *args)
 {
     char start[32];
     time_t t = time(NULL) + ahead;
@@ -119,10 +119,10 @@ char *offer(const char *style, int ahead, const char *duration, const struct com
     return o;
 }
 
-char *submit(const char *doc)
+char *lr_submit(const char *doc)
 {
     long st;
-    char *reply = call("POST", "/agreements", doc, &st);
+    char *reply = lr_call("POST", "/agreements", doc, &st);
     CU_ASSERT_EQUAL(st, 201);
     char *id = reply && st == 201 ? xml_get(reply, "/wsag:Agreement/@wsag:AgreementId") : NULL;
     free(reply);
@@ -130,12 +130,12 @@ char *submit(const char *doc)
 }
 
 /* The agreement's state and its job's (free both). */
-void states(const char *id, char **agreement, char **job)
+void lr_states(const char *id, char **agreement, char **job)
 {
     char path[128];
     long st;
     snprintf(path, sizeof path, "/agreements/%s/state", id);
-    char *doc = call("GET", path, NULL, &st);
+    char *doc = lr_call("GET", path, NULL, &st);
     *agreement = doc ? xml_get(doc, "/co:AgreementStatus/wsag:AgreementState/wsag:State") : NULL;
     *job = doc ? xml_get(doc, "/co:AgreementStatus/co:Job/co:State") : NULL;
     free(doc);
@@ -147,7 +147,7 @@ static bool wait_state(const char *id, bool job, const char *want, int secs)
 {
     for (int i = 0; i < secs * 10; i++) {
         char *a, *j;
-        states(id, &a, &j);
+        lr_states(id, &a, &j);
         const char *have = job ? j : a;
         bool ok = have && strcmp(have, want) == 0;
         free(a);
@@ -159,27 +159,27 @@ static bool wait_state(const char *id, bool job, const char *want, int secs)
     return false;
 }
 
-bool wait_agreement(const char *id, const char *want, int secs)
+bool lr_wait_agreement(const char *id, const char *want, int secs)
 {
     return wait_state(id, false, want, secs);
 }
 
-bool wait_job(const char *id, const char *want, int secs)
+bool lr_wait_job(const char *id, const char *want, int secs)
 {
     return wait_state(id, true, want, secs);
 }
 
-char *get(const char *id, const char *what, long *st)
+char *lr_get(const char *id, const char *what, long *st)
 {
     char path[160];
     snprintf(path, sizeof path, "/agreements/%s%s", id, what);
-    return call("GET", path, NULL, st);
+    return lr_call("GET", path, NULL, st);
 }
 
-char *job_field(const char *id, const char *field)
+char *lr_job_field(const char *id, const char *field)
 {
     long st;
-    char *doc = get(id, "/launch", &st);
+    char *doc = lr_get(id, "/launch", &st);
     char xp[64];
     snprintf(xp, sizeof xp, "/co:Job/co:%s", field);
     char *v = doc && st == 200 ? xml_get(doc, xp) : NULL;
@@ -187,10 +187,10 @@ char *job_field(const char *id, const char *field)
     return v;
 }
 
-void print_job(const char *id)
+void lr_print_job(const char *id)
 {
     long st;
-    char *doc = get(id, "/launch", &st), *out = get(id, "/launch/output", &st);
+    char *doc = lr_get(id, "/launch", &st), *out = lr_get(id, "/launch/output", &st);
     fprintf(stderr, "job of %s:\n%s\noutput kept:\n%s\n", id, doc ? doc : "(none)",
             out ? out : "(none)");
     free(doc);
@@ -198,13 +198,13 @@ void print_job(const char *id)
 }
 
 /* The job ended by itself with exit status 0. */
-void assert_exited_ok(const char *id)
+void lr_assert_exited_ok(const char *id)
 {
-    char *js = job_field(id, "State"), *ex = job_field(id, "ExitStatus");
+    char *js = lr_job_field(id, "State"), *ex = lr_job_field(id, "ExitStatus");
     CU_ASSERT_STRING_EQUAL(js ? js : "", "exited");
     CU_ASSERT_STRING_EQUAL(ex ? ex : "", "0");
     if (!js || !ex || strcmp(js, "exited") != 0 || strcmp(ex, "0") != 0)
-        print_job(id);
+        lr_print_job(id);
     free(js);
     free(ex);
 }

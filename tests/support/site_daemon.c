@@ -15,7 +15,7 @@ char certs[512], conf[512], db[512];
 struct acc_site *site;
 acc_time T; /* a start well ahead, on a whole hour */
 
-void write_conf(void)
+void sd_write_conf(void)
 {
     char alice_fp[ACC_TLS_FP_LEN];
     struct acc_tls_peer id;
@@ -43,7 +43,7 @@ void write_conf(void)
     fclose(f);
 }
 
-void start(void)
+void sd_start(void)
 {
     struct acc_site_config cfg;
     struct acc_error err;
@@ -58,7 +58,7 @@ void start(void)
     site_client_set(certs, acc_site_port(site));
 }
 
-void stop(void)
+void sd_stop(void)
 {
     acc_site_stop(site);
     site = NULL;
@@ -66,14 +66,15 @@ void stop(void)
 
 /* ------------------------------------------------------------------ client */
 
-long request(const char *method, const char *path, const struct acc_buf *body, struct acc_buf *out)
+long sd_request(const char *method, const char *path, const struct acc_buf *body,
+                struct acc_buf *out)
 {
     return site_request("accord", method, path, body ? body->data : NULL, body ? body->len : 0,
                         out);
 }
 
-long reserve_as(const char *who, const char *key, int64_t nodes, acc_time start, int64_t duration,
-                struct acc_buf *out)
+long sd_reserve_as(const char *who, const char *key, int64_t nodes, acc_time start,
+                   int64_t duration, struct acc_buf *out)
 {
     struct acc_proto_reserve r = {
         .kind = ACC_RES_NODES, .amount = nodes, .start = start, .duration = duration};
@@ -87,18 +88,19 @@ long reserve_as(const char *who, const char *key, int64_t nodes, acc_time start,
     return st;
 }
 
-long reserve(const char *key, int64_t nodes, acc_time start, int64_t duration, struct acc_buf *out)
+long sd_reserve(const char *key, int64_t nodes, acc_time start, int64_t duration,
+                struct acc_buf *out)
 {
-    return reserve_as("accord", key, nodes, start, duration, out);
+    return sd_reserve_as("accord", key, nodes, start, duration, out);
 }
 
-acc_time booked_start(const char *key, int64_t nodes, acc_time start)
+acc_time sd_booked_start(const char *key, int64_t nodes, acc_time start)
 {
     struct acc_buf out = ACC_BUF_INIT;
     struct acc_reservation r = {0};
     struct acc_error err;
     acc_time t = -1;
-    if (reserve(key, nodes, start, 3600, &out) == 200 &&
+    if (sd_reserve(key, nodes, start, 3600, &out) == 200 &&
         acc_proto_read_reservation(out.data, out.len, &r, &err) == ACC_OK)
         t = r.start;
     acc_reservation_release(&r);
@@ -106,7 +108,7 @@ acc_time booked_start(const char *key, int64_t nodes, acc_time start)
     return t;
 }
 
-long call(const char *who, const char *method, const char *key, struct acc_buf *out)
+long sd_call(const char *who, const char *method, const char *key, struct acc_buf *out)
 {
     char path[400];
     snprintf(path, sizeof path, "/v1/reservations/%s", key);

@@ -3,8 +3,8 @@
  * in-process (site alpha, sim-batch, 16 nodes; peers accord-main, an admin,
  * and alice)
  * whose state the tests build on one after another, and reservations asked
- * of it over mutual TLS.  The short names are the ones the tests were
- * written with. */
+ * of it over mutual TLS.  Its helpers carry the prefix sd_, so that no two test
+ * support headers export one name with two meanings. */
 #ifndef ACC_SITE_DAEMON_H
 #define ACC_SITE_DAEMON_H
 
@@ -19,18 +19,20 @@ extern struct acc_site *site;
 extern acc_time T; /* a start well ahead, on a whole hour */
 
 /* The daemon's configuration file at conf. */
-void write_conf(void);
-void start(void);
-void stop(void);
+void sd_write_conf(void);
+void sd_start(void);
+void sd_stop(void);
 
-long request(const char *method, const char *path, const struct acc_buf *body, struct acc_buf *out);
-long reserve_as(const char *who, const char *key, int64_t nodes, acc_time start, int64_t duration,
+long sd_request(const char *method, const char *path, const struct acc_buf *body,
                 struct acc_buf *out);
-long reserve(const char *key, int64_t nodes, acc_time start, int64_t duration, struct acc_buf *out);
+long sd_reserve_as(const char *who, const char *key, int64_t nodes, acc_time start,
+                   int64_t duration, struct acc_buf *out);
+long sd_reserve(const char *key, int64_t nodes, acc_time start, int64_t duration,
+                struct acc_buf *out);
 /* The start sim-batch booked (it books later than asked when the start is
  * taken), or -1 when the reserve was not answered 200. */
-acc_time booked_start(const char *key, int64_t nodes, acc_time start);
-long call(const char *who, const char *method, const char *key, struct acc_buf *out);
+acc_time sd_booked_start(const char *key, int64_t nodes, acc_time start);
+long sd_call(const char *who, const char *method, const char *key, struct acc_buf *out);
 
 /* test_site_ops.c: the tests on the daemon's jobs, connections and reload,
  * in test_site's one suite. */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_site.c - accord-site in-process on 127.0.0.1 (port 0) with a
  * sim-batch site, driven over mutual TLS with libcurl and the protocol's
- * own codec: health, preview, reserve (the same key again, the same key
+ * own codec: health, preview, sd_reserve (the same key again, the same key
  * with other terms), query, cancel (an unknown key, another peer's key),
  * the peer's limits, a restart that keeps bookings, recovery of an intent
  * row a crash left, bodies too large, bad XML, paths and methods, and
@@ -42,7 +42,7 @@ static int suite_init(void)
 
 static int suite_cleanup(void)
 {
-    stop();
+    sd_stop();
     curl_global_cleanup();
     return 0;
 }
@@ -90,10 +90,10 @@ static void test_config_errors(void)
 
 static void test_health(void)
 {
-    write_conf();
-    start();
+    sd_write_conf();
+    sd_start();
     struct acc_buf out = ACC_BUF_INIT;
-    CU_ASSERT_EQUAL(request("GET", "/v1/health", NULL, &out), 200);
+    CU_ASSERT_EQUAL(sd_request("GET", "/v1/health", NULL, &out), 200);
     struct acc_proto_health h;
     struct acc_error err;
     ACC_ASSERT_OK(acc_proto_read_health(out.data, out.len, &h, &err));
@@ -116,7 +116,7 @@ static void test_preview(void)
     acc_strlcpy(p.resource, "alpha", sizeof p.resource);
     struct acc_buf body = ACC_BUF_INIT, out = ACC_BUF_INIT;
     acc_proto_write_preview(&p, &body);
-    CU_ASSERT_EQUAL(request("POST", "/v1/preview", &body, &out), 200);
+    CU_ASSERT_EQUAL(sd_request("POST", "/v1/preview", &body, &out), 200);
     struct acc_frames f;
     struct acc_error err;
     ACC_ASSERT_OK(acc_proto_read_frames(out.data, out.len, &f, &err));
@@ -128,7 +128,7 @@ static void test_preview(void)
     acc_strlcpy(p.resource, "beta", sizeof p.resource);
     acc_buf_reset(&body);
     acc_proto_write_preview(&p, &body);
-    CU_ASSERT_EQUAL(request("POST", "/v1/preview", &body, &out), 404);
+    CU_ASSERT_EQUAL(sd_request("POST", "/v1/preview", &body, &out), 404);
     CU_ASSERT_EQUAL(site_fault_of(&out), ACC_ERR_NOT_FOUND);
     CU_ASSERT_PTR_NOT_NULL(strstr(out.data, "it has: alpha"));
     /* Over the peer's nodes: its limit, before the adapter sees it. */
@@ -136,7 +136,7 @@ static void test_preview(void)
     p.amount = 9;
     acc_buf_reset(&body);
     acc_proto_write_preview(&p, &body);
-    CU_ASSERT_EQUAL(request("POST", "/v1/preview", &body, &out), 403);
+    CU_ASSERT_EQUAL(sd_request("POST", "/v1/preview", &body, &out), 403);
     CU_ASSERT_EQUAL(site_fault_of(&out), ACC_ERR_PEER_LIMIT);
     CU_ASSERT_PTR_NOT_NULL(strstr(out.data, "max_nodes"));
     acc_buf_release(&body);
@@ -147,7 +147,7 @@ static void test_reserve_idempotent(void)
 {
     struct acc_buf out = ACC_BUF_INIT;
     struct acc_error err;
-    CU_ASSERT_EQUAL_FATAL(reserve("k1", 4, T, 3600, &out), 200);
+    CU_ASSERT_EQUAL_FATAL(sd_reserve("k1", 4, T, 3600, &out), 200);
     struct acc_reservation r1 = {0}, r2 = {0};
     ACC_ASSERT_OK(acc_proto_read_reservation(out.data, out.len, &r1, &err));
     CU_ASSERT(r1.local_id[0] != '\0');
@@ -155,20 +155,20 @@ static void test_reserve_idempotent(void)
     CU_ASSERT_EQUAL(r1.end, T + 3600);
     CU_ASSERT_EQUAL(r1.amount, 4);
     /* The same key again: the same reservation, not a second one. */
-    CU_ASSERT_EQUAL(reserve("k1", 4, T, 3600, &out), 200);
+    CU_ASSERT_EQUAL(sd_reserve("k1", 4, T, 3600, &out), 200);
     ACC_ASSERT_OK(acc_proto_read_reservation(out.data, out.len, &r2, &err));
     CU_ASSERT_STRING_EQUAL(r1.local_id, r2.local_id);
     /* The same key with other terms: refused, nothing changed. */
-    CU_ASSERT_EQUAL(reserve("k1", 5, T, 3600, &out), 422);
+    CU_ASSERT_EQUAL(sd_reserve("k1", 5, T, 3600, &out), 422);
     CU_ASSERT_EQUAL(site_fault_of(&out), ACC_ERR_KEY_REUSED);
     /* 16 nodes: two reservations of 6 fit at T beside the one k1 (a second
      * k1 would have left room for one). */
-    CU_ASSERT_EQUAL(booked_start("k1b", 6, T), T);
-    CU_ASSERT_EQUAL(booked_start("k1c", 6, T), T);
-    CU_ASSERT_EQUAL(call("accord", "DELETE", "k1b", &out), 204);
-    CU_ASSERT_EQUAL(call("accord", "DELETE", "k1c", &out), 204);
+    CU_ASSERT_EQUAL(sd_booked_start("k1b", 6, T), T);
+    CU_ASSERT_EQUAL(sd_booked_start("k1c", 6, T), T);
+    CU_ASSERT_EQUAL(sd_call("accord", "DELETE", "k1b", &out), 204);
+    CU_ASSERT_EQUAL(sd_call("accord", "DELETE", "k1c", &out), 204);
     /* Query reads it back from the adapter. */
-    CU_ASSERT_EQUAL(call("accord", "GET", "k1", &out), 200);
+    CU_ASSERT_EQUAL(sd_call("accord", "GET", "k1", &out), 200);
     acc_reservation_release(&r2);
     ACC_ASSERT_OK(acc_proto_read_reservation(out.data, out.len, &r2, &err));
     CU_ASSERT_STRING_EQUAL(r1.local_id, r2.local_id);
@@ -182,14 +182,14 @@ static void test_other_peer(void)
 {
     struct acc_buf out = ACC_BUF_INIT;
     /* alice sees nothing of accord-main's k1, and her cancel does nothing. */
-    CU_ASSERT_EQUAL(call("alice", "GET", "k1", &out), 404);
+    CU_ASSERT_EQUAL(sd_call("alice", "GET", "k1", &out), 404);
     CU_ASSERT_EQUAL(site_fault_of(&out), ACC_ERR_NOT_FOUND);
-    CU_ASSERT_EQUAL(call("alice", "DELETE", "k1", &out), 204);
-    CU_ASSERT_EQUAL(call("accord", "GET", "k1", &out), 200);
+    CU_ASSERT_EQUAL(sd_call("alice", "DELETE", "k1", &out), 204);
+    CU_ASSERT_EQUAL(sd_call("accord", "GET", "k1", &out), 200);
     /* Nor may she book under its key. */
-    CU_ASSERT_EQUAL(reserve_as("alice", "k1", 2, T, 3600, &out), 422);
+    CU_ASSERT_EQUAL(sd_reserve_as("alice", "k1", 2, T, 3600, &out), 422);
     /* Her own limits apply to her: 4 nodes. */
-    CU_ASSERT_EQUAL(reserve_as("alice", "a1", 5, T, 3600, &out), 403);
+    CU_ASSERT_EQUAL(sd_reserve_as("alice", "a1", 5, T, 3600, &out), 403);
     CU_ASSERT_EQUAL(site_fault_of(&out), ACC_ERR_PEER_LIMIT);
     acc_buf_release(&out);
 }
@@ -197,67 +197,67 @@ static void test_other_peer(void)
 static void test_cancel(void)
 {
     struct acc_buf out = ACC_BUF_INIT;
-    CU_ASSERT_EQUAL(call("accord", "DELETE", "k1", &out), 204);
-    CU_ASSERT_EQUAL(call("accord", "GET", "k1", &out), 404);
-    CU_ASSERT_EQUAL(call("accord", "DELETE", "k1", &out), 204); /* idempotent */
+    CU_ASSERT_EQUAL(sd_call("accord", "DELETE", "k1", &out), 204);
+    CU_ASSERT_EQUAL(sd_call("accord", "GET", "k1", &out), 404);
+    CU_ASSERT_EQUAL(sd_call("accord", "DELETE", "k1", &out), 204); /* idempotent */
     /* A cancelled key is not booked again. */
-    CU_ASSERT_EQUAL(reserve("k1", 4, T, 3600, &out), 409);
+    CU_ASSERT_EQUAL(sd_reserve("k1", 4, T, 3600, &out), 409);
     CU_ASSERT_EQUAL(site_fault_of(&out), ACC_ERR_STATE);
     /* An unknown key: 204, and a reserve arriving after its cancel books
      * nothing. */
-    CU_ASSERT_EQUAL(call("accord", "DELETE", "never-booked", &out), 204);
-    CU_ASSERT_EQUAL(reserve("never-booked", 4, T, 3600, &out), 409);
+    CU_ASSERT_EQUAL(sd_call("accord", "DELETE", "never-booked", &out), 204);
+    CU_ASSERT_EQUAL(sd_reserve("never-booked", 4, T, 3600, &out), 409);
     /* The capacity k1 held is free again: 8 + 8 fit at T. */
-    CU_ASSERT_EQUAL(booked_start("k2", 8, T), T);
-    CU_ASSERT_EQUAL(booked_start("k3", 8, T), T);
+    CU_ASSERT_EQUAL(sd_booked_start("k2", 8, T), T);
+    CU_ASSERT_EQUAL(sd_booked_start("k3", 8, T), T);
     acc_buf_release(&out);
 }
 
 static void test_limits(void)
 {
     struct acc_buf out = ACC_BUF_INIT;
-    CU_ASSERT_EQUAL(reserve("l1", 9, T + 86400 / 2, 3600, &out), 403);
+    CU_ASSERT_EQUAL(sd_reserve("l1", 9, T + 86400 / 2, 3600, &out), 403);
     CU_ASSERT_EQUAL(site_fault_of(&out), ACC_ERR_PEER_LIMIT);
     CU_ASSERT_PTR_NOT_NULL(strstr(out.data, "max_nodes"));
-    CU_ASSERT_EQUAL(reserve("l2", 1, T, 3 * 3600, &out), 403);
+    CU_ASSERT_EQUAL(sd_reserve("l2", 1, T, 3 * 3600, &out), 403);
     CU_ASSERT_PTR_NOT_NULL(strstr(out.data, "max_duration"));
-    CU_ASSERT_EQUAL(reserve("l3", 1, acc_now() + 2 * 86400, 3600, &out), 403);
+    CU_ASSERT_EQUAL(sd_reserve("l3", 1, acc_now() + 2 * 86400, 3600, &out), 403);
     CU_ASSERT_PTR_NOT_NULL(strstr(out.data, "max_advance"));
     /* k2 and k3 are open; a third fits, a fourth is over max_reservations. */
-    CU_ASSERT_EQUAL(reserve("l4", 1, T + 3 * 3600, 3600, &out), 200);
-    CU_ASSERT_EQUAL(reserve("l5", 1, T + 3 * 3600, 3600, &out), 403);
+    CU_ASSERT_EQUAL(sd_reserve("l4", 1, T + 3 * 3600, 3600, &out), 200);
+    CU_ASSERT_EQUAL(sd_reserve("l5", 1, T + 3 * 3600, 3600, &out), 403);
     CU_ASSERT_PTR_NOT_NULL(strstr(out.data, "max_reservations"));
     /* Nothing of the refused ones was journalled. */
-    CU_ASSERT_EQUAL(call("accord", "GET", "l1", &out), 404);
-    CU_ASSERT_EQUAL(call("accord", "GET", "l5", &out), 404);
-    CU_ASSERT_EQUAL(call("accord", "DELETE", "l4", &out), 204);
+    CU_ASSERT_EQUAL(sd_call("accord", "GET", "l1", &out), 404);
+    CU_ASSERT_EQUAL(sd_call("accord", "GET", "l5", &out), 404);
+    CU_ASSERT_EQUAL(sd_call("accord", "DELETE", "l4", &out), 204);
     /* The count is kept in memory as an upper bound; at the limit it is
      * counted again, and the cancel of l4 made room for one. */
-    CU_ASSERT_EQUAL(reserve("l6", 1, T + 3 * 3600, 3600, &out), 200);
-    CU_ASSERT_EQUAL(reserve("l7", 1, T + 3 * 3600, 3600, &out), 403);
+    CU_ASSERT_EQUAL(sd_reserve("l6", 1, T + 3 * 3600, 3600, &out), 200);
+    CU_ASSERT_EQUAL(sd_reserve("l7", 1, T + 3 * 3600, 3600, &out), 403);
     CU_ASSERT_PTR_NOT_NULL(strstr(out.data, "holds 3 open reservations"));
-    CU_ASSERT_EQUAL(call("accord", "DELETE", "l6", &out), 204);
+    CU_ASSERT_EQUAL(sd_call("accord", "DELETE", "l6", &out), 204);
     acc_buf_release(&out);
 }
 
 static void test_restart_keeps_bookings(void)
 {
     struct acc_buf out = ACC_BUF_INIT;
-    stop();
-    start();
-    CU_ASSERT_EQUAL(call("accord", "GET", "k2", &out), 200);
-    CU_ASSERT_EQUAL(call("accord", "GET", "k3", &out), 200);
+    sd_stop();
+    sd_start();
+    CU_ASSERT_EQUAL(sd_call("accord", "GET", "k2", &out), 200);
+    CU_ASSERT_EQUAL(sd_call("accord", "GET", "k3", &out), 200);
     /* k2 holds 8 of 16 nodes at T: the adapter's calendar came back too. */
-    CU_ASSERT_EQUAL(call("accord", "DELETE", "k3", &out), 204);
-    CU_ASSERT_EQUAL(booked_start("k4", 8, T), T);
+    CU_ASSERT_EQUAL(sd_call("accord", "DELETE", "k3", &out), 204);
+    CU_ASSERT_EQUAL(sd_booked_start("k4", 8, T), T);
     /* sim-batch books later than asked when the start is taken. */
-    CU_ASSERT_EQUAL(reserve("k5", 8, T, 3600, &out), 200);
+    CU_ASSERT_EQUAL(sd_reserve("k5", 8, T, 3600, &out), 200);
     struct acc_reservation r = {0};
     struct acc_error err;
     ACC_ASSERT_OK(acc_proto_read_reservation(out.data, out.len, &r, &err));
     CU_ASSERT(r.start >= T + 3600);
     acc_reservation_release(&r);
-    CU_ASSERT_EQUAL(call("accord", "DELETE", "k5", &out), 204);
+    CU_ASSERT_EQUAL(sd_call("accord", "DELETE", "k5", &out), 204);
     acc_buf_release(&out);
 }
 
@@ -300,7 +300,7 @@ static void test_second_daemon_refused(void)
     unlink(hard);
     snprintf(side, sizeof side, "%s.sim-alpha", hard);
     unlink(side);
-    CU_ASSERT_EQUAL(call("accord", "GET", "k2", &out), 200);
+    CU_ASSERT_EQUAL(sd_call("accord", "GET", "k2", &out), 200);
     acc_buf_release(&out);
 }
 
@@ -310,19 +310,19 @@ static void test_second_daemon_refused(void)
 static void test_intent_recovered(void)
 {
     struct acc_buf out = ACC_BUF_INIT;
-    stop();
+    sd_stop();
     sqlite3 *h = NULL;
     CU_ASSERT_FATAL(sqlite3_open(db, &h) == SQLITE_OK);
     CU_ASSERT_FATAL(sqlite3_exec(h, "UPDATE site_bookings SET state = 'intent' WHERE key = 'k4'",
                                  NULL, NULL, NULL) == SQLITE_OK);
     CU_ASSERT_EQUAL(sqlite3_changes(h), 1);
     sqlite3_close(h);
-    start();
-    CU_ASSERT_EQUAL(call("accord", "GET", "k4", &out), 404);
+    sd_start();
+    CU_ASSERT_EQUAL(sd_call("accord", "GET", "k4", &out), 404);
     /* k4's 8 nodes are free at the adapter again. */
-    CU_ASSERT_EQUAL(booked_start("k6", 8, T), T);
+    CU_ASSERT_EQUAL(sd_booked_start("k6", 8, T), T);
     /* And a retry of k4 is not booked: it was cancelled. */
-    CU_ASSERT_EQUAL(reserve("k4", 8, T, 3600, &out), 409);
+    CU_ASSERT_EQUAL(sd_reserve("k4", 8, T, 3600, &out), 409);
     CU_ASSERT_EQUAL(site_fault_of(&out), ACC_ERR_STATE);
     acc_buf_release(&out);
 }
@@ -335,20 +335,20 @@ static void test_intent_recovered(void)
 static void test_lost_intent_cancelled(void)
 {
     struct acc_buf out = ACC_BUF_INIT;
-    stop();
+    sd_stop();
     sqlite3 *h = NULL;
     CU_ASSERT_FATAL(sqlite3_open(db, &h) == SQLITE_OK);
     CU_ASSERT_FATAL(sqlite3_exec(h, "DELETE FROM site_bookings WHERE key = 'k6'", NULL, NULL,
                                  NULL) == SQLITE_OK);
     CU_ASSERT_EQUAL(sqlite3_changes(h), 1);
     sqlite3_close(h);
-    start();
-    CU_ASSERT_EQUAL(call("accord", "GET", "k6", &out), 404);
-    CU_ASSERT_EQUAL(call("accord", "DELETE", "k6", &out), 204);
+    sd_start();
+    CU_ASSERT_EQUAL(sd_call("accord", "GET", "k6", &out), 404);
+    CU_ASSERT_EQUAL(sd_call("accord", "DELETE", "k6", &out), 204);
     /* k6's 8 nodes are free at the adapter again (k2 holds the other 8). */
-    CU_ASSERT_EQUAL(booked_start("k7", 8, T), T);
+    CU_ASSERT_EQUAL(sd_booked_start("k7", 8, T), T);
     /* And a late reserve of k6 books nothing. */
-    CU_ASSERT_EQUAL(reserve("k6", 8, T, 3600, &out), 409);
+    CU_ASSERT_EQUAL(sd_reserve("k6", 8, T, 3600, &out), 409);
     acc_buf_release(&out);
 }
 
@@ -372,7 +372,7 @@ static void test_bad_requests(void)
     CU_ASSERT_EQUAL(site_request("accord", "GET", "/v1/nothing", NULL, 0, &out), 404);
     CU_ASSERT_EQUAL(site_request("accord", "POST", "/v1/health", "", 0, &out), 405);
     CU_ASSERT_EQUAL(site_fault_of(&out), ACC_ERR_METHOD);
-    CU_ASSERT_EQUAL(call("accord", "GET", "bad%20key", &out), 400); /* docs/protocol.md */
+    CU_ASSERT_EQUAL(sd_call("accord", "GET", "bad%20key", &out), 400); /* docs/protocol.md */
     CU_ASSERT_EQUAL(site_fault_of(&out), ACC_ERR_BAD_REQUEST);
     acc_buf_release(&out);
 }
@@ -406,8 +406,8 @@ static void test_bad_keys(void)
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         for (size_t m = 0; m < 3; m++) {
-            long st = m == 0 ? reserve(bad[i].key, 1, T + 20 * 3600, 3600, &out)
-                             : call("accord", methods[m], bad[i].key, &out);
+            long st = m == 0 ? sd_reserve(bad[i].key, 1, T + 20 * 3600, 3600, &out)
+                             : sd_call("accord", methods[m], bad[i].key, &out);
             CU_ASSERT_EQUAL(st, 400);
             CU_ASSERT_EQUAL(site_fault_of(&out), ACC_ERR_BAD_REQUEST);
             acc_buf_putc(&out, '\0');
@@ -418,10 +418,10 @@ static void test_bad_keys(void)
         }
     }
     /* Nothing was booked under the part before %00. */
-    CU_ASSERT_EQUAL(call("accord", "GET", "z", &out), 404);
+    CU_ASSERT_EQUAL(sd_call("accord", "GET", "z", &out), 404);
     /* The longest key there is, and a job id no better than a key. */
-    CU_ASSERT_EQUAL(reserve(k95, 1, T + 20 * 3600, 3600, &out), 200);
-    CU_ASSERT_EQUAL(call("accord", "DELETE", k95, &out), 204);
+    CU_ASSERT_EQUAL(sd_reserve(k95, 1, T + 20 * 3600, 3600, &out), 200);
+    CU_ASSERT_EQUAL(sd_call("accord", "DELETE", k95, &out), 204);
     CU_ASSERT_EQUAL(site_request("accord", "GET", "/v1/jobs/..", NULL, 0, &out), 400);
     acc_buf_putc(&out, '\0');
     CU_ASSERT_PTR_NOT_NULL(strstr(out.data, "job id"));
@@ -433,7 +433,7 @@ static void test_bad_keys(void)
 static void test_metrics(void)
 {
     struct acc_buf out = ACC_BUF_INIT;
-    CU_ASSERT_EQUAL(request("GET", "/metrics", NULL, &out), 200);
+    CU_ASSERT_EQUAL(sd_request("GET", "/metrics", NULL, &out), 200);
     const char *m = out.data ? out.data : "";
     CU_ASSERT_PTR_NOT_NULL(strstr(m, "# TYPE accord_http_requests_total counter\n"));
     CU_ASSERT_PTR_NOT_NULL(strstr(m, "\naccord_http_requests_total{code=\"200\"} "));

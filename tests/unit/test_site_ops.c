@@ -95,7 +95,7 @@ void test_jobs(void)
     CU_ASSERT_FATAL(lfd >= 0);
     char control[64];
     snprintf(control, sizeof control, "127.0.0.1:%u", lport);
-    CU_ASSERT_EQUAL_FATAL(reserve("j1", 1, acc_now(), 600, &out), 200);
+    CU_ASSERT_EQUAL_FATAL(sd_reserve("j1", 1, acc_now(), 600, &out), 200);
     /* Only hydra_pmi_proxy, with Hydra's options, control inside the networks. */
     CU_ASSERT_EQUAL(submit_as("accord", "j1", "/bin/sh", control, &out), 400);
     CU_ASSERT_EQUAL(site_fault_of(&out), ACC_ERR_INVALID);
@@ -112,7 +112,7 @@ void test_jobs(void)
     /* Another peer can neither see it nor stop it, nor its reservation. */
     CU_ASSERT_EQUAL(site_request("alice", "GET", path, NULL, 0, &out), 404);
     CU_ASSERT_EQUAL(site_request("alice", "DELETE", path, NULL, 0, &out), 404);
-    CU_ASSERT_EQUAL(call("alice", "DELETE", "j1", &out), 204);
+    CU_ASSERT_EQUAL(sd_call("alice", "DELETE", "j1", &out), 204);
     CU_ASSERT(job_running(path));
     /* Its owner stops it. */
     CU_ASSERT_EQUAL(site_request("accord", "DELETE", path, NULL, 0, &out), 204);
@@ -121,7 +121,7 @@ void test_jobs(void)
     submit_ok(control, path, sizeof path);
     nanosleep(&ts, NULL);
     CU_ASSERT(job_running(path));
-    CU_ASSERT_EQUAL(call("accord", "DELETE", "j1", &out), 204);
+    CU_ASSERT_EQUAL(sd_call("accord", "DELETE", "j1", &out), 204);
     CU_ASSERT(job_ends(path));
     close(lfd);
     acc_buf_release(&out);
@@ -212,7 +212,7 @@ void test_reload(void)
     ACC_ASSERT_OK(acc_site_config_load_file(conf, &fresh, &err));
     ACC_ASSERT_OK(acc_site_reload(site, &fresh, &err));
     CU_ASSERT_EQUAL(site_request("intruder", "GET", "/v1/health", NULL, 0, &out), 200);
-    CU_ASSERT_EQUAL(call("intruder", "GET", "k2", &out), 404); /* not its key */
+    CU_ASSERT_EQUAL(sd_call("intruder", "GET", "k2", &out), 404); /* not its key */
     /* A reload naming a missing certificate changes nothing. */
     ACC_ASSERT_OK(acc_site_config_load_file(conf, &fresh, &err));
     free(fresh.certificate);
@@ -223,7 +223,7 @@ void test_reload(void)
      * refused on its next request, a new one in the handshake. */
     CURL *kept = site_handle("intruder", &out);
     CU_ASSERT_EQUAL(site_perform(kept, &out), 200);
-    write_conf();
+    sd_write_conf();
     ACC_ASSERT_OK(acc_site_config_load_file(conf, &fresh, &err));
     ACC_ASSERT_OK(acc_site_reload(site, &fresh, &err));
     CU_ASSERT_EQUAL(site_perform(kept, &out), 403);
