@@ -69,11 +69,19 @@ function holding(u) {
 // label in the name), then the rest: "viz-later · 4 nodes on site fh-brs,
 // Observed, 2026-12-06 16:00 UTC to 2026-12-06 19:00 UTC, also 32 nodes on
 // caesar".
+// (Ten thousand bars are named in one draw: the times are formatted without
+// a regular expression, once per agreement.)
 function barName(a, text, row) {
-  const mine = (u) => (u.site ? 'site:' + u.site : 'link:' + u.link) === row;
-  const also = (a.usage || []).filter((u) => !mine(u)).map(holding);
-  return `${text} on ${row.replace(':', ' ')}, ${a.state}${a.violated ? ', a guarantee is Violated' : ''}, ` +
-    `${when(a.startMs)} to ${when(a.endMs)}` + (also.length ? `, also ${also.join(', ')}` : '');
+  if (a.spanText === undefined) a.spanText = stamp(a.startMs) + ' to ' + stamp(a.endMs);
+  let also = '';
+  for (const u of a.usage || []) if ((u.site ? 'site:' + u.site : 'link:' + u.link) !== row) also += (also ? ', ' : ', also ') + holding(u);
+  return `${text} on ${row.replace(':', ' ')}, ${a.state}${a.violated ? ', a guarantee is Violated' : ''}, ${a.spanText}${also}`;
+}
+
+// "2026-12-06 16:00 UTC", as dom.js's when() writes it.
+function stamp(ms) {
+  const iso = new Date(ms).toISOString();
+  return iso.slice(0, 10) + ' ' + iso.slice(11, 16) + ' UTC';
 }
 
 // Whether a bar too low for its label has room for it above, inside the
