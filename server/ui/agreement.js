@@ -4,7 +4,7 @@
 // trace as a picture, the signed document to download, and terminate.
 
 import { call } from './api.js';
-import { h, s, clear, when, table } from './dom.js';
+import { h, s, add, clear, when, table } from './dom.js';
 import { focusBar } from './timeline.js';
 
 const $ = (id) => document.getElementById(id);
@@ -171,7 +171,7 @@ export async function openAgreement(id, ctx) {
     versions(a),
   ]);
   const canEnd = ['Observed', 'Pending', 'ObservedAndTerminating', 'PendingAndTerminating'].includes(a.state);
-  clear(box).append(
+  add(clear(box),
     h('div', { class: 'head' },
       h('h2', { id: 'agreement-name', tabindex: -1, text: a.name || a.id }),
       stateBadge(a.state),

@@ -284,6 +284,7 @@ async function main() {
       assert.match(text, /trace-partrace/);
       assert.match(text, /NotDetermined/);
       assert.match(text, /Negotiation: intersect, 1 round/);
+      assert.doesNotMatch(text, /\bnull\b|\bundefined\b/, 'no absent part written as text');
       assert.ok(await page.locator('#agreement svg.trace rect.frame').count() >= 3, 'a frame per resource');
       assert.equal(await page.locator('#agreement svg.trace rect.slot').count(), 1, 'the common slot');
       assert.ok(await page.locator('#agreement svg.trace .mark.ok').count() >= 3, 'reserved and verified');
@@ -326,6 +327,7 @@ async function main() {
       assert.ok(await page.locator('g.bar.quote[data-row="site:caesar"]').count() >= 1, 'counter-offers drawn');
       assert.ok(await page.locator('g.bar.quote[data-row="link:caesar_fh-brs"]').count() >= 1, 'on the link too');
       assert.match(await page.textContent('#quote-box'), /earliest|busy|free|start/i, 'with their co:Why');
+      assert.doesNotMatch(await page.textContent('#quote-box'), /null|undefined/, 'no absent part written as text');
       await page.screenshot({ path: `${SHOTS}/ui-quote.png` });
       await axeCheck(page, 'with a quote\'s counter-offers');
       await labelsReadable(page);
