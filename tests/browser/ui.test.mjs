@@ -251,11 +251,15 @@ async function main() {
       let f = await focused(page);
       assert.equal(f.role, 'button', 'Tab from the controls reaches a bar');
       for (let i = 0; i < 6; i++) await page.keyboard.press('ArrowUp');
+      f = await focused(page);
+      assert.equal(f.row, 'site:fzj-xd1', 'up to the first row with bars');
       for (let i = 0; i < 6 && f.row !== 'site:fh-brs'; i++) {
         await page.keyboard.press('ArrowDown');
         f = await focused(page);
       }
       await page.keyboard.press('Home');
+      f = await focused(page);
+      assert.equal(f.id, X.id, 'Home: the row\'s first bar');
       for (let i = 0; i < 6 && f.id !== B.id; i++) {
         await page.keyboard.press('ArrowRight');
         f = await focused(page);
