@@ -4,7 +4,8 @@
 // trace as a picture, the signed document to download, and terminate.
 
 import { call } from './api.js';
-import { h, s, clear, when, table } from './dom.js';
+import { h, s, add, clear, when, table } from './dom.js';
+import { focusBar } from './timeline.js';
 
 const $ = (id) => document.getElementById(id);
 const enc = encodeURIComponent;
@@ -56,7 +57,7 @@ function job(run, output) {
   return h('div', {}, h('h3', { text: 'Job' }),
     table(['', ''], rows.filter((r) => r[1] !== '' && r[1] !== undefined).map((r) => [r[0], String(r[1])])),
     h('h4', { text: `Output${run.outputBytes !== undefined ? ` (${run.outputBytes} bytes)` : ''}` }),
-    h('pre', { class: 'output', text: output || '(none)' }));
+    h('pre', { class: 'output', tabindex: 0, text: output || '(none)' }));
 }
 
 // The trace as a picture: per round, one lane per resource with the window
@@ -170,11 +171,11 @@ export async function openAgreement(id, ctx) {
     versions(a),
   ]);
   const canEnd = ['Observed', 'Pending', 'ObservedAndTerminating', 'PendingAndTerminating'].includes(a.state);
-  clear(box).append(
+  add(clear(box),
     h('div', { class: 'head' },
-      h('h2', { id: 'agreement-name', text: a.name || a.id }),
+      h('h2', { id: 'agreement-name', tabindex: -1, text: a.name || a.id }),
       stateBadge(a.state),
-      h('button', { type: 'button', class: 'close', title: 'close', on: { click: () => { box.hidden = true; } } }, '\u00d7')),
+      h('button', { type: 'button', class: 'close', title: 'close', 'aria-label': 'close the agreement', on: { click: () => close(a.id) } }, '\u00d7')),
     h('p', { class: 'meta' }, `${a.id} \u00b7 ${a.initiator} \u00b7 ${when(a.startMs)} \u2192 ${when(a.endMs)}` +
       (a.version ? ` \u00b7 version ${a.version} of ${a.versions}` : '')),
     h('div', { class: 'row' },
@@ -185,4 +186,15 @@ export async function openAgreement(id, ctx) {
   box.dataset.id = a.id;
   box.dataset.state = a.state;
   box.scrollIntoView({ block: 'nearest' });
+  // The focus follows what was opened (a keyboard or screen reader user
+  // lands on its name); closing brings it back to the bar.
+  $('agreement-name').focus({ preventScroll: true });
+}
+
+function close(id) {
+  const box = $('agreement');
+  const back = document.querySelector(`#timeline .bar[data-id="${CSS.escape(id)}"][tabindex="0"]`) ||
+    document.querySelector(`#timeline .bar[data-id="${CSS.escape(id)}"]`);
+  box.hidden = true;
+  if (back) focusBar(back);
 }

@@ -5,7 +5,7 @@
 
 import { call, token, setToken, iso } from './api.js';
 import { h, when } from './dom.js';
-import { drawTimeline } from './timeline.js';
+import { drawTimeline, focusBar, timelineKey } from './timeline.js';
 import { openAgreement } from './agreement.js';
 import { initAsk } from './ask.js';
 
@@ -196,12 +196,17 @@ function init() {
   $('zoomout').addEventListener('click', () => zoom(2));
   $('span').addEventListener('change', () => { state.span = Number($('span').value) * 1000; refresh(); });
   $('showfree').addEventListener('change', draw);
-  const open = (ev) => {
-    const g = ev.target.closest('[data-id]');
-    if (g) openAgreement(g.dataset.id, { refresh, say });
+  // A bar clicked, or Enter or Space on it, opens its agreement; it stays
+  // the timeline's tab stop, for the way back.
+  const open = (g) => {
+    focusBar(g);
+    openAgreement(g.dataset.id, { refresh, say });
   };
-  $('timeline').addEventListener('click', open);
-  $('timeline').addEventListener('keydown', (ev) => { if (ev.key === 'Enter' || ev.key === ' ') open(ev); });
+  $('timeline').addEventListener('click', (ev) => {
+    const g = ev.target.closest('.bar[data-id]');
+    if (g) open(g);
+  });
+  $('timeline').addEventListener('keydown', (ev) => timelineKey(ev, open));
   window.addEventListener('resize', () => draw());
   initAsk({ refresh, say, showQuotes });
   who();

@@ -4,7 +4,7 @@
 // committing it or giving it back; or booking the offer at once.
 
 import { call } from './api.js';
-import { h, clear, when, table } from './dom.js';
+import { h, add, clear, when, table } from './dom.js';
 import { openAgreement } from './agreement.js';
 
 const $ = (id) => document.getElementById(id);
@@ -47,7 +47,7 @@ function show(q) {
   box.dataset.state = q.state;
   box.dataset.id = q.id;
   const held = q.state === 'Held';
-  box.append(h('h3', { text: `Quote ${q.id}: ${q.state}` }),
+  add(box, h('h3', { text: `Quote ${q.id}: ${q.state}` }),
     held ? h('p', { text: `Option ${q.heldOption} is held until ${when(Date.parse(q.heldUntil))}.` }) : null,
     q.reason ? h('p', { class: 'muted', text: q.reason }) : null,
     q.agreement ? h('p', {}, 'Agreement ', h('a', { href: '#', on: { click: (ev) => { ev.preventDefault(); openAgreement(q.agreement, ctx); } } }, q.agreement)) : null,

@@ -26,6 +26,12 @@ export function s(tag, attrs, ...kids) {
   return fill(document.createElementNS(SVG, tag), attrs, kids);
 }
 
+// e.append(...kids) without the kids that are null, undefined or false
+// (the DOM's own append writes them as the text "null").
+export function add(e, ...kids) {
+  return fill(e, null, kids);
+}
+
 export function clear(e) {
   while (e.firstChild) e.removeChild(e.firstChild);
   return e;

@@ -12,7 +12,8 @@
 #
 #   tests/browser/test_ui.sh BUILD_DIR
 #
-# playwright-core is installed with `npm ci` from tests/browser/package-lock.json
+# playwright-core and axe-core (the accessibility checks, tests/browser/a11y.mjs)
+# are installed with `npm ci` from tests/browser/package-lock.json
 # into BUILD_DIR/browser-node (never into the source tree); npm's cache is
 # used when it has the package.
 set -u
@@ -34,15 +35,16 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
-# playwright-core, pinned by the lock file; installed again only when the
-# lock changed.
+# playwright-core and axe-core, pinned by the lock file; installed again
+# only when the lock changed.
 NODE_DIR=$BUILD/browser-node
 if ! cmp -s "$HERE/package-lock.json" "$NODE_DIR/package-lock.json" ||
-    [ ! -d "$NODE_DIR/node_modules/playwright-core" ]; then
+    [ ! -d "$NODE_DIR/node_modules/playwright-core" ] ||
+    [ ! -d "$NODE_DIR/node_modules/axe-core" ]; then
     mkdir -p "$NODE_DIR"
     cp "$HERE/package.json" "$HERE/package-lock.json" "$NODE_DIR/"
     (cd "$NODE_DIR" && npm ci --no-audit --no-fund --prefer-offline >"$TMP/npm.log" 2>&1) ||
-        { cat "$TMP/npm.log"; echo "FAIL: npm ci of playwright-core"; exit 1; }
+        { cat "$TMP/npm.log"; echo "FAIL: npm ci of playwright-core and axe-core"; exit 1; }
 fi
 
 # accordd: the embedded testbed with three users.

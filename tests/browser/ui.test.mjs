@@ -7,9 +7,13 @@
 // from the page its bar changes; a quote is held and committed from the page;
 // an agreement named like markup is shown as text with no dialog; a fault's
 // text is shown; another user does not see alice's agreements; an admin sees
-// everyone's.  Screenshots of each view go to $SHOTS/ui-*.png.
+// everyone's.  Each view passes axe-core's WCAG 2.0/2.1 A and AA rules (and
+// the bar labels' contrast, which axe cannot judge on SVG); the bars are
+// buttons found by role and name, reached and opened with the keyboard.
+// Screenshots of each view go to $SHOTS/ui-*.png.
 import { createRequire } from 'node:module';
 import assert from 'node:assert/strict';
+import { axeCheck, barLabelContrast, AXE_VERSION } from './a11y.mjs';
 
 const require = createRequire(process.env.NODE_DIR + '/');
 const { chromium } = require('playwright-core');
@@ -64,8 +68,11 @@ async function api(user, method, path, body) {
 
 const hourFloor = (t) => Math.floor(t / HOUR) * HOUR;
 
-async function openAs(ctx, user) {
+// A page of the user's (null: none), with before(page) run before it loads
+// (routes, say).
+async function openAs(ctx, user, before) {
   const page = await ctx.newPage();
+  if (before) await before(page);
   page.dialogs = [];
   page.on('dialog', (d) => {
     page.dialogs.push(d.type() + ': ' + d.message());
@@ -106,6 +113,45 @@ async function bar(page, id, row) {
       label: g.querySelector('title').textContent,
     };
   }, [id, row]);
+}
+
+// Every bar label drawn reads at 4.5:1 or more on whatever is behind it.
+async function labelsReadable(page) {
+  const { bad, measured } = await barLabelContrast(page);
+  assert.ok(measured > 0, 'some bar has a label');
+  assert.deepEqual(bad, [], 'bar labels under 4.5:1 or not clipped to their bar');
+}
+
+// What has the focus: a bar's id, row and role, or another element's id and
+// class.
+async function focused(page) {
+  return page.evaluate(() => {
+    const e = document.activeElement;
+    return { id: e.dataset.id || e.id, row: e.dataset.row, role: e.getAttribute('role'), cls: e.getAttribute('class') };
+  });
+}
+
+// The states a test cannot wait for (Pending, Complete, a Violated
+// guarantee, the Terminating ones), given to real agreements by rewriting
+// the API's answers in the page: states {id: state}, violated [id].
+async function fakeStates(page, states, violated) {
+  const patch = (a) => (states[a.id] ? { ...a, state: states[a.id] } : a);
+  await page.route((u) => /^\/agreements(\/[A-Za-z0-9]+)?$/.test(u.pathname), async (route) => {
+    if (route.request().method() !== 'GET') return route.continue();
+    const r = await route.fetch();
+    const j = await r.json();
+    if (j.agreements) j.agreements = j.agreements.map(patch);
+    await route.fulfill({ response: r, json: j.agreements ? j : patch(j) });
+  });
+  await page.route((u) => /^\/agreements\/[A-Za-z0-9]+\/state$/.test(u.pathname), async (route) => {
+    const r = await route.fetch();
+    const j = await r.json();
+    const id = route.request().url().split('/').at(-2);
+    if (violated.includes(id))
+      j.guaranteeTerms = [...j.guaranteeTerms, { name: 'bandwidth', state: 'Violated', reason: 'faked' },
+        { name: 'latency', state: 'Fulfilled' }, { name: 'drops', state: 'NotDetermined' }];
+    await route.fulfill({ response: r, json: j });
+  });
 }
 
 function xOf(b, t) {
@@ -153,6 +199,9 @@ async function main() {
     await check('without a token the page says what the server answered', async () => {
       await page.waitForFunction(() => /Unauthorized/.test(document.getElementById('status').textContent));
     });
+    await check(`axe-core ${AXE_VERSION}: the sign-in form with the error shown meets WCAG A/AA`, async () => {
+      await axeCheck(page, 'on the sign-in form with an error shown');
+    });
 
     await page.fill('#token', T.alice);
     await page.click('#login button[type=submit]');
@@ -174,6 +223,10 @@ async function main() {
       assert.equal(await bar(page, C.id, 'site:fzj-xd1'), null, "bob's agreement is not alice's to see");
       assert.ok(await page.locator('g.free rect').count() > 0, 'free capacity is shaded');
     });
+    await check('the timeline meets WCAG A/AA (axe) and every bar label 4.5:1', async () => {
+      await axeCheck(page, 'on the timeline');
+      await labelsReadable(page);
+    });
     await page.screenshot({ path: `${SHOTS}/ui-timeline.png` });
 
     await check('moving and zooming the window redraws it', async () => {
@@ -187,17 +240,61 @@ async function main() {
       await page.waitForSelector(`g.bar[data-id="${A.id}"]`);
     });
 
+    await check('a bar is a button named by its agreement, reached and opened with the keyboard', async () => {
+      assert.notEqual(await page.getAttribute('#timeline', 'role'), 'img', 'no image role hides the bars');
+      const viz = page.getByRole('button', { name: /^viz-later · 4 nodes on site fh-brs, Observed, \d{4}-\d\d-\d\d \d\d:\d\d UTC to \d{4}-\d\d-\d\d \d\d:\d\d UTC, also 32 nodes on caesar$/ });
+      assert.equal(await viz.count(), 1, 'viz-later\'s bar on fh-brs by its role and name');
+      assert.equal(await page.getByRole('group', { name: 'site fh-brs, 32 nodes' }).getByRole('button', { name: /^viz-later/ }).count(), 1, 'in its row\'s group');
+      assert.equal(await page.locator('#timeline .bar[tabindex="0"]').count(), 1, 'one bar in the tab order');
+      await page.focus('#showfree');
+      await page.keyboard.press('Tab');
+      let f = await focused(page);
+      assert.equal(f.role, 'button', 'Tab from the controls reaches a bar');
+      for (let i = 0; i < 6; i++) await page.keyboard.press('ArrowUp');
+      f = await focused(page);
+      assert.equal(f.row, 'site:fzj-xd1', 'up to the first row with bars');
+      for (let i = 0; i < 6 && f.row !== 'site:fh-brs'; i++) {
+        await page.keyboard.press('ArrowDown');
+        f = await focused(page);
+      }
+      await page.keyboard.press('Home');
+      f = await focused(page);
+      assert.equal(f.id, X.id, 'Home: the row\'s first bar');
+      for (let i = 0; i < 6 && f.id !== B.id; i++) {
+        await page.keyboard.press('ArrowRight');
+        f = await focused(page);
+      }
+      assert.deepEqual([f.id, f.row], [B.id, 'site:fh-brs'], 'the arrows reach viz-later\'s bar on fh-brs');
+      assert.ok(await viz.evaluate((e) => e === document.activeElement));
+      await page.screenshot({ path: `${SHOTS}/ui-focus.png` });
+      await page.keyboard.press('Enter');
+      await page.waitForSelector(`#agreement[data-id="${B.id}"]:not([hidden])`);
+      assert.equal((await focused(page)).id, 'agreement-name', 'the focus moves to the agreement opened');
+      await page.keyboard.press('Tab');
+      assert.equal((await focused(page)).cls, 'close');
+      await page.keyboard.press('Space');
+      await page.waitForSelector('#agreement[hidden]', { state: 'attached' });
+      f = await focused(page);
+      assert.deepEqual([f.id, f.row], [B.id, 'site:fh-brs'], 'closing gives the focus back to the bar');
+      await page.keyboard.press('Space');
+      await page.waitForSelector(`#agreement[data-id="${B.id}"]:not([hidden])`);
+    });
+
     await check('a bar opens its agreement: allocation, guarantee state, trace picture', async () => {
-      await page.click(`g.bar[data-id="${A.id}"][data-row="site:caesar"]`);
+      await page.click(`g.bar[data-id="${A.id}"][data-row="site:caesar"] rect`);
       await page.waitForSelector(`#agreement[data-id="${A.id}"]:not([hidden])`);
       const text = await page.textContent('#agreement');
       assert.match(text, /solver-now/);
       assert.match(text, /trace-partrace/);
       assert.match(text, /NotDetermined/);
       assert.match(text, /Negotiation: intersect, 1 round/);
+      assert.doesNotMatch(text, /\bnull\b|\bundefined\b/, 'no absent part written as text');
       assert.ok(await page.locator('#agreement svg.trace rect.frame').count() >= 3, 'a frame per resource');
       assert.equal(await page.locator('#agreement svg.trace rect.slot').count(), 1, 'the common slot');
       assert.ok(await page.locator('#agreement svg.trace .mark.ok').count() >= 3, 'reserved and verified');
+    });
+    await check('an agreement\'s detail meets WCAG A/AA (axe)', async () => {
+      await axeCheck(page, 'on an agreement\'s detail');
     });
     await page.locator('#agreement').screenshot({ path: `${SHOTS}/ui-agreement.png` });
 
@@ -221,6 +318,8 @@ async function main() {
       assert.deepEqual(page.dialogs, [`confirm: Terminate solver-now? Its reservations are given back.`]);
       page.acceptConfirm = false;
       page.dialogs.length = 0;
+      await axeCheck(page, 'after terminate (Observed and Terminated bars)');
+      await labelsReadable(page);
     });
     await page.screenshot({ path: `${SHOTS}/ui-terminated.png` });
 
@@ -232,9 +331,13 @@ async function main() {
       assert.ok(await page.locator('g.bar.quote[data-row="site:caesar"]').count() >= 1, 'counter-offers drawn');
       assert.ok(await page.locator('g.bar.quote[data-row="link:caesar_fh-brs"]').count() >= 1, 'on the link too');
       assert.match(await page.textContent('#quote-box'), /earliest|busy|free|start/i, 'with their co:Why');
+      assert.doesNotMatch(await page.textContent('#quote-box'), /null|undefined/, 'no absent part written as text');
       await page.screenshot({ path: `${SHOTS}/ui-quote.png` });
+      await axeCheck(page, 'with a quote\'s counter-offers');
+      await labelsReadable(page);
       await page.click('#quote-box button.hold >> nth=0');
       await page.waitForSelector('#quote-box[data-state="Held"]');
+      await axeCheck(page, 'with a counter-offer held');
       const qid = await page.getAttribute('#quote-box', 'data-id');
       assert.equal((await api('alice', 'GET', `/negotiations/${qid}`)).state, 'Held');
       await page.click('#commit');
@@ -252,10 +355,11 @@ async function main() {
       await page.click('#submit');
       await page.waitForFunction(() => document.getElementById('status').className === 'error');
       assert.match(await page.textContent('#status'), /^(SchemaViolation|InvalidOffer|MalformedDocument): /);
+      await axeCheck(page, 'with a fault shown');
     });
 
     await check('a name like markup is text: no element, no dialog', async () => {
-      await page.click(`g.bar[data-id="${X.id}"]`);
+      await page.click(`g.bar[data-id="${X.id}"] rect`);
       await page.waitForSelector(`#agreement[data-id="${X.id}"]`);
       assert.equal(await page.textContent('#agreement-name'), XSS);
       assert.equal(await page.locator('img').count(), 0);
@@ -265,6 +369,36 @@ async function main() {
       assert.deepEqual(page.dialogs, []);
     });
     await page.screenshot({ path: `${SHOTS}/ui-xss.png` });
+    await check('every state\'s bars, labels and badges meet WCAG A/AA (axe, label contrast)', async () => {
+      const tall = [['run-d', 'fzj-xd1', 24], ['run-e', 'fh-brs', 12], ['run-f', 'caesar', 48], ['run-g', 'fzj-xd1', 24]];
+      const [D, E, F, G] = await Promise.all(tall.map(([name, site, n]) =>
+        api('alice', 'POST', '/agreements', offer({ name, initiator: 'alice', duration: 'PT3H', comps: [['c', site, n]] }))));
+      const states = { [D.id]: 'Pending', [E.id]: 'Complete', [F.id]: 'Terminated', [G.id]: 'ObservedAndTerminating', [B.id]: 'PendingAndTerminating' };
+      const sp = await openAs(browser, 'alice', (p) => fakeStates(p, states, [X.id]));
+      try {
+        for (const a of [D, E, F, G, B]) await sp.waitForSelector(`g.bar[data-id="${a.id}"][data-state="${states[a.id]}"]`);
+        await sp.waitForSelector(`g.bar.violated[data-id="${X.id}"][data-state="Observed"]`);
+        const drawn = await sp.$$eval('#timeline .bar[data-id]', (bs) => [...new Set(bs.map((b) => b.dataset.state))].sort());
+        assert.deepEqual(drawn, ['Complete', 'Observed', 'ObservedAndTerminating', 'Pending', 'PendingAndTerminating', 'Terminated']);
+        await sp.screenshot({ path: `${SHOTS}/ui-states.png` });
+        await axeCheck(sp, 'on a timeline of every state');
+        const { measured } = await barLabelContrast(sp);
+        await labelsReadable(sp);
+        assert.ok(measured >= 10, `labels measured: ${measured}`);
+        const inside = await sp.$$eval('#timeline .bar-label:not(.halo)', (ls) => [...new Set(ls.map((l) => l.closest('.bar').dataset.state))].sort());
+        assert.deepEqual(inside, ['Complete', 'ObservedAndTerminating', 'Pending', 'Terminated'], 'labels inside the bars of each colour');
+        const detail = [[D, ['Pending']], [E, ['Complete']], [F, ['Terminated']], [G, ['ObservedAndTerminating']], [X, ['Observed', 'Violated', 'Fulfilled', 'NotDetermined']]];
+        for (const [a, badges] of detail) {
+          await sp.click(`g.bar[data-id="${a.id}"] rect`);
+          await sp.waitForSelector(`#agreement[data-id="${a.id}"][data-state="${states[a.id] || 'Observed'}"]:not([hidden])`);
+          for (const b of badges) assert.equal(await sp.locator(`#agreement .badge.st-${b}`).count() > 0, true, `a ${b} badge`);
+          await axeCheck(sp, `on the detail of ${a.name}, ${badges.join(', ')}`);
+        }
+        assert.deepEqual(sp.errors, []);
+      } finally {
+        await sp.close();
+      }
+    });
     await check('the page ran without a script error or a CSP violation', async () => {
       assert.deepEqual(page.errors, []);
     });
