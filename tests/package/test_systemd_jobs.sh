@@ -137,6 +137,9 @@ fi
 exit 7
 EOF
 chmod 0755 "$ROOT/usr/local/bin/fake-mpiexec"
+# A drop-in for every job unit, by the dash prefix of their names.
+mkdir -p "$ROOT/etc/systemd/system/accord-job-.service.d"
+printf '[Service]\nNice=7\n' >"$ROOT/etc/systemd/system/accord-job-.service.d/test.conf"
 cat >"$ROOT/opt/accord/offer.xml" <<'EOF'
 <wsag:AgreementOffer xmlns:wsag="http://schemas.ggf.org/graap/2007/03/ws-agreement"
                      xmlns:co="urn:accord:coalloc:1">
@@ -234,6 +237,8 @@ expect "the job runs in a unit of its own ($unit)" [ -n "$unit" ]
 cg=$(in_sys systemctl show --property=ControlGroup --value "$unit")
 # (systemd nests a slice by the dashes of its name: accord.slice holds it)
 expect "in accord-jobs.slice ($cg)" [ "$cg" = "/accord.slice/accord-jobs.slice/$unit" ]
+expect "the drop-in accord-job-.service.d applies to it" \
+    [ "$(in_sys systemctl show --property=Nice --value "$unit")" = 7 ]
 expect "the unit runs as accordjob" \
     [ "$(in_sys systemctl show --property=User --value "$unit")" = accordjob ]
 pid=$(cat "$ROOT/var/lib/accord/accord-jobs/$id/pid" 2>/dev/null)
