@@ -215,6 +215,9 @@ expect "it runs as root with no capability at all" \
     grep -q 'running as root (uid 0), capabilities: none' <<<"$(journal)"
 expect "it says its jobs run in units of their own" \
     grep -q 'jobs run in transient units of their own' <<<"$(journal)"
+main=$(in_sys systemctl show --property=MainPID --value accordd)
+expect "root's secrets are hidden from it (/etc/shadow is an inaccessible mount)" \
+    in_sys grep -q ' /etc/shadow ' "/proc/$main/mountinfo"
 wd=$(in_sys systemctl show --property=WatchdogUSec --value accordd)
 expect "its watchdog is on (WatchdogUSec=$wd)" [ "$wd" = 1min ]
 score=$(in_sys systemd-analyze security accordd.service 2>&1 | sed -n 's/.*Overall exposure level for accordd.service: \([0-9.]*\).*/\1/p')
