@@ -48,7 +48,9 @@ PACKAGES=(build-essential cmake pkg-config libmicrohttpd-dev libxml2-dev libsqli
 TEST_PACKAGES=(slurm-wlm munge iproute2 iputils-ping clang libclang-rt-dev xmlsec1 sqlite3 faketime
                openssl man-db groff-base debhelper dpkg-dev fakeroot lintian debootstrap
                python3 chromium gridengine-master gridengine-exec gridengine-client
-               gridengine-common postgresql-15)
+               gridengine-common postgresql-15 systemd)
+# systemd: systemd-analyze rates the units (check_unit_security), and
+# test_systemd_jobs boots a Debian 12 with systemd to run jobs in units.
 # The web page's test (tests/browser) drives chromium with playwright-core
 # from npm: Debian's nodejs and npm unless a node with npm is there already
 # (Debian's npm conflicts with NodeSource's nodejs, which brings its own).

@@ -181,9 +181,19 @@ int main(int argc, char **argv)
     printf("accord-site %s listening on port %u\n", ACCORD_VERSION, acc_site_port(site));
     fflush(stdout);
     acc_notify_ready();
+    /* The keep-alive of systemd's watchdog (WatchdogSec=) comes from here,
+     * between signals: accord-site has no periodic thread of its own, so it
+     * shows that the process still runs and takes signals, not that every
+     * request is answered. */
+    int64_t watchdog = acc_notify_watchdog_interval_us();
+    struct timespec every = {watchdog > 0 ? watchdog / 1000000 : 3600,
+                             watchdog > 0 ? (watchdog % 1000000) * 1000 : 0};
+    acc_notify_watchdog();
     for (;;) {
-        int sig = 0;
-        sigwait(&sigs, &sig);
+        int sig = sigtimedwait(&sigs, NULL, &every);
+        acc_notify_watchdog();
+        if (sig < 0)
+            continue; /* the time passed (or EINTR) */
         if (sig != SIGHUP) {
             acc_log_info("signal %d: shutting down", sig);
             acc_notify_stopping();

@@ -3,6 +3,7 @@
 #include "notify.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 
 #include "log.h"
@@ -85,4 +87,55 @@ void acc_notify_reloading(void)
 void acc_notify_stopping(void)
 {
     notify_or_warn("STOPPING=1");
+}
+
+int64_t acc_notify_watchdog_interval_us(void)
+{
+    const char *usec = getenv("WATCHDOG_USEC"), *pid = getenv("WATCHDOG_PID");
+    if (!usec || !*usec)
+        return 0;
+    /* a watchdog meant for another process (our parent's, inherited) */
+    if (pid && *pid && strtol(pid, NULL, 10) != (long)getpid())
+        return 0;
+    char *end;
+    errno = 0;
+    long long v = strtoll(usec, &end, 10);
+    if (errno || *end || v <= 0)
+        return 0;
+    return v / 2; /* sd_watchdog_enabled(3): send it at half the time */
+}
+
+void acc_notify_watchdog(void)
+{
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    static int64_t last_us;
+    int64_t every = acc_notify_watchdog_interval_us();
+    if (every <= 0)
+        return;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    int64_t now = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+    pthread_mutex_lock(&lock);
+    bool due = last_us == 0 || now - last_us >= every;
+    if (due)
+        last_us = now;
+    pthread_mutex_unlock(&lock);
+    if (due)
+        notify_or_warn("WATCHDOG=1");
+}
+
+void acc_notify_extend_timeout(uint64_t usec)
+{
+    char msg[64];
+    snprintf(msg, sizeof msg, "EXTEND_TIMEOUT_USEC=%" PRIu64, usec);
+    notify_or_warn(msg);
+}
+
+bool acc_notify_under_systemd(void)
+{
+    const char *id = getenv("INVOCATION_ID"), *sock = getenv("NOTIFY_SOCKET");
+    struct stat st;
+    /* sd_booted(3): this directory exists only when systemd is PID 1 */
+    return ((id && *id) || (sock && *sock)) && lstat("/run/systemd/system", &st) == 0 &&
+           S_ISDIR(st.st_mode);
 }

@@ -10,6 +10,9 @@
 #ifndef ACC_NOTIFY_H
 #define ACC_NOTIFY_H
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include "error.h"
 
 /* Sends state (such as "READY=1") to $NOTIFY_SOCKET.  ACC_OK when it was
@@ -25,5 +28,20 @@ acc_err acc_notify(const char *state, struct acc_error *err);
 void acc_notify_ready(void);
 void acc_notify_reloading(void);
 void acc_notify_stopping(void);
+
+/* The watchdog: $WATCHDOG_USEC (for this process: $WATCHDOG_PID unset or
+ * ours) halved, the interval at which WATCHDOG=1 keeps the service alive;
+ * 0 when the unit sets no WatchdogSec=. */
+int64_t acc_notify_watchdog_interval_us(void);
+/* WATCHDOG=1, at most once per acc_notify_watchdog_interval_us (callers may
+ * call it more often); nothing without a watchdog.  Thread-safe. */
+void acc_notify_watchdog(void);
+/* EXTEND_TIMEOUT_USEC=usec: the start (or stop) may take usec more from
+ * now, for work of unknown length such as database migrations. */
+void acc_notify_extend_timeout(uint64_t usec);
+
+/* Whether systemd (PID 1) manages this process: $INVOCATION_ID or
+ * $NOTIFY_SOCKET set, and /run/systemd/system there (sd_booted). */
+bool acc_notify_under_systemd(void);
 
 #endif

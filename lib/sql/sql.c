@@ -11,6 +11,7 @@
 
 #include "../common/dbname.h"
 #include "../common/log.h"
+#include "../common/notify.h"
 #include "sql_internal.h"
 
 #define READERS_DEFAULT   32
@@ -359,9 +360,23 @@ static const struct acc_embedded *migration(const struct acc_sql *db, unsigned v
 
 static acc_err migrate_locked(struct acc_sql *db, struct acc_error *err);
 
+/* How much longer than its TimeoutStartSec= a daemon tells systemd it may
+ * take, from now, whenever it begins a step of unknown length: waiting for
+ * another instance's migration, copying the database, one migration. */
+#define MIGRATION_EXTEND_USEC (300ull * 1000000ull)
+
+/* Tells systemd that the start goes on (EXTEND_TIMEOUT_USEC, and the
+ * watchdog's keep-alive); nothing when not started by it. */
+static void migration_step(void)
+{
+    acc_notify_extend_timeout(MIGRATION_EXTEND_USEC);
+    acc_notify_watchdog();
+}
+
 static acc_err migrate(struct acc_sql *db, struct acc_error *err)
 {
     void *h = db->main->h;
+    migration_step();
     if (db->be->schema_lock)
         db->be->schema_lock(h, true);
     acc_err rc = migrate_locked(db, err);
@@ -383,11 +398,14 @@ static acc_err migrate_locked(struct acc_sql *db, struct acc_error *err)
                              "%s %s: schema version %u is newer than this %s (%u)", db->opt.label,
                              db->opt.path, version, db->opt.program ? db->opt.program : "program",
                              newest);
+    if (version < newest)
+        migration_step();
     if (version > 0 && version < newest && is_file(db->opt.path) && !db->opt.snapshot &&
         db->be->backup && (rc = pre_migration_copy(db, newest, err)))
         return rc;
     for (unsigned v = version; v < newest; v++) {
         const struct acc_embedded *m = migration(db, v);
+        migration_step();
         if ((rc = acc_sql_begin(c, ACC_SQL_WRITE, err)))
             return rc;
         rc = acc_sql_exec(c, m->data, err);

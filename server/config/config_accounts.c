@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../../lib/common/notify.h"
 #include "config_internal.h"
 
 int cfg_accounts_key(struct cfg_parse *p, const char *k, const char *v)
@@ -22,6 +23,14 @@ int cfg_accounts_key(struct cfg_parse *p, const char *k, const char *v)
     return acc_kv_add(&p->c->accounts, &p->c->n_accounts, k, v) == ACC_OK;
 }
 
+/* Whether accordd may start a job as another account: it holds what the
+ * switch takes, or it is root under systemd, which then starts each job in
+ * a unit of its own as its account (server/launch/launcher_unit.c). */
+static bool can_start_as_other(void)
+{
+    return acc_account_can_switch() || (geteuid() == 0 && acc_notify_under_systemd());
+}
+
 /* An account a job may run as, from a daemon that runs as me: a problem
  * of key in section when it is not. */
 static void check_account(struct acc_conf_report *r, const char *section, const char *key,
@@ -31,10 +40,11 @@ static void check_account(struct acc_conf_report *r, const char *section, const 
     struct acc_error e;
     if (acc_account_lookup(name, &a, &e))
         acc_conf_report_after(r, section, key, "%s", e.msg);
-    else if (launching && a.uid != me->uid && !acc_account_can_switch())
+    else if (launching && a.uid != me->uid && !can_start_as_other())
         acc_conf_report_after(r, section, key,
                               "accordd runs as %s and cannot start programs as %s (it needs "
-                              "CAP_SETUID, CAP_SETGID, CAP_CHOWN and CAP_DAC_OVERRIDE, or root)",
+                              "CAP_SETUID, CAP_SETGID, CAP_CHOWN and CAP_DAC_OVERRIDE, or root "
+                              "under systemd)",
                               me->name, name);
 }
 
@@ -99,7 +109,7 @@ static acc_err launch_account(const struct acc_config *c, const char *initiator,
         return ACC_ERR_FORBIDDEN;
     }
     *other = out->uid != me.uid;
-    if (*other && !acc_account_can_switch())
+    if (*other && !can_start_as_other())
         return acc_error_set(err, ACC_ERR_FORBIDDEN,
                              "the jobs of %s run as %s, and accordd (%s) cannot start programs "
                              "as another account",

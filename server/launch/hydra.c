@@ -38,6 +38,11 @@ static bool push(struct acc_argv *a, const char *s)
     return true;
 }
 
+bool acc_argv_push(struct acc_argv *a, const char *s)
+{
+    return push(a, s);
+}
+
 static bool push2(struct acc_argv *a, const char *x, const char *y)
 {
     return push(a, x) && push(a, y);

@@ -73,6 +73,45 @@ struct acc_argv {
 };
 
 void acc_argv_release(struct acc_argv *a);
+/* Appends a copy of s; false when out of memory. */
+bool acc_argv_push(struct acc_argv *a, const char *s);
+
+/* ---- A job in a transient systemd unit of its own (launcher_unit.c) ---- */
+
+/* The slice every job unit is started in: one place for limits that hold
+ * for all jobs together (systemctl set-property accord-jobs.slice ...). */
+#define ACC_LAUNCH_UNIT_SLICE "accord-jobs.slice"
+
+/* What the unit of one job is made of. */
+struct acc_launch_unit {
+    const char *name;        /* "accord-job-ID-N.service" (acc_launch_unit_name) */
+    const char *description; /* for systemctl status */
+    const char *user;        /* the account it runs as; NULL: the caller's own */
+    const char *directory;   /* its working directory */
+    const char *const *env;  /* NAME=value for the job, NULL-terminated; NULL entries skipped */
+    size_t n_env;
+    unsigned stop_timeout; /* seconds from SIGTERM to SIGKILL when it is stopped */
+    /* systemd gives the directory to user before the job starts (accordd
+     * itself may not chown) */
+    bool give_directory;
+};
+
+/* The unit's name for agreement id, started at unix time n: writes
+ * "accord-job-ID-N.service" into out (size > 64); false when id is not a
+ * valid unit name part (only [a-z0-9], as agreement ids are). */
+bool acc_launch_unit_name(const char *id, long long n, char *out, size_t size);
+
+/* The systemd-run command that starts cmd (argv, NULL-terminated) as the
+ * main process of the transient service u, in ACC_LAUNCH_UNIT_SLICE, and
+ * returns once it runs: --unit, --description, --slice, --collect (the
+ * unit goes once it ended, even when it failed), --quiet, --working-
+ * directory, --uid when u->user, TimeoutStopSec, with give_directory an
+ * ExecStartPre that chowns the directory (run by systemd, as root), --setenv
+ * for each variable, then "--" and cmd with every '$' doubled (systemd would
+ * otherwise expand $NAME in them; "$$" is its escape for '$').
+ * ACC_ERR_INVALID for a bad name, user, variable, directory or command. */
+acc_err acc_launch_unit_command(const struct acc_launch_unit *u, const char *const *cmd,
+                                struct acc_argv *out, struct acc_error *err);
 
 /* The mpiexec.hydra command for the hosts (or a part of it: comps may be a
  * subset, each keeping its index) in the given style: the launcher

@@ -15,6 +15,7 @@
 
 #include "../../lib/common/buf.h"
 #include "../../lib/common/log.h"
+#include "../../lib/common/notify.h"
 #include "../../lib/common/strutil.h"
 #include "launcher_int.h"
 
@@ -275,6 +276,10 @@ static void add_entry(struct acc_launcher *l, const struct acc_agreement *a,
     if (adopt) {
         e->pid = (pid_t)r->pid;
         e->pid_start = r->pid_start;
+        /* a job started in a unit of its own is watched and stopped through
+         * systemd (its processes may be hidden from accordd: ProtectProc=) */
+        if (l->units && acc_launcher_unit_find(a->id, e->unit, sizeof e->unit))
+            acc_log_info("agreement %s: its job runs in %s", a->id, e->unit);
         e->stop = a->state != ACC_STATE_OBSERVED; /* terminated while accordd was away */
     }
     e->l = l;
@@ -400,6 +405,14 @@ acc_err acc_launcher_new(const struct acc_config *cfg, const struct acc_launcher
     l->hooks = *hooks;
     l->root = absolute(cfg->launch.directory, cfg->db_path);
     l->path = job_path(&cfg->launch);
+    /* Under systemd a job as accordd's child would share its service's
+     * sandbox and cgroup: each goes to a unit of its own instead, which
+     * only root may ask PID 1 for (launcher_unit.c). */
+    l->units = acc_notify_under_systemd() && geteuid() == 0;
+    if (cfg->launch.enabled && acc_notify_under_systemd())
+        acc_log_info("jobs run %s",
+                     l->units ? "in transient units of their own (accord-jobs.slice)"
+                              : "inside accordd's service: only root may start units for them");
     pthread_mutex_init(&l->lock, NULL);
     pthread_cond_init(&l->cond, NULL);
     if (!l->root || !l->path) {

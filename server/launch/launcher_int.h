@@ -52,6 +52,11 @@ struct acc_launcher_entry {
     acc_time new_end;
     pid_t pid; /* the wrapper: the job's process group; 0: no mpiexec part */
     int64_t pid_start;
+    /* Under systemd: the transient unit the job runs in ("": accordd's
+     * child); e->pid is then its main process, not our child. */
+    char unit[96];
+    int64_t unit_asked;              /* when systemd was last asked about it (acc_mono_us) */
+    bool unit_alive;                 /* what it said */
     struct acc_launcher_part *parts; /* batch jobs */
     size_t n_parts;
     /* The launcher's own copies of what it was handed: the agreement's id,
@@ -67,6 +72,7 @@ struct acc_launcher {
     struct acc_launcher_hooks hooks;
     char *root; /* directory of the jobs' directories */
     char *path; /* "PATH=..." for jobs */
+    bool units; /* jobs start in transient systemd units (launcher_unit.c) */
 
     pthread_mutex_t lock;
     pthread_cond_t cond; /* entries changed, a job ended, or stopping */
@@ -92,6 +98,21 @@ char *acc_launcher_read_file(const char *dir, const char *name, size_t max, size
  * runs. */
 acc_err acc_launcher_start_job(struct acc_launcher *l, struct acc_launcher_entry *e,
                                struct acc_error *err);
+
+/* launcher_unit.c */
+
+/* Starts cmd in the transient unit u (acc_launch_unit_command) and returns
+ * once it runs; *pid: its main process, 0 when it already ended. */
+acc_err acc_launcher_unit_start(const struct acc_launch_unit *u, const char *const *cmd, pid_t *pid,
+                                struct acc_error *err);
+/* Whether unit still runs (active, or starting or stopping); true too when
+ * systemd cannot be asked. */
+bool acc_launcher_unit_active(const char *unit);
+/* The unit of agreement id's job ("accord-job-ID-*.service") that systemd
+ * still knows, into out; false when there is none. */
+bool acc_launcher_unit_find(const char *id, char *out, size_t size);
+/* Sends signal (a name: "SIGTERM", "SIGKILL") to every process of unit. */
+acc_err acc_launcher_unit_kill(const char *unit, const char *signal, struct acc_error *err);
 
 /* launcher_watch.c */
 

@@ -270,8 +270,13 @@ acc_err acc_launcher_manual_proxies(struct acc_launcher *l, struct acc_launcher_
             acc_log_warn("agreement %s: %s", e->id, why.msg);
     }
     e->n_parts = before;
-    kill(-e->pid, SIGKILL);
-    waitpid(e->pid, NULL, 0);
+    struct acc_error ignored; /* the unit goes once its processes are gone */
+    if (e->unit[0]) {
+        acc_launcher_unit_kill(e->unit, "SIGKILL", &ignored);
+    } else {
+        kill(-e->pid, SIGKILL);
+        waitpid(e->pid, NULL, 0);
+    }
     e->pid = 0;
     e->run.pid = 0;
     return rc;

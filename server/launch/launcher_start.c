@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../../lib/common/buf.h"
@@ -99,6 +100,27 @@ char *acc_launcher_read_file(const char *dir, const char *name, size_t max, size
     return buf;
 }
 
+/* For a job in a unit as another account, from an accordd that may have
+ * no capability (it reads the job's files as anyone may, and never chowns):
+ * the jobs' directory lets accounts through without listing it, the job's
+ * own is readable (systemd gives it to the account) and so are the
+ * descriptions accordd wrote into it, whatever accordd's umask. */
+static acc_err open_for_unit(const struct acc_launcher *l, const char *dir, struct acc_error *err)
+{
+    static const char *const files[] = {"metampich.conf", "job.rsl"};
+    char path[PATH_MAX];
+    if (chmod(l->root, 0711) != 0 || chmod(dir, 0755) != 0)
+        return acc_error_set(err, ACC_ERR_IO, "cannot open %s to the job's account: %s", dir,
+                             strerror(errno));
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+        if (chmod(path, 0644) != 0)
+            return acc_error_set(err, ACC_ERR_IO, "cannot open %s to the job's account: %s", path,
+                                 strerror(errno));
+    }
+    return ACC_OK;
+}
+
 /* The command line in the run (and, for people, in the file "command");
  * the job's old status goes (it would lie). */
 static acc_err record_command(struct acc_run *r, const struct acc_argv *argv, struct acc_error *err)
@@ -151,7 +173,32 @@ static acc_err spawn_wrapped(struct acc_launcher *l, struct acc_launcher_entry *
                  lc->control_port_max);
     const char *env[] = {l->path, ports[0] ? ports : NULL, NULL};
     pid_t pid = 0;
-    acc_err rc = acc_proc_start_as(wargv, env, r->directory, as, &pid, err);
+    acc_err rc;
+    if (l->units && !as && geteuid() == 0) {
+        rc = acc_error_set(err, ACC_ERR_CONFIG, "no account for the job: it never runs as root");
+    } else if (l->units) {
+        /* the unit's name holds the start time: a job started again gets a
+         * new one while the old unit may still be stopping */
+        char unit[sizeof e->unit], what[160];
+        if (!acc_launch_unit_name(e->id, (long long)time(NULL), unit, sizeof unit)) {
+            free(wargv);
+            return acc_error_set(err, ACC_ERR_INTERNAL, "no unit name for agreement %s", e->id);
+        }
+        snprintf(what, sizeof what, "Accord job of agreement %s", e->id);
+        struct acc_launch_unit u = {.name = unit,
+                                    .description = what,
+                                    .user = as ? as->name : NULL,
+                                    .directory = r->directory,
+                                    .env = env,
+                                    .n_env = 2,
+                                    .stop_timeout = (unsigned)lc->grace,
+                                    .give_directory = as != NULL};
+        rc = acc_launcher_unit_start(&u, wargv, &pid, err);
+        if (!rc)
+            acc_strlcpy(e->unit, unit, sizeof e->unit);
+    } else {
+        rc = acc_proc_start_as(wargv, env, r->directory, as, &pid, err);
+    }
     free(wargv);
     if (!rc) {
         e->pid = pid;
@@ -222,8 +269,11 @@ acc_err acc_launcher_start_job(struct acc_launcher *l, struct acc_launcher_entry
     if (!acc_launcher_write_file(r->directory, "metampich.conf", r->metampich, err) ||
         !acc_launcher_write_file(r->directory, "job.rsl", r->rsl, err))
         rc = ACC_ERR_IO;
-    /* the job writes its output and status there as its account */
-    if (!rc && other && chown(r->directory, as.uid, as.gid) != 0)
+    if (!rc && other && l->units)
+        rc = open_for_unit(l, r->directory, err);
+    /* the job writes its output and status there as its account (a unit's
+     * job gets it from systemd: accordd may have no CAP_CHOWN then) */
+    if (!rc && other && !l->units && chown(r->directory, as.uid, as.gid) != 0)
         rc = acc_error_set(err, ACC_ERR_IO, "cannot give %s to %s: %s", r->directory, as.name,
                            strerror(errno));
     if (!rc)

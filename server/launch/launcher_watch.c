@@ -20,9 +20,19 @@
 #include "../../lib/common/strutil.h"
 #include "launcher_int.h"
 
-/* Is the job's wrapper still there?  Reaps it when it is our child. */
+/* Is the job's wrapper still there?  Reaps it when it is our child (not
+ * when it was started before a restart, or by systemd in a unit). */
 static bool job_alive(struct acc_launcher_entry *e, int *wstatus, bool *reaped)
 {
+    if (e->unit[0]) {
+        /* systemd is asked once a second at most, not at every look */
+        int64_t now = acc_mono_us();
+        if (!e->unit_asked || now - e->unit_asked >= 1000000) {
+            e->unit_asked = now;
+            e->unit_alive = acc_launcher_unit_active(e->unit);
+        }
+        return e->unit_alive;
+    }
     if (e->pid <= 0)
         return false; /* no mpiexec part */
     if (!e->adopt) {
@@ -52,19 +62,33 @@ static bool wait_gone(struct acc_launcher_entry *e, int64_t ms, int *wstatus, bo
     return !job_alive(e, wstatus, reaped);
 }
 
+/* sig to the job's process group, or to every process of its unit (which
+ * reaches those that left the group too, whatever account they run as). */
+static void signal_job(struct acc_launcher_entry *e, int sig)
+{
+    if (!e->unit[0]) {
+        kill(-e->pid, sig);
+        return;
+    }
+    struct acc_error err;
+    if (acc_launcher_unit_kill(e->unit, sig == SIGKILL ? "SIGKILL" : "SIGTERM", &err) &&
+        sig != SIGKILL) /* SIGKILL goes to stragglers: the unit is usually gone by then */
+        acc_log_warn("agreement %s: %s", e->id, err.msg);
+}
+
 /* SIGTERM to the whole group, SIGKILL after the grace period. */
 static int stop_group(struct acc_launcher *l, struct acc_launcher_entry *e, int *wstatus,
                       bool *reaped)
 {
     acc_launcher_cancel_parts(l, e);
-    if (e->pid <= 0)
+    if (e->pid <= 0 && !e->unit[0])
         return SIGTERM; /* scancel sends SIGTERM, and SIGKILL after KillWait */
-    kill(-e->pid, SIGTERM);
+    signal_job(e, SIGTERM);
     if (wait_gone(e, l->cfg->launch.grace * 1000, wstatus, reaped)) {
-        kill(-e->pid, SIGKILL); /* stragglers that outlived the wrapper */
+        signal_job(e, SIGKILL); /* stragglers that outlived the wrapper */
         return SIGTERM;
     }
-    kill(-e->pid, SIGKILL);
+    signal_job(e, SIGKILL);
     wait_gone(e, 5000, wstatus, reaped);
     return SIGKILL;
 }
@@ -109,7 +133,7 @@ static void collect(struct acc_launcher *l, struct acc_launcher_entry *e, char *
     size_t limit = l->cfg->launch.output_limit, len = 0;
     struct acc_buf out = ACC_BUF_INIT;
     int64_t total = 0;
-    if (e->pid > 0) {
+    if (e->pid > 0 || e->unit[0]) { /* a unit's job may have ended before its pid was asked */
         int64_t status = -1, dropped = 0;
         if (read_number(r->directory, "status", 255, &status, why, why_len) == ACC_OK)
             r->exit_status = (int)status;
@@ -339,8 +363,8 @@ static void run_entry(struct acc_launcher *l, struct acc_launcher_entry *e)
     if (!w.ended) {
         sig = stop_group(l, e, &w.wstatus, &w.reaped);
     } else {
-        if (e->pid > 0)
-            kill(-e->pid, SIGKILL); /* anything of the group that outlived the wrapper */
+        if (e->pid > 0 || e->unit[0])
+            signal_job(e, SIGKILL); /* anything of the group that outlived the wrapper */
     }
     r->ended = acc_now();
     char why[160] = "";

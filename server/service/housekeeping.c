@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "../../lib/common/log.h"
+#include "../../lib/common/notify.h"
 #include "internal.h"
 
 #define HOUSEKEEPING_SECONDS 5
@@ -242,11 +243,19 @@ void *svc_housekeeping_main(void *arg)
     struct acc_service *svc = arg;
     if (svc_instance_leads(svc))
         svc_provision_retry(svc); /* what recovery queued */
+    /* Each pass tells systemd's watchdog (WatchdogSec=) that accordd is
+     * alive: passes come at half its time at least, and a pass that hangs
+     * longer than WatchdogSec gets accordd restarted. */
+    int64_t period = svc->shared ? svc_instance_period(svc) : HOUSEKEEPING_SECONDS;
+    int64_t watchdog = acc_notify_watchdog_interval_us() / 1000000;
+    if (watchdog > 0 && watchdog < period)
+        period = watchdog;
+    acc_notify_watchdog();
     pthread_mutex_lock(&svc->lock);
     while (!atomic_load(&svc->stopping)) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_sec += svc->shared ? svc_instance_period(svc) : HOUSEKEEPING_SECONDS;
+        ts.tv_sec += period > 0 ? period : 1;
         pthread_cond_timedwait(&svc->wake, &svc->lock, &ts);
         if (atomic_load(&svc->stopping))
             break;
@@ -260,6 +269,7 @@ void *svc_housekeeping_main(void *arg)
         /* Each instance retries the provisioning that failed on it; the
          * leader took over a dead one's when it began to lead. */
         svc_provision_retry(svc);
+        acc_notify_watchdog();
         pthread_mutex_lock(&svc->lock);
     }
     pthread_mutex_unlock(&svc->lock);

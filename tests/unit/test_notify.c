@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
 
@@ -129,11 +130,85 @@ static void test_bad_address(void)
     unsetenv("NOTIFY_SOCKET");
 }
 
+/* The watchdog's interval: half of $WATCHDOG_USEC, only for this process,
+ * 0 for anything else. */
+static void test_watchdog_interval(void)
+{
+    unsetenv("WATCHDOG_PID");
+    unsetenv("WATCHDOG_USEC");
+    CU_ASSERT_EQUAL(acc_notify_watchdog_interval_us(), 0);
+    setenv("WATCHDOG_USEC", "60000000", 1);
+    CU_ASSERT_EQUAL(acc_notify_watchdog_interval_us(), 30000000);
+    char pid[32];
+    snprintf(pid, sizeof pid, "%ld", (long)getpid());
+    setenv("WATCHDOG_PID", pid, 1);
+    CU_ASSERT_EQUAL(acc_notify_watchdog_interval_us(), 30000000);
+    snprintf(pid, sizeof pid, "%ld", (long)getpid() + 1);
+    setenv("WATCHDOG_PID", pid, 1); /* our parent's, inherited */
+    CU_ASSERT_EQUAL(acc_notify_watchdog_interval_us(), 0);
+    unsetenv("WATCHDOG_PID");
+    const char *bad[] = {"", "0", "-5", "60s", "x", "99999999999999999999999"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        setenv("WATCHDOG_USEC", bad[i], 1);
+        CU_ASSERT_EQUAL(acc_notify_watchdog_interval_us(), 0);
+    }
+    unsetenv("WATCHDOG_USEC");
+}
+
+/* WATCHDOG=1 at most once per interval, however often it is called; none
+ * without a watchdog; EXTEND_TIMEOUT_USEC with the time asked for. */
+static void test_watchdog_and_extend(void)
+{
+    char name[64];
+    snprintf(name, sizeof name, "@acc-notify-wd-%ld", (long)getpid());
+    int fd = listen_on(name);
+    setenv("NOTIFY_SOCKET", name, 1);
+    unsetenv("WATCHDOG_USEC");
+    acc_notify_watchdog();
+    CU_ASSERT_TRUE(nothing_waiting(fd));
+    setenv("WATCHDOG_USEC", "400000", 1); /* every 200 ms */
+    acc_notify_watchdog();
+    CU_ASSERT_STRING_EQUAL(next_message(fd), "WATCHDOG=1");
+    acc_notify_watchdog();
+    acc_notify_watchdog();
+    CU_ASSERT_TRUE(nothing_waiting(fd));
+    struct timespec ts = {0, 250 * 1000000};
+    nanosleep(&ts, NULL);
+    acc_notify_watchdog();
+    CU_ASSERT_STRING_EQUAL(next_message(fd), "WATCHDOG=1");
+    acc_notify_extend_timeout(300000000u);
+    CU_ASSERT_STRING_EQUAL(next_message(fd), "EXTEND_TIMEOUT_USEC=300000000");
+    unsetenv("WATCHDOG_USEC");
+    unsetenv("NOTIFY_SOCKET");
+    close(fd);
+}
+
+/* Under systemd only with its variables and /run/systemd/system. */
+static void test_under_systemd(void)
+{
+    struct stat st;
+    bool booted = lstat("/run/systemd/system", &st) == 0 && S_ISDIR(st.st_mode);
+    unsetenv("INVOCATION_ID");
+    unsetenv("NOTIFY_SOCKET");
+    CU_ASSERT_FALSE(acc_notify_under_systemd());
+    setenv("INVOCATION_ID", "", 1);
+    CU_ASSERT_FALSE(acc_notify_under_systemd());
+    setenv("INVOCATION_ID", "0123456789abcdef0123456789abcdef", 1);
+    CU_ASSERT_EQUAL(acc_notify_under_systemd(), booted);
+    unsetenv("INVOCATION_ID");
+    setenv("NOTIFY_SOCKET", "/run/systemd/notify", 1);
+    CU_ASSERT_EQUAL(acc_notify_under_systemd(), booted);
+    unsetenv("NOTIFY_SOCKET");
+}
+
 static const struct acc_test_case tests[] = {
     {"a socket named by a path", test_path},
     {"an abstract socket", test_abstract},
     {"no socket", test_no_socket},
     {"bad addresses", test_bad_address},
+    {"the watchdog's interval", test_watchdog_interval},
+    {"watchdog keep-alives and extended timeouts", test_watchdog_and_extend},
+    {"under systemd", test_under_systemd},
     {NULL, NULL},
 };
 
