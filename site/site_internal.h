@@ -192,7 +192,15 @@ struct site_request {
     const struct site_peer *peer;
     const char *key;         /* the path's key or id (set by site_route) */
     struct acc_httpd *httpd; /* serving it (its figures, for /metrics) */
+    /* Set by site_route: 1 + the route's class, an index into
+     * site_route_classes (lib/httpd's request-duration histogram); 0: no
+     * route. */
+    int route_class;
 };
+
+/* The route classes, NULL-terminated: health, preview, reservations,
+ * provision, jobs, metrics. */
+extern const char *const site_route_classes[];
 
 /* Answers 200, 201, 204 or the fault's, with an application/xml body
  * (none for 204). */
