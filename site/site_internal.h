@@ -93,7 +93,8 @@ struct site_peer {
     char name[64];
     int64_t max_nodes, max_bandwidth, max_duration, max_advance, max_reservations;
     unsigned connections;
-    bool admin; /* may read /metrics */
+    bool admin;        /* may read /metrics */
+    bool metrics_only; /* may read /metrics and nothing else */
 };
 
 struct site_peers;

@@ -195,17 +195,18 @@ static void h_job_cancel(struct acc_site *s, const struct site_request *rq,
 
 /* ---------------------------------------------------------------- metrics */
 
-/* Prometheus' text format, for a peer with admin = yes: the front end's
+/* Prometheus' text format, for a peer with admin = yes or metrics_only =
+ * yes: the front end's
  * figures (answers by status code, request durations by route class,
  * connections), each adapter's, the jobs running, the build, the
  * process's (lib/common/procstat.h). */
 static void h_metrics(struct acc_site *s, const struct site_request *rq, struct acc_httpd_reply *rs)
 {
-    if (!rq->peer->admin) {
+    if (!rq->peer->admin && !rq->peer->metrics_only) {
         struct acc_error err;
         acc_error_set(&err, ACC_ERR_FORBIDDEN,
-                      "peer %s may not read the metrics of site %s (admin = yes in its [peer] "
-                      "section)",
+                      "peer %s may not read the metrics of site %s (admin = yes or "
+                      "metrics_only = yes in its [peer] section)",
                       rq->peer->name, s->cfg.name);
         site_fault(s, &err, rs);
         return;
@@ -325,6 +326,12 @@ void site_route(struct acc_site *s, struct site_request *rq, struct acc_httpd_re
     if (!r) {
         site_fault(s, &err, rs);
         memcpy(rs->allow, m.allow, sizeof rs->allow);
+    } else if (rq->peer->metrics_only && r->fn != h_metrics) {
+        acc_error_set(&err, ACC_ERR_FORBIDDEN,
+                      "peer %s may read the metrics of site %s and nothing else (metrics_only = "
+                      "yes in its [peer] section)",
+                      rq->peer->name, s->cfg.name);
+        site_fault(s, &err, rs);
     } else if (r->param && key_check(m.params[0], r->param, &err)) {
         site_fault(s, &err, rs);
     } else {

@@ -18,7 +18,9 @@
 #     class by class.
 # And the metrics role: its token reads /metrics (200) and gets 403 on GET
 # /agreements and POST /admin/backup; a plain user's token gets 403 on
-# /metrics; at accord-site a peer without admin = yes gets 403 on /metrics.
+# /metrics.  At accord-site a peer with metrics_only = yes (the monitoring's)
+# reads /metrics and gets 403 on every /v1 route, one without it or admin
+# = yes gets 403 on /metrics.
 # About 10 s; no root needed.  KEEP=DIR: the daemons' logs and the scrapes
 # are copied there.
 set -u
@@ -69,10 +71,10 @@ nodes = 8
 subject = CN=accord-main
 connections = 16
 
-; the monitoring's certificate (CN=alice here): reads /metrics
+; the monitoring's certificate (CN=alice here): reads /metrics, nothing else
 [peer monitoring]
 subject = CN=alice
-admin = yes
+metrics_only = yes
 CONF
 "$BUILD/accord-site" --config "$T/site.ini" >"$T/s.log" 2>&1 &
 SPID=$!
@@ -134,7 +136,8 @@ PROM='Authorization: Bearer prom-token-0123456789'
 code() {
     curl -s -o "${4:-/dev/null}" -w '%{http_code}' -m 30 -H "$1" -X "$2" "$B$3"
 }
-# scrape_accordd OUT / scrape_site OUT: the /metrics body (admin, monitoring)
+# scrape_accordd OUT / scrape_site OUT: the /metrics body (admin; the
+# metrics_only peer)
 scrape_accordd() {
     [ "$(code "$ADMIN" GET /metrics "$1")" = 200 ]
 }
@@ -294,6 +297,14 @@ expect "a user without a role gets 403 on /metrics (it is $c)" test "$c" = 403
 c=$(code "Authorization: Bearer nobody-token-0123456789" GET /metrics)
 expect "an unknown token gets 401 on /metrics (it is $c)" test "$c" = 401
 c=$(site_code accord /metrics "$T/r3")
-expect "accord-site: a peer without admin = yes gets 403 on /metrics (it is $c)" test "$c" = 403
+expect "accord-site: a peer without admin or metrics_only gets 403 on /metrics (it is $c)" \
+    test "$c" = 403
+c=$(site_code alice /v1/health "$T/r4")
+expect "accord-site: the metrics_only peer gets 403 on /v1/health (it is $c)" test "$c" = 403
+expect "... saying why" grep -q "metrics_only" "$T/r4"
+c=$(curl -s -o /dev/null -w '%{http_code}' -m 30 --cacert "$C/ca.crt" --cert "$C/alice.crt" \
+    --key "$C/alice.key" -X PUT -H 'Content-Type: application/xml' --data-binary '<x/>' \
+    "$S/v1/reservations/k1")
+expect "accord-site: the metrics_only peer gets 403 on a reserve (it is $c)" test "$c" = 403
 
 checks_summary test_metrics
