@@ -250,11 +250,13 @@ static void h_metrics(struct acc_site *s, const struct site_request *rq, struct 
 
 /* The route classes of lib/httpd's request-duration histogram, in the
  * order of site_route_classes. */
-enum route_class { C_HEALTH, C_PREVIEW, C_RESERVATIONS, C_PROVISION, C_JOBS, C_METRICS };
+enum route_class { C_HEALTH, C_PREVIEW, C_RESERVATIONS, C_PROVISION, C_JOBS, C_METRICS, C__COUNT };
 
-const char *const site_route_classes[] = {
-    "health", "preview", "reservations", "provision", "jobs", "metrics", NULL,
+const char *const site_route_classes[C__COUNT + 1] = {
+    [C_HEALTH] = "health",       [C_PREVIEW] = "preview", [C_RESERVATIONS] = "reservations",
+    [C_PROVISION] = "provision", [C_JOBS] = "jobs",       [C_METRICS] = "metrics", /* then NULL */
 };
+_Static_assert(C__COUNT <= ACC_HTTPD_MAX_CLASSES, "more route classes than lib/httpd counts");
 
 struct route {
     struct acc_httpd_route r; /* method, path pattern ("{}": a key or id) */

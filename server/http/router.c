@@ -22,12 +22,17 @@ enum route_class {
     C_ADMIN,
     C_UI,
     C_METRICS,
-    C_HEALTH
+    C_HEALTH,
+    C__COUNT
 };
 
-const char *const acc_http_route_classes[] = {
-    "agreements", "negotiations", "sites", "templates", "admin", "ui", "metrics", "health", NULL,
+const char *const acc_http_route_classes[C__COUNT + 1] = {
+    [C_AGREEMENTS] = "agreements", [C_NEGOTIATIONS] = "negotiations",
+    [C_SITES] = "sites",           [C_TEMPLATES] = "templates",
+    [C_ADMIN] = "admin",           [C_UI] = "ui",
+    [C_METRICS] = "metrics",       [C_HEALTH] = "health", /* then NULL */
 };
+_Static_assert(C__COUNT <= ACC_HTTPD_MAX_CLASSES, "more route classes than lib/httpd counts");
 
 /* What a route's body is: nothing read (any type), or an XML document. */
 enum body { NONE, XML };
