@@ -307,4 +307,15 @@ c=$(curl -s -o /dev/null -w '%{http_code}' -m 30 --cacert "$C/ca.crt" --cert "$C
     "$S/v1/reservations/k1")
 expect "accord-site: the metrics_only peer gets 403 on a reserve (it is $c)" test "$c" = 403
 
+# Both stop cleanly (SIGTERM), and a sanitizer build reports nothing.
+kill -TERM "$APID" "$SPID"
+wait "$APID"
+a=$?
+wait "$SPID"
+s=$?
+APID= SPID=
+expect "accordd and accord-site stop with status 0 on SIGTERM (they give $a and $s)" \
+    test "$a:$s" = 0:0
+no_sanitizer_reports "$T/a.log" "$T/s.log"
+
 checks_summary test_metrics
