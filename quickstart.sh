@@ -45,10 +45,11 @@ PACKAGES=(build-essential cmake pkg-config libmicrohttpd-dev libxml2-dev libsqli
 # The sge adapter's tests start a real Grid Engine cluster (tests/sge).
 # libpq: the store on PostgreSQL (lib/sql/sql_pg.c); its tests start
 # PostgreSQL 15 clusters of their own (tests/pg).
+# prometheus: its promtool checks both daemons' /metrics (test_metrics).
 TEST_PACKAGES=(slurm-wlm munge iproute2 iputils-ping clang libclang-rt-dev xmlsec1 sqlite3 faketime
                openssl man-db groff-base debhelper dpkg-dev fakeroot lintian debootstrap
                python3 chromium gridengine-master gridengine-exec gridengine-client
-               gridengine-common postgresql-15 systemd)
+               gridengine-common postgresql-15 systemd prometheus)
 # systemd: systemd-analyze rates the units (check_unit_security), and
 # test_systemd_jobs boots a Debian 12 with systemd to run jobs in units.
 # The web page's test (tests/browser) drives chromium with playwright-core

@@ -35,6 +35,7 @@ struct acc_site_peer_cfg {
     int64_t max_reservations; /* open reservations held at once */
     unsigned connections;     /* concurrent connections */
     bool admin;               /* may read /metrics */
+    bool metrics_only;        /* may read /metrics and nothing else (a monitoring's) */
 };
 
 struct acc_site_config {

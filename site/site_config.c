@@ -200,6 +200,11 @@ static int peer_key(struct parse *p, const char *section, const char *name, cons
             return bad(p, section, "admin: %s", err.msg);
         return 1;
     }
+    if (strcmp(k, "metrics_only") == 0) {
+        if (acc_parse_bool(v, &e->metrics_only, &err))
+            return bad(p, section, "metrics_only: %s", err.msg);
+        return 1;
+    }
     if (strcmp(k, "connections") == 0) {
         int64_t n;
         if (acc_parse_i64(v, 1, 100000, &n, &err))
@@ -209,7 +214,7 @@ static int peer_key(struct parse *p, const char *section, const char *name, cons
     }
     return bad(p, section,
                "unknown key '%s' (subject, fingerprint, max_nodes, max_bandwidth, max_duration, "
-               "max_advance, max_reservations, connections, admin)",
+               "max_advance, max_reservations, connections, admin, metrics_only)",
                k);
 }
 
@@ -402,8 +407,9 @@ void acc_site_config_print(const struct acc_site_config *c, FILE *out)
                 (long long)pe->max_bandwidth);
         acc_conf_print_duration(out, "max_duration", pe->max_duration);
         acc_conf_print_duration(out, "max_advance", pe->max_advance);
-        fprintf(out, "max_reservations = %lld\nconnections = %u\nadmin = %s\n",
-                (long long)pe->max_reservations, pe->connections, pe->admin ? "yes" : "no");
+        fprintf(out, "max_reservations = %lld\nconnections = %u\nadmin = %s\nmetrics_only = %s\n",
+                (long long)pe->max_reservations, pe->connections, pe->admin ? "yes" : "no",
+                pe->metrics_only ? "yes" : "no");
     }
     acc_resources_cfg_print(&c->res, out);
 }

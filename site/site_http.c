@@ -87,6 +87,8 @@ static void handle(void *app, const struct acc_httpd_request *rq, void *state,
         .httpd = acc_httpd_of(rq),
     };
     site_route(app, &srq, rs);
+    if (srq.route_class)
+        acc_httpd_set_route_class(state, (unsigned)srq.route_class - 1);
 }
 
 static const struct acc_httpd_ops ops = {
@@ -134,6 +136,7 @@ acc_err site_http_start(struct acc_site *s, struct site_http **out, struct acc_e
         .tls = &tc,
         .quiet = true,
         .access_log = s->cfg.access_log,
+        .route_classes = site_route_classes,
     };
     acc_err rc = acc_httpd_start(&o, &ops, s, &h->httpd, err);
     if (rc) {

@@ -93,7 +93,8 @@ struct site_peer {
     char name[64];
     int64_t max_nodes, max_bandwidth, max_duration, max_advance, max_reservations;
     unsigned connections;
-    bool admin; /* may read /metrics */
+    bool admin;        /* may read /metrics */
+    bool metrics_only; /* may read /metrics and nothing else */
 };
 
 struct site_peers;
@@ -192,7 +193,15 @@ struct site_request {
     const struct site_peer *peer;
     const char *key;         /* the path's key or id (set by site_route) */
     struct acc_httpd *httpd; /* serving it (its figures, for /metrics) */
+    /* Set by site_route: 1 + the route's class, an index into
+     * site_route_classes (lib/httpd's request-duration histogram); 0: no
+     * route. */
+    int route_class;
 };
+
+/* The route classes, NULL-terminated: health, preview, reservations,
+ * provision, jobs, metrics. */
+extern const char *const site_route_classes[];
 
 /* Answers 200, 201, 204 or the fault's, with an application/xml body
  * (none for 204). */

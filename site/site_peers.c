@@ -46,6 +46,7 @@ static acc_err entries_make(const struct acc_site_peer_cfg *v, size_t n, struct 
         e[i].view.max_reservations = v[i].max_reservations;
         e[i].view.connections = v[i].connections;
         e[i].view.admin = v[i].admin;
+        e[i].view.metrics_only = v[i].metrics_only;
         e[i].subject = acc_strdup(v[i].subject);
         e[i].fingerprint = acc_strdup(v[i].fingerprint);
         if ((v[i].subject && !e[i].subject) || (v[i].fingerprint && !e[i].fingerprint)) {

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lib/common/procstat.h"
 #include "../lib/common/strutil.h"
 #include "../lib/proto/proto.h"
 #include "site_jobs.h"
@@ -194,16 +195,18 @@ static void h_job_cancel(struct acc_site *s, const struct site_request *rq,
 
 /* ---------------------------------------------------------------- metrics */
 
-/* Prometheus' text format, for a peer with admin = yes: the front end's
- * figures (answers by status code, connections), each adapter's, the jobs
- * running, the build. */
+/* Prometheus' text format, for a peer with admin = yes or metrics_only =
+ * yes: the front end's
+ * figures (answers by status code, request durations by route class,
+ * connections), each adapter's, the jobs running, the build, the
+ * process's (lib/common/procstat.h). */
 static void h_metrics(struct acc_site *s, const struct site_request *rq, struct acc_httpd_reply *rs)
 {
-    if (!rq->peer->admin) {
+    if (!rq->peer->admin && !rq->peer->metrics_only) {
         struct acc_error err;
         acc_error_set(&err, ACC_ERR_FORBIDDEN,
-                      "peer %s may not read the metrics of site %s (admin = yes in its [peer] "
-                      "section)",
+                      "peer %s may not read the metrics of site %s (admin = yes or "
+                      "metrics_only = yes in its [peer] section)",
                       rq->peer->name, s->cfg.name);
         site_fault(s, &err, rs);
         return;
@@ -238,30 +241,42 @@ static void h_metrics(struct acc_site *s, const struct site_request *rq, struct 
                    "# HELP accord_build_info The running build: its version.\n"
                    "# TYPE accord_build_info gauge\naccord_build_info{version=\"%s\"} 1\n",
                    s->jobs ? acc_site_jobs_running(s->jobs) : 0, ACCORD_VERSION);
+    acc_procstat_metrics(out);
     answer(s, ACC_OK, NULL, 200, rs);
     rs->content_type = "text/plain; version=0.0.4; charset=utf-8";
 }
 
 /* ------------------------------------------------------------------ table */
 
+/* The route classes of lib/httpd's request-duration histogram, in the
+ * order of site_route_classes. */
+enum route_class { C_HEALTH, C_PREVIEW, C_RESERVATIONS, C_PROVISION, C_JOBS, C_METRICS, C__COUNT };
+
+const char *const site_route_classes[C__COUNT + 1] = {
+    [C_HEALTH] = "health",       [C_PREVIEW] = "preview", [C_RESERVATIONS] = "reservations",
+    [C_PROVISION] = "provision", [C_JOBS] = "jobs",       [C_METRICS] = "metrics", /* then NULL */
+};
+_Static_assert(C__COUNT <= ACC_HTTPD_MAX_CLASSES, "more route classes than lib/httpd counts");
+
 struct route {
     struct acc_httpd_route r; /* method, path pattern ("{}": a key or id) */
     handler_fn *fn;
     const char *param; /* what "{}" is, for a refusal ("key", "job id") */
+    enum route_class cls;
 };
 
 static const struct route routes[] = {
-    {{"GET", "/v1/health"}, h_health, NULL},
-    {{"POST", "/v1/preview"}, h_preview, NULL},
-    {{"PUT", "/v1/reservations/{}"}, h_reserve, "key"},
-    {{"GET", "/v1/reservations/{}"}, h_query, "key"},
-    {{"DELETE", "/v1/reservations/{}"}, h_cancel, "key"},
-    {{"PUT", "/v1/reservations/{}/provision"}, h_provision, "key"},
-    {{"GET", "/v1/reservations/{}/provision"}, h_provision_status, "key"},
-    {{"POST", "/v1/jobs"}, h_submit, NULL},
-    {{"GET", "/v1/jobs/{}"}, h_job_status, "job id"},
-    {{"DELETE", "/v1/jobs/{}"}, h_job_cancel, "job id"},
-    {{"GET", "/metrics"}, h_metrics, NULL},
+    {{"GET", "/v1/health"}, h_health, NULL, C_HEALTH},
+    {{"POST", "/v1/preview"}, h_preview, NULL, C_PREVIEW},
+    {{"PUT", "/v1/reservations/{}"}, h_reserve, "key", C_RESERVATIONS},
+    {{"GET", "/v1/reservations/{}"}, h_query, "key", C_RESERVATIONS},
+    {{"DELETE", "/v1/reservations/{}"}, h_cancel, "key", C_RESERVATIONS},
+    {{"PUT", "/v1/reservations/{}/provision"}, h_provision, "key", C_PROVISION},
+    {{"GET", "/v1/reservations/{}/provision"}, h_provision_status, "key", C_PROVISION},
+    {{"POST", "/v1/jobs"}, h_submit, NULL, C_JOBS},
+    {{"GET", "/v1/jobs/{}"}, h_job_status, "job id", C_JOBS},
+    {{"DELETE", "/v1/jobs/{}"}, h_job_cancel, "job id", C_JOBS},
+    {{"GET", "/metrics"}, h_metrics, NULL, C_METRICS},
 };
 
 /* Every segment matches "{}": a bad key is then refused with 400 saying what
@@ -308,9 +323,17 @@ void site_route(struct acc_site *s, struct site_request *rq, struct acc_httpd_re
         return;
     }
     const struct route *r = acc_httpd_match(&table, rq->method, rq->path, buf, size, &m, &err);
+    if (r)
+        rq->route_class = (int)r->cls + 1;
     if (!r) {
         site_fault(s, &err, rs);
         memcpy(rs->allow, m.allow, sizeof rs->allow);
+    } else if (rq->peer->metrics_only && r->fn != h_metrics) {
+        acc_error_set(&err, ACC_ERR_FORBIDDEN,
+                      "peer %s may read the metrics of site %s and nothing else (metrics_only = "
+                      "yes in its [peer] section)",
+                      rq->peer->name, s->cfg.name);
+        site_fault(s, &err, rs);
     } else if (r->param && key_check(m.params[0], r->param, &err)) {
         site_fault(s, &err, rs);
     } else {

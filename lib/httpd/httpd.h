@@ -84,6 +84,9 @@ struct acc_tls_server_cfg;
 #define ACC_HTTPD_HSTS     "max-age=31536000"
 /* Headers a reply may add to the ones the layer sets. */
 #define ACC_HTTPD_MAX_HEADERS 6
+/* Route classes a daemon may name (acc_httpd_options.route_classes),
+ * "other" not included. */
+#define ACC_HTTPD_MAX_CLASSES 15
 
 /* ------------------------------------------------------------------ routes */
 
@@ -205,6 +208,12 @@ void acc_httpd_resume(void *state);
  * user it found; at most 63 bytes are kept).  Never a credential. */
 void acc_httpd_set_user(void *state, const char *name);
 
+/* Which of the daemon's route classes (acc_httpd_options.route_classes,
+ * by index) the request is, for the request-duration histogram; an index
+ * past the list is ignored.  A request never classed (a fault of the layer,
+ * a refusal before routing, a path of no route) counts as "other". */
+void acc_httpd_set_route_class(void *state, unsigned index);
+
 /* ------------------------------------------------------------------ server */
 
 struct acc_httpd_options {
@@ -249,6 +258,13 @@ struct acc_httpd_options {
      * the path without its query, USER the auth hook's (or "-"), STATUS
      * "-" when the connection ended before an answer. */
     bool access_log;
+    /* The daemon's route classes (NULL-terminated, at most
+     * ACC_HTTPD_MAX_CLASSES; NULL: none): each answered request's duration,
+     * as the access log measures it, is counted in the histogram
+     * accord_http_request_duration_seconds{route} of its class
+     * (acc_httpd_set_route_class), or of "other".  The names must outlive
+     * the server (static ones). */
+    const char *const *route_classes;
 };
 
 struct acc_httpd;
@@ -273,8 +289,9 @@ void acc_httpd_stats(struct acc_httpd *d, struct acc_httpd_stats *out);
 /* Answers sent since the start with status code (100 to 599; 0 otherwise). */
 uint64_t acc_httpd_answers(struct acc_httpd *d, unsigned code);
 /* The front end's figures in Prometheus' text format, appended to out:
- * accord_http_requests_total{code} (each code answered at least once) and
- * the connection bounds' counters (acc_httpd_stats). */
+ * accord_http_requests_total{code} (each code answered at least once), the
+ * histogram accord_http_request_duration_seconds{route} (every class, and
+ * "other") and the connection bounds' counters (acc_httpd_stats). */
 void acc_httpd_metrics(struct acc_httpd *d, struct acc_buf *out);
 
 /* The port actually bound (useful with port 0). */

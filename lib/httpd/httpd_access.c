@@ -28,6 +28,25 @@ uint64_t acc_httpd_answers(struct acc_httpd *d, unsigned code)
     return code >= 100 && code < HTTPD_CODES ? atomic_load(&d->answers[code]) : 0;
 }
 
+/* The duration histogram's upper bounds (microseconds): from a request
+ * answered from memory to one that waited for a negotiation's rounds. */
+static const int64_t duration_us[HTTPD_DURATION_BOUNDS] = {
+    500,    1000,   2500,   5000,    10000,   25000,   50000,
+    100000, 250000, 500000, 1000000, 2500000, 5000000, 10000000,
+};
+
+void httpd_count_duration(struct acc_httpd *d, unsigned cls, int64_t us)
+{
+    if (us < 0)
+        us = 0;
+    unsigned i = 0;
+    while (i < HTTPD_DURATION_BOUNDS && us > duration_us[i])
+        i++;
+    struct httpd_duration *h = &d->duration[cls < d->n_classes ? cls : 0];
+    atomic_fetch_add_explicit(&h->bucket[i], 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&h->sum_us, (uint64_t)us, memory_order_relaxed);
+}
+
 /* s as one word of a log line: a byte that could end the line, forge a
  * field or is not ASCII (the path is decoded: %0A is a newline) is written
  * %XX; at most max bytes of s are said. */
@@ -69,7 +88,7 @@ bool httpd_client_address(struct MHD_Connection *con, char *out, size_t size)
 }
 
 void httpd_access_line(struct acc_httpd *d, const char *address, const char *method,
-                       const char *path, int status, const char *user, int64_t t0)
+                       const char *path, int status, const char *user, int64_t us)
 {
     if (!d->opt.access_log || !method || !acc_log_enabled(ACC_LOG_INFO))
         return;
@@ -83,7 +102,6 @@ void httpd_access_line(struct acc_httpd *d, const char *address, const char *met
         snprintf(u, sizeof u, "-");
     if (status)
         snprintf(code, sizeof code, "%d", status);
-    int64_t us = acc_mono_us() - t0;
     acc_log_info("access: %s %s \"%s %s\" %s %" PRId64 ".%03d ms", address, u, m, p, code,
                  us / 1000, (int)(us % 1000));
 }
@@ -91,6 +109,39 @@ void httpd_access_line(struct acc_httpd *d, const char *address, const char *met
 static void metric(struct acc_buf *out, const char *name, const char *type, const char *help)
 {
     acc_buf_printf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* The histogram, cumulative as Prometheus reads it, for every class
+ * (answered or not: a series that appears late looks like a reset). The
+ * buckets are read one by one while requests go on, so the count is the
+ * sum of the buckets as read, never less than a bucket's. */
+static void durations(struct acc_httpd *d, struct acc_buf *out)
+{
+    metric(out, "accord_http_request_duration_seconds", "histogram",
+           "How long answered requests took, from their request line to their answer sent, by "
+           "route class.");
+    for (unsigned c = 0; c < d->n_classes; c++) {
+        const char *name = c ? d->opt.route_classes[c - 1] : "other";
+        const struct httpd_duration *h = &d->duration[c];
+        uint64_t n = 0;
+        for (unsigned i = 0; i <= HTTPD_DURATION_BOUNDS; i++) {
+            n += atomic_load_explicit(&h->bucket[i], memory_order_relaxed);
+            if (i < HTTPD_DURATION_BOUNDS)
+                acc_buf_printf(out,
+                               "accord_http_request_duration_seconds_bucket{route=\"%s\","
+                               "le=\"%g\"} %" PRIu64 "\n",
+                               name, (double)duration_us[i] / 1e6, n);
+            else
+                acc_buf_printf(out,
+                               "accord_http_request_duration_seconds_bucket{route=\"%s\","
+                               "le=\"+Inf\"} %" PRIu64 "\n",
+                               name, n);
+        }
+        acc_buf_printf(out,
+                       "accord_http_request_duration_seconds_sum{route=\"%s\"} %.6f\n"
+                       "accord_http_request_duration_seconds_count{route=\"%s\"} %" PRIu64 "\n",
+                       name, (double)atomic_load(&h->sum_us) / 1e6, name, n);
+    }
 }
 
 void acc_httpd_metrics(struct acc_httpd *d, struct acc_buf *out)
@@ -101,6 +152,7 @@ void acc_httpd_metrics(struct acc_httpd *d, struct acc_buf *out)
         if (n)
             acc_buf_printf(out, "accord_http_requests_total{code=\"%u\"} %" PRIu64 "\n", c, n);
     }
+    durations(d, out);
     struct acc_httpd_stats st;
     acc_httpd_stats(d, &st);
     metric(out, "accord_http_connections_refused_total", "counter",

@@ -192,6 +192,12 @@ acc_err acc_httpd_start(const struct acc_httpd_options *opt, const struct acc_ht
     struct addrinfo hints = {.ai_family = AF_UNSPEC,
                              .ai_socktype = SOCK_STREAM,
                              .ai_flags = AI_NUMERICSERV | AI_PASSIVE};
+    unsigned classes = 1; /* "other" */
+    while (opt->route_classes && opt->route_classes[classes - 1]) {
+        if (classes++ == HTTPD_CLASSES)
+            return acc_error_set(err, ACC_ERR_INVALID, "more than %d route classes",
+                                 ACC_HTTPD_MAX_CLASSES);
+    }
     struct addrinfo *ai = NULL;
     char port[16];
     snprintf(port, sizeof port, "%u", opt->port);
@@ -207,6 +213,7 @@ acc_err acc_httpd_start(const struct acc_httpd_options *opt, const struct acc_ht
     }
     d->opt = *opt;
     d->opt.tls = NULL; /* the caller's: not kept */
+    d->n_classes = classes;
     d->ops = ops;
     d->app = app;
     pthread_mutex_init(&d->lock, NULL);

@@ -54,6 +54,18 @@ void httpd_tally_close(struct httpd_tally *t, struct httpd_tally_entry *e);
 
 /* Status codes counted: 100 to HTTPD_CODES - 1. */
 #define HTTPD_CODES 600
+/* The request-duration histogram's bounds (httpd_access.c), and its
+ * classes: "other" (0), then the daemon's route_classes. */
+#define HTTPD_DURATION_BOUNDS 14
+#define HTTPD_CLASSES         (ACC_HTTPD_MAX_CLASSES + 1)
+
+/* One class's histogram: answers by bucket (not cumulative; the last is
+ * past every bound) and their durations' sum, each written with a relaxed
+ * atomic add (no lock on a request's path). */
+struct httpd_duration {
+    atomic_uint_least64_t bucket[HTTPD_DURATION_BOUNDS + 1];
+    atomic_uint_least64_t sum_us;
+};
 
 struct httpd_conn;
 
@@ -97,6 +109,8 @@ struct acc_httpd {
     atomic_bool serving;  /* started: libmicrohttpd's warnings are rationed */
     atomic_uint_least64_t warn_window, warns, quieted; /* httpd_daemon.c's mhd_log */
     atomic_uint_least64_t answers[HTTPD_CODES];        /* by status code */
+    struct httpd_duration duration[HTTPD_CLASSES];     /* by route class */
+    unsigned n_classes;                                /* "other" and the daemon's */
     pthread_mutex_t lock;
     pthread_cond_t cond;
     unsigned parked; /* requests suspended or resumed and not yet completed */
@@ -153,16 +167,18 @@ enum MHD_Result httpd_access(void *cls, struct MHD_Connection *con, const char *
 void httpd_completed(void *cls, struct MHD_Connection *con, void **con_cls,
                      enum MHD_RequestTerminationCode toe);
 
-/* httpd_access.c: an answer of status sent (counted); the access log's line
- * of a request that ends (method NULL: none, nothing is said), status 0
- * when it was not answered, user "" or the auth hook's, t0 its start
- * (acc_mono_us). */
+/* httpd_access.c: an answer of status sent (counted); a request of route
+ * class cls answered in us microseconds (counted in its histogram); the
+ * access log's line of a request that ends (method NULL: none, nothing is
+ * said), status 0 when it was not answered, user "" or the auth hook's, us
+ * its duration. */
 void httpd_count_answer(struct acc_httpd *d, int status);
+void httpd_count_duration(struct acc_httpd *d, unsigned cls, int64_t us);
 /* The client's address as text (inet_ntop); "-" and false when unknown.
  * HTTPD_ADDRESS_LEN holds any. */
 #define HTTPD_ADDRESS_LEN 48
 bool httpd_client_address(struct MHD_Connection *con, char *out, size_t size);
 void httpd_access_line(struct acc_httpd *d, const char *address, const char *method,
-                       const char *path, int status, const char *user, int64_t t0);
+                       const char *path, int status, const char *user, int64_t us);
 
 #endif

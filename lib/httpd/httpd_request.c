@@ -38,7 +38,8 @@ struct exchange {
      * (max_unsent; client_unsent against held_by, its address). */
     size_t held;
     struct httpd_tally_entry *held_by;
-    char user[64]; /* acc_httpd_set_user's, for the access log */
+    char user[64];        /* acc_httpd_set_user's, for the access log */
+    unsigned route_class; /* for the duration histogram: 0 "other", else 1 + the daemon's */
     /* A request whose answer comes later. */
     pthread_mutex_t lock;
     bool parked, suspended, ready;
@@ -536,6 +537,13 @@ void acc_httpd_set_user(void *state, const char *name)
     snprintf(ex->user, sizeof ex->user, "%s", name ? name : "");
 }
 
+void acc_httpd_set_route_class(void *state, unsigned index)
+{
+    struct exchange *ex = of_state(state);
+    if (index + 1 < ex->d->n_classes)
+        ex->route_class = index + 1;
+}
+
 void acc_httpd_resume(void *state)
 {
     struct exchange *ex = of_state(state);
@@ -590,9 +598,12 @@ void httpd_completed(void *cls, struct MHD_Connection *con, void **con_cls,
     unhold(ex);
     if (ex->parked)
         httpd_park_count(d, -1);
-    /* An answer whose sending failed is said with its status all the same:
-     * the daemon did answer it. */
-    httpd_access_line(d, ex->address, ex->rq.method, ex->rq.path, ex->status, ex->user, ex->t0);
+    /* An answer whose sending failed is said and counted with its status
+     * all the same: the daemon did answer it. */
+    int64_t us = acc_mono_us() - ex->t0;
+    if (ex->status)
+        httpd_count_duration(d, ex->route_class, us);
+    httpd_access_line(d, ex->address, ex->rq.method, ex->rq.path, ex->status, ex->user, us);
     if (d->ops->release)
         d->ops->release(d->app, ex->state);
     reply_release(&ex->rs);

@@ -22,9 +22,9 @@
  *                  max_agreements_per_address, max_quotes_per_address
  *   [policy]       latency (A B VALUE, one per pair of sites), max_clusters,
  *                  ca_average, tiebreak, seed
- *   [auth]         tokens (a file of "user token [admin]" lines), client_ca,
- *                  client_certificates (a file of "user SUBJECT-or-SHA256:FP
- *                  [admin]" lines)
+ *   [auth]         tokens (a file of "user token [admin|metrics]" lines),
+ *                  client_ca, client_certificates (a file of "user
+ *                  SUBJECT-or-SHA256:FP [admin|metrics]" lines)
  *   [launch]       enabled, mpiexec, launcher, launcher_exec, localhost,
  *                  directory, path, env, output_limit, grace, router_port
  *   [site NAME], [network NAME], [link NAME]: read by resources/ (the
@@ -91,6 +91,7 @@ struct acc_user {
     char *name;
     char *token;       /* NULL: a client certificate user */
     bool admin;        /* sees and terminates every agreement, uses adapter controls */
+    bool metrics;      /* the metrics role: may GET /metrics and nothing else */
     char *subject;     /* the certificate's subject DN (RFC 4514, "CN=alice"), or NULL */
     char *fingerprint; /* "SHA256:AB:..." (upper case), or NULL */
 };

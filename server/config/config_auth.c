@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* config_auth.c - HTTPS and client certificates: [server] certificate and
  * key, [auth] client_ca and client_certificates (a file of
- * "user SUBJECT-or-SHA256:FINGERPRINT [admin]" lines), the users they name
+ * "user SUBJECT-or-SHA256:FINGERPRINT [admin|metrics]" lines), the users they name
  * and the checks across them. */
 #include <ctype.h>
 #include <errno.h>
@@ -56,7 +56,7 @@ static char *trim(char *s)
 }
 
 /* One line: user, then the identity (a subject DN may hold spaces), then
- * an optional last word "admin". */
+ * an optional last word: its role, "admin" or "metrics". */
 static acc_err cert_line(struct acc_config *c, char *line, const char *path, unsigned no,
                          struct acc_error *err)
 {
@@ -67,16 +67,20 @@ static acc_err cert_line(struct acc_config *c, char *line, const char *path, uns
     if (!*sp)
         return acc_error_set(err, ACC_ERR_CONFIG,
                              "client certificates file %s line %u: expected "
-                             "'user SUBJECT-or-SHA256:FINGERPRINT [admin]'",
+                             "'user SUBJECT-or-SHA256:FINGERPRINT [admin|metrics]'",
                              path, no);
     *sp = '\0';
     const char *name = s;
     char *id = trim(sp + 1);
-    bool admin = false;
+    bool admin = false, metrics = false;
     size_t n = strlen(id);
     if (n > 6 && strcmp(id + n - 5, "admin") == 0 && isspace((unsigned char)id[n - 6])) {
         admin = true;
         id[n - 5] = '\0';
+        id = trim(id);
+    } else if (n > 8 && strcmp(id + n - 7, "metrics") == 0 && isspace((unsigned char)id[n - 8])) {
+        metrics = true;
+        id[n - 7] = '\0';
         id = trim(id);
     }
     if (strlen(name) > 127 || !acc_name_valid(name, 127))
@@ -103,6 +107,7 @@ static acc_err cert_line(struct acc_config *c, char *line, const char *path, uns
     memset(u, 0, sizeof *u);
     u->name = strdup(name);
     u->admin = admin;
+    u->metrics = metrics;
     if (is_fp)
         u->fingerprint = strdup(fp);
     else

@@ -297,7 +297,7 @@ int cfg_negotiation_key(struct cfg_parse *p, const char *k, const char *v)
 
 #define MAX_TOKEN_LINES 100000
 
-/* Reads "user token [admin]" lines ('#' starts a comment). */
+/* Reads "user token [admin|metrics]" lines ('#' starts a comment). */
 static acc_err read_tokens(struct acc_config *c, const char *path, struct acc_error *err)
 {
     FILE *f = fopen(path, "r");
@@ -325,9 +325,11 @@ static acc_err read_tokens(struct acc_config *c, const char *path, struct acc_er
         int n = sscanf(line, "%127s %511s %15s %1s", name, token, role, extra);
         if (n <= 0)
             continue;
-        if (n < 2 || n > 3 || (n == 3 && strcmp(role, "admin") != 0)) {
+        if (n < 2 || n > 3 ||
+            (n == 3 && strcmp(role, "admin") != 0 && strcmp(role, "metrics") != 0)) {
             rc = acc_error_set(err, ACC_ERR_CONFIG,
-                               "tokens file %s line %u: expected 'user token [admin]'", path, no);
+                               "tokens file %s line %u: expected 'user token [admin|metrics]'",
+                               path, no);
             break;
         }
         if (strlen(token) < 16) {
@@ -346,7 +348,8 @@ static acc_err read_tokens(struct acc_config *c, const char *path, struct acc_er
         memset(u, 0, sizeof *u);
         u->name = strdup(name);
         u->token = strdup(token);
-        u->admin = n == 3;
+        u->admin = n == 3 && strcmp(role, "admin") == 0;
+        u->metrics = n == 3 && strcmp(role, "metrics") == 0;
         if (!u->name || !u->token) {
             free(u->name);
             free(u->token);

@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+#include "../../lib/common/procstat.h"
 #include "../../lib/dsig/dsig.h"
 #include "http.h"
 
@@ -75,5 +76,6 @@ void acc_h_metrics(struct acc_http_ctx *ctx, const struct acc_request *rq, struc
     struct acc_httpd *httpd = atomic_load(&ctx->httpd);
     if (httpd)
         acc_httpd_metrics(httpd, &rs->body);
+    acc_procstat_metrics(&rs->body);
     acc_reply_text(rs, 200, "text/plain; version=0.0.4; charset=utf-8");
 }

@@ -75,7 +75,11 @@ struct acc_request {
      * acc_http_request_done once the request has its answer. */
     const struct acc_user *user;
     const struct acc_config *users;
-    bool json;           /* the client accepts application/json rather than XML */
+    bool json; /* the client accepts application/json rather than XML */
+    /* Set by acc_http_route: 1 + the route's class, an index into
+     * acc_http_route_classes (lib/httpd's request-duration histogram); 0:
+     * no route (a refusal before routing, a path of none). */
+    int route_class;
     char param_buf[512]; /* storage for params */
 };
 
@@ -131,7 +135,8 @@ void acc_http_request_done(struct acc_http_ctx *ctx, struct acc_request *rq);
 bool acc_http_authenticate(struct acc_http_ctx *ctx, struct acc_request *rq,
                            struct acc_response *rs);
 /* Routes the request (filling rq->params) and runs its handler; 404 or 405
- * when none fits, 403 for a route of admins, 415 for a request that
+ * when none fits, 403 for a route of admins (and, to a user of the
+ * metrics role, for every route but GET /metrics), 415 for a request that
  * changes something with a body of a type that is not the route's (an XML
  * document: application/xml, text/xml or a +xml type; a route that reads
  * no body takes XML or JSON) or of no type.
@@ -139,6 +144,10 @@ bool acc_http_authenticate(struct acc_http_ctx *ctx, struct acc_request *rq,
  * waiting (rs->wait): then acc_http_finish completes it once the job is
  * done. */
 void acc_http_route(struct acc_http_ctx *ctx, struct acc_request *rq, struct acc_response *rs);
+/* The route classes, NULL-terminated: agreements, negotiations, sites,
+ * templates, admin (adapter controls, backup), ui, metrics, health
+ * (/healthz, /certificate). */
+extern const char *const acc_http_route_classes[];
 void acc_http_finish(struct acc_http_ctx *ctx, const struct acc_request *rq,
                      struct acc_response *rs);
 /* All three, blocking while the job runs (for tests and fuzzing). */

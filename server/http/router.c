@@ -7,8 +7,32 @@
 #include "../json/json.h"
 #include "http.h"
 
-/* Who may call a route when [auth] is configured. */
-enum access { USER, ADMIN, ANYONE };
+/* Who may call a route when [auth] is configured: USER any user but one
+ * of the metrics role, ADMIN administrators, METRICS administrators and the
+ * metrics role (a scraper's token reads /metrics and nothing else). */
+enum access { USER, ADMIN, METRICS, ANYONE };
+
+/* The route classes of lib/httpd's request-duration histogram, in the
+ * order of acc_http_route_classes. */
+enum route_class {
+    C_AGREEMENTS,
+    C_NEGOTIATIONS,
+    C_SITES,
+    C_TEMPLATES,
+    C_ADMIN,
+    C_UI,
+    C_METRICS,
+    C_HEALTH,
+    C__COUNT
+};
+
+const char *const acc_http_route_classes[C__COUNT + 1] = {
+    [C_AGREEMENTS] = "agreements", [C_NEGOTIATIONS] = "negotiations",
+    [C_SITES] = "sites",           [C_TEMPLATES] = "templates",
+    [C_ADMIN] = "admin",           [C_UI] = "ui",
+    [C_METRICS] = "metrics",       [C_HEALTH] = "health", /* then NULL */
+};
+_Static_assert(C__COUNT <= ACC_HTTPD_MAX_CLASSES, "more route classes than lib/httpd counts");
 
 /* What a route's body is: nothing read (any type), or an XML document. */
 enum body { NONE, XML };
@@ -18,35 +42,36 @@ struct route {
     acc_handler handler;
     enum access access;
     enum body body;
+    enum route_class cls;
 };
 
 static const struct route routes[] = {
-    {{"POST", "/agreements"}, acc_h_agreement_create, USER, XML},
-    {{"POST", "/negotiations"}, acc_h_quote_create, USER, XML},
-    {{"GET", "/negotiations/{}"}, acc_h_quote_get, USER, NONE},
-    {{"DELETE", "/negotiations/{}"}, acc_h_quote_release, USER, NONE},
-    {{"GET", "/agreements"}, acc_h_agreement_list, USER, NONE},
-    {{"GET", "/agreements/{}"}, acc_h_agreement_get, USER, NONE},
-    {{"DELETE", "/agreements/{}"}, acc_h_agreement_terminate, USER, NONE},
-    {{"GET", "/agreements/{}/state"}, acc_h_agreement_state, USER, NONE},
-    {{"GET", "/agreements/{}/negotiation"}, acc_h_agreement_trace, USER, NONE},
-    {{"POST", "/agreements/{}/terminate"}, acc_h_agreement_terminate, USER, NONE},
-    {{"POST", "/agreements/{}/modify"}, acc_h_agreement_modify, USER, XML},
-    {{"GET", "/agreements/{}/trace"}, acc_h_agreement_trace, USER, NONE},
-    {{"GET", "/agreements/{}/launch"}, acc_h_agreement_launch, USER, NONE},
-    {{"GET", "/agreements/{}/launch/{}"}, acc_h_agreement_launch_file, USER, NONE},
-    {{"GET", "/sites"}, acc_h_sites, USER, NONE},
-    {{"GET", "/sites/{}"}, acc_h_site, USER, NONE},
-    {{"GET", "/sites/{}/preview"}, acc_h_site_preview, USER, NONE},
-    {{"POST", "/adapters/{}/control/{}"}, acc_h_adapter_control, ADMIN, NONE},
-    {{"GET", "/templates"}, acc_h_templates, USER, NONE},
-    {{"GET", "/templates/{}"}, acc_h_template, USER, NONE},
-    {{"GET", "/healthz"}, acc_h_healthz, ANYONE, NONE},
-    {{"GET", "/certificate"}, acc_h_certificate, ANYONE, NONE},
-    {{"GET", "/metrics"}, acc_h_metrics, ADMIN, NONE},
-    {{"POST", "/admin/backup"}, acc_h_admin_backup, ADMIN, NONE},
-    {{"GET", "/ui"}, acc_h_ui, ANYONE, NONE},
-    {{"GET", "/ui/{}"}, acc_h_ui, ANYONE, NONE},
+    {{"POST", "/agreements"}, acc_h_agreement_create, USER, XML, C_AGREEMENTS},
+    {{"POST", "/negotiations"}, acc_h_quote_create, USER, XML, C_NEGOTIATIONS},
+    {{"GET", "/negotiations/{}"}, acc_h_quote_get, USER, NONE, C_NEGOTIATIONS},
+    {{"DELETE", "/negotiations/{}"}, acc_h_quote_release, USER, NONE, C_NEGOTIATIONS},
+    {{"GET", "/agreements"}, acc_h_agreement_list, USER, NONE, C_AGREEMENTS},
+    {{"GET", "/agreements/{}"}, acc_h_agreement_get, USER, NONE, C_AGREEMENTS},
+    {{"DELETE", "/agreements/{}"}, acc_h_agreement_terminate, USER, NONE, C_AGREEMENTS},
+    {{"GET", "/agreements/{}/state"}, acc_h_agreement_state, USER, NONE, C_AGREEMENTS},
+    {{"GET", "/agreements/{}/negotiation"}, acc_h_agreement_trace, USER, NONE, C_AGREEMENTS},
+    {{"POST", "/agreements/{}/terminate"}, acc_h_agreement_terminate, USER, NONE, C_AGREEMENTS},
+    {{"POST", "/agreements/{}/modify"}, acc_h_agreement_modify, USER, XML, C_AGREEMENTS},
+    {{"GET", "/agreements/{}/trace"}, acc_h_agreement_trace, USER, NONE, C_AGREEMENTS},
+    {{"GET", "/agreements/{}/launch"}, acc_h_agreement_launch, USER, NONE, C_AGREEMENTS},
+    {{"GET", "/agreements/{}/launch/{}"}, acc_h_agreement_launch_file, USER, NONE, C_AGREEMENTS},
+    {{"GET", "/sites"}, acc_h_sites, USER, NONE, C_SITES},
+    {{"GET", "/sites/{}"}, acc_h_site, USER, NONE, C_SITES},
+    {{"GET", "/sites/{}/preview"}, acc_h_site_preview, USER, NONE, C_SITES},
+    {{"POST", "/adapters/{}/control/{}"}, acc_h_adapter_control, ADMIN, NONE, C_ADMIN},
+    {{"GET", "/templates"}, acc_h_templates, USER, NONE, C_TEMPLATES},
+    {{"GET", "/templates/{}"}, acc_h_template, USER, NONE, C_TEMPLATES},
+    {{"GET", "/healthz"}, acc_h_healthz, ANYONE, NONE, C_HEALTH},
+    {{"GET", "/certificate"}, acc_h_certificate, ANYONE, NONE, C_HEALTH},
+    {{"GET", "/metrics"}, acc_h_metrics, METRICS, NONE, C_METRICS},
+    {{"POST", "/admin/backup"}, acc_h_admin_backup, ADMIN, NONE, C_ADMIN},
+    {{"GET", "/ui"}, acc_h_ui, ANYONE, NONE, C_UI},
+    {{"GET", "/ui/{}"}, acc_h_ui, ANYONE, NONE, C_UI},
 };
 
 static const struct acc_httpd_table table = ACC_HTTPD_TABLE(routes, NULL);
@@ -117,10 +142,16 @@ void acc_http_request_done(struct acc_http_ctx *ctx, struct acc_request *rq)
 
 static bool permitted(const struct acc_request *rq, struct acc_response *rs, enum access access)
 {
-    if (access != ADMIN || !rq->user || rq->user->admin)
+    if (access == ANYONE || !rq->user || rq->user->admin ||
+        (access == METRICS && rq->user->metrics) || (access == USER && !rq->user->metrics))
         return true;
-    char msg[160];
-    snprintf(msg, sizeof msg, "%s is not an administrator of this server", rq->user->name);
+    char msg[200];
+    if (rq->user->metrics)
+        snprintf(msg, sizeof msg,
+                 "%.100s has the metrics role: it may GET /metrics and nothing else",
+                 rq->user->name);
+    else
+        snprintf(msg, sizeof msg, "%.100s is not an administrator of this server", rq->user->name);
     acc_reply_error(rq, rs, ACC_ERR_FORBIDDEN, msg, NULL);
     return false;
 }
@@ -209,6 +240,7 @@ void acc_http_route(struct acc_http_ctx *ctx, struct acc_request *rq, struct acc
         return;
     }
     memcpy(rq->params, m.params, sizeof rq->params);
+    rq->route_class = (int)r->cls + 1;
     if (permitted(rq, rs, r->access) && media_ok(rq, rs, r->body))
         r->handler(ctx, rq, rs);
 }

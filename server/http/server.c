@@ -171,6 +171,8 @@ static void handle(void *app, const struct acc_httpd_request *hr, void *state,
     ex->rq.body = hr->body;
     ex->rq.body_len = hr->body_len;
     acc_http_route(app, &ex->rq, &ex->rs);
+    if (ex->rq.route_class)
+        acc_httpd_set_route_class(state, (unsigned)ex->rq.route_class - 1);
     if (ex->rs.wait) {
         ex->waiter = (struct acc_nego_waiter){job_done, ex, NULL};
         if (acc_nego_when_done(ex->rs.wait, &ex->waiter)) {
@@ -248,6 +250,7 @@ acc_err acc_http_start(struct acc_http_ctx *ctx, const struct acc_http_options *
         .tls = opt->certificate ? &tc : NULL,
         .status_class = ctx->status_class,
         .access_log = opt->access_log,
+        .route_classes = acc_http_route_classes,
     };
     acc_err rc = acc_hostnames_init(&ctx->names, opt->names, opt->host, err);
     if (rc) {

@@ -124,9 +124,9 @@ void acc_service_metrics(struct acc_service *svc, struct acc_buf *out)
     metric(out, "accord_negotiation_rollbacks_total", "counter", "Reservation rounds undone.");
     acc_buf_printf(out, "accord_negotiation_rollbacks_total %" PRIu64 "\n",
                    (uint64_t)atomic_load(&svc->rollbacks));
-    metric(out, "accord_negotiation_seconds_total", "counter", "Time spent negotiating.");
-    acc_buf_printf(out, "accord_negotiation_seconds_total %.6f\n",
-                   (double)atomic_load(&svc->negotiation_us) / 1e6);
+    /* The time spent negotiating is the histogram's _sum: a counter
+     * accord_negotiation_seconds_total beside it would be a second family
+     * of the same name, which OpenMetrics parsers refuse. */
     negotiation_histogram(svc, out);
     metric(out, "accord_offers_total", "counter",
            "Offers submitted, refused as bad input, refused for a full queue, refused for a "

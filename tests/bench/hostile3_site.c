@@ -255,11 +255,13 @@ static void print_metrics(unsigned port)
         return;
     }
     printf("  site front end (/metrics):");
-    const char *prefix = "accord_http_";
+    /* The counters, not the request-duration histogram's many lines. */
+    const char *prefix = "accord_http_", *histogram = "accord_http_request_duration_seconds";
     for (const char *line = acc_buf_str(&body); line && *line;) {
         const char *end = strchr(line, '\n');
         size_t len = end ? (size_t)(end - line) : strlen(line);
-        if (strncmp(line, prefix, strlen(prefix)) == 0)
+        if (strncmp(line, prefix, strlen(prefix)) == 0 &&
+            strncmp(line, histogram, strlen(histogram)) != 0)
             printf(" %.*s;", (int)(len - strlen(prefix)), line + strlen(prefix));
         line = end ? end + 1 : NULL;
     }

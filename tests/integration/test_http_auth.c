@@ -26,7 +26,8 @@ static void call(struct fixture *f, const char *method, const char *path, const 
     CU_ASSERT_EQUAL(r->status, want);
 }
 
-/* The tokens file (alice, bob, root the administrator) and a configuration
+/* The tokens file (alice, bob, root the administrator, prom of the metrics
+ * role) and a configuration
  * naming it, in ini. */
 static void write_tokens(char *ini, size_t len)
 {
@@ -34,8 +35,9 @@ static void write_tokens(char *ini, size_t len)
     snprintf(tokens, sizeof tokens, "%s/tokens", acc_test_tmpdir());
     FILE *f = fopen(tokens, "w");
     CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    fputs("# user token [admin]\nalice alice-token-0123456789\nbob bob-token-0123456789abc\n"
-          "root root-token-0123456789 admin\n",
+    fputs("# user token [admin|metrics]\nalice alice-token-0123456789\n"
+          "bob bob-token-0123456789abc\nroot root-token-0123456789 admin\n"
+          "prom prom-token-0123456789 metrics\n",
           f);
     fclose(f);
     chmod(tokens, 0600);
@@ -85,6 +87,24 @@ static void check_roles(const char *id, const char *const *alice, const char *co
     call(&au, "GET", "/metrics", NULL, bob, 403, &r);
     http_reply_free(&r);
     call(&au, "GET", "/metrics", NULL, root, 200, &r);
+    http_reply_free(&r);
+    /* The metrics role reads /metrics and nothing else, not even its own
+     * agreements' list, a site or the backup. */
+    const char *prom[] = {"Authorization: Bearer prom-token-0123456789", NULL};
+    call(&au, "GET", "/metrics", NULL, prom, 200, &r);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "# TYPE accord_http_request_duration_seconds histogram"));
+    http_reply_free(&r);
+    call(&au, "GET", "/agreements", NULL, prom, 403, &r);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.body, "prom has the metrics role"));
+    http_reply_free(&r);
+    snprintf(path, sizeof path, "/agreements/%s", id);
+    call(&au, "GET", path, NULL, prom, 403, &r);
+    http_reply_free(&r);
+    call(&au, "GET", "/sites", NULL, prom, 403, &r);
+    http_reply_free(&r);
+    call(&au, "POST", "/admin/backup", NULL, prom, 403, &r);
+    http_reply_free(&r);
+    call(&au, "POST", "/adapters/a/control/clear", "", prom, 403, &r);
     http_reply_free(&r);
     call(&au, "GET", "/agreements", NULL, bob, 200, &r);
     CU_ASSERT_EQUAL(xml_count(r.body, "//co:AgreementRef"), 0);

@@ -270,9 +270,11 @@ static void test_tokens(void)
     static const struct {
         const char *file, *says; /* says NULL: accepted */
     } cases[] = {
-        {"alice 0123456789abcdef\nroot fedcba9876543210 admin # the admin\n", NULL},
+        {"alice 0123456789abcdef\nroot fedcba9876543210 admin # the admin\n"
+         "prom 0123456789abcdefprom metrics\n",
+         NULL},
         {"alice short\n", "at least 16"},
-        {"alice 0123456789abcdef boss\n", "user token [admin]"},
+        {"alice 0123456789abcdef boss\n", "user token [admin|metrics]"},
         {"# nobody\n", "names no user"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -289,11 +291,13 @@ static void test_tokens(void)
         acc_err rc = acc_config_load_string(ini, "t.ini", &c, &err);
         if (!cases[i].says) {
             CU_ASSERT_EQUAL_FATAL(rc, ACC_OK);
-            CU_ASSERT_EQUAL(c.n_users, 2);
+            CU_ASSERT_EQUAL(c.n_users, 3);
             const struct acc_user *u = acc_config_user_by_token(&c, "fedcba9876543210");
-            CU_ASSERT_TRUE(u && strcmp(u->name, "root") == 0 && u->admin);
+            CU_ASSERT_TRUE(u && strcmp(u->name, "root") == 0 && u->admin && !u->metrics);
             u = acc_config_user_by_token(&c, "0123456789abcdef");
-            CU_ASSERT_TRUE(u && !u->admin);
+            CU_ASSERT_TRUE(u && !u->admin && !u->metrics);
+            u = acc_config_user_by_token(&c, "0123456789abcdefprom");
+            CU_ASSERT_TRUE(u && strcmp(u->name, "prom") == 0 && u->metrics && !u->admin);
             CU_ASSERT_PTR_NULL(acc_config_user_by_token(&c, "0123456789abcde"));
             CU_ASSERT_PTR_NULL(acc_config_user_by_token(&c, "0123456789abcdefX"));
             CU_ASSERT_PTR_NULL(acc_config_user_by_token(&c, ""));

@@ -7,7 +7,8 @@
  * their deadline, so that a client from another address is served; a
  * kept-alive connection's next head has its deadline too; a second daemon
  * cannot take an address in use; a chunked body past what may be drained
- * is cut off rather than read whole. */
+ * is cut off rather than read whole; answered requests are counted in the
+ * duration histogram of their route class. */
 #include <curl/curl.h>
 #include <errno.h>
 #include <poll.h>
@@ -84,10 +85,10 @@ static void send_all(int fd, const void *data, size_t len)
  * TLS part of the file): its status, 0 when there was no answer. */
 static const char *cert(const char *name);
 
-static long get(unsigned port, bool tls)
+static long get_path(unsigned port, bool tls, const char *path)
 {
-    char url[64];
-    snprintf(url, sizeof url, "%s://127.0.0.1:%u/", tls ? "https" : "http", port);
+    char url[128];
+    snprintf(url, sizeof url, "%s://127.0.0.1:%u%s", tls ? "https" : "http", port, path);
     CURL *c = curl_easy_init();
     if (tls) {
         struct acc_tls_client tc = {
@@ -105,6 +106,11 @@ static long get(unsigned port, bool tls)
     curl_easy_cleanup(c);
     fclose(null);
     return status;
+}
+
+static long get(unsigned port, bool tls)
+{
+    return get_path(port, tls, "/");
 }
 
 static void close_all(int *fds, int n)
@@ -329,6 +335,93 @@ static void test_tls_handshakes(void)
     acc_httpd_stop(d);
 }
 
+/* The request-duration histogram: a handler that classes /fast as 0 and
+ * /slow (30 ms) as 1, /none not at all and /bad past the list. */
+static void classed(void *app, const struct acc_httpd_request *rq, void *state,
+                    struct acc_httpd_reply *rs)
+{
+    if (strcmp(rq->path, "/fast") == 0)
+        acc_httpd_set_route_class(state, 0);
+    else if (strcmp(rq->path, "/slow") == 0) {
+        acc_httpd_set_route_class(state, 1);
+        usleep(30000);
+    } else if (strcmp(rq->path, "/bad") == 0)
+        acc_httpd_set_route_class(state, 2); /* past the list: ignored */
+    handle(app, rq, state, rs);
+}
+
+static const struct acc_httpd_ops classed_ops = {.handle = classed, .fault = fault};
+
+/* The value of one series of text, or -1. */
+static double series(const char *text, const char *name)
+{
+    char key[200];
+    snprintf(key, sizeof key, "\n%s ", name);
+    const char *p = strstr(text, key);
+    return p ? strtod(p + strlen(key), NULL) : -1;
+}
+
+/* Each answered request is counted in its class's histogram, or in
+ * "other"; every class is shown from the start; a daemon with more classes
+ * than the layer counts does not start. */
+static void test_duration_histogram(void)
+{
+    static const char *const classes[] = {"fast", "slow", NULL};
+    struct acc_httpd_options o = options();
+    o.route_classes = classes;
+    struct acc_httpd *d = NULL;
+    struct acc_error err = {0};
+    CU_ASSERT_EQUAL_FATAL(acc_httpd_start(&o, &classed_ops, NULL, &d, &err), ACC_OK);
+    struct acc_buf m = ACC_BUF_INIT;
+    acc_httpd_metrics(d, &m);
+    const char *t = acc_buf_str(&m);
+    CU_ASSERT_PTR_NOT_NULL(strstr(t, "# TYPE accord_http_request_duration_seconds histogram\n"));
+    CU_ASSERT_EQUAL(series(t, "accord_http_request_duration_seconds_count{route=\"slow\"}"), 0);
+    CU_ASSERT_EQUAL(series(t, "accord_http_request_duration_seconds_count{route=\"other\"}"), 0);
+    acc_buf_release(&m);
+    unsigned port = acc_httpd_port(d);
+    const char *paths[] = {"/fast", "/fast", "/fast", "/slow", "/slow", "/none", "/bad"};
+    for (size_t i = 0; i < sizeof paths / sizeof *paths; i++)
+        CU_ASSERT_EQUAL(get_path(port, false, paths[i]), 200);
+    /* A request is counted as it completes, just after its client has read
+     * the answer. */
+    double fast = -1, slow = -1, other = -1;
+    for (int i = 0;; i++) {
+        acc_buf_release(&m);
+        acc_httpd_metrics(d, &m);
+        t = acc_buf_str(&m);
+        fast = series(t, "accord_http_request_duration_seconds_count{route=\"fast\"}");
+        slow = series(t, "accord_http_request_duration_seconds_count{route=\"slow\"}");
+        other = series(t, "accord_http_request_duration_seconds_count{route=\"other\"}");
+        if ((fast == 3 && slow == 2 && other == 2) || i == 200)
+            break;
+        usleep(10000);
+    }
+    CU_ASSERT_EQUAL(fast, 3);
+    CU_ASSERT_EQUAL(slow, 2);
+    CU_ASSERT_EQUAL(other, 2);
+    /* The slow ones took 30 ms at least: none under 25 ms, both by +Inf,
+     * and their sum is at least 60 ms. */
+    CU_ASSERT_EQUAL(
+        series(t, "accord_http_request_duration_seconds_bucket{route=\"slow\",le=\"0.025\"}"), 0);
+    CU_ASSERT_EQUAL(
+        series(t, "accord_http_request_duration_seconds_bucket{route=\"slow\",le=\"+Inf\"}"), 2);
+    CU_ASSERT(series(t, "accord_http_request_duration_seconds_sum{route=\"slow\"}") >= 0.06);
+    /* Buckets are cumulative: +Inf is the count. */
+    CU_ASSERT_EQUAL(
+        series(t, "accord_http_request_duration_seconds_bucket{route=\"fast\",le=\"+Inf\"}"), 3);
+    acc_buf_release(&m);
+    acc_httpd_stop(d);
+
+    static const char *const many[] = {"a", "b", "c", "d", "e", "f", "g", "h", "i",
+                                       "j", "k", "l", "m", "n", "o", "p", NULL};
+    o.route_classes = many;
+    d = NULL;
+    CU_ASSERT_EQUAL(acc_httpd_start(&o, &classed_ops, NULL, &d, &err), ACC_ERR_INVALID);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "route classes"));
+    CU_ASSERT_PTR_NULL(d);
+}
+
 static int init(void)
 {
     snprintf(certs, sizeof certs, "%s/certs", acc_test_tmpdir());
@@ -343,6 +436,7 @@ static const struct acc_test_case tests[] = {
     {"a second daemon on an address in use does not start", test_address_in_use},
     {"a chunked body past drain_max is cut off", test_chunked_cut_off},
     {"TLS: silent and partial handshakes do not lock the peer out", test_tls_handshakes},
+    {"request durations by route class", test_duration_histogram},
     {NULL, NULL},
 };
 

@@ -455,13 +455,22 @@ static void test_metrics(void)
                       "[peer p]\nsubject = CN=p\nadmin = perhaps\n";
     CU_ASSERT_EQUAL(acc_site_config_load_string(bad, "t", &cfg, &err), ACC_ERR_CONFIG);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "admin"));
+    const char *bad_only = "[daemon]\nname = a\ncertificate = x\nkey = y\nclient_ca = z\n"
+                           "[site a]\nadapter = sim-batch\nnodes = 2\n"
+                           "[peer p]\nsubject = CN=p\nmetrics_only = maybe\n";
+    CU_ASSERT_EQUAL(acc_site_config_load_string(bad_only, "t", &cfg, &err), ACC_ERR_CONFIG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "metrics_only"));
     const char *good = "[daemon]\nname = a\ncertificate = x\nkey = y\nclient_ca = z\n"
                        "access_log = no\n[site a]\nadapter = sim-batch\nnodes = 2\n"
-                       "[peer p]\nsubject = CN=p\nadmin = yes\n[peer q]\nsubject = CN=q\n";
+                       "[peer p]\nsubject = CN=p\nadmin = yes\n[peer q]\nsubject = CN=q\n"
+                       "[peer m]\nsubject = CN=m\nmetrics_only = yes\n";
     ACC_ASSERT_OK(acc_site_config_load_string(good, "t", &cfg, &err));
     CU_ASSERT_FALSE(cfg.access_log);
     CU_ASSERT_TRUE(cfg.peers[0].admin);
+    CU_ASSERT_FALSE(cfg.peers[0].metrics_only);
     CU_ASSERT_FALSE(cfg.peers[1].admin);
+    CU_ASSERT_FALSE(cfg.peers[1].metrics_only);
+    CU_ASSERT_TRUE(cfg.peers[2].metrics_only);
     acc_site_config_release(&cfg);
     acc_buf_release(&out);
 }
