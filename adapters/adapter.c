@@ -84,6 +84,18 @@ static void frames_normalise(struct acc_frames *f, acc_time from, acc_time until
 
 /* --------------------------------------------------------------- instances */
 
+acc_err acc_adapter_check(const struct acc_adapter_ops *ops, const struct acc_adapter_env *env,
+                          const char **key, struct acc_error *err)
+{
+    *key = NULL;
+    if (!ops || ops->version < 6 || !ops->check)
+        return ACC_OK;
+    acc_err rc = ops->check(env, key, err);
+    if (rc)
+        acc_error_prefix(err, "%s adapter %s", env->section, ops->kind);
+    return rc;
+}
+
 acc_err acc_adapter_open(const struct acc_adapter_ops *ops, const struct acc_adapter_env *env,
                          struct acc_adapter **out, struct acc_error *err)
 {

@@ -25,6 +25,7 @@ const struct acc_adapter_ops acc_sim_batch_ops = {
     .state_size = sizeof(struct simsite),
     .open = open_,
     .close = simsite_close,
+    .check = simsite_check,
     .preview = simsite_preview,
     .reserve = simsite_reserve,
     .query = simsite_query,
