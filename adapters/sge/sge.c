@@ -337,8 +337,12 @@ static acc_err read_settings(struct sge *s, const struct acc_adapter_env *env, c
             return rc;
     }
     *key = !s->root ? "sge_root" : "pe";
-    if (!s->root || !s->pe)
-        return acc_error_set(err, ACC_ERR_CONFIG, "sge needs sge_root and pe");
+    if (!s->root)
+        return acc_error_set(err, ACC_ERR_CONFIG,
+                             "sge needs sge_root = (the Grid Engine's SGE_ROOT directory)");
+    if (!s->pe)
+        return acc_error_set(err, ACC_ERR_CONFIG,
+                             "sge needs pe = (the parallel environment reservations ask for)");
     *key = NULL;
     if (!s->queue && !(s->queue = strdup("all.q")))
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");

@@ -4,7 +4,8 @@
 #
 #   tests/data/config/bad/*.conf        accordd --check-config exits 1 and prints
 #                                       exactly the lines of the matching
-#                                       *.expected on standard error
+#                                       *.expected on standard error; so does a
+#                                       start, which makes no database
 #   tests/data/config/good/*.conf       it exits 0 with nothing on standard error,
 #                                       and the effective configuration it prints
 #                                       loads back to the same bytes
@@ -41,6 +42,16 @@ check_bad() {
         if ! diff -u "$DATA/$2/${name%.conf}.expected" "$TMP/err"; then
             fail "$2/$name: the problems differ from ${name%.conf}.expected"
         fi
+        # A start refuses it with the same lines, and makes no database.
+        rm -f "$TMP/start.db"
+        (cd "$DATA/$2" && timeout 20 "$prog" --config "$name" --db "$TMP/start.db" \
+            --listen 127.0.0.1:0 >"$TMP/out" 2>"$TMP/err")
+        rc=$?
+        [ $rc = 1 ] || fail "$2/$name: a start exited $rc, expected 1"
+        if ! diff -u "$DATA/$2/${name%.conf}.expected" "$TMP/err"; then
+            fail "$2/$name: a start's problems differ from ${name%.conf}.expected"
+        fi
+        [ -e "$TMP/start.db" ] && fail "$2/$name: a start made its database"
     done
     [ $n -gt 0 ] || fail "no file in $2"
 }
