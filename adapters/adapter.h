@@ -60,6 +60,13 @@ struct acc_adapter_env {
     size_t n_links;
 };
 
+/* A setting an adapter kind takes, with a value its check refuses (NULL:
+ * any value is taken).  A name ending in '.' is a prefix (tc's
+ * path.LINK.SITE). */
+struct acc_adapter_setting {
+    const char *name, *bad;
+};
+
 struct acc_adapter_ops {
     unsigned version; /* ACC_ADAPTER_OPS_VERSION */
     const char *kind; /* "sim-batch" */
@@ -159,6 +166,10 @@ struct acc_adapter_ops {
      * NULL for the section as a whole.  May be NULL: open's checks cannot
      * run apart from it, and only a start finds its problems. */
     acc_err (*check)(const struct acc_adapter_env *env, const char **key, struct acc_error *err);
+    /* The settings the kind takes, ended by a NULL name (with check): a
+     * setting check took that is not listed is refused, so that the list
+     * is whole and a test can walk it.  May be NULL. */
+    const struct acc_adapter_setting *settings;
 };
 
 /* The compiled-in kinds, NULL-terminated. */

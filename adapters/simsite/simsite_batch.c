@@ -26,6 +26,7 @@ const struct acc_adapter_ops acc_sim_batch_ops = {
     .open = open_,
     .close = simsite_close,
     .check = simsite_check,
+    .settings = simsite_settings,
     .preview = simsite_preview,
     .reserve = simsite_reserve,
     .query = simsite_query,

@@ -142,6 +142,17 @@ static acc_err read_settings(struct simsite *s, const struct acc_adapter_env *en
     return ACC_OK;
 }
 
+const struct acc_adapter_setting simsite_settings[] = {
+    {"load", "maybe"},
+    {"seed", "-1"},
+    {"load_days", "-1"},
+    {"load_percent", "0"},
+    {"calendar", "/nonexistent/calendar.db"},
+    {"on_conflict", "panic"},
+    {"max_later", "soon"},
+    {NULL, NULL},
+};
+
 acc_err simsite_check(const struct acc_adapter_env *env, const char **key, struct acc_error *err)
 {
     struct simsite s = {0};

@@ -2,8 +2,9 @@
 /* test_config_check.c - `accordd --check-config` checks what a start
  * checks.  Every key accordd reads (acc_config_keys_each: the key tables
  * and the keys read by code of their own, so a new key is walked without
- * changing this file), and the settings of each adapter kind, get a bad
- * value in an otherwise good file; the real accordd binary must then
+ * changing this file), and the settings of each adapter kind (the list
+ * each kind keeps, struct acc_adapter_ops settings, and cases of settings
+ * missing), get a bad value in an otherwise good file; the real accordd binary must then
  * refuse it both with --check-config and when started (on a temporary
  * database, which it must not create), exit 1 both times, name the file,
  * the line and the key, and print the same lines.
@@ -20,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../../adapters/adapter.h"
 #include "config.h"
 #include "testutil.h"
 
@@ -356,6 +358,85 @@ static void test_adapter_settings(void)
            sizeof adapter_cases / sizeof adapter_cases[0], failures);
 }
 
+/* What each kind needs besides the setting under test: a good value of
+ * each setting it requires. */
+static size_t kind_base(const char *kind, const char *section, struct change *ch, char *sge_root)
+{
+    size_t n = 0;
+    ch[n++] = (struct change){section, "adapter", kind};
+    if (strcmp(kind, "sge") == 0) {
+        ch[n++] = (struct change){section, "sge_root", sge_root};
+        ch[n++] = (struct change){section, "pe", "mpi"};
+    } else if (strcmp(kind, "remote") == 0) {
+        ch[n++] = (struct change){section, "url", "http://127.0.0.1:1"};
+        ch[n++] = (struct change){section, "insecure_http", "yes"};
+    } else if (strcmp(kind, "tc") == 0) {
+        ch[n++] = (struct change){section, "path.a_b.a", "-/lo"};
+        ch[n++] = (struct change){section, "path.a_b.b", "-/lo"};
+    }
+    return n;
+}
+
+/* Every setting every compiled-in kind lists (struct acc_adapter_ops
+ * settings, which a kind must keep whole), with the bad value it lists:
+ * refused alike at its line; a setting that takes any value is taken. */
+static void test_every_adapter_setting(void)
+{
+    failures = 0;
+    char conf[512], sge_root[512], cmd[700];
+    snprintf(conf, sizeof conf, "%s/setting.conf", acc_test_tmpdir());
+    snprintf(sge_root, sizeof sge_root, "%s/sge", acc_test_tmpdir());
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s/default/common'", sge_root);
+    CU_ASSERT_EQUAL_FATAL(system(cmd), 0);
+    size_t walked = 0, kinds = 0;
+    for (size_t k = 0; acc_adapter_kinds[k]; k++) {
+        const struct acc_adapter_ops *ops = acc_adapter_kinds[k];
+        CU_ASSERT_PTR_NOT_NULL(ops->check);
+        CU_ASSERT_PTR_NOT_NULL(ops->settings);
+        if (!ops->settings)
+            continue;
+        kinds++;
+        const char *section = ops->caps & ACC_CAP_NODES ? "site a" : "network wan";
+        for (const struct acc_adapter_setting *set = ops->settings; set->name; set++) {
+            struct change ch[8];
+            size_t n = kind_base(ops->kind, section, ch, sge_root);
+            /* a prefix: the first base setting it covers */
+            const char *key = set->name;
+            size_t len = strlen(key);
+            for (size_t i = 0; key[len - 1] == '.' && i < n; i++) {
+                if (strncmp(ch[i].key, key, len) == 0)
+                    key = ch[i].key;
+            }
+            size_t i = 0;
+            while (i < n && strcmp(ch[i].key, key) != 0)
+                i++;
+            ch[i] = (struct change){section, key, set->bad ? set->bad : "anything"};
+            n += i == n;
+            int line = 0;
+            CU_ASSERT_TRUE_FATAL(write_conf(conf, ch, n, section, key, &line));
+            char label[256];
+            snprintf(label, sizeof label, "%s: %s = '%s'", ops->kind, key, ch[i].value);
+            walked++;
+            if (set->bad) {
+                expect_refused(label, conf, line, key);
+                continue;
+            }
+            char *argv[] = {ACCORDD_PATH, "--config", conf, "--check-config", NULL};
+            char *err = NULL;
+            int st = run(argv, &err);
+            if (st != 0) {
+                failures++;
+                fprintf(stderr, "%s: taken by the kind, but --check-config exit %d: %s", label, st,
+                        err);
+            }
+            CU_ASSERT_EQUAL(st, 0);
+            free(err);
+        }
+    }
+    printf("\n  %zu settings of %zu kinds, %d not as expected\n", walked, kinds, failures);
+    CU_ASSERT_TRUE(kinds >= 6);
+}
+
 /* ------------------------------------------------------------ warnings */
 
 /* A dangerous combination: --check-config warns (the line), exits 0. */
@@ -441,6 +522,7 @@ static const struct acc_test_case tests[] = {
     {"every key with a bad value: --check-config and a start refuse it alike", test_every_key},
     {"each adapter's settings: --check-config and a start refuse them alike",
      test_adapter_settings},
+    {"every setting each adapter kind lists: refused alike, or taken", test_every_adapter_setting},
     {"dangerous combinations: warnings, exit 0", test_warnings},
     {"--print-config with --db and --listen", test_print_overrides},
     {NULL, NULL},
