@@ -222,8 +222,16 @@ static void check_one(const struct acc_resources_env *env, const char *section, 
         return;
     }
     const char *key = NULL;
-    if (acc_adapter_check(ops, ae, &key, &e))
-        report(r, section, key, &e);
+    if (!acc_adapter_check(ops, ae, &key, &e))
+        return;
+    /* "[site a] adapter remote: [site a]: url: ..." (an adapter that names
+     * its section itself): the section once */
+    char twice[160];
+    snprintf(twice, sizeof twice, ": %s: ", bracketed);
+    char *again = strstr(e.msg, twice);
+    if (again)
+        memmove(again + 2, again + strlen(twice), strlen(again + strlen(twice)) + 1);
+    report(r, section, key, &e);
 }
 
 acc_err acc_resources_check_adapters(const struct acc_resources_cfg *c,
