@@ -84,6 +84,33 @@ static void frames_normalise(struct acc_frames *f, acc_time from, acc_time until
 
 /* --------------------------------------------------------------- instances */
 
+acc_err acc_adapter_check(const struct acc_adapter_ops *ops, const struct acc_adapter_env *env,
+                          const char **key, struct acc_error *err)
+{
+    *key = NULL;
+    if (!ops || ops->version < 6 || !ops->check)
+        return ACC_OK;
+    acc_err rc = ops->check(env, key, err);
+    /* A setting the kind took but does not list: refused, so that the
+     * list (and the test walking it) stays whole. */
+    for (size_t i = 0; !rc && ops->settings && i < env->n_settings; i++) {
+        const char *k = env->settings[i].key;
+        bool listed = false;
+        for (const struct acc_adapter_setting *s = ops->settings; s->name && !listed; s++) {
+            size_t n = strlen(s->name);
+            listed =
+                n && s->name[n - 1] == '.' ? strncmp(k, s->name, n) == 0 : strcmp(k, s->name) == 0;
+        }
+        if (!listed) {
+            *key = k;
+            rc = acc_error_set(err, ACC_ERR_CONFIG, "unknown setting '%s'", k);
+        }
+    }
+    if (rc)
+        acc_error_prefix(err, "%s adapter %s", env->section, ops->kind);
+    return rc;
+}
+
 acc_err acc_adapter_open(const struct acc_adapter_ops *ops, const struct acc_adapter_env *env,
                          struct acc_adapter **out, struct acc_error *err)
 {

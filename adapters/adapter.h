@@ -32,7 +32,7 @@
 #include "../lib/model/model.h"
 #include "../lib/model/reservation.h"
 
-#define ACC_ADAPTER_OPS_VERSION 5
+#define ACC_ADAPTER_OPS_VERSION 6
 
 /* A link as configured, for network adapters. */
 struct acc_link_def {
@@ -58,6 +58,13 @@ struct acc_adapter_env {
     int64_t nodes;                    /* batch adapters: the configured node count */
     const struct acc_link_def *links; /* network adapters: the links they serve */
     size_t n_links;
+};
+
+/* A setting an adapter kind takes, with a value its check refuses (NULL:
+ * any value is taken).  A name ending in '.' is a prefix (tc's
+ * path.LINK.SITE). */
+struct acc_adapter_setting {
+    const char *name, *bad;
 };
 
 struct acc_adapter_ops {
@@ -150,6 +157,19 @@ struct acc_adapter_ops {
      * only) run on the negotiation's own thread, with no time limit and no
      * hand-over to the call pool.  May be NULL: any call may be slow. */
     bool (*may_block)(void *state);
+
+    /* ---- version 6 (`--check-config` checks what a start checks) */
+
+    /* Checks env's settings as open does, with the same code, touching
+     * nothing outside (no file written, no daemon asked, no kernel state
+     * changed; files may be looked at).  *key: the setting at fault, or
+     * NULL for the section as a whole.  May be NULL: open's checks cannot
+     * run apart from it, and only a start finds its problems. */
+    acc_err (*check)(const struct acc_adapter_env *env, const char **key, struct acc_error *err);
+    /* The settings the kind takes, ended by a NULL name (with check): a
+     * setting check took that is not listed is refused, so that the list
+     * is whole and a test can walk it.  May be NULL. */
+    const struct acc_adapter_setting *settings;
 };
 
 /* The compiled-in kinds, NULL-terminated. */
@@ -165,6 +185,13 @@ struct acc_adapter;
 acc_err acc_adapter_open(const struct acc_adapter_ops *ops, const struct acc_adapter_env *env,
                          struct acc_adapter **out, struct acc_error *err);
 void acc_adapter_close(struct acc_adapter *ad);
+
+/* Checks the settings of an instance of `ops` without opening it (see
+ * check above); err starts with the section and the kind ("[site a]
+ * adapter slurm: ..."), *key the setting at fault (NULL: the section).  ACC_OK for a kind
+ * without check. */
+acc_err acc_adapter_check(const struct acc_adapter_ops *ops, const struct acc_adapter_env *env,
+                          const char **key, struct acc_error *err);
 
 const char *acc_adapter_name(const struct acc_adapter *ad);
 const char *acc_adapter_kind(const struct acc_adapter *ad);

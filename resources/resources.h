@@ -129,6 +129,17 @@ acc_err acc_resources_open_site(const struct acc_resources_cfg *c, size_t i,
                                 const struct acc_resources_env *env, struct acc_adapter **out,
                                 struct acc_error *err);
 
+/* What opening the adapters would refuse, found without opening them
+ * (`--check-config` and the start alike): each section's kind exists and
+ * can do what the section needs, and each adapter's own check
+ * (struct acc_adapter_ops check) passes its settings.  Nothing outside is
+ * touched.  Every problem is recorded in r at the line of the setting at
+ * fault (a missing one: at the section's adapter = line).  ACC_ERR_CONFIG
+ * when r holds any problem. */
+acc_err acc_resources_check_adapters(const struct acc_resources_cfg *c,
+                                     const struct acc_resources_env *env,
+                                     struct acc_conf_report *r);
+
 struct acc_resources;
 
 /* An adapter per [site] and [network] section of c, open (a network's

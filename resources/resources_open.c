@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lib/common/conf_report.h"
+
 struct acc_resources {
     const struct acc_resources_cfg *cfg;
     struct acc_adapter **ads; /* the sites' (by index in cfg->sites), then the networks' */
@@ -112,6 +114,19 @@ acc_err acc_resources_open_site(const struct acc_resources_cfg *c, size_t i,
     return open_instance(ops, &ae, ACC_CAP_NODES, "reserve nodes", out, err);
 }
 
+/* The links over network n (complete ones only), or NULL out of memory. */
+static struct acc_link_def *network_links(const struct acc_resources_cfg *c,
+                                          const struct acc_network_cfg *n, size_t *nl)
+{
+    struct acc_link_def *links = calloc(c->n_links ? c->n_links : 1, sizeof *links);
+    for (size_t k = 0; links && k < c->n_links; k++) {
+        const struct acc_link_cfg *l = &c->links[k];
+        if (l->network && l->site_a && l->site_b && strcmp(l->network, n->name) == 0)
+            links[(*nl)++] = (struct acc_link_def){l->name, l->site_a, l->site_b, l->capacity};
+    }
+    return links;
+}
+
 /* The adapter of network i of c, open, with the links over it. */
 static acc_err open_network(const struct acc_resources_cfg *c, size_t i,
                             const struct acc_resources_env *env, struct acc_adapter **out,
@@ -125,15 +140,10 @@ static acc_err open_network(const struct acc_resources_cfg *c, size_t i,
         kind_for(env, section, n->adapter, ACC_CAP_BANDWIDTH, "reserve bandwidth", err);
     if (!ops)
         return err->code;
-    struct acc_link_def *links = calloc(c->n_links ? c->n_links : 1, sizeof *links);
+    size_t nl = 0;
+    struct acc_link_def *links = network_links(c, n, &nl);
     if (!links)
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
-    size_t nl = 0;
-    for (size_t k = 0; k < c->n_links; k++) {
-        const struct acc_link_cfg *l = &c->links[k];
-        if (strcmp(l->network, n->name) == 0)
-            links[nl++] = (struct acc_link_def){l->name, l->site_a, l->site_b, l->capacity};
-    }
     struct acc_adapter_env ae = {
         .name = n->name,
         .section = section,
@@ -175,6 +185,101 @@ acc_err acc_resources_open(const struct acc_resources_cfg *c, const struct acc_r
     }
     *out = r;
     return ACC_OK;
+}
+
+/* ---------------------------------------------------------------- checks */
+
+/* A problem of an adapter's section into r: at the line of the setting at
+ * fault, or, for a setting that is missing or the section as a whole, of
+ * its adapter = line. */
+static void report(struct acc_conf_report *r, const char *section, const char *key,
+                   const struct acc_error *e)
+{
+    int line = key ? acc_conf_report_line(r, section, key) : 0;
+    if (line <= 0)
+        line = acc_conf_report_line(r, section, "adapter");
+    acc_conf_report_after_at(r, line, key ? key : "adapter", e);
+}
+
+/* The kind of section (NULL: reported), and the adapter's own check of env. */
+static void check_one(const struct acc_resources_env *env, const char *section, const char *kind,
+                      unsigned cap, const char *need, const struct acc_adapter_env *ae, bool sbatch,
+                      struct acc_conf_report *r)
+{
+    struct acc_error e;
+    const char *bracketed = ae->section;
+    const struct acc_adapter_ops *ops = kind_for(env, bracketed, kind, cap, need, &e);
+    if (!ops) {
+        report(r, section, "adapter", &e);
+        return;
+    }
+    if (sbatch && !(ops->caps & ACC_CAP_SUBMIT)) {
+        acc_error_set(&e, ACC_ERR_CONFIG,
+                      "%s: launch = sbatch needs an adapter that submits jobs into "
+                      "reservations (slurm); %s does not",
+                      bracketed, kind);
+        report(r, section, "launch", &e);
+        return;
+    }
+    const char *key = NULL;
+    if (!acc_adapter_check(ops, ae, &key, &e))
+        return;
+    /* "[site a] adapter remote: [site a]: url: ..." (an adapter that names
+     * its section itself): the section once */
+    char twice[160];
+    snprintf(twice, sizeof twice, ": %s: ", bracketed);
+    char *again = strstr(e.msg, twice);
+    if (again)
+        memmove(again + 2, again + strlen(twice), strlen(again + strlen(twice)) + 1);
+    report(r, section, key, &e);
+}
+
+acc_err acc_resources_check_adapters(const struct acc_resources_cfg *c,
+                                     const struct acc_resources_env *env, struct acc_conf_report *r)
+{
+    for (size_t i = 0; i < c->n_sites; i++) {
+        const struct acc_site_cfg *s = &c->sites[i];
+        if (!s->adapter)
+            continue; /* reported by acc_resources_cfg_check_all */
+        char section[128], bracketed[130];
+        snprintf(section, sizeof section, "site %s", s->name);
+        snprintf(bracketed, sizeof bracketed, "[%s]", section);
+        struct acc_adapter_env ae = {.name = s->name,
+                                     .section = bracketed,
+                                     .db_path = env->db_path,
+                                     .durable = env->durable,
+                                     .snapshot = true,
+                                     .settings = s->settings,
+                                     .n_settings = s->n_settings,
+                                     .nodes = s->nodes};
+        check_one(env, section, s->adapter, ACC_CAP_NODES, "reserve nodes", &ae, s->sbatch, r);
+    }
+    for (size_t i = 0; i < c->n_networks; i++) {
+        const struct acc_network_cfg *n = &c->networks[i];
+        if (!n->adapter)
+            continue;
+        char section[128], bracketed[130];
+        snprintf(section, sizeof section, "network %s", n->name);
+        snprintf(bracketed, sizeof bracketed, "[%s]", section);
+        size_t nl = 0;
+        struct acc_link_def *links = network_links(c, n, &nl);
+        if (!links) {
+            r->nomem = true;
+            continue;
+        }
+        struct acc_adapter_env ae = {.name = n->name,
+                                     .section = bracketed,
+                                     .db_path = env->db_path,
+                                     .durable = env->durable,
+                                     .snapshot = true,
+                                     .settings = n->settings,
+                                     .n_settings = n->n_settings,
+                                     .links = links,
+                                     .n_links = nl};
+        check_one(env, section, n->adapter, ACC_CAP_BANDWIDTH, "reserve bandwidth", &ae, false, r);
+        free(links);
+    }
+    return acc_conf_report_failed(r) ? ACC_ERR_CONFIG : ACC_OK;
 }
 
 void acc_resources_interrupt(struct acc_resources *r)

@@ -4,7 +4,8 @@
  *   accordd [--config FILE] [--listen HOST:PORT] [--db PATH] [--log-level L]
  *   accordd --config FILE --replay WORKLOAD [--policy NAME] [--from TIME]
  *           [--jobs N] [--csv]
- *   accordd [--config FILE] --check-config | --print-config
+ *   accordd [--config FILE] [--listen HOST:PORT] [--db PATH]
+ *           --check-config | --print-config
  *   accordd --help | --version
  *
  * Without --config it serves the embedded simulated testbed. */
@@ -35,7 +36,8 @@ static void usage(FILE *f)
                "               [--log-level error|warn|info|debug]\n"
                "       accordd [--config FILE] [--db PATH] --replay WORKLOAD [--policy NAME]\n"
                "               [--from TIME] [--jobs N] [--csv]\n"
-               "       accordd [--config FILE] --check-config | --print-config\n"
+               "       accordd [--config FILE] [--listen HOST:PORT] [--db PATH]\n"
+               "               --check-config | --print-config\n"
                "       accordd --help | --version\n"
                "\n"
                "Accord negotiates co-allocations (nodes on several clusters plus network\n"
@@ -47,11 +49,14 @@ static void usage(FILE *f)
                "  --listen HOST:PORT where to listen (port 0: any free port)\n"
                "  --db PATH          the SQLite database file\n"
                "  --log-level L      how much to log on standard error\n"
-               "  --check-config     list every problem of the configuration, one per line\n"
-               "                     on standard error, then print the effective\n"
-               "                     configuration; exit 0 without problems, else 1\n"
-               "  --print-config     print the effective configuration of --config FILE, or\n"
-               "                     without it the embedded testbed's text, and exit\n"
+               "  --check-config     run every check a start runs (the adapters' own\n"
+               "                     included; nothing is contacted or written), list each\n"
+               "                     problem and warning on standard error, one per line,\n"
+               "                     then print the effective configuration; exit 0\n"
+               "                     without problems (warnings allowed), else 1\n"
+               "  --print-config     print the effective configuration of --config FILE\n"
+               "                     with --listen and --db, or without any of them the\n"
+               "                     embedded testbed's text, and exit\n"
                "\n"
                "  --replay WORKLOAD  dry run: place an SWF trace or an accord-sim parameter\n"
                "                     file on the live calendars of the configured sites\n"
@@ -188,30 +193,62 @@ static int parse_args(int argc, char **argv, struct args *a)
     return -1;
 }
 
-/* --check-config: every problem on stderr, the effective configuration on
- * stdout; --print-config: the effective configuration (or, without
- * --config, the embedded text, comments and all). */
+/* The command line's --listen and --db into cfg; -1, or 2 (said why). */
+static int overrides(const struct args *a, struct acc_config *cfg)
+{
+    struct acc_error err;
+    if ((a->listen && acc_config_set_listen(cfg, a->listen, &err)) ||
+        (a->db && acc_config_set_db(cfg, a->db, &err))) {
+        fprintf(stderr, "accordd: %s\n", err.msg);
+        return 2;
+    }
+    return -1;
+}
+
+/* The configuration as a start and --check-config read it, by the same
+ * code (acc_config_check: every check, the adapters' own included), with
+ * the command line's overrides and (warn) the dangerous combinations in
+ * r.  -1 to go on (cfg and r are the caller's to release either way), or
+ * 2 for a bad override. */
+static int read_config(const struct args *a, bool warn, struct acc_config *cfg,
+                       struct acc_conf_report *r)
+{
+    acc_config_check(a->config, cfg, r);
+    if (!cfg->origin)
+        return -1; /* the file could not be opened: r says so */
+    int st = overrides(a, cfg);
+    if (st < 0 && warn)
+        acc_config_warn(cfg, a->listen != NULL, r);
+    return st;
+}
+
+/* --check-config: every problem and warning on stderr, the effective
+ * configuration on stdout; --print-config: the effective configuration
+ * (or, without --config, --listen and --db, the embedded text, comments
+ * and all). */
 static int config_command(const struct args *a)
 {
-    if (a->print && !a->config) {
+    if (a->print && !a->config && !a->listen && !a->db) {
         fputs(acc_config_embedded_text(), stdout);
         return 0;
     }
     struct acc_config cfg;
     struct acc_conf_report r;
-    acc_err rc = acc_config_check(a->config, &cfg, &r);
+    int st = read_config(a, a->check, &cfg, &r);
     const char *origin = a->config ? a->config : "embedded testbed";
-    int st = rc ? 1 : 0;
-    if (a->check) {
-        acc_conf_report_print(&r, origin, stderr);
-        if (cfg.origin)
+    if (st < 0) {
+        st = acc_conf_report_failed(&r) ? 1 : 0;
+        if (a->check) {
+            acc_conf_report_print(&r, origin, stderr);
+            if (cfg.origin)
+                acc_config_print(&cfg, stdout);
+        } else if (st) {
+            struct acc_error err;
+            acc_conf_report_first(&r, origin, true, &err);
+            fprintf(stderr, "accordd: %s\n", err.msg);
+        } else {
             acc_config_print(&cfg, stdout);
-    } else if (rc) {
-        struct acc_error err;
-        acc_conf_report_first(&r, origin, true, &err);
-        fprintf(stderr, "accordd: %s\n", err.msg);
-    } else {
-        acc_config_print(&cfg, stdout);
+        }
     }
     acc_conf_report_release(&r);
     acc_config_release(&cfg);
@@ -239,29 +276,27 @@ static int check_replay(struct args *a)
     return -1;
 }
 
-/* The configuration with the command line's overrides; -1, or the exit
- * status (nothing to release then). */
+/* The configuration with the command line's overrides, read and checked
+ * as --check-config reads and checks it; its problems and warnings on
+ * standard error in the same lines (a replay: its problems only).  -1,
+ * or the exit status (nothing to release then). */
 static int load_config(const struct args *a, struct acc_config *cfg)
 {
-    struct acc_error err;
-    acc_err rc =
-        a->config ? acc_config_load_file(a->config, cfg, &err) : acc_config_embedded(cfg, &err);
-    if (rc) {
-        fprintf(stderr, "accordd: %s\n", err.msg);
-        return 1;
+    struct acc_conf_report r;
+    int st = read_config(a, !a->replay.workload, cfg, &r);
+    if (st < 0) {
+        acc_conf_report_print(&r, a->config ? a->config : "embedded testbed", stderr);
+        if (acc_conf_report_failed(&r))
+            st = 1;
     }
-    if ((a->listen && acc_config_set_listen(cfg, a->listen, &err)) ||
-        (a->db && acc_config_set_db(cfg, a->db, &err))) {
-        fprintf(stderr, "accordd: %s\n", err.msg);
-        acc_config_release(cfg);
-        return 2;
-    }
-    if (a->level && !acc_log_parse_level(a->level, &cfg->log_level)) {
+    acc_conf_report_release(&r);
+    if (st < 0 && a->level && !acc_log_parse_level(a->level, &cfg->log_level)) {
         fprintf(stderr, "accordd: --log-level is error, warn, info or debug\n");
-        acc_config_release(cfg);
-        return 2;
+        st = 2;
     }
-    return -1;
+    if (st >= 0)
+        acc_config_release(cfg);
+    return st;
 }
 
 /* What a running accordd holds. */
@@ -334,8 +369,15 @@ static void reload_access(struct acc_config *cfg)
     }
     struct acc_config fresh = {0};
     struct acc_error err = {0};
-    if (acc_config_load_file(cfg->origin, &fresh, &err)) {
+    struct acc_conf_report r;
+    acc_config_check(cfg->origin, &fresh, &r); /* every check of a start */
+    bool failed = !fresh.origin || acc_conf_report_failed(&r);
+    if (failed)
+        acc_conf_report_first(&r, cfg->origin, true, &err);
+    acc_conf_report_release(&r);
+    if (failed) {
         acc_log_error("SIGHUP: %s; the users, accounts and quotas stay as they were", err.msg);
+        acc_config_release(&fresh);
         return;
     }
     size_t users = fresh.n_users, accounts = fresh.n_accounts, quotas = fresh.n_user_quotas;

@@ -140,13 +140,28 @@ static int config_command(const struct args *a)
     return st;
 }
 
-static acc_err load(const char *config, const char *listen, const char *db,
+/* The configuration as --check-config reads and checks it (the same
+ * code: the adapters' own checks included), with the command line's
+ * overrides.  problems: where to print every problem as --check-config
+ * does (err's text is then empty); NULL: the first is in err. */
+static acc_err load(const char *config, const char *listen, const char *db, FILE *problems,
                     struct acc_site_config *cfg, struct acc_error *err)
 {
-    acc_err rc = acc_site_config_load_file(config, cfg, err);
-    if (!rc && listen && (rc = acc_site_config_set_listen(cfg, listen, err)) != ACC_OK)
-        acc_site_config_release(cfg);
-    if (!rc && db && (rc = acc_site_config_set_db(cfg, db, err)) != ACC_OK)
+    struct acc_conf_report r;
+    acc_err rc = acc_site_config_check(config, cfg, &r);
+    if (rc && problems)
+        acc_conf_report_print(&r, config, problems);
+    if (rc) {
+        acc_conf_report_first(&r, config, true, err);
+        if (problems)
+            err->msg[0] = '\0'; /* said */
+    }
+    acc_conf_report_release(&r);
+    if (!rc && listen)
+        rc = acc_site_config_set_listen(cfg, listen, err);
+    if (!rc && db)
+        rc = acc_site_config_set_db(cfg, db, err);
+    if (rc)
         acc_site_config_release(cfg);
     return rc;
 }
@@ -163,8 +178,9 @@ int main(int argc, char **argv)
     acc_log_set_program("accord-site");
     struct acc_error err;
     struct acc_site_config cfg;
-    if (load(config, listen, db, &cfg, &err)) {
-        fprintf(stderr, "accord-site: %s\n", err.msg);
+    if (load(config, listen, db, stderr, &cfg, &err)) {
+        if (err.msg[0])
+            fprintf(stderr, "accord-site: %s\n", err.msg);
         return 1;
     }
     acc_log_set_level(cfg.log_level);
@@ -201,7 +217,7 @@ int main(int argc, char **argv)
         }
         acc_notify_reloading();
         struct acc_site_config fresh;
-        if (load(config, listen, db, &fresh, &err) || acc_site_reload(site, &fresh, &err))
+        if (load(config, listen, db, NULL, &fresh, &err) || acc_site_reload(site, &fresh, &err))
             acc_log_error("SIGHUP: %s (nothing changed)", err.msg);
         acc_notify_ready();
     }

@@ -362,6 +362,9 @@ acc_err acc_site_config_check(const char *path, struct acc_site_config *out,
                 acc_conf_report_after(&p.rep, "daemon", files[i].key, "%s: cannot read %s: %s",
                                       files[i].key, files[i].path, strerror(errno));
         }
+        /* What opening the adapters would refuse, without opening them. */
+        struct acc_resources_env env = {.db_path = out->db_path, .durable = out->durable};
+        acc_resources_check_adapters(&out->res, &env, &p.rep);
         fclose(f);
     }
     p.rep.file = NULL;

@@ -55,7 +55,10 @@ static acc_err url_setting(struct remote *r, const struct acc_adapter_env *env, 
     return ACC_OK;
 }
 
-static acc_err read_settings(struct remote *r, const struct acc_adapter_env *env,
+/* The settings into r, as open and check read them: nothing is asked of
+ * the site daemon, the files named are only looked at.  *key: the setting
+ * at fault. */
+static acc_err read_settings(struct remote *r, const struct acc_adapter_env *env, const char **key,
                              struct acc_error *err)
 {
     acc_err rc = ACC_OK;
@@ -65,6 +68,7 @@ static acc_err read_settings(struct remote *r, const struct acc_adapter_env *env
     int64_t conns = 8;
     for (size_t i = 0; i < env->n_settings && !rc; i++) {
         const char *k = env->settings[i].key, *v = env->settings[i].value;
+        *key = k;
         if (strcmp(k, "url") == 0)
             rc = url_setting(r, env, v, err);
         else if (strcmp(k, "ca") == 0)
@@ -101,6 +105,7 @@ static acc_err read_settings(struct remote *r, const struct acc_adapter_env *env
     }
     if (rc)
         return rc;
+    *key = "url";
     if (!r->url[0])
         return acc_error_set(err, ACC_ERR_CONFIG,
                              "%s: adapter remote needs url = the site daemon's address "
@@ -113,14 +118,17 @@ static acc_err read_settings(struct remote *r, const struct acc_adapter_env *env
                              "%s: url: '%s' must be https:// (http:// only with insecure_http = "
                              "yes, for tests of the protocol)",
                              env->section, r->url);
+    *key = "ca";
     if (!r->ca && https)
         return acc_error_set(err, ACC_ERR_CONFIG,
                              "%s: adapter remote needs ca = the site's CA certificate (PEM file)",
                              env->section);
+    *key = r->cert ? "certificate" : "key";
     if (!r->cert != !r->key)
         return acc_error_set(err, ACC_ERR_CONFIG,
                              "%s: certificate and key (accordd's client certificate) go together",
                              env->section);
+    *key = NULL;
     r->n_slots = (size_t)conns;
     return ACC_OK;
 }
@@ -135,7 +143,8 @@ static acc_err remote_open(void *state, const struct acc_adapter_env *env, struc
     acc_strlcpy(r->name, env->name, sizeof r->name);
     acc_strlcpy(r->remote_name, env->name, sizeof r->remote_name);
     r->network = env->links != NULL;
-    acc_err rc = read_settings(r, env, err);
+    const char *key;
+    acc_err rc = read_settings(r, env, &key, err);
     if (rc)
         return rc;
     snprintf(r->what, sizeof r->what, "%s %s (%s)", r->network ? "network" : "site", r->name,
@@ -150,6 +159,26 @@ static void remote_close(void *state)
     free(r->ca);
     free(r->cert);
     free(r->key);
+}
+
+/* The settings as open reads them; the site daemon is not asked. */
+static acc_err remote_check(const struct acc_adapter_env *env, const char **key,
+                            struct acc_error *err)
+{
+    struct remote *r = calloc(1, sizeof *r);
+    if (!r)
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    *key = NULL;
+    acc_err rc = ACC_OK;
+    if (!acc_name_valid(env->name, sizeof r->name))
+        rc = acc_error_set(err, ACC_ERR_CONFIG, "%s: bad name", env->section);
+    if (!rc)
+        rc = read_settings(r, env, key, err);
+    free(r->ca);
+    free(r->cert);
+    free(r->key);
+    free(r);
+    return rc;
 }
 
 static unsigned remote_instance_caps(void *state)
@@ -229,6 +258,18 @@ const struct acc_adapter_ops acc_remote_ops = {
     .state_size = sizeof(struct remote),
     .open = remote_open,
     .close = remote_close,
+    .check = remote_check,
+    .settings = (const struct acc_adapter_setting[]){{"url", "ftp://127.0.0.1"},
+                                                     {"ca", "/nonexistent/ca.pem"},
+                                                     {"certificate", "/nonexistent/client.pem"},
+                                                     {"key", "/nonexistent/client.key"},
+                                                     {"remote_name", "not a name"},
+                                                     {"timeout", "0"},
+                                                     {"connect_timeout", "0"},
+                                                     {"retries", "-1"},
+                                                     {"connections", "0"},
+                                                     {"insecure_http", "maybe"},
+                                                     {NULL, NULL}},
     .preview = remote_preview,
     .reserve = remote_reserve,
     .query = remote_query,

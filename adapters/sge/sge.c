@@ -311,16 +311,20 @@ static acc_err setting(struct sge *s, const char *k, const char *v, struct acc_e
     return ACC_OK;
 }
 
-static acc_err open_(void *state, const struct acc_adapter_env *env, struct acc_error *err)
+/* The settings into s, as open and check read them: nothing is run, the
+ * directories named are only looked at.  *key: the setting at fault. */
+static acc_err read_settings(struct sge *s, const struct acc_adapter_env *env, const char **key,
+                             struct acc_error *err)
 {
-    struct sge *s = state;
     s->timeout_ms = 15000;
     s->slots = 1;
+    *key = NULL;
     if (!(s->name = acc_strdup(env->name)))
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < env->n_settings; i++) {
         const char *k = env->settings[i].key;
         bool known = false;
+        *key = k;
         for (size_t j = 0; known_keys[j]; j++)
             known |= strcmp(known_keys[j], k) == 0;
         if (!known)
@@ -332,22 +336,48 @@ static acc_err open_(void *state, const struct acc_adapter_env *env, struct acc_
         if (rc)
             return rc;
     }
-    if (!s->root || !s->pe)
-        return acc_error_set(err, ACC_ERR_CONFIG, "sge needs sge_root and pe");
+    *key = !s->root ? "sge_root" : "pe";
+    if (!s->root)
+        return acc_error_set(err, ACC_ERR_CONFIG,
+                             "sge needs sge_root = (the Grid Engine's SGE_ROOT directory)");
+    if (!s->pe)
+        return acc_error_set(err, ACC_ERR_CONFIG,
+                             "sge needs pe = (the parallel environment reservations ask for)");
+    *key = NULL;
     if (!s->queue && !(s->queue = strdup("all.q")))
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     struct stat sb;
     char common[PATH_MAX + 160];
     snprintf(common, sizeof common, "%s/%s/common", s->root, s->cell ? s->cell : "default");
+    *key = s->cell ? "cell" : "sge_root";
     if (stat(common, &sb) != 0 || !S_ISDIR(sb.st_mode))
         return acc_error_set(err, ACC_ERR_CONFIG, "sge_root and cell: %s is not a directory",
                              common);
+    *key = "bin_dir";
     if (s->bin_dir && (stat(s->bin_dir, &sb) != 0 || !S_ISDIR(sb.st_mode)))
         return acc_error_set(err, ACC_ERR_CONFIG, "bin_dir %s is not a directory", s->bin_dir);
+    *key = NULL;
     snprintf(s->env_root, sizeof s->env_root, "SGE_ROOT=%s", s->root);
     if (s->cell)
         snprintf(s->env_cell, sizeof s->env_cell, "SGE_CELL=%s", s->cell);
     return ACC_OK;
+}
+
+static acc_err open_(void *state, const struct acc_adapter_env *env, struct acc_error *err)
+{
+    const char *key;
+    return read_settings(state, env, &key, err);
+}
+
+static void close_(void *state);
+
+/* Opening runs no Grid Engine command: its checks are the settings'. */
+static acc_err check(const struct acc_adapter_env *env, const char **key, struct acc_error *err)
+{
+    struct sge s = {0};
+    acc_err rc = read_settings(&s, env, key, err);
+    close_(&s);
+    return rc;
 }
 
 static void close_(void *state)
@@ -369,6 +399,16 @@ const struct acc_adapter_ops acc_sge_ops = {
     .state_size = sizeof(struct sge),
     .open = open_,
     .close = close_,
+    .check = check,
+    .settings = (const struct acc_adapter_setting[]){{"sge_root", "/nonexistent"},
+                                                     {"cell", "no-such-cell"},
+                                                     {"pe", NULL},
+                                                     {"queue", NULL},
+                                                     {"slots", "0"},
+                                                     {"users", NULL},
+                                                     {"bin_dir", "/nonexistent"},
+                                                     {"timeout", "soon"},
+                                                     {NULL, NULL}},
     .preview = preview,
     .reserve = reserve,
     .query = query,

@@ -82,6 +82,11 @@ struct simsite {
  * the caller adds its resources to s->ledger, then calls simsite_start. */
 acc_err simsite_open(struct simsite *s, const char *kind, const struct acc_adapter_env *env,
                      struct acc_error *err);
+/* Checks the settings as simsite_open reads them, opening nothing
+ * (struct acc_adapter_ops check). */
+acc_err simsite_check(const struct acc_adapter_env *env, const char **key, struct acc_error *err);
+/* The settings a simulated site takes (struct acc_adapter_ops settings). */
+extern const struct acc_adapter_setting simsite_settings[];
 /* Loads persisted bookings and generates the background load. */
 acc_err simsite_start(struct simsite *s, struct acc_error *err);
 

@@ -119,26 +119,23 @@ static acc_err own_setting(struct simsite *s, const char *k, const char *v, stru
     return rc;
 }
 
-acc_err simsite_open(struct simsite *s, const char *kind, const struct acc_adapter_env *env,
-                     struct acc_error *err)
+/* The settings into s and o, as open and check read them.  *key: the
+ * setting at fault. */
+static acc_err read_settings(struct simsite *s, const struct acc_adapter_env *env,
+                             struct acc_ledger_options *o, const char **key, struct acc_error *err)
 {
-    s->kind = kind;
     s->load = false;
     s->load_days = 14;
     s->load_percent = 30;
     s->seed = acc_fnv1a64(env->name);
-    pthread_cond_init(&s->wake, NULL);
-    s->name = strdup(env->name);
-    if (!s->name)
-        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
-    struct acc_ledger_options o;
-    acc_ledger_options_init(&o);
-    o.snapshot = env->snapshot;
+    acc_ledger_options_init(o);
+    o->snapshot = env->snapshot;
     for (size_t i = 0; i < env->n_settings; i++) {
         const char *k = env->settings[i].key, *v = env->settings[i].value;
         acc_err rc;
+        *key = k;
         if (acc_ledger_takes(k))
-            rc = acc_ledger_option(&o, k, v, err);
+            rc = acc_ledger_option(o, k, v, err);
         else if (own_key(k))
             rc = own_setting(s, k, v, err);
         else
@@ -148,6 +145,41 @@ acc_err simsite_open(struct simsite *s, const char *kind, const struct acc_adapt
             return ACC_ERR_CONFIG;
         }
     }
+    *key = NULL;
+    return ACC_OK;
+}
+
+const struct acc_adapter_setting simsite_settings[] = {
+    {"load", "maybe"},
+    {"seed", "-1"},
+    {"load_days", "-1"},
+    {"load_percent", "0"},
+    {"calendar", "/nonexistent/calendar.db"},
+    {"on_conflict", "panic"},
+    {"max_later", "soon"},
+    {NULL, NULL},
+};
+
+acc_err simsite_check(const struct acc_adapter_env *env, const char **key, struct acc_error *err)
+{
+    struct simsite s = {0};
+    struct acc_ledger_options o;
+    return read_settings(&s, env, &o, key, err);
+}
+
+acc_err simsite_open(struct simsite *s, const char *kind, const struct acc_adapter_env *env,
+                     struct acc_error *err)
+{
+    s->kind = kind;
+    pthread_cond_init(&s->wake, NULL);
+    s->name = strdup(env->name);
+    if (!s->name)
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    struct acc_ledger_options o;
+    const char *key;
+    acc_err rc = read_settings(s, env, &o, &key, err);
+    if (rc)
+        return rc;
     /* A simulated calendar commits without fsync (synchronous=NORMAL)
      * whatever [database] durable says: it survives a crash of accordd,
      * which is what its tests and demos need, and an fsync per booking

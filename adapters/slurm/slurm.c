@@ -354,9 +354,11 @@ static acc_err health(void *state, struct acc_health *out)
 
 /* ------------------------------------------------------------ open, close */
 
-static acc_err open_(void *state, const struct acc_adapter_env *env, struct acc_error *err)
+/* The settings into s, as open and check read them: nothing is run, the
+ * files named are only looked at.  *key: the setting at fault. */
+static acc_err read_settings(struct slurm *s, const struct acc_adapter_env *env, const char **key,
+                             struct acc_error *err)
 {
-    struct slurm *s = state;
     s->timeout_ms = 15000;
     s->name = acc_strdup(env->name);
     if (!s->name)
@@ -365,6 +367,7 @@ static acc_err open_(void *state, const struct acc_adapter_env *env, struct acc_
         const char *k = env->settings[i].key, *v = env->settings[i].value;
         char **slot = NULL;
         bool known = false;
+        *key = k;
         for (size_t j = 0; known_keys[j]; j++)
             known |= strcmp(known_keys[j], k) == 0;
         if (!known)
@@ -391,16 +394,37 @@ static acc_err open_(void *state, const struct acc_adapter_env *env, struct acc_
         if (!(*slot = strdup(v)))
             return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     }
+    *key = NULL;
     if (!s->users && !(s->users = strdup("root")))
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     struct stat sb;
+    *key = "slurm_conf";
     if (s->conf && stat(s->conf, &sb) != 0)
         return acc_error_set(err, ACC_ERR_CONFIG, "slurm_conf %s does not exist", s->conf);
+    *key = "bin_dir";
     if (s->bin_dir && (stat(s->bin_dir, &sb) != 0 || !S_ISDIR(sb.st_mode)))
         return acc_error_set(err, ACC_ERR_CONFIG, "bin_dir %s is not a directory", s->bin_dir);
+    *key = NULL;
     if (s->conf)
         snprintf(s->env_conf, sizeof s->env_conf, "SLURM_CONF=%s", s->conf);
     return ACC_OK;
+}
+
+static acc_err open_(void *state, const struct acc_adapter_env *env, struct acc_error *err)
+{
+    const char *key;
+    return read_settings(state, env, &key, err);
+}
+
+static void close_(void *state);
+
+/* Opening runs no Slurm command: its checks are the settings'. */
+static acc_err check(const struct acc_adapter_env *env, const char **key, struct acc_error *err)
+{
+    struct slurm s = {0};
+    acc_err rc = read_settings(&s, env, key, err);
+    close_(&s);
+    return rc;
 }
 
 static void close_(void *state)
@@ -421,6 +445,14 @@ const struct acc_adapter_ops acc_slurm_ops = {
     .state_size = sizeof(struct slurm),
     .open = open_,
     .close = close_,
+    .check = check,
+    .settings = (const struct acc_adapter_setting[]){{"slurm_conf", "/nonexistent/slurm.conf"},
+                                                     {"bin_dir", "/nonexistent"},
+                                                     {"partition", NULL},
+                                                     {"users", NULL},
+                                                     {"accounts", NULL},
+                                                     {"timeout", "soon"},
+                                                     {NULL, NULL}},
     .preview = preview,
     .reserve = reserve,
     .query = query,

@@ -37,6 +37,90 @@ static acc_err load_prov(void *ctx, struct tc_prov *p, const char *link_name, st
     return ACC_OK;
 }
 
+/* The ledger's settings (calendar, on_conflict, max_later) into o.  *key:
+ * the setting at fault. */
+static acc_err ledger_settings(struct acc_ledger_options *o, const struct acc_adapter_env *env,
+                               const char **key, struct acc_error *err)
+{
+    for (size_t i = 0; i < env->n_settings; i++) {
+        const char *k = env->settings[i].key;
+        *key = k;
+        if (acc_ledger_takes(k) && acc_ledger_option(o, k, env->settings[i].value, err)) {
+            acc_error_prefix(err, "setting '%s'", k);
+            return ACC_ERR_CONFIG;
+        }
+    }
+    *key = NULL;
+    return ACC_OK;
+}
+
+/* tc's own settings into t, whose links are set; then every link has a
+ * path both ways.  Nothing is run: open and check share it. */
+static acc_err own_settings(struct tc *t, const struct acc_adapter_env *env,
+                            const char **state_file, const char **key, struct acc_error *err)
+{
+    acc_err rc = ACC_OK;
+    for (size_t i = 0; !rc && i < env->n_settings; i++) {
+        const char *k = env->settings[i].key, *v = env->settings[i].value;
+        *key = k;
+        if (!acc_ledger_takes(k) && (rc = tc_setting(t, k, v, state_file, err)))
+            acc_error_prefix(err, "setting '%s'", k);
+    }
+    if (rc)
+        return rc;
+    *key = NULL;
+    for (size_t i = 0; !rc && i < t->n_links; i++) {
+        for (int s = 0; !rc && s < 2; s++) {
+            if (!t->links[i].n_devs[s])
+                rc = acc_error_set(err, ACC_ERR_CONFIG,
+                                   "link %s: no path.%s.%s (the devices that traffic leaving %s "
+                                   "passes); both directions are needed",
+                                   t->links[i].name, t->links[i].name, t->links[i].site[s],
+                                   t->links[i].site[s]);
+        }
+    }
+    return rc;
+}
+
+/* The settings as open reads them, with no ledger, store, audit thread or
+ * tc command: nothing outside is touched (and root is not needed). */
+static acc_err check(const struct acc_adapter_env *env, const char **key, struct acc_error *err)
+{
+    struct acc_ledger_options o;
+    acc_ledger_options_init(&o);
+    acc_err rc = ledger_settings(&o, env, key, err);
+    if (rc)
+        return rc;
+    struct tc *t = calloc(1, sizeof *t);
+    if (!t || !(t->links = calloc(env->n_links + 1, sizeof *t->links))) {
+        free(t);
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    }
+    for (size_t i = 0; !rc && i < env->n_links; i++) {
+        const struct acc_link_def *d = &env->links[i];
+        t->links[i] = (struct tc_link){.name = d->name,
+                                       .site = {acc_strdup(d->site_a), acc_strdup(d->site_b)},
+                                       .capacity = d->capacity};
+        t->n_links = i + 1;
+        if (!t->links[i].site[0] || !t->links[i].site[1])
+            rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    }
+    const char *state_file = NULL;
+    if (!rc)
+        rc = own_settings(t, env, &state_file, key, err);
+    for (size_t i = 0; i < t->n_devs; i++) {
+        free(t->devs[i].netns);
+        free(t->devs[i].dev);
+    }
+    for (size_t i = 0; i < t->n_links; i++) {
+        free(t->links[i].site[0]);
+        free(t->links[i].site[1]);
+    }
+    free(t->links);
+    free(t);
+    return rc;
+}
+
 static acc_err open_(void *state, const struct acc_adapter_env *env, struct acc_error *err)
 {
     struct tc *t = state;
@@ -59,7 +143,8 @@ static acc_err open_(void *state, const struct acc_adapter_env *env, struct acc_
      * commits without fsync, as sim-network's calendar (tc booked through
      * that code before the ledger was a module): whatever [database]
      * durable says, as before. */
-    acc_err rc = acc_ledger_options_apply(&o, env->settings, env->n_settings, err);
+    const char *key;
+    acc_err rc = ledger_settings(&o, env, &key, err);
     if (!rc)
         rc = acc_ledger_open(env->name, env->db_path, &o, false, &t->ledger, err);
     if (!rc)
@@ -76,21 +161,8 @@ static acc_err open_(void *state, const struct acc_adapter_env *env, struct acc_
         if (!t->links[i].site[0] || !t->links[i].site[1])
             rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     }
-    for (size_t i = 0; !rc && i < env->n_settings; i++) {
-        const char *k = env->settings[i].key, *v = env->settings[i].value;
-        if (!acc_ledger_takes(k) && (rc = tc_setting(t, k, v, &state_file, err)))
-            acc_error_prefix(err, "setting '%s'", k);
-    }
-    for (size_t i = 0; !rc && i < t->n_links; i++) {
-        for (int s = 0; !rc && s < 2; s++) {
-            if (!t->links[i].n_devs[s])
-                rc = acc_error_set(err, ACC_ERR_CONFIG,
-                                   "link %s: no path.%s.%s (the devices that traffic leaving %s "
-                                   "passes); both directions are needed",
-                                   t->links[i].name, t->links[i].name, t->links[i].site[s],
-                                   t->links[i].site[s]);
-        }
-    }
+    if (!rc)
+        rc = own_settings(t, env, &state_file, &key, err);
     if (!rc)
         rc = acc_ledger_load(t->ledger, err);
     if (!rc)
@@ -412,6 +484,18 @@ const struct acc_adapter_ops acc_tc_ops = {
     .state_size = sizeof(struct tc),
     .open = open_,
     .close = close_,
+    .check = check,
+    .settings = (const struct acc_adapter_setting[]){{"path.", "-/not a device"},
+                                                     {"ceil", "fast"},
+                                                     {"quantum", "1"},
+                                                     {"audit_interval", "1ms"},
+                                                     {"command_timeout", "1ms"},
+                                                     {"activation_grace", "forever"},
+                                                     {"state", "/nonexistent/tc.db"},
+                                                     {"calendar", "/nonexistent/calendar.db"},
+                                                     {"on_conflict", "panic"},
+                                                     {"max_later", "soon"},
+                                                     {NULL, NULL}},
     .preview = preview,
     .reserve = reserve,
     .query = query,

@@ -6,7 +6,9 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../../lib/common/strutil.h"
 #include "tc_internal.h"
@@ -175,6 +177,19 @@ acc_err tc_setting(struct tc *t, const char *k, const char *v, const char **stat
         return ACC_OK;
     }
     if (strcmp(k, "state") == 0) {
+        /* The file is made at open; its directory must be there. */
+        const char *slash = strrchr(v, '/');
+        char dir[PATH_MAX];
+        struct stat sb;
+        if (!*v)
+            return acc_error_set(err, ACC_ERR_CONFIG, "state is empty");
+        if (slash && slash > v && (size_t)(slash - v) < sizeof dir) {
+            memcpy(dir, v, (size_t)(slash - v));
+            dir[slash - v] = '\0';
+            if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+                return acc_error_set(err, ACC_ERR_CONFIG,
+                                     "state %s: its directory %s does not exist", v, dir);
+        }
         *state_file = v;
         return ACC_OK;
     }

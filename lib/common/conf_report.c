@@ -52,8 +52,8 @@ static const char *unbracket(const char *msg)
     return end;
 }
 
-static void add(struct acc_conf_report *r, int line, bool after, const char *section,
-                const char *key, const char *msg)
+static void add_as(struct acc_conf_report *r, int line, bool after, bool warning,
+                   const char *section, const char *key, const char *msg)
 {
     msg = unbracket(msg);
     if (r->n_problems) {
@@ -70,7 +70,7 @@ static void add(struct acc_conf_report *r, int line, bool after, const char *sec
     }
     r->problems = v;
     struct acc_conf_problem *p = &v[r->n_problems];
-    *p = (struct acc_conf_problem){.line = line, .after = after};
+    *p = (struct acc_conf_problem){.line = line, .after = after, .warning = warning};
     p->section = dup_or_null(section);
     p->key = dup_or_null(key);
     p->msg = strdup(msg);
@@ -82,6 +82,12 @@ static void add(struct acc_conf_report *r, int line, bool after, const char *sec
         return;
     }
     r->n_problems++;
+}
+
+static void add(struct acc_conf_report *r, int line, bool after, const char *section,
+                const char *key, const char *msg)
+{
+    add_as(r, line, after, false, section, key, msg);
 }
 
 /* ---------------------------------------------------------------- reader */
@@ -253,8 +259,7 @@ void acc_conf_report_parsed(struct acc_conf_report *r, int rc)
 
 /* ----------------------------------------------------------- after reading */
 
-/* The line where section's key was last read; 0 when it was not. */
-static int seen_line(const struct acc_conf_report *r, const char *section, const char *key)
+int acc_conf_report_line(const struct acc_conf_report *r, const char *section, const char *key)
 {
     for (size_t i = r->n_seen; key && section && i-- > 0;) {
         if (strcmp(r->seen[i].section, section) == 0 && strcmp(r->seen[i].key, key) == 0)
@@ -271,7 +276,7 @@ acc_err acc_conf_report_after(struct acc_conf_report *r, const char *section, co
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    add(r, seen_line(r, section, key), true, section, key, msg);
+    add(r, acc_conf_report_line(r, section, key), true, section, key, msg);
     return ACC_ERR_CONFIG;
 }
 
@@ -287,7 +292,7 @@ acc_err acc_conf_report_after_at(struct acc_conf_report *r, int line, const char
         end = NULL;
     }
     if (end && line <= 0)
-        line = seen_line(r, section, key);
+        line = acc_conf_report_line(r, section, key);
     add(r, line > 0 ? line : 0, true, end ? section : NULL, end ? key : NULL, e->msg);
     return ACC_ERR_CONFIG;
 }
@@ -298,20 +303,41 @@ acc_err acc_conf_report_after_err(struct acc_conf_report *r, const char *key,
     return acc_conf_report_after_at(r, 0, key, e);
 }
 
+void acc_conf_report_warn(struct acc_conf_report *r, const char *section, const char *key,
+                          const char *fmt, ...)
+{
+    char msg[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    add_as(r, acc_conf_report_line(r, section, key), true, true, section, key, msg);
+}
+
+/* The first problem that is not a warning, or NULL. */
+static const struct acc_conf_problem *first_error(const struct acc_conf_report *r)
+{
+    for (size_t i = 0; i < r->n_problems; i++) {
+        if (!r->problems[i].warning)
+            return &r->problems[i];
+    }
+    return NULL;
+}
+
 bool acc_conf_report_failed(const struct acc_conf_report *r)
 {
-    return r->n_problems > 0 || r->nomem;
+    return first_error(r) || r->nomem;
 }
 
 acc_err acc_conf_report_first(const struct acc_conf_report *r, const char *origin,
                               bool after_origin, struct acc_error *err)
 {
-    if (r->n_problems == 0) {
+    const struct acc_conf_problem *p = first_error(r);
+    if (!p) {
         if (r->nomem)
             return acc_error_set(err, ACC_ERR_NOMEM, "%s: out of memory", origin);
         return ACC_OK;
     }
-    const struct acc_conf_problem *p = &r->problems[0];
     char where[512] = "";
     if (!p->after)
         snprintf(where, sizeof where, "%s line %d: ", origin, p->line);
@@ -330,6 +356,8 @@ void acc_conf_report_print(const struct acc_conf_report *r, const char *origin, 
             fprintf(out, "%s:%d: ", origin, p->line);
         else
             fprintf(out, "%s: ", origin);
+        if (p->warning)
+            fputs("warning: ", out);
         if (p->section && (p->line == 0 || !p->key))
             fprintf(out, "[%s] ", p->section);
         const char *msg = p->msg;

@@ -24,6 +24,7 @@
 struct acc_conf_problem {
     int line;      /* 0: not known */
     bool after;    /* found by the checks after reading */
+    bool warning;  /* a dangerous combination, not an error: the daemon starts */
     char *section; /* NULL: none (a line that is not INI) */
     char *key;     /* NULL: none */
     char *msg;     /* without the "[section] " of the readers' messages */
@@ -98,6 +99,17 @@ acc_err acc_conf_report_after_err(struct acc_conf_report *r, const char *key,
 acc_err acc_conf_report_after_at(struct acc_conf_report *r, int line, const char *key,
                                  const struct acc_error *e);
 
+/* A warning about `key` of `section` (key NULL: the section; section
+ * NULL: the file): a combination that works but is dangerous.  Printed
+ * with the problems ("ORIGIN:LINE: warning: KEY: message"), but neither
+ * acc_conf_report_failed nor acc_conf_report_first counts it. */
+void acc_conf_report_warn(struct acc_conf_report *r, const char *section, const char *key,
+                          const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* The line where section's key was last read; 0 when it was not. */
+int acc_conf_report_line(const struct acc_conf_report *r, const char *section, const char *key);
+
+/* Whether r holds a problem (warnings do not count). */
 bool acc_conf_report_failed(const struct acc_conf_report *r);
 
 /* The first problem into err as a normal start reports it: "ORIGIN line
@@ -107,7 +119,8 @@ bool acc_conf_report_failed(const struct acc_conf_report *r);
 acc_err acc_conf_report_first(const struct acc_conf_report *r, const char *origin,
                               bool after_origin, struct acc_error *err);
 
-/* Every problem, one line each: "ORIGIN:LINE: KEY: message", or
+/* Every problem and warning, one line each: "ORIGIN:LINE: KEY: message"
+ * ("ORIGIN:LINE: warning: KEY: message" for a warning), or
  * "ORIGIN: [SECTION] KEY: message" when the line is not known ("ORIGIN:LINE:
  * [SECTION] message" for a section as a whole, "ORIGIN:LINE: message" for
  * a line that is not INI). */

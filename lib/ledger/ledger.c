@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "../common/log.h"
 #include "../common/strutil.h"
@@ -37,6 +38,20 @@ acc_err acc_ledger_option(struct acc_ledger_options *o, const char *key, const c
                           struct acc_error *err)
 {
     if (strcmp(key, "calendar") == 0) {
+        /* The file is made at open; its directory must be there (checked
+         * here, so that --check-config finds what the open would). */
+        if (!*value)
+            return acc_error_set(err, ACC_ERR_CONFIG, "calendar is empty");
+        const char *slash = strrchr(value, '/');
+        char dir[4096];
+        struct stat sb;
+        if (slash && (size_t)(slash - value) < sizeof dir) {
+            memcpy(dir, value, (size_t)(slash - value));
+            dir[slash - value] = '\0';
+            if (slash > value && (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)))
+                return acc_error_set(err, ACC_ERR_CONFIG,
+                                     "calendar %s: its directory %s does not exist", value, dir);
+        }
         o->calendar = value;
         return ACC_OK;
     }

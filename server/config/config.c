@@ -96,12 +96,8 @@ const char *acc_config_embedded_text(void)
 
 /* ------------------------------------------------------------------ parse */
 
-static int handler(void *user, const char *section, const char *k, const char *v)
+static int read_key(struct cfg_parse *p, const char *section, const char *k, const char *v)
 {
-    struct cfg_parse *p = user;
-    acc_conf_report_key(&p->rep, section, k);
-    if (!*section)
-        return acc_conf_report_bad(&p->rep, section, "'%s' comes before any [section]", k);
     if (strcmp(section, "auth") == 0)
         return cfg_auth_key(p, k, v);
     if (strcmp(section, "server") == 0)
@@ -130,6 +126,23 @@ static int handler(void *user, const char *section, const char *k, const char *v
         &p->rep, section,
         "unknown section (server, database, signing, negotiation, policy, quota, quota USER, "
         "launch, accounts, auth, site NAME, network NAME or link NAME)");
+}
+
+static int handler(void *user, const char *section, const char *k, const char *v)
+{
+    struct cfg_parse *p = user;
+    acc_conf_report_key(&p->rep, section, k);
+    if (!*section)
+        return acc_conf_report_bad(&p->rep, section, "'%s' comes before any [section]", k);
+    size_t before = p->rep.n_problems;
+    int ok = read_key(p, section, k, v);
+    /* A key of accordd's own sections that a reader took but the key list
+     * misses: refused, so that the list stays whole (config_keylist.c). */
+    bool own = strncmp(section, "site ", 5) != 0 && strncmp(section, "network ", 8) != 0 &&
+               strncmp(section, "link ", 5) != 0 && strcmp(section, "accounts") != 0;
+    if (ok && own && p->rep.n_problems == before && !cfg_key_listed(section, k))
+        return cfg_bad(p, section, "unknown key '%s'", k);
+    return ok;
 }
 
 /* ---------------------------------------------------------------- load */
@@ -274,6 +287,8 @@ acc_err acc_config_check(const char *path, struct acc_config *out, struct acc_co
     } else {
         read_all(out, &p, path ? path : "embedded testbed");
         cfg_auth_files(out, &p.rep);
+        struct acc_resources_env env = {.db_path = out->db_path, .durable = out->durable};
+        acc_resources_check_adapters(&out->res, &env, &p.rep);
         out->embedded = !path;
     }
     if (f)

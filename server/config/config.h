@@ -249,14 +249,32 @@ acc_err acc_config_embedded(struct acc_config *out, struct acc_error *err);
 /* The embedded testbed's INI text, for `accordd --print-config`. */
 const char *acc_config_embedded_text(void);
 
-/* `accordd --check-config`: reads the file (path NULL: the embedded
- * testbed) into out and every problem into r, each with its line
- * (lib/common/conf_report.h), going on after each; the files HTTPS reads
- * must be readable too.  ACC_OK when r holds no problem.  Either way out
+/* `accordd --check-config` and a start alike: reads the file (path NULL:
+ * the embedded testbed) into out and every problem into r, each with its
+ * line (lib/common/conf_report.h), going on after each; the files HTTPS
+ * reads must be readable too, and every [site] and [network] adapter must
+ * accept its settings (acc_resources_check_adapters: the compiled-in
+ * kinds' own checks, which touch nothing outside).  ACC_OK when r holds no problem.  Either way out
  * and r are the caller's to release; out->origin is NULL when the file
  * could not be opened (nothing was read). */
 struct acc_conf_report;
 acc_err acc_config_check(const char *path, struct acc_config *out, struct acc_conf_report *r);
+
+/* Every key of accordd's configuration, with a value it refuses: those of
+ * [server], [database], [signing], [negotiation], [auth], [launch],
+ * [policy] and [quota] (also [quota USER]'s), and the keys resources/
+ * reads in [site NAME], [network NAME] and [link NAME] (not the adapters'
+ * settings).  A key a reader of accordd's own sections takes is listed. */
+void acc_config_keys_each(void (*fn)(const char *section, const char *key, const char *bad,
+                                     void *ctx),
+                          void *ctx);
+
+/* The dangerous combinations of c as warnings in r (lib/common/conf_report.h):
+ * a listen address that is not loopback without HTTPS or without [auth];
+ * launching with no [launch] account; anonymous_backup without [auth].
+ * Called once the command line's overrides are in (listen_given: the
+ * listen address is --listen's, named instead of a line). */
+void acc_config_warn(const struct acc_config *c, bool listen_given, struct acc_conf_report *r);
 
 /* The effective configuration (every key with its value, defaults
  * included) as INI text that reads back to the same configuration. */

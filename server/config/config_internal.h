@@ -15,6 +15,8 @@
  *   config_quota.c  [quota] and [quota USER]: per-user limits
  *   config_accounts.c [accounts] and [launch] account: as whom jobs run
  *   config_print.c  the effective configuration as INI text
+ *   config_keylist.c every key accordd reads, with a value it refuses (the
+ *                   tables' and the others'); the warnings of --check-config
  *
  * Internal names start with cfg_.  The key readers follow inih's handler
  * convention: 1 to go on, 0 to stop (a problem is recorded in struct
@@ -45,6 +47,11 @@ int cfg_signing_key(struct cfg_parse *p, const char *k, const char *v);
 int cfg_negotiation_key(struct cfg_parse *p, const char *k, const char *v);
 int cfg_auth_key(struct cfg_parse *p, const char *k, const char *v);
 int cfg_launch_key(struct cfg_parse *p, const char *k, const char *v);
+/* Calls fn for each key of the tables of [server], [database] and
+ * [negotiation] with a value it refuses (config_keylist.c). */
+void cfg_table_keys_each(void (*fn)(const char *section, const char *key, const char *bad,
+                                    void *ctx),
+                         void *ctx);
 /* The keys of the table of [server], [database] or [negotiation]. */
 void cfg_keys_print(const struct acc_config *c, const char *section, FILE *out);
 
@@ -69,6 +76,10 @@ void cfg_live_release(struct acc_config *c);
 
 /* config_quota.c */
 void cfg_quota_defaults(struct acc_quota *q);
+/* Calls fn for each key of [quota] with a value it refuses. */
+void cfg_quota_keys_each(void (*fn)(const char *section, const char *key, const char *bad,
+                                    void *ctx),
+                         void *ctx);
 /* A key of [quota] (user NULL) or [quota USER]. */
 int cfg_quota_key(struct cfg_parse *p, const char *user, const char *k, const char *v);
 /* After reading: every [quota USER] names a user of [auth]; the keys it
@@ -85,5 +96,12 @@ int cfg_accounts_key(struct cfg_parse *p, const char *k, const char *v);
 void cfg_accounts_finish(const struct acc_config *c, struct acc_conf_report *r);
 /* [accounts] and [launch] account, as INI text. */
 void cfg_accounts_print(const struct acc_config *c, FILE *out);
+
+/* config_keylist.c */
+/* Whether k is a key of section (one of accordd's own, not [accounts],
+ * [site], [network] or [link]) that acc_config_keys_each lists; a reader
+ * that takes a key it does not list is refused, so that the list (and
+ * the test walking it) cannot miss a key. */
+bool cfg_key_listed(const char *section, const char *k);
 
 #endif

@@ -178,6 +178,38 @@ void cfg_keys_print(const struct acc_config *c, const char *section, FILE *out)
     }
 }
 
+/* A value the key refuses: yes/no keys "maybe", durations "soon", numbers
+ * one more than their most (an unbounded one: one less than its least). */
+static const char *bad_value(const struct key *k, char *buf, size_t size)
+{
+    if (k->kind == KEY_BOOL)
+        return "maybe";
+    if (k->kind == KEY_DURATION || k->kind == KEY_DURATION_UNSIGNED)
+        return "soon";
+    if (k->max < INT64_MAX)
+        snprintf(buf, size, "%lld", (long long)k->max + 1);
+    else
+        snprintf(buf, size, "%lld", (long long)k->min - 1);
+    return buf;
+}
+
+void cfg_table_keys_each(void (*fn)(const char *section, const char *key, const char *bad,
+                                    void *ctx),
+                         void *ctx)
+{
+    static const struct {
+        const char *section;
+        const struct key *keys;
+    } tables[] = {
+        {"server", server_keys}, {"database", database_keys}, {"negotiation", negotiation_keys}};
+    for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++) {
+        for (const struct key *k = tables[t].keys; k->name; k++) {
+            char buf[32];
+            fn(tables[t].section, k->name, bad_value(k, buf, sizeof buf), ctx);
+        }
+    }
+}
+
 /* ------------------------------------ [server], [database], [negotiation] */
 
 int cfg_server_key(struct cfg_parse *p, const char *k, const char *v)

@@ -32,6 +32,14 @@ enum { N_KEYS = sizeof keys / sizeof keys[0] };
 
 #define FIELD(q, k) ((int64_t *)((char *)(q) + keys[k].offset))
 
+void cfg_quota_keys_each(void (*fn)(const char *section, const char *key, const char *bad,
+                                    void *ctx),
+                         void *ctx)
+{
+    for (size_t k = 0; k < N_KEYS; k++)
+        fn("quota", keys[k].name, keys[k].duration ? "PT0S" : "0", ctx);
+}
+
 void cfg_quota_defaults(struct acc_quota *q)
 {
     /* Within them: every example of docs/examples and tests/data/offers

@@ -4,7 +4,8 @@
 #
 #   tests/data/config/bad/*.conf        accordd --check-config exits 1 and prints
 #                                       exactly the lines of the matching
-#                                       *.expected on standard error
+#                                       *.expected on standard error; so does a
+#                                       start, which makes no database
 #   tests/data/config/good/*.conf       it exits 0 with nothing on standard error,
 #                                       and the effective configuration it prints
 #                                       loads back to the same bytes
@@ -41,12 +42,23 @@ check_bad() {
         if ! diff -u "$DATA/$2/${name%.conf}.expected" "$TMP/err"; then
             fail "$2/$name: the problems differ from ${name%.conf}.expected"
         fi
+        # A start refuses it with the same lines, and makes no database.
+        rm -f "$TMP/start.db"
+        (cd "$DATA/$2" && timeout 20 "$prog" --config "$name" --db "$TMP/start.db" \
+            --listen 127.0.0.1:0 >"$TMP/out" 2>"$TMP/err")
+        rc=$?
+        [ $rc = 1 ] || fail "$2/$name: a start exited $rc, expected 1"
+        if ! diff -u "$DATA/$2/${name%.conf}.expected" "$TMP/err"; then
+            fail "$2/$name: a start's problems differ from ${name%.conf}.expected"
+        fi
+        [ -e "$TMP/start.db" ] && fail "$2/$name: a start made its database"
     done
     [ $n -gt 0 ] || fail "no file in $2"
 }
 
 # round_trip PROGRAM LABEL [--config FILE]: --check-config exits 0, says
-# nothing on stderr, and its printout, loaded, prints the same bytes.
+# nothing on stderr but warnings, and its printout, loaded, prints the same
+# bytes.
 round_trip() {
     prog=$1
     label=$2
@@ -54,7 +66,9 @@ round_trip() {
     "$prog" "$@" --check-config >"$TMP/one.ini" 2>"$TMP/err"
     rc=$?
     [ $rc = 0 ] || fail "$label: exit $rc, expected 0"
-    [ -s "$TMP/err" ] && fail "$label: said on stderr: $(cat "$TMP/err")"
+    grep -v ': warning: ' "$TMP/err" >"$TMP/problems"
+    [ -s "$TMP/problems" ] && fail "$label: said on stderr: $(cat "$TMP/problems")"
+    cp "$TMP/err" "$TMP/warnings"
     grep -q '^\[' "$TMP/one.ini" || fail "$label: printed no configuration"
     "$prog" --config "$TMP/one.ini" --check-config >"$TMP/two.ini" 2>"$TMP/err" ||
         fail "$label: its printout does not load: $(cat "$TMP/err")"
@@ -96,6 +110,10 @@ expect() {
 check_bad "$ACCORDD" bad
 check_good "$ACCORDD" good
 round_trip "$ACCORDD" "the embedded testbed"
+# It launches, with no [launch] account: the one warning.
+grep -q '^embedded testbed:[0-9]*: warning: enabled: jobs are launched with no \[launch\] account' \
+    "$TMP/warnings" || fail "the embedded testbed: no warning of its account: $(cat "$TMP/warnings")"
+[ "$(wc -l <"$TMP/warnings")" = 1 ] || fail "the embedded testbed: warned: $(cat "$TMP/warnings")"
 check_bad "$SITE" site-bad
 check_good "$SITE" site-good
 
@@ -106,8 +124,8 @@ expect "accord-site, a missing file" 1 "" "^$TMP/none.conf: cannot open it" \
     "$SITE" --config "$TMP/none.conf" --check-config
 # --print-config without --config: the embedded text, comments and all.
 expect "accordd --print-config" 0 "^# The embedded testbed" "" "$ACCORDD" --print-config
-# A normal start still names the first problem, with its line.
-expect "accordd, a bad file" 1 "" "^accordd: values.conf line 3: \[server\] listen" \
+# A normal start names every problem as --check-config does: file, line, key.
+expect "accordd, a bad file" 1 "" "^values.conf:3: listen: listen 'nowhere' is not HOST:PORT" \
     sh -c "cd '$DATA/bad' && '$ACCORDD' --config values.conf --listen 127.0.0.1:0"
 
 for prog in accordd accord-site accord-sim accord-flowgen; do

@@ -276,7 +276,7 @@ static void test_settings(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "unknown setting 'colour'"));
     struct acc_kv no_pe[] = {{"sge_root", root}, {"cell", "c1"}};
     CU_ASSERT_EQUAL(open_with(no_pe, 2, &err), ACC_ERR_CONFIG);
-    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "sge needs sge_root and pe"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "sge needs pe = (the parallel environment"));
     struct acc_kv no_cell[] = {{"sge_root", root}, {"pe", "mpi"}}; /* cell "default" */
     CU_ASSERT_EQUAL(open_with(no_cell, 2, &err), ACC_ERR_CONFIG);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "/default/common is not a directory"));
