@@ -38,17 +38,18 @@ PACKAGES=(build-essential cmake pkg-config libmicrohttpd-dev libxml2-dev libsqli
 # The sites test (tests/integration/test_sites_real.sh) reads the daemons'
 # journals with the sqlite3 shell.
 # The man pages (docs/man) are rendered with man-db's man and groff.
-# The package test (tests/package/test_package.sh) builds the Debian package
-# (debhelper, dpkg-dev, fakeroot), checks it with lintian, installs it into a
-# debootstrapped Debian 12 (with systemd there, for systemd-analyze verify on
-# the installed units); its notification listener is python3.
+# The package test (tests/package/test_package.sh) builds the Debian packages
+# in a debootstrapped Debian 12 from their Build-Depends alone, checks them
+# with lintian, installs them into another (with systemd there, for
+# systemd-analyze verify on the installed units); its notification listener
+# is python3, and it builds the single package of before from git's history.
 # The sge adapter's tests start a real Grid Engine cluster (tests/sge).
 # libpq: the store on PostgreSQL (lib/sql/sql_pg.c); its tests start
 # PostgreSQL 15 clusters of their own (tests/pg).
 # prometheus: its promtool checks both daemons' /metrics (test_metrics).
 TEST_PACKAGES=(slurm-wlm munge iproute2 iputils-ping clang libclang-rt-dev xmlsec1 sqlite3 faketime
                openssl man-db groff-base debhelper dpkg-dev fakeroot lintian debootstrap
-               python3 chromium gridengine-master gridengine-exec gridengine-client
+               python3 git chromium gridengine-master gridengine-exec gridengine-client
                gridengine-common postgresql-15 systemd prometheus)
 # systemd: systemd-analyze rates the units (check_unit_security), and
 # test_systemd_jobs boots a Debian 12 with systemd to run jobs in units.

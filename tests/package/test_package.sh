@@ -1,258 +1,256 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# test_package.sh - the Debian package end to end (docs/packaging.md): built
-# with dpkg-buildpackage from a copy of the tree, checked with lintian and
-# systemd-analyze verify, installed with apt into a minimal Debian 12 made by
-# debootstrap, accordd started from the installed files as its own user, an
-# offer agreed through the installed accordctl, then purged without a trace.
-# Root only.  Everything it makes is under one temporary directory, unmounted
-# and removed however the test ends; the debootstrapped system is cached as a
-# tarball (ACCORD_TEST_CACHE, default /var/cache/accord-test; rebuilt when a
-# week old).  ctest: test_package (labels root;package).
+# test_package.sh - the Debian packages end to end (docs/packaging.md):
+#  1. built with dpkg-buildpackage in a clean Debian 12 chroot that holds
+#     build-essential and the Build-Depends of debian/control alone, as an
+#     unprivileged user without network, then checked with lintian (no
+#     error, no warning but those overridden with a reason) and
+#     systemd-analyze verify;
+#  2. installed with apt into a minimal Debian 12: accord-client alone
+#     starts nothing and pulls no daemon; accordd serves an offer through
+#     the installed accordctl as its own user; two instances of the template
+#     accord-site@.service serve two sites side by side; all purged without
+#     a trace;
+#  3. an upgrade from the single package accord 0.1.0 (built from the commit
+#     OLD_COMMIT of this tree's history, cached) keeps the edited
+#     configuration and the state database, and moves the conffiles to
+#     accordd and accord-site.
+# Root only.  Everything it makes is under one temporary directory,
+# unmounted and removed however the test ends; the Debian systems are cached
+# as tarballs (tests/package/lib.sh).  ctest: test_package (labels
+# root;package).
 #
 #   tests/package/test_package.sh
 #
-# Environment: ACCORD_TEST_CACHE, ACCORD_TEST_MIRROR (default
-# http://deb.debian.org/debian), ACCORD_KEEP_TMP=1 keeps the directory.
+# Environment: ACCORD_TEST_CACHE (default /var/cache/accord-test),
+# ACCORD_TEST_MIRROR (default http://deb.debian.org/debian),
+# ACCORD_KEEP_TMP=1 keeps the directory; ACCORD_TEST_DEBS=DIR takes the
+# packages from DIR instead of building them (to work on the later steps:
+# the test then fails).
 set -uo pipefail
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
-CACHE=${ACCORD_TEST_CACHE:-/var/cache/accord-test}
-MIRROR=${ACCORD_TEST_MIRROR:-http://deb.debian.org/debian}
-SUITE=bookworm
-# minbase and systemd (for systemd-analyze verify on the installed units;
-# it is not running there: nothing is started by the package's scripts).
-TARBALL=$CACHE/$SUITE-minbase-systemd.tar
+# The last commit that built the single package accord (0.1.0).
+OLD_COMMIT=2563eeebb6d368c21fe5cd888983fe364c3dba98
+OLD_VERSION=0.1.0
 # shellcheck source=../support/checks.sh
 . "$SRC/tests/support/checks.sh"
 
 [ "$(id -u)" = 0 ] || { echo "test_package: needs root (debootstrap, chroot)"; exit 1; }
-for tool in dpkg-buildpackage dh lintian debootstrap unshare nsenter ip python3; do
+for tool in dpkg-deb lintian debootstrap unshare nsenter setpriv ip python3 openssl git; do
     command -v "$tool" >/dev/null ||
         { echo "test_package: $tool missing (./quickstart.sh test installs it)"; exit 1; }
 done
 
 WORK=$(mktemp -d /tmp/accord-package.XXXXXX)
-ROOT=$WORK/root
-PID=""
-LISTENER=""
-T0=$(date +%s)
-
-# Everything mounted under the chroot, deepest first.
-mounts_under() { awk -v r="$ROOT" '$2 == r || index($2, r "/") == 1 { print $2 }' /proc/mounts | sort -r; }
-
-cleanup() {
-    if [ -n "$PID" ] && kill -0 "$PID" 2>/dev/null; then
-        kill -KILL "$PID" 2>/dev/null
-        wait "$PID" 2>/dev/null
-    fi
-    [ -z "$LISTENER" ] || kill "$LISTENER" 2>/dev/null
-    local m
-    for m in $(mounts_under); do
-        umount "$m" 2>/dev/null || umount -l "$m"
-    done
-    if [ -n "$(mounts_under)" ]; then
-        echo "test_package: still mounted under $ROOT, not removing $WORK"
-    elif [ "${ACCORD_KEEP_TMP:-}" = 1 ]; then
-        echo "test_package: kept $WORK"
-    else
-        rm -rf "$WORK"
-    fi
-}
+# shellcheck source=lib.sh
+. "$SRC/tests/package/lib.sh"
+# shellcheck source=daemons.sh
+. "$SRC/tests/package/daemons.sh"
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-
-step() { echo "== $* ($(($(date +%s) - T0)) s)"; }
-
-# check DESCRIPTION COMMAND...: a failure shows what the command said.
-check() {
-    local what=$1 out
-    shift
-    if out=$("$@" 2>&1); then
-        ok "$what"
-    else
-        bad "$what"
-        [ -z "$out" ] || sed 's/^/    | /' <<<"$out" | tail -n 30
-    fi
-}
-
-# A failure that makes the rest meaningless ends the test here.
-fatal() {
-    bad "$*"
-    checks_summary test_package "(stopped early)"
-    exit 1
-}
-
-in_root() { chroot "$ROOT" "$@"; }
+PARTS=(accord-client accordd accord-site accord-sim)
 
 # ---------------------------------------------------------------- build
-step "building the package from a copy of the tree"
-mkdir -p "$WORK/src"
-# The tree without its build directories, VCS data or an earlier package
-# build's leftovers.
-tar -C "$SRC" --exclude=./.git --exclude='./build*' --exclude=./debian/.debhelper \
-    --exclude=./debian/tmp --exclude=./debian/accord --exclude=./debian/accord-mpi-examples \
-    --exclude=./debian/files --exclude='./debian/*.substvars' --exclude='./debian/*.debhelper.log' \
-    -cf - . | tar -C "$WORK/src" -xf -
-if ! (cd "$WORK/src" && DEB_BUILD_OPTIONS=parallel=2 dpkg-buildpackage -b -us -uc) \
-    >"$WORK/build.log" 2>&1; then
-    tail -n 40 "$WORK/build.log"
-    fatal "dpkg-buildpackage -b -us -uc"
+step "a Debian 12 with build-essential and the Build-Depends alone"
+build_tarball "$SRC/debian/control"
+unpack_root "$WORK/build" "$TAR"
+ok "the build system from $TAR"
+
+if [ -n "${ACCORD_TEST_DEBS:-}" ]; then
+    # For work on the later steps only: the test cannot pass this way.
+    mkdir -p "$WORK/debs"
+    cp "$ACCORD_TEST_DEBS"/*.deb "$ACCORD_TEST_DEBS"/*.changes "$ACCORD_TEST_DEBS"/*.buildinfo "$WORK/debs/"
+    bad "the packages of ACCORD_TEST_DEBS=$ACCORD_TEST_DEBS, not built here"
+else
+    step "dpkg-buildpackage in it, unprivileged, without network"
+    mkdir -p "$ROOT/build/accord"
+    # The tree without its build directories, VCS data or an earlier
+    # package build's leftovers.
+    tar -C "$SRC" --exclude=./.git --exclude='./build*' --exclude=./debian/.debhelper \
+        --exclude=./debian/tmp --exclude=./debian/files \
+        "${PARTS[@]/#/--exclude=./debian/}" --exclude=./debian/accord \
+        --exclude=./debian/accord-mpi-examples \
+        --exclude='./debian/*.substvars' --exclude='./debian/*.debhelper.log' \
+        --exclude=./debian/accord-site@.service --exclude='./obj-*' \
+        -cf - . | tar -C "$ROOT/build/accord" -xf -
+    build_in_root /build/accord "$WORK/debs" || fatal "dpkg-buildpackage -b -us -uc from Build-Depends alone"
+    ok "dpkg-buildpackage -b -us -uc from Build-Depends alone"
 fi
-ok "dpkg-buildpackage -b -us -uc"
-DEB=$(ls "$WORK"/accord_*.deb)
-CHANGES=$(ls "$WORK"/accord_*.changes)
-check "accord-mpi-examples is built beside accord" ls "$WORK"/accord-mpi-examples_*.deb
-contents=$(dpkg-deb -c "$DEB" | awk '{ print $6 }')
-for f in ./usr/sbin/accordd ./usr/sbin/accord-site ./usr/bin/accordctl ./usr/bin/accord-sim \
-    ./usr/bin/accord-flowgen ./etc/accord/accord.conf ./etc/accord-site/accord-site.conf \
-    ./lib/systemd/system/accordd.service ./lib/systemd/system/accord-site.service; do
-    expect "the package holds $f" grep -qx "$f" <<<"$contents"
+deb() { ls "$WORK/debs/$1"_*.deb; }
+
+# The single package of before the split, built once from its commit in
+# the same system and cached.
+OLD_DEB=$CACHE/accord_${OLD_VERSION}_${OLD_COMMIT:0:12}.deb
+if [ ! -f "$OLD_DEB" ]; then
+    step "the single package accord $OLD_VERSION from commit $OLD_COMMIT"
+    git -C "$SRC" cat-file -e "$OLD_COMMIT^{commit}" 2>/dev/null ||
+        fatal "commit $OLD_COMMIT is not in $SRC's history (a shallow clone? git fetch --unshallow)"
+    mkdir -p "$ROOT/build-old/accord"
+    git -C "$SRC" archive "$OLD_COMMIT" | tar -C "$ROOT/build-old/accord" -xf - ||
+        fatal "git archive $OLD_COMMIT"
+    build_in_root /build-old/accord "$WORK/old" || fatal "building accord $OLD_VERSION"
+    cp "$WORK/old/accord_${OLD_VERSION}_"*.deb "$OLD_DEB.tmp.$$" && mv "$OLD_DEB.tmp.$$" "$OLD_DEB" ||
+        { rm -f "$OLD_DEB.tmp.$$"; fatal "caching $OLD_DEB"; }
+    ok "accord $OLD_VERSION built from $OLD_COMMIT, cached in $OLD_DEB"
+fi
+
+# ---------------------------------------------------------------- contents
+step "what each package holds"
+# holds PACKAGE PATH...: the package has each path (and so nothing else
+# claims it).
+holds() {
+    local p=$1 c f
+    shift
+    c=$(dpkg-deb -c "$(deb "$p")" | awk '{ print $6 }')
+    for f in "$@"; do
+        expect "$p holds $f" grep -qx "./$f" <<<"$c"
+    done
+}
+lacks() { # lacks PACKAGE REGEX: no path of the package matches
+    expect "$1 holds nothing under $2" test -z "$(dpkg-deb -c "$(deb "$1")" | awk '{ print $6 }' | grep -E "$2")"
+}
+conffiles() { dpkg-deb -I "$(deb "$1")" conffiles 2>/dev/null | sort | tr '\n' ' '; }
+field() { dpkg-deb -f "$(deb "$1")" "$2"; }
+for p in "${PARTS[@]}" accord accord-mpi-examples; do
+    check "$p is built" deb "$p"
 done
-conffiles=$(dpkg-deb -I "$DEB" conffiles)
-expect "accord.conf and accord-site.conf are conffiles" \
-    test "$(sort <<<"$conffiles" | tr '\n' ' ')" = \
-    "/etc/accord-site/accord-site.conf /etc/accord/accord.conf "
+holds accord-client usr/bin/accordctl usr/share/man/man1/accordctl.1.gz \
+    usr/share/doc/accord-client/examples/offer.xml
+lacks accord-client '^\./(etc|lib/systemd|usr/sbin)/'
+holds accordd usr/sbin/accordd etc/accord/accord.conf lib/systemd/system/accordd.service \
+    usr/share/man/man8/accordd.8.gz usr/share/man/man5/accord.conf.5.gz \
+    usr/share/doc/accordd/examples/accordd-tc.conf
+holds accord-site usr/sbin/accord-site etc/accord-site/accord-site.conf \
+    lib/systemd/system/accord-site.service lib/systemd/system/accord-site@.service \
+    usr/share/man/man8/accord-site.8.gz usr/share/doc/accord-site/examples/accord-site-jobs.conf
+holds accord-sim usr/bin/accord-sim usr/bin/accord-flowgen usr/share/man/man1/accord-sim.1.gz
+holds accord-mpi-examples usr/bin/accord-ring usr/bin/accord-metatrace
+lacks accord '^\./(etc|lib|usr/s?bin)/'
+expect "accord-client has no conffile" test -z "$(conffiles accord-client)"
+expect "accordd's conffile is /etc/accord/accord.conf" test "$(conffiles accordd)" = "/etc/accord/accord.conf "
+expect "accord-site's conffile is /etc/accord-site/accord-site.conf" \
+    test "$(conffiles accord-site)" = "/etc/accord-site/accord-site.conf "
+expect "accord-client depends on no daemon" \
+    test -z "$(field accord-client Depends | grep -E 'accordd|accord-site')"
+for p in "${PARTS[@]}"; do
+    expect "accord depends on $p" grep -q "$p (>= " <<<"$(field accord Depends)"
+    expect "$p breaks and replaces accord (<< $(field accord Version)~)" test \
+        "$(field "$p" Breaks)|$(field "$p" Replaces)" = \
+        "accord (<< $(field accord Version)~)|accord (<< $(field accord Version)~)"
+done
+# The template differs from accord-site.service in the instance's lines only.
+t_diff=$(diff <(dpkg-deb --fsys-tarfile "$(deb accord-site)" | tar -xOf - ./lib/systemd/system/accord-site.service | grep -v '^#') \
+    <(dpkg-deb --fsys-tarfile "$(deb accord-site)" | tar -xOf - ./lib/systemd/system/accord-site@.service | grep -v '^#') |
+    grep '^>' | sed 's/^> //' | sort | tr '\n' '|')
+expect "accord-site@.service is accord-site.service with %i in four lines" test "$t_diff" = \
+    "Description=Accord site daemon (the adapter protocol over mutual TLS), site %i|ExecStart=/usr/sbin/accord-site --config /etc/accord-site/%i.conf|StateDirectory=accord-site/%i|WorkingDirectory=/var/lib/accord-site/%i|"
 
 # ---------------------------------------------------------------- lintian
-step "lintian"
-if lintian --fail-on error --allow-root --tag-display-limit 0 "$CHANGES" >"$WORK/lintian.log" 2>&1; then
-    ok "lintian reports no error"
-else
-    bad "lintian reports errors"
-fi
-sed 's/^/    | /' "$WORK/lintian.log"
-
-# ---------------------------------------------------------------- chroot
-step "a minimal Debian 12"
-mkdir -p "$ROOT" "$CACHE"
-if [ -f "$TARBALL" ] && [ -z "$(find "$TARBALL" -mtime +7)" ]; then
-    tar -C "$ROOT" -xf "$TARBALL" || fatal "unpacking $TARBALL"
-    ok "the debootstrapped system from $TARBALL"
-else
-    if ! debootstrap --variant=minbase "$SUITE" "$ROOT" "$MIRROR" >"$WORK/debootstrap.log" 2>&1; then
-        tail -n 20 "$WORK/debootstrap.log"
-        fatal "debootstrap --variant=minbase $SUITE"
-    fi
-    cp /etc/resolv.conf "$ROOT/etc/resolv.conf"
-    # The package lists travel with the cache (a stale one is refreshed below).
-    in_root apt-get -q update >"$WORK/apt.log" 2>&1 || fatal "apt-get update in the chroot"
-    in_root env DEBIAN_FRONTEND=noninteractive apt-get -q -y --no-install-recommends \
-        install systemd >>"$WORK/apt.log" 2>&1 || fatal "apt-get install systemd in the chroot"
-    in_root apt-get clean
-    tar -C "$ROOT" -cf "$TARBALL.tmp.$$" . && mv "$TARBALL.tmp.$$" "$TARBALL" ||
-        { rm -f "$TARBALL.tmp.$$"; fatal "caching the system in $TARBALL"; }
-    ok "debootstrap --variant=minbase $SUITE and systemd, cached in $TARBALL"
-fi
-cp /etc/resolv.conf "$ROOT/etc/resolv.conf"
-mount -t proc proc "$ROOT/proc" || fatal "mounting /proc in the chroot"
-mount --bind /dev "$ROOT/dev" || fatal "mounting /dev in the chroot"
+# It takes about a minute: it runs while the packages are installed below.
+step "lintian (in the background)"
+CHANGES=$(ls "$WORK"/debs/accord_*.changes)
+lintian --fail-on error,warning --allow-root --tag-display-limit 0 "$CHANGES" >"$WORK/lintian.log" 2>&1 &
+LINTIAN=$!
+PIDS+=("$LINTIAN")
 
 # ---------------------------------------------------------------- install
-step "apt-get install"
-cp "$DEB" "$ROOT/tmp/"
+step "a minimal Debian 12 with systemd: accord-client alone"
+install_tarball
+unpack_root "$WORK/root" "$TAR"
+for p in "${PARTS[@]}"; do cp "$(deb "$p")" "$ROOT/tmp/"; done
 cp "$SRC/docs/examples/offer.xml" "$ROOT/tmp/offer.xml"
-install_deb() {
-    in_root env DEBIAN_FRONTEND=noninteractive apt-get -q -y --no-install-recommends \
-        install "/tmp/$(basename "$DEB")"
-}
-if ! install_deb >"$WORK/install.log" 2>&1; then
-    # Lists older than the mirror's packages: refresh them and try again.
-    in_root apt-get -q update >>"$WORK/install.log" 2>&1
-    install_deb >>"$WORK/install.log" 2>&1 || { tail -n 30 "$WORK/install.log"; fatal "apt-get install accord"; }
-fi
-ok "apt-get install ./$(basename "$DEB") (dependencies from the mirror)"
-for u in accord accord-site; do
-    check "the system user $u exists" in_root getent passwd "$u"
+indeb() { echo "/tmp/$(basename "$(deb "$1")")"; }
+installed() { [ "$(in_root dpkg-query -W -f '${Status}' "$1" 2>/dev/null)" = "install ok installed" ]; }
+# Units, enablement links and init scripts: none may come with the client.
+units() { (cd "$ROOT" && find etc/systemd lib/systemd/system etc/init.d 2>/dev/null | sort); }
+units_before=$(units)
+apt_install "$WORK/install.log" "$(indeb accord-client)" || fatal "apt-get install accord-client"
+ok "apt-get install ./$(basename "$(deb accord-client)") (dependencies from the mirror)"
+check "accordctl runs" in_root accordctl --version
+for p in accordd accord-site accord-sim accord; do
+    expect "accord-client pulled no $p" not installed "$p"
 done
+expect "no system user accord" not in_root getent passwd accord
+expect "no unit and no enablement link appeared" \
+    test "$(units)" = "$units_before"
+expect "no process runs in the chroot" test -z "$(chroot_processes)"
+
+step "accordd"
+apt_install "$WORK/install.log" "$(indeb accordd)" || fatal "apt-get install accordd"
+ok "apt-get install ./$(basename "$(deb accordd)")"
+check "the system user accord exists" in_root getent passwd accord
+expect "accordd made no user accord-site" not in_root getent passwd accord-site
 check "/var/lib/accord belongs to accord" test "$(in_root stat -c %U:%a /var/lib/accord)" = accord:750
 check "accordd.service is enabled" test -L "$ROOT/etc/systemd/system/multi-user.target.wants/accordd.service"
-check "accord-site.service is not enabled" test ! -e "$ROOT/etc/systemd/system/multi-user.target.wants/accord-site.service"
+# The unit as installed, with the files it names in place (its manual page
+# comes with docs/man/; man is not in the chroot).
+check "systemd-analyze verify accordd.service" \
+    in_root systemd-analyze verify --man=no /lib/systemd/system/accordd.service
 
-# The units as installed, with the files they name in place (their manual
-# pages come with docs/man/; man is not in the chroot).
-for unit in accordd accord-site; do
-    check "systemd-analyze verify $unit.service" \
-        in_root systemd-analyze verify --man=no "/lib/systemd/system/$unit.service"
-done
-
-# ---------------------------------------------------------------- run
-step "accordd as the user accord"
-# A network namespace of its own, so that the packaged listen address
-# (127.0.0.1:8080) is free whatever runs on this machine; each exec keeps
-# the pid, so $PID is accordd's.
-# What it tells a service manager: a datagram socket in the chroot that
-# anyone may write to, read by a listener that stops at STOPPING=1.
 NOTIFY_LOG=$WORK/notify.log
-python3 - "$ROOT/run/accord-notify" "$NOTIFY_LOG" <<'PY' &
-import os, socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-s.bind(sys.argv[1])
-os.chmod(sys.argv[1], 0o777)
-s.settimeout(60)
-with open(sys.argv[2], "w") as log:
-    try:
-        while True:
-            m = s.recv(4096).decode()
-            log.write(m.replace("\n", " ") + "\n")
-            log.flush()
-            if m.startswith("STOPPING=1"):
-                break
-    except socket.timeout:
-        pass
-PY
-LISTENER=$!
-for _ in $(seq 1 50); do [ -S "$ROOT/run/accord-notify" ] && break; sleep 0.1; done
-unshare --net -- sh -c 'ip link set lo up && exec "$@"' sh \
-    chroot "$ROOT" setpriv --reuid=accord --regid=accord --init-groups \
-    env NOTIFY_SOCKET=/run/accord-notify \
-    sh -c 'cd /var/lib/accord && exec /usr/sbin/accordd --config /etc/accord/accord.conf' \
-    >"$WORK/accordd.out" 2>"$WORK/accordd.err" &
-PID=$!
-in_net() { nsenter --net="/proc/$PID/ns/net" chroot "$ROOT" "$@"; }
-for _ in $(seq 1 150); do
-    grep -q "listening on" "$WORK/accordd.out" 2>/dev/null && break
-    kill -0 "$PID" 2>/dev/null || break
-    sleep 0.2
-done
-grep -q "listening on http://127.0.0.1:8080" "$WORK/accordd.out" ||
-    { sed 's/^/    | /' "$WORK/accordd.out" "$WORK/accordd.err"; fatal "accordd serves 127.0.0.1:8080"; }
-ok "accordd serves 127.0.0.1:8080"
+notify_listener /run/accordd-notify "$NOTIFY_LOG" || fatal "the notification socket"
+LISTENER=$LPID
+NETNS_OF="" start_accordd "$WORK/accordd" || fatal "accordd serves 127.0.0.1:8080"
+ok "accordd serves 127.0.0.1:8080 (started as accordd.service starts it)"
+PID=$DPID
 check "accordd runs as accord" test "$(stat -c %u "/proc/$PID")" = "$(in_root id -u accord)"
 check "accordd's group is accord" \
     test "$(awk '/^Gid:/ { print $2 }' "/proc/$PID/status")" = "$(in_root id -g accord)"
-out=$(in_net /usr/bin/accordctl submit /tmp/offer.xml 2>&1)
-echo "$out" | sed 's/^/    | /'
+out=$(in_net "$PID" accordctl submit /tmp/offer.xml 2>&1)
+sed 's/^/    | /' <<<"$out"
 id=$(awk '$1 == "Agreement" { print $2; exit }' <<<"$out")
 expect "accordctl submit: an agreement" test -n "$id"
-state=$(in_net /usr/bin/accordctl show "$id" 2>&1)
-expect "the agreement is agreed (Observed)" grep -q "^State *Observed" <<<"$state"
+expect "the agreement is agreed (Observed)" grep -q "^State *Observed" <<<"$(in_net "$PID" accordctl show "$id" 2>&1)"
 check "/var/lib/accord/accord.db belongs to accord" \
     test "$(in_root stat -c %U /var/lib/accord/accord.db)" = accord
 # SIGHUP: a reload (nothing to reread on plain HTTP), then ready again.
 kill -HUP "$PID"
 for _ in $(seq 1 50); do [ "$(grep -c '^READY=1' "$NOTIFY_LOG")" -ge 2 ] && break; sleep 0.1; done
-kill -TERM "$PID"
 rc=0
-wait "$PID" || rc=$?
-PID=""
+stop_daemon "$PID" || rc=$?
 expect "accordd stops on SIGTERM with status 0" test "$rc" = 0
 wait "$LISTENER"
 notified=$(sed 's/MONOTONIC_USEC=[0-9]*/MONOTONIC_USEC=T/' "$NOTIFY_LOG" | paste -sd'|' -)
-LISTENER=""
 echo "    | $notified"
 expect "accordd told the manager: ready, reloading, ready, stopping" \
     test "$notified" = "READY=1|RELOADING=1 MONOTONIC_USEC=T|READY=1|STOPPING=1"
 
-# ---------------------------------------------------------------- purge
+# shellcheck source=site.sh
+. "$SRC/tests/package/site.sh"
+
+step "accord-sim"
+apt_install "$WORK/install.log" "$(indeb accord-sim)" || fatal "apt-get install accord-sim"
+ok "apt-get install ./$(basename "$(deb accord-sim)")"
+check "accord-sim runs" in_root accord-sim --version
+check "accord-flowgen runs" in_root accord-flowgen --version
+
 step "apt-get purge"
-check "apt-get purge accord" in_root env DEBIAN_FRONTEND=noninteractive apt-get -q -y purge accord
-for f in /etc/accord /etc/accord-site /usr/sbin/accordd /usr/sbin/accord-site /usr/bin/accordctl \
-    /var/lib/accord /var/lib/accord-site /lib/systemd/system/accordd.service \
-    /etc/systemd/system/multi-user.target.wants/accordd.service; do
+check "apt-get purge ${PARTS[*]}" apt_root purge "${PARTS[@]}"
+for f in /etc/accord /etc/accord-site/accord-site.conf /usr/sbin/accordd /usr/sbin/accord-site /usr/bin/accordctl \
+    /usr/bin/accord-sim /var/lib/accord /var/lib/accord-site /lib/systemd/system/accordd.service \
+    /lib/systemd/system/accord-site@.service /etc/systemd/system/multi-user.target.wants/accordd.service; do
     expect "nothing left: $f" test ! -e "$ROOT$f"
 done
-check "dpkg -L accord lists nothing" test -z "$(in_root dpkg -L accord 2>/dev/null)"
+for p in "${PARTS[@]}"; do
+    check "dpkg -L $p lists nothing" test -z "$(in_root dpkg -L "$p" 2>/dev/null)"
+done
 check "the system users stay (Debian's policy)" in_root getent passwd accord accord-site
+# dpkg removes its own files only: the instances' configurations are the
+# administrator's.
+check "/etc/accord-site/alpha.conf stays (the administrator's)" test -f "$ROOT/etc/accord-site/alpha.conf"
+
+# shellcheck source=upgrade.sh
+. "$SRC/tests/package/upgrade.sh"
+
+archive_save
+
+step "lintian's verdict"
+if wait "$LINTIAN"; then
+    ok "lintian reports no error and no warning (the overrides say why)"
+else
+    bad "lintian reports errors or warnings"
+fi
+sed 's/^/    | /' "$WORK/lintian.log"
 
 step "done"
 checks_summary test_package "in $(($(date +%s) - T0)) s"

@@ -110,7 +110,7 @@ expect "accordd runs in the minimal system" chroot "$ROOT" /usr/sbin/accordd --v
 
 # The package's unit, its user, the launch drop-in and a configuration
 # that launches jobs as accordjob with a stand-in for mpiexec.
-cp "$SRC/debian/accord.accordd.service" "$ROOT/lib/systemd/system/accordd.service"
+cp "$SRC/debian/accordd.service" "$ROOT/lib/systemd/system/accordd.service"
 mkdir -p "$ROOT/etc/systemd/system/accordd.service.d" "$ROOT/etc/accord"
 cp "$SRC/debian/examples/accordd-launch.conf" "$ROOT/etc/systemd/system/accordd.service.d/launch.conf"
 chroot "$ROOT" sh -c 'useradd --system --no-create-home --home-dir /nonexistent accord &&
