@@ -192,7 +192,9 @@ void test_hostile_connections(void)
     clock_gettime(CLOCK_MONOTONIC, &t0);
     CU_ASSERT_EQUAL(site_request("accord", "GET", "/v1/health", NULL, 0, &out), 200);
     clock_gettime(CLOCK_MONOTONIC, &t1);
-    CU_ASSERT_TRUE((t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec) < 1000000000L);
+    /* Served before the hostile connections' 5 s are up (not after them;
+     * the margin is for valgrind on a busy machine, which took over 1 s). */
+    CU_ASSERT_TRUE((t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec) < 4000000000L);
     for (int i = 0; i < N; i++)
         if (fds[i] >= 0)
             close(fds[i]);
