@@ -100,6 +100,31 @@ char *acc_launcher_read_file(const char *dir, const char *name, size_t max, size
     return buf;
 }
 
+/* Adds mode bits to path (never takes any away), as the file it is: not a
+ * link followed (a job's account may own what is around it), and only
+ * while accordd owns it. */
+static acc_err open_up(const char *path, int flags, mode_t bits, struct acc_error *err)
+{
+    int fd = open(path, flags | O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    acc_err rc = ACC_OK;
+    if (fd < 0 || fstat(fd, &st) != 0)
+        rc = acc_error_set(err, ACC_ERR_IO, "cannot open %s to the job's account: %s", path,
+                           strerror(errno));
+    else if (st.st_uid != geteuid())
+        rc = acc_error_set(err, ACC_ERR_IO,
+                           "cannot open %s to the job's account: it belongs to uid %u, not to "
+                           "accordd (a start before this one gave it away); remove it to start "
+                           "the job again",
+                           path, (unsigned)st.st_uid);
+    else if ((st.st_mode & bits) != bits && fchmod(fd, (st.st_mode & 07777) | bits) != 0)
+        rc = acc_error_set(err, ACC_ERR_IO, "cannot open %s to the job's account: %s", path,
+                           strerror(errno));
+    if (fd >= 0)
+        close(fd);
+    return rc;
+}
+
 /* For a job in a unit as another account, from an accordd that may have
  * no capability (it reads the job's files as anyone may, and never chowns):
  * the jobs' directory lets accounts through without listing it, the job's
@@ -109,16 +134,15 @@ static acc_err open_for_unit(const struct acc_launcher *l, const char *dir, stru
 {
     static const char *const files[] = {"metampich.conf", "job.rsl"};
     char path[PATH_MAX];
-    if (chmod(l->root, 0711) != 0 || chmod(dir, 0755) != 0)
-        return acc_error_set(err, ACC_ERR_IO, "cannot open %s to the job's account: %s", dir,
-                             strerror(errno));
-    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
-        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
-        if (chmod(path, 0644) != 0)
-            return acc_error_set(err, ACC_ERR_IO, "cannot open %s to the job's account: %s", path,
-                                 strerror(errno));
+    acc_err rc = open_up(l->root, O_DIRECTORY, 0711, err);
+    if (!rc)
+        rc = open_up(dir, O_DIRECTORY, 0755, err);
+    for (size_t i = 0; !rc && i < sizeof files / sizeof *files; i++) {
+        if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, files[i]) >= sizeof path)
+            return acc_error_set(err, ACC_ERR_IO, "the job's directory %s is too long", dir);
+        rc = open_up(path, 0, 0644, err);
     }
-    return ACC_OK;
+    return rc;
 }
 
 /* The command line in the run (and, for people, in the file "command");

@@ -94,7 +94,13 @@ acc_err acc_launch_unit_command(const struct acc_launch_unit *u, const char *con
                              u->directory);
     if (u->give_directory && !u->user)
         return acc_error_set(err, ACC_ERR_INVALID, "a job directory is given to an account only");
-    char opt[PATH_MAX + 64];
+    /* each option below fits opt whole: a cut one could name another
+     * directory (a prefix of this one) to a root chown */
+    if (strlen(u->directory) >= PATH_MAX || (u->user && strlen(u->user) > 64) ||
+        (u->description && strlen(u->description) > 256) || len > 256)
+        return acc_error_set(err, ACC_ERR_INVALID,
+                             "a job unit's name, description, account or directory is too long");
+    char opt[PATH_MAX + 512];
     bool ok = acc_argv_push(out, "systemd-run");
     snprintf(opt, sizeof opt, "--unit=%s", u->name);
     ok = ok && acc_argv_push(out, opt);
@@ -112,7 +118,9 @@ acc_err acc_launch_unit_command(const struct acc_launch_unit *u, const char *con
     }
     /* systemd stops the whole unit: SIGTERM to every process of its cgroup,
      * SIGKILL to what is left after the grace period */
-    snprintf(opt, sizeof opt, "--property=TimeoutStopSec=%u", u->stop_timeout);
+    /* (0 would be no time limit at all to systemd) */
+    snprintf(opt, sizeof opt, "--property=TimeoutStopSec=%u",
+             u->stop_timeout ? u->stop_timeout : 1);
     ok = ok && acc_argv_push(out, opt);
     if (u->give_directory) {
         /* '+': with full privileges, before the switch to the account */

@@ -4,6 +4,7 @@
  * every option, '$' kept from systemd's expansion, and each bad input. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
 
 #include "launch.h"
@@ -76,6 +77,12 @@ static void test_command(void)
     CU_ASSERT_PTR_NULL(strstr(joined(&a), "--description"));
     CU_ASSERT_PTR_NOT_NULL(strstr(joined(&a), "|--|/bin/sh|-c|"));
     acc_argv_release(&a);
+
+    /* no grace: still a time limit (0 is none to systemd) */
+    u.stop_timeout = 0;
+    ACC_ASSERT_OK(acc_launch_unit_command(&u, cmd, &a, &err));
+    CU_ASSERT_PTR_NOT_NULL(strstr(joined(&a), "|--property=TimeoutStopSec=1|"));
+    acc_argv_release(&a);
 }
 
 static void expect_invalid(const struct acc_launch_unit *u, const char *const *c, const char *what)
@@ -120,6 +127,11 @@ static void test_bad(void)
     expect_invalid(&u, cmd, "may hold no blank");
     u.directory = "/srv/%h/abc";
     expect_invalid(&u, cmd, "may hold no blank");
+    static char deep[PATH_MAX + 8]; /* longer than an option may carry whole */
+    memset(deep, 'd', sizeof deep - 1);
+    deep[0] = '/';
+    u.directory = deep;
+    expect_invalid(&u, cmd, "too long");
     u = good;
     u.user = NULL;
     u.give_directory = true;
