@@ -380,15 +380,30 @@ static void reload_access(struct acc_config *cfg)
         acc_config_release(&fresh);
         return;
     }
+    /* With [auth] quotas count per user, without it per client address:
+     * what is counted now would not be found again under the other. */
+    const struct acc_config *now = acc_config_live(cfg);
+    bool auth_now = now->n_users > 0;
+    acc_config_unlive(cfg, now);
+    if (auth_now != (fresh.n_users > 0)) {
+        acc_log_error("SIGHUP: %s %s [auth]: that takes a restart; the users, accounts and "
+                      "quotas stay as they were",
+                      cfg->origin, auth_now ? "no longer has" : "now has");
+        acc_config_release(&fresh);
+        return;
+    }
     size_t users = fresh.n_users, accounts = fresh.n_accounts, quotas = fresh.n_user_quotas;
+    char account[64];
+    snprintf(account, sizeof account, "%s", fresh.launch.account ? fresh.launch.account : "");
     if (acc_config_reload(cfg, &fresh, &err)) {
         acc_log_error("SIGHUP: %s; the users, accounts and quotas stay as they were", err.msg);
         acc_config_release(&fresh);
         return;
     }
     acc_log_info("SIGHUP: read %s again: %zu users of [auth], %zu [accounts], %zu [quota USER] "
-                 "sections (the other sections take effect at the next start)",
-                 cfg->origin, users, accounts, quotas);
+                 "sections, [launch] account %s (the other sections take effect at the next "
+                 "start)",
+                 cfg->origin, users, accounts, quotas, *account ? account : "none");
 }
 
 /* Until SIGTERM or SIGINT.  SIGHUP: HTTPS reads its certificate, key and

@@ -296,7 +296,8 @@ void acc_config_release(struct acc_config *c);
  * give it back with acc_config_unlive once nothing they hold points into
  * it; a generation is freed when the last taker gives it back, so a reload
  * never changes what a request in flight sees.  Without a reload,
- * acc_config_live(c) is c and costs nothing but a lock. */
+ * acc_config_live(c) is c and costs an atomic load; after one, a lock.
+ * Reloads come from one thread (accordd's signal loop). */
 const struct acc_config *acc_config_live(const struct acc_config *c);
 void acc_config_unlive(const struct acc_config *c, const struct acc_config *gen);
 

@@ -35,15 +35,23 @@ static void give_back(struct generation *g)
     }
 }
 
+/* c->live is set once, by the first reload, while request threads read it:
+ * published whole (its lock made) with release, read with acquire. */
+static struct acc_config_live *live_of(const struct acc_config *c)
+{
+    return __atomic_load_n(&c->live, __ATOMIC_ACQUIRE);
+}
+
 const struct acc_config *acc_config_live(const struct acc_config *c)
 {
-    if (!c->live)
+    struct acc_config_live *live = live_of(c);
+    if (!live)
         return c;
-    pthread_mutex_lock(&c->live->lock);
-    struct generation *g = c->live->current;
+    pthread_mutex_lock(&live->lock);
+    struct generation *g = live->current;
     if (g)
         atomic_fetch_add_explicit(&g->takers, 1, memory_order_relaxed);
-    pthread_mutex_unlock(&c->live->lock);
+    pthread_mutex_unlock(&live->lock);
     return g ? &g->cfg : c;
 }
 
@@ -58,12 +66,14 @@ acc_err acc_config_reload(struct acc_config *c, struct acc_config *fresh, struct
     struct generation *g = calloc(1, sizeof *g);
     if (!g)
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
-    if (!c->live) {
-        if (!(c->live = calloc(1, sizeof *c->live))) {
+    if (!live_of(c)) { /* reloads come from one thread: no other sets it */
+        struct acc_config_live *live = calloc(1, sizeof *live);
+        if (!live) {
             free(g);
             return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
         }
-        pthread_mutex_init(&c->live->lock, NULL);
+        pthread_mutex_init(&live->lock, NULL);
+        __atomic_store_n(&c->live, live, __ATOMIC_RELEASE);
     }
     g->cfg = *fresh;
     g->cfg.live = NULL; /* a generation is not reloaded itself */

@@ -374,12 +374,14 @@ out:
 
 void svc_ledger_forget(struct acc_service *svc, const struct svc_quota_who *w, const char *id)
 {
+    /* Whatever the limits are now: they may have been reloaded (SIGHUP)
+     * since the id was counted under others. */
     struct ledger_user *u;
-    if (w->q.agreements != ACC_QUOTA_UNLIMITED && (u = user_of(&svc->ledger, w->user, false))) {
+    if ((u = user_of(&svc->ledger, w->user, false))) {
         forget_in(u, id);
         user_put(&svc->ledger, u);
     }
-    if (per_address(w) && (u = user_of(&svc->ledger, w->address, true))) {
+    if (w->address && (u = user_of(&svc->ledger, w->address, true))) {
         forget_in(u, id);
         user_put(&svc->ledger, u);
     }

@@ -399,8 +399,8 @@ acc_err svc_usage_check(struct acc_service *svc, const struct svc_quota_who *w, 
 
 void svc_usage_forget(struct acc_service *svc, const struct svc_quota_who *w, const char *id)
 {
-    if (unlimited(w))
-        return;
+    /* Whatever the limits are now: they may have been reloaded (SIGHUP)
+     * since the entry was made under others. */
     struct usage_owner *o = owner_of(&svc->usage, w);
     if (!o)
         return;

@@ -35,7 +35,8 @@ R1=root-token-0123456789abcdef
 umask 077 # the tokens file is its owner's alone
 printf 'alice %s\nroot %s admin\n' "$A1" "$R1" >"$T/tokens"
 
-# config QUOTA_BOB ACCOUNTS: the configuration file, written in place.
+# config QUOTA_BOB ACCOUNTS [AUTH]: the configuration file, written in
+# place (AUTH given: instead of the [auth] section).
 config() {
     cat >"$T/accord.ini.new" <<CONF
 [server]
@@ -47,8 +48,8 @@ path = $T/accord.db
 [negotiation]
 lead_time = PT0S
 
-[auth]
-tokens = $T/tokens
+${3-[auth]
+tokens = $T/tokens}
 
 [launch]
 enabled = yes
@@ -132,7 +133,7 @@ grep -q "no account is configured for the jobs of bob" "$T/out" || fail "why: $(
 
 # New tokens: alice's old one out, a new one in, bob added.
 printf 'alice %s\nbob %s\nroot %s admin\n' "$A2" "$B1" "$R1" >"$T/tokens"
-hup "read $T/accord.ini again: 3 users"
+hup "read $T/accord.ini again: 3 users of \[auth\], 0 \[accounts\], 0 \[quota USER\] sections, \[launch\] account none"
 expect 401 "$A1" GET /sites
 expect 200 "$A2" GET /sites
 expect 200 "$B1" GET /sites
@@ -161,6 +162,13 @@ config "[quota bob]
 max_agreements = 1" "[accounts]
 bob = nobody"
 hup "tokens.*stay as they were"
+# Dropping [auth] would count quotas per address instead of per user: a
+# restart's matter.
+config "" "" ""
+hup "no longer has \[auth\]: that takes a restart.*stay as they were"
+config "[quota bob]
+max_agreements = 1" "[accounts]
+bob = nobody"
 expect 401 "$A1" GET /sites # the bad file's alice token did not come in
 expect 200 "$A2" GET /sites
 expect 200 "$B1" GET /sites
