@@ -247,7 +247,8 @@ void *svc_housekeeping_main(void *arg)
      * alive: passes come at half its time at least, and a pass that hangs
      * longer than WatchdogSec gets accordd restarted. */
     int64_t period = svc->shared ? svc_instance_period(svc) : HOUSEKEEPING_SECONDS;
-    int64_t watchdog = acc_notify_watchdog_interval_us() / 1000000;
+    int64_t watchdog_us = acc_notify_watchdog_interval_us();
+    int64_t watchdog = watchdog_us > 0 && watchdog_us < 1000000 ? 1 : watchdog_us / 1000000;
     if (watchdog > 0 && watchdog < period)
         period = watchdog;
     acc_notify_watchdog();

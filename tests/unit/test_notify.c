@@ -166,13 +166,13 @@ static void test_watchdog_and_extend(void)
     unsetenv("WATCHDOG_USEC");
     acc_notify_watchdog();
     CU_ASSERT_TRUE(nothing_waiting(fd));
-    setenv("WATCHDOG_USEC", "400000", 1); /* every 200 ms */
+    setenv("WATCHDOG_USEC", "2000000", 1); /* every second, at most every 500 ms */
     acc_notify_watchdog();
     CU_ASSERT_STRING_EQUAL(next_message(fd), "WATCHDOG=1");
     acc_notify_watchdog();
     acc_notify_watchdog();
     CU_ASSERT_TRUE(nothing_waiting(fd));
-    struct timespec ts = {0, 250 * 1000000};
+    struct timespec ts = {0, 550 * 1000000};
     nanosleep(&ts, NULL);
     acc_notify_watchdog();
     CU_ASSERT_STRING_EQUAL(next_message(fd), "WATCHDOG=1");
