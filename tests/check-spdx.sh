@@ -33,7 +33,7 @@ while IFS= read -r f; do
     *.c | *.h | *.css | *.sh | *.py | *.gp | *.sim | *.cmake | *.service | *.conf | \
         *.supp | *.dict | *.sql | *.js | *.mjs | *.html | *.xsd | CMakeLists.txt | \
         .clang-format | .gitignore) ;;
-    run | rules | accord.postinst | accord.postrm | accord.prerm) ;;
+    run | rules | *.postinst | *.postrm | *.prerm | *.preinst) ;;
     *.[158]) case $f in docs/man/*) ;; *) continue ;; esac ;;
     *) continue ;;
     esac

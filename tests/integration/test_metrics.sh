@@ -152,6 +152,13 @@ scrape_site() {
 value() {
     awk -v s="$2" '$1 == s { print $2; exit }' "$1"
 }
+# grew FILE0 FILE1 ROUTE: how much the route class's count grew.
+grew() {
+    local s="accord_http_request_duration_seconds_count{route=\"$3\"}" a b
+    a=$(value "$1" "$s")
+    b=$(value "$2" "$s")
+    [ -n "$a" ] && [ -n "$b" ] && echo $((b - a))
+}
 offer() {
     cat <<XML
 <wsag:AgreementOffer xmlns:wsag="http://schemas.ggf.org/graap/2007/03/ws-agreement" xmlns:co="urn:accord:coalloc:1"><wsag:Name>$1</wsag:Name><wsag:Context><wsag:AgreementInitiator>alice</wsag:AgreementInitiator><wsag:ServiceProvider>AgreementResponder</wsag:ServiceProvider></wsag:Context><wsag:Terms><wsag:All><wsag:ServiceDescriptionTerm wsag:Name="s" wsag:ServiceName="m"><co:Schedule><co:Duration>PT1H</co:Duration></co:Schedule></wsag:ServiceDescriptionTerm><wsag:ServiceDescriptionTerm wsag:Name="a" wsag:ServiceName="m"><co:Component><co:Site>alpha</co:Site><co:Nodes>2</co:Nodes></co:Component></wsag:ServiceDescriptionTerm><wsag:ServiceDescriptionTerm wsag:Name="b" wsag:ServiceName="m"><co:Component><co:Site>sb</co:Site><co:Nodes>2</co:Nodes></co:Component></wsag:ServiceDescriptionTerm></wsag:All></wsag:Terms></wsag:AgreementOffer>
@@ -178,8 +185,26 @@ c=$(code "$USER" GET /no/such/path)
 expect "a path of no route answers 404 (it is $c)" test "$c" = 404
 c=$(site_code alice /v1/no/such/path)
 expect "accord-site: a path of no route answers 404 (it is $c)" test "$c" = 404
-scrape_accordd "$T/a1.prom" || die "accordd's /metrics does not answer 200 after the traffic"
-scrape_site "$T/s1.prom" || die "accord-site's /metrics does not answer 200 after the traffic"
+# A request is counted once its answer has gone out, a moment after the
+# client has it: scrape again (at most 5 s) until the last ones are in.
+# AX, SX: the scrapes made before the last one, each counted as metrics.
+AX=0 SX=0
+while :; do
+    scrape_accordd "$T/a1.prom" || die "accordd's /metrics does not answer 200 after the traffic"
+    [ "$(grew "$T/a0.prom" "$T/a1.prom" other)" = 1 ] &&
+        [ "$(grew "$T/a0.prom" "$T/a1.prom" agreements)" = 4 ] &&
+        [ "$(grew "$T/a0.prom" "$T/a1.prom" negotiations)" = 1 ] && break
+    [ $AX -lt 50 ] || break
+    AX=$((AX + 1))
+    sleep 0.1
+done
+while :; do
+    scrape_site "$T/s1.prom" || die "accord-site's /metrics does not answer 200 after the traffic"
+    [ "$(grew "$T/s0.prom" "$T/s1.prom" other)" = 1 ] && break
+    [ $SX -lt 50 ] || break
+    SX=$((SX + 1))
+    sleep 0.1
+done
 
 # --------------------------------------------------- the format, per daemon
 # families FILE: "TYPE NAME" per family as OpenMetrics names it (a counter
@@ -240,20 +265,16 @@ expect "accordd: the histogram accord_negotiation_seconds is there" \
     grep -q '^# TYPE accord_negotiation_seconds histogram$' "$T/a1.prom"
 
 # ---------------------------------------------- the histogram, class by class
-# grew FILE0 FILE1 ROUTE: how much the route class's count grew.
-grew() {
-    local s="accord_http_request_duration_seconds_count{route=\"$3\"}" a b
-    a=$(value "$1" "$s")
-    b=$(value "$2" "$s")
-    [ -n "$a" ] && [ -n "$b" ] && echo $((b - a))
-}
 # accordd: three agreements and the list, the quote, the 404, the first scrape.
-for rc in agreements:4 negotiations:1 other:1 metrics:1 sites:0 admin:0; do
+for rc in agreements:4 negotiations:1 other:1 sites:0 admin:0; do
     r=${rc%%:*} n=${rc#*:}
     g=$(grew "$T/a0.prom" "$T/a1.prom" "$r")
     expect "accordd: the request histogram of route=\"$r\" grew by $n (it grew by ${g:-nothing})" \
         test "${g:-x}" = "$n"
 done
+g=$(grew "$T/a0.prom" "$T/a1.prom" metrics)
+expect "accordd: route=\"metrics\" grew by the scrapes before the last (1 to $((AX + 1)); it grew by ${g:-nothing})" \
+    test "${g:-0}" -ge 1 -a "${g:-0}" -le $((AX + 1))
 # Each bucket's count is at most the next one's, +Inf's is the count, and a
 # request answered on the loopback is counted with a plausible sum.
 expect "accordd: route=\"agreements\": cumulative buckets, +Inf = _count, a sum > 0" \
@@ -274,12 +295,15 @@ expect "accord-site: route=\"reservations\" grew by at least 3 (it grew by ${g:-
     test "${g:-0}" -ge 3
 g=$(grew "$T/s0.prom" "$T/s1.prom" preview)
 expect "accord-site: route=\"preview\" grew (by ${g:-nothing})" test "${g:-0}" -ge 1
-for rc in other:1 metrics:1 jobs:0; do
+for rc in other:1 jobs:0; do
     r=${rc%%:*} n=${rc#*:}
     g=$(grew "$T/s0.prom" "$T/s1.prom" "$r")
     expect "accord-site: the request histogram of route=\"$r\" grew by $n (it grew by ${g:-nothing})" \
         test "${g:-x}" = "$n"
 done
+g=$(grew "$T/s0.prom" "$T/s1.prom" metrics)
+expect "accord-site: route=\"metrics\" grew by the scrapes before the last (1 to $((SX + 1)); it grew by ${g:-nothing})" \
+    test "${g:-0}" -ge 1 -a "${g:-0}" -le $((SX + 1))
 
 # --------------------------------------------------------- the metrics role
 c=$(code "$PROM" GET /metrics "$T/prom.prom")

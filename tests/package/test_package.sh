@@ -56,6 +56,18 @@ build_tarball "$SRC/debian/control"
 unpack_root "$WORK/build" "$TAR"
 ok "the build system from $TAR"
 
+# tree_copy DIR: the tree into DIR without its build directories, VCS data
+# or an earlier package build's leftovers.
+tree_copy() {
+    mkdir -p "$1" &&
+        tar -C "$SRC" --exclude=./.git --exclude='./build*' --exclude=./debian/.debhelper \
+            --exclude=./debian/tmp --exclude=./debian/files \
+            "${PARTS[@]/#/--exclude=./debian/}" --exclude=./debian/accord \
+            --exclude=./debian/accord-mpi-examples \
+            --exclude='./debian/*.substvars' --exclude='./debian/*.debhelper.log' \
+            --exclude=./debian/accord-site@.service --exclude='./obj-*' \
+            -cf - . | tar -C "$1" -xf -
+}
 if [ -n "${ACCORD_TEST_DEBS:-}" ]; then
     # For work on the later steps only: the test cannot pass this way.
     mkdir -p "$WORK/debs"
@@ -63,35 +75,39 @@ if [ -n "${ACCORD_TEST_DEBS:-}" ]; then
     bad "the packages of ACCORD_TEST_DEBS=$ACCORD_TEST_DEBS, not built here"
 else
     step "dpkg-buildpackage in it, unprivileged, without network"
-    mkdir -p "$ROOT/build/accord"
-    # The tree without its build directories, VCS data or an earlier
-    # package build's leftovers.
-    tar -C "$SRC" --exclude=./.git --exclude='./build*' --exclude=./debian/.debhelper \
-        --exclude=./debian/tmp --exclude=./debian/files \
-        "${PARTS[@]/#/--exclude=./debian/}" --exclude=./debian/accord \
-        --exclude=./debian/accord-mpi-examples \
-        --exclude='./debian/*.substvars' --exclude='./debian/*.debhelper.log' \
-        --exclude=./debian/accord-site@.service --exclude='./obj-*' \
-        -cf - . | tar -C "$ROOT/build/accord" -xf -
+    tree_copy "$ROOT/build/accord"
     build_in_root /build/accord "$WORK/debs" || fatal "dpkg-buildpackage -b -us -uc from Build-Depends alone"
     ok "dpkg-buildpackage -b -us -uc from Build-Depends alone"
 fi
 deb() { ls "$WORK/debs/$1"_*.deb; }
 
 # The single package of before the split, built once from its commit in
-# the same system and cached.
+# the same system and cached.  A clone without that commit (a shallow one)
+# builds it from this tree with the packaging of then
+# (tests/package/accord-0.1.0-debian.tar.gz, that commit's debian/): the
+# same package, but for the programs in it, which upgrade.sh does not
+# compare (the database's migrations are the same).
 OLD_DEB=$CACHE/accord_${OLD_VERSION}_${OLD_COMMIT:0:12}.deb
+OLD_TAR=$SRC/tests/package/accord-$OLD_VERSION-debian.tar.gz
+if [ ! -f "$OLD_DEB" ] && ! git -C "$SRC" cat-file -e "$OLD_COMMIT^{commit}" 2>/dev/null; then
+    OLD_DEB=$CACHE/accord_${OLD_VERSION}_tree-$(sha256sum "$OLD_TAR" | cut -c1-12).deb
+fi
 if [ ! -f "$OLD_DEB" ]; then
-    step "the single package accord $OLD_VERSION from commit $OLD_COMMIT"
-    git -C "$SRC" cat-file -e "$OLD_COMMIT^{commit}" 2>/dev/null ||
-        fatal "commit $OLD_COMMIT is not in $SRC's history (a shallow clone? git fetch --unshallow)"
+    step "the single package accord $OLD_VERSION"
     mkdir -p "$ROOT/build-old/accord"
-    git -C "$SRC" archive "$OLD_COMMIT" | tar -C "$ROOT/build-old/accord" -xf - ||
-        fatal "git archive $OLD_COMMIT"
-    build_in_root /build-old/accord "$WORK/old" || fatal "building accord $OLD_VERSION"
+    if git -C "$SRC" cat-file -e "$OLD_COMMIT^{commit}" 2>/dev/null; then
+        from="commit $OLD_COMMIT"
+        git -C "$SRC" archive "$OLD_COMMIT" | tar -C "$ROOT/build-old/accord" -xf - ||
+            fatal "git archive $OLD_COMMIT"
+    else
+        from="this tree with $OLD_TAR (commit $OLD_COMMIT is not in this clone's history)"
+        tree_copy "$ROOT/build-old/accord" && rm -rf "$ROOT/build-old/accord/debian" &&
+            tar -C "$ROOT/build-old/accord" -xzf "$OLD_TAR" || fatal "the tree of $from"
+    fi
+    build_in_root /build-old/accord "$WORK/old" || fatal "building accord $OLD_VERSION from $from"
     cp "$WORK/old/accord_${OLD_VERSION}_"*.deb "$OLD_DEB.tmp.$$" && mv "$OLD_DEB.tmp.$$" "$OLD_DEB" ||
         { rm -f "$OLD_DEB.tmp.$$"; fatal "caching $OLD_DEB"; }
-    ok "accord $OLD_VERSION built from $OLD_COMMIT, cached in $OLD_DEB"
+    ok "accord $OLD_VERSION built from $from, cached in $OLD_DEB"
 fi
 
 # ---------------------------------------------------------------- contents

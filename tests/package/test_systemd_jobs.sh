@@ -39,6 +39,7 @@ done
 WORK=$(mktemp -d /tmp/accord-sdjobs.XXXXXX)
 ROOT=$WORK/root
 SYSTEMD="" # systemd's pid as seen from here
+UNSHARE="" # unshare's (--kill-child: its end ends the namespace)
 T0=$(date +%s)
 
 mounts_under() { awk -v r="$ROOT" '$2 == r || index($2, r "/") == 1 { print $2 }' /proc/mounts | sort -r; }
@@ -48,6 +49,10 @@ cleanup() {
     if [ -n "$SYSTEMD" ] && kill -0 "$SYSTEMD" 2>/dev/null; then
         kill -KILL "$SYSTEMD" 2>/dev/null
         for _ in $(seq 50); do kill -0 "$SYSTEMD" 2>/dev/null || break; sleep 0.1; done
+    fi
+    if [ -n "$UNSHARE" ] && kill -0 "$UNSHARE" 2>/dev/null; then
+        kill -KILL "$UNSHARE" 2>/dev/null
+        wait "$UNSHARE" 2>/dev/null
     fi
     local m
     for m in $(mounts_under); do
@@ -180,12 +185,16 @@ mount -t cgroup2 cgroup2 "$R/sys/fs/cgroup"
 mount -t tmpfs tmpfs "$R/run"
 mount -t tmpfs tmpfs "$R/tmp"
 mount --rbind /dev "$R/dev"
+# Not the host's console: systemd's console lines go to its log file, and
+# no getty is started on it.
+mount --bind "$2" "$R/dev/console"
+ln -sf /dev/null "$R/etc/systemd/system/console-getty.service"
 export container=accord-test
 exec chroot "$R" /lib/systemd/systemd --system --log-target=console
 EOF
 chmod 0755 "$WORK/boot.sh"
 unshare --pid --fork --mount --cgroup --net --uts --ipc --kill-child \
-    "$WORK/boot.sh" "$ROOT" >"$WORK/systemd.log" 2>&1 &
+    "$WORK/boot.sh" "$ROOT" "$WORK/systemd.log" >"$WORK/systemd.log" 2>&1 &
 UNSHARE=$!
 for _ in $(seq 100); do
     SYSTEMD=$(pgrep -P "$UNSHARE" -x systemd | head -1)
