@@ -82,6 +82,20 @@ static acc_err own_settings(struct tc *t, const struct acc_adapter_env *env,
     return rc;
 }
 
+/* What own_settings and open_ read of the devices and links. */
+static void free_topology(struct tc *t)
+{
+    for (size_t i = 0; i < t->n_devs; i++) {
+        free(t->devs[i].netns);
+        free(t->devs[i].dev);
+    }
+    for (size_t i = 0; i < t->n_links; i++) {
+        free(t->links[i].site[0]);
+        free(t->links[i].site[1]);
+    }
+    free(t->links);
+}
+
 /* The settings as open reads them, with no ledger, store, audit thread or
  * tc command: nothing outside is touched (and root is not needed). */
 static acc_err check(const struct acc_adapter_env *env, const char **key, struct acc_error *err)
@@ -108,15 +122,7 @@ static acc_err check(const struct acc_adapter_env *env, const char **key, struct
     const char *state_file = NULL;
     if (!rc)
         rc = own_settings(t, env, &state_file, key, err);
-    for (size_t i = 0; i < t->n_devs; i++) {
-        free(t->devs[i].netns);
-        free(t->devs[i].dev);
-    }
-    for (size_t i = 0; i < t->n_links; i++) {
-        free(t->links[i].site[0]);
-        free(t->links[i].site[1]);
-    }
-    free(t->links);
+    free_topology(t);
     free(t);
     return rc;
 }
@@ -190,15 +196,7 @@ static void close_(void *state)
     tc_store_close(t->store);
     acc_map_each(&t->provs, free_prov, NULL);
     acc_map_release(&t->provs);
-    for (size_t i = 0; i < t->n_devs; i++) {
-        free(t->devs[i].netns);
-        free(t->devs[i].dev);
-    }
-    for (size_t i = 0; i < t->n_links; i++) {
-        free(t->links[i].site[0]);
-        free(t->links[i].site[1]);
-    }
-    free(t->links);
+    free_topology(t);
     pthread_mutex_destroy(&t->lock);
     pthread_mutex_destroy(&t->audit_lock);
     pthread_cond_destroy(&t->wake);
