@@ -226,10 +226,15 @@ rc=0
 stop_daemon "$PID" || rc=$?
 expect "accordd stops on SIGTERM with status 0" test "$rc" = 0
 wait "$LISTENER"
-notified=$(sed 's/MONOTONIC_USEC=[0-9]*/MONOTONIC_USEC=T/' "$NOTIFY_LOG" | paste -sd'|' -)
+# The states, in order; besides them only more time while the migrations
+# run (EXTEND_TIMEOUT_USEC, before READY) and keep-alives.
+notified=$(grep -v '^EXTEND_TIMEOUT_USEC=[0-9]*$\|^WATCHDOG=1$' "$NOTIFY_LOG" |
+    sed 's/MONOTONIC_USEC=[0-9]*/MONOTONIC_USEC=T/' | paste -sd'|' -)
 echo "    | $notified"
 expect "accordd told the manager: ready, reloading, ready, stopping" \
     test "$notified" = "READY=1|RELOADING=1 MONOTONIC_USEC=T|READY=1|STOPPING=1"
+expect "accordd asked for more time to start while it migrated its new database" \
+    test "$(head -n 1 "$NOTIFY_LOG" | cut -d= -f1)" = EXTEND_TIMEOUT_USEC
 
 # shellcheck source=site.sh
 . "$SRC/tests/package/site.sh"
