@@ -268,15 +268,23 @@ int acc_conf_report_line(const struct acc_conf_report *r, const char *section, c
     return 0;
 }
 
+/* A problem or warning of key in section, found after reading: at the
+ * line the key was read at. */
+static void vadd_after(struct acc_conf_report *r, bool warning, const char *section,
+                       const char *key, const char *fmt, va_list ap)
+{
+    char msg[768];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    add_as(r, acc_conf_report_line(r, section, key), true, warning, section, key, msg);
+}
+
 acc_err acc_conf_report_after(struct acc_conf_report *r, const char *section, const char *key,
                               const char *fmt, ...)
 {
-    char msg[768];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    vadd_after(r, false, section, key, fmt, ap);
     va_end(ap);
-    add(r, acc_conf_report_line(r, section, key), true, section, key, msg);
     return ACC_ERR_CONFIG;
 }
 
@@ -306,12 +314,10 @@ acc_err acc_conf_report_after_err(struct acc_conf_report *r, const char *key,
 void acc_conf_report_warn(struct acc_conf_report *r, const char *section, const char *key,
                           const char *fmt, ...)
 {
-    char msg[768];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    vadd_after(r, true, section, key, fmt, ap);
     va_end(ap);
-    add_as(r, acc_conf_report_line(r, section, key), true, true, section, key, msg);
 }
 
 /* The first problem that is not a warning, or NULL. */
