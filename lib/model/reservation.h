@@ -40,6 +40,10 @@ struct acc_resource {
     enum acc_resource_kind kind;
     const char *name;
     int64_t amount;
+    /* The local account the reservation is for (Slurm's Users=, Grid
+     * Engine's qrsub -u): only that account's jobs may run in it.  NULL:
+     * none named (the adapter's own user's reservation, as before). */
+    const char *account;
 };
 
 /* A reservation as the adapter sees it. */
