@@ -164,7 +164,7 @@ acc_err site_op_preview(struct acc_site *s, const struct site_peer *peer, const 
     acc_time until = a->until;
     if (until > now + peer->max_advance + a->duration)
         until = now + peer->max_advance + a->duration;
-    struct acc_resource res = {a->kind, r->name, a->amount};
+    struct acc_resource res = {.kind = a->kind, .name = r->name, .amount = a->amount};
     /* Another peer's key counts for nothing: only the peer's own
      * reservation may be counted as free. */
     const char *old = NULL;
@@ -244,7 +244,7 @@ static acc_err reserve_new(struct acc_site *s, const struct site_peer *peer, con
     site_booking_release(&ob);
     if ((rc = site_store_intent(s->store, &b, now, err)) != ACC_OK)
         return rc;
-    struct acc_resource res = {a->kind, r->name, a->amount};
+    struct acc_resource res = {.kind = a->kind, .name = r->name, .amount = a->amount};
     rc = acc_adapter_reserve_replacing(r->ad, key, old, &res, a->start, a->duration, &b.res, err);
     if (rc) {
         /* A refusal booked nothing: the row goes.  Otherwise (a time-out or

@@ -27,7 +27,8 @@ static acc_err live_preview(void *ctx, size_t site, int64_t amount, acc_time fro
                             struct acc_frames *out, struct acc_error *err)
 {
     struct live_ctx *l = ctx;
-    struct acc_resource res = {ACC_RES_NODES, l->cfg->res.sites[site].name, amount};
+    struct acc_resource res = {
+        .kind = ACC_RES_NODES, .name = l->cfg->res.sites[site].name, .amount = amount};
     return acc_adapter_preview(l->ad[site], &res, from, until, 1, out, err);
 }
 

@@ -118,7 +118,7 @@ acc_err acc_service_preview(struct acc_service *svc, const char *site, int64_t n
         return acc_error_set(err, ACC_ERR_BAD_REQUEST, "the window may be at most a year long");
     *from_used = from;
     *until_used = until;
-    struct acc_resource res = {ACC_RES_NODES, s->name, nodes};
+    struct acc_resource res = {.kind = ACC_RES_NODES, .name = s->name, .amount = nodes};
     return acc_engine_preview(svc->engine, svc_site_adapter(svc, site), &res, from, until, duration,
                               cfg->adapter_timeout * 1000000, out, err);
 }

@@ -187,12 +187,24 @@ static void bench_engine(void)
     static int64_t us[N];
     for (int i = 0; i < N; i++) {
         struct acc_engine_item items[6] = {
-            {.adapter = ad[0], .res = {ACC_RES_NODES, "fzj-xd1", 1}, .label = "site fzj-xd1"},
-            {.adapter = ad[1], .res = {ACC_RES_NODES, "caesar", 1}, .label = "site caesar"},
-            {.adapter = ad[2], .res = {ACC_RES_NODES, "fh-brs", 1}, .label = "site fh-brs"},
-            {.adapter = ad[3], .res = {ACC_RES_BANDWIDTH, "l1", 10}, .label = "link l1"},
-            {.adapter = ad[3], .res = {ACC_RES_BANDWIDTH, "l2", 10}, .label = "link l2"},
-            {.adapter = ad[3], .res = {ACC_RES_BANDWIDTH, "l3", 10}, .label = "link l3"},
+            {.adapter = ad[0],
+             .res = {.kind = ACC_RES_NODES, .name = "fzj-xd1", .amount = 1},
+             .label = "site fzj-xd1"},
+            {.adapter = ad[1],
+             .res = {.kind = ACC_RES_NODES, .name = "caesar", .amount = 1},
+             .label = "site caesar"},
+            {.adapter = ad[2],
+             .res = {.kind = ACC_RES_NODES, .name = "fh-brs", .amount = 1},
+             .label = "site fh-brs"},
+            {.adapter = ad[3],
+             .res = {.kind = ACC_RES_BANDWIDTH, .name = "l1", .amount = 10},
+             .label = "link l1"},
+            {.adapter = ad[3],
+             .res = {.kind = ACC_RES_BANDWIDTH, .name = "l2", .amount = 10},
+             .label = "link l2"},
+            {.adapter = ad[3],
+             .res = {.kind = ACC_RES_BANDWIDTH, .name = "l3", .amount = 10},
+             .label = "link l3"},
         };
         acc_time now = acc_now();
         struct acc_engine_request rq = {

@@ -281,9 +281,15 @@ static void test_competing_reservation(void)
     struct acc_engine_options eo = {0};
     CU_ASSERT_EQUAL_FATAL(acc_engine_new(&eo, &eng, &err), 0);
     struct acc_engine_item items[3] = {
-        {.adapter = hooked, .res = {ACC_RES_NODES, "sitea", 4}, .label = "site sitea"},
-        {.adapter = b, .res = {ACC_RES_NODES, "siteb", 4}, .label = "site siteb"},
-        {.adapter = net, .res = {ACC_RES_BANDWIDTH, "ab", 100}, .label = "link ab"},
+        {.adapter = hooked,
+         .res = {.kind = ACC_RES_NODES, .name = "sitea", .amount = 4},
+         .label = "site sitea"},
+        {.adapter = b,
+         .res = {.kind = ACC_RES_NODES, .name = "siteb", .amount = 4},
+         .label = "site siteb"},
+        {.adapter = net,
+         .res = {.kind = ACC_RES_BANDWIDTH, .name = "ab", .amount = 100},
+         .label = "link ab"},
     };
     acc_time now = acc_now();
     struct acc_engine_request rq = {
@@ -327,7 +333,7 @@ static void test_job_starts_inside_reservation(void)
     struct acc_error err;
     CU_ASSERT_EQUAL_FATAL(acc_adapter_open(acc_adapter_kind_find("slurm"), &eb, &b, &err), 0);
     acc_time start = acc_now() + 8;
-    struct acc_resource res = {ACC_RES_NODES, "siteb", 2};
+    struct acc_resource res = {.kind = ACC_RES_NODES, .name = "siteb", .amount = 2};
     struct acc_reservation rsv;
     ACC_ASSERT_OK(acc_adapter_reserve(b, "acc-jobtest", &res, start, 120, &rsv, &err));
     char out[300];

@@ -174,7 +174,7 @@ static const struct acc_flow flow = {"sa", "sb", addr_a, 1, addr_b, 1};
 static void book(struct acc_adapter *ad, const char *key, acc_time start, int64_t dur,
                  bool provision)
 {
-    struct acc_resource res = {ACC_RES_BANDWIDTH, "a-b", 20};
+    struct acc_resource res = {.kind = ACC_RES_BANDWIDTH, .name = "a-b", .amount = 20};
     struct acc_reservation r;
     struct acc_error err = {0};
     ACC_ASSERT_OK(acc_adapter_reserve(ad, key, &res, start, dur, &r, &err));

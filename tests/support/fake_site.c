@@ -113,7 +113,7 @@ static acc_err serve(struct fake_site *fs, enum fake_site_op op, const char *key
         struct acc_proto_preview p;
         if ((rc = acc_proto_read_preview(in->data ? in->data : "", in->len, &p, err)))
             return rc;
-        struct acc_resource res = {p.kind, p.resource, p.amount};
+        struct acc_resource res = {.kind = p.kind, .name = p.resource, .amount = p.amount};
         struct acc_frames f;
         acc_frames_init(&f);
         rc = acc_adapter_preview_replacing(fs->ad, p.old_key[0] ? p.old_key : NULL, &res, p.from,
@@ -127,7 +127,7 @@ static acc_err serve(struct fake_site *fs, enum fake_site_op op, const char *key
         struct acc_proto_reserve q;
         if ((rc = acc_proto_read_reserve(in->data ? in->data : "", in->len, &q, err)))
             return rc;
-        struct acc_resource res = {q.kind, q.resource, q.amount};
+        struct acc_resource res = {.kind = q.kind, .name = q.resource, .amount = q.amount};
         struct acc_reservation r;
         rc = acc_adapter_reserve_replacing(fs->ad, key, q.old_key[0] ? q.old_key : NULL, &res,
                                            q.start, q.duration, &r, err);

@@ -60,8 +60,8 @@ static struct acc_adapter *open_network(void)
 }
 
 static const struct kind kinds[] = {
-    {"sim-batch", "site16", open_batch, {ACC_RES_NODES, "site16", 4}},
-    {"sim-network", "net16", open_network, {ACC_RES_BANDWIDTH, "l1", 4}},
+    {"sim-batch", "site16", open_batch, {.kind = ACC_RES_NODES, .name = "site16", .amount = 4}},
+    {"sim-network", "net16", open_network, {.kind = ACC_RES_BANDWIDTH, .name = "l1", .amount = 4}},
 };
 
 static int setup(void)
@@ -481,7 +481,7 @@ struct racer {
 static void *race_worker(void *arg)
 {
     struct racer *r = arg;
-    struct acc_resource res = {ACC_RES_NODES, "racer", 1};
+    struct acc_resource res = {.kind = ACC_RES_NODES, .name = "racer", .amount = 1};
     struct acc_error err;
     for (int i = 0; i < RACE_OPS; i++) {
         char key[32];
@@ -563,7 +563,7 @@ static void test_write_order_slow(void)
     struct canceller c = {ad, "slow-1"};
     pthread_t th;
     pthread_create(&th, NULL, cancel_soon, &c);
-    struct acc_resource res = {ACC_RES_NODES, "racer", 1};
+    struct acc_resource res = {.kind = ACC_RES_NODES, .name = "racer", .amount = 1};
     struct acc_reservation out;
     acc_err rc = acc_adapter_reserve(ad, "slow-1", &res, future() + 60 * H, H, &out, &err);
     if (rc == ACC_OK)

@@ -207,7 +207,7 @@ static void test_engine_refuses_while_open(void)
     struct acc_adapter *ad = fake_open("hung", ACC_RES_NODES, &f);
     CU_ASSERT_PTR_NOT_NULL_FATAL(ad);
     fake_preview_error(f, ACC_ERR_UNAVAILABLE);
-    struct acc_resource res = {ACC_RES_NODES, "hung", 1};
+    struct acc_resource res = {.kind = ACC_RES_NODES, .name = "hung", .amount = 1};
     struct acc_frames fr;
     acc_frames_init(&fr);
     for (int i = 0; i < 2; i++)
@@ -246,7 +246,9 @@ static void test_one_slot_per_batch(void)
     static const char *const names[] = {"l1", "l2", "l3"};
     for (int i = 0; i < 3; i++)
         items[i] = (struct acc_engine_item){
-            .adapter = ad, .res = {ACC_RES_BANDWIDTH, names[i], 10}, .label = names[i]};
+            .adapter = ad,
+            .res = {.kind = ACC_RES_BANDWIDTH, .name = names[i], .amount = 10},
+            .label = names[i]};
     struct acc_engine_request rq = {.agreement = "slot",
                                     .earliest = 0,
                                     .deadline = 7200,

@@ -91,7 +91,8 @@ static void world_open(struct world *w, const char *const names[3])
         w->ad[i] = fake_open(names[i], ACC_RES_NODES, &w->f[i]);
         CU_ASSERT_PTR_NOT_NULL_FATAL(w->ad[i]);
         w->items[i].adapter = w->ad[i];
-        w->items[i].res = (struct acc_resource){ACC_RES_NODES, names[i], 4};
+        w->items[i].res =
+            (struct acc_resource){.kind = ACC_RES_NODES, .name = names[i], .amount = 4};
         w->items[i].label = labels[i];
         acc_time open[] = {T0, T0 + 100 * H};
         fake_frames(w->f[i], open, 1);

@@ -88,7 +88,7 @@ static void test_reserve(void)
     CU_ASSERT_EQUAL(acc_ledger_n_resources(l), 1);
     CU_ASSERT_STRING_EQUAL(acc_ledger_resource_name(l, 0), "nodes");
     acc_time start = next_hour(2);
-    struct acc_resource res = {ACC_RES_NODES, "nodes", 6};
+    struct acc_resource res = {.kind = ACC_RES_NODES, .name = "nodes", .amount = 6};
     struct acc_reservation r, again;
     ACC_ASSERT_OK(acc_ledger_reserve(l, "k1", NULL, &res, start, H, &r, &err));
     CU_ASSERT_EQUAL(r.start, start);
@@ -113,7 +113,7 @@ static void test_reserve(void)
     CU_ASSERT_EQUAL(acc_ledger_reserve(l, "k3", NULL, &res, acc_now() - H, H, &r, &err),
                     ACC_ERR_INVALID);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "in the past"));
-    struct acc_resource other = {ACC_RES_NODES, "gpus", 1};
+    struct acc_resource other = {.kind = ACC_RES_NODES, .name = "gpus", .amount = 1};
     CU_ASSERT_EQUAL(acc_ledger_reserve(l, "k3", NULL, &other, start, H, &r, &err), ACC_ERR_INVALID);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "site has no resource 'gpus'"));
     /* cancel, and the key is gone */
@@ -130,7 +130,8 @@ static void test_refuse_and_replace(void)
     struct acc_ledger *l = open_ledger("net", db_of("refuse"), refuse, 1);
     struct acc_error err = {0};
     acc_time start = next_hour(2);
-    struct acc_resource six = {ACC_RES_NODES, "nodes", 6}, eight = {ACC_RES_NODES, "nodes", 8};
+    struct acc_resource six = {.kind = ACC_RES_NODES, .name = "nodes", .amount = 6},
+                        eight = {.kind = ACC_RES_NODES, .name = "nodes", .amount = 8};
     struct acc_reservation r;
     ACC_ASSERT_OK(acc_ledger_reserve(l, "old", NULL, &six, start, H, &r, &err));
     CU_ASSERT_EQUAL(acc_ledger_reserve(l, "new", NULL, &eight, start, H, &r, &err), ACC_ERR_BUSY);
@@ -186,7 +187,7 @@ static void test_file_and_locked_steps(void)
     struct acc_ledger *l = open_ledger("site", NULL, file, 1);
     struct acc_error err = {0};
     acc_time start = next_hour(3);
-    struct acc_resource res = {ACC_RES_NODES, "nodes", 4};
+    struct acc_resource res = {.kind = ACC_RES_NODES, .name = "nodes", .amount = 4};
     struct acc_reservation r;
     ACC_ASSERT_OK(acc_ledger_reserve(l, "kept", NULL, &res, start, H, &r, &err));
     ACC_ASSERT_OK(acc_ledger_written(l, "kept", &err));
@@ -242,7 +243,7 @@ static void test_file_and_locked_steps(void)
  * has brought it up to date (on PostgreSQL it reads what changed). */
 static int64_t synced_peak(struct acc_ledger *l, acc_time start)
 {
-    struct acc_resource one = {ACC_RES_NODES, "nodes", 1};
+    struct acc_resource one = {.kind = ACC_RES_NODES, .name = "nodes", .amount = 1};
     struct acc_error err = {0};
     struct acc_frames f;
     acc_frames_init(&f);
@@ -270,8 +271,10 @@ static void test_changes_seen_by_another(void)
     struct acc_error err = {0};
     struct acc_reservation r;
     acc_time start = next_hour(2);
-    struct acc_resource four = {ACC_RES_NODES, "nodes", 4}, six = {ACC_RES_NODES, "nodes", 6},
-                        eight = {ACC_RES_NODES, "nodes", 8}, three = {ACC_RES_NODES, "nodes", 3};
+    struct acc_resource four = {.kind = ACC_RES_NODES, .name = "nodes", .amount = 4},
+                        six = {.kind = ACC_RES_NODES, .name = "nodes", .amount = 6},
+                        eight = {.kind = ACC_RES_NODES, .name = "nodes", .amount = 8},
+                        three = {.kind = ACC_RES_NODES, .name = "nodes", .amount = 3};
     if (!acc_test_db_is_pg()) {
         ACC_ASSERT_OK(acc_ledger_reserve(a, "a1", NULL, &four, start, H, &r, &err));
         CU_ASSERT_EQUAL(synced_peak(a, start), 4);
@@ -310,7 +313,7 @@ static void test_changes_seen_by_another(void)
     CU_ASSERT_EQUAL(r.amount, 8);
 
     /* many bookings: b reads them once, then only what is new */
-    struct acc_resource one = {ACC_RES_NODES, "nodes", 1};
+    struct acc_resource one = {.kind = ACC_RES_NODES, .name = "nodes", .amount = 1};
     char key[32];
     for (int i = 0; i < MANY; i++) {
         snprintf(key, sizeof key, "many-%d", i);
@@ -337,7 +340,7 @@ static void test_changes_seen_by_another(void)
     CU_ASSERT_EQUAL(synced_peak(a, start + 2 * H), 2);
     CU_ASSERT_EQUAL(acc_ledger_rows_read(a) - before, 1);
     /* a key stays on its resource: b, not having seen it, is told so */
-    struct acc_resource gpu = {ACC_RES_NODES, "gpus", 1};
+    struct acc_resource gpu = {.kind = ACC_RES_NODES, .name = "gpus", .amount = 1};
     CU_ASSERT_EQUAL(acc_ledger_reserve(c, "b2", NULL, &gpu, start, H, &r, &err), ACC_ERR_INVALID);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "booking b2 is stored for another resource"));
     CU_ASSERT_FALSE(acc_ledger_get(c, "b2", &got) && got.res == 1);
@@ -363,7 +366,7 @@ static atomic_int won, lost, failed;
 static void *race(void *arg)
 {
     struct racer *x = arg;
-    struct acc_resource three = {ACC_RES_NODES, "nodes", 3};
+    struct acc_resource three = {.kind = ACC_RES_NODES, .name = "nodes", .amount = 3};
     struct acc_reservation r;
     struct acc_error err = {0};
     char key[32];
@@ -407,7 +410,7 @@ static void test_no_double_booking(void)
     struct acc_error err = {0};
     struct acc_frames f;
     acc_frames_init(&f);
-    struct acc_resource two = {ACC_RES_NODES, "nodes", 2};
+    struct acc_resource two = {.kind = ACC_RES_NODES, .name = "nodes", .amount = 2};
     acc_time start = next_hour(3);
     ACC_ASSERT_OK(acc_ledger_preview(check, NULL, &two, start, start + H, H, &f, &err));
     CU_ASSERT_EQUAL(f.n, 0); /* 2 more do not fit: 9 are taken */

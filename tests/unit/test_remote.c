@@ -131,7 +131,7 @@ static acc_time future(void)
     return (acc_now() / H + 48) * H;
 }
 
-static const struct acc_resource four = {ACC_RES_NODES, "alpha", 4};
+static const struct acc_resource four = {.kind = ACC_RES_NODES, .name = "alpha", .amount = 4};
 
 static void test_round_trips(void)
 {
@@ -168,14 +168,14 @@ static void test_round_trips(void)
     acc_reservation_release(&at_site);
 
     /* the preview sees it: 13 nodes do not fit over [t, t+2h) */
-    struct acc_resource thirteen = {ACC_RES_NODES, "alpha", 13};
+    struct acc_resource thirteen = {.kind = ACC_RES_NODES, .name = "alpha", .amount = 13};
     ACC_ASSERT_OK(acc_adapter_preview(ad, &thirteen, t, t + 24 * H, 2 * H, &f, NULL));
     CU_ASSERT_TRUE(f.n >= 1 && f.v[0].start >= t + 2 * H);
 
     /* the same key again: the same reservation, not a second one */
     ACC_ASSERT_OK(acc_adapter_reserve(ad, "rt-1", &four, t, 2 * H, &again, NULL));
     CU_ASSERT_STRING_EQUAL(again.local_id, r.local_id);
-    struct acc_resource twelve = {ACC_RES_NODES, "alpha", 12};
+    struct acc_resource twelve = {.kind = ACC_RES_NODES, .name = "alpha", .amount = 12};
     struct acc_reservation rest;
     /* 4 + 12 = 16 fit only when rt-1 was booked once */
     ACC_ASSERT_OK(acc_adapter_reserve(ad, "rt-2", &twelve, t, 2 * H, &rest, NULL));

@@ -158,7 +158,7 @@ static void test_nodes(void)
     CU_ASSERT_FALSE(acc_adapter_has(ad, ACC_CAP_PROVISION));
 
     acc_time t = future();
-    const struct acc_resource six = {ACC_RES_NODES, "alpha", 6};
+    const struct acc_resource six = {.kind = ACC_RES_NODES, .name = "alpha", .amount = 6};
     struct acc_frames f;
     acc_frames_init(&f);
     ACC_ASSERT_OK(acc_adapter_preview(ad, &six, t, t + 24 * H, 2 * H, &f, &err));
@@ -182,7 +182,7 @@ static void test_nodes(void)
     CU_ASSERT_EQUAL_FATAL(f.n >= 1, true);
     CU_ASSERT_EQUAL(f.v[0].start, t);
     acc_frames_release(&f);
-    const struct acc_resource eight = {ACC_RES_NODES, "alpha", 8};
+    const struct acc_resource eight = {.kind = ACC_RES_NODES, .name = "alpha", .amount = 8};
     struct acc_reservation r2 = {0};
     ACC_ASSERT_OK(acc_adapter_reserve(ad, "rs-2", &eight, t, 2 * H, &r2, &err));
     /* Now 16 - 14 = 2 at t: a preview of 6 finds room only after rs-1 and rs-2. */
@@ -216,14 +216,14 @@ static void test_peer_limits(void)
     struct acc_reservation r = {0};
     acc_time t = future() + 24 * H;
     /* More nodes than the peer's max_nodes = 8, though the site has 16. */
-    const struct acc_resource nine = {ACC_RES_NODES, "alpha", 9};
+    const struct acc_resource nine = {.kind = ACC_RES_NODES, .name = "alpha", .amount = 9};
     CU_ASSERT_EQUAL(acc_adapter_reserve(ad, "pl-1", &nine, t, H, &r, &err), ACC_ERR_PEER_LIMIT);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "site alpha"));
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "max_nodes"));
     printf("\n    %s\n", err.msg);
     CU_ASSERT_EQUAL(acc_adapter_query(ad, "pl-1", NULL, &r, &err), ACC_ERR_NOT_FOUND);
     /* Longer than max_duration = 12 h. */
-    const struct acc_resource one = {ACC_RES_NODES, "alpha", 1};
+    const struct acc_resource one = {.kind = ACC_RES_NODES, .name = "alpha", .amount = 1};
     CU_ASSERT_EQUAL(acc_adapter_reserve(ad, "pl-2", &one, t, 13 * H, &r, &err), ACC_ERR_PEER_LIMIT);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "max_duration"));
     /* max_reservations = 3 held at once: the fourth is refused. */
@@ -248,8 +248,9 @@ static void test_network(void)
     CU_ASSERT_TRUE(acc_adapter_has(ad, ACC_CAP_PROVISION));
     CU_ASSERT_FALSE(acc_adapter_has(ad, ACC_CAP_NODES));
     acc_time t = future();
-    const struct acc_resource bw = {ACC_RES_BANDWIDTH, "alpha-beta", 300};
-    const struct acc_resource too_much = {ACC_RES_BANDWIDTH, "alpha-beta", 301};
+    const struct acc_resource bw = {.kind = ACC_RES_BANDWIDTH, .name = "alpha-beta", .amount = 300};
+    const struct acc_resource too_much = {
+        .kind = ACC_RES_BANDWIDTH, .name = "alpha-beta", .amount = 301};
     struct acc_frames f;
     acc_frames_init(&f);
     ACC_ASSERT_OK(acc_adapter_preview(ad, &bw, t, t + 4 * H, H, &f, &err));

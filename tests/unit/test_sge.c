@@ -311,7 +311,7 @@ static void test_unreachable(void)
     ACC_ASSERT_OK(acc_adapter_open(acc_adapter_kind_find("sge"), &env, &ad, &err));
     struct acc_frames f;
     acc_frames_init(&f);
-    struct acc_resource res = {ACC_RES_NODES, "g", 1};
+    struct acc_resource res = {.kind = ACC_RES_NODES, .name = "g", .amount = 1};
     CU_ASSERT_EQUAL(acc_adapter_preview(ad, &res, acc_now(), acc_now() + 3600, 60, &f, &err),
                     ACC_ERR_UNAVAILABLE);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "qstat: error: commlib error"));

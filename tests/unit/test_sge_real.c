@@ -66,7 +66,7 @@ static acc_time future(int hours)
 
 static struct acc_resource nodes(int64_t n)
 {
-    return (struct acc_resource){ACC_RES_NODES, "sgea", n};
+    return (struct acc_resource){.kind = ACC_RES_NODES, .name = "sgea", .amount = n};
 }
 
 static void test_health(void)

@@ -142,7 +142,7 @@ static void test_preview(void)
     struct acc_frames f;
     acc_frames_init(&f);
     struct acc_error err;
-    struct acc_resource res = {ACC_RES_NODES, "sitea", 3};
+    struct acc_resource res = {.kind = ACC_RES_NODES, .name = "sitea", .amount = 3};
     /* 3 of the usable n01-n06 (n07 does not answer, n08 is drained). */
     ACC_ASSERT_OK(acc_adapter_preview(ad, &res, now, now + 6 * H, 1800, &f, &err));
     CU_ASSERT_EQUAL_FATAL(f.n, 1);
@@ -203,7 +203,7 @@ static void test_reserve_and_query(void)
     struct acc_adapter *ad = open_slurm(NULL);
     struct acc_reservation r;
     struct acc_error err;
-    struct acc_resource res = {ACC_RES_NODES, "sitea", 3};
+    struct acc_resource res = {.kind = ACC_RES_NODES, .name = "sitea", .amount = 3};
     ACC_ASSERT_OK(acc_adapter_reserve(ad, "acc-k1", &res, t, 1790, &r, &err));
     CU_ASSERT_EQUAL(r.start, t);
     CU_ASSERT_EQUAL(r.end, t + 1800); /* whole minutes */
@@ -241,7 +241,7 @@ static void test_silent_shrink_is_refused(void)
     struct acc_adapter *ad = open_slurm(NULL);
     struct acc_reservation r;
     struct acc_error err;
-    struct acc_resource res = {ACC_RES_NODES, "sitea", 7};
+    struct acc_resource res = {.kind = ACC_RES_NODES, .name = "sitea", .amount = 7};
     CU_ASSERT_EQUAL(acc_adapter_reserve(ad, "acc-k2", &res, t, 120, &r, &err), ACC_ERR_BUSY);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "granted 1 of 7"));
     char *c = calls();
@@ -267,7 +267,7 @@ static void test_error_texts(void)
          ACC_ERR_UNAVAILABLE},
         {"something Slurm never said before\n", ACC_ERR_ADAPTER},
     };
-    struct acc_resource res = {ACC_RES_NODES, "sitea", 2};
+    struct acc_resource res = {.kind = ACC_RES_NODES, .name = "sitea", .amount = 2};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char name[32];
         snprintf(name, sizeof name, "errors%zu", i);
@@ -343,7 +343,7 @@ static void test_timeout(void)
     struct acc_frames f;
     acc_frames_init(&f);
     struct acc_error err;
-    struct acc_resource res = {ACC_RES_NODES, "sitea", 1};
+    struct acc_resource res = {.kind = ACC_RES_NODES, .name = "sitea", .amount = 1};
     int64_t t0 = acc_mono_us();
     CU_ASSERT_EQUAL(acc_adapter_preview(ad, &res, acc_now(), acc_now() + H, 60, &f, &err),
                     ACC_ERR_TIMEOUT);

@@ -80,7 +80,7 @@ static void test_adapter_equal_start(void)
     ACC_ASSERT_OK(open_tc(good, 3, &ad, &err));
     CU_ASSERT_TRUE(acc_adapter_has(ad, ACC_CAP_PROVISION | ACC_CAP_BANDWIDTH));
     acc_time start = (acc_now() / H + 2) * H;
-    struct acc_resource res = {ACC_RES_BANDWIDTH, "alpha-beta", 30};
+    struct acc_resource res = {.kind = ACC_RES_BANDWIDTH, .name = "alpha-beta", .amount = 30};
     struct acc_reservation r;
     char key[32];
     for (int i = 0; i < 3; i++) {

@@ -486,8 +486,10 @@ static enum outcome engine_scenario(long n, bool *hit)
         CU_ASSERT_PTR_NOT_NULL_FATAL(ad[i]);
         acc_time open[] = {T0 + i * H, T0 + 100 * H};
         fake_frames(f[i], open, 1);
-        items[i] = (struct acc_engine_item){
-            .adapter = ad[i], .res = {ACC_RES_NODES, names[i], 4}, .label = labels[i]};
+        items[i] =
+            (struct acc_engine_item){.adapter = ad[i],
+                                     .res = {.kind = ACC_RES_NODES, .name = names[i], .amount = 4},
+                                     .label = labels[i]};
     }
     fake_script(f[1], FAKE_LATER, H); /* one rollback and a second round */
     journal_seen.n = 0;
