@@ -72,7 +72,7 @@ static acc_err add_item(struct acc_plan *p, enum acc_resource_kind kind, const c
     snprintf(label, sizeof label, "%s %s", what, name);
     p->labels[p->n_items] = strdup(label);
     it->adapter = adapter;
-    it->res = (struct acc_resource){kind, name, 0};
+    it->res = (struct acc_resource){.kind = kind, .name = name};
     it->label = p->labels[p->n_items];
     p->n_items++;
     if (!it->label)
