@@ -34,7 +34,7 @@ static acc_err item_for(struct svc_mod_plan *p, const char *key, enum acc_resour
     snprintf(p->labels[p->n], sizeof p->labels[p->n], "%s %s",
              kind == ACC_RES_NODES ? "site" : "link", name);
     it->adapter = ad;
-    it->res = (struct acc_resource){kind, name, 0};
+    it->res = (struct acc_resource){.kind = kind, .name = name};
     it->label = p->labels[p->n];
     *out = p->n++;
     return ACC_OK;
