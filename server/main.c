@@ -406,10 +406,10 @@ static void reload_access(struct acc_config *cfg)
         acc_config_release(&fresh);
         return;
     }
-    acc_log_info("SIGHUP: read %s again: %zu users of [auth], %zu [issuer] sections, %zu "
-                 "[accounts], %zu [quota USER] sections, [launch] account %s (the other "
-                 "sections take effect at the next start)",
-                 cfg->origin, users, issuers, accounts, quotas, *account ? account : "none");
+    acc_log_info("SIGHUP: read %s again: %zu users of [auth], %zu [accounts], %zu [quota USER] "
+                 "sections, [launch] account %s, %zu [issuer] sections (the other sections "
+                 "take effect at the next start)",
+                 cfg->origin, users, accounts, quotas, *account ? account : "none", issuers);
 }
 
 /* Until SIGTERM or SIGINT.  SIGHUP: HTTPS reads its certificate, key and
