@@ -32,6 +32,7 @@ struct issuer_keys {
     size_t n_keys;
     int64_t fetched; /* the last fetch that succeeded (0: never) */
     int64_t tried;   /* the last try (0: never) */
+    bool fetching;   /* a request is fetching them (without the lock) */
     char last_error[300];
     struct issuer_keys *next;
 };
@@ -119,49 +120,62 @@ static bool keep_key(json_t *k, cjose_jwk_kty_t *kty)
     return false; /* "oct" among them: never an HMAC key */
 }
 
-static acc_err read_jwks(struct issuer_keys *ik, json_t *jwks, struct acc_error *err)
+/* What one fetch brought, installed under the entry's lock. */
+struct batch {
+    char *jwks_uri; /* from the discovery document; NULL: the one held was used */
+    struct key *keys;
+    size_t n_keys;
+};
+
+static void batch_release(struct batch *b)
+{
+    for (size_t i = 0; i < b->n_keys; i++) {
+        cjose_jwk_release(b->keys[i].jwk);
+        free(b->keys[i].kid);
+    }
+    free(b->keys);
+    free(b->jwks_uri);
+    memset(b, 0, sizeof *b);
+}
+
+static acc_err read_jwks(const char *url, json_t *jwks, struct batch *b, struct acc_error *err)
 {
     json_t *keys = json_object_get(jwks, "keys");
     if (!json_is_array(keys))
         return acc_error_set(err, ACC_ERR_UNAVAILABLE, "the JWKS of %.200s has no \"keys\" array",
-                             ik->url);
-    struct key *fresh = calloc(ACC_JWT_MAX_KEYS, sizeof *fresh);
-    if (!fresh)
+                             url);
+    if (!(b->keys = calloc(ACC_JWT_MAX_KEYS, sizeof *b->keys)))
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
-    size_t n = 0, i;
+    size_t i;
     json_t *k;
     json_array_foreach(keys, i, k)
     {
         cjose_jwk_kty_t kty;
-        if (n >= ACC_JWT_MAX_KEYS || !json_is_object(k) || !keep_key(k, &kty))
+        if (b->n_keys >= ACC_JWT_MAX_KEYS || !json_is_object(k) || !keep_key(k, &kty))
             continue;
         cjose_err ce;
         cjose_jwk_t *jwk = cjose_jwk_import_json((cjose_header_t *)k, &ce);
         if (!jwk) {
-            acc_log_warn("issuer %s: a key of its JWKS is not usable: %s", ik->url, ce.message);
+            acc_log_warn("issuer %s: a key of its JWKS is not usable: %s", url, ce.message);
             continue;
         }
         const char *kid = json_string_value(json_object_get(k, "kid"));
-        fresh[n] = (struct key){jwk, kid ? strdup(kid) : NULL, kty};
-        n++;
+        b->keys[b->n_keys++] = (struct key){jwk, kid ? strdup(kid) : NULL, kty};
     }
-    if (n == 0) {
-        free(fresh);
+    if (b->n_keys == 0)
         return acc_error_set(err, ACC_ERR_UNAVAILABLE,
-                             "the JWKS of %.200s holds no RS256 or ES256 signing key", ik->url);
-    }
-    keys_clear(ik);
-    ik->keys = fresh;
-    ik->n_keys = n;
+                             "the JWKS of %.200s holds no RS256 or ES256 signing key", url);
     return ACC_OK;
 }
 
-/* The discovery document (once: its jwks_uri is kept), then the JWKS. */
-static acc_err fetch(struct issuer_keys *ik, const struct acc_jwt_issuer *is, struct acc_error *err)
+/* The discovery document (unless jwks_uri is known), then the JWKS; no
+ * lock is held meanwhile. */
+static acc_err fetch(const char *jwks_uri, const struct acc_jwt_issuer *is, struct batch *b,
+                     struct acc_error *err)
 {
     acc_err rc;
     json_t *doc = NULL;
-    if (!ik->jwks_uri) {
+    if (!jwks_uri) {
         char url[1200];
         size_t n = strlen(is->url);
         snprintf(url, sizeof url, "%.*s/.well-known/openid-configuration",
@@ -177,15 +191,16 @@ static acc_err fetch(struct issuer_keys *ik, const struct acc_jwt_issuer *is, st
             rc = acc_error_set(err, ACC_ERR_UNAVAILABLE,
                                "the discovery document of %.200s names no https:// jwks_uri",
                                is->url);
-        else if (!(ik->jwks_uri = strdup(uri)))
+        else if (!(b->jwks_uri = strdup(uri)))
             rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
         json_decref(doc);
         if (rc)
             return rc;
+        jwks_uri = b->jwks_uri;
     }
-    if ((rc = jwt_fetch_json(ik->jwks_uri, is->ca_file, is->timeout, &doc, err)))
+    if ((rc = jwt_fetch_json(jwks_uri, is->ca_file, is->timeout, &doc, err)))
         return rc;
-    rc = read_jwks(ik, doc, err);
+    rc = read_jwks(is->url, doc, b, err);
     json_decref(doc);
     return rc;
 }
@@ -199,23 +214,37 @@ static struct key *find(struct issuer_keys *ik, const char *kid)
     return NULL;
 }
 
-/* Fetches the keys if refresh_min allows: ACC_OK when it did and they
- * came; the failure (kept in last_error) when they did not; and
- * ACC_ERR_BUSY when it is too soon to try. */
-static acc_err maybe_fetch(struct issuer_keys *ik, const struct acc_jwt_issuer *is, int64_t now,
-                           struct acc_error *err)
+/* With ik locked: fetches the keys, releasing the lock meanwhile so that
+ * requests whose keys are held are not held up by a provider that is
+ * slow; one fetch at a time per issuer.  ACC_OK when they came; the
+ * failure (kept in last_error) when they did not. */
+static acc_err refresh(struct issuer_keys *ik, const struct acc_jwt_issuer *is, int64_t now)
 {
-    if (ik->tried && now < ik->tried + is->refresh_min)
-        return ACC_ERR_BUSY;
+    ik->fetching = true;
     ik->tried = now;
-    acc_err rc = fetch(ik, is, err);
+    char *uri = ik->jwks_uri ? strdup(ik->jwks_uri) : NULL;
+    pthread_mutex_unlock(&ik->lock);
+    struct batch b = {0};
+    struct acc_error err = {0};
+    acc_err rc = fetch(uri, is, &b, &err);
+    free(uri);
+    pthread_mutex_lock(&ik->lock);
+    ik->fetching = false;
     if (rc) {
         /* a discovery document that changed is read again next time */
         free(ik->jwks_uri);
         ik->jwks_uri = NULL;
-        snprintf(ik->last_error, sizeof ik->last_error, "%.299s", err->msg);
-        acc_log_warn("issuer %s: %s (keys held: %zu)", is->url, err->msg, ik->n_keys);
+        snprintf(ik->last_error, sizeof ik->last_error, "%.299s", err.msg);
+        acc_log_warn("issuer %s: %s (keys held: %zu)", is->url, err.msg, ik->n_keys);
+        batch_release(&b);
         return rc;
+    }
+    keys_clear(ik);
+    ik->keys = b.keys;
+    ik->n_keys = b.n_keys;
+    if (b.jwks_uri) {
+        free(ik->jwks_uri);
+        ik->jwks_uri = b.jwks_uri;
     }
     ik->fetched = now;
     ik->last_error[0] = '\0';
@@ -233,37 +262,33 @@ acc_err jwt_keys_with(struct acc_jwt_cache *cache, const struct acc_jwt_issuer *
     if (!ik)
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     pthread_mutex_lock(&ik->lock);
-    struct acc_error fe = {0};
-    acc_err fetched = ACC_ERR_BUSY;
-    if (!ik->n_keys || now >= ik->fetched + is->max_age || (kid && !find(ik, kid)))
-        fetched = maybe_fetch(ik, is, now, &fe);
+    acc_err fetched = ACC_ERR_BUSY; /* not tried now */
+    bool want = !ik->n_keys || now >= ik->fetched + is->max_age || (kid && !find(ik, kid));
+    bool may = !ik->fetching && !(ik->tried && now < ik->tried + is->refresh_min);
+    if (want && may)
+        fetched = refresh(ik, is, now);
     for (size_t i = 0; i < ik->n_keys && !*found; i++) {
         struct key *k = &ik->keys[i];
-        if (k->kty != kty || (kid && (!k->kid || strcmp(k->kid, kid) != 0)))
-            continue;
-        if (kid) {
+        if (kid && k->kid && strcmp(k->kid, kid) == 0) {
+            /* the key it names; of another type (ES256 on an RSA key, say),
+             * nothing is tried and the signature does not verify */
             *found = true;
-            check(k->jwk, ctx);
-        } else if (check(k->jwk, ctx)) {
+            if (k->kty == kty)
+                check(k->jwk, ctx);
+        } else if (!kid && k->kty == kty && check(k->jwk, ctx)) {
             *found = true;
         }
     }
     acc_err rc = ACC_OK;
-    if (!*found && kid &&
-        (fetched == ACC_ERR_BUSY ? ik->last_error[0] != '\0' : fetched != ACC_OK)) {
+    bool cannot_ask =
+        fetched == ACC_ERR_BUSY ? ik->fetching || ik->last_error[0] != '\0' : fetched != ACC_OK;
+    if (!*found && (kid || !ik->n_keys) && cannot_ask) {
         /* The key may be a new one the issuer could not be asked for. */
         int64_t wait = ik->tried + is->refresh_min - now;
         rc = acc_error_set(err, ACC_ERR_UNAVAILABLE,
                            "the token's key is not among the keys held for issuer %.200s, and "
                            "the issuer cannot be asked for it now (%.300s)",
-                           is->url, ik->last_error);
-        err->retry_after = wait > 1 ? wait : 1;
-    } else if (!*found && !kid && !ik->n_keys) {
-        rc = acc_error_set(err, ACC_ERR_UNAVAILABLE,
-                           "no keys of issuer %.200s are held and it cannot be asked for them "
-                           "now (%.300s)",
-                           is->url, ik->last_error);
-        int64_t wait = ik->tried + is->refresh_min - now;
+                           is->url, ik->fetching ? "a fetch is under way" : ik->last_error);
         err->retry_after = wait > 1 ? wait : 1;
     }
     pthread_mutex_unlock(&ik->lock);

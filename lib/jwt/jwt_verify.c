@@ -99,7 +99,7 @@ acc_err acc_jwt_verify(struct acc_jwt_cache *cache, const struct acc_jwt_issuer 
     } else if (!rc && !a.verified) {
         rc = acc_error_set(err, ACC_ERR_UNAUTHORIZED,
                            "bad signature: the token does not verify with the key of issuer "
-                           "%.200s it names",
+                           "%.200s it names (RS256 needs an RSA key, ES256 an EC P-256 one)",
                            is->url);
     }
     uint8_t *plain = NULL;

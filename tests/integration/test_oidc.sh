@@ -8,7 +8,8 @@
 #     quota section (an offer: 201 for that user; one over [quota small]:
 #     refused naming it); a static token keeps working;
 #   - a wrong audience, an expired token, one signed by another key, one
-#     with alg none or HS256, an unknown issuer, a missing scope: each
+#     with alg none or HS256 or ES256 on an RSA key, an unknown issuer, a
+#     missing scope: each
 #     refused with its reason in the body and in WWW-Authenticate, which
 #     never hold the token;
 #   - a key rotated at the provider (new kid) is taken without a restart,
@@ -165,6 +166,8 @@ SHORT=$(oidc_token accord-short) || fail "no short-lived token"
 sleep 2
 refused "expired" 401 invalid_token "the token has expired" "$SHORT"
 refused "another key" 401 invalid_token "bad signature" "$(oidc_forge otherkey "$GOOD")"
+refused "ES256 on the RSA key it names" 401 invalid_token "RS256 needs an RSA key" \
+    "$(oidc_forge alg "$GOOD" ES256)"
 refused "alg none" 401 invalid_token "alg none" "$(oidc_forge none "$GOOD")"
 echo '{"kty":"RSA"}' >"$T/secret"
 refused "HS256" 401 invalid_token "algorithm HS256 is not one" "$(oidc_forge hs256 "$GOOD" "$T/secret")"
