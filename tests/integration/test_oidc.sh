@@ -12,8 +12,9 @@
 #     missing scope: each
 #     refused with its reason in the body and in WWW-Authenticate, which
 #     never hold the token;
-#   - a key rotated at the provider (new kid) is taken without a restart,
-#     also after SIGHUP; an unknown kid with the provider up: 401;
+#   - SIGHUP reads the [issuer] sections again (a scope renamed applies);
+#   - a key rotated at the provider (new kid) is taken without a restart;
+#     an unknown kid with the provider up: 401;
 #   - provider stopped: cached keys still verify, an unknown kid is 503
 #     with Retry-After.
 # About 20 s (npm ci the first time: longer).
@@ -182,8 +183,25 @@ grep -qi '^WWW-Authenticate:.*scope="compute.create"' "$T/head" ||
 refused "unknown kid, provider up" 401 invalid_token "does not publish" \
     "$(oidc_forge newkid "$GOOD")"
 
-# --- key rotation, without a restart (and across SIGHUP)
+# --- SIGHUP reads [issuer] again: a scope renamed applies to the next request
+cp "$T/accord.ini" "$T/accord.ini.orig"
+sed -i 's|^jwks_refresh = 1$|jwks_refresh = 1\nscope_read = accord.read|' "$T/accord.ini"
 kill -HUP "$PID"
+for _ in $(seq 50); do
+    grep -q 'SIGHUP: read .* again' "$T/a.log" && break
+    sleep 0.1
+done
+refused "after SIGHUP, a renamed read scope" 403 insufficient_scope "missing scope accord.read" "$GOOD"
+cp "$T/accord.ini.orig" "$T/accord.ini"
+kill -HUP "$PID"
+for _ in $(seq 50); do
+    [ "$(grep -c 'SIGHUP: read .* again' "$T/a.log")" -ge 2 ] && break
+    sleep 0.1
+done
+[ "$(call GET /agreements "$GOOD")" = 200 ] || fail "after the second SIGHUP the token cannot read"
+echo "ok: SIGHUP reads the [issuer] sections again (its keys stay cached)"
+
+# --- key rotation, without a restart
 sleep 1.2 # jwks_refresh = 1
 OLDKID=$(echo "${GOOD%%.*}" | base64 -d 2>/dev/null | sed -n 's/.*"kid":"\([^"]*\)".*/\1/p')
 oidc_rotate >/dev/null || fail "the provider did not rotate its keys"
