@@ -24,6 +24,7 @@ HARNESSES=(
     "fuzz_config:$SRC/tests/fuzz/seeds/config:config"
     "fuzz_http:$SRC/tests/fuzz/seeds/http:http"
     "fuzz_proto:$SRC/tests/fuzz/seeds/proto:proto"
+    "fuzz_jwt:$SRC/tests/fuzz/seeds/jwt:jwt"
 )
 
 total_runs=0
