@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // A real OpenID provider for Accord's tests: oidc-provider (pinned in
-// package-lock.json) on a loopback port over HTTPS, with signing keys made
+// package-lock.json: 8.x, which runs on Debian 12's node 18 as on newer
+// ones) on a loopback port over HTTPS, with signing keys made
 // for the run (one RS256, one ES256).  See tests/oidc/oidc.sh for how the
 // tests start it, and docs/security.md for what accordd checks.
 //
