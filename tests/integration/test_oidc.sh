@@ -4,7 +4,8 @@
 # (tests/oidc: oidc-provider from npm on loopback HTTPS, keys made for the
 # run) against accordd with two [issuer] sections and a static [auth] user
 # (docs/security.md, "Tokens from an identity provider"):
-#   - a good token (RS256 and ES256) is served, mapped to its user and
+#   - a good token (RS256 and ES256; by client credentials and by the
+#     authorization code flow with PKCE) is served, mapped to its user and
 #     quota section (an offer: 201 for that user; one over [quota small]:
 #     refused naming it); a static token keeps working;
 #   - a wrong audience, an expired token, one signed by another key, one
@@ -156,6 +157,13 @@ got=$(call GET /agreements "$ES")
 [ "$got" = 200 ] || { cat "$T/body"; fail "an ES256 token: HTTP $got, not 200"; }
 grep -q alice "$T/body" && fail "accord-es (its own user by %u) sees alice's agreements"
 echo "ok: an ES256 token is its own user (sub by %u), who sees none of alice's"
+# a user's own token, by the authorization code flow with PKCE (accord-ui)
+DAVE=$(oidc_user_token dave) || fail "no token for dave by the authorization code flow"
+sed 's|<wsag:AgreementInitiator>alice<|<wsag:AgreementInitiator>dave<|' "$T/small.xml" >"$T/dave.xml"
+got=$(call POST /agreements "$DAVE" "$T/dave.xml")
+[ "$got" = 201 ] || { cat "$T/body"; fail "dave's token (code flow): HTTP $got, not 201"; }
+grep -q '"initiator": *"dave"' "$T/body" || fail "the agreement is not dave's"
+echo "ok: a user's token by the authorization code flow (sub dave, by %u) books: 201"
 got=$(call GET /agreements "$STATIC")
 [ "$got" = 200 ] || fail "the static token of [auth]: HTTP $got, not 200"
 echo "ok: a static token of [auth] still works"

@@ -16,6 +16,12 @@
 #       prints an access token (a JWT) of CLIENT (accord-cc, accord-es,
 #       accord-short) by client credentials; SCOPE defaults to every
 #       compute.* scope, RESOURCE (the audience) to the provider's --audience.
+#   oidc_user_token USER [SCOPE] [REDIRECT]
+#       prints an access token of USER (any name: the provider's dev login
+#       takes it as the sub) by the authorization code flow with PKCE of the
+#       public client accord-ui, as a browser would go through it (login,
+#       consent); SCOPE defaults to every compute.* scope, REDIRECT to
+#       http://127.0.0.1:8080/ui/ (any loopback port's /ui/ is allowed).
 #   oidc_rotate     new signing keys at the provider (prints their kids)
 #   oidc_forge MODE TOKEN [ARG]
 #       a token the provider would never sign (tests/oidc/forge.mjs)
@@ -85,6 +91,47 @@ oidc_token() {
     local token
     token=$(printf '%s' "$answer" | sed -n 's/.*"access_token":"\([A-Za-z0-9._-]*\)".*/\1/p')
     [ -n "$token" ] || { echo "oidc_token: no token: $answer" >&2; return 1; }
+    printf '%s\n' "$token"
+}
+
+oidc_user_token() {
+    local user=${1:?oidc_user_token USER [SCOPE] [REDIRECT]}
+    local scope=${2:-compute.read compute.create compute.modify compute.cancel}
+    local redirect=${3:-http://127.0.0.1:8080/ui/}
+    local jar verifier challenge next step code answer token
+    jar=$(mktemp) || return 1
+    verifier=$(openssl rand -hex 32)
+    challenge=$(printf '%s' "$verifier" | openssl dgst -sha256 -binary | base64 | tr '+/' '-_' | tr -d '=')
+    # go URL [curl args]: where the answer redirects to
+    go() { curl -sS -c "$jar" -b "$jar" --cacert "$OIDC_CA" -o /dev/null -w '%{redirect_url}' "$@"; }
+    next=$(go -G "$OIDC_ISSUER/auth" --data-urlencode client_id=accord-ui \
+        --data-urlencode "redirect_uri=$redirect" --data-urlencode response_type=code \
+        --data-urlencode "scope=openid $scope" --data-urlencode "code_challenge=$challenge" \
+        --data-urlencode code_challenge_method=S256 --data-urlencode state=oidc-sh)
+    # the interactions (login, then consent) until the redirect to the page
+    for step in 1 2 3 4 5 6; do
+        case "$next" in
+        "$OIDC_ISSUER"/interaction/*)
+            if [ "$step" = 1 ]; then
+                next=$(go --data-urlencode prompt=login --data-urlencode "login=$user" \
+                    --data-urlencode password=x "$next")
+            else
+                next=$(go --data-urlencode prompt=consent "$next")
+            fi
+            ;;
+        "$OIDC_ISSUER"/*) next=$(go "$next") ;;
+        *) break ;;
+        esac
+    done
+    rm -f "$jar"
+    code=$(printf '%s' "$next" | sed -n 's/.*[?&]code=\([^&]*\).*/\1/p')
+    [ -n "$code" ] || { echo "oidc_user_token: no code for $user (ended at $next)" >&2; return 1; }
+    answer=$(curl -sS --cacert "$OIDC_CA" --data-urlencode grant_type=authorization_code \
+        --data-urlencode client_id=accord-ui --data-urlencode "code=$code" \
+        --data-urlencode "code_verifier=$verifier" --data-urlencode "redirect_uri=$redirect" \
+        "$OIDC_ISSUER/token") || return 1
+    token=$(printf '%s' "$answer" | sed -n 's/.*"access_token":"\([A-Za-z0-9._-]*\)".*/\1/p')
+    [ -n "$token" ] || { echo "oidc_user_token: no token: $answer" >&2; return 1; }
     printf '%s\n' "$token"
 }
 
