@@ -48,10 +48,12 @@ PACKAGES=(build-essential cmake pkg-config libmicrohttpd-dev libxml2-dev libsqli
 # libpq: the store on PostgreSQL (lib/sql/sql_pg.c); its tests start
 # PostgreSQL 15 clusters of their own (tests/pg).
 # prometheus: its promtool checks both daemons' /metrics (test_metrics).
+# patroni, etcd-server and etcd-client: test_patroni runs PostgreSQL under
+# Patroni with a three-member etcd of its own.
 TEST_PACKAGES=(slurm-wlm munge iproute2 iputils-ping clang libclang-rt-dev xmlsec1 sqlite3 faketime
                openssl man-db groff-base debhelper dpkg-dev fakeroot lintian debootstrap
                python3 git chromium gridengine-master gridengine-exec gridengine-client
-               gridengine-common postgresql-15 systemd prometheus)
+               gridengine-common postgresql-15 systemd prometheus patroni etcd-server etcd-client)
 # systemd: systemd-analyze rates the units (check_unit_security), and
 # test_systemd_jobs boots a Debian 12 with systemd to run jobs in units.
 # The web page's test (tests/browser) drives chromium with playwright-core
@@ -199,7 +201,7 @@ test)
         ctest --output-on-failure -j 2
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
         run_suite "ASan+UBSan build" build-asan "fuzz phase" \
-        ctest --output-on-failure -j 2 -LE "valgrind|package"
+        ctest --output-on-failure -j 2 -LE "valgrind|package|patroni"
     fuzz_note="fuzzing skipped (FUZZ_SECONDS=0)"
     if [ "$FUZZ_SECONDS" -gt 0 ]; then
         build build-fuzz -DCMAKE_C_COMPILER=clang -DACCORD_FUZZ=ON -DACCORD_TESTS=OFF || {

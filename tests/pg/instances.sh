@@ -77,3 +77,45 @@ pg_offer() {
 <wsag:AgreementOffer xmlns:wsag="http://schemas.ggf.org/graap/2007/03/ws-agreement" xmlns:co="urn:accord:coalloc:1"><wsag:Name>$1</wsag:Name><wsag:Context><wsag:AgreementInitiator>$2</wsag:AgreementInitiator><wsag:ServiceProvider>AgreementResponder</wsag:ServiceProvider></wsag:Context><wsag:Terms><wsag:All><wsag:ServiceDescriptionTerm wsag:Name="s" wsag:ServiceName="m"><co:Schedule><co:Duration>PT1H</co:Duration></co:Schedule></wsag:ServiceDescriptionTerm><wsag:ServiceDescriptionTerm wsag:Name="a" wsag:ServiceName="m"><co:Component><co:Site>sa</co:Site><co:Nodes>$3</co:Nodes></co:Component></wsag:ServiceDescriptionTerm><wsag:ServiceDescriptionTerm wsag:Name="b" wsag:ServiceName="m"><co:Component><co:Site>sb</co:Site><co:Nodes>$4</co:Nodes></co:Component></wsag:ServiceDescriptionTerm><wsag:ServiceDescriptionTerm wsag:Name="l" wsag:ServiceName="m"><co:Link><co:Between>a</co:Between><co:And>b</co:And><co:Bandwidth>$5</co:Bandwidth></co:Link></wsag:ServiceDescriptionTerm></wsag:All></wsag:Terms></wsag:AgreementOffer>
 XML
 }
+
+# pg_given: the agreement ids that clients were given, one per line (from
+# the answers $T/rN whose final code $T/cN is 200 or 201).
+pg_given() {
+    local c r
+    for c in "$T"/c*; do
+        grep -q '^20[01]$' "$c" || continue
+        r=$T/r${c##*/c}
+        grep -o 'wsag:AgreementId="[a-z0-9]*"' "$r" | head -1 | cut -d'"' -f2
+    done | sort -u
+}
+
+# pg_check_kept URL: nothing lost and nothing doubled on the database at
+# URL: every agreement given to a client (pg_given) is there, no offer has
+# two agreements, and no resource of pg_sites is booked beyond its capacity,
+# neither in accordd's reservations nor in the simulated sites' calendars.
+pg_check_kept() {
+    local url=$1 n_given missing twice line res p cap s
+    pg_given >"$T/given"
+    n_given=$(wc -l <"$T/given")
+    psql "$url" -At -c "SELECT id FROM agreement WHERE state IN ('Observed','Pending')" | sort >"$T/stored"
+    missing=$(comm -23 "$T/given" "$T/stored" | wc -l)
+    echo "agreements given to clients: $n_given; missing on the primary: $missing"
+    [ "$n_given" -gt 0 ] || fail "no agreement was given"
+    [ "$missing" = 0 ] || fail "$missing agreements were lost: $(comm -23 "$T/given" "$T/stored" | head -3)"
+    twice=$(psql "$url" -At -c "SELECT count(*) FROM (SELECT name FROM agreement WHERE state = 'Observed' GROUP BY name HAVING count(*) > 1) x")
+    [ "$twice" = 0 ] || fail "$twice offers have two agreements"
+    for line in $(psql "$url" -At -c "$(pg_peak "SELECT resource, amount, start_time, end_time FROM reservation WHERE state = 'committed'")") \
+        $(for s in sa sb wan; do psql "$url" -At -c "$(pg_peak "SELECT resource, amount, start_time, end_time FROM ledger_$s.booking")"; done); do
+        res=${line%|*} p=${line#*|}
+        case $res in sa | sb) cap=16 ;; sa_sb) cap=1000 ;; *) fail "unknown resource $res" ;; esac
+        [ "$p" -le "$cap" ] || fail "$res booked $p of $cap: booked twice"
+    done
+}
+
+# pg_peak QUERY: the most each resource of QUERY's bookings (resource,
+# amount, start_time, end_time) holds at once.
+pg_peak() {
+    echo "SELECT resource, max(s) FROM (SELECT b1.resource, (SELECT sum(b2.amount) FROM ($1) b2
+          WHERE b2.resource = b1.resource AND b2.start_time <= b1.start_time
+          AND b2.end_time > b1.start_time) s FROM ($1) b1) x GROUP BY resource ORDER BY 1"
+}
