@@ -95,6 +95,9 @@ export async function signIn(keep = {}) {
     code_challenge: challenge,
     code_challenge_method: 'S256',
   });
+  // offline_access (a refresh token) is asked with prompt=consent (OpenID
+  // Connect Core 11); providers drop it otherwise.
+  if (cfg.scope.split(' ').includes('offline_access')) q.set('prompt', 'consent');
   location.assign(m.authorization_endpoint + (m.authorization_endpoint.includes('?') ? '&' : '?') + q);
 }
 

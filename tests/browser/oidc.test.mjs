@@ -8,7 +8,8 @@
 // and consent pages and back with a code, which leaves the address bar; the
 // access token (a JWT of the provider's, never in localStorage) is the
 // bearer token of the API calls; an offer booked from the page shows on the
-// timeline; near its expiry the page signs in again by itself; Sign out
+// timeline; near its expiry the page signs in again by itself, or renews
+// the token with a refresh token kept in memory only; Sign out
 // forgets the token and ends the provider's session (the next sign-in asks
 // for the password again); a pasted token still works.  The sign-in and
 // sign-out controls pass axe-core's WCAG A and AA rules.
@@ -110,8 +111,9 @@ async function main() {
 
     let token = '';
     await check('Sign in: the provider\'s login page, back with a code that leaves the address bar', async () => {
+      const asked = page.waitForRequest((rq) => rq.url().startsWith(ISSUER + '/auth'));
       await page.click('#signin');
-      const authorize = await page.waitForRequest((rq) => rq.url().startsWith(ISSUER + '/auth'));
+      const authorize = await asked;
       const q = new globalThis.URL(authorize.url()).searchParams;
       assert.equal(q.get('response_type'), 'code');
       assert.equal(q.get('client_id'), 'accord-ui');
@@ -200,6 +202,44 @@ async function main() {
       await page.click('#logout');
       assert.match(await who(page), /^no token/);
       assert.ok(page.url().startsWith(URL + '/ui/'));
+    });
+
+    await check('with offline_access the page renews the token by its refresh token, which it keeps in memory only', async () => {
+      // accordd's [ui] oidc_scope as an operator would extend it
+      await page.route(URL + '/ui/config.json', async (route) => {
+        const r = await route.fetch();
+        const j = await r.json();
+        j.oidc.scope += ' offline_access';
+        await route.fulfill({ response: r, json: j });
+      });
+      const answers = [];
+      page.on('response', async (r) => {
+        if (r.url().startsWith(ISSUER + '/token') && r.ok()) answers.push(await r.json());
+      });
+      await page.reload();
+      await page.waitForFunction(() => document.body.dataset.ready);
+      const asked = page.waitForRequest((rq) => rq.url().startsWith(ISSUER + '/auth'));
+      await page.click('#signin');
+      const authorize = await asked;
+      assert.equal(new globalThis.URL(authorize.url()).searchParams.get('prompt'), 'consent');
+      await page.waitForURL((u) => u.href.startsWith(ISSUER + '/interaction/'));
+      await page.click('button[type=submit]'); // consent (bob's session holds)
+      await page.waitForURL((u) => u.href.startsWith(URL + '/ui/'));
+      await page.waitForFunction(() => document.getElementById('who').textContent.startsWith('signed in as bob'));
+      const first = answers.at(-1);
+      assert.ok(first && first.refresh_token, 'the provider gave a refresh token');
+      const stored = await page.evaluate(() => [...Array(sessionStorage.length).keys()].map((i) => sessionStorage.getItem(sessionStorage.key(i))).join(' '));
+      assert.ok(!stored.includes(first.refresh_token), 'the refresh token is not in sessionStorage');
+      assert.equal(await page.evaluate(() => localStorage.length), 0);
+      const { expires } = await page.evaluate(() => JSON.parse(sessionStorage.getItem('accord-oidc')));
+      const refreshed = page.waitForRequest((rq) => rq.url().startsWith(ISSUER + '/token') && /grant_type=refresh_token/.test(rq.postData() || ''));
+      await page.clock.runFor(expires - 20e3 - (await page.evaluate(() => Date.now())));
+      await refreshed;
+      await page.waitForFunction((old) => sessionStorage.getItem('accord-token') !== old, first.access_token);
+      assert.ok(page.url().startsWith(URL + '/ui/'), 'the page stayed');
+      assert.match(await who(page), /^signed in as bob /);
+      assert.equal(claims(await page.evaluate(() => sessionStorage.getItem('accord-token'))).sub, 'bob');
+      await page.unroute(URL + '/ui/config.json');
     });
 
     await check('no error in the page', async () => assert.deepEqual(errors, []));
