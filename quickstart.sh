@@ -23,7 +23,8 @@ cd "$(dirname "$0")"
 PACKAGES=(build-essential cmake pkg-config libmicrohttpd-dev libxml2-dev libsqlite3-dev
           libssl-dev libcurl4-openssl-dev libcunit1-dev libinih-dev libjansson-dev zlib1g-dev clang-format
           libgnutls28-dev valgrind curl mpich libmpich-dev gnuplot-nox libxmlsec1-dev
-          libxmlsec1-openssl libpq-dev)
+          libxmlsec1-openssl libpq-dev libcjose-dev)
+# cjose verifies the JWT access tokens of trusted issuers (lib/jwt).
 # libxmlsec1 (OpenSSL backend) signs the agreements (XML-DSig, lib/dsig).
 # GnuTLS: the TLS of libmicrohttpd's servers (lib/tls: certificates reloaded,
 # client certificates verified in the handshake).
