@@ -24,6 +24,7 @@
 #include "../lib/common/proc.h"
 #include "../lib/common/tuning.h"
 #include "../lib/dsig/dsig.h"
+#include "../lib/jwt/jwt.h"
 #include "config/config.h"
 #include "http/http.h"
 #include "replay/replay.h"
@@ -324,6 +325,10 @@ static acc_err start(const struct acc_config *cfg, struct daemon *d, struct acc_
     if (!rc) {
         d->ctx.svc = d->svc;
         d->ctx.limits = acc_http_limits_of(cfg);
+        if (!(d->ctx.jwt = acc_jwt_cache_new()))
+            rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    }
+    if (!rc) {
         struct acc_http_options ho = acc_http_options_of(cfg);
         rc = acc_http_start(&d->ctx, &ho, &d->srv, err);
     }
@@ -383,16 +388,17 @@ static void reload_access(struct acc_config *cfg)
     /* With [auth] quotas count per user, without it per client address:
      * what is counted now would not be found again under the other. */
     const struct acc_config *now = acc_config_live(cfg);
-    bool auth_now = now->n_users > 0;
+    bool auth_now = acc_config_auth(now);
     acc_config_unlive(cfg, now);
-    if (auth_now != (fresh.n_users > 0)) {
+    if (auth_now != acc_config_auth(&fresh)) {
         acc_log_error("SIGHUP: %s %s [auth]: that takes a restart; the users, accounts and "
                       "quotas stay as they were",
                       cfg->origin, auth_now ? "no longer has" : "now has");
         acc_config_release(&fresh);
         return;
     }
-    size_t users = fresh.n_users, accounts = fresh.n_accounts, quotas = fresh.n_user_quotas;
+    size_t users = fresh.n_users, accounts = fresh.n_accounts, quotas = fresh.n_user_quotas,
+           issuers = fresh.n_issuers;
     char account[64];
     snprintf(account, sizeof account, "%s", fresh.launch.account ? fresh.launch.account : "");
     if (acc_config_reload(cfg, &fresh, &err)) {
@@ -400,10 +406,10 @@ static void reload_access(struct acc_config *cfg)
         acc_config_release(&fresh);
         return;
     }
-    acc_log_info("SIGHUP: read %s again: %zu users of [auth], %zu [accounts], %zu [quota USER] "
-                 "sections, [launch] account %s (the other sections take effect at the next "
-                 "start)",
-                 cfg->origin, users, accounts, quotas, *account ? account : "none");
+    acc_log_info("SIGHUP: read %s again: %zu users of [auth], %zu [issuer] sections, %zu "
+                 "[accounts], %zu [quota USER] sections, [launch] account %s (the other "
+                 "sections take effect at the next start)",
+                 cfg->origin, users, issuers, accounts, quotas, *account ? account : "none");
 }
 
 /* Until SIGTERM or SIGINT.  SIGHUP: HTTPS reads its certificate, key and
@@ -440,6 +446,7 @@ static void stop(struct daemon *d)
     acc_http_stop(d->srv);
     acc_service_close(d->svc);
     acc_signer_close(d->ctx.signer);
+    acc_jwt_cache_free(d->ctx.jwt);
     if (d->dsig)
         acc_dsig_cleanup();
     acc_xml_cleanup();

@@ -120,6 +120,8 @@ static int read_key(struct cfg_parse *p, const char *section, const char *k, con
         return cfg_quota_key(p, NULL, k, v);
     if (strncmp(section, "quota ", 6) == 0)
         return cfg_quota_key(p, section + 6, k, v);
+    if (strncmp(section, "issuer ", 7) == 0)
+        return cfg_issuer_key(p, section + 7, k, v);
     struct acc_error e;
     acc_err rc = acc_resources_cfg_key(&p->c->res, section, k, v, &e);
     if (rc != ACC_ERR_NOT_FOUND)
@@ -127,7 +129,7 @@ static int read_key(struct cfg_parse *p, const char *section, const char *k, con
     return acc_conf_report_section_bad(
         &p->rep, section,
         "unknown section (server, database, signing, negotiation, policy, quota, quota USER, "
-        "launch, accounts, auth, ui, site NAME, network NAME or link NAME)");
+        "launch, accounts, auth, issuer NAME, ui, site NAME, network NAME or link NAME)");
 }
 
 static int handler(void *user, const char *section, const char *k, const char *v)
@@ -233,6 +235,7 @@ static void read_all(struct acc_config *c, struct cfg_parse *p, const char *orig
                               (long long)c->clock_refuse, (long long)c->clock_warn);
     cfg_auth_check(c, &p->rep);
     cfg_policy_finish(c, &p->rep);
+    cfg_issuer_finish(c, &p->rep);
     cfg_quota_finish(c, &p->rep);
     cfg_accounts_finish(c, &p->rep);
     cfg_ui_finish(c, &p->rep);
@@ -331,6 +334,7 @@ void acc_config_release(struct acc_config *c)
     free(c->client_certificates_file);
     cfg_policy_release(c);
     cfg_quota_release(c);
+    cfg_issuer_release(c);
     free(c->launch.mpiexec);
     free(c->launch.launcher);
     free(c->launch.launcher_exec);

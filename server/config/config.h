@@ -25,6 +25,11 @@
  *   [auth]         tokens (a file of "user token [admin|metrics]" lines),
  *                  client_ca, client_certificates (a file of "user
  *                  SUBJECT-or-SHA256:FP [admin|metrics]" lines)
+ *   [issuer NAME]  url, audience, ca_file, algorithms, leeway, jwks_refresh,
+ *                  jwks_max_age, timeout, user_claim, groups_claim,
+ *                  scope_read, scope_create, scope_modify, scope_cancel,
+ *                  map (lines: who its tokens are); a trusted issuer of
+ *                  JWT access tokens (config_issuer.c)
  *   [launch]       enabled, mpiexec, launcher, launcher_exec, localhost,
  *                  directory, path, env, output_limit, grace, router_port
  *   [site NAME], [network NAME], [link NAME]: read by resources/ (the
@@ -140,6 +145,34 @@ struct acc_ui_cfg {
     char *csp;
 };
 
+/* What a token's scopes must allow: the operations of the API. */
+enum acc_token_op { ACC_OP_READ, ACC_OP_CREATE, ACC_OP_MODIFY, ACC_OP_CANCEL, ACC_OP__COUNT };
+
+/* One "map" line of an [issuer NAME] section: which tokens (any, a
+ * subject, a group) are which Accord user. */
+struct acc_issuer_map {
+    enum { ACC_MAP_ANY, ACC_MAP_SUB, ACC_MAP_GROUP } kind;
+    char *match;   /* the subject or group; NULL for any */
+    char *user;    /* NULL: the user claim's value ("%u") */
+    char *quota;   /* quota=NAME: [quota NAME] is the user's; NULL: their own or [quota] */
+    char *account; /* account=NAME: the Unix account of the user's jobs; NULL: [accounts] */
+};
+
+/* [issuer NAME] (docs/configuration.md, docs/security.md): a trusted
+ * issuer of JWT access tokens. */
+struct acc_issuer_cfg {
+    char *name;
+    char *url;                       /* its "iss", https:// */
+    char *audience;                  /* what its tokens' "aud" must name */
+    char *ca_file;                   /* NULL: the system's CAs */
+    char *user_claim, *groups_claim; /* NULL: sub, wlcg.groups (or eduperson_entitlement) */
+    char *scopes[ACC_OP__COUNT];     /* NULL: compute.read, .create, .modify, .cancel */
+    unsigned algs;                   /* ACC_JWT_RS256 | ACC_JWT_ES256 (lib/jwt) */
+    int64_t leeway, jwks_refresh, jwks_max_age, timeout;
+    struct acc_issuer_map *maps;
+    size_t n_maps;
+};
+
 struct acc_config {
     char *origin; /* file name, or "embedded testbed" */
     bool embedded;
@@ -234,9 +267,16 @@ struct acc_config {
     size_t n_user_quotas;
 
     struct acc_launch_cfg launch;
-    /* [accounts]: user of [auth] = the Unix account their jobs run as */
+    /* [accounts]: user of [auth] = the Unix account their jobs run as
+     * (with the account= of [issuer] map lines) */
     struct acc_kv *accounts;
     size_t n_accounts;
+    /* [issuer NAME] sections, in the file's order */
+    struct acc_issuer_cfg *issuers;
+    size_t n_issuers;
+    /* user = NAME of the quota= of [issuer] map lines: [quota NAME] is theirs */
+    struct acc_kv *quota_of;
+    size_t n_quota_of;
 
     /* [site NAME], [network NAME], [link NAME]: read by the resource
      * module (resources/), as accord-site reads them. */
@@ -330,6 +370,21 @@ acc_err acc_config_reload(struct acc_config *c, struct acc_config *fresh, struct
 acc_err acc_config_launch_account(const struct acc_config *c, const char *initiator,
                                   struct acc_account *out, bool *other, struct acc_error *err);
 
+/* Whether requests need credentials: [auth] names users, or an [issuer]
+ * is configured. */
+bool acc_config_auth(const struct acc_config *c);
+/* The [issuer] whose url is iss, or NULL. */
+const struct acc_issuer_cfg *acc_config_issuer(const struct acc_config *c, const char *iss);
+/* The scope a token of is needs for op (its scope_* key or the WLCG name). */
+const char *acc_issuer_scope(const struct acc_issuer_cfg *is, enum acc_token_op op);
+/* The Accord user (name, size bytes) a verified token of is stands for:
+ * the first map line that takes its subject or one of its groups (none:
+ * the user claim's value); *map receives that line (NULL: none given).
+ * ACC_ERR_FORBIDDEN with the reason when no line takes it or the name is
+ * not a usable user name. */
+acc_err acc_issuer_user(const struct acc_issuer_cfg *is, const char *sub, const char *user_claim,
+                        char *const *groups, size_t n_groups, char *name, size_t size,
+                        const struct acc_issuer_map **map, struct acc_error *err);
 /* The user whose token this is, or NULL (compared in constant time). */
 const struct acc_user *acc_config_user_by_token(const struct acc_config *c, const char *token);
 

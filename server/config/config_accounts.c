@@ -50,7 +50,7 @@ static void check_account(struct acc_conf_report *r, const char *section, const 
 
 void cfg_accounts_finish(const struct acc_config *c, struct acc_conf_report *r)
 {
-    if (c->n_accounts && !c->n_users)
+    if (c->n_accounts && !acc_config_auth(c))
         acc_conf_report_after(r, "accounts", NULL,
                               "needs [auth]: without it an offer's initiator is whatever the "
                               "offer says");
@@ -65,7 +65,8 @@ void cfg_accounts_finish(const struct acc_config *c, struct acc_conf_report *r)
         bool known = false;
         for (size_t u = 0; u < c->n_users && !known; u++)
             known = strcmp(c->users[u].name, user) == 0;
-        if (!known && c->n_users)
+        /* A user of an [issuer] is known by its tokens only. */
+        if (!known && c->n_users && !c->n_issuers)
             acc_conf_report_after(r, "accounts", user, "not a user of [auth]");
         else
             check_account(r, "accounts", user, c->accounts[i].value, &me, c->launch.enabled);
@@ -87,7 +88,7 @@ static acc_err launch_account(const struct acc_config *c, const char *initiator,
                               struct acc_account *out, bool *other, struct acc_error *err)
 {
     const char *name =
-        c->n_users && initiator ? acc_kv_get(c->accounts, c->n_accounts, initiator) : NULL;
+        acc_config_auth(c) && initiator ? acc_kv_get(c->accounts, c->n_accounts, initiator) : NULL;
     if (!name)
         name = c->launch.account;
     struct acc_account me;

@@ -16,6 +16,8 @@
  *   config_accounts.c [accounts] and [launch] account: as whom jobs run
  *   config_ui.c     [ui]: the OpenID Connect provider the web page signs
  *                   in against, and the page's Content-Security-Policy
+ *   config_issuer.c [issuer NAME]: trusted issuers of JWT access tokens and
+ *                   their map lines (who a token is)
  *   config_print.c  the effective configuration as INI text
  *   config_keylist.c every key accordd reads, with a value it refuses (the
  *                   tables' and the others'); the warnings of --check-config
@@ -107,6 +109,20 @@ void cfg_ui_finish(struct acc_config *c, struct acc_conf_report *r);
 void cfg_ui_release(struct acc_config *c);
 /* [ui], when an issuer is set. */
 void cfg_ui_print(const struct acc_config *c, FILE *out);
+
+/* config_issuer.c */
+/* A key of [issuer NAME]. */
+int cfg_issuer_key(struct cfg_parse *p, const char *name, const char *k, const char *v);
+/* After reading (before cfg_quota_finish and cfg_accounts_finish): each
+ * issuer has url and audience; map lines' quota= name a [quota NAME],
+ * their account= go into [accounts]. */
+void cfg_issuer_finish(struct acc_config *c, struct acc_conf_report *r);
+void cfg_issuer_print(const struct acc_config *c, FILE *out);
+void cfg_issuer_release(struct acc_config *c);
+/* Calls fn for each key of [issuer NAME] with a value it refuses. */
+void cfg_issuer_keys_each(void (*fn)(const char *section, const char *key, const char *bad,
+                                     void *ctx),
+                          void *ctx);
 
 /* config_keylist.c */
 /* Whether k is a key of section (one of accordd's own, not [accounts],

@@ -77,6 +77,7 @@ void acc_config_keys_each(void (*fn)(const char *section, const char *key, const
 {
     cfg_table_keys_each(fn, ctx);
     cfg_quota_keys_each(fn, ctx);
+    cfg_issuer_keys_each(fn, ctx);
     for (size_t i = 0; i < sizeof own_keys / sizeof own_keys[0]; i++)
         fn(own_keys[i].section, own_keys[i].key, own_keys[i].bad, ctx);
 }
@@ -95,8 +96,11 @@ static void match(const char *section, const char *key, const char *bad, void *c
 
 bool cfg_key_listed(const char *section, const char *k)
 {
-    /* [quota USER] takes [quota]'s keys */
-    struct lookup l = {strncmp(section, "quota ", 6) == 0 ? "quota" : section, k, false};
+    /* [quota USER] takes [quota]'s keys, [issuer NAME] the issuers' */
+    const char *as = strncmp(section, "quota ", 6) == 0    ? "quota"
+                     : strncmp(section, "issuer ", 7) == 0 ? "issuer"
+                                                           : section;
+    struct lookup l = {as, k, false};
     acc_config_keys_each(match, &l);
     return l.found;
 }
@@ -121,7 +125,7 @@ void acc_config_warn(const struct acc_config *c, bool listen_given, struct acc_c
                                  "certificate and key): requests, tokens and signed agreements "
                                  "cross the network in clear",
                                  c->listen_host);
-        if (!c->n_users)
+        if (!acc_config_auth(c))
             acc_conf_report_warn(r, section, key,
                                  "%s is not a loopback address and there is no [auth]: anyone "
                                  "who reaches it may submit, see and terminate every agreement",
@@ -134,7 +138,7 @@ void acc_config_warn(const struct acc_config *c, bool listen_given, struct acc_c
                              "root, none starts)",
                              c->n_accounts ? "those of users [accounts] does not map" : "they");
     /* With [auth] every request has a user and the key does nothing. */
-    if (c->anonymous_backup && !c->n_users)
+    if (c->anonymous_backup && !acc_config_auth(c))
         acc_conf_report_warn(r, "server", "anonymous_backup",
                              "POST /admin/backup answers anyone who reaches %s:%u with the "
                              "whole database and the signing key",

@@ -93,6 +93,7 @@ void acc_config_print(const struct acc_config *c, FILE *out)
         acc_conf_print_str(out, "client_ca", c->client_ca);
         acc_conf_print_str(out, "client_certificates", c->client_certificates_file);
     }
+    cfg_issuer_print(c, out);
     print_launch(&c->launch, out);
     cfg_accounts_print(c, out);
     cfg_ui_print(c, out);

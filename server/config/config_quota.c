@@ -173,11 +173,11 @@ acc_err cfg_quota_finish(struct acc_config *c, struct acc_conf_report *r)
         c->quota.quotes_per_address = quarter(c->quota.quotes, 5);
     for (size_t i = 0; i < c->n_user_quotas; i++) {
         struct acc_user_quota *u = &c->user_quotas[i];
-        if (c->n_users == 0)
+        if (!acc_config_auth(c))
             rc = acc_conf_report_after(r, u->section, NULL,
                                        "names a user, but there is no [auth]: without users "
                                        "every request counts as one, held to [quota]");
-        else if (!is_user(c, u->user))
+        else if (!c->n_issuers && !is_user(c, u->user)) /* an issuer's users come with tokens */
             rc = acc_conf_report_after(r, u->section, NULL,
                                        "no user %s in [auth] (tokens or client_certificates)",
                                        u->user);
@@ -230,6 +230,15 @@ const struct acc_quota *acc_config_quota(const struct acc_config *c, const char 
 {
     for (size_t i = 0; user && i < c->n_user_quotas; i++) {
         if (strcmp(c->user_quotas[i].user, user) == 0) {
+            if (section)
+                *section = c->user_quotas[i].section;
+            return &c->user_quotas[i].q;
+        }
+    }
+    /* the quota= of an [issuer] map line: [quota NAME] for this user */
+    const char *as = user ? acc_kv_get(c->quota_of, c->n_quota_of, user) : NULL;
+    for (size_t i = 0; as && i < c->n_user_quotas; i++) {
+        if (strcmp(c->user_quotas[i].user, as) == 0) {
             if (section)
                 *section = c->user_quotas[i].section;
             return &c->user_quotas[i].q;

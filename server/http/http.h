@@ -22,14 +22,20 @@
 #include "../../lib/common/hostname.h"
 #include "../../lib/common/kv.h"
 #include "../../lib/httpd/httpd.h"
+#include "../../lib/model/identity.h"
 #include "../service/service.h"
 #include "../xml/xml.h"
 
 struct acc_signer;
+struct acc_jwt_cache;
 
 /* What handlers share: the one server context. */
 struct acc_http_ctx {
     struct acc_service *svc;
+    /* The keys of the [issuer]s' tokens (lib/jwt), for every request and
+     * every configuration generation; NULL: tokens of issuers are refused
+     * (tests that call handlers directly). */
+    struct acc_jwt_cache *jwt;
     /* Signs every wsag:Agreement the server issues (h_signing.c); NULL:
      * documents go out unsigned (tests of other things). */
     struct acc_signer *signer;
@@ -75,6 +81,18 @@ struct acc_request {
      * acc_http_request_done once the request has its answer. */
     const struct acc_user *user;
     const struct acc_config *users;
+    /* A user of a token of an [issuer] is not in the users' table: the
+     * router makes this one for the request (user points to it), named by
+     * the issuer's map lines; its name is freed by acc_http_request_done. */
+    struct acc_user token_user;
+    /* What the token's scopes allow, bit 1 << ACC_OP_*, when by_token. */
+    bool by_token;
+    unsigned token_ops;
+    /* Who asks, for every authenticated user (lib/model/identity.h): a
+     * token's issuer, subject, groups and the token itself; a client
+     * certificate's subject DN; a static token's user alone.  Released by
+     * acc_http_request_done. */
+    struct acc_identity identity;
     bool json; /* the client accepts application/json rather than XML */
     /* Set by acc_http_route: 1 + the route's class, an index into
      * acc_http_route_classes (lib/httpd's request-duration histogram); 0:
@@ -99,6 +117,9 @@ struct acc_response {
     char retry_after[24]; /* Retry-After (a 503's or 429's, from the error's hint); "": the
                            * server's default */
     bool challenge;       /* add WWW-Authenticate (401) */
+    /* Its value when the refusal says why (RFC 6750: error,
+     * error_description); "": Bearer realm="accord" alone. */
+    char www_authenticate[400];
     /* A handler's own headers (the page's: h_ui.c); names and values
      * static, or in etag. */
     struct {
@@ -129,11 +150,27 @@ bool acc_http_origin_ok(const struct acc_http_ctx *ctx, const struct acc_request
 bool acc_http_admit(struct acc_http_ctx *ctx, struct acc_request *rq, struct acc_response *rs);
 /* Gives back what acc_http_admit took for the request (its users). */
 void acc_http_request_done(struct acc_http_ctx *ctx, struct acc_request *rq);
-/* Who asks, when [auth] is configured: a client certificate that names a
- * user, else a bearer token (rq->user); false after a 401 (with the
- * challenge).  /healthz, /certificate and the page (/ui/) are anyone's. */
+/* Who asks, when [auth] or an [issuer] is configured: a client
+ * certificate that names a user, else a bearer token (rq->user): a static
+ * token of [auth], or a JWT of an [issuer] (tokens.c); false after a 401
+ * (with the challenge saying why), a 403 (the token names no user here)
+ * or a 503 (the issuer's keys cannot be fetched now).  /healthz, /certificate and the page (/ui/)
+ * are anyone's. */
 bool acc_http_authenticate(struct acc_http_ctx *ctx, struct acc_request *rq,
                            struct acc_response *rs);
+/* tokens.c: the user of a bearer token that looks like a JWT, when an
+ * [issuer] is configured (rq->user, rq->identity, the operations its
+ * scopes allow); false with the refusal set. */
+bool acc_http_token_user(struct acc_http_ctx *ctx, struct acc_request *rq, struct acc_response *rs,
+                         const char *token);
+/* The identity of a user of [auth] (user, and a certificate's subject). */
+bool acc_http_identity_of(struct acc_request *rq, struct acc_response *rs);
+/* A 401 or 403 that says why, in the body and in WWW-Authenticate
+ * (RFC 6750: error, scope when given, error_description). */
+void acc_http_refuse(const struct acc_request *rq, struct acc_response *rs, acc_err code,
+                     const char *error, const char *scope, const char *msg);
+/* Frees what the token's user and the identity hold. */
+void acc_http_token_release(struct acc_request *rq);
 /* Routes the request (filling rq->params) and runs its handler; 404 or 405
  * when none fits, 403 for a route of admins (and, to a user of the
  * metrics role, for every route but GET /metrics), 415 for a request that

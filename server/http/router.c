@@ -4,6 +4,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "../../lib/jwt/jwt.h"
 #include "../json/json.h"
 #include "http.h"
 
@@ -43,35 +44,78 @@ struct route {
     enum access access;
     enum body body;
     enum route_class cls;
+    /* What a token of an [issuer] needs a scope for: reading, creating
+     * (offers, quotes), modifying, cancelling (terminate, release). */
+    enum acc_token_op op;
 };
 
 static const struct route routes[] = {
-    {{"POST", "/agreements"}, acc_h_agreement_create, USER, XML, C_AGREEMENTS},
-    {{"POST", "/negotiations"}, acc_h_quote_create, USER, XML, C_NEGOTIATIONS},
-    {{"GET", "/negotiations/{}"}, acc_h_quote_get, USER, NONE, C_NEGOTIATIONS},
-    {{"DELETE", "/negotiations/{}"}, acc_h_quote_release, USER, NONE, C_NEGOTIATIONS},
-    {{"GET", "/agreements"}, acc_h_agreement_list, USER, NONE, C_AGREEMENTS},
-    {{"GET", "/agreements/{}"}, acc_h_agreement_get, USER, NONE, C_AGREEMENTS},
-    {{"DELETE", "/agreements/{}"}, acc_h_agreement_terminate, USER, NONE, C_AGREEMENTS},
-    {{"GET", "/agreements/{}/state"}, acc_h_agreement_state, USER, NONE, C_AGREEMENTS},
-    {{"GET", "/agreements/{}/negotiation"}, acc_h_agreement_trace, USER, NONE, C_AGREEMENTS},
-    {{"POST", "/agreements/{}/terminate"}, acc_h_agreement_terminate, USER, NONE, C_AGREEMENTS},
-    {{"POST", "/agreements/{}/modify"}, acc_h_agreement_modify, USER, XML, C_AGREEMENTS},
-    {{"GET", "/agreements/{}/trace"}, acc_h_agreement_trace, USER, NONE, C_AGREEMENTS},
-    {{"GET", "/agreements/{}/launch"}, acc_h_agreement_launch, USER, NONE, C_AGREEMENTS},
-    {{"GET", "/agreements/{}/launch/{}"}, acc_h_agreement_launch_file, USER, NONE, C_AGREEMENTS},
-    {{"GET", "/sites"}, acc_h_sites, USER, NONE, C_SITES},
-    {{"GET", "/sites/{}"}, acc_h_site, USER, NONE, C_SITES},
-    {{"GET", "/sites/{}/preview"}, acc_h_site_preview, USER, NONE, C_SITES},
-    {{"POST", "/adapters/{}/control/{}"}, acc_h_adapter_control, ADMIN, NONE, C_ADMIN},
-    {{"GET", "/templates"}, acc_h_templates, USER, NONE, C_TEMPLATES},
-    {{"GET", "/templates/{}"}, acc_h_template, USER, NONE, C_TEMPLATES},
-    {{"GET", "/healthz"}, acc_h_healthz, ANYONE, NONE, C_HEALTH},
-    {{"GET", "/certificate"}, acc_h_certificate, ANYONE, NONE, C_HEALTH},
-    {{"GET", "/metrics"}, acc_h_metrics, METRICS, NONE, C_METRICS},
-    {{"POST", "/admin/backup"}, acc_h_admin_backup, ADMIN, NONE, C_ADMIN},
-    {{"GET", "/ui"}, acc_h_ui, ANYONE, NONE, C_UI},
-    {{"GET", "/ui/{}"}, acc_h_ui, ANYONE, NONE, C_UI},
+    {{"POST", "/agreements"}, acc_h_agreement_create, USER, XML, C_AGREEMENTS, ACC_OP_CREATE},
+    {{"POST", "/negotiations"}, acc_h_quote_create, USER, XML, C_NEGOTIATIONS, ACC_OP_CREATE},
+    {{"GET", "/negotiations/{}"}, acc_h_quote_get, USER, NONE, C_NEGOTIATIONS, ACC_OP_READ},
+    {{"DELETE", "/negotiations/{}"},
+     acc_h_quote_release,
+     USER,
+     NONE,
+     C_NEGOTIATIONS,
+     ACC_OP_CANCEL},
+    {{"GET", "/agreements"}, acc_h_agreement_list, USER, NONE, C_AGREEMENTS, ACC_OP_READ},
+    {{"GET", "/agreements/{}"}, acc_h_agreement_get, USER, NONE, C_AGREEMENTS, ACC_OP_READ},
+    {{"DELETE", "/agreements/{}"},
+     acc_h_agreement_terminate,
+     USER,
+     NONE,
+     C_AGREEMENTS,
+     ACC_OP_CANCEL},
+    {{"GET", "/agreements/{}/state"}, acc_h_agreement_state, USER, NONE, C_AGREEMENTS, ACC_OP_READ},
+    {{"GET", "/agreements/{}/negotiation"},
+     acc_h_agreement_trace,
+     USER,
+     NONE,
+     C_AGREEMENTS,
+     ACC_OP_READ},
+    {{"POST", "/agreements/{}/terminate"},
+     acc_h_agreement_terminate,
+     USER,
+     NONE,
+     C_AGREEMENTS,
+     ACC_OP_CANCEL},
+    {{"POST", "/agreements/{}/modify"},
+     acc_h_agreement_modify,
+     USER,
+     XML,
+     C_AGREEMENTS,
+     ACC_OP_MODIFY},
+    {{"GET", "/agreements/{}/trace"}, acc_h_agreement_trace, USER, NONE, C_AGREEMENTS, ACC_OP_READ},
+    {{"GET", "/agreements/{}/launch"},
+     acc_h_agreement_launch,
+     USER,
+     NONE,
+     C_AGREEMENTS,
+     ACC_OP_READ},
+    {{"GET", "/agreements/{}/launch/{}"},
+     acc_h_agreement_launch_file,
+     USER,
+     NONE,
+     C_AGREEMENTS,
+     ACC_OP_READ},
+    {{"GET", "/sites"}, acc_h_sites, USER, NONE, C_SITES, ACC_OP_READ},
+    {{"GET", "/sites/{}"}, acc_h_site, USER, NONE, C_SITES, ACC_OP_READ},
+    {{"GET", "/sites/{}/preview"}, acc_h_site_preview, USER, NONE, C_SITES, ACC_OP_READ},
+    {{"POST", "/adapters/{}/control/{}"},
+     acc_h_adapter_control,
+     ADMIN,
+     NONE,
+     C_ADMIN,
+     ACC_OP_MODIFY},
+    {{"GET", "/templates"}, acc_h_templates, USER, NONE, C_TEMPLATES, ACC_OP_READ},
+    {{"GET", "/templates/{}"}, acc_h_template, USER, NONE, C_TEMPLATES, ACC_OP_READ},
+    {{"GET", "/healthz"}, acc_h_healthz, ANYONE, NONE, C_HEALTH, ACC_OP_READ},
+    {{"GET", "/certificate"}, acc_h_certificate, ANYONE, NONE, C_HEALTH, ACC_OP_READ},
+    {{"GET", "/metrics"}, acc_h_metrics, METRICS, NONE, C_METRICS, ACC_OP_READ},
+    {{"POST", "/admin/backup"}, acc_h_admin_backup, ADMIN, NONE, C_ADMIN, ACC_OP_READ},
+    {{"GET", "/ui"}, acc_h_ui, ANYONE, NONE, C_UI, ACC_OP_READ},
+    {{"GET", "/ui/{}"}, acc_h_ui, ANYONE, NONE, C_UI, ACC_OP_READ},
 };
 
 static const struct acc_httpd_table table = ACC_HTTPD_TABLE(routes, NULL);
@@ -100,14 +144,14 @@ bool acc_http_authenticate(struct acc_http_ctx *ctx, struct acc_request *rq,
     if (!rq->users)
         rq->users = acc_config_live(cfg);
     cfg = rq->users; /* the users as of now, for the whole request */
-    if (cfg->n_users == 0 || open_to_anyone(rq))
+    if (!acc_config_auth(cfg) || open_to_anyone(rq))
         return true;
     /* A client certificate (verified in the handshake) that names a user is
      * that user; a bearer token is needed only without one. */
     if (rq->peer_fingerprint || rq->peer_subject) {
         rq->user = acc_config_user_by_cert(cfg, rq->peer_subject, rq->peer_fingerprint);
         if (rq->user)
-            return true;
+            return acc_http_identity_of(rq, rs);
     }
     const char *h = rq->authorization;
     if (!h || strncasecmp(h, "Bearer ", 7) != 0) {
@@ -120,12 +164,17 @@ bool acc_http_authenticate(struct acc_http_ctx *ctx, struct acc_request *rq,
     while (*h == ' ')
         h++;
     rq->user = acc_config_user_by_token(cfg, h);
-    if (!rq->user) {
-        acc_reply_error(rq, rs, ACC_ERR_UNAUTHORIZED, "the token is not valid", NULL);
-        rs->challenge = true;
-        return false;
-    }
-    return true;
+    if (rq->user)
+        return acc_http_identity_of(rq, rs);
+    /* Not a token of [auth]: a JWT of an [issuer]? */
+    if (cfg->n_issuers && acc_jwt_looks_like(h))
+        return acc_http_token_user(ctx, rq, rs, h);
+    acc_http_refuse(rq, rs, ACC_ERR_UNAUTHORIZED, "invalid_token", NULL,
+                    cfg->n_issuers ? "the token is not valid: neither a token of [auth] nor a JWT"
+                    : acc_jwt_looks_like(h)
+                        ? "the token is not valid: this server trusts no issuer of JWTs"
+                        : "the token is not valid");
+    return false;
 }
 
 bool acc_http_admit(struct acc_http_ctx *ctx, struct acc_request *rq, struct acc_response *rs)
@@ -135,9 +184,25 @@ bool acc_http_admit(struct acc_http_ctx *ctx, struct acc_request *rq, struct acc
 
 void acc_http_request_done(struct acc_http_ctx *ctx, struct acc_request *rq)
 {
+    acc_http_token_release(rq);
     acc_config_unlive(acc_service_config(ctx->svc), rq->users);
     rq->users = NULL;
     rq->user = NULL;
+}
+
+/* A token of an [issuer] whose scopes do not allow the route's operation:
+ * 403 naming the scope (RFC 6750 insufficient_scope). */
+static bool scope_ok(const struct acc_request *rq, struct acc_response *rs, enum acc_token_op op)
+{
+    if (!rq->by_token || (rq->token_ops & (1u << op)))
+        return true;
+    const struct acc_issuer_cfg *is = acc_config_issuer(rq->users, rq->identity.issuer);
+    const char *scope = is ? acc_issuer_scope(is, op) : "?";
+    char msg[300];
+    snprintf(msg, sizeof msg, "missing scope %.60s: %.10s %.60s needs it, and the token has it not",
+             scope, rq->method, rq->path);
+    acc_http_refuse(rq, rs, ACC_ERR_FORBIDDEN, "insufficient_scope", scope, msg);
+    return false;
 }
 
 static bool permitted(const struct acc_request *rq, struct acc_response *rs, enum access access)
@@ -241,7 +306,7 @@ void acc_http_route(struct acc_http_ctx *ctx, struct acc_request *rq, struct acc
     }
     memcpy(rq->params, m.params, sizeof rq->params);
     rq->route_class = (int)r->cls + 1;
-    if (permitted(rq, rs, r->access) && media_ok(rq, rs, r->body))
+    if (permitted(rq, rs, r->access) && scope_ok(rq, rs, r->op) && media_ok(rq, rs, r->body))
         r->handler(ctx, rq, rs);
 }
 

@@ -116,7 +116,9 @@ static void to_reply(struct acc_response *rs, struct acc_httpd_reply *out)
     if (rs->replayed)
         acc_httpd_reply_header(out, "Idempotent-Replayed", "true");
     if (rs->challenge)
-        acc_httpd_reply_header(out, "WWW-Authenticate", "Bearer realm=\"accord\"");
+        acc_httpd_reply_header(out, "WWW-Authenticate",
+                               rs->www_authenticate[0] ? rs->www_authenticate
+                                                       : "Bearer realm=\"accord\"");
     if (rs->retry_after[0]) /* else lib/httpd's default for a 503 or 429 */
         acc_httpd_reply_header(out, "Retry-After", rs->retry_after);
     for (size_t i = 0; i < rs->n_header; i++)

@@ -14,8 +14,8 @@ struct svc_quota_who svc_quota_who(const struct acc_config *cfg, const char *ini
                                    const char *address)
 {
     const struct acc_config *now = acc_config_live(cfg);
-    struct svc_quota_who w = {.user = now->n_users ? initiator : NULL,
-                              .address = now->n_users ? NULL : address};
+    struct svc_quota_who w = {.user = acc_config_auth(now) ? initiator : NULL,
+                              .address = acc_config_auth(now) ? NULL : address};
     const char *section = NULL;
     w.q = *acc_config_quota(now, w.user, &section);
     snprintf(w.section, sizeof w.section, "%s", section ? section : "quota");

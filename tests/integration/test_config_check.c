@@ -200,6 +200,8 @@ static const char *section_of(const char *section)
         return "network wan";
     if (strcmp(section, "link") == 0)
         return "link a_b";
+    if (strcmp(section, "issuer") == 0)
+        return "issuer idp";
     return section;
 }
 

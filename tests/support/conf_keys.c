@@ -50,7 +50,8 @@ static const struct section accordd_sections[] = {
     {"quota", "quota"},     {"policy", "policy"},
     {"auth", "auth"},       {"launch", "launch"},
     {"site", "site s"},     {"network", "network n"},
-    {"link", "link l"},     {"ui", "ui"},
+    {"link", "link l"},     {"issuer", "issuer i"},
+    {"ui", "ui"},
 };
 
 /* accord-site reads [site], [network] and [link] with accordd's code
