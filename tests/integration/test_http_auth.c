@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../../lib/jwt/jwt.h"
 #include "http_suite.h"
 #include "testutil.h"
 
@@ -191,8 +192,89 @@ static void test_tokens_and_ownership(void)
     fixture_stop(&au);
 }
 
+/* acc_http_authenticate on a request of ours: its status, the identity. */
+static bool authenticate(struct fixture *f, const char *bearer, struct acc_request *rq,
+                         struct acc_response *rs)
+{
+    static char header[1024];
+    snprintf(header, sizeof header, "Bearer %s", bearer);
+    *rq = (struct acc_request){.method = "GET", .path = "/agreements", .authorization = header};
+    acc_response_init(rs);
+    return acc_http_authenticate(&f->ctx, rq, rs);
+}
+
+/* JWTs with a made-up signature (kid k1): one of the [issuer] below (whose
+ * provider, at port 9, never answers), one of an issuer not configured. */
+#define JWT_OF_DOWN                                                                                \
+    "eyJhbGciOiJSUzI1NiIsImtpZCI6ImsxIn0.eyJpc3MiOiJodHRwczovLzEyNy4wLjAuMTo5LyIsImF1ZCI6ImEiLCJz" \
+    "dWIiOiJzIiwiZXhwIjo5OTk5OTk5OTk5fQ.c2ln"
+#define JWT_OF_EVIL                                                                                \
+    "eyJhbGciOiJSUzI1NiIsImtpZCI6ImsxIn0.eyJpc3MiOiJodHRwczovL2lkcC5ldmlsLmV4YW1wbGUiLCJhdWQiOiJh" \
+    "IiwiZXhwIjo5OTk5OTk5OTk5fQ.c2ln"
+
+/* The identity on the request (lib/model/identity.h) and the refusals of
+ * tokens of issuers that need no provider (test_oidc has one). */
+static void test_identity_and_issuers(void)
+{
+    char ini[1024], db[256];
+    write_tokens(ini, sizeof ini);
+    snprintf(ini + strlen(ini), sizeof ini - strlen(ini),
+             "[issuer down]\nurl = https://127.0.0.1:9/\naudience = a\ntimeout = 1\n");
+    snprintf(db, sizeof db, "%s/identity.db", acc_test_tmpdir());
+    CU_ASSERT_EQUAL_FATAL(fixture_start(&au, ini, db), 0);
+    au.ctx.jwt = acc_jwt_cache_new();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(au.ctx.jwt);
+    struct acc_request rq;
+    struct acc_response rs;
+
+    /* a static token: the user alone */
+    CU_ASSERT_TRUE(authenticate(&au, "alice-token-0123456789", &rq, &rs));
+    CU_ASSERT_STRING_EQUAL(rq.identity.user ? rq.identity.user : "", "alice");
+    CU_ASSERT_PTR_NULL(rq.identity.issuer);
+    CU_ASSERT_PTR_NULL(rq.identity.subject);
+    CU_ASSERT_PTR_NULL(rq.identity.token);
+    CU_ASSERT_FALSE(rq.by_token);
+    acc_http_request_done(&au.ctx, &rq);
+    CU_ASSERT_PTR_NULL(rq.identity.user); /* released with the request */
+    acc_response_release(&rs);
+
+    /* an issuer no [issuer] names: 401 saying so, in WWW-Authenticate too */
+    CU_ASSERT_FALSE(authenticate(&au, JWT_OF_EVIL, &rq, &rs));
+    CU_ASSERT_EQUAL(rs.status, 401);
+    CU_ASSERT_TRUE(rs.challenge);
+    CU_ASSERT_PTR_NOT_NULL(strstr(rs.www_authenticate, "error=\"invalid_token\""));
+    CU_ASSERT_PTR_NOT_NULL(strstr(rs.www_authenticate, "unknown issuer: tokens of "
+                                                       "https://idp.evil.example"));
+    CU_ASSERT_PTR_NULL(strstr(acc_buf_str(&rs.body), "c2ln")); /* never the token */
+    CU_ASSERT_PTR_NULL(rq.identity.user);
+    acc_http_request_done(&au.ctx, &rq);
+    acc_response_release(&rs);
+
+    /* the issuer's provider cannot be reached and no key is held: 503
+     * with a Retry-After, not 401 */
+    CU_ASSERT_FALSE(authenticate(&au, JWT_OF_DOWN, &rq, &rs));
+    CU_ASSERT_EQUAL(rs.status, 503);
+    CU_ASSERT_TRUE(atoi(rs.retry_after) >= 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(acc_buf_str(&rs.body), "cannot be asked for it now"));
+    acc_http_request_done(&au.ctx, &rq);
+    acc_response_release(&rs);
+
+    /* a static token that is no one's, not a JWT */
+    CU_ASSERT_FALSE(authenticate(&au, "not-a-token-at-all", &rq, &rs));
+    CU_ASSERT_EQUAL(rs.status, 401);
+    CU_ASSERT_PTR_NOT_NULL(strstr(rs.www_authenticate, "neither a token of [auth] nor a JWT"));
+    acc_http_request_done(&au.ctx, &rq);
+    acc_response_release(&rs);
+
+    acc_jwt_cache_free(au.ctx.jwt);
+    au.ctx.jwt = NULL;
+    fixture_stop(&au);
+}
+
 static const struct acc_test_case tests[] = {
     {"tokens: 401 without, 403 for what is someone else's", test_tokens_and_ownership},
+    {"the identity on the request; tokens of issuers without a provider",
+     test_identity_and_issuers},
     {NULL, NULL},
 };
 
