@@ -3,6 +3,7 @@
 // test_ui_oidc.sh, which starts the provider of tests/oidc and an accordd
 // whose [ui] names it).
 //
+// accordd takes the provider's tokens ([issuer]) and a static one ([auth]).
 // The page says what it signs in against and its CSP lets it connect to the
 // issuer's origin and no other; Sign in goes through the provider's login
 // and consent pages and back with a code, which leaves the address bar; the
@@ -103,9 +104,10 @@ async function main() {
     await page.goto(URL + '/ui/');
     await page.waitForFunction(() => document.body.dataset.ready);
 
-    await check('before signing in: a Sign in button, no token, no WCAG A/AA violation', async () => {
+    await check('before signing in: a Sign in button, no token, accordd\'s 401 shown, no WCAG A/AA violation', async () => {
       assert.ok(await page.isVisible('#signin'));
       assert.match(await who(page), /^no token/);
+      assert.match(await page.textContent('#status'), /Unauthorized|token/);
       await axeCheck(page, 'with the Sign in button');
     });
 
@@ -146,6 +148,12 @@ async function main() {
       await page.waitForSelector('#agreement[data-state="Observed"]');
       const id = await page.getAttribute('#agreement', 'data-id');
       await page.waitForSelector(`g.bar[data-id="${id}"][data-row="site:caesar"]`);
+      // accordd took the token as alice's (her offer, hers to read)
+      const r = await fetch(`${URL}/agreements/${id}`, { headers: { Authorization: 'Bearer ' + token, Accept: 'application/json' } });
+      assert.equal(r.status, 200);
+      const a = await r.json();
+      assert.equal(a.name, 'signed-in-run');
+      assert.equal(a.initiator, 'alice');
       const post = bearers.find((b) => b.method === 'POST' && b.path === '/agreements');
       assert.ok(post, 'the offer was posted');
       assert.equal(post.auth, 'Bearer ' + token);
@@ -192,12 +200,14 @@ async function main() {
 
     await check('a pasted token replaces the signed-in one', async () => {
       bearers.length = 0;
-      await page.fill('#token', 'pasted-token-0123456789');
+      const ready = await page.evaluate(() => document.body.dataset.ready);
+      await page.fill('#token', process.env.STATIC);
       await page.click('#login button[type=submit]');
       await page.waitForFunction(() => document.getElementById('who').textContent.startsWith('token set'));
       assert.equal(await page.evaluate(() => sessionStorage.getItem('accord-oidc')), null);
-      await page.waitForFunction(() => document.body.dataset.ready);
-      assert.ok(bearers.length > 0 && bearers.every((b) => b.auth === 'Bearer pasted-token-0123456789'));
+      await page.waitForFunction((r) => document.body.dataset.ready !== r, ready);
+      assert.equal(await page.textContent('#status'), '', 'accordd took it');
+      assert.ok(bearers.length > 0 && bearers.every((b) => b.auth === 'Bearer ' + process.env.STATIC));
       // Forget (no sign-in to end): no trip to the provider.
       await page.click('#logout');
       assert.match(await who(page), /^no token/);
@@ -212,10 +222,6 @@ async function main() {
         j.oidc.scope += ' offline_access';
         await route.fulfill({ response: r, json: j });
       });
-      const answers = [];
-      page.on('response', async (r) => {
-        if (r.url().startsWith(ISSUER + '/token') && r.ok()) answers.push(await r.json());
-      });
       await page.reload();
       await page.waitForFunction(() => document.body.dataset.ready);
       const asked = page.waitForRequest((rq) => rq.url().startsWith(ISSUER + '/auth'));
@@ -223,10 +229,11 @@ async function main() {
       const authorize = await asked;
       assert.equal(new globalThis.URL(authorize.url()).searchParams.get('prompt'), 'consent');
       await page.waitForURL((u) => u.href.startsWith(ISSUER + '/interaction/'));
+      const exchanged = page.waitForResponse((r) => r.url().startsWith(ISSUER + '/token') && r.request().method() === 'POST');
       await page.click('button[type=submit]'); // consent (bob's session holds)
+      const first = await (await exchanged).json();
       await page.waitForURL((u) => u.href.startsWith(URL + '/ui/'));
       await page.waitForFunction(() => document.getElementById('who').textContent.startsWith('signed in as bob'));
-      const first = answers.at(-1);
       assert.ok(first && first.refresh_token, 'the provider gave a refresh token');
       const stored = await page.evaluate(() => [...Array(sessionStorage.length).keys()].map((i) => sessionStorage.getItem(sessionStorage.key(i))).join(' '));
       assert.ok(!stored.includes(first.refresh_token), 'the refresh token is not in sessionStorage');

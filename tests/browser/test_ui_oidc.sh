@@ -9,9 +9,8 @@
 #
 #   tests/browser/test_ui_oidc.sh BUILD_DIR
 #
-# accordd runs here without [auth] (loopback): the test checks that the
-# page sends the provider's access token as its bearer token; that accordd
-# verifies it is the token checks' own test.
+# accordd takes the provider's tokens ([issuer test], every subject its own
+# user) and a static token ([auth] tokens: dave's, pasted into the page).
 set -u
 BUILD=$(cd "${1:?usage: $0 BUILD_DIR}" && pwd) || exit 1
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -39,9 +38,25 @@ browser_node "$HERE" "$NODE_DIR" "$TMP" || exit 1
 oidc_start "$BUILD" "$TMP" || { echo "FAIL: the OpenID provider did not start"; exit 1; }
 
 SCOPE="openid compute.read compute.create compute.modify compute.cancel"
+STATIC=dave-token-0123456789abcdef
+(umask 077 && printf 'dave %s\n' "$STATIC" >"$TMP/tokens")
 "$BUILD/accordd" --print-config >"$TMP/accord.ini" || exit 1
-printf '\n[ui]\noidc_issuer = %s\noidc_client_id = accord-ui\noidc_scope = %s\n' \
-    "$OIDC_ISSUER" "$SCOPE" >>"$TMP/accord.ini"
+cat >>"$TMP/accord.ini" <<CONF
+
+[auth]
+tokens = $TMP/tokens
+
+[issuer test]
+url = $OIDC_ISSUER
+audience = https://accord.example
+ca_file = $OIDC_CA
+map = * %u
+
+[ui]
+oidc_issuer = $OIDC_ISSUER
+oidc_client_id = accord-ui
+oidc_scope = $SCOPE
+CONF
 (cd "$TMP" && exec "$BUILD/accordd" --config accord.ini --listen 127.0.0.1:0 \
     >"$TMP/accordd.out" 2>"$TMP/accordd.log") &
 PID=$!
@@ -58,7 +73,7 @@ SHOTS=${ACCORD_UI_SHOTS:-$BUILD/ui-screenshots}
 mkdir -p "$SHOTS"
 rc=0
 (cd "$TMP" && NODE_DIR=$NODE_DIR ACCORD_URL=$URL CHROMIUM=$CHROMIUM PROFILE=$TMP/profile \
-    SHOTS=$(cd "$SHOTS" && pwd) OIDC_ISSUER=$OIDC_ISSUER OIDC_SCOPE=$SCOPE \
+    SHOTS=$(cd "$SHOTS" && pwd) OIDC_ISSUER=$OIDC_ISSUER OIDC_SCOPE=$SCOPE STATIC=$STATIC \
     node "$HERE/oidc.test.mjs") || rc=1
 kill "$PID" 2>/dev/null
 wait "$PID" 2>/dev/null
