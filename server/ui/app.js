@@ -138,6 +138,14 @@ export async function refresh() {
   } catch (e) {
     if (seq !== state.seq) return;
     say(e.text ? e.text() : String(e), 'error');
+    // accordd no longer takes the token signed in with (revoked, its
+    // issuer's keys changed): forgotten, and Sign in offered again.
+    if (e.status === 401 && oidc.session()) {
+      oidc.forgetSession();
+      setToken('');
+      who();
+      say(e.text() + ' \u2014 sign in again', 'error');
+    }
     document.body.dataset.ready = String(seq);
   }
 }

@@ -249,6 +249,21 @@ async function main() {
       await page.unroute(URL + '/ui/config.json');
     });
 
+    await check('a token accordd refuses (401) is forgotten and Sign in offered again', async () => {
+      await page.route(URL + '/sites', (route) => route.fulfill({
+        status: 401, contentType: 'application/json',
+        json: { code: 'Unauthorized', message: 'the token is expired' },
+      }));
+      await page.evaluate(() => { document.body.dataset.ready = ''; });
+      await page.reload();
+      await page.waitForFunction(() => document.body.dataset.ready);
+      assert.match(await page.textContent('#status'), /the token is expired \u2014 sign in again/);
+      assert.match(await who(page), /^no token/);
+      assert.ok(await page.isVisible('#signin'));
+      assert.equal(await page.evaluate(() => sessionStorage.getItem('accord-token')), null);
+      await page.unroute(URL + '/sites');
+    });
+
     await check('no error in the page', async () => assert.deepEqual(errors, []));
   } finally {
     await ctx.close();
