@@ -114,6 +114,8 @@ static int read_key(struct cfg_parse *p, const char *section, const char *k, con
         return cfg_policy_key(p, k, v);
     if (strcmp(section, "accounts") == 0)
         return cfg_accounts_key(p, k, v);
+    if (strcmp(section, "ui") == 0)
+        return cfg_ui_key(p, k, v);
     if (strcmp(section, "quota") == 0)
         return cfg_quota_key(p, NULL, k, v);
     if (strncmp(section, "quota ", 6) == 0)
@@ -127,7 +129,7 @@ static int read_key(struct cfg_parse *p, const char *section, const char *k, con
     return acc_conf_report_section_bad(
         &p->rep, section,
         "unknown section (server, database, signing, negotiation, policy, quota, quota USER, "
-        "launch, accounts, auth, issuer NAME, site NAME, network NAME or link NAME)");
+        "launch, accounts, auth, issuer NAME, ui, site NAME, network NAME or link NAME)");
 }
 
 static int handler(void *user, const char *section, const char *k, const char *v)
@@ -236,6 +238,7 @@ static void read_all(struct acc_config *c, struct cfg_parse *p, const char *orig
     cfg_issuer_finish(c, &p->rep);
     cfg_quota_finish(c, &p->rep);
     cfg_accounts_finish(c, &p->rep);
+    cfg_ui_finish(c, &p->rep);
 }
 
 /* A normal load: the first problem into err, and nothing kept. */
@@ -341,6 +344,7 @@ void acc_config_release(struct acc_config *c)
     acc_kv_free(c->launch.env, c->launch.n_env);
     free(c->launch.account);
     acc_kv_free(c->accounts, c->n_accounts);
+    cfg_ui_release(c);
     free(c->listen_host);
     free(c->server_names);
     free(c->db_path);

@@ -132,6 +132,19 @@ struct acc_user_quota {
     unsigned given;
 };
 
+/* [ui]: what the web page at /ui/ signs in against (docs/ui.md).  All
+ * NULL: no OpenID Connect provider, the page takes a pasted token. */
+struct acc_ui_cfg {
+    char *oidc_issuer;    /* the provider's issuer URL, as its discovery document names it */
+    char *oidc_client_id; /* the page's client at the provider (public: no secret) */
+    char *oidc_scope;     /* asked for; "openid" when the issuer is given and it is not */
+    char *oidc_redirect;  /* where the provider sends the browser back; NULL: the page's /ui/ */
+    /* Built after reading: the page's Content-Security-Policy, whose
+     * connect-src names the issuer's origin (the page fetches the
+     * discovery document and the tokens there) and nothing else. */
+    char *csp;
+};
+
 /* What a token's scopes must allow: the operations of the API. */
 enum acc_token_op { ACC_OP_READ, ACC_OP_CREATE, ACC_OP_MODIFY, ACC_OP_CANCEL, ACC_OP__COUNT };
 
@@ -268,6 +281,9 @@ struct acc_config {
     /* [site NAME], [network NAME], [link NAME]: read by the resource
      * module (resources/), as accord-site reads them. */
     struct acc_resources_cfg res;
+
+    /* [ui]: the start's; a reload does not change it */
+    struct acc_ui_cfg ui;
 
     /* What SIGHUP reloaded (config_live.c), or NULL: never reloaded, or
      * not a running daemon's. */

@@ -14,6 +14,8 @@
  *                   placement policies accordd runs
  *   config_quota.c  [quota] and [quota USER]: per-user limits
  *   config_accounts.c [accounts] and [launch] account: as whom jobs run
+ *   config_ui.c     [ui]: the OpenID Connect provider the web page signs
+ *                   in against, and the page's Content-Security-Policy
  *   config_issuer.c [issuer NAME]: trusted issuers of JWT access tokens and
  *                   their map lines (who a token is)
  *   config_print.c  the effective configuration as INI text
@@ -98,6 +100,15 @@ int cfg_accounts_key(struct cfg_parse *p, const char *k, const char *v);
 void cfg_accounts_finish(const struct acc_config *c, struct acc_conf_report *r);
 /* [accounts] and [launch] account, as INI text. */
 void cfg_accounts_print(const struct acc_config *c, FILE *out);
+
+/* config_ui.c */
+int cfg_ui_key(struct cfg_parse *p, const char *k, const char *v);
+/* After reading: the issuer with a client id, the other keys only with
+ * them; builds ui.csp (also without [ui]). */
+void cfg_ui_finish(struct acc_config *c, struct acc_conf_report *r);
+void cfg_ui_release(struct acc_config *c);
+/* [ui], when an issuer is set. */
+void cfg_ui_print(const struct acc_config *c, FILE *out);
 
 /* config_issuer.c */
 /* A key of [issuer NAME]. */

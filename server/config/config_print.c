@@ -96,5 +96,6 @@ void acc_config_print(const struct acc_config *c, FILE *out)
     cfg_issuer_print(c, out);
     print_launch(&c->launch, out);
     cfg_accounts_print(c, out);
+    cfg_ui_print(c, out);
     acc_resources_cfg_print(&c->res, out);
 }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// app.js - the page: the token, the window over time, the timeline's data
+// app.js - the page: signing in (oidc.js) or the pasted token, the window over time, the timeline's data
 // (sites and links, the agreements in the window page by page, the free
 // capacity from the previews), and opening an agreement.
 
@@ -8,6 +8,7 @@ import { h, when } from './dom.js';
 import { drawTimeline, focusBar, timelineKey } from './timeline.js';
 import { openAgreement } from './agreement.js';
 import { initAsk } from './ask.js';
+import * as oidc from './oidc.js';
 
 const PAGE = 1000; // the API's largest page
 const LEVELS = [0.25, 0.5, 0.75, 1]; // free capacity shaded at these shares of a site
@@ -137,6 +138,14 @@ export async function refresh() {
   } catch (e) {
     if (seq !== state.seq) return;
     say(e.text ? e.text() : String(e), 'error');
+    // accordd no longer takes the token signed in with (revoked, its
+    // issuer's keys changed): forgotten, and Sign in offered again.
+    if (e.status === 401 && oidc.session()) {
+      oidc.forgetSession();
+      setToken('');
+      who();
+      say(e.text() + ' \u2014 sign in again', 'error');
+    }
     document.body.dataset.ready = String(seq);
   }
 }
@@ -170,21 +179,46 @@ function zoom(factor) {
 }
 
 function who() {
-  $('who').textContent = token() ? 'token set for this tab' : 'no token (a client certificate, or an open server)';
+  const s = oidc.session();
+  if (s && token()) $('who').textContent = `signed in as ${s.name} until ${when(s.expires)}`;
+  else $('who').textContent = token() ? 'token set for this tab' : 'no token (a client certificate, or an open server)';
+  $('signin').hidden = !oidc.configured() || Boolean(s && token());
+  $('logout').textContent = s && token() ? 'Sign out' : 'Forget';
 }
 
-function init() {
+// To the provider's login page, with what to have back on return: the
+// agreement open (#a=ID) and the offer being written.
+function signIn() {
+  oidc.signIn({ hash: location.hash, offer: $('offer').value }).catch((e) => say(e.text ? e.text() : String(e), 'error'));
+}
+
+// Back from the provider: the code exchanged; then the token renewed or a
+// new sign-in before it expires.
+async function initSignIn() {
+  if (!(await oidc.loadConfig())) return;
+  try {
+    const keep = await oidc.completeSignIn();
+    if (keep && keep.offer) $('offer').value = keep.offer;
+  } catch (e) {
+    say(e.text ? e.text() : String(e), 'error');
+  }
+  oidc.schedule(who, signIn);
+}
+
+async function init() {
   state.from = hourFloor(Date.now()) - 2 * 3600e3;
   $('login').addEventListener('submit', (ev) => {
     ev.preventDefault();
+    oidc.forgetSession();
     setToken($('token').value.trim());
     $('token').value = '';
     who();
     state.rows = [];
     refresh();
   });
+  $('signin').addEventListener('click', signIn);
   $('logout').addEventListener('click', () => {
-    setToken('');
+    oidc.signOut().catch(() => {});
     who();
     state.agreements = [];
     draw();
@@ -209,6 +243,7 @@ function init() {
   $('timeline').addEventListener('keydown', (ev) => timelineKey(ev, open));
   window.addEventListener('resize', () => draw());
   initAsk({ refresh, say, showQuotes });
+  await initSignIn();
   who();
   // #a=ID opens that agreement (a link to share: it holds no credentials).
   const fromHash = () => {

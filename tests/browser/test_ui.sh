@@ -35,17 +35,11 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
-# playwright-core and axe-core, pinned by the lock file; installed again
-# only when the lock changed.
+# playwright-core and axe-core, pinned by the lock file.
 NODE_DIR=$BUILD/browser-node
-if ! cmp -s "$HERE/package-lock.json" "$NODE_DIR/package-lock.json" ||
-    [ ! -d "$NODE_DIR/node_modules/playwright-core" ] ||
-    [ ! -d "$NODE_DIR/node_modules/axe-core" ]; then
-    mkdir -p "$NODE_DIR"
-    cp "$HERE/package.json" "$HERE/package-lock.json" "$NODE_DIR/"
-    (cd "$NODE_DIR" && npm ci --no-audit --no-fund --prefer-offline >"$TMP/npm.log" 2>&1) ||
-        { cat "$TMP/npm.log"; echo "FAIL: npm ci of playwright-core and axe-core"; exit 1; }
-fi
+# shellcheck source=tests/browser/node.sh
+. "$HERE/node.sh"
+browser_node "$HERE" "$NODE_DIR" "$TMP" || exit 1
 
 # accordd: the embedded testbed with three users.
 cat >"$TMP/tokens" <<'EOF'

@@ -51,6 +51,7 @@ static const struct section accordd_sections[] = {
     {"auth", "auth"},       {"launch", "launch"},
     {"site", "site s"},     {"network", "network n"},
     {"link", "link l"},     {"issuer", "issuer i"},
+    {"ui", "ui"},
 };
 
 /* accord-site reads [site], [network] and [link] with accordd's code
