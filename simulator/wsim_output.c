@@ -36,10 +36,81 @@ static struct wsim_ci point_ci(const struct wsim_result *res, int reps, size_t m
     return wsim_ci_of(v, reps, level);
 }
 
+/* The choices of curve c (its first point) as "# key = value" lines in a
+ * buffer the caller frees; NULL when the point cannot be built or out of
+ * memory. */
+static char *curve_choices(const struct wsim_experiment *e, size_t c)
+{
+    struct wsim_params p;
+    char err[WSIM_ERR_LEN], *buf = NULL;
+    size_t len = 0;
+    if (!wsim_experiment_params(e, c, 0, &p, err, sizeof err))
+        return NULL;
+    FILE *m = open_memstream(&buf, &len);
+    if (m) {
+        wsim_params_write_choices(m, &p, "# ");
+        if (fclose(m)) {
+            free(buf);
+            buf = NULL;
+        }
+    }
+    wsim_params_release(&p);
+    return buf;
+}
+
+void wsim_write_header(FILE *f, const struct wsim_experiment *e)
+{
+    char *base = curve_choices(e, 0);
+    if (!base)
+        return; /* every point was checked when the file was read */
+    fputs(base, f);
+    for (size_t c = 1; c < e->ncurves; c++) {
+        char *mine = curve_choices(e, c);
+        /* Line by line: those of this curve that the first one lacks. */
+        for (char *line = mine, *nl; line && *line; line = nl + 1) {
+            nl = strchr(line, '\n');
+            *nl = 0;
+            bool shared = false;
+            for (const char *b = base; !shared && (b = strstr(b, line)); b++)
+                shared = (b == base || b[-1] == '\n') && b[strlen(line)] == '\n';
+            if (!shared)
+                fprintf(f, "# curve %s: %s\n", e->curves[c], line + 2);
+        }
+        free(mine);
+    }
+    free(base);
+}
+
+void wsim_write_reps(FILE *f, const struct wsim_experiment *e, int reps,
+                     const struct wsim_result *res)
+{
+    size_t nm = wsim_metric_count();
+    wsim_write_header(f, e);
+    fprintf(f, "curve,%s,replication,saturated", e->x_key ? e->x_key : "x");
+    for (size_t m = 0; m < nm; m++)
+        fprintf(f, ",%s", wsim_metric_names[m]);
+    fputc('\n', f);
+    for (size_t c = 0; c < e->ncurves; c++) {
+        for (size_t x = 0; x < e->nxs; x++) {
+            for (int r = 0; r < reps; r++) {
+                const struct wsim_result *one = &res[(c * e->nxs + x) * (size_t)reps + (size_t)r];
+                csv_field(f, e->curves[c]);
+                fputc(',', f);
+                csv_field(f, e->xs[x]);
+                fprintf(f, ",%d,%d", r + 1, one->saturated ? 1 : 0);
+                for (size_t m = 0; m < nm; m++)
+                    fprintf(f, ",%.9g", wsim_metric_get(one, m));
+                fputc('\n', f);
+            }
+        }
+    }
+}
+
 void wsim_write_csv(FILE *f, const struct wsim_experiment *e, int reps, double level,
                     const struct wsim_result *res)
 {
     size_t nm = wsim_metric_count();
+    wsim_write_header(f, e);
     fprintf(f, "curve,%s,replications,saturated_replications", e->x_key ? e->x_key : "x");
     for (size_t m = 0; m < nm; m++)
         fprintf(f, ",%s,%s_ci", wsim_metric_names[m], wsim_metric_names[m]);
@@ -86,6 +157,7 @@ bool wsim_write_plot(const char *base, const struct wsim_experiment *e, int reps
         snprintf(err, errlen, "%s: %s", path, strerror(errno));
         return false;
     }
+    wsim_write_header(d, e);
     for (size_t c = 0; c < e->ncurves; c++) {
         fprintf(d, "# %s\n", e->curves[c]);
         for (size_t x = 0; x < e->nxs; x++) {
