@@ -23,6 +23,7 @@ SIM=${SIM:-build/accord-sim}
 CHOICES=${CHOICES:-examples/sim/sensitivity.choices}
 mkdir -p "$OUT/gen"
 : >"$OUT/times.txt"
+: >"$OUT/labels.txt"
 
 files_of() {
     case "$1" in
@@ -46,6 +47,7 @@ run_one() {
     local base=${file%.sim} name gen
     name="$base--$(tr -c 'A-Za-z0-9_.=-' '_' <<<"$label" | sed 's/_$//')"
     gen="$OUT/gen/$name.sim"
+    printf '%s\t%s\t%s\n' "$name" "$base" "$label" >>"$OUT/labels.txt"
     {
         grep -v '^curves\|^name' "examples/sim/$file"
         echo "name = $name"
