@@ -52,5 +52,8 @@ for row in '| bsbw_reading=B | A1 |' '| discount=>= | B4 |' '| ca_average=idle |
     grep -qF -- "$row" "$TMP/report.md" || fail "report lacks '$row'"
 done
 [ -s "$TMP/out/sensitivity-detail.csv" ] || fail "no sensitivity-detail.csv"
+"$SRC/examples/sim/sensitivity-plot.sh" "$TMP/out" sens-s-e5-l-excl ccr_m=high load >/dev/null ||
+    fail "plot"
+[ -s "$TMP/out/sens-s-e5-l-excl--ccr_m=high.vs.png" ] || fail "no plot"
 
 [ "$fails" -eq 0 ] && echo "ok: $runs runs" || exit 1
