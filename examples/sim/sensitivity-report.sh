@@ -90,6 +90,32 @@ END {
             }
             printf "\n"
         }
+        # The order under the defaults at each x: "<" where the paired CI of
+        # the difference of two neighbours excludes 0, else "~(xK)" with K the
+        # factor of replications (or jobs) that would shrink the interval
+        # below the difference.
+        printf "\nOrder under the defaults (`<`: paired 95%% CI of the difference excludes 0; `~(xK)`: it does not, and about K times the replications would be needed):\n\n"
+        for (xi = 1; xi <= NX[b]; xi++) {
+            x = XS[b, xi]; k = 0
+            for (ci = 1; ci <= NC[b]; ci++) {
+                c = CURV[b, ci]
+                if (!HAS[b, "default", c]) continue
+                for (r = 1; r <= n; r++) D[r] = V[b, "default", c, x, r]
+                stats(n); ord[++k] = c; om[k] = M
+            }
+            for (i = 2; i <= k; i++) for (j = i; j > 1 && om[j] < om[j - 1]; j--) {
+                t = om[j]; om[j] = om[j - 1]; om[j - 1] = t
+                t = ord[j]; ord[j] = ord[j - 1]; ord[j - 1] = t
+            }
+            line = ord[1]
+            for (i = 2; i <= k; i++) {
+                for (r = 1; r <= n; r++) D[r] = V[b, "default", ord[i], x, r] - V[b, "default", ord[i - 1], x, r]
+                stats(n)
+                if (M - H > 0) line = line " < " ord[i]
+                else line = line sprintf(" ~(x%.0f) %s", M > 0 ? (H / M) ^ 2 + 0.5 : 999, ord[i])
+            }
+            printf "- %s = %s: %s\n", XKEY[b], x, line
+        }
         printf "\n| choice | policy | shift of the mean, %% (per x) | x where the paired CI excludes 0 | order changes (firm / all) |\n|---|---|---|---|---|\n"
         for (li = 1; li <= NL[b]; li++) {
             l = LABS[b, li]
