@@ -9,7 +9,9 @@
 # examples/sim/sensitivity-report.sh OUT writes the tables.
 #   examples/sim/sensitivity.sh [--smoke] [OUT] [JOBS]
 # --smoke: every line on a short workload (CI: that every file and every
-# alternative runs), 2 replications.
+# alternative runs), 2 replications.  SETS="key=value ..." overrides keys
+# of every run (a longer confirmation: SETS="jobs=100000 replications=10");
+# CHOICES=FILE reads another list of lines.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 SMOKE=0
@@ -62,6 +64,11 @@ run_one() {
     if [ "$SMOKE" = 1 ]; then
         extra=(--set jobs=1500 --set warmup=150 --set replications=2)
     fi
+    local sets=()
+    IFS=' ' read -r -a sets <<<"${SETS:-}"
+    for kv in "${sets[@]}"; do
+        extra+=(--set "$kv")
+    done
     local start end
     start=$(date +%s)
     # The generated file sits in gen/: relative paths of the parameter
