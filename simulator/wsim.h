@@ -171,6 +171,9 @@ bool wsim_params_set_clusters(struct wsim_params *p, const int64_t *sizes, int n
  * lines, each prefixed by `prefix` (e.g. "# "), for the header of every
  * result. */
 void wsim_params_write_choices(FILE *f, const struct wsim_params *p, const char *prefix);
+/* The name of an enumerated key's value ("a1_solution" -> "first"); NULL
+ * for a key that is not one. */
+const char *wsim_params_enum_name(const struct wsim_params *p, const char *key);
 /* Checks the whole set; false with a message. */
 bool wsim_params_check(const struct wsim_params *p, char *err, size_t errlen);
 /* Parses a distribution ("exp:1", "set:8,16,32", "dq:0.9:1:8", ...). */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* wsim_output.c - an experiment's figures as CSV, and its plot as a gnuplot
- * script with its data (one block per curve). */
+/* wsim_output.c - an experiment's figures as CSV (and every replication's),
+ * the header of open modelling choices every result starts with, and its
+ * plot as a gnuplot script with its data (one block per curve). */
 #include "wsim_sweep.h"
 
 #include <errno.h>
@@ -34,6 +35,50 @@ static struct wsim_ci point_ci(const struct wsim_result *res, int reps, size_t m
         *sat += res[r].saturated;
     }
     return wsim_ci_of(v, reps, level);
+}
+
+static void write_list(FILE *f, const double *v, int n)
+{
+    for (int i = 0; i < n; i++)
+        fprintf(f, "%s%g", i ? "," : "", v[i]);
+    fputc('\n', f);
+}
+
+void wsim_params_write_choices(FILE *f, const struct wsim_params *p, const char *prefix)
+{
+    static const char *const names[] = {
+        "ties",     "bsbw_reading", "allotment", "a1_order",        "a1_solution", "bw_avail",
+        "discount", "b3_chunk",     "b3_round",  "ideal_placement", "triggers",    "ca_average"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        fprintf(f, "%s%s = %s\n", prefix, names[i], wsim_params_enum_name(p, names[i]));
+    fprintf(f, "%sb4_start = %d\n", prefix, p->b4_start + 1);
+    fprintf(f, "%sscan_period = %g\n", prefix, p->scan_period);
+    fprintf(f, "%sstartup = %g\n", prefix, p->startup);
+    fprintf(f, "%slslt = %g\n", prefix, p->lslt);
+    fprintf(f, "%sbsbw = %g\n", prefix, p->bsbw);
+    fprintf(f, "%sslow_clusters =", prefix);
+    bool any = false;
+    for (int c = 0; c < p->nclusters; c++) {
+        if (p->slow_link[c])
+            fprintf(f, "%s%d", any ? "," : " ", c + 1);
+        any = any || p->slow_link[c];
+    }
+    fprintf(f, "%s\n", any ? "" : " none");
+    double row[WSIM_MAX_CLUSTERS * WSIM_MAX_CLUSTERS];
+    int n = p->nclusters;
+    for (int c = 0; c < n; c++) {
+        for (int d = 0; d < n; d++)
+            row[c * n + d] = p->latency[c][d];
+    }
+    fprintf(f, "%slatency = ", prefix);
+    write_list(f, row, n * n);
+    fprintf(f, "%sccr_m = ", prefix);
+    write_list(f, p->ccr_m + 1, n);
+    fprintf(f, "%sccr_m_slow = ", prefix);
+    write_list(f, p->ccr_m_slow + 1, n);
+    fprintf(f, "%swarmup = %ld\n%sreplications = %d\n%sci_level = %g\n%sseed = %llu\n", prefix,
+            p->warmup, prefix, p->replications, prefix, p->ci_level, prefix,
+            (unsigned long long)p->seed);
 }
 
 /* The choices of curve c (its first point) as "# key = value" lines in a

@@ -568,53 +568,13 @@ bool wsim_params_check(const struct wsim_params *p, char *err, size_t len)
     return true;
 }
 
-static void write_list(FILE *f, const double *v, int n)
+const char *wsim_params_enum_name(const struct wsim_params *p, const char *key)
 {
-    for (int i = 0; i < n; i++)
-        fprintf(f, "%s%g", i ? "," : "", v[i]);
-    fputc('\n', f);
-}
-
-void wsim_params_write_choices(FILE *f, const struct wsim_params *p, const char *prefix)
-{
-    static const char *const names[] = {
-        "ties",     "bsbw_reading", "allotment", "a1_order",        "a1_solution", "bw_avail",
-        "discount", "b3_chunk",     "b3_round",  "ideal_placement", "triggers",    "ca_average"};
-    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
-        for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) {
-            if (strcmp(keys[k].name, names[i]))
-                continue;
-            const char *field = (const char *)p + keys[k].off;
-            int v = keys[k].names[2] ? *(const int *)field : *(const bool *)field;
-            fprintf(f, "%s%s = %s\n", prefix, names[i], keys[k].names[v]);
-        }
+    for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) {
+        if (keys[k].type != K_ENUM || strcmp(keys[k].name, key))
+            continue;
+        const char *field = (const char *)p + keys[k].off;
+        return keys[k].names[keys[k].names[2] ? *(const int *)field : *(const bool *)field];
     }
-    fprintf(f, "%sb4_start = %d\n", prefix, p->b4_start + 1);
-    fprintf(f, "%sscan_period = %g\n", prefix, p->scan_period);
-    fprintf(f, "%sstartup = %g\n", prefix, p->startup);
-    fprintf(f, "%slslt = %g\n", prefix, p->lslt);
-    fprintf(f, "%sbsbw = %g\n", prefix, p->bsbw);
-    fprintf(f, "%sslow_clusters =", prefix);
-    bool any = false;
-    for (int c = 0; c < p->nclusters; c++) {
-        if (p->slow_link[c])
-            fprintf(f, "%s%d", any ? "," : " ", c + 1);
-        any = any || p->slow_link[c];
-    }
-    fprintf(f, "%s\n", any ? "" : " none");
-    double row[WSIM_MAX_CLUSTERS * WSIM_MAX_CLUSTERS];
-    int n = p->nclusters;
-    for (int c = 0; c < n; c++) {
-        for (int d = 0; d < n; d++)
-            row[c * n + d] = p->latency[c][d];
-    }
-    fprintf(f, "%slatency = ", prefix);
-    write_list(f, row, n * n);
-    fprintf(f, "%sccr_m = ", prefix);
-    write_list(f, p->ccr_m + 1, n);
-    fprintf(f, "%sccr_m_slow = ", prefix);
-    write_list(f, p->ccr_m_slow + 1, n);
-    fprintf(f, "%swarmup = %ld\n%sreplications = %d\n%sci_level = %g\n%sseed = %llu\n", prefix,
-            p->warmup, prefix, p->replications, prefix, p->ci_level, prefix,
-            (unsigned long long)p->seed);
+    return NULL;
 }
