@@ -60,6 +60,9 @@ enum wsim_jones {
     WSIM_J_B3,
     WSIM_J_B4
 };
+/* Jones et al.'s open choices (docs/science.md §5) beyond the policy's own. */
+enum wsim_round { WSIM_ROUND_CEIL, WSIM_ROUND_FLOOR, WSIM_ROUND_NEAREST };
+enum wsim_trigger { WSIM_TRIG_EVENTS, WSIM_TRIG_DEPARTURES, WSIM_TRIG_PERIODIC };
 enum wsim_comm { WSIM_C_NONE, WSIM_C_EXT, WSIM_C_TABLE, WSIM_C_CCR, WSIM_C_BW };
 enum wsim_workload { WSIM_W_SYNTH, WSIM_W_TOTAL, WSIM_W_BANEN, WSIM_W_SWF };
 enum wsim_dist {
@@ -105,6 +108,14 @@ struct wsim_params {
     enum wsim_jones jones;
     double b3_fraction;
     bool b3_best_fit;
+    enum wsim_round b3_round;
+    int b4_start;                    /* B4's round robin starts at this cluster (from 0) */
+    bool a1_index;                   /* A1 searches clusters in index order (else free desc.) */
+    bool a1_best;                    /* A1 takes the least-link solution (else the first) */
+    bool bw_measured;                /* A1's BW_avail from the allotted use (else requirements) */
+    enum wsim_jones ideal_placement; /* Ideal's module (Initial Strategy) */
+    enum wsim_trigger triggers;      /* Jones: when the queue is passed */
+    bool ca_idle;                    /* CA's average over clusters with idle units */
     double lslt;
     bool discount_ge;
     int reserve_candidates; /* reservation mode: assignments probed */
@@ -156,6 +167,13 @@ bool wsim_params_set(struct wsim_params *p, const char *key, const char *value, 
 bool wsim_params_set_policy(struct wsim_params *p, const char *name, char *err, size_t errlen);
 bool wsim_params_set_clusters(struct wsim_params *p, const int64_t *sizes, int n, char *err,
                               size_t errlen);
+/* The open modelling choices of docs/science.md §5 as "key = value"
+ * lines, each prefixed by `prefix` (e.g. "# "), for the header of every
+ * result. */
+void wsim_params_write_choices(FILE *f, const struct wsim_params *p, const char *prefix);
+/* The name of an enumerated key's value ("a1_solution" -> "first"); NULL
+ * for a key that is not one. */
+const char *wsim_params_enum_name(const struct wsim_params *p, const char *key);
 /* Checks the whole set; false with a message. */
 bool wsim_params_check(const struct wsim_params *p, char *err, size_t errlen);
 /* Parses a distribution ("exp:1", "set:8,16,32", "dq:0.9:1:8", ...). */

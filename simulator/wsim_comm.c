@@ -131,3 +131,13 @@ void wsim_bw_end(struct wsim_state *s, uint32_t job)
     }
     reallot(s, (size_t)-1);
 }
+
+void wsim_bw_used(const struct wsim_state *s, double *used)
+{
+    for (int c = 0; c < s->nc; c++)
+        used[c] = 0;
+    for (size_t i = 0; i < s->nbw; i++) {
+        for (int c = 0; c < s->nc; c++)
+            used[c] += s->bw[i].res.sd * s->bw[i].req[c];
+    }
+}

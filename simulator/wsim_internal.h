@@ -99,6 +99,9 @@ int wsim_total_units(const struct wsim_params *p);
 /* The bandwidth model: a co-allocated job starts or ends. */
 void wsim_bw_start(struct wsim_state *s, uint32_t job);
 void wsim_bw_end(struct wsim_state *s, uint32_t job);
+/* What each link carries now: the sum of sd_j BW_i^j over the running
+ * co-allocated jobs (<= the requirement-based link_load). */
+void wsim_bw_used(const struct wsim_state *s, double *used);
 
 /* The disciplines: an arrival, a departure (after the release), a scan. */
 void wsim_fcfs_arrival(struct wsim_state *s, uint32_t job);

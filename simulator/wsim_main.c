@@ -101,6 +101,7 @@ static int schedule(const struct wsim_experiment *e, const char *path)
         snprintf(err, sizeof err, "%s: %s", path, strerror(errno));
         goto out;
     }
+    wsim_params_write_choices(f, &p, "# ");
     fprintf(f, "job,submit,total,components,start,end,clusters,alloc\n");
     for (size_t i = 0; i < w.n; i++) {
         const struct wsim_job *j = &w.v[i];
@@ -232,6 +233,18 @@ static bool write_out(const struct options *o, const struct wsim_experiment *e, 
         return false;
     }
     wsim_write_csv(f, e, reps, level, res);
+    if (fclose(f)) {
+        snprintf(err, len, "%s: write error", path);
+        return false;
+    }
+    /* The replications' raw figures beside it, for paired comparisons. */
+    snprintf(path, sizeof path, "%s/%s-reps.csv", o->out_dir, name);
+    f = fopen(path, "w");
+    if (!f) {
+        snprintf(err, len, "%s: %s", path, strerror(errno));
+        return false;
+    }
+    wsim_write_reps(f, e, reps, res);
     if (fclose(f)) {
         snprintf(err, len, "%s: write error", path);
         return false;

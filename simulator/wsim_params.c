@@ -25,6 +25,9 @@ void wsim_params_init(struct wsim_params *p)
     p->lpvar = WSIM_LP_GF;
     p->gp_locals_join = true;
     p->b3_fraction = 0.7;
+    p->b3_round = WSIM_ROUND_CEIL;
+    p->ideal_placement = WSIM_J_INITIAL;
+    p->triggers = WSIM_TRIG_EVENTS;
     p->lslt = 1.0;
     p->reserve_candidates = 32;
     p->ext = 1.0;
@@ -222,6 +225,14 @@ static const char *const allot_names[] = {"min", "fill", NULL};
 static const char *const chunk_names[] = {"most-free", "best-fit", NULL};
 static const char *const discount_names[] = {">", ">=", NULL};
 static const char *const ties_names[] = {"index", "random", NULL};
+static const char *const round_names[] = {"ceil", "floor", "nearest", NULL};
+static const char *const a1_order_names[] = {"free", "index", NULL};
+static const char *const a1_solution_names[] = {"first", "least-link", NULL};
+static const char *const bw_avail_names[] = {"requirement", "measured", NULL};
+/* In enum wsim_jones's order; only the co-allocating modules may be set. */
+static const char *const ideal_names[] = {"-", "-", "initial", "a1", "b1", "b2", "b3", "b4", NULL};
+static const char *const trigger_names[] = {"events", "departures", "periodic", NULL};
+static const char *const ca_avg_names[] = {"all", "idle", NULL};
 
 static const struct key keys[] = {
     {"name", K_STR, F(name), 0, 0, NULL},
@@ -236,6 +247,14 @@ static const struct key keys[] = {
     {"startup", K_DOUBLE, F(startup), 0, 1e9, NULL},
     {"b3_fraction", K_DOUBLE, F(b3_fraction), 0.01, 1, NULL},
     {"b3_chunk", K_ENUM, F(b3_best_fit), 0, 0, chunk_names},
+    {"b3_round", K_ENUM, F(b3_round), 0, 0, round_names},
+    {"b4_start", K_SPECIAL, 0, 0, 0, NULL},
+    {"a1_order", K_ENUM, F(a1_index), 0, 0, a1_order_names},
+    {"a1_solution", K_ENUM, F(a1_best), 0, 0, a1_solution_names},
+    {"bw_avail", K_ENUM, F(bw_measured), 0, 0, bw_avail_names},
+    {"ideal_placement", K_ENUM, F(ideal_placement), 0, 0, ideal_names},
+    {"triggers", K_ENUM, F(triggers), 0, 0, trigger_names},
+    {"ca_average", K_ENUM, F(ca_idle), 0, 0, ca_avg_names},
     {"lslt", K_DOUBLE, F(lslt), 0, 100, NULL},
     {"discount", K_ENUM, F(discount_ge), 0, 0, discount_names},
     {"reserve_candidates", K_INT, F(reserve_candidates), 1, 1024, NULL},
@@ -420,6 +439,13 @@ static bool set_special(struct wsim_params *p, const char *key, const char *v, c
         return set_numbers(p, key, v, err, len);
     if (!strcmp(key, "split"))
         return set_split(p, v, err, len);
+    if (!strcmp(key, "b4_start")) {
+        long c;
+        if (!parse_long(v, &c) || c < 1 || c > WSIM_MAX_CLUSTERS)
+            return wsim_errf(err, len, "b4_start: a cluster from 1 to %d", WSIM_MAX_CLUSTERS);
+        p->b4_start = (int)c - 1;
+        return true;
+    }
     return wsim_errf(err, len, "unknown key \"%s\"", key);
 }
 
@@ -460,7 +486,7 @@ bool wsim_params_set(struct wsim_params *p, const char *key, const char *value, 
             return true;
         case K_ENUM:
             for (int j = 0; k->names[j]; j++) {
-                if (strcmp(k->names[j], value))
+                if (strcmp(k->names[j], value) || !strcmp(value, "-"))
                     continue;
                 /* bool-valued two-name enums are stored as bool */
                 if (k->names[2] == NULL)
@@ -473,7 +499,9 @@ bool wsim_params_set(struct wsim_params *p, const char *key, const char *value, 
                 char all[160] = "";
                 for (int j = 0; k->names[j]; j++) {
                     size_t used = strlen(all);
-                    snprintf(all + used, sizeof all - used, "%s%s", j ? ", " : "", k->names[j]);
+                    if (strcmp(k->names[j], "-"))
+                        snprintf(all + used, sizeof all - used, "%s%s", used ? ", " : "",
+                                 k->names[j]);
                 }
                 return wsim_errf(err, errlen, "%s: one of %s", key, all);
             }
@@ -526,6 +554,10 @@ bool wsim_params_check(const struct wsim_params *p, char *err, size_t len)
         rsum += p->routing[i];
     if (rsum <= 0)
         return wsim_errf(err, len, "routing: the clusters' weights add up to 0");
+    if (p->b4_start >= p->nclusters)
+        return wsim_errf(err, len, "b4_start: cluster %d of %d", p->b4_start + 1, p->nclusters);
+    if (p->disc == WSIM_D_JONES && p->triggers == WSIM_TRIG_PERIODIC && p->scan_period <= 0)
+        return wsim_errf(err, len, "triggers = periodic needs scan_period > 0");
     if (p->disc == WSIM_D_KOALA && p->koala == WSIM_K_CA) {
         bool any = false;
         for (int i = 0; i < p->nclusters; i++)
@@ -534,4 +566,15 @@ bool wsim_params_check(const struct wsim_params *p, char *err, size_t len)
             return wsim_errf(err, len, "CA needs latency = the C x C matrix");
     }
     return true;
+}
+
+const char *wsim_params_enum_name(const struct wsim_params *p, const char *key)
+{
+    for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) {
+        if (keys[k].type != K_ENUM || strcmp(keys[k].name, key))
+            continue;
+        const char *field = (const char *)p + keys[k].off;
+        return keys[k].names[keys[k].names[2] ? *(const int *)field : *(const bool *)field];
+    }
+    return NULL;
 }

@@ -51,6 +51,13 @@ bool wsim_place(struct wsim_state *s, uint32_t job, enum acc_policy_id id,
         .link_max = s->link_max,
         .link_load = s->link_load,
     };
+    /* bw_avail = measured: A1 sees what the links carry now, each running
+     * job's allotment sd_j BW_i^j, instead of the requirements. */
+    double used[WSIM_MAX_CLUSTERS];
+    if (id == ACC_POLICY_A1 && p->bw_measured) {
+        wsim_bw_used(s, used);
+        sys.link_load = used;
+    }
     struct acc_policy_request req = {
         .type = type,
         .n_components = (size_t)j->ncomp,
@@ -71,6 +78,13 @@ bool wsim_place(struct wsim_state *s, uint32_t job, enum acc_policy_id id,
     o.discount_ge = p->discount_ge;
     o.b3_fraction = p->b3_fraction;
     o.b3_chunk = p->b3_best_fit ? ACC_B3_BEST_FIT : ACC_B3_MOST_FREE;
+    o.b3_round = p->b3_round == WSIM_ROUND_FLOOR     ? ACC_ROUND_FLOOR
+                 : p->b3_round == WSIM_ROUND_NEAREST ? ACC_ROUND_NEAREST
+                                                     : ACC_ROUND_CEIL;
+    o.b4_start = (size_t)p->b4_start;
+    o.a1_order = p->a1_index ? ACC_A1_INDEX : ACC_A1_FREE_DESC;
+    o.a1_solution = p->a1_best ? ACC_A1_LEAST_LINK : ACC_A1_FIRST;
+    o.ca_avg = p->ca_idle ? ACC_CA_AVG_IDLE : ACC_CA_AVG_ALL;
     struct acc_placement pl;
     struct acc_error e = {0};
     if (acc_policy_place(&sys, &req, &o, &pl, &e) != ACC_OK)

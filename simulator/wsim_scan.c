@@ -24,12 +24,13 @@ static enum acc_policy_id koala_id(enum wsim_koala k)
     return ACC_POLICY_SINGLE;
 }
 
-static enum acc_policy_id jones_id(enum wsim_jones j)
+static enum acc_policy_id jones_id(const struct wsim_params *p)
 {
+    enum wsim_jones j = p->jones == WSIM_J_IDEAL ? p->ideal_placement : p->jones;
     switch (j) {
     case WSIM_J_MIG:
         return ACC_POLICY_MIGRATION;
-    case WSIM_J_IDEAL:
+    case WSIM_J_IDEAL: /* ideal_placement is a module, never IDEAL itself */
     case WSIM_J_INITIAL:
         return ACC_POLICY_INITIAL;
     case WSIM_J_A1:
@@ -59,7 +60,7 @@ static bool try_start(struct wsim_state *s, uint32_t job)
             type = ACC_REQ_TOTAL;
         wsim_place(s, job, koala_id(p->koala), type, 0, &fits);
     } else {
-        wsim_place(s, job, jones_id(p->jones), ACC_REQ_FLEXIBLE, 0, &fits);
+        wsim_place(s, job, jones_id(p), ACC_REQ_FLEXIBLE, 0, &fits);
     }
     if (!fits || s->failed)
         return false;
@@ -106,6 +107,8 @@ static void schedule_scan(struct wsim_state *s)
     double per = s->p->scan_period;
     if (s->scan_pending || per <= 0 || !s->q[0].n)
         return;
+    if (s->p->disc == WSIM_D_JONES && s->p->triggers != WSIM_TRIG_PERIODIC)
+        return;
     double next = ceil(s->now / per) * per;
     if (next <= s->now)
         next += per;
@@ -114,9 +117,29 @@ static void schedule_scan(struct wsim_state *s)
     s->scan_pending = true;
 }
 
+/* Jones et al.'s triggers (a GAP): `events` passes at every arrival and
+ * departure; `departures` only at departures (an arrival waits for the
+ * next one); `periodic` every scan_period, as KOALA's scan. */
+static bool jones_queues_arrival(const struct wsim_state *s)
+{
+    const struct wsim_params *p = s->p;
+    if (p->disc != WSIM_D_JONES || p->triggers == WSIM_TRIG_EVENTS)
+        return false;
+    if (p->triggers == WSIM_TRIG_PERIODIC)
+        return true;
+    /* departures: on an empty system no departure will come, so the
+     * arrival is the trigger (else the job would wait for ever). */
+    for (int c = 0; c < s->nc; c++) {
+        if (s->idle[c] != s->size[c])
+            return true;
+    }
+    return false;
+}
+
 void wsim_scan_arrival(struct wsim_state *s, uint32_t job)
 {
-    if (try_start(s, job))
+    /* A queued job must wait for a trigger; otherwise it may start now. */
+    if (!jones_queues_arrival(s) && try_start(s, job))
         return;
     if (!wsim_queue_push(&s->q[0], job)) {
         wsim_fail(s, "out of memory for the queue");
@@ -129,7 +152,7 @@ void wsim_scan_arrival(struct wsim_state *s, uint32_t job)
 void wsim_scan_departure(struct wsim_state *s, uint32_t job)
 {
     (void)job;
-    if (s->p->disc == WSIM_D_JONES || s->p->scan_period <= 0)
+    if (s->p->disc == WSIM_D_JONES ? s->p->triggers != WSIM_TRIG_PERIODIC : s->p->scan_period <= 0)
         pass(s);
 }
 

@@ -11,6 +11,15 @@
 bool wsim_sweep_run(const struct wsim_experiment *e, int reps, int jobs, struct wsim_result *out,
                     char *err, size_t errlen);
 
+/* The header of every result: "# key = value" lines with the open modelling
+ * choices of the first point, then "# curve NAME: key = value" for each
+ * choice a curve sets otherwise. */
+void wsim_write_header(FILE *f, const struct wsim_experiment *e);
+/* Every replication's figures, one row per (curve, x, replication): the
+ * raw values behind the CIs, for paired comparisons (common random
+ * numbers: replication r is the same workload under every setting). */
+void wsim_write_reps(FILE *f, const struct wsim_experiment *e, int reps,
+                     const struct wsim_result *res);
 /* The CSV: one row per (curve, x) with every metric's mean and CI
  * half-width over the replications. */
 void wsim_write_csv(FILE *f, const struct wsim_experiment *e, int reps, double level,

@@ -192,37 +192,67 @@ static void place_b4(struct acc_pol_ctx *c, int64_t n, struct acc_placement *p)
 }
 
 /* A1: integers X_i in the admissible sets of eq. (8) adding up to n_T
- * (eq. 9), depth-first, largest X_i first; the first solution wins. */
+ * (eq. 9), depth-first, largest X_i first.  ACC_A1_FIRST takes the first
+ * solution; ACC_A1_LEAST_LINK goes on, bounding each branch by the most its
+ * remaining nodes could add to the sum of X_i^2, and keeps the best. */
 struct a1 {
     const struct acc_pol_ctx *c;
     size_t order[ACC_POLICY_MAX_CLUSTERS], k;
     int64_t lo[ACC_POLICY_MAX_CLUSTERS], hi[ACC_POLICY_MAX_CLUSTERS];
     int64_t cap[ACC_POLICY_MAX_CLUSTERS];      /* largest admissible X per depth */
     int64_t tail[ACC_POLICY_MAX_CLUSTERS + 1]; /* sum of cap from a depth on */
+    int64_t top[ACC_POLICY_MAX_CLUSTERS + 1];  /* largest cap from a depth on */
     int64_t x[ACC_POLICY_MAX_CLUSTERS];
+    int64_t best_x[ACC_POLICY_MAX_CLUSTERS];
+    int64_t sumsq, best_sumsq; /* the branch's and the best solution's sum of X^2 */
+    bool found;
     uint64_t steps;
 };
 
+/* True to stop the search (the first solution, or out of steps). */
+static bool a1_solution(struct a1 *s)
+{
+    if (s->c->o->a1_solution == ACC_A1_FIRST) {
+        memcpy(s->best_x, s->x, sizeof s->x);
+        s->found = true;
+        return true;
+    }
+    if (!s->found || s->sumsq > s->best_sumsq) {
+        memcpy(s->best_x, s->x, sizeof s->x);
+        s->best_sumsq = s->sumsq;
+        s->found = true;
+    }
+    return false;
+}
+
 static bool a1_search(struct a1 *s, size_t d, int64_t rem, size_t used)
 {
-    if (rem == 0)
-        return true;
+    if (rem == 0) {
+        for (size_t i = d; i < s->k; i++)
+            s->x[i] = 0;
+        return a1_solution(s);
+    }
     if (d == s->k || s->tail[d] < rem || used >= s->c->max_parts)
+        return false;
+    /* No completion can beat the best: at most rem / top parts of top. */
+    int64_t big = s->top[d] < rem ? s->top[d] : rem;
+    if (s->found && s->sumsq + big * rem <= s->best_sumsq)
         return false;
     size_t cl = s->order[d];
     int64_t top = s->cap[d] < rem ? s->cap[d] : rem;
     for (int64_t x = top; x >= 1; x--) {
         if (++s->steps > s->c->o->a1_max_steps)
-            return false;
+            return true;
         if (x > s->lo[cl] && x < s->hi[cl]) {
             x = s->lo[cl] + 1; /* skip the inadmissible gap at once */
             continue;
         }
         s->x[d] = x;
-        if (a1_search(s, d + 1, rem - x, used + 1))
+        s->sumsq += x * x;
+        bool stop = a1_search(s, d + 1, rem - x, used + 1);
+        s->sumsq -= x * x;
+        if (stop)
             return true;
-        if (s->steps > s->c->o->a1_max_steps)
-            return false;
     }
     s->x[d] = 0;
     return a1_search(s, d + 1, rem, used);
@@ -255,6 +285,7 @@ static void place_a1(struct acc_pol_ctx *c, int64_t n, struct acc_placement *p)
     oc.o = &o;
     acc_pol_order(&oc, key, true, skip, s.order, &s.k);
     s.tail[s.k] = 0;
+    s.top[s.k] = 0;
     for (size_t d = s.k; d-- > 0;) {
         size_t cl = s.order[d];
         int64_t m = c->idle[cl] < n ? c->idle[cl] : n;
@@ -262,12 +293,16 @@ static void place_a1(struct acc_pol_ctx *c, int64_t n, struct acc_placement *p)
             m = s.lo[cl];
         s.cap[d] = m;
         s.tail[d] = s.tail[d + 1] + m;
+        s.top[d] = s.top[d + 1] > m ? s.top[d + 1] : m;
     }
-    if (!a1_search(&s, 0, n, 0))
+    /* Out of steps: FAIL without a solution; with ACC_A1_LEAST_LINK the
+     * best found so far otherwise. */
+    a1_search(&s, 0, n, 0);
+    if (!s.found)
         return;
     for (size_t d = 0; d < s.k; d++) {
-        if (s.x[d] > 0)
-            acc_pol_add(p, s.order[d], s.x[d], p->n);
+        if (s.best_x[d] > 0)
+            acc_pol_add(p, s.order[d], s.best_x[d], p->n);
     }
     p->fits = parts_ok(c, p);
 }

@@ -39,6 +39,7 @@ void acc_policy_opts_init(struct acc_policy_opts *o, enum acc_policy_id id)
     o->b3_round = ACC_ROUND_CEIL;
     o->b3_chunk = ACC_B3_MOST_FREE;
     o->a1_order = ACC_A1_FREE_DESC;
+    o->a1_solution = ACC_A1_FIRST;
     o->a1_max_steps = 1000000;
 }
 

@@ -131,6 +131,15 @@ enum acc_a1_order {
     ACC_A1_INDEX      /* clusters in index order */
 };
 
+/* Which solution of eq. (9) A1 takes (§4.5 "the first solution found"). */
+enum acc_a1_solution {
+    ACC_A1_FIRST,     /* the first found in the search order (default) */
+    ACC_A1_LEAST_LINK /* the least total link requirement added (sum over
+                       * the job's clusters of eq. 1, i.e. the largest sum
+                       * of X_i^2), by branch and bound; ties: the first
+                       * found */
+};
+
 /* A policy and the open points of its definition (docs/science.md §5).  Start
  * from acc_policy_opts_init, which sets the documented defaults. */
 struct acc_policy_opts {
@@ -150,13 +159,15 @@ struct acc_policy_opts {
     enum acc_b3_chunk b3_chunk;
     size_t b4_start; /* B4: the round robin starts at this cluster index (0) */
     enum acc_a1_order a1_order;
+    enum acc_a1_solution a1_solution;
     uint64_t a1_max_steps; /* A1: branch-and-bound steps before giving up
                             * (a FAIL, reported as no fit); default 1e6 */
 };
 
 /* Sets the defaults of docs/science.md §5: tie lowest index, max_clusters 0,
  * CA over all clusters, local_first, LSLT 1.0, discount '>', B3 f = 0.7
- * ceil most-free, B4 from index 0, A1 free-descending, 1e6 steps. */
+ * ceil most-free, B4 from index 0, A1 free-descending taking the first
+ * solution, 1e6 steps. */
 void acc_policy_opts_init(struct acc_policy_opts *o, enum acc_policy_id id);
 
 /* Stable names, as used in the configuration and in offers:

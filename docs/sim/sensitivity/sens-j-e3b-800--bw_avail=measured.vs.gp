@@ -1,0 +1,6 @@
+# accord-sim sensitivity: sens-j-e3b-800, bw_avail=measured against the defaults
+set terminal pngcairo size 900,600 noenhanced
+set output 'sens-j-e3b-800--bw_avail=measured.vs.png'
+set title "sens-j-e3b-800: defaults (solid) against bw_avail=measured (dashed)\nmean turnaround, 95% CI"
+set xlabel 'LSLT'; set ylabel 'mean turnaround (s)'; set key outside right; set grid
+plot 'sens-j-e3b-800--bw_avail=measured.vs.dat' index 0 using 1:2:3 with yerrorlines lc 1 dt 1 title 'A1', 'sens-j-e3b-800--bw_avail=measured.vs.dat' index 0 using 1:4:5 with yerrorlines lc 1 dt 2 title 'A1, alt.'

@@ -1,0 +1,6 @@
+# accord-sim sensitivity: sens-s-e5-d-excl, ca_average=idle against the defaults
+set terminal pngcairo size 900,600 noenhanced
+set output 'sens-s-e5-d-excl--ca_average=idle.vs.png'
+set title "sens-s-e5-d-excl: defaults (solid) against ca_average=idle (dashed)\nmean turnaround, 95% CI"
+set xlabel 'load'; set ylabel 'mean turnaround (s)'; set key outside right; set grid
+plot 'sens-s-e5-d-excl--ca_average=idle.vs.dat' index 0 using 1:2:3 with yerrorlines lc 1 dt 1 title 'CA', 'sens-s-e5-d-excl--ca_average=idle.vs.dat' index 0 using 1:4:5 with yerrorlines lc 1 dt 2 title 'CA, alt.'
