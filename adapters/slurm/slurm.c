@@ -214,15 +214,22 @@ static acc_err submit(void *state, const struct acc_job *job, char *job_id, size
     if (!job->executable)
         return acc_error_set(err, ACC_ERR_INVALID, "site %s: the job has no executable", s->b.name);
     char resv[ACC_KEY_MAX + 32], nodes[32], ppn[48], limit[32], part[128], dir[PATH_MAX + 16],
-        output[PATH_MAX + 16];
+        output[PATH_MAX + 16], host[96];
     snprintf(resv, sizeof resv, "--reservation=%s", job->key);
     snprintf(nodes, sizeof nodes, "--nodes=%" PRId64, job->nodes);
     snprintf(ppn, sizeof ppn, "--ntasks-per-node=%" PRId64, job->ppn > 0 ? job->ppn : 1);
     acc_time now = acc_now();
     int64_t left = job->end > now ? job->end - now : 60;
     snprintf(limit, sizeof limit, "--time=%" PRId64, minutes(left));
-    const char *args[12] = {"--parsable", resv, nodes, ppn, limit};
+    const char *args[14] = {"--parsable", resv, nodes, ppn, limit};
     size_t n = 5;
+    if (job->host) { /* one process on that host (a Hydra proxy of accordd's mpiexec) */
+        if (!acc_name_valid(job->host, 63))
+            return acc_error_set(err, ACC_ERR_INVALID, "site %s: '%.63s' is not a host name",
+                                 s->b.name, job->host);
+        snprintf(host, sizeof host, "--nodelist=%s", job->host);
+        args[n++] = host;
+    }
     if (s->partition) {
         snprintf(part, sizeof part, "--partition=%s", s->partition);
         args[n++] = part;
