@@ -112,6 +112,28 @@ static void free_table(struct acc_site_jobs *j)
     free(j);
 }
 
+/* Through the batch system the job starts in its directory on a compute
+ * node as its account, not as root: every directory above it must let
+ * others pass (x), here as on the nodes (the same path on a shared file
+ * system).  What can be checked from here is this host's side. */
+static acc_err reachable(const char *dir, struct acc_error *err)
+{
+    char path[PATH_MAX];
+    if (!realpath(dir, path))
+        return acc_error_set(err, ACC_ERR_CONFIG, "jobs directory %s: %s", dir, strerror(errno));
+    for (char *slash = path + strlen(path); slash > path; slash = strrchr(path, '/')) {
+        *slash = '\0';
+        struct stat sb;
+        const char *p = *path ? path : "/";
+        if (stat(p, &sb) != 0 || !(sb.st_mode & S_IXOTH))
+            return acc_error_set(err, ACC_ERR_CONFIG,
+                                 "jobs directory %s: %s does not let other users pass (mode "
+                                 "o+x): the batch system starts each job there as its account",
+                                 dir, p);
+    }
+    return ACC_OK;
+}
+
 acc_err acc_site_jobs_open(const struct acc_site_jobs_cfg *cfg, struct acc_site_jobs **out,
                            struct acc_error *err)
 {
@@ -150,6 +172,8 @@ acc_err acc_site_jobs_open(const struct acc_site_jobs_cfg *cfg, struct acc_site_
         rc = acc_error_set(err, ACC_ERR_CONFIG, "cannot make %s: %s", j->dir, strerror(errno));
         goto fail;
     }
+    if (j->batch && (rc = reachable(j->dir, err)))
+        goto fail;
     pthread_mutex_init(&j->lock, NULL);
     rc = sjobs_load_existing(j, err);
     if (rc) {

@@ -518,6 +518,13 @@ static void test_jobs_srun(void)
                     ACC_ERR_FORBIDDEN);
     CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "no such user"));
     acc_site_jobs_close(f.j);
+    /* Through the batch system the account must reach its directory: a
+     * parent that lets no one else pass is refused at open. */
+    f.j = NULL;
+    CU_ASSERT_EQUAL_FATAL(chmod(f.dir, 0700), 0);
+    CU_ASSERT_EQUAL(acc_site_jobs_open(&f.cfg, &f.j, &err), ACC_ERR_CONFIG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "does not let other users pass"));
+    CU_ASSERT_EQUAL(chmod(f.dir, 0711), 0);
     acc_adapter_close(ad);
 }
 
