@@ -45,6 +45,15 @@ command -v curl >/dev/null || die "curl missing (apt-get install -y curl)"
 [ -r "${SLURM_CONF_SITEA:-}" ] || die "the Slurm testbed has no cluster sitea"
 export SLURM_CONF=$SLURM_CONF_SITEA TZ=UTC
 scontrol ping >/dev/null 2>&1 || die "sitea's slurmctld does not answer (scontrol ping)"
+# Every node of sitea idle first (see test_sites_slurm.sh): the test before
+# this one on the cluster may leave nodes completing or not yet responding.
+nodes=$(sinfo -h -N -o '%N' | sort -u | wc -l)
+for i in $(seq 180); do
+    idle=$(sinfo -h -N -o '%N %t' 2>/dev/null | awk '$2=="idle"' | sort -u | wc -l || true)
+    [ "$idle" -eq "$nodes" ] && break
+    [ "$i" -eq 180 ] && { sinfo -N >&2; die "sitea: only $idle of $nodes nodes idle after 90 s"; }
+    sleep 0.5
+done
 
 DIR=$(mktemp -d /tmp/accord-launch-batch.XXXXXX)
 chmod 0755 "$DIR"
@@ -156,6 +165,7 @@ ranks() { # "COMPONENT UID SLURM_JOB_ID" of every accord-ring process now
 }
 seen= jobs=
 end=$(($(date +%s) + 120))
+[ -n "$ID" ] || end=0
 while [ "$(date +%s)" -lt "$end" ]; do
     state=$(agreement_state "$ID")
     [ "$state" = Complete ] && break
