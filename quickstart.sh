@@ -53,7 +53,10 @@ PACKAGES=(build-essential cmake pkg-config libmicrohttpd-dev libxml2-dev libsqli
 TEST_PACKAGES=(slurm-wlm munge iproute2 iputils-ping clang libclang-rt-dev xmlsec1 sqlite3 faketime
                openssl man-db groff-base debhelper dpkg-dev fakeroot lintian debootstrap
                python3 git chromium gridengine-master gridengine-exec gridengine-client
-               gridengine-common postgresql-15 systemd prometheus patroni etcd-server etcd-client)
+               gridengine-common postgresql-15 systemd prometheus patroni etcd-server etcd-client
+               procps)
+# procps: pgrep finds the MPI ranks whose uid test_sites_sge and
+# test_launch_batch check from /proc.
 # systemd: systemd-analyze rates the units (check_unit_security), and
 # test_systemd_jobs boots a Debian 12 with systemd to run jobs in units.
 # The web page's test (tests/browser) drives chromium with playwright-core

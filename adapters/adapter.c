@@ -186,6 +186,8 @@ bool acc_adapter_has(const struct acc_adapter *ad, unsigned cap)
     if ((cap & ACC_CAP_REPLACE) &&
         (ad->ops->version < 3 || !ad->ops->preview_replacing || !ad->ops->reserve_replacing))
         return false;
+    if ((cap & ACC_CAP_PROCESS) && (ad->ops->version < 7 || !ad->ops->process_command))
+        return false;
     return (ad->caps & cap) == cap;
 }
 
@@ -323,6 +325,38 @@ acc_err acc_adapter_submit(struct acc_adapter *ad, const struct acc_job *job, ch
         return cannot_submit(ad, err);
     int64_t t0 = call_begin(ad);
     acc_err rc = ad->ops->submit(ad->state, job, job_id, job_id_len, err);
+    return call_end(ad, t0, rc, err);
+}
+
+void acc_command_release(struct acc_command *c)
+{
+    if (!c)
+        return;
+    for (size_t i = 0; i < c->argc; i++)
+        free(c->argv[i]);
+    for (size_t i = 0; i < c->n_env; i++)
+        free(c->env[i]);
+    free(c->argv);
+    free(c->env);
+    memset(c, 0, sizeof *c);
+}
+
+acc_err acc_adapter_process_command(struct acc_adapter *ad, const struct acc_job *job,
+                                    struct acc_command *out, struct acc_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (!acc_adapter_has(ad, ACC_CAP_PROCESS))
+        return acc_error_set(err, ACC_ERR_UNSUPPORTED,
+                             "adapter %s (%s) cannot start processes through a batch system",
+                             ad->name, ad->ops->kind);
+    int64_t t0 = call_begin(ad);
+    acc_err rc = ad->ops->process_command(ad->state, job, out, err);
+    if (rc)
+        acc_command_release(out);
+    else if (!out->argv || !out->argc || !out->env) {
+        acc_command_release(out);
+        rc = acc_error_set(err, ACC_ERR_INTERNAL, "adapter %s gave no command", ad->name);
+    }
     return call_end(ad, t0, rc, err);
 }
 

@@ -32,7 +32,7 @@
 #include "../lib/model/model.h"
 #include "../lib/model/reservation.h"
 
-#define ACC_ADAPTER_OPS_VERSION 6
+#define ACC_ADAPTER_OPS_VERSION 7
 
 /* A link as configured, for network adapters. */
 struct acc_link_def {
@@ -40,6 +40,17 @@ struct acc_link_def {
     const char *site_a, *site_b;
     int64_t capacity; /* Mbit/s */
 };
+
+/* A command to run: its words and its whole environment ("NAME=value"),
+ * each NULL-ended and malloc'd (acc_command_release). */
+struct acc_command {
+    char **argv;
+    size_t argc;
+    char **env;
+    size_t n_env;
+};
+
+void acc_command_release(struct acc_command *c);
 
 /* What the core hands an adapter when it opens. */
 struct acc_adapter_env {
@@ -170,6 +181,23 @@ struct acc_adapter_ops {
      * setting check took that is not listed is refused, so that the list
      * is whole and a test can walk it.  May be NULL. */
     const struct acc_adapter_setting *settings;
+
+    /* ---- version 7 (a job's processes through the batch system,
+     * ACC_CAP_PROCESS) */
+
+    /* The command that starts one process, job->executable with job->args,
+     * on job->host inside the reservation job->local_id (key job->key),
+     * through the batch system, in job->directory, ending by job->end
+     * (Slurm: srun --reservation --nodelist -N1 -n1; Grid Engine: qsub
+     * -sync y -ar -l h=HOST -b y).  The caller runs it, as the account
+     * job->user (never root; the batch system takes the account from the
+     * process that asks), and supervises it: the command lasts as long as
+     * the process does, ends with its exit status, and stops it when it is
+     * signalled.  Nothing is run here, so that each daemon keeps its own
+     * way of watching what it started (accord-site's process groups and
+     * records, Hydra's launcher in accordd). */
+    acc_err (*process_command)(void *state, const struct acc_job *job, struct acc_command *out,
+                               struct acc_error *err);
 };
 
 /* The compiled-in kinds, NULL-terminated. */
@@ -239,6 +267,11 @@ acc_err acc_adapter_reserve_replacing(struct acc_adapter *ad, const char *key, c
                                       const struct acc_resource *res, acc_time start,
                                       int64_t duration, struct acc_reservation *out,
                                       struct acc_error *err);
+
+/* Version 7; ACC_ERR_UNSUPPORTED when the adapter lacks ACC_CAP_PROCESS.
+ * *out is zeroed first and holds nothing on failure. */
+acc_err acc_adapter_process_command(struct acc_adapter *ad, const struct acc_job *job,
+                                    struct acc_command *out, struct acc_error *err);
 
 /* Counters since open, for /metrics and /sites. */
 struct acc_adapter_stats {

@@ -115,9 +115,10 @@ static int site_key(struct parse *p, const char *section, const char *name, cons
     if (strcmp(k, "addresses") == 0)
         return addresses_key(p, s, section, v);
     if (strcmp(k, "launch") == 0) {
-        if (strcmp(v, "mpiexec") != 0 && strcmp(v, "sbatch") != 0)
-            return bad(p, section, "launch is mpiexec (the default) or sbatch");
+        if (strcmp(v, "mpiexec") != 0 && strcmp(v, "sbatch") != 0 && strcmp(v, "batch") != 0)
+            return bad(p, section, "launch is mpiexec (the default), batch or sbatch");
         s->sbatch = strcmp(v, "sbatch") == 0;
+        s->batch = strcmp(v, "batch") == 0;
         return 1;
     }
     if (strcmp(k, "contact") == 0) {
@@ -373,7 +374,7 @@ void acc_resources_cfg_print(const struct acc_resources_cfg *c, FILE *out)
                     k + 1 == s->n_addresses ? "\n" : "");
         if (s->contact)
             fprintf(out, "contact = %s\n", s->contact);
-        fprintf(out, "launch = %s\n", s->sbatch ? "sbatch" : "mpiexec");
+        fprintf(out, "launch = %s\n", s->sbatch ? "sbatch" : s->batch ? "batch" : "mpiexec");
         print_settings(s->settings, s->n_settings, out);
     }
     for (size_t i = 0; i < c->n_networks; i++) {

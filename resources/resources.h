@@ -42,6 +42,8 @@ struct acc_site_cfg {
     char *contact;           /* MPICH-G2 resourceManagerContact; NULL: the site's name */
     bool sbatch;             /* launch = sbatch: its components go into the reservation through the
                               * adapter's batch system, not mpiexec */
+    bool batch;              /* launch = batch: its hosts' Hydra proxies of the one mpiexec start
+                              * through the adapter's process command (srun, qsub -sync y) */
     struct acc_kv *settings; /* everything else in the section, for the adapter */
     size_t n_settings;
 };

@@ -98,6 +98,11 @@ acc_err acc_resources_open_site(const struct acc_resources_cfg *c, size_t i,
                              "%s: launch = sbatch needs an adapter that submits jobs into "
                              "reservations (slurm); %s does not",
                              section, s->adapter);
+    if (s->batch && !(ops->caps & ACC_CAP_PROCESS))
+        return acc_error_set(err, ACC_ERR_CONFIG,
+                             "%s: launch = batch needs an adapter that starts processes through "
+                             "its batch system (slurm, sge); %s does not",
+                             section, s->adapter);
     struct acc_adapter_env ae = {
         .name = s->name,
         .section = section,
@@ -111,6 +116,9 @@ acc_err acc_resources_open_site(const struct acc_resources_cfg *c, size_t i,
     if (s->sbatch)
         return open_instance(ops, &ae, ACC_CAP_NODES | ACC_CAP_SUBMIT,
                              "reserve nodes and submit jobs", out, err);
+    if (s->batch)
+        return open_instance(ops, &ae, ACC_CAP_NODES | ACC_CAP_PROCESS,
+                             "reserve nodes and start processes", out, err);
     return open_instance(ops, &ae, ACC_CAP_NODES, "reserve nodes", out, err);
 }
 
@@ -204,7 +212,7 @@ static void report(struct acc_conf_report *r, const char *section, const char *k
 /* The kind of section (NULL: reported), and the adapter's own check of env. */
 static void check_one(const struct acc_resources_env *env, const char *section, const char *kind,
                       unsigned cap, const char *need, const struct acc_adapter_env *ae, bool sbatch,
-                      struct acc_conf_report *r)
+                      bool batch, struct acc_conf_report *r)
 {
     struct acc_error e;
     const char *bracketed = ae->section;
@@ -217,6 +225,14 @@ static void check_one(const struct acc_resources_env *env, const char *section, 
         acc_error_set(&e, ACC_ERR_CONFIG,
                       "%s: launch = sbatch needs an adapter that submits jobs into "
                       "reservations (slurm); %s does not",
+                      bracketed, kind);
+        report(r, section, "launch", &e);
+        return;
+    }
+    if (batch && !(ops->caps & ACC_CAP_PROCESS)) {
+        acc_error_set(&e, ACC_ERR_CONFIG,
+                      "%s: launch = batch needs an adapter that starts processes through its "
+                      "batch system (slurm, sge); %s does not",
                       bracketed, kind);
         report(r, section, "launch", &e);
         return;
@@ -252,7 +268,8 @@ acc_err acc_resources_check_adapters(const struct acc_resources_cfg *c,
                                      .settings = s->settings,
                                      .n_settings = s->n_settings,
                                      .nodes = s->nodes};
-        check_one(env, section, s->adapter, ACC_CAP_NODES, "reserve nodes", &ae, s->sbatch, r);
+        check_one(env, section, s->adapter, ACC_CAP_NODES, "reserve nodes", &ae, s->sbatch,
+                  s->batch, r);
     }
     for (size_t i = 0; i < c->n_networks; i++) {
         const struct acc_network_cfg *n = &c->networks[i];
@@ -276,7 +293,8 @@ acc_err acc_resources_check_adapters(const struct acc_resources_cfg *c,
                                      .n_settings = n->n_settings,
                                      .links = links,
                                      .n_links = nl};
-        check_one(env, section, n->adapter, ACC_CAP_BANDWIDTH, "reserve bandwidth", &ae, false, r);
+        check_one(env, section, n->adapter, ACC_CAP_BANDWIDTH, "reserve bandwidth", &ae, false,
+                  false, r);
         free(links);
     }
     return acc_conf_report_failed(r) ? ACC_ERR_CONFIG : ACC_OK;

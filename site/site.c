@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "../lib/common/account.h"
-#include "../lib/common/kv.h"
 #include "../lib/common/log.h"
 #include "../lib/common/strutil.h"
 #include "site_jobs.h"
@@ -46,32 +45,14 @@ static acc_err open_jobs(struct acc_site *s, struct acc_error *err)
         rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
         goto out;
     }
-    /* A Slurm site starts its proxies through srun --reservation, with the
-     * slurm adapter's own slurm_conf and bin_dir (the first slurm site's). */
-    bool srun = false;
-    const char *slurm_conf = NULL, *bin_dir = NULL;
-    for (size_t i = 0; i < s->cfg.res.n_sites; i++) {
-        const struct acc_site_cfg *sc = &s->cfg.res.sites[i];
-        if (srun || strcmp(sc->adapter, "slurm") != 0)
-            continue;
-        srun = true;
-        slurm_conf = acc_kv_get(sc->settings, sc->n_settings, "slurm_conf");
-        bin_dir = acc_kv_get(sc->settings, sc->n_settings, "bin_dir");
-    }
-    /* A Grid Engine site (when no Slurm site is) through qsub -sync y -ar,
-     * with the sge adapter's own sge_root, cell and bin_dir. */
-    const struct acc_site_cfg *sge = NULL;
-    for (size_t i = 0; i < s->cfg.res.n_sites && !srun && !sge; i++) {
-        if (strcmp(s->cfg.res.sites[i].adapter, "sge") == 0)
-            sge = &s->cfg.res.sites[i];
-    }
-    if (sge)
-        bin_dir = acc_kv_get(sge->settings, sge->n_settings, "bin_dir");
-    char srun_path[PATH_MAX];
-    if (bin_dir && (size_t)snprintf(srun_path, sizeof srun_path, "%s/%s", bin_dir,
-                                    sge ? "qsub" : "srun") >= sizeof srun_path) {
-        rc = acc_error_set(err, ACC_ERR_CONFIG, "bin_dir %.64s...: too long", bin_dir);
-        goto out;
+    /* A site whose batch adapter gives process commands (slurm: srun
+     * --reservation, sge: qsub -sync y -ar; the first such resource's)
+     * starts its proxies through it: the batch system's daemons start
+     * them, outside this daemon's sandbox. */
+    struct acc_adapter *batch = NULL;
+    for (size_t i = 0; i < s->n_res && !batch; i++) {
+        if (acc_adapter_has(s->res[i].ad, ACC_CAP_PROCESS))
+            batch = s->res[i].ad;
     }
     struct acc_site_jobs_cfg jc = {
         .directory = dir,
@@ -79,13 +60,7 @@ static acc_err open_jobs(struct acc_site *s, struct acc_error *err)
         .job_user = s->cfg.job_user,
         .nets = nets,
         .n_nets = n_nets,
-        .srun = srun,
-        .srun_path = bin_dir ? srun_path : NULL,
-        .slurm_conf = slurm_conf,
-        .qsub = sge != NULL,
-        .qsub_path = bin_dir ? srun_path : NULL,
-        .sge_root = sge ? acc_kv_get(sge->settings, sge->n_settings, "sge_root") : NULL,
-        .sge_cell = sge ? acc_kv_get(sge->settings, sge->n_settings, "cell") : NULL,
+        .batch = batch,
     };
     rc = acc_site_jobs_open(&jc, &s->jobs, err);
     if (rc) {

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* site_jobs.c - the job table of accord-site: checked Hydra proxies started
- * as the site's job user, each in a process group and a directory of its
- * own; submit, status, cancel, and stopping jobs past their reservation.
+ * as the job's account (the site's job user when it names none; never
+ * root), each in a process group and a directory of its own, through the
+ * batch adapter's process command when the site has one; submit, status,
+ * cancel, and stopping jobs past their reservation.
  * What a job leaves on disk, and finding it again after a restart of the
  * daemon, is site_jobs_record.c.
  * The proxy runs under a small sh wrapper (the launcher's own in accordd)
@@ -79,29 +81,57 @@ static void sweep(struct acc_site_jobs *j, acc_time now)
     }
 }
 
-/* "NAME=value", malloc'd; NULL when out of memory. */
-static char *env_entry(const char *name, const char *value)
+/* Looks the account up into *a; ACC_ERR_FORBIDDEN when it does not exist or
+ * is root (what is the configuration's and what a job asks alike). */
+static acc_err account(const char *user, struct sjobs_account *a, struct acc_error *err)
 {
-    size_t len = strlen(name) + strlen(value) + 2;
-    char *e = malloc(len);
-    if (e)
-        snprintf(e, len, "%s=%s", name, value);
-    return e;
+    struct passwd pw, *pwp = NULL;
+    char pwbuf[4096];
+    if (strlen(user) >= sizeof a->name || getpwnam_r(user, &pw, pwbuf, sizeof pwbuf, &pwp) != 0 ||
+        !pwp)
+        return acc_error_set(err, ACC_ERR_FORBIDDEN, "account %.64s: no such user", user);
+    if (pw.pw_uid == 0)
+        return acc_error_set(err, ACC_ERR_FORBIDDEN, "account %s: jobs never run as root", user);
+    acc_strlcpy(a->name, user, sizeof a->name);
+    a->uid = pw.pw_uid;
+    a->gid = pw.pw_gid;
+    a->n_groups = MAX_GROUPS;
+    if (getgrouplist(user, pw.pw_gid, a->groups, &a->n_groups) < 0) {
+        a->groups[0] = pw.pw_gid;
+        a->n_groups = 1;
+    }
+    return ACC_OK;
 }
 
 static void free_table(struct acc_site_jobs *j)
 {
     free(j->dir);
     free(j->proxy);
-    free(j->user);
-    free(j->srun);
-    free(j->slurm_conf);
-    free(j->qsub);
-    free(j->sge_root);
-    free(j->sge_cell);
     free(j->nets);
     free(j->jobs);
     free(j);
+}
+
+/* Through the batch system the job starts in its directory on a compute
+ * node as its account, not as root: every directory above it must let
+ * others pass (x), here as on the nodes (the same path on a shared file
+ * system).  What can be checked from here is this host's side. */
+static acc_err reachable(const char *dir, struct acc_error *err)
+{
+    char path[PATH_MAX];
+    if (!realpath(dir, path))
+        return acc_error_set(err, ACC_ERR_CONFIG, "jobs directory %s: %s", dir, strerror(errno));
+    for (char *slash = path + strlen(path); slash > path; slash = strrchr(path, '/')) {
+        *slash = '\0';
+        struct stat sb;
+        const char *p = *path ? path : "/";
+        if (stat(p, &sb) != 0 || !(sb.st_mode & S_IXOTH))
+            return acc_error_set(err, ACC_ERR_CONFIG,
+                                 "jobs directory %s: %s does not let other users pass (mode "
+                                 "o+x): the batch system starts each job there as its account",
+                                 dir, p);
+    }
+    return ACC_OK;
 }
 
 acc_err acc_site_jobs_open(const struct acc_site_jobs_cfg *cfg, struct acc_site_jobs **out,
@@ -116,43 +146,23 @@ acc_err acc_site_jobs_open(const struct acc_site_jobs_cfg *cfg, struct acc_site_
                              cfg->proxy_path ? cfg->proxy_path : "(none)");
     if (cfg->n_nets == 0)
         return acc_error_set(err, ACC_ERR_CONFIG, "control_networks: no network given");
-    struct passwd pw, *pwp = NULL;
-    char pwbuf[4096];
-    if (getpwnam_r(user, &pw, pwbuf, sizeof pwbuf, &pwp) != 0 || !pwp)
-        return acc_error_set(err, ACC_ERR_CONFIG, "job_user %s: no such user", user);
-    if (pw.pw_uid == 0)
-        return acc_error_set(err, ACC_ERR_CONFIG, "job_user %s: proxies never run as root", user);
     struct acc_site_jobs *j = calloc(1, sizeof *j);
     if (!j)
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
-    acc_err rc = ACC_OK;
-    j->uid = pw.pw_uid;
-    j->gid = pw.pw_gid;
-    j->n_groups = MAX_GROUPS;
-    if (getgrouplist(user, pw.pw_gid, j->groups, &j->n_groups) < 0) {
-        j->groups[0] = pw.pw_gid;
-        j->n_groups = 1;
+    acc_err rc = account(user, &j->user, err);
+    if (rc) {
+        err->code = rc = ACC_ERR_CONFIG;
+        acc_error_prefix(err, "job_user");
+        goto fail;
     }
     j->max_jobs = cfg->max_jobs ? cfg->max_jobs : ACC_SITE_JOBS_MAX;
     j->output_limit = cfg->output_limit ? cfg->output_limit : ACC_SITE_JOBS_OUTPUT_MAX;
-    j->use_srun = cfg->srun;
+    j->batch = cfg->batch;
     j->dir = strdup(cfg->directory);
     j->proxy = strdup(cfg->proxy_path);
-    j->user = strdup(user);
-    j->srun = strdup(cfg->srun_path ? cfg->srun_path : "srun");
-    const char *sc = cfg->slurm_conf ? cfg->slurm_conf : getenv("SLURM_CONF");
-    j->slurm_conf = sc ? malloc(strlen(sc) + 12) : NULL;
-    if (j->slurm_conf)
-        snprintf(j->slurm_conf, strlen(sc) + 12, "SLURM_CONF=%s", sc);
-    j->use_qsub = cfg->qsub && !cfg->srun;
-    j->qsub = strdup(cfg->qsub_path ? cfg->qsub_path : "qsub");
-    j->sge_root = cfg->sge_root ? env_entry("SGE_ROOT", cfg->sge_root) : NULL;
-    j->sge_cell = cfg->sge_cell ? env_entry("SGE_CELL", cfg->sge_cell) : NULL;
     j->nets = malloc(cfg->n_nets * sizeof *j->nets);
     j->jobs = calloc(j->max_jobs, sizeof *j->jobs);
-    if (!j->dir || !j->proxy || !j->user || !j->srun || !j->nets || !j->jobs ||
-        (sc && !j->slurm_conf) || !j->qsub || (cfg->sge_root && !j->sge_root) ||
-        (cfg->sge_cell && !j->sge_cell)) {
+    if (!j->dir || !j->proxy || !j->nets || !j->jobs) {
         rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
         goto fail;
     }
@@ -162,6 +172,8 @@ acc_err acc_site_jobs_open(const struct acc_site_jobs_cfg *cfg, struct acc_site_
         rc = acc_error_set(err, ACC_ERR_CONFIG, "cannot make %s: %s", j->dir, strerror(errno));
         goto fail;
     }
+    if (j->batch && (rc = reachable(j->dir, err)))
+        goto fail;
     pthread_mutex_init(&j->lock, NULL);
     rc = sjobs_load_existing(j, err);
     if (rc) {
@@ -214,8 +226,8 @@ static bool make_room(struct acc_site_jobs *j)
 }
 
 /* fork, then in the child only async-signal-safe calls: its own group, its
- * directory, the job user's groups and ids, exec. */
-static acc_err spawn(struct acc_site_jobs *j, const char *dir, const char *const *argv,
+ * directory, the account's groups and ids, exec. */
+static acc_err spawn(const struct sjobs_account *j, const char *dir, const char *const *argv,
                      const char *const *envp, pid_t *pid, struct acc_error *err)
 {
     sigset_t all, old;
@@ -268,63 +280,56 @@ static acc_err check_submit(struct acc_site_jobs *j, const char *peer,
                              job->host, b->key);
     if (now < b->start || now >= b->end)
         return acc_error_set(err, ACC_ERR_STATE, "job: reservation %s is not running now", b->key);
-    if ((j->use_srun || j->use_qsub) && (!b->local_id || !acc_name_valid(b->local_id, 127)))
+    if (j->batch && (!b->local_id || !acc_name_valid(b->local_id, 127)))
         return acc_error_set(err, ACC_ERR_INVALID, "job: reservation %s has no usable local id",
                              b->key);
     return acc_site_proxy_check(job->executable, job->args, job->n_args, j->nets, j->n_nets, NULL,
                                 err);
 }
 
-/* The words of qsub's part of the command line, kept while it is built. */
-struct qsub_words {
-    char ar[128], name[128], host[80], h_rt[40], out[PATH_MAX + 16];
-};
-
-/* h_rt: the job must end inside the reservation from when the scheduler
- * starts it (a few seconds on), so it asks for what is left less a margin:
- * 30 s, or half of what is left when that is a minute or less. */
-static int64_t qsub_h_rt(acc_time now, acc_time end)
+/* The proxy's whole environment: PATH, HOME, USER, and what the batch
+ * adapter's command needs (TZ, SLURM_CONF or SGE_ROOT and SGE_CELL). */
+static const char **job_env(const char *home, const char *user, const struct acc_command *cmd)
 {
-    int64_t left = end - now;
-    int64_t h = left > 60 ? left - 30 : left / 2;
-    return h < 1 ? 1 : h;
-}
-
-/* Appends `qsub -sync y -ar LOCALID -N accord-KEY -l h=HOST -l h_rt=N -wd
- * DIR -o DIR/proxy.out -j y -b y` to argv from k; the new count. */
-static size_t qsub_args(struct acc_site_jobs *j, const struct acc_site_job_booking *b,
-                        const struct acc_job *job, acc_time now, const char *dir, const char **argv,
-                        size_t k, struct qsub_words *q)
-{
-    snprintf(q->ar, sizeof q->ar, "%s", b->local_id);
-    snprintf(q->name, sizeof q->name, "accord-%s", job->key);
-    snprintf(q->host, sizeof q->host, "h=%s", job->host);
-    snprintf(q->h_rt, sizeof q->h_rt, "h_rt=%" PRId64, qsub_h_rt(now, b->end));
-    snprintf(q->out, sizeof q->out, "%s/proxy.out", dir);
-    const char *words[] = {j->qsub, "-sync", "y",  "-ar",   q->ar, "-N", q->name,
-                           "-l",    q->host, "-l", q->h_rt, "-wd", dir,  "-o",
-                           q->out,  "-j",    "y",  "-b",    "y",   NULL};
-    for (size_t i = 0; words[i]; i++)
-        argv[k++] = words[i];
-    return k;
-}
-
-/* The proxy's whole environment (7 entries at most with the NULL):
- * PATH, HOME, USER, and SLURM_CONF or SGE_ROOT and SGE_CELL when set. */
-static void job_env(const struct acc_site_jobs *j, const char *home, const char *user,
-                    const char **envp)
-{
+    const char **envp = calloc(4 + cmd->n_env, sizeof *envp);
+    if (!envp)
+        return NULL;
     size_t n = 0;
     envp[n++] = "PATH=/usr/local/bin:/usr/bin:/bin";
     envp[n++] = home;
     envp[n++] = user;
-    const char *extra[] = {j->slurm_conf, j->use_qsub ? j->sge_root : NULL,
-                           j->use_qsub ? j->sge_cell : NULL};
-    for (size_t i = 0; i < 3; i++) {
-        if (extra[i])
-            envp[n++] = extra[i];
-    }
+    for (size_t i = 0; i < cmd->n_env; i++)
+        envp[n++] = cmd->env[i];
     envp[n] = NULL;
+    return envp;
+}
+
+/* The batch adapter's command for the proxy (nothing without one). */
+static acc_err batch_command(struct acc_site_jobs *j, const struct acc_site_job_booking *b,
+                             const struct acc_job *job, const char *account, const char *dir,
+                             struct acc_command *cmd, struct acc_error *err)
+{
+    memset(cmd, 0, sizeof *cmd);
+    if (!j->batch)
+        return ACC_OK;
+    char output[PATH_MAX + 16];
+    snprintf(output, sizeof output, "%s/proxy.out", dir);
+    struct acc_job p = {.key = job->key,
+                        .local_id = b->local_id,
+                        .nodes = 1,
+                        .ppn = 1,
+                        .executable = j->proxy,
+                        .args = job->args,
+                        .n_args = job->n_args,
+                        .directory = dir,
+                        .output = output,
+                        .end = b->end,
+                        .host = job->host,
+                        .user = account};
+    acc_err rc = acc_adapter_process_command(j->batch, &p, cmd, err);
+    if (rc)
+        acc_error_prefix(err, "job");
+    return rc;
 }
 
 acc_err acc_site_jobs_submit(struct acc_site_jobs *j, const char *peer,
@@ -334,12 +339,16 @@ acc_err acc_site_jobs_submit(struct acc_site_jobs *j, const char *peer,
     acc_err rc = check_submit(j, peer, b, job, now, err);
     if (rc)
         return rc;
+    struct sjobs_account who = j->user;
+    if (job->user && (rc = account(job->user, &who, err)))
+        return rc;
     pthread_mutex_lock(&j->lock);
     sweep(j, now);
     struct site_job x = {0};
-    char dir[PATH_MAX], limit[32], resv[160], nodelist[80], name[128];
-    struct qsub_words q;
-    const char *argv[32 + ACC_SITE_PROXY_MAX_ARGS];
+    struct acc_command cmd = {0};
+    const char **envp = NULL;
+    char dir[PATH_MAX], limit[32];
+    const char *argv[48 + ACC_SITE_PROXY_MAX_ARGS];
     if (!make_room(j)) {
         rc = acc_error_set(err, ACC_ERR_OVERLOADED, "job: this site runs %zu jobs already",
                            j->max_jobs);
@@ -351,7 +360,13 @@ acc_err acc_site_jobs_submit(struct acc_site_jobs *j, const char *peer,
     acc_strlcpy(x.host, job->host, sizeof x.host);
     x.end = b->end;
     sjobs_dir_path(j, x.id, NULL, dir, sizeof dir);
-    if (mkdir(dir, 0700) != 0 || chown(dir, j->uid, j->gid) != 0) {
+    if ((rc = batch_command(j, b, job, who.name, dir, &cmd, err)))
+        goto out;
+    if (cmd.argc + 6 > sizeof argv / sizeof *argv) { /* the wrapper's 5 words, the NULL */
+        rc = acc_error_set(err, ACC_ERR_INTERNAL, "job: the batch command is too long");
+        goto out;
+    }
+    if (mkdir(dir, 0700) != 0 || chown(dir, who.uid, who.gid) != 0) {
         rc = acc_error_set(err, ACC_ERR_IO, "job: cannot make %s: %s", dir, strerror(errno));
         goto out;
     }
@@ -362,29 +377,24 @@ acc_err acc_site_jobs_submit(struct acc_site_jobs *j, const char *peer,
     argv[k++] = wrapper;
     argv[k++] = "accord-proxy";
     argv[k++] = limit;
-    if (j->use_qsub) {
-        k = qsub_args(j, b, job, now, dir, argv, k, &q);
-    } else if (j->use_srun) {
-        snprintf(resv, sizeof resv, "--reservation=%s", b->local_id);
-        snprintf(nodelist, sizeof nodelist, "--nodelist=%s", job->host);
-        snprintf(name, sizeof name, "--job-name=accord-%s", job->key);
-        argv[k++] = j->srun;
-        argv[k++] = resv;
-        argv[k++] = nodelist;
-        argv[k++] = "-N1";
-        argv[k++] = "-n1";
-        argv[k++] = name;
+    if (cmd.argc) { /* the batch command ends with the proxy and its arguments */
+        for (size_t i = 0; i < cmd.argc; i++)
+            argv[k++] = cmd.argv[i];
+    } else {
+        argv[k++] = j->proxy;
+        for (size_t i = 0; i < job->n_args; i++)
+            argv[k++] = job->args[i];
     }
-    argv[k++] = j->proxy;
-    for (size_t i = 0; i < job->n_args; i++)
-        argv[k++] = job->args[i];
     argv[k] = NULL;
     char home[PATH_MAX + 8], user[96];
     snprintf(home, sizeof home, "HOME=%s", dir);
-    snprintf(user, sizeof user, "USER=%s", j->user);
-    const char *envp[8];
-    job_env(j, home, user, envp);
-    rc = spawn(j, dir, argv, envp, &x.pid, err);
+    snprintf(user, sizeof user, "USER=%s", who.name);
+    if (!(envp = job_env(home, user, &cmd))) {
+        sjobs_remove(j, x.id);
+        rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    rc = spawn(&who, dir, argv, envp, &x.pid, err);
     if (rc) {
         sjobs_remove(j, x.id);
         goto out;
@@ -406,6 +416,8 @@ acc_err acc_site_jobs_submit(struct acc_site_jobs *j, const char *peer,
         rc = acc_error_set(err, ACC_ERR_INTERNAL, "job id buffer too small");
 out:
     pthread_mutex_unlock(&j->lock);
+    free(envp);
+    acc_command_release(&cmd);
     return rc;
 }
 

@@ -9,10 +9,11 @@
  *                 configured networks), nothing else
  *   site_jobs.c   the job table behind POST/GET/DELETE /v1/jobs: a checked
  *                 proxy of a key the peer holds, on a host of that
- *                 reservation, inside its time, started as the configured
- *                 job user in a process group of its own (here by fork and
- *                 exec, on a Slurm site through srun --reservation, on a
- *                 Grid Engine site through qsub -sync y -ar), its
+ *                 reservation, inside its time, started as the job's
+ *                 account (the configured job user when the job names
+ *                 none; never root) in a process group of its own (here
+ *                 by fork and exec, or through the batch adapter's
+ *                 process command: srun --reservation, qsub -sync y -ar), its
  *                 output bounded in a directory of its own; status and
  *                 cancel by id; a bounded number of jobs
  *
@@ -85,22 +86,12 @@ struct acc_site_jobs_cfg {
     size_t n_nets;
     size_t max_jobs;     /* 0: ACC_SITE_JOBS_MAX */
     size_t output_limit; /* 0: ACC_SITE_JOBS_OUTPUT_MAX */
-    /* A Slurm site: start through `srun --reservation=LOCALID
-     * --nodelist=HOST -N1 -n1 --job-name=accord-KEY PROXY ARGS` (srun_path,
-     * NULL: "srun" in PATH) instead of fork and exec here, with
-     * SLURM_CONF=slurm_conf (the slurm site's own setting; NULL: the daemon's
-     * SLURM_CONF, if any). */
-    bool srun;
-    const char *srun_path;
-    const char *slurm_conf;
-    /* A Grid Engine site: start through `qsub -sync y -ar LOCALID
-     * -N accord-KEY -l h=HOST -l h_rt=SECONDS -wd DIR -o DIR/proxy.out -j y
-     * -b y PROXY ARGS` (qsub_path, NULL: "qsub" in PATH), with SGE_ROOT and
-     * SGE_CELL (sge_cell NULL: the default cell) in its environment. */
-    bool qsub;
-    const char *qsub_path;
-    const char *sge_root;
-    const char *sge_cell;
+    /* The adapter that starts the proxies through the site's batch system
+     * (a resource's adapter with ACC_CAP_PROCESS: slurm's srun
+     * --reservation --nodelist=HOST -N1 -n1, sge's qsub -sync y -ar -l
+     * h=HOST), run here as the job's account and watched as its process
+     * group; NULL: the proxy is forked and exec'd here.  Not owned. */
+    struct acc_adapter *batch;
 };
 
 /* The booking the job is for, as the daemon's journal holds it (only
@@ -123,11 +114,14 @@ acc_err acc_site_jobs_open(const struct acc_site_jobs_cfg *cfg, struct acc_site_
 /* Frees the table; the jobs keep running (the next open finds them). */
 void acc_site_jobs_close(struct acc_site_jobs *j);
 
-/* Starts job (job->key, job->host, job->executable, job->args; the rest is
- * ignored: a proxy needs no directory, environment or output of the peer's
- * choosing) for peer inside booking b, at now.  Refuses, changing nothing:
- * ACC_ERR_INVALID a proxy that fails the check, a host not in b->nodes,
- * a key other than b->key; ACC_ERR_STATE now outside [b->start, b->end);
+/* Starts job (job->key, job->host, job->executable, job->args, and
+ * job->user: the local account it runs as, set by the daemon's own mapping
+ * of the user, NULL: the job user; the rest is ignored: a proxy needs no
+ * directory, environment or output of the peer's choosing) for peer inside
+ * booking b, at now.  Refuses, changing nothing: ACC_ERR_INVALID a proxy
+ * that fails the check, a host not in b->nodes, a key other than b->key;
+ * ACC_ERR_FORBIDDEN an account that does not exist or is root;
+ * ACC_ERR_STATE now outside [b->start, b->end);
  * ACC_ERR_OVERLOADED when the table is full of live jobs; ACC_ERR_IO when
  * the job cannot be started.  On success id (at least ACC_SITE_JOB_ID_MAX
  * bytes) gets the new job's id. */

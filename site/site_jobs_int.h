@@ -23,24 +23,29 @@ struct site_job {
     struct acc_job_status st;
 };
 
-struct acc_site_jobs {
-    char *dir, *proxy, *user, *srun, *slurm_conf;
-    char *qsub, *sge_root, *sge_cell; /* "SGE_ROOT=...", "SGE_CELL=..." or NULL */
+/* Whom a job runs as. */
+struct sjobs_account {
+    char name[64];
     uid_t uid;
     gid_t gid;
     gid_t groups[MAX_GROUPS];
     int n_groups;
+};
+
+struct acc_site_jobs {
+    char *dir, *proxy;
+    struct sjobs_account user; /* the job user: jobs that name no account */
+    struct acc_adapter *batch; /* the batch adapter's process command, or NULL */
     struct acc_site_cidr *nets;
     size_t n_nets, max_jobs, output_limit;
-    bool use_srun, use_qsub;
     pthread_mutex_t lock;
     struct site_job *jobs;
     size_t n;
     unsigned seq;
 };
 
-/* DIRECTORY/ID, or DIRECTORY/ID/name: the job's directory (the job user
- * owns it) and the files the proxy's wrapper writes there. */
+/* DIRECTORY/ID, or DIRECTORY/ID/name: the job's directory (the job's
+ * account owns it) and the files the proxy's wrapper writes there. */
 void sjobs_dir_path(const struct acc_site_jobs *j, const char *id, const char *name, char *out,
                     size_t len);
 /* DIRECTORY/ID + suffix (".job", ".cancelled"): the daemon's own files. */

@@ -12,6 +12,8 @@
  *   query    qrstat -ar ID -xml (by the id, or the id found by name)
  *   cancel   qrdel <key>: every reservation of that name, jobs in it too
  *   health   qconf -sss (the scheduler's host: the qmaster answers)
+ *   process_command  qsub -sync y -ar ID -l h=HOST -b y (one process on one
+ *            host of the reservation, run by the caller as the account)
  *
  * N nodes are N hosts with `slots` slots each of the PE, whose allocation
  * rule must be that fixed number (docs/adapters/sge.md).  See sge_xml.c for
@@ -41,7 +43,7 @@ static acc_err qrstat(struct sge *s, const char *const *args, struct sge_ars *ou
     if (!rc) {
         rc = sge_read_ars(r.out, r.out_len, out, err);
         if (rc)
-            acc_error_prefix(err, "site %s: qrstat -xml", s->name);
+            acc_error_prefix(err, "site %s: qrstat -xml", s->b.name);
     }
     acc_proc_result_release(&r);
     return rc;
@@ -67,7 +69,7 @@ static acc_err find(struct sge *s, const char *key, const char *local_id, struct
         }
         sge_ars_release(&ars);
         if (!*id)
-            return acc_error_set(err, ACC_ERR_NOT_FOUND, "site %s: no reservation %s", s->name,
+            return acc_error_set(err, ACC_ERR_NOT_FOUND, "site %s: no reservation %s", s->b.name,
                                  key);
     }
     const char *one[] = {"-ar", id, "-xml", NULL};
@@ -76,7 +78,7 @@ static acc_err find(struct sge *s, const char *key, const char *local_id, struct
         return rc;
     if (out->n != 1 || !out->v[0].name || strcmp(out->v[0].name, key) != 0) {
         sge_ars_release(out);
-        return acc_error_set(err, ACC_ERR_NOT_FOUND, "site %s: no reservation %s", s->name, key);
+        return acc_error_set(err, ACC_ERR_NOT_FOUND, "site %s: no reservation %s", s->b.name, key);
     }
     return ACC_OK;
 }
@@ -160,9 +162,15 @@ static acc_err reserve(void *state, const char *key, const struct acc_resource *
     const char *args[16] = {"-N",  key,   "-a",  from, "-e",    until,
                             "-pe", s->pe, slots, "-q", s->queue};
     size_t n = 11;
-    if (s->users) {
+    /* The user's own account when the reservation names one: it replaces
+     * the users setting. */
+    if (res->account && !acc_name_valid(res->account, 32))
+        return acc_error_set(err, ACC_ERR_INVALID, "site %s: '%.32s' is not an account name",
+                             s->b.name, res->account);
+    const char *who = res->account ? res->account : s->users;
+    if (who) {
         args[n++] = "-u";
-        args[n++] = s->users;
+        args[n++] = who;
     }
     args[n] = NULL;
     struct acc_proc_result r;
@@ -174,7 +182,7 @@ static acc_err reserve(void *state, const char *key, const struct acc_resource *
     if (p)
         sscanf(p, "advance reservation %20[0-9] has been granted", id);
     if (!rc && !*id)
-        rc = acc_error_set(err, ACC_ERR_ADAPTER, "site %s: qrsub: no id in '%.200s'", s->name,
+        rc = acc_error_set(err, ACC_ERR_ADAPTER, "site %s: qrsub: no id in '%.200s'", s->b.name,
                            acc_proc_said(&r));
     acc_proc_result_release(&r);
     if (rc)
@@ -196,7 +204,7 @@ static acc_err reserve(void *state, const char *key, const struct acc_resource *
     return acc_error_set(err, ACC_ERR_BUSY,
                          "site %s: Grid Engine granted %" PRId64 " of %" PRId64
                          " whole hosts (or other times); deleted it",
-                         s->name, got, res->amount);
+                         s->b.name, got, res->amount);
 }
 
 /* ---------------------------------------------------------------- preview */
@@ -245,7 +253,7 @@ static acc_err preview(void *state, const struct acc_resource *res, acc_time fro
     if (!rc && r.status != 0)
         rc = sge_classify(s, "qstat", &r, err);
     if (!rc && (rc = sge_read_queues(r.out, r.out_len, s->slots, now, &a, err)))
-        acc_error_prefix(err, "site %s: qstat -f -r -xml", s->name);
+        acc_error_prefix(err, "site %s: qstat -f -r -xml", s->b.name);
     acc_proc_result_release(&r);
     if (!rc)
         rc = add_reservations(s, &a, err);
@@ -253,6 +261,51 @@ static acc_err preview(void *state, const struct acc_resource *res, acc_time fro
         rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     avail_release(&a);
     return rc;
+}
+
+/* ------------------------------------------------------- process_command */
+
+/* h_rt: the job must end inside the reservation from when the scheduler
+ * starts it (a few seconds on), so it asks for what is left less a margin:
+ * 30 s, or half of what is left when that is a minute or less. */
+static int64_t h_rt(acc_time now, acc_time end)
+{
+    int64_t left = end - now;
+    int64_t h = left > 60 ? left - 30 : left / 2;
+    return h < 1 ? 1 : h;
+}
+
+/* qsub -sync y -ar LOCALID -N accord-KEY -l h=HOST [-l h_rt=N] -wd DIR -o
+ * OUTPUT -j y -b y EXECUTABLE ARGS...: with -sync y qsub waits for the job
+ * and ends with its exit status; the job runs as whoever runs qsub. */
+static acc_err process_command(void *state, const struct acc_job *job, struct acc_command *out,
+                               struct acc_error *err)
+{
+    struct sge *s = state;
+    acc_err rc = acc_batch_process_check(&s->b, job, err);
+    if (rc || (rc = acc_batch_command_start(&s->b, "qsub", out, err)))
+        return rc;
+    acc_time now = acc_now();
+    bool ok = acc_batch_word(out, "-sync") && acc_batch_word(out, "y") &&
+              acc_batch_word(out, "-ar") && acc_batch_word(out, job->local_id) &&
+              acc_batch_word(out, "-N") && acc_batch_wordf(out, "accord-%s", job->key) &&
+              acc_batch_word(out, "-l") && acc_batch_wordf(out, "h=%s", job->host);
+    if (ok && job->end > now)
+        ok =
+            acc_batch_word(out, "-l") && acc_batch_wordf(out, "h_rt=%" PRId64, h_rt(now, job->end));
+    ok = ok && acc_batch_word(out, "-wd") && acc_batch_word(out, job->directory) &&
+         acc_batch_word(out, "-o");
+    if (ok && job->output)
+        ok = acc_batch_word(out, job->output);
+    else if (ok)
+        ok = acc_batch_wordf(out, "%s/proxy.out", job->directory);
+    ok = ok && acc_batch_word(out, "-j") && acc_batch_word(out, "y") && acc_batch_word(out, "-b") &&
+         acc_batch_word(out, "y") && acc_batch_word(out, job->executable);
+    for (size_t i = 0; ok && i < job->n_args; i++)
+        ok = acc_batch_word(out, job->args[i]);
+    if (!ok)
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    return ACC_OK;
 }
 
 /* ----------------------------------------------------------------- health */
@@ -284,27 +337,22 @@ static const char *const known_keys[] = {"sge_root", "cell",    "pe",      "queu
 
 static acc_err setting(struct sge *s, const char *k, const char *v, struct acc_error *err)
 {
-    if (strcmp(k, "timeout") == 0 || strcmp(k, "slots") == 0) {
+    acc_err rc;
+    if (acc_batch_setting(&s->b, k, v, &rc, err))
+        return rc;
+    if (strcmp(k, "slots") == 0) {
         int64_t n;
-        bool t = k[0] == 't';
-        if (t ? acc_duration_parse(v, &n, err) || n < 1
-              : acc_parse_i64(v, 1, 4096, &n, NULL) != ACC_OK)
+        if (acc_parse_i64(v, 1, 4096, &n, NULL) != ACC_OK)
             return acc_error_set(err, ACC_ERR_CONFIG,
-                                 t ? "timeout: '%s' is not a duration such as PT15S"
-                                   : "slots: '%s' is not a number of slots per host (1-4096)",
-                                 v);
-        if (t)
-            s->timeout_ms = n * 1000;
-        else
-            s->slots = n;
+                                 "slots: '%s' is not a number of slots per host (1-4096)", v);
+        s->slots = n;
         return ACC_OK;
     }
     char **slot = strcmp(k, "sge_root") == 0 ? &s->root
                   : strcmp(k, "cell") == 0   ? &s->cell
                   : strcmp(k, "pe") == 0     ? &s->pe
                   : strcmp(k, "queue") == 0  ? &s->queue
-                  : strcmp(k, "users") == 0  ? &s->users
-                                             : &s->bin_dir;
+                                             : &s->users;
     free(*slot);
     if (!(*slot = strdup(v)))
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
@@ -316,11 +364,11 @@ static acc_err setting(struct sge *s, const char *k, const char *v, struct acc_e
 static acc_err read_settings(struct sge *s, const struct acc_adapter_env *env, const char **key,
                              struct acc_error *err)
 {
-    s->timeout_ms = 15000;
     s->slots = 1;
     *key = NULL;
-    if (!(s->name = acc_strdup(env->name)))
-        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    acc_err rc = acc_batch_init(&s->b, env->name, err);
+    if (rc)
+        return rc;
     for (size_t i = 0; i < env->n_settings; i++) {
         const char *k = env->settings[i].key;
         bool known = false;
@@ -332,8 +380,7 @@ static acc_err read_settings(struct sge *s, const struct acc_adapter_env *env, c
                                  "unknown setting '%s' (sge takes sge_root, cell, pe, queue, "
                                  "slots, users, bin_dir, timeout)",
                                  k);
-        acc_err rc = setting(s, k, env->settings[i].value, err);
-        if (rc)
+        if ((rc = setting(s, k, env->settings[i].value, err)))
             return rc;
     }
     *key = !s->root ? "sge_root" : "pe";
@@ -353,14 +400,10 @@ static acc_err read_settings(struct sge *s, const struct acc_adapter_env *env, c
     if (stat(common, &sb) != 0 || !S_ISDIR(sb.st_mode))
         return acc_error_set(err, ACC_ERR_CONFIG, "sge_root and cell: %s is not a directory",
                              common);
-    *key = "bin_dir";
-    if (s->bin_dir && (stat(s->bin_dir, &sb) != 0 || !S_ISDIR(sb.st_mode)))
-        return acc_error_set(err, ACC_ERR_CONFIG, "bin_dir %s is not a directory", s->bin_dir);
-    *key = NULL;
-    snprintf(s->env_root, sizeof s->env_root, "SGE_ROOT=%s", s->root);
-    if (s->cell)
-        snprintf(s->env_cell, sizeof s->env_cell, "SGE_CELL=%s", s->cell);
-    return ACC_OK;
+    if ((rc = acc_batch_env(&s->b, "SGE_ROOT", s->root, err)) ||
+        (s->cell && (rc = acc_batch_env(&s->b, "SGE_CELL", s->cell, err))))
+        return rc;
+    return acc_batch_check(&s->b, key, err);
 }
 
 static acc_err open_(void *state, const struct acc_adapter_env *env, struct acc_error *err)
@@ -383,19 +426,18 @@ static acc_err check(const struct acc_adapter_env *env, const char **key, struct
 static void close_(void *state)
 {
     struct sge *s = state;
-    free(s->name);
+    acc_batch_release(&s->b);
     free(s->root);
     free(s->cell);
     free(s->pe);
     free(s->queue);
     free(s->users);
-    free(s->bin_dir);
 }
 
 const struct acc_adapter_ops acc_sge_ops = {
     .version = ACC_ADAPTER_OPS_VERSION,
     .kind = "sge",
-    .caps = ACC_CAP_NODES | ACC_CAP_NODE_NAMES | ACC_CAP_THREADSAFE,
+    .caps = ACC_CAP_NODES | ACC_CAP_NODE_NAMES | ACC_CAP_THREADSAFE | ACC_CAP_PROCESS,
     .state_size = sizeof(struct sge),
     .open = open_,
     .close = close_,
@@ -414,4 +456,5 @@ const struct acc_adapter_ops acc_sge_ops = {
     .query = query,
     .cancel = cancel,
     .health = health,
+    .process_command = process_command,
 };

@@ -4,9 +4,9 @@
  *
  *   sge.c      the adapter's operations (the one exported acc_sge_ops),
  *              its settings, open and close
- *   sge_cmd.c  running Grid Engine's commands (SGE_ROOT, SGE_CELL, TZ=UTC,
- *              a time limit) and classifying their failures by Grid
- *              Engine's messages
+ *   sge_cmd.c  running Grid Engine's commands (through adapters/batch:
+ *              SGE_ROOT, SGE_CELL, TZ=UTC, a time limit) and classifying
+ *              their failures by Grid Engine's messages
  *   sge_xml.c  reading their -xml outputs with libxml2 (bounded, guarded):
  *              qrstat's advance reservations, qstat -f's queue instances
  *              and running jobs
@@ -23,21 +23,21 @@
 
 #include "../../lib/common/proc.h"
 #include "../adapter.h"
+#include "../batch/batch.h"
 #include "../slurm/avail.h"
 
 #define SGE_XML_MAX (4u << 20) /* the most any -xml output may hold */
 
 struct sge {
-    char *name;
-    char *root;    /* SGE_ROOT */
-    char *cell;    /* SGE_CELL, or NULL: default */
-    char *pe;      /* the parallel environment reservations ask for */
-    char *queue;   /* the cluster queue whose hosts are planned with */
-    char *users;   /* qrsub -u: who may run jobs in the reservations, or NULL */
-    char *bin_dir; /* where qrsub & co are, or NULL for PATH */
+    struct acc_batch b; /* the site's name, bin_dir, timeout, SGE_ROOT, SGE_CELL */
+    char *root;         /* SGE_ROOT */
+    char *cell;         /* SGE_CELL, or NULL: default */
+    char *pe;           /* the parallel environment reservations ask for */
+    char *queue;        /* the cluster queue whose hosts are planned with */
+    /* qrsub -u: who may run jobs in the reservations without an account,
+     * or NULL */
+    char *users;
     int64_t slots; /* slots per host: N nodes are N * slots PE slots */
-    int64_t timeout_ms;
-    char env_root[PATH_MAX + 16], env_cell[PATH_MAX + 16];
 };
 
 /* One host's part of a reservation. */

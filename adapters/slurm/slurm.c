@@ -9,6 +9,7 @@
  *   query    scontrol show reservation <key> -o
  *   cancel   scancel --reservation=<key>, scontrol delete ReservationName=<key>
  *   submit   sbatch --reservation=<key> (the script on standard input)
+ *   process_command  srun --reservation=<local id> --nodelist=HOST -N1 -n1
  *   health   scontrol ping
  *
  * The commands are run, their failures classified and their outputs read in
@@ -75,7 +76,8 @@ static acc_err cancel(void *state, const char *key, const char *local_id, struct
         usleep(250000); /* its jobs are still completing */
     }
     return acc_error_set(err, ACC_ERR_ADAPTER,
-                         "site %s: reservation %s stays in use: its jobs do not end", s->name, key);
+                         "site %s: reservation %s stays in use: its jobs do not end", s->b.name,
+                         key);
 }
 
 /* ---------------------------------------------------------------- reserve */
@@ -89,7 +91,7 @@ static acc_err reserve(void *state, const char *key, const struct acc_resource *
                        int64_t duration, struct acc_reservation *out, struct acc_error *err)
 {
     struct slurm *s = state;
-    char name[ACC_KEY_MAX + 32], when[64], dur[32], cnt[32], who[256], part[128];
+    char name[ACC_KEY_MAX + 32], when[64], dur[32], cnt[32], who[256], acct[256], part[128];
     struct tm tm;
     time_t t = (time_t)start;
     gmtime_r(&t, &tm);
@@ -97,15 +99,27 @@ static acc_err reserve(void *state, const char *key, const struct acc_resource *
     strftime(when, sizeof when, "StartTime=%Y-%m-%dT%H:%M:%S", &tm);
     snprintf(dur, sizeof dur, "Duration=%" PRId64, minutes(duration));
     snprintf(cnt, sizeof cnt, "NodeCnt=%" PRId64, res->amount);
-    if (s->accounts)
-        snprintf(who, sizeof who, "Accounts=%s", s->accounts);
-    else
-        snprintf(who, sizeof who, "Users=%s", s->users);
-    const char *args[10] = {"create", "reservation", name, when, dur, cnt, who, NULL, NULL};
+    /* The user's own account when the reservation names one (it replaces
+     * the users setting); Accounts= too when set: a job must then match
+     * both. */
+    const char *args[12] = {"create", "reservation", name, when, dur, cnt};
+    size_t n = 6;
+    if (res->account && !acc_name_valid(res->account, 32))
+        return acc_error_set(err, ACC_ERR_INVALID, "site %s: '%.32s' is not an account name",
+                             s->b.name, res->account);
+    if (res->account || !s->accounts) {
+        snprintf(who, sizeof who, "Users=%s", res->account ? res->account : s->users);
+        args[n++] = who;
+    }
+    if (s->accounts) {
+        snprintf(acct, sizeof acct, "Accounts=%s", s->accounts);
+        args[n++] = acct;
+    }
     if (s->partition) {
         snprintf(part, sizeof part, "PartitionName=%s", s->partition);
-        args[7] = part;
+        args[n++] = part;
     }
+    args[n] = NULL;
     struct acc_proc_result r;
     acc_err rc = slurm_run(s, "scontrol", args, false, NULL, &r, err);
     if (rc) {
@@ -139,7 +153,7 @@ static acc_err reserve(void *state, const char *key, const struct acc_resource *
         return acc_error_set(err, ACC_ERR_BUSY,
                              "site %s: Slurm granted %" PRId64 " of %" PRId64
                              " nodes (other reservations); deleted it",
-                             s->name, got, res->amount);
+                             s->b.name, got, res->amount);
     }
     return ACC_OK;
 }
@@ -198,17 +212,24 @@ static acc_err submit(void *state, const struct acc_job *job, char *job_id, size
 {
     struct slurm *s = state;
     if (!job->executable)
-        return acc_error_set(err, ACC_ERR_INVALID, "site %s: the job has no executable", s->name);
+        return acc_error_set(err, ACC_ERR_INVALID, "site %s: the job has no executable", s->b.name);
     char resv[ACC_KEY_MAX + 32], nodes[32], ppn[48], limit[32], part[128], dir[PATH_MAX + 16],
-        output[PATH_MAX + 16];
+        output[PATH_MAX + 16], host[96];
     snprintf(resv, sizeof resv, "--reservation=%s", job->key);
     snprintf(nodes, sizeof nodes, "--nodes=%" PRId64, job->nodes);
     snprintf(ppn, sizeof ppn, "--ntasks-per-node=%" PRId64, job->ppn > 0 ? job->ppn : 1);
     acc_time now = acc_now();
     int64_t left = job->end > now ? job->end - now : 60;
     snprintf(limit, sizeof limit, "--time=%" PRId64, minutes(left));
-    const char *args[12] = {"--parsable", resv, nodes, ppn, limit};
+    const char *args[14] = {"--parsable", resv, nodes, ppn, limit};
     size_t n = 5;
+    if (job->host) { /* one process on that host (a Hydra proxy of accordd's mpiexec) */
+        if (!acc_name_valid(job->host, 63))
+            return acc_error_set(err, ACC_ERR_INVALID, "site %s: '%.63s' is not a host name",
+                                 s->b.name, job->host);
+        snprintf(host, sizeof host, "--nodelist=%s", job->host);
+        args[n++] = host;
+    }
     if (s->partition) {
         snprintf(part, sizeof part, "--partition=%s", s->partition);
         args[n++] = part;
@@ -265,7 +286,7 @@ static acc_err submit(void *state, const struct acc_job *job, char *job_id, size
         acc_strlcpy(job_id, r.out, job_id_len);
         job_id[strcspn(job_id, ";\n")] = '\0';
         if (!*job_id)
-            rc = acc_error_set(err, ACC_ERR_ADAPTER, "site %s: sbatch gave no job id", s->name);
+            rc = acc_error_set(err, ACC_ERR_ADAPTER, "site %s: sbatch gave no job id", s->b.name);
     }
     acc_proc_result_release(&r);
     return rc;
@@ -298,7 +319,7 @@ static acc_err job_status(void *state, const char *job_id, struct acc_job_status
         acc_strlcpy(out->state, word, sizeof out->state);
     else
         rc = acc_error_set(err, ACC_ERR_ADAPTER, "site %s: scontrol show job %s: no JobState",
-                           s->name, job_id);
+                           s->b.name, job_id);
     static const char *const running[] = {"PENDING",    "CONFIGURING", "RUNNING",     "SUSPENDED",
                                           "COMPLETING", "REQUEUED",    "RESIZING",    "SIGNALING",
                                           "STAGE_OUT",  "REQUEUE_FED", "REQUEUE_HOLD"};
@@ -310,7 +331,7 @@ static acc_err job_status(void *state, const char *job_id, struct acc_job_status
         out->done = false;
         rc = acc_error_set(err, ACC_ERR_ADAPTER,
                            "site %s: scontrol show job %s: ExitCode '%.40s' is not status:signal",
-                           s->name, job_id, code);
+                           s->b.name, job_id, code);
     }
     free(word);
     free(code);
@@ -329,6 +350,39 @@ static acc_err job_cancel(void *state, const char *job_id, struct acc_error *err
         rc = slurm_classify(s, "scancel", &r, err);
     acc_proc_result_release(&r);
     return rc;
+}
+
+/* ------------------------------------------------------- process_command */
+
+/* srun --reservation=LOCALID --nodelist=HOST -N1 -n1 --job-name=accord-KEY
+ * --chdir=DIR [--time=MIN] [--partition=P] EXECUTABLE ARGS...: srun stays in
+ * the foreground until the process ends, ends with its status, and passes
+ * SIGTERM on to the process (a second signal within a second kills it).  Slurm
+ * 22.05's srun has no --uid: the caller runs it as the account. */
+static acc_err process_command(void *state, const struct acc_job *job, struct acc_command *out,
+                               struct acc_error *err)
+{
+    struct slurm *s = state;
+    acc_err rc = acc_batch_process_check(&s->b, job, err);
+    if (rc || (rc = acc_batch_command_start(&s->b, "srun", out, err)))
+        return rc;
+    acc_time now = acc_now();
+    bool ok = acc_batch_wordf(out, "--reservation=%s", job->local_id) &&
+              acc_batch_wordf(out, "--nodelist=%s", job->host) && acc_batch_word(out, "-N1") &&
+              acc_batch_word(out, "-n1") &&
+              acc_batch_wordf(out, "--job-name=accord-%s", job->key) &&
+              acc_batch_wordf(out, "--chdir=%s", job->directory);
+    /* no end given: the reservation's own end stops it */
+    if (ok && job->end > now)
+        ok = acc_batch_wordf(out, "--time=%" PRId64, minutes(job->end - now));
+    if (ok && s->partition)
+        ok = acc_batch_wordf(out, "--partition=%s", s->partition);
+    ok = ok && acc_batch_word(out, job->executable);
+    for (size_t i = 0; ok && i < job->n_args; i++)
+        ok = acc_batch_word(out, job->args[i]);
+    if (!ok)
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    return ACC_OK;
 }
 
 /* ----------------------------------------------------------------- health */
@@ -359,10 +413,10 @@ static acc_err health(void *state, struct acc_health *out)
 static acc_err read_settings(struct slurm *s, const struct acc_adapter_env *env, const char **key,
                              struct acc_error *err)
 {
-    s->timeout_ms = 15000;
-    s->name = acc_strdup(env->name);
-    if (!s->name)
-        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    *key = NULL;
+    acc_err rc = acc_batch_init(&s->b, env->name, err);
+    if (rc)
+        return rc;
     for (size_t i = 0; i < env->n_settings; i++) {
         const char *k = env->settings[i].key, *v = env->settings[i].value;
         char **slot = NULL;
@@ -375,18 +429,12 @@ static acc_err read_settings(struct slurm *s, const struct acc_adapter_env *env,
                                  "unknown setting '%s' (slurm takes slurm_conf, bin_dir, "
                                  "partition, users, accounts, timeout)",
                                  k);
-        if (strcmp(k, "timeout") == 0) {
-            int64_t secs;
-            if (acc_duration_parse(v, &secs, err) || secs < 1)
-                return acc_error_set(err, ACC_ERR_CONFIG,
-                                     "timeout: '%s' is not a duration "
-                                     "such as PT15S",
-                                     v);
-            s->timeout_ms = secs * 1000;
+        if (acc_batch_setting(&s->b, k, v, &rc, err)) {
+            if (rc)
+                return rc;
             continue;
         }
         slot = strcmp(k, "slurm_conf") == 0  ? &s->conf
-               : strcmp(k, "bin_dir") == 0   ? &s->bin_dir
                : strcmp(k, "partition") == 0 ? &s->partition
                : strcmp(k, "users") == 0     ? &s->users
                                              : &s->accounts;
@@ -401,13 +449,9 @@ static acc_err read_settings(struct slurm *s, const struct acc_adapter_env *env,
     *key = "slurm_conf";
     if (s->conf && stat(s->conf, &sb) != 0)
         return acc_error_set(err, ACC_ERR_CONFIG, "slurm_conf %s does not exist", s->conf);
-    *key = "bin_dir";
-    if (s->bin_dir && (stat(s->bin_dir, &sb) != 0 || !S_ISDIR(sb.st_mode)))
-        return acc_error_set(err, ACC_ERR_CONFIG, "bin_dir %s is not a directory", s->bin_dir);
-    *key = NULL;
-    if (s->conf)
-        snprintf(s->env_conf, sizeof s->env_conf, "SLURM_CONF=%s", s->conf);
-    return ACC_OK;
+    if (s->conf && (rc = acc_batch_env(&s->b, "SLURM_CONF", s->conf, err)))
+        return rc;
+    return acc_batch_check(&s->b, key, err);
 }
 
 static acc_err open_(void *state, const struct acc_adapter_env *env, struct acc_error *err)
@@ -430,9 +474,8 @@ static acc_err check(const struct acc_adapter_env *env, const char **key, struct
 static void close_(void *state)
 {
     struct slurm *s = state;
-    free(s->name);
+    acc_batch_release(&s->b);
     free(s->conf);
-    free(s->bin_dir);
     free(s->partition);
     free(s->users);
     free(s->accounts);
@@ -441,7 +484,8 @@ static void close_(void *state)
 const struct acc_adapter_ops acc_slurm_ops = {
     .version = ACC_ADAPTER_OPS_VERSION,
     .kind = "slurm",
-    .caps = ACC_CAP_NODES | ACC_CAP_SUBMIT | ACC_CAP_NODE_NAMES | ACC_CAP_THREADSAFE,
+    .caps =
+        ACC_CAP_NODES | ACC_CAP_SUBMIT | ACC_CAP_NODE_NAMES | ACC_CAP_THREADSAFE | ACC_CAP_PROCESS,
     .state_size = sizeof(struct slurm),
     .open = open_,
     .close = close_,
@@ -461,4 +505,5 @@ const struct acc_adapter_ops acc_slurm_ops = {
     .job_status = job_status,
     .job_cancel = job_cancel,
     .health = health,
+    .process_command = process_command,
 };

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* slurm_cmd.c - running Slurm's commands and reading what they say.
  *
- * Every command runs with SLURM_CONF of the site, TZ=UTC, and a time limit;
- * reads ask for epoch seconds (SLURM_TIME_FORMAT=%s).  Errors are classified
+ * Every command runs through adapters/batch (SLURM_CONF of the site, TZ=UTC,
+ * a time limit); reads ask for epoch seconds (SLURM_TIME_FORMAT=%s).  Errors are classified
  * by Slurm's own messages and reported with them. */
 #include "slurm_internal.h"
 
@@ -14,35 +14,12 @@
 #include "../../lib/common/hostlist.h"
 #include "../../lib/common/strutil.h"
 
-#define MAX_OUTPUT (4u << 20)
-#define FOREVER    ((acc_time)1 << 40) /* a job without a time limit */
+#define FOREVER ((acc_time)1 << 40) /* a job without a time limit */
 
 acc_err slurm_run(struct slurm *s, const char *cmd, const char *const *args, bool epoch,
                   const char *input, struct acc_proc_result *r, struct acc_error *err)
 {
-    char path[PATH_MAX];
-    if (s->bin_dir)
-        snprintf(path, sizeof path, "%s/%s", s->bin_dir, cmd);
-    else
-        acc_strlcpy(path, cmd, sizeof path);
-    const char *argv[24] = {path};
-    size_t n = 1;
-    for (size_t i = 0; args[i] && n < 23; i++)
-        argv[n++] = args[i];
-    argv[n] = NULL;
-    const char *env[4] = {"TZ=UTC", NULL, NULL, NULL};
-    size_t e = 1;
-    if (s->conf)
-        env[e++] = s->env_conf;
-    if (epoch)
-        env[e++] = "SLURM_TIME_FORMAT=%s";
-    acc_err rc = acc_proc_run(argv, env, input, s->timeout_ms, MAX_OUTPUT, r, err);
-    if (rc == ACC_ERR_TIMEOUT)
-        acc_error_set(err, ACC_ERR_TIMEOUT, "site %s: %s did not answer within %lld ms", s->name,
-                      cmd, (long long)s->timeout_ms);
-    else if (rc)
-        acc_error_prefix(err, "site %s", s->name);
-    return rc;
+    return acc_batch_run(&s->b, cmd, args, epoch ? "SLURM_TIME_FORMAT=%s" : NULL, input, r, err);
 }
 
 acc_err slurm_classify(struct slurm *s, const char *what, const struct acc_proc_result *r,
@@ -63,7 +40,7 @@ acc_err slurm_classify(struct slurm *s, const char *what, const struct acc_proc_
         {"Invalid reservation name", ACC_ERR_NOT_FOUND},
     };
     /* invalid user, account, partition, permission... */
-    return acc_proc_fail(r, table, sizeof table / sizeof table[0], ACC_ERR_ADAPTER, s->name, what,
+    return acc_proc_fail(r, table, sizeof table / sizeof table[0], ACC_ERR_ADAPTER, s->b.name, what,
                          err);
 }
 
@@ -110,7 +87,7 @@ acc_err slurm_show_reservation(struct slurm *s, const char *key, struct acc_rese
         if (!epoch(start, &out->start) || !epoch(end, &out->end) || !cnt ||
             acc_parse_i64(cnt, 0, INT64_MAX, &k, NULL))
             rc = acc_error_set(err, ACC_ERR_ADAPTER,
-                               "site %s: cannot read reservation %s from: %.200s", s->name, key,
+                               "site %s: cannot read reservation %s from: %.200s", s->b.name, key,
                                r.out);
         else
             out->amount = k;

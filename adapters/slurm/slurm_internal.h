@@ -4,9 +4,9 @@
  *
  *   slurm.c      the adapter's operations (the one exported
  *                acc_slurm_ops), its settings, open and close
- *   slurm_cmd.c  running Slurm's commands (SLURM_CONF, TZ=UTC, epoch
- *                times, a time limit), classifying their failures by
- *                Slurm's messages, and reading their outputs
+ *   slurm_cmd.c  running Slurm's commands (through adapters/batch: SLURM_CONF,
+ *                TZ=UTC, a time limit; epoch times), classifying their
+ *                failures by Slurm's messages, and reading their outputs
  *   avail.c      the free frames from node states and busy intervals
  *
  * Internal names start with slurm_. */
@@ -19,17 +19,15 @@
 
 #include "../../lib/common/proc.h"
 #include "../adapter.h"
+#include "../batch/batch.h"
 #include "avail.h"
 
 struct slurm {
-    char *name;
-    char *conf;      /* SLURM_CONF, or NULL for Slurm's default */
-    char *bin_dir;   /* where the commands are, or NULL for PATH */
-    char *partition; /* or NULL: the cluster's default */
-    char *users;     /* Users= of the reservations */
-    char *accounts;  /* Accounts= instead, when set */
-    int64_t timeout_ms;
-    char env_conf[PATH_MAX + 16];
+    struct acc_batch b; /* the site's name, bin_dir, timeout, SLURM_CONF */
+    char *conf;         /* SLURM_CONF, or NULL for Slurm's default */
+    char *partition;    /* or NULL: the cluster's default */
+    char *users;        /* Users= of the reservations without an account */
+    char *accounts;     /* Accounts= of every reservation, when set */
 };
 
 /* Runs a Slurm command; *r holds its output whatever its exit code.  Fails

@@ -32,6 +32,9 @@ enum {
     /* books a changed reservation beside the one it replaces, counting the
      * old one's amount as free (preview_replacing, reserve_replacing) */
     ACC_CAP_REPLACE = 1u << 7,
+    /* gives the command that starts one process on one host of a
+     * reservation through the batch system (process_command, version 7) */
+    ACC_CAP_PROCESS = 1u << 8,
 };
 
 /* What is asked of an adapter: `amount` nodes of site `name`, or `amount`

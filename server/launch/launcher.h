@@ -8,7 +8,9 @@
  * directory of its own that keeps the descriptions, the output (bounded) and
  * the exit status.  Components on sites with launch = sbatch go into their
  * reservation through the site's batch system instead (one batch job each),
- * and the job ends when every part has ended.  The job is stopped when its
+ * and the job ends when every part has ended.  The hosts of sites with
+ * launch = batch stay in the one mpiexec, and Hydra starts their proxies
+ * through the site's batch system (launcher_process.c).  The job is stopped when its
  * reservation ends (SIGTERM `grace` before the end, then SIGKILL) or when
  * the agreement is terminated.
  *
@@ -60,6 +62,11 @@ struct acc_launcher_hooks {
     acc_err (*job_status)(void *ctx, const char *site, const char *job_id,
                           struct acc_job_status *out, struct acc_error *err);
     acc_err (*job_cancel)(void *ctx, const char *site, const char *job_id, struct acc_error *err);
+    /* The command that starts one process on job->host of a site with
+     * launch = batch through its batch system (the adapter's
+     * process_command).  Needed only when a site has launch = batch. */
+    acc_err (*process_command)(void *ctx, const char *site, const struct acc_job *job,
+                               struct acc_command *out, struct acc_error *err);
 };
 
 /* The jobs' directories go under [launch] directory, or accord-jobs beside

@@ -10,6 +10,8 @@
  *                     the end of its reservation or on terminate, collects
  *                     what it left and reports its end
  *   launcher_batch.c  the components submitted to their site's batch system
+ *   launcher_process.c  the proxies of launch = batch sites' hosts, started
+ *                     through their batch system (Hydra's -launcher-exec)
  */
 #ifndef ACC_LAUNCHER_INT_H
 #define ACC_LAUNCHER_INT_H
@@ -146,5 +148,17 @@ const struct acc_launcher_part *acc_launcher_part_failed(const struct acc_launch
  * (after a restart); false when out of memory. */
 bool acc_launcher_batch_text(struct acc_launcher_entry *e);
 bool acc_launcher_batch_parse(struct acc_launcher_entry *e, const char *text);
+
+/* launcher_process.c */
+
+/* Whether a component of hosts is on a site with launch = batch. */
+bool acc_launcher_has_batch(const struct acc_launcher *l, const struct acc_launch_hosts *hosts);
+/* Writes DIR/launch.sh, Hydra's -launcher-exec for the job: the hosts of
+ * launch = batch sites through their adapter's process command (for the
+ * job's account, or NULL: accordd's own), the others as launcher = fork or
+ * ssh would; its path into path.  ACC_ERR_CONFIG with another launcher. */
+acc_err acc_launcher_batch_script(struct acc_launcher *l, struct acc_launcher_entry *e,
+                                  const struct acc_launch_hosts *hosts, const char *account,
+                                  char *path, size_t len, struct acc_error *err);
 
 #endif

@@ -255,6 +255,22 @@ static acc_err start_mpiexec(struct acc_launcher *l, struct acc_launcher_entry *
     acc_err rc = ACC_OK;
     if (part.n_comps == 0)
         goto out; /* every component is a batch job */
+    /* launch = batch sites: Hydra starts every proxy through launch.sh */
+    struct acc_launch_cfg with_exec = *lc;
+    char script[PATH_MAX];
+    if (acc_launcher_has_batch(l, &part)) {
+        if (acc_launch_cfg_manual(lc)) {
+            rc = acc_error_set(err, ACC_ERR_CONFIG,
+                               "launch = batch needs [launch] launcher = fork or ssh");
+            goto out;
+        }
+        if ((rc = acc_launcher_batch_script(l, e, &part, as ? as->name : NULL, script,
+                                            sizeof script, err)))
+            goto out;
+        with_exec.launcher = "rsh";
+        with_exec.launcher_exec = script;
+        lc = &with_exec;
+    }
     if ((rc = acc_launch_command(&part, lc, r->style, description, &argv, err)) ||
         (rc = record_command(r, &argv, err)))
         goto out;

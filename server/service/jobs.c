@@ -109,6 +109,15 @@ static acc_err hook_job_cancel(void *ctx, const char *site, const char *job_id,
     return acc_adapter_job_cancel(ad, job_id, err);
 }
 
+static acc_err hook_process_command(void *ctx, const char *site, const struct acc_job *job,
+                                    struct acc_command *out, struct acc_error *err)
+{
+    struct acc_adapter *ad = batch_site(ctx, site, err);
+    if (!ad)
+        return ACC_ERR_UNKNOWN_SITE;
+    return acc_adapter_process_command(ad, job, out, err);
+}
+
 void acc_jobs_hooks(struct acc_jobs *j, struct acc_launcher_hooks *out)
 {
     *out = (struct acc_launcher_hooks){.ctx = j,
@@ -117,7 +126,8 @@ void acc_jobs_hooks(struct acc_jobs *j, struct acc_launcher_hooks *out)
                                        .ended = hook_ended,
                                        .submit = hook_submit,
                                        .job_status = hook_job_status,
-                                       .job_cancel = hook_job_cancel};
+                                       .job_cancel = hook_job_cancel,
+                                       .process_command = hook_process_command};
 }
 
 acc_err acc_jobs_resume_one(struct acc_jobs *j, struct acc_launcher *l, const char *id,

@@ -6,13 +6,15 @@
 #
 #   site  runs on                    adapter
 #   sitea 127.0.0.1:<free>           slurm: the Slurm testbed's cluster sitea
-#                                    (slurmd on 127.0.0.1), users root,nobody;
-#                                    proxies through srun --reservation
+#                                    (slurmd on 127.0.0.1), users root,ACCOUNT_A;
+#                                    proxies through the adapter's srun
+#                                    --reservation as job_user ACCOUNT_A
 #   sgea  127.0.0.1:<free> on host   sge: the Grid Engine testbed (qmaster
 #         sgea-gw (DIR/bin/on-gw:    sgea-qm, exec hosts sgea-n1..n3 in
 #         the root network namespace network namespaces 10.83.0.11-13),
-#         under its own host name)   users nobody; proxies through
-#                                    qsub -sync y -ar LOCALID as nobody
+#         under its own host name)   users ACCOUNT_B; proxies through the
+#                                    adapter's qsub -sync y -ar LOCALID as
+#                                    job_user ACCOUNT_B
 #   accordd on 127.0.0.1:0, [site sitea] and [site sgea] of adapter = remote
 #   (mutual TLS), a [link] of 1000 Mbit/s between them of adapter tc (egress
 #   accsge0 towards the exec hosts, each exec host's eth0 back; the Slurm
@@ -27,13 +29,19 @@
 #      the agreed start, and the link's classes are on the wire (tc);
 #   2. the MPI ring (accord-ring, 2 ranks at each site) runs across both to
 #      RING OK and exit status 0, its traffic through the link's classes; sgea's proxy ran as a Grid Engine job of
-#      nobody in the advance reservation (qacct), its ranks on an exec host
-#      of the reservation;
+#      ACCOUNT_B in the advance reservation (qstat), its ranks on an exec host
+#      of the reservation; while it runs, /proc shows component slurm's ranks
+#      under ACCOUNT_A's uid and component sge's under ACCOUNT_B's;
 #   3. the job's end releases both reservations; a second agreement's
 #      terminate removes both of its reservations.
 #
+# ACCOUNT_A and ACCOUNT_B are throwaway local accounts (accja<pid>,
+# accjb<pid>) this test creates (useradd, no home) and removes however it
+# ends: each site's jobs run as an account of its own, never as the daemon's.
+#
 # Root only.  Never stops the testbeds (the fixtures do); the daemons, what
-# this test booked and the temporary directory go however this ends (trap).
+# this test booked, the accounts and the temporary directory go however this
+# ends (trap).
 #
 #   SLURM_TESTBED_DIR=... SGE_TESTBED_DIR=... test_sites_sge.sh BUILD_DIR
 set -uo pipefail
@@ -81,8 +89,10 @@ DIR=$(mktemp -d /tmp/accord-sites-sge.XXXXXX)
 chmod 0755 "$DIR"
 C=$DIR/certs
 PIDS=()
+ACCOUNT_A=accja$$ ACCOUNT_B=accjb$$
+ACCOUNTS=()
 cleanup() {
-    local p r alive
+    local p r a alive
     for p in "${PIDS[@]}"; do kill -TERM "$p" 2>/dev/null; done
     for _ in $(seq 50); do
         alive=
@@ -99,6 +109,7 @@ cleanup() {
     for r in $(qrstat_ -u '*' 2>/dev/null | awk '$2 ~ /^acc-/ {print $2}'); do
         "$SGE_TESTBED_BIN/qrdel" -f "$r" >/dev/null 2>&1
     done
+    for a in "${ACCOUNTS[@]}"; do userdel "$a" >/dev/null 2>&1; done
     rm -rf "$DIR"
 }
 trap cleanup EXIT
@@ -106,10 +117,15 @@ trap 'exit 1' INT TERM HUP
 
 "$SRC/tests/support/mkcerts.sh" "$C" >/dev/null || die "mkcerts.sh failed"
 chmod 0755 "$C"
+for a in "$ACCOUNT_A" "$ACCOUNT_B"; do
+    useradd -M -d /nonexistent -s /usr/sbin/nologin "$a" || die "useradd $a failed"
+    ACCOUNTS+=("$a")
+done
+UID_A=$(id -u "$ACCOUNT_A") UID_B=$(id -u "$ACCOUNT_B")
 
 # ------------------------------------------------------------ daemons
 
-site_ini() { # NAME ADAPTER-SECTION
+site_ini() { # NAME JOB-USER ADAPTER-SECTION
     cat <<EOF
 [daemon]
 name = $1
@@ -118,7 +134,7 @@ database = $DIR/$1/$1.db
 certificate = $C/site-alpha.crt
 key = $C/site-alpha.key
 client_ca = $C/ca.crt
-job_user = nobody
+job_user = $2
 hydra_pmi_proxy = $PROXY
 control_networks = 10.83.0.1/32
 threads = 4
@@ -131,7 +147,7 @@ max_advance = 86400
 max_reservations = 16
 connections = 16
 
-$2
+$3
 EOF
 }
 
@@ -159,12 +175,12 @@ start_site() { # [WRAPPER...] NAME
 }
 
 mkdir -p "$DIR/sitea" "$DIR/sgea" "$DIR/accordd"
-site_ini sitea "[site sitea]
+site_ini sitea "$ACCOUNT_A" "[site sitea]
 adapter = slurm
 nodes = 8
 slurm_conf = $SLURM_CONF_SITEA
-users = root,nobody" >"$DIR/sitea/site.ini"
-site_ini sgea "[site sgea]
+users = root,$ACCOUNT_A" >"$DIR/sitea/site.ini"
+site_ini sgea "$ACCOUNT_B" "[site sgea]
 adapter = sge
 nodes = 3
 sge_root = $SGE_ROOT
@@ -172,13 +188,13 @@ cell = $SGE_CELL
 pe = mpi
 queue = all.q
 slots = 2
-users = nobody
+users = $ACCOUNT_B
 bin_dir = /usr/lib/gridengine
 timeout = PT20S" >"$DIR/sgea/site.ini"
 start_site sitea || exit 1
 PA=$PORT
 # On the gateway host: its name and the testbed's /etc/hosts, so that Grid
-# Engine's commands (the adapter's, and qsub as nobody) resolve every host.
+# Engine's commands (the adapter's, and qsub as ACCOUNT_B) resolve every host.
 start_site "$GW" sgea || exit 1
 PB=$PORT
 
@@ -340,7 +356,7 @@ expect "  from $START" has "$resv" " StartTime=${START%Z} "
 ar=$(qrstat_ -ar "$LB" 2>/dev/null)
 expect "Grid Engine holds AR $LB at the start (qrstat -ar)" grep -q "^name  *$KB\$" <<<"$ar"
 expect "  from $START" grep -q "^start_time  *$(date -u -d "$START" '+%m/%d/%Y %H:%M:%S')\$" <<<"$ar"
-expect "  for nobody, 2 slots of PE mpi" grep -q "^granted_parallel_environment  *mpi slots 2\$" <<<"$ar"
+expect "  2 slots of PE mpi" grep -q "^granted_parallel_environment  *mpi slots 2\$" <<<"$ar"
 host_b=$(sed -n 's/^granted_slots_list  *all\.q@\([^=]*\)=2$/\1/p' <<<"$ar")
 expect "  on one exec host ($host_b)" grep -q "^sgea-n[1-3]\$" <<<"$host_b"
 [ "$failures" = 0 ] || printf '    | %s\n    | %s\n' "$resv" "$(tr '\n' ' ' <<<"$ar")"
@@ -354,15 +370,24 @@ expect "tc: 100 Mbit/s back from $host_b (on $ns_b/eth0)" wait_for 10 leaf "$ns_
 # ------------------------------------------------------------ 2. the ring
 
 echo "== 2. the MPI ring across both"
-# While it runs: sgea's proxy is a Grid Engine job accord-KEY of nobody in AR LB.
-seen=
+# While it runs: sgea's proxy is a Grid Engine job accord-KEY of ACCOUNT_B in
+# AR LB, and the ranks (accord-ring processes, ACCORD_COMPONENT in their
+# environment) run under each site's account.
+ranks() { # "COMPONENT UID" of every accord-ring process now
+    local p c
+    for p in $(pgrep -x accord-ring); do
+        c=$(tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | sed -n 's/^ACCORD_COMPONENT=//p')
+        echo "$c $(awk '/^Uid:/ {print $2}' "/proc/$p/status" 2>/dev/null)"
+    done | sort -u
+}
+seen= uids=
 for _ in $(seq 300); do
     seen=$("$SGE_TESTBED_BIN/qstat" -u '*' 2>/dev/null | awk -v n="accord-$KB" 'substr(n, 1, 10) == $3 {print $4, $5}' | head -n 1)
     [ -n "$seen" ] && break
     state_is "$ID" Complete && break
     sleep 0.2
 done
-expect "sgea's proxy was a Grid Engine job of nobody ($seen)" grep -q "^nobody " <<<"$seen"
+expect "sgea's proxy was a Grid Engine job of $ACCOUNT_B ($seen)" grep -q "^$ACCOUNT_B " <<<"$seen"
 # Until it ends: the bytes the link's leaf classes carried (they go with the
 # reservation at the job's end, so they are sampled while it runs).
 leaf_bytes() { # NS DEV: what the 100 Mbit/s leaf sent, or 0
@@ -375,8 +400,16 @@ while ! state_is "$ID" Complete && [ "$(date +%s)" -lt "$end" ]; do
     a=$(leaf_bytes "" accsge0) b=$(leaf_bytes "$ns_b" eth0)
     [ "$a" -gt "$bytes_a" ] && bytes_a=$a
     [ "$b" -gt "$bytes_b" ] && bytes_b=$b
+    if [ -z "$uids" ]; then
+        r=$(ranks)
+        [[ $r == *slurm* && $r == *sge* ]] && uids=$r
+    fi
     sleep 0.2
 done
+expect "component slurm's ranks ran as $ACCOUNT_A (uid $UID_A): $(tr '\n' ' ' <<<"$uids")" \
+    test "$(awk '$1 == "slurm" {print $2}' <<<"$uids")" = "$UID_A"
+expect "component sge's ranks ran as $ACCOUNT_B (uid $UID_B)" \
+    test "$(awk '$1 == "sge" {print $2}' <<<"$uids")" = "$UID_B"
 if state_is "$ID" Complete; then ok "meta-job Complete"; else bad "meta-job not Complete: $(agreement_state "$ID")"; fi
 expect "the ranks' traffic went through the link's classes ($bytes_a bytes towards sgea, $bytes_b back)" \
     test "$bytes_a" -gt 0 -a "$bytes_b" -gt 0

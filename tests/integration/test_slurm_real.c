@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -17,6 +19,7 @@
 #include "hook_adapter.h"
 #include "http_client.h"
 #include "proc.h"
+#include "run_as.h"
 #include "slurm_real.h"
 #include "store.h"
 #include "testutil.h"
@@ -383,6 +386,85 @@ static void test_job_starts_inside_reservation(void)
     reset();
 }
 
+/* A reservation booked for an account names it in Users= (scontrol show
+ * reservation), and a process started through the adapter's process command
+ * (srun --reservation --nodelist -N1 -n1) by that account (a throwaway one,
+ * removed at the end) runs on the node asked for under its uid (/proc). */
+static void test_account_reservation_and_process(void)
+{
+    reset();
+    struct acc_kv sb[] = {{"slurm_conf", conf_b}, {"users", "root"}};
+    struct acc_adapter_env eb = {
+        .name = "siteb", .section = "siteb", .settings = sb, .n_settings = 2, .nodes = 16};
+    struct acc_adapter *b = NULL;
+    struct acc_error err;
+    CU_ASSERT_EQUAL_FATAL(acc_adapter_open(acc_adapter_kind_find("slurm"), &eb, &b, &err), 0);
+    char name[33], work[300];
+    snprintf(name, sizeof name, "accsl%ld", (long)getpid());
+    uid_t uid;
+    gid_t gid;
+    CU_ASSERT_TRUE_FATAL(acc_test_account_add(name, &uid, &gid));
+    struct acc_resource res = {
+        .kind = ACC_RES_NODES, .name = "siteb", .amount = 1, .account = name};
+    struct acc_reservation rsv;
+    ACC_ASSERT_OK(acc_adapter_reserve(b, "acc-account", &res, acc_now(), 300, &rsv, &err));
+    char *show = slurm("siteb", NULL, "scontrol", "show", "reservation", "acc-account", "-o", NULL);
+    char want[64];
+    snprintf(want, sizeof want, " Users=%s ", name); /* the account, not the users setting */
+    CU_ASSERT_PTR_NOT_NULL(strstr(show, want));
+    if (!strstr(show, want))
+        fprintf(stderr, "\n%s\n", show);
+    free(show);
+    snprintf(work, sizeof work, "%s/job-XXXXXX", acc_test_tmpdir());
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(work));
+    CU_ASSERT_EQUAL_FATAL(chown(work, uid, gid), 0);
+    chmod(acc_test_tmpdir(), 0711);
+    const char *args[] = {"60"};
+    struct acc_job job = {.key = "acc-account",
+                          .local_id = rsv.local_id,
+                          .nodes = 1,
+                          .executable = "/bin/sleep",
+                          .args = args,
+                          .n_args = 1,
+                          .directory = work,
+                          .end = rsv.end,
+                          .host = rsv.nodes,
+                          .user = name};
+    struct acc_command cmd;
+    ACC_ASSERT_OK(acc_adapter_process_command(b, &job, &cmd, &err));
+    char out[400];
+    snprintf(out, sizeof out, "%s/srun.out", work);
+    pid_t srun = acc_test_run_as(uid, gid, NULL, &cmd, out);
+    CU_ASSERT_TRUE(srun > 0);
+    pid_t p = acc_test_find_process(uid, "sleep", 30000);
+    CU_ASSERT_TRUE(p > 0); /* found by its uid: it runs as the account */
+    if (p <= 0) {
+        char *o = read_file(out, NULL);
+        fprintf(stderr, "srun: %s\n", o ? o : "(nothing)");
+        free(o);
+    }
+    /* Slurm's own word: a step of the account's on the node asked for */
+    char *q = slurm("siteb", NULL, "squeue", "-h", "-u", name, "-o", "%T|%N|%R", NULL);
+    snprintf(want, sizeof want, "RUNNING|%s|", rsv.nodes ? rsv.nodes : "?");
+    CU_ASSERT_PTR_NOT_NULL(strstr(q, want));
+    free(q);
+    /* the reservation's end (its cancel here) takes the step; srun ends */
+    ACC_ASSERT_OK(acc_adapter_cancel(b, "acc-account", rsv.local_id, &err));
+    int status = -1;
+    for (int i = 0; i < 200 && srun > 0 && waitpid(srun, &status, WNOHANG) == 0; i++)
+        usleep(100000);
+    CU_ASSERT_TRUE(status != -1);
+    if (srun > 0 && kill(srun, 0) == 0) {
+        kill(-srun, SIGKILL);
+        waitpid(srun, NULL, 0);
+    }
+    acc_command_release(&cmd);
+    acc_reservation_release(&rsv);
+    acc_adapter_close(b);
+    acc_test_account_remove(name);
+    reset();
+}
+
 /* A meta-job over both clusters: sitea's component is a batch job in its
  * reservation (sbatch), siteb's runs under mpiexec; the job ends when both
  * have, and what each wrote is kept. */
@@ -454,6 +536,8 @@ static const struct acc_test_case tests[] = {
     {"a competing reservation between preview and reserve: rollback, after it",
      test_competing_reservation},
     {"a job submitted into a reservation starts inside it", test_job_starts_inside_reservation},
+    {"a reservation for an account; a process as it, through srun --reservation",
+     test_account_reservation_and_process},
     {"a meta-job: sbatch on one cluster, mpiexec for the other", test_launch_sbatch_and_mpiexec},
     {"a controller down: 503, nothing booked", test_controller_down},
     {NULL, NULL},

@@ -182,6 +182,9 @@ static void test_refused_alike(void)
     refused_alike("[site a]\nadapter = sim-batch\nnodes = 4\nlaunch = sbatch\n", "sbatch",
                   "[site a]: launch = sbatch needs an adapter that submits jobs into "
                   "reservations (slurm); sim-batch does not");
+    refused_alike("[site a]\nadapter = sim-batch\nnodes = 4\nlaunch = batch\n", "batch",
+                  "[site a]: launch = batch needs an adapter that starts processes through "
+                  "its batch system (slurm, sge); sim-batch does not");
     /* And what both still take. */
     struct acc_error err;
     const char *ok = "[site a]\nadapter = sim-batch\nnodes = 4\n";

@@ -12,8 +12,12 @@
 #include <time.h>
 #include <unistd.h>
 #include <stdarg.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "adapter.h"
+#include "run_as.h"
 #include "testutil.h"
 
 #define H 3600
@@ -29,11 +33,18 @@ static int setup(void)
     return 0;
 }
 
-static struct acc_adapter *open_sge(void)
+/* The adapter whose commands run in bin_dir (NULL: the testbed's wrappers,
+ * which run them on the qmaster host). */
+static struct acc_adapter *open_sge_in(const char *bin_dir)
 {
-    struct acc_kv kv[] = {{"sge_root", root}, {"cell", "accord"},  {"pe", "mpi"},
-                          {"queue", "all.q"}, {"slots", "2"},      {"users", "nobody"},
-                          {"bin_dir", bin},   {"timeout", "PT20S"}};
+    struct acc_kv kv[] = {{"sge_root", root},
+                          {"cell", "accord"},
+                          {"pe", "mpi"},
+                          {"queue", "all.q"},
+                          {"slots", "2"},
+                          {"users", "nobody"},
+                          {"bin_dir", bin_dir ? bin_dir : bin},
+                          {"timeout", "PT20S"}};
     struct acc_adapter_env env = {.name = "sgea",
                                   .section = "[site sgea]",
                                   .settings = kv,
@@ -44,6 +55,11 @@ static struct acc_adapter *open_sge(void)
     if (acc_adapter_open(acc_adapter_kind_find("sge"), &env, &ad, &err))
         fprintf(stderr, "open sge: %s\n", err.msg);
     return ad;
+}
+
+static struct acc_adapter *open_sge(void)
+{
+    return open_sge_in(NULL);
 }
 
 /* A Grid Engine command on the testbed's qmaster host; its exit code. */
@@ -205,6 +221,91 @@ static void test_lost_id(void)
     acc_adapter_close(ad);
 }
 
+/* A reservation booked for an account names it in its users list (qrsub -u,
+ * qrstat -ar ID), and a process started through the adapter's process
+ * command by that account (a throwaway one, removed at the end) runs in the
+ * reservation on the host asked for, under its uid (/proc, while it runs). */
+static void test_account(void)
+{
+    struct acc_adapter *ad = open_sge();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ad);
+    char name[33], work[700];
+    snprintf(name, sizeof name, "accsg%ld", (long)getpid());
+    uid_t uid;
+    gid_t gid;
+    CU_ASSERT_TRUE_FATAL(acc_test_account_add(name, &uid, &gid));
+    struct acc_error err;
+    struct acc_resource one = nodes(1);
+    one.account = name;
+    acc_time start = acc_now() + 3;
+    struct acc_reservation r;
+    acc_err rc = acc_adapter_reserve(ad, "acc-account-1", &one, start, 180, &r, &err);
+    if (rc)
+        fprintf(stderr, "reserve: %s\n", err.msg);
+    CU_ASSERT_EQUAL_FATAL(rc, ACC_OK);
+    CU_ASSERT_EQUAL(sh("qrstat -ar %s | grep -E '^acl_list +%s$' >/dev/null", r.local_id, name), 0);
+    if (sh("qrstat -ar %s | grep -E '^acl_list +%s$' >/dev/null", r.local_id, name) != 0)
+        sh("qrstat -ar %s >&2", r.local_id);
+    /* the job's directory: the account's, on the file system the exec hosts see */
+    snprintf(work, sizeof work, "%s/job-XXXXXX", acc_test_tmpdir());
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(work));
+    CU_ASSERT_EQUAL_FATAL(chown(work, uid, gid), 0);
+    chmod(acc_test_tmpdir(), 0711);
+    const char *args[] = {"60"};
+    char *host = strdup(r.nodes ? r.nodes : "");
+    host[strcspn(host, ",")] = '\0';
+    struct acc_job job = {.key = "acc-account-1",
+                          .local_id = r.local_id,
+                          .nodes = 1,
+                          .executable = "/bin/sleep",
+                          .args = args,
+                          .n_args = 1,
+                          .directory = work,
+                          .end = r.end,
+                          .host = host,
+                          .user = name};
+    /* qsub itself on the gateway host (a submit host that resolves every
+     * host), as the account: the adapter as accord-site there would have it */
+    struct acc_adapter *gw_ad = open_sge_in("/usr/lib/gridengine");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(gw_ad);
+    struct acc_command cmd;
+    ACC_ASSERT_OK(acc_adapter_process_command(gw_ad, &job, &cmd, &err));
+    acc_adapter_close(gw_ad);
+    char gw[700], out[800];
+    snprintf(gw, sizeof gw, "%s/on-gw", bin);
+    snprintf(out, sizeof out, "%s/qsub.out", work);
+    const char *prefix[] = {gw, NULL};
+    pid_t qsub = acc_test_run_as(uid, gid, prefix, &cmd, out);
+    CU_ASSERT_TRUE(qsub > 0);
+    pid_t p = acc_test_find_process(uid, "sleep", 30000);
+    CU_ASSERT_TRUE(p > 0); /* found by its uid: it runs as the account */
+    if (p <= 0) {
+        char *o = acc_test_slurp(out, NULL);
+        fprintf(stderr, "qsub: %s\n", o ? o : "(nothing)");
+        free(o);
+    }
+    /* Grid Engine ran it as the account, in the AR, on the host asked for */
+    CU_ASSERT_EQUAL(sh("qstat -u %s -s r | grep -q ' %s '", name, name), 0);
+    CU_ASSERT_EQUAL(sh("qstat -u %s -s r | grep -q '@%s '", name, host), 0);
+    /* the reservation's end (here its cancel) takes the job with it, and
+     * qsub -sync y ends */
+    ACC_ASSERT_OK(acc_adapter_cancel(ad, "acc-account-1", r.local_id, &err));
+    int status = -1;
+    for (int i = 0; i < 200 && qsub > 0 && waitpid(qsub, &status, WNOHANG) == 0; i++)
+        usleep(100000);
+    CU_ASSERT_TRUE(WIFEXITED(status) || WIFSIGNALED(status));
+    if (qsub > 0 && kill(qsub, 0) == 0) {
+        kill(-qsub, SIGKILL);
+        waitpid(qsub, NULL, 0);
+    }
+    sh("qdel -u %s >/dev/null 2>&1", name);
+    acc_command_release(&cmd);
+    acc_reservation_release(&r);
+    free(host);
+    acc_test_account_remove(name);
+    acc_adapter_close(ad);
+}
+
 /* A running job without a reservation keeps its host busy until its h_rt
  * ends (+1 s); one without h_rt keeps it busy for good. */
 static void test_running_job(void)
@@ -245,6 +346,7 @@ static const struct acc_test_case tests[] = {
     {"a competing reservation between preview and reserve", test_competing},
     {"a reservation whose id was lost is found by name", test_lost_id},
     {"a running job's h_rt", test_running_job},
+    {"a reservation for an account; a process as it, through qsub -sync y -ar", test_account},
     {NULL, NULL},
 };
 

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../../lib/common/kv.h"
 #include "../../lib/common/timefmt.h"
 #include "../../site/site_jobs.h"
 #include "testutil.h"
@@ -404,8 +405,48 @@ static void test_jobs_cancel_bound_restart(void)
     acc_site_jobs_close(f.j);
 }
 
-/* A Slurm site: the proxy goes through srun into the reservation on its
- * host (a stand-in srun prints what it was given). */
+/* A stand-in batch command in f->dir: prints its words, the environment the
+ * adapter gave and who runs it. */
+static bool stand_in_command(struct jfix *f, const char *name)
+{
+    char path[700];
+    snprintf(path, sizeof path, "%s/%s", f->dir, name);
+    FILE *p = fopen(path, "w");
+    if (!p)
+        return false;
+    fprintf(p,
+            "#!/bin/sh\necho \"%s: $*\"\necho \"env: $SLURM_CONF $SGE_ROOT $SGE_CELL $TZ "
+            "$(id -un) $(pwd)\"\nexit 0\n",
+            name);
+    return fclose(p) == 0 && chmod(path, 0755) == 0;
+}
+
+/* Opens the table again with the batch adapter of kind over settings. */
+static struct acc_adapter *open_batch(struct jfix *f, const char *kind,
+                                      const struct acc_kv *settings, size_t n)
+{
+    acc_site_jobs_close(f->j);
+    f->j = NULL;
+    struct acc_adapter_env env = {
+        .name = "alpha", .section = "site alpha", .settings = settings, .n_settings = n};
+    struct acc_adapter *ad = NULL;
+    struct acc_error err;
+    if (acc_adapter_open(acc_adapter_kind_find(kind), &env, &ad, &err)) {
+        fprintf(stderr, "adapter: %s\n", err.msg);
+        return NULL;
+    }
+    f->cfg.batch = ad;
+    if (acc_site_jobs_open(&f->cfg, &f->j, &err)) {
+        fprintf(stderr, "open: %s\n", err.msg);
+        acc_adapter_close(ad);
+        return NULL;
+    }
+    return ad;
+}
+
+/* A Slurm site: the proxy goes through the slurm adapter's srun into the
+ * reservation on its host, run as the job's account (a stand-in srun
+ * prints what it was given). */
 static void test_jobs_srun(void)
 {
     if (geteuid() != 0) {
@@ -414,18 +455,16 @@ static void test_jobs_srun(void)
     }
     struct jfix f;
     CU_ASSERT_TRUE_FATAL(jfix_open(&f, 4));
-    acc_site_jobs_close(f.j);
-    char srun[700];
-    snprintf(srun, sizeof srun, "%s/srun", f.dir);
-    FILE *p = fopen(srun, "w");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
-    fputs("#!/bin/sh\necho \"srun: $*\"\nexit 0\n", p);
-    fclose(p);
-    chmod(srun, 0755);
-    f.cfg.srun = true;
-    f.cfg.srun_path = srun;
+    CU_ASSERT_TRUE_FATAL(stand_in_command(&f, "srun"));
+    char conf[700];
+    snprintf(conf, sizeof conf, "%s/slurm.conf", f.dir);
+    FILE *c = fopen(conf, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    fclose(c);
+    struct acc_kv set[] = {{"bin_dir", f.dir}, {"slurm_conf", conf}};
+    struct acc_adapter *ad = open_batch(&f, "slurm", set, 2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ad);
     struct acc_error err;
-    ACC_ASSERT_OK(acc_site_jobs_open(&f.cfg, &f.j, &err));
     char id[ACC_SITE_JOB_ID_MAX];
     acc_time now = acc_now();
     ACC_ASSERT_OK(submit(&f, "P", "alpha-n1", "0", now - 1, now + 600, id, &err));
@@ -435,21 +474,63 @@ static void test_jobs_srun(void)
     CU_ASSERT_EQUAL(st.exit_status, 0);
     char *out = job_file(&f, id, "output");
     CU_ASSERT_PTR_NOT_NULL_FATAL(out);
-    char want[1200];
+    char want[2400];
     snprintf(want, sizeof want,
-             "srun: --reservation=r1 --nodelist=alpha-n1 -N1 -n1 --job-name=accord-k1 %s "
-             "--control-port 10.79.0.1:45839 --rmk user",
-             f.proxy);
-    if (!strstr(out, want))
-        fprintf(stderr, "\n%s\n", out);
+             "srun: --reservation=r1 --nodelist=alpha-n1 -N1 -n1 --job-name=accord-k1 "
+             "--chdir=%s/%s --time=10 %s --control-port 10.79.0.1:45839 --rmk user",
+             f.jobs, id, f.proxy);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, want));
+    /* the adapter's SLURM_CONF, TZ=UTC, run as the job user in the job's directory */
+    char env[2400];
+    snprintf(env, sizeof env, "env: %s   UTC nobody %s/%s", conf, f.jobs, id);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, env));
+    if (!strstr(out, want) || !strstr(out, env))
+        fprintf(stderr, "\n%s\n", out);
     free(out);
+    /* A job that names its account runs as it (daemon, uid 1, here);
+     * root and unknown accounts are refused. */
+    const char *a[] = {GOOD};
+    struct acc_job job = {.key = "k1",
+                          .host = "alpha-n1",
+                          .executable = "hydra_pmi_proxy",
+                          .args = a,
+                          .n_args = 20,
+                          .user = "daemon"};
+    struct acc_site_job_booking b = {
+        .key = "k1", .local_id = "r1", .nodes = "alpha-n1", .start = now - 1, .end = now + 600};
+    ACC_ASSERT_OK(acc_site_jobs_submit(f.j, "P", &b, &job, now, id, sizeof id, &err));
+    CU_ASSERT_TRUE_FATAL(wait_done(&f, "P", id, &st));
+    out = job_file(&f, id, "output");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, " UTC daemon "));
+    free(out);
+    struct stat sb;
+    char dir[1200];
+    snprintf(dir, sizeof dir, "%s/%s", f.jobs, id);
+    CU_ASSERT_EQUAL(stat(dir, &sb), 0);
+    CU_ASSERT_EQUAL(sb.st_uid, 1); /* its directory is the account's */
+    job.user = "root";
+    CU_ASSERT_EQUAL(acc_site_jobs_submit(f.j, "P", &b, &job, now, id, sizeof id, &err),
+                    ACC_ERR_FORBIDDEN);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "never run as root"));
+    job.user = "no-such-account-here";
+    CU_ASSERT_EQUAL(acc_site_jobs_submit(f.j, "P", &b, &job, now, id, sizeof id, &err),
+                    ACC_ERR_FORBIDDEN);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "no such user"));
     acc_site_jobs_close(f.j);
+    /* Through the batch system the account must reach its directory: a
+     * parent that lets no one else pass is refused at open. */
+    f.j = NULL;
+    CU_ASSERT_EQUAL_FATAL(chmod(f.dir, 0700), 0);
+    CU_ASSERT_EQUAL(acc_site_jobs_open(&f.cfg, &f.j, &err), ACC_ERR_CONFIG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "does not let other users pass"));
+    CU_ASSERT_EQUAL(chmod(f.dir, 0711), 0);
+    acc_adapter_close(ad);
 }
 
-/* A Grid Engine site: the proxy goes through qsub -sync y into the
- * advance reservation on its host, as the job user, with the cell in its
- * environment (a stand-in qsub prints what it was given). */
+/* A Grid Engine site: the proxy goes through the sge adapter's qsub -sync y
+ * into the advance reservation on its host, as the job user, with the cell
+ * in its environment (a stand-in qsub prints what it was given). */
 static void test_jobs_qsub(void)
 {
     if (geteuid() != 0) {
@@ -458,39 +539,42 @@ static void test_jobs_qsub(void)
     }
     struct jfix f;
     CU_ASSERT_TRUE_FATAL(jfix_open(&f, 4));
-    acc_site_jobs_close(f.j);
-    char qsub[700];
-    snprintf(qsub, sizeof qsub, "%s/qsub", f.dir);
-    FILE *p = fopen(qsub, "w");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
-    fputs("#!/bin/sh\necho \"qsub: $*\"\necho \"env: $SGE_ROOT $SGE_CELL $(id -un)\"\n"
-          "exit 0\n",
-          p);
-    fclose(p);
-    chmod(qsub, 0755);
-    f.cfg.qsub = true;
-    f.cfg.qsub_path = qsub;
-    f.cfg.sge_root = "/opt/sge";
-    f.cfg.sge_cell = "accord";
+    CU_ASSERT_TRUE_FATAL(stand_in_command(&f, "qsub"));
+    char root[700], common[800];
+    snprintf(root, sizeof root, "%s/sge", f.dir);
+    snprintf(common, sizeof common, "%s/accord", root);
+    CU_ASSERT_TRUE_FATAL(mkdir(root, 0755) == 0 && mkdir(common, 0755) == 0);
+    snprintf(common, sizeof common, "%s/accord/common", root);
+    CU_ASSERT_TRUE_FATAL(mkdir(common, 0755) == 0);
+    struct acc_kv set[] = {
+        {"bin_dir", f.dir}, {"sge_root", root}, {"cell", "accord"}, {"pe", "mpi"}};
+    struct acc_adapter *ad = open_batch(&f, "sge", set, 4);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ad);
     struct acc_error err;
-    ACC_ASSERT_OK(acc_site_jobs_open(&f.cfg, &f.j, &err));
     char id[ACC_SITE_JOB_ID_MAX];
     acc_time now = acc_now();
-    ACC_ASSERT_OK(submit(&f, "P", "alpha-n1", "0", now - 1, now + 600, id, &err));
+    acc_err rc = submit(&f, "P", "alpha-n1", "0", now - 1, now + 600, id, &err);
+    if (rc)
+        fprintf(stderr, "\nsubmit: %s\n", err.msg);
+    ACC_ASSERT_OK(rc);
     struct acc_job_status st;
     CU_ASSERT_TRUE_FATAL(wait_done(&f, "P", id, &st));
     CU_ASSERT_STRING_EQUAL(st.state, "COMPLETED");
     char *out = job_file(&f, id, "output");
     CU_ASSERT_PTR_NOT_NULL_FATAL(out);
     /* h_rt: what is left of the reservation (600 s, or 599) less 30 s */
-    char want[1200];
+    char want[2400];
     snprintf(want, sizeof want, "qsub: -sync y -ar r1 -N accord-k1 -l h=alpha-n1 -l h_rt=5");
     CU_ASSERT_PTR_NOT_NULL(strstr(out, want));
-    snprintf(want, sizeof want, " -j y -b y %s --control-port 10.79.0.1:45839 --rmk user", f.proxy);
+    snprintf(want, sizeof want,
+             " -wd %s/%s -o %s/%s/proxy.out -j y -b y %s --control-port "
+             "10.79.0.1:45839 --rmk user",
+             f.jobs, id, f.jobs, id, f.proxy);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, want));
-    CU_ASSERT_PTR_NOT_NULL(strstr(out, "/proxy.out -j y"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(out, "env: /opt/sge accord nobody"));
-    if (!strstr(out, want) || !strstr(out, "env: /opt/sge accord nobody"))
+    char env[2400];
+    snprintf(env, sizeof env, "env:  %s accord UTC nobody", root);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, env));
+    if (!strstr(out, want) || !strstr(out, env))
         fprintf(stderr, "\n%s\n", out);
     free(out);
     /* Without the reservation's id there is nothing to submit into. */
@@ -502,6 +586,7 @@ static void test_jobs_qsub(void)
     CU_ASSERT_EQUAL(acc_site_jobs_submit(f.j, "P", &b, &job, now, id, sizeof id, &err),
                     ACC_ERR_INVALID);
     acc_site_jobs_close(f.j);
+    acc_adapter_close(ad);
 }
 
 static void test_jobs_config(void)
@@ -540,8 +625,8 @@ static const struct acc_test_case table_tests[] = {
     {"configuration refused", test_jobs_config},
     {"run as nobody, bounded output, other peers, refusals", test_jobs_run},
     {"cancel a group, the bound, a restart", test_jobs_cancel_bound_restart},
-    {"a Slurm site: through srun --reservation", test_jobs_srun},
-    {"a Grid Engine site: through qsub -sync y -ar", test_jobs_qsub},
+    {"a Slurm site: through the adapter's srun --reservation, as the account", test_jobs_srun},
+    {"a Grid Engine site: through the adapter's qsub -sync y -ar", test_jobs_qsub},
     {NULL, NULL},
 };
 

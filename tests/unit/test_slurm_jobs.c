@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "adapter.h"
+#include "buf.h"
 #include "http_client.h" /* read_file */
 #include "slurm_fake.h"
 #include "testutil.h"
@@ -41,6 +42,81 @@ static void test_submit(void)
     CU_ASSERT_PTR_NOT_NULL(
         strstr(script, "exec '/opt/metatrace/trace' '--steps=500' 'two words' 'it'\\''s'"));
     free(script);
+    acc_adapter_close(ad);
+}
+
+/* A job for one host (a Hydra proxy) is pinned to it. */
+static void test_submit_host(void)
+{
+    scene("submit-host");
+    put("sbatch.out", "4243\n");
+    struct acc_adapter *ad = open_slurm(NULL);
+    struct acc_job job = {.key = "acc-h",
+                          .nodes = 1,
+                          .ppn = 1,
+                          .executable = "/usr/bin/hydra_pmi_proxy",
+                          .end = acc_now() + 60,
+                          .host = "sitea-n02"};
+    char id[64];
+    struct acc_error err;
+    ACC_ASSERT_OK(acc_adapter_submit(ad, &job, id, sizeof id, &err));
+    char *c = calls();
+    CU_ASSERT_PTR_NOT_NULL(strstr(c, "--ntasks-per-node=1 --time=1 --nodelist=sitea-n02 "));
+    free(c);
+    job.host = "a b";
+    CU_ASSERT_EQUAL(acc_adapter_submit(ad, &job, id, sizeof id, &err), ACC_ERR_INVALID);
+    acc_adapter_close(ad);
+}
+
+/* The process command: srun into the reservation on the host, with the
+ * adapter's SLURM_CONF; nothing is run; bad jobs are refused. */
+static void test_process_command(void)
+{
+    scene("process");
+    struct acc_adapter *ad = open_slurm(NULL);
+    CU_ASSERT_TRUE(acc_adapter_has(ad, ACC_CAP_PROCESS));
+    const char *args[] = {"--control-port", "10.0.0.1:5000"};
+    struct acc_job job = {.key = "acc-p",
+                          .local_id = "acc-p",
+                          .executable = "/usr/bin/hydra_pmi_proxy",
+                          .args = args,
+                          .n_args = 2,
+                          .directory = "/shared/jobs/p1",
+                          .end = acc_now() + 600,
+                          .host = "sitea-n03",
+                          .user = "alice"};
+    struct acc_command cmd;
+    struct acc_error err;
+    ACC_ASSERT_OK(acc_adapter_process_command(ad, &job, &cmd, &err));
+    struct acc_buf b = ACC_BUF_INIT;
+    for (size_t i = 0; i < cmd.argc; i++)
+        acc_buf_printf(&b, "%s%s", i ? " " : "", cmd.argv[i]);
+    const char *line = acc_buf_str(&b);
+    CU_ASSERT_PTR_NOT_NULL(strstr(line, "/srun --reservation=acc-p --nodelist=sitea-n03 -N1 -n1 "
+                                        "--job-name=accord-acc-p --chdir=/shared/jobs/p1 "
+                                        "--time=10 /usr/bin/hydra_pmi_proxy --control-port "
+                                        "10.0.0.1:5000"));
+    CU_ASSERT_PTR_NULL(strstr(line, "--uid")); /* the caller runs it as the account */
+    bool has_conf = false, tz = false;
+    for (size_t i = 0; i < cmd.n_env; i++) {
+        has_conf |= strncmp(cmd.env[i], "SLURM_CONF=", 11) == 0;
+        tz |= strcmp(cmd.env[i], "TZ=UTC") == 0;
+    }
+    CU_ASSERT_TRUE(has_conf && tz);
+    acc_buf_release(&b);
+    acc_command_release(&cmd);
+    struct acc_job bad = job;
+    bad.host = NULL;
+    CU_ASSERT_EQUAL(acc_adapter_process_command(ad, &bad, &cmd, &err), ACC_ERR_INVALID);
+    bad = job;
+    bad.executable = "hydra_pmi_proxy";
+    CU_ASSERT_EQUAL(acc_adapter_process_command(ad, &bad, &cmd, &err), ACC_ERR_INVALID);
+    bad = job;
+    bad.local_id = NULL;
+    CU_ASSERT_EQUAL(acc_adapter_process_command(ad, &bad, &cmd, &err), ACC_ERR_INVALID);
+    bad = job;
+    bad.user = "al ice";
+    CU_ASSERT_EQUAL(acc_adapter_process_command(ad, &bad, &cmd, &err), ACC_ERR_INVALID);
     acc_adapter_close(ad);
 }
 
@@ -156,6 +232,8 @@ static void test_job_exit_code_strict(void)
 
 const struct acc_test_case acc_slurm_jobs_tests[] = {
     {"submit: exported variables", test_submit_env},
+    {"submit: one host pinned with --nodelist", test_submit_host},
+    {"process_command: srun into the reservation on the host", test_process_command},
     {"job status and cancel", test_job_status_and_cancel},
     {"job exit codes are read strictly", test_job_exit_code_strict},
     {"submit into the reservation", test_submit},
