@@ -527,7 +527,7 @@ acc_err acc_ledger_store_path(const char *db_path, const char *name, const char 
         return acc_error_set(err, ACC_ERR_CONFIG, "needs a database path or a calendar file");
     if (!setting && strcmp(db_path, ":memory:") == 0)
         setting = db_path;
-    if (!setting && strstr(db_path, "://"))
+    if (!setting && acc_sql_location_can(db_path, ACC_SQL_CAP_SERVER_LOCKS))
         return shared_path(db_path, name, out, err);
     size_t n = setting ? strlen(setting) + 1 : strlen(db_path) + strlen(name) + 6;
     *out = malloc(n);
@@ -567,7 +567,7 @@ acc_err acc_ledger_store_open(const char *path, bool durable, bool snapshot,
     if (!rc)
         rc = acc_sql_writer_start(ss->db, &w, &ss->writer, err);
     if (!rc)
-        ss->shared = acc_sql_is_pg(ss->db);
+        ss->shared = acc_sql_can(ss->db, ACC_SQL_CAP_SERVER_LOCKS);
     if (rc) {
         acc_error_prefix(err, "simulator calendar");
         acc_ledger_store_close(ss);
