@@ -639,6 +639,24 @@ static void test_drivers(void)
     CU_ASSERT_STRING_EQUAL(u, "postgresql://h/x");
     free(u);
     CU_ASSERT_PTR_NULL(acc_db_url_with_name("accord.db", "x"));
+
+    /* a file is copied, not dumped, and put back in place, not restored */
+    char file[300], dest[320];
+    snprintf(file, sizeof file, "%s/drivers.db", acc_test_tmpdir());
+    snprintf(dest, sizeof dest, "%s.dump", file);
+    struct acc_sql_options o = {.path = file, .label = "kv", .n_slots = 1};
+    struct acc_sql *db = NULL;
+    ACC_ASSERT_OK(acc_sql_open(&o, &db, &err));
+    CU_ASSERT_TRUE(acc_sql_can(db, ACC_SQL_CAP_FILE | ACC_SQL_CAP_ONLINE_BACKUP));
+    CU_ASSERT_FALSE(acc_sql_can(db, ACC_SQL_CAP_DUMP));
+    CU_ASSERT_STRING_EQUAL(acc_sql_driver(db)->name, "sqlite");
+    CU_ASSERT_EQUAL(acc_sql_dump(db, dest, NULL, NULL, &err), ACC_ERR_UNSUPPORTED);
+    CU_ASSERT_NOT_EQUAL(access(dest, F_OK), 0);
+    acc_sql_close(db);
+    CU_ASSERT_EQUAL(acc_sql_restore(file, dest, &err), ACC_ERR_UNSUPPORTED);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "not from a dump"));
+    CU_ASSERT_EQUAL(acc_sql_restore("mysql://h/db", dest, &err), ACC_ERR_CONFIG);
+    unlink(file);
 }
 
 static const struct acc_test_case tests[] = {
