@@ -501,21 +501,24 @@ acc_err acc_ledger_store_day_marked(struct acc_ledger_store *ss, int64_t day, bo
 /* ------------------------------------------------------------ open, close */
 
 /* A ledger in the database server of db_path: a schema of its own there,
- * ledger_NAME (search_path; lib/sql makes it), so that its tables and its
- * schema version are its own while every instance shares them. */
+ * ledger_NAME (lib/sql names it in the location and makes it), so that its
+ * tables and its schema version are its own while every instance shares
+ * them. */
 static acc_err shared_path(const char *db_path, const char *name, char **out, struct acc_error *err)
 {
-    size_t n = strlen(db_path) + strlen(name) + 64;
-    if (!(*out = malloc(n)))
+    size_t n = strlen(name) + 8;
+    char *schema = malloc(n);
+    if (!schema)
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
-    char *o = *out + snprintf(*out, n, "%s%coptions=-csearch_path%%3Dledger_", db_path,
-                              strchr(db_path, '?') ? '&' : '?');
+    char *o = schema + snprintf(schema, n, "ledger_");
     for (const char *p = name; *p; p++)
         *o++ = (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ? *p
                : (*p >= 'A' && *p <= 'Z')                           ? (char)(*p - 'A' + 'a')
                                                                     : '_';
     *o = '\0';
-    return ACC_OK;
+    *out = acc_sql_location_in_schema(db_path, schema);
+    free(schema);
+    return *out ? ACC_OK : acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
 }
 
 acc_err acc_ledger_store_path(const char *db_path, const char *name, const char *setting,

@@ -103,6 +103,11 @@ const struct acc_sql_driver *acc_sql_driver_of(const char *location, struct acc_
 /* Whether the location's driver can do every one of caps (false when no
  * driver takes it).  ":memory:" and "" are no file. */
 bool acc_sql_location_can(const char *location, unsigned caps);
+/* The location of a schema of its own (a plain word: letters, digits, _)
+ * inside a server's database (ACC_SQL_CAP_SERVER_LOCKS): the same database,
+ * its tables there (PostgreSQL: search_path, made at open).  NULL when out
+ * of memory.  free() it. */
+char *acc_sql_location_in_schema(const char *location, const char *schema);
 /* The same for an open database. */
 const struct acc_sql_driver *acc_sql_driver(const struct acc_sql *db);
 bool acc_sql_can(const struct acc_sql *db, unsigned caps);

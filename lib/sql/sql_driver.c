@@ -2,6 +2,7 @@
 /* sql_driver.c - which backend a location names, and what it can do
  * (sql.h, "backends").  The one place that reads a location's form: a URL
  * names its backend by its scheme, anything else is a file for SQLite. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -85,6 +86,17 @@ bool acc_sql_location_can(const char *location, unsigned caps)
 {
     const struct acc_sql_driver *d = acc_sql_driver_of(location, NULL);
     return d && (caps_at(d, location) & caps) == caps;
+}
+
+char *acc_sql_location_in_schema(const char *location, const char *schema)
+{
+    /* libpq's options parameter, percent-encoded: -csearch_path=SCHEMA */
+    size_t n = strlen(location) + strlen(schema) + 32;
+    char *out = malloc(n);
+    if (out)
+        snprintf(out, n, "%s%coptions=-csearch_path%%3D%s", location,
+                 strchr(location, '?') ? '&' : '?', schema);
+    return out;
 }
 
 const struct acc_sql_driver *acc_sql_driver(const struct acc_sql *db)

@@ -639,6 +639,13 @@ static void test_drivers(void)
     CU_ASSERT_STRING_EQUAL(u, "postgresql://h/x");
     free(u);
     CU_ASSERT_PTR_NULL(acc_db_url_with_name("accord.db", "x"));
+    /* a schema of its own in the same database */
+    u = acc_sql_location_in_schema("postgresql://u@h/db", "ledger_a");
+    CU_ASSERT_STRING_EQUAL(u, "postgresql://u@h/db?options=-csearch_path%3Dledger_a");
+    free(u);
+    u = acc_sql_location_in_schema("postgresql:///db?host=/tmp", "ledger_b");
+    CU_ASSERT_STRING_EQUAL(u, "postgresql:///db?host=/tmp&options=-csearch_path%3Dledger_b");
+    free(u);
 
     /* a file is copied, not dumped, and put back in place, not restored */
     char file[300], dest[320];
