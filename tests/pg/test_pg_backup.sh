@@ -125,7 +125,7 @@ grep -rq "$PASSWORD" "$T/x/MANIFEST" "$T/pg_dump.args" && fail "2: the password 
 grep -qx "PGPASSWORD=$PASSWORD" "$T/pg_dump.env" || fail "2: pg_dump had no PGPASSWORD"
 grep -qx -- '--format=custom' "$T/pg_dump.args" || fail "2: pg_dump $(cat "$T/pg_dump.args")"
 grep -q -- '--snapshot=' "$T/pg_dump.args" || fail "2: pg_dump took no exported snapshot"
-ls /tmp | grep -q '^accord-backup-' && fail "2: the work directory was left in /tmp"
+ls "${TMPDIR:-/tmp}" | grep -q "^accord-backup-" && fail "2: the work directory was left in ${TMPDIR:-/tmp}"
 
 # 3. restore into the empty database; again: refused
 ini "$DST_URL" "$T/x/auth/tokens" "$T/x/signing/sign.key" "$T/x/signing/sign.crt" >"$T/restored.ini"
