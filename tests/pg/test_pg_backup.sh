@@ -105,7 +105,7 @@ echo "1: $(wc -l <"$T/before") agreements on $SRC"
 # 2. the backup, while 4 clients post
 for c in 1 2 3 4; do
     (for k in $(seq 6); do post 1 "during-$c-$k" >/dev/null; done) &
-    LOAD[$c]=$!
+    LOAD[c]=$!
 done
 out=$("$CTL" --server "$(u 1)" --token root-token-0123456789 admin backup "$T/backup.tar" 2>&1) ||
     fail "2: backup: $out"
