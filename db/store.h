@@ -330,7 +330,8 @@ acc_err acc_store_prune_rejected(struct acc_store *st, const struct acc_store_ow
                                  unsigned keep, unsigned *deleted, struct acc_error *err);
 
 /* A whole, consistent copy of the database into the new file dest while it
- * serves on (sql.h's acc_sql_backup); *agreements is the number of
+ * serves on: a file's copy (sql.h's acc_sql_backup), or a server's dump
+ * (acc_sql_dump, pg_dump's custom format); *agreements is the number of
  * agreements in the copy. */
 acc_err acc_store_backup(struct acc_store *st, const char *dest, int64_t *agreements,
                          struct acc_error *err);

@@ -69,7 +69,7 @@ static const struct acc_sql_query
 
 bool acc_store_shared(const struct acc_store *st)
 {
-    return acc_sql_is_pg(st->db);
+    return acc_sql_can(st->db, ACC_SQL_CAP_SERVER_LOCKS);
 }
 
 void acc_store_set_instance(struct acc_store *st, const char *id)

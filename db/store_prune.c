@@ -259,5 +259,8 @@ acc_err acc_store_backup(struct acc_store *st, const char *dest, int64_t *agreem
                          struct acc_error *err)
 {
     *agreements = 0;
-    return acc_sql_backup(st->db, dest, "SELECT count(*) FROM agreement", agreements, err);
+    static const char count[] = "SELECT count(*) FROM agreement";
+    if (acc_sql_can(st->db, ACC_SQL_CAP_DUMP))
+        return acc_sql_dump(st->db, dest, count, agreements, err);
+    return acc_sql_backup(st->db, dest, count, agreements, err);
 }

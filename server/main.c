@@ -6,6 +6,7 @@
  *           [--jobs N] [--csv]
  *   accordd [--config FILE] [--listen HOST:PORT] [--db PATH]
  *           --check-config | --print-config
+ *   accordd [--config FILE] [--db URL] --restore DUMP
  *   accordd --help | --version
  *
  * Without --config it serves the embedded simulated testbed. */
@@ -18,7 +19,8 @@
 #include <unistd.h>
 
 #include "../lib/common/conf_report.h"
-#include "../lib/common/dbname.h"
+#include "../lib/sql/dbname.h"
+#include "../lib/sql/sql.h"
 #include "../lib/common/log.h"
 #include "../lib/common/notify.h"
 #include "../lib/common/proc.h"
@@ -39,6 +41,7 @@ static void usage(FILE *f)
                "               [--from TIME] [--jobs N] [--csv]\n"
                "       accordd [--config FILE] [--listen HOST:PORT] [--db PATH]\n"
                "               --check-config | --print-config\n"
+               "       accordd [--config FILE] [--db URL] --restore DUMP\n"
                "       accordd --help | --version\n"
                "\n"
                "Accord negotiates co-allocations (nodes on several clusters plus network\n"
@@ -66,12 +69,16 @@ static void usage(FILE *f)
                "  --policy NAME      the placement policy (default: [negotiation] policy)\n"
                "  --from TIME        submit times count from TIME (RFC 3339; default now)\n"
                "  --jobs N           replay at most N jobs of the workload\n"
-               "  --csv              CSV instead of a table\n");
+               "  --csv              CSV instead of a table\n"
+               "\n"
+               "  --restore DUMP     load the database dump of a backup archive (accord.dump,\n"
+               "                     pg_dump's custom format) into the configured PostgreSQL\n"
+               "                     database, which must be empty, and exit\n");
 }
 
 /* What the command line asked for. */
 struct args {
-    const char *config, *listen, *db, *level, *jobs;
+    const char *config, *listen, *db, *level, *jobs, *restore;
     bool check, print;
     struct acc_replay_cmd replay;
 };
@@ -88,6 +95,7 @@ static const struct option options[] = {
     {"from", required_argument, NULL, 'f'},
     {"jobs", required_argument, NULL, 'j'},
     {"csv", no_argument, NULL, 'C'},
+    {"restore", required_argument, NULL, 'R'},
     {"check-config", no_argument, NULL, OPT_CHECK},
     {"print-config", no_argument, NULL, OPT_PRINT},
     {"help", no_argument, NULL, 'h'},
@@ -113,6 +121,8 @@ static const char *value_name(int opt)
         return "NAME";
     case 'f':
         return "TIME";
+    case 'R':
+        return "DUMP";
     default:
         return "N";
     }
@@ -143,6 +153,7 @@ static bool take(int opt, const char *v, struct args *a)
                          : opt == 'r' ? &a->replay.workload
                          : opt == 'p' ? &a->replay.policy
                          : opt == 'f' ? &a->replay.from
+                         : opt == 'R' ? &a->restore
                                       : &a->jobs;
     *field = v;
     return true;
@@ -189,6 +200,10 @@ static int parse_args(int argc, char **argv, struct args *a)
     }
     if (a->check && a->print) {
         fprintf(stderr, "accordd: --check-config and --print-config go alone\n");
+        return 2;
+    }
+    if (a->restore && (a->check || a->print || a->replay.workload || a->listen)) {
+        fprintf(stderr, "accordd: --restore goes with --config and --db only\n");
         return 2;
     }
     return -1;
@@ -466,6 +481,16 @@ int main(int argc, char **argv)
     if (st >= 0)
         return st;
     acc_log_set_level(cfg.log_level);
+    if (a.restore) {
+        /* Nothing else is opened: the database is filled, then served by
+         * the next start. */
+        struct acc_error err = {0};
+        st = acc_sql_restore(cfg.db_path, a.restore, &err) ? 1 : 0;
+        if (st)
+            fprintf(stderr, "accordd: %s\n", err.msg);
+        acc_config_release(&cfg);
+        return st;
+    }
     if (a.replay.workload) {
         /* A dry run: the sites' adapters and previews only; no store, no
          * HTTP, nothing booked. */

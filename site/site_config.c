@@ -4,6 +4,8 @@
  * sections, which resources/ reads exactly as for accordd. */
 #include "site.h"
 
+#include "site_internal.h"
+
 #include <errno.h>
 #include <ini.h>
 #include <stddef.h>
@@ -14,7 +16,7 @@
 
 #include "../lib/common/conf.h"
 #include "../lib/common/conf_report.h"
-#include "../lib/common/dbname.h"
+#include "../lib/sql/dbname.h"
 #include "../lib/common/log.h"
 #include "../lib/common/strutil.h"
 #include "../lib/common/timefmt.h"
@@ -49,8 +51,8 @@ static int daemon_key(struct parse *p, const char *k, const char *v)
         return 1;
     }
     if (strcmp(k, "database") == 0) {
-        if (acc_conf_db_path(&c->db_path, v, &e))
-            return bad(p, "daemon", "database: %s", e.msg);
+        if (acc_conf_db_path(&c->db_path, v, &e) || site_store_check(v, &e))
+            return bad(p, "daemon", "%s", e.msg);
         return 1;
     }
     if (strcmp(k, "access_log") == 0) {
@@ -425,7 +427,8 @@ acc_err acc_site_config_set_listen(struct acc_site_config *c, const char *hostpo
 
 acc_err acc_site_config_set_db(struct acc_site_config *c, const char *path, struct acc_error *err)
 {
-    return acc_conf_db_path(&c->db_path, path, err);
+    acc_err rc = site_store_check(path, err);
+    return rc ? rc : acc_conf_db_path(&c->db_path, path, err);
 }
 
 void acc_site_config_release(struct acc_site_config *c)

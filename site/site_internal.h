@@ -46,6 +46,10 @@ void site_booking_release(struct site_booking *b);
 
 struct site_store;
 
+/* Whether path can be the daemon's database: a file (only SQLite serves
+ * it), never a server's URL.  Run by the configuration's check (so
+ * --check-config says it) and at open. */
+acc_err site_store_check(const char *path, struct acc_error *err);
 acc_err site_store_open(const char *path, bool durable, struct site_store **out,
                         struct acc_error *err);
 void site_store_close(struct site_store *st);

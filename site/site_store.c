@@ -98,10 +98,20 @@ struct site_store {
     size_t n_bounds;
 };
 
+acc_err site_store_check(const char *path, struct acc_error *err)
+{
+    /* The journal's statements and its one connection are SQLite's: a
+     * server's database is refused here, not at the first booking. */
+    return acc_sql_need_file("accord-site's journal", path, err);
+}
+
 acc_err site_store_open(const char *path, bool durable, struct site_store **out,
                         struct acc_error *err)
 {
     *out = NULL;
+    acc_err rc = site_store_check(path, err);
+    if (rc)
+        return rc;
     struct site_store *st = calloc(1, sizeof *st);
     if (!st)
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
@@ -114,7 +124,7 @@ acc_err site_store_open(const char *path, bool durable, struct site_store **out,
         .n_migrations = acc_site_migrations_count,
         .n_slots = Q__COUNT,
     };
-    acc_err rc = acc_sql_open(&opt, &st->db, err);
+    rc = acc_sql_open(&opt, &st->db, err);
     if (rc) {
         free(st);
         return rc;

@@ -122,6 +122,8 @@ static acc_err check(const struct acc_adapter_env *env, const char **key, struct
     const char *state_file = NULL;
     if (!rc)
         rc = own_settings(t, env, &state_file, key, err);
+    if (!rc && (rc = tc_store_check(env->db_path, env->name, state_file, err)))
+        *key = state_file ? "state" : NULL;
     free_topology(t);
     free(t);
     return rc;

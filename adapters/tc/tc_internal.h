@@ -147,6 +147,13 @@ void tc_prov_free(struct tc_prov *p);
 
 struct tc_store;
 
+/* Whether the adapter's file can be had: `setting` a file's path (only
+ * SQLite keeps the state), or none beside a database file; a server's URL
+ * is refused, with what to give instead.  Run by the adapter's check
+ * (--check-config) and at open. */
+acc_err tc_store_check(const char *db_path, const char *name, const char *setting,
+                       struct acc_error *err);
+
 /* The adapter's file: `setting` when given, else "<db_path>.tc-<name>",
  * ":memory:" for an in-memory database.  Opens (creating) it. */
 acc_err tc_store_open(const char *db_path, const char *name, const char *setting, bool durable,

@@ -183,6 +183,10 @@ acc_err tc_setting(struct tc *t, const char *k, const char *v, const char **stat
         struct stat sb;
         if (!*v)
             return acc_error_set(err, ACC_ERR_CONFIG, "state is empty");
+        /* a file, never a server's database (tc_store.c) */
+        acc_err rc = tc_store_check(NULL, NULL, v, err);
+        if (rc)
+            return rc;
         if (slash && slash > v && (size_t)(slash - v) < sizeof dir) {
             memcpy(dir, v, (size_t)(slash - v));
             dir[slash - v] = '\0';

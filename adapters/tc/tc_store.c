@@ -47,14 +47,33 @@ void tc_prov_free(struct tc_prov *p)
     free(p);
 }
 
-acc_err tc_store_open(const char *db_path, const char *name, const char *setting, bool durable,
-                      struct tc_store **out, struct acc_error *err)
+acc_err tc_store_check(const char *db_path, const char *name, const char *setting,
+                       struct acc_error *err)
 {
-    *out = NULL;
     if (setting && !*setting)
         return acc_error_set(err, ACC_ERR_CONFIG, "state is empty");
     if (!setting && (!db_path || !*db_path))
         return acc_error_set(err, ACC_ERR_CONFIG, "needs a database path or a state file");
+    if (setting)
+        return acc_sql_need_file("the tc adapter's state", setting, err);
+    /* Beside accordd's database when it is a file; a server's has no
+     * "beside", and the state's statements are SQLite's. */
+    if (strcmp(db_path, ":memory:") == 0 || acc_sql_location_can(db_path, ACC_SQL_CAP_FILE))
+        return ACC_OK;
+    return acc_error_set(err, ACC_ERR_CONFIG,
+                         "accordd's database is a server's ([database] url), and the tc adapter "
+                         "keeps its state in an SQLite file only: give it one (state = "
+                         "/var/lib/accord/tc-%s.db)",
+                         name);
+}
+
+acc_err tc_store_open(const char *db_path, const char *name, const char *setting, bool durable,
+                      struct tc_store **out, struct acc_error *err)
+{
+    *out = NULL;
+    acc_err rc = tc_store_check(db_path, name, setting, err);
+    if (rc)
+        return rc;
     struct tc_store *st = calloc(1, sizeof *st);
     if (!st)
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
@@ -66,7 +85,7 @@ acc_err tc_store_open(const char *db_path, const char *name, const char *setting
         acc_buf_puts(&path, db_path);
     else
         acc_buf_printf(&path, "%s.tc-%s", db_path, name);
-    acc_err rc = acc_buf_ok(&path) ? ACC_OK : acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    rc = acc_buf_ok(&path) ? ACC_OK : acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     const struct acc_sql_options opt = {
         .path = acc_buf_str(&path),
         .label = "tc state",

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dbname.h"
 #include "strutil.h"
 #include "timefmt.h"
 
@@ -56,29 +55,6 @@ acc_err acc_conf_listen(const char *v, char **host, unsigned *port, struct acc_e
     free(*host);
     *host = s;
     *port = (unsigned)p;
-    return ACC_OK;
-}
-
-acc_err acc_conf_db_conninfo(const char *v, struct acc_error *err)
-{
-    char *shown = acc_db_shown(v);
-    acc_error_set(err, ACC_ERR_CONFIG,
-                  "the database '%s' is libpq's key=value settings, which are not taken: a "
-                  "database is a file, or a PostgreSQL database a URL "
-                  "(postgresql://USER@HOST/DB?sslmode=...)",
-                  shown ? shown : "?");
-    free(shown);
-    return ACC_ERR_CONFIG;
-}
-
-acc_err acc_conf_db_path(char **dst, const char *path, struct acc_error *err)
-{
-    if (!path || !*path)
-        return acc_error_set(err, ACC_ERR_CONFIG, "the database path is empty");
-    if (acc_db_is_conninfo(path))
-        return acc_conf_db_conninfo(path, err);
-    if (!acc_conf_set_str(dst, path))
-        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     return ACC_OK;
 }
 

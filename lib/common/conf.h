@@ -39,12 +39,6 @@ acc_err acc_conf_listen(const char *v, char **host, unsigned *port, struct acc_e
 acc_err acc_conf_seconds(const char *v, int64_t min, int64_t max, int64_t *out,
                          struct acc_error *err);
 
-/* A database path (not empty) into *dst (replaced).  libpq's key=value
- * settings ("host=... password=...") are refused, by
- * acc_conf_db_conninfo: a message that says so, without their secrets. */
-acc_err acc_conf_db_path(char **dst, const char *path, struct acc_error *err);
-acc_err acc_conf_db_conninfo(const char *v, struct acc_error *err);
-
 /* The effective configuration's lines (--print-config): "key = v" (v
  * NULL: no line) and "key = ISO 8601 duration". */
 void acc_conf_print_str(FILE *out, const char *key, const char *v);

@@ -501,21 +501,24 @@ acc_err acc_ledger_store_day_marked(struct acc_ledger_store *ss, int64_t day, bo
 /* ------------------------------------------------------------ open, close */
 
 /* A ledger in the database server of db_path: a schema of its own there,
- * ledger_NAME (search_path; lib/sql makes it), so that its tables and its
- * schema version are its own while every instance shares them. */
+ * ledger_NAME (lib/sql names it in the location and makes it), so that its
+ * tables and its schema version are its own while every instance shares
+ * them. */
 static acc_err shared_path(const char *db_path, const char *name, char **out, struct acc_error *err)
 {
-    size_t n = strlen(db_path) + strlen(name) + 64;
-    if (!(*out = malloc(n)))
+    size_t n = strlen(name) + 8;
+    char *schema = malloc(n);
+    if (!schema)
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
-    char *o = *out + snprintf(*out, n, "%s%coptions=-csearch_path%%3Dledger_", db_path,
-                              strchr(db_path, '?') ? '&' : '?');
+    char *o = schema + snprintf(schema, n, "ledger_");
     for (const char *p = name; *p; p++)
         *o++ = (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ? *p
                : (*p >= 'A' && *p <= 'Z')                           ? (char)(*p - 'A' + 'a')
                                                                     : '_';
     *o = '\0';
-    return ACC_OK;
+    *out = acc_sql_location_in_schema(db_path, schema);
+    free(schema);
+    return *out ? ACC_OK : acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
 }
 
 acc_err acc_ledger_store_path(const char *db_path, const char *name, const char *setting,
@@ -527,7 +530,7 @@ acc_err acc_ledger_store_path(const char *db_path, const char *name, const char 
         return acc_error_set(err, ACC_ERR_CONFIG, "needs a database path or a calendar file");
     if (!setting && strcmp(db_path, ":memory:") == 0)
         setting = db_path;
-    if (!setting && strstr(db_path, "://"))
+    if (!setting && acc_sql_location_can(db_path, ACC_SQL_CAP_SERVER_LOCKS))
         return shared_path(db_path, name, out, err);
     size_t n = setting ? strlen(setting) + 1 : strlen(db_path) + strlen(name) + 6;
     *out = malloc(n);
@@ -567,7 +570,7 @@ acc_err acc_ledger_store_open(const char *path, bool durable, bool snapshot,
     if (!rc)
         rc = acc_sql_writer_start(ss->db, &w, &ss->writer, err);
     if (!rc)
-        ss->shared = acc_sql_is_pg(ss->db);
+        ss->shared = acc_sql_can(ss->db, ACC_SQL_CAP_SERVER_LOCKS);
     if (rc) {
         acc_error_prefix(err, "simulator calendar");
         acc_ledger_store_close(ss);

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../common/dbname.h"
+#include "dbname.h"
 #include "../common/log.h"
 #include "../common/notify.h"
 #include "sql_internal.h"
@@ -215,34 +215,10 @@ void acc_sql_rollback_to(struct acc_sql_conn *c, const char *name)
 
 /* ---------------------------------------------------------------- backups */
 
-/* The backend of a database: a path is SQLite's; a URL names its backend
- * by its scheme, and only the backends built in take one. */
-static const struct sql_backend *backend_of(const char *path)
-{
-    const char *colon = strstr(path, "://");
-    if (!colon)
-        return &sql_sqlite;
-    if (strncmp(path, "postgresql://", 13) == 0 || strncmp(path, "postgres://", 11) == 0)
-        return &sql_pg;
-    return NULL;
-}
-
-/* A database that is a file ("" and ":memory:" are SQLite's temporary and
- * in-memory ones, which nobody else can open; a URL is a server's). */
-static bool is_file(const char *path)
-{
-    return path[0] != '\0' && strcmp(path, ":memory:") != 0 && !strstr(path, "://");
-}
-
-bool acc_sql_is_pg(const struct acc_sql *db)
-{
-    return db->be == &sql_pg;
-}
-
 const struct acc_sql_query *acc_sql_pick(struct acc_sql_conn *c, const struct acc_sql_query *lite,
                                          const struct acc_sql_query *pg)
 {
-    return acc_sql_is_pg(c->db) ? pg : lite;
+    return c->db->be == &sql_pg ? pg : lite;
 }
 
 /* The copy goes to DEST.part first and is renamed when whole, so that a
@@ -274,7 +250,7 @@ static acc_err backup_from(const struct sql_backend *be, void *h, const char *la
 acc_err acc_sql_backup(struct acc_sql *db, const char *dest, const char *check_sql, int64_t *check,
                        struct acc_error *err)
 {
-    if (!is_file(db->opt.path) || db->opt.snapshot || !db->be->backup)
+    if (!sql_is_file(db->opt.path) || db->opt.snapshot || !db->be->backup)
         return acc_error_set(err, ACC_ERR_UNSUPPORTED,
                              "%s %s: not a database file this build can copy", db->opt.label,
                              db->opt.path);
@@ -292,8 +268,8 @@ acc_err acc_sql_backup(struct acc_sql *db, const char *dest, const char *check_s
 acc_err acc_sql_copy_file(const char *label, const char *src, const char *dest,
                           struct acc_error *err)
 {
-    const struct sql_backend *be = backend_of(src);
-    if (!be || !is_file(src) || !be->backup || acc_db_is_conninfo(src)) {
+    const struct sql_backend *be = sql_backend_of(src);
+    if (!be || !sql_is_file(src) || !be->backup || acc_db_is_conninfo(src)) {
         char *shown = acc_db_shown(src);
         acc_error_set(err, ACC_ERR_UNSUPPORTED, "%s %s: not a database file", label,
                       shown ? shown : "(out of memory)");
@@ -352,7 +328,7 @@ static acc_err pre_migration_copy(struct acc_sql *db, unsigned newest, struct ac
 static const struct acc_embedded *migration(const struct acc_sql *db, unsigned v)
 {
     const struct acc_embedded *m = &db->opt.migrations[v];
-    for (size_t i = 0; acc_sql_is_pg(db) && i < db->opt.n_pg_migrations; i++)
+    for (size_t i = 0; db->be == &sql_pg && i < db->opt.n_pg_migrations; i++)
         if (strcmp(db->opt.pg_migrations[i].name, m->name) == 0)
             return &db->opt.pg_migrations[i];
     return m;
@@ -400,7 +376,7 @@ static acc_err migrate_locked(struct acc_sql *db, struct acc_error *err)
                              newest);
     if (version < newest)
         migration_step();
-    if (version > 0 && version < newest && is_file(db->opt.path) && !db->opt.snapshot &&
+    if (version > 0 && version < newest && sql_is_file(db->opt.path) && !db->opt.snapshot &&
         db->be->backup && (rc = pre_migration_copy(db, newest, err)))
         return rc;
     for (unsigned v = version; v < newest; v++) {
@@ -451,7 +427,7 @@ acc_err acc_sql_open(const struct acc_sql_options *opt, struct acc_sql **out, st
     const char *label = opt->label ? opt->label : "database";
     if (opt->wal_limit < 0)
         return acc_error_set(err, ACC_ERR_INVALID, "%s: wal_limit must not be negative", label);
-    const struct sql_backend *be = backend_of(opt->path ? opt->path : "");
+    const struct sql_backend *be = sql_backend_of(opt->path ? opt->path : "");
     /* libpq's key=value settings would be a file's name to SQLite (made
      * in a directory "host=" or the like); the message shows them without
      * their password. */
@@ -477,12 +453,12 @@ acc_err acc_sql_open(const struct acc_sql_options *opt, struct acc_sql **out, st
     acc_err rc = copy_options(db, opt, err);
     /* Locked before the first connection: a second program touches
      * nothing, not even the migrations.  A snapshot only reads the file. */
-    bool snapshot = db->opt.snapshot && is_file(db->opt.path);
+    bool snapshot = db->opt.snapshot && sql_is_file(db->opt.path);
     if (!rc && db->opt.snapshot && !be->copy_in)
         rc = acc_error_set(err, ACC_ERR_UNSUPPORTED,
                            "%s %s: a copy in memory is made of a database file only", db->opt.label,
                            db->opt.path);
-    if (!rc && be->one_writer_file && is_file(db->opt.path) && !snapshot)
+    if (!rc && (be->driver.caps & ACC_SQL_CAP_ONE_WRITER) && sql_is_file(db->opt.path) && !snapshot)
         rc = sql_lock_take(db, err);
     if (!rc)
         rc = connect_to(db, snapshot ? ":memory:" : db->opt.path, true, &db->main, err);

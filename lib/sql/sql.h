@@ -58,6 +58,65 @@ struct acc_sql_conn; /* one connection to it */
 struct acc_sql_stmt; /* a prepared statement of a connection */
 struct acc_sql_query;
 
+/* ---------------------------------------------------------------- backends
+ *
+ * Each backend is a driver, as Dovecot's lib-sql drivers are: a name, the
+ * URL schemes it takes, and what it can do.  Callers ask for what they
+ * need (a directory beside the database, several programs on it, a dump),
+ * never which backend it is, and never read the location themselves. */
+
+enum {
+    /* A file on this machine (a directory beside it for what goes with it:
+     * the signing pair, the jobs' directories, the simulated calendars). */
+    ACC_SQL_CAP_FILE = 1u << 0,
+    /* One program writes it: acc_sql_open takes a lock beside the file,
+     * and a second open is refused. */
+    ACC_SQL_CAP_ONE_WRITER = 1u << 1,
+    /* The server keeps the locks (advisory locks, row locks): several
+     * programs share the database, each instance of accordd among them. */
+    ACC_SQL_CAP_SERVER_LOCKS = 1u << 2,
+    /* LISTEN/NOTIFY: one connection can wake another's program. */
+    ACC_SQL_CAP_NOTIFY = 1u << 3,
+    /* acc_sql_backup copies it, while it serves, into a file of the same
+     * backend (SQLite's backup API). */
+    ACC_SQL_CAP_ONLINE_BACKUP = 1u << 4,
+    /* acc_sql_dump writes it, while it serves, in the server's own dump
+     * format (pg_dump -Fc), and acc_sql_restore loads such a dump into an
+     * empty database. */
+    ACC_SQL_CAP_DUMP = 1u << 5,
+};
+
+struct acc_sql_driver {
+    const char *name;           /* "sqlite", "postgresql" */
+    const char *const *schemes; /* the URL schemes it takes, NULL-ended (none: a path) */
+    unsigned caps;              /* ACC_SQL_CAP_... */
+};
+
+/* Whether the location is a URL (scheme://...), of a driver built in or
+ * not: anything else is a file's path (or "" and ":memory:"). */
+bool acc_sql_is_url(const char *location);
+/* The driver that serves a location: a URL's by its scheme, SQLite for a
+ * path.  NULL, with a message that names the scheme (never a password),
+ * for a URL no driver of this build takes, and for libpq's key=value
+ * settings (dbname.h), which are no file either. */
+const struct acc_sql_driver *acc_sql_driver_of(const char *location, struct acc_error *err);
+/* Whether the location's driver can do every one of caps (false when no
+ * driver takes it).  ":memory:" and "" are no file. */
+bool acc_sql_location_can(const char *location, unsigned caps);
+/* The location of a schema of its own (a plain word: letters, digits, _)
+ * inside a server's database (ACC_SQL_CAP_SERVER_LOCKS): the same database,
+ * its tables there (PostgreSQL: search_path, made at open).  NULL when out
+ * of memory.  free() it. */
+char *acc_sql_location_in_schema(const char *location, const char *schema);
+/* The same for an open database. */
+const struct acc_sql_driver *acc_sql_driver(const struct acc_sql *db);
+bool acc_sql_can(const struct acc_sql *db, unsigned caps);
+/* For a program that keeps its database in a file only (accord-site, the
+ * tc adapter's state): ACC_ERR_CONFIG with a message that says what to
+ * give instead when the location is not one (a URL, key=value settings);
+ * `what` names what is kept there ("accord-site's journal"). */
+acc_err acc_sql_need_file(const char *what, const char *location, struct acc_error *err);
+
 struct acc_sql_options {
     /* the database file, or ":memory:"; or a PostgreSQL URL
      * (postgresql://... or postgres://..., anything libpq's connection
@@ -116,10 +175,8 @@ const char *acc_sql_path(const struct acc_sql *db);
 /* The schema version now (the number of migrations applied). */
 unsigned acc_sql_schema_version(const struct acc_sql *db);
 
-/* Whether the database is PostgreSQL's (for the few statements whose text
- * differs: acc_sql_pick). */
-bool acc_sql_is_pg(const struct acc_sql *db);
-/* lite or pg, whichever dialect c's database speaks. */
+/* lite or pg, whichever dialect c's database speaks (for the few
+ * statements whose text differs). */
 const struct acc_sql_query *acc_sql_pick(struct acc_sql_conn *c, const struct acc_sql_query *lite,
                                          const struct acc_sql_query *pg);
 
@@ -160,6 +217,23 @@ acc_err acc_sql_backup(struct acc_sql *db, const char *dest, const char *check_s
  * when src is not there.  label names it in messages. */
 acc_err acc_sql_copy_file(const char *label, const char *src, const char *dest,
                           struct acc_error *err);
+
+/* A dump of a server's database as it is now (ACC_SQL_CAP_DUMP: pg_dump's
+ * custom format, pg_dump -Fc) into the new file dest (an error when it
+ * exists), while it serves on: one snapshot, exported by a connection of
+ * its own that holds it while pg_dump reads (--snapshot), so that with
+ * check_sql *check is that query's integer in what was dumped.  pg_dump
+ * gets the connection through its environment (PGHOST, PGPASSWORD ...)
+ * and a key=value string without secrets: a password is never on a
+ * command line.  Written to DEST.part, renamed when whole.
+ * ACC_ERR_UNSUPPORTED for a backend that has no dumps. */
+acc_err acc_sql_dump(struct acc_sql *db, const char *dest, const char *check_sql, int64_t *check,
+                     struct acc_error *err);
+/* Loads a dump of acc_sql_dump into the database at location (pg_restore:
+ * one transaction, stopped at the first error, the objects owned by the
+ * user restoring), which must be empty: ACC_ERR_STATE, naming what it
+ * holds, when it has a table, a view or a sequence. */
+acc_err acc_sql_restore(const char *location, const char *dump, struct acc_error *err);
 
 /* ----------------------------------------------------------- transactions */
 

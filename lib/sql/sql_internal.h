@@ -5,6 +5,9 @@
  *
  *   sql.c          databases, connections, the readers' pool, transactions,
  *                  migrations
+ *   sql_driver.c   which backend a location names, and what it can do
+ *   sql_dump.c     a server's dump and restore (pg_dump, pg_restore)
+ *   dbname.c       a location as messages show it (dbname.h)
  *   sql_stmt.c     statements: the per-connection cache, binding, stepping,
  *                  columns
  *   sql_sqlite.c   the SQLite backend
@@ -37,10 +40,9 @@ enum sql_rc {
 };
 
 struct sql_backend {
-    const char *name;
-    /* The database is a file on this machine that only one program may
-     * write: acc_sql_open locks it (sql_lock.c) unless it is in memory. */
-    bool one_writer_file;
+    /* Its name, schemes and capabilities (sql.h).  ACC_SQL_CAP_ONE_WRITER:
+     * acc_sql_open locks the file (sql_lock.c) unless it is in memory. */
+    struct acc_sql_driver driver;
     /* A connection with the project's settings (busy time-out, durability,
      * foreign keys, the log's size limit); *why says what failed. */
     acc_err (*connect)(const struct acc_sql_options *opt, void **h, struct acc_error *why);
@@ -100,6 +102,13 @@ struct sql_backend {
 
 extern const struct sql_backend sql_sqlite;
 extern const struct sql_backend sql_pg; /* sql_pg.c: postgresql:// and postgres:// */
+
+/* The backend of a location (sql_driver.c): a path is SQLite's, a URL the
+ * backend's whose scheme it has; NULL for another scheme. */
+const struct sql_backend *sql_backend_of(const char *path);
+/* A database that is a file ("" and ":memory:" are SQLite's temporary and
+ * in-memory ones, which nobody else can open; a URL is a server's). */
+bool sql_is_file(const char *path);
 
 /* ------------------------------------------- the PostgreSQL backend's own */
 

@@ -45,7 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/dbname.h"
+#include "dbname.h"
 #include "../common/log.h"
 #include "sql_internal.h"
 

@@ -378,9 +378,13 @@ static const void *pg_col_blob(void *h, int i, size_t *len)
     return PQgetvalue(s->res, s->row, i);
 }
 
+/* libpq takes both. */
+static const char *const pg_schemes[] = {"postgresql", "postgres", NULL};
+
 const struct sql_backend sql_pg = {
-    .name = "postgresql",
-    .one_writer_file = false,
+    .driver = {.name = "postgresql",
+               .schemes = pg_schemes,
+               .caps = ACC_SQL_CAP_SERVER_LOCKS | ACC_SQL_CAP_NOTIFY | ACC_SQL_CAP_DUMP},
     .connect = pg_connect,
     .disconnect = pg_disconnect,
     .errmsg = pg_errmsg,

@@ -408,8 +408,9 @@ static void lite_checkpoint(void *h)
 }
 
 const struct sql_backend sql_sqlite = {
-    .name = "sqlite",
-    .one_writer_file = true,
+    .driver = {.name = "sqlite",
+               .schemes = NULL,
+               .caps = ACC_SQL_CAP_FILE | ACC_SQL_CAP_ONE_WRITER | ACC_SQL_CAP_ONLINE_BACKUP},
     .connect = lite_connect,
     .disconnect = lite_disconnect,
     .errmsg = lite_errmsg,

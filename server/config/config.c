@@ -13,6 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../lib/sql/dbname.h"
+#include "../../lib/sql/sql.h"
+
 static const char embedded_text[] =
     "# The embedded testbed: three simulated sites shaped like the VIOLA testbed,\n"
     "# a full mesh of 10 Gbit/s links, and a deterministic background load so that\n"
@@ -224,7 +227,8 @@ static void read_all(struct acc_config *c, struct cfg_parse *p, const char *orig
     cfg_check(c, &p->rep);
     /* Several instances sign as one: the pair is the operator's, the same
      * on each (there is no directory beside a URL to make one in). */
-    if (c->db_path && strstr(c->db_path, "://") && (!c->sign_key || !c->sign_cert))
+    if (c->db_path && !acc_sql_location_can(c->db_path, ACC_SQL_CAP_FILE) &&
+        strcmp(c->db_path, ":memory:") != 0 && (!c->sign_key || !c->sign_cert))
         acc_conf_report_after(&p->rep, "database", "url",
                               "a PostgreSQL database needs [signing] key and certificate "
                               "(the same pair on every accordd sharing it)");

@@ -14,10 +14,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "../../lib/common/dbname.h"
+#include "../../lib/sql/dbname.h"
 #include "../../lib/common/hostname.h"
 #include "../../lib/common/strutil.h"
 #include "../../lib/common/timefmt.h"
+#include "../../lib/sql/sql.h"
 
 static bool duration_ok(const char *v, int64_t min, int64_t *out)
 {
@@ -249,7 +250,7 @@ int cfg_database_key(struct cfg_parse *p, const char *k, const char *v)
     if (strcmp(k, "path") == 0) {
         if (!*v)
             return cfg_bad(p, "database", "path is empty");
-        if (strstr(v, "://"))
+        if (acc_sql_is_url(v))
             return cfg_bad(p, "database", "path is a file; a PostgreSQL database is a url");
         if (acc_db_is_conninfo(v))
             return cfg_bad(p, "database",
@@ -262,7 +263,8 @@ int cfg_database_key(struct cfg_parse *p, const char *k, const char *v)
     /* PostgreSQL, shared by every accordd that names it (libpq's URL:
      * several hosts, target_session_attrs=read-write, sslmode...) */
     if (strcmp(k, "url") == 0) {
-        if (strncmp(v, "postgresql://", 13) != 0 && strncmp(v, "postgres://", 11) != 0) {
+        /* a database that several accordd share: a server's */
+        if (!acc_sql_is_url(v) || !acc_sql_location_can(v, ACC_SQL_CAP_SERVER_LOCKS)) {
             /* shown without a password it may hold (key=value settings) */
             char *shown = acc_db_shown(v);
             int r = cfg_bad(p, "database", "url is a PostgreSQL URL (postgresql://...), not %s'%s'",

@@ -9,8 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../lib/common/dbname.h"
+#include "../../lib/sql/dbname.h"
 #include "../../lib/common/log.h"
+#include "../../lib/sql/sql.h"
 #include "config_internal.h"
 
 static void print_server(const struct acc_config *c, FILE *out)
@@ -26,7 +27,7 @@ static void print_server(const struct acc_config *c, FILE *out)
 
     /* a URL without its password (nor its secret parameters) */
     char *shown = acc_db_shown(c->db_path);
-    fprintf(out, "\n[database]\n%s = %s\n", strstr(c->db_path, "://") ? "url" : "path",
+    fprintf(out, "\n[database]\n%s = %s\n", acc_sql_is_url(c->db_path) ? "url" : "path",
             shown ? shown : "?");
     free(shown);
     cfg_keys_print(c, "database", out);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "../../lib/common/log.h"
+#include "../../lib/sql/sql.h"
 #include "../../lib/dsig/dsig.h"
 #include "http.h"
 
@@ -138,7 +139,8 @@ acc_err acc_http_signer_open(const struct acc_config *cfg, struct acc_signer **o
     }
     /* A URL (--db postgresql://... overriding the file) has no directory
      * beside it, and several instances sign as one: the operator's pair. */
-    if (strstr(cfg->db_path, "://"))
+    if (!acc_sql_location_can(cfg->db_path, ACC_SQL_CAP_FILE) &&
+        strcmp(cfg->db_path, ":memory:") != 0)
         return acc_error_set(err, ACC_ERR_CONFIG,
                              "a PostgreSQL database needs [signing] key and certificate (the same "
                              "pair on every accordd sharing it)");

@@ -42,17 +42,14 @@ static void refuse(const struct acc_request *rq, struct acc_response *rs, const 
 static bool origin_parts(const char *origin, bool *https, const char **host, size_t *host_len,
                          unsigned *port)
 {
-    const char *p = strstr(origin, "://");
-    if (!p)
-        return false;
-    size_t scheme = (size_t)(p - origin);
-    if (scheme == 5 && strncasecmp(origin, "https", 5) == 0)
-        *https = true;
-    else if (scheme == 4 && strncasecmp(origin, "http", 4) == 0)
-        *https = false;
+    const char *p;
+    if (strncasecmp(origin, "https://", 8) == 0)
+        p = origin + 8;
+    else if (strncasecmp(origin, "http://", 7) == 0)
+        p = origin + 7;
     else
         return false;
-    p += 3;
+    *https = p - origin == 8;
     if (!acc_hostport_split(p, strlen(p), host, host_len, port))
         return false;
     if (*port == 0)

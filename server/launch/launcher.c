@@ -17,6 +17,7 @@
 #include "../../lib/common/log.h"
 #include "../../lib/common/notify.h"
 #include "../../lib/common/strutil.h"
+#include "../../lib/sql/sql.h"
 #include "launcher_int.h"
 
 /* ------------------------------------------------------------------ setup */
@@ -29,7 +30,8 @@ static char *absolute(const char *configured, const char *db_path)
 {
     struct acc_buf b = ACC_BUF_INIT;
     char cwd[PATH_MAX];
-    const char *slash = strstr(db_path, "://") ? NULL : strrchr(db_path, '/');
+    const char *slash =
+        acc_sql_location_can(db_path, ACC_SQL_CAP_FILE) ? strrchr(db_path, '/') : NULL;
     if (configured) {
         if (configured[0] != '/' && getcwd(cwd, sizeof cwd))
             acc_buf_printf(&b, "%s/", cwd);

@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* backup.c - POST /admin/backup: a consistent copy of everything accordd
  * needs to start again elsewhere, as one tar (ustar) archive: the database
- * (copied while it serves), the signing key and certificate, the [auth]
- * files, and the adapters' own calendar databases, with a MANIFEST that
- * says where each came from (part of the service; docs/operations.md).
+ * (copied while it serves: a file's copy, or a server's dump in its own
+ * format, sql.h), the signing key and certificate, the [auth] files, and
+ * the adapters' own calendar databases, with a MANIFEST that says where
+ * each came from (part of the service; docs/operations.md).
  *
  * One backup at a time; the copies are made in a directory beside the
- * database (the same file system, and the operator's disk) that is removed
- * on every path. */
+ * database file (the same file system, and the operator's disk), or in
+ * TMPDIR (/tmp) for a server's database, that is removed on every path. */
 #define _XOPEN_SOURCE 700 /* mkdtemp */
 #include <errno.h>
 #include <inttypes.h>
@@ -20,6 +21,7 @@
 #include "../../lib/common/log.h"
 #include "../../lib/common/timefmt.h"
 #include "../../lib/ledger/ledger.h"
+#include "../../lib/sql/dbname.h"
 #include "../../lib/sql/sql.h"
 #include "internal.h"
 
@@ -43,7 +45,11 @@ struct job {
     struct entry e[MAX_ENTRIES];
     size_t n;
     int64_t agreements;
+    bool dump; /* the database is a server's, dumped (ACC_SQL_CAP_DUMP) */
 };
+
+/* The archive's name of a server's dump. */
+#define DUMP_NAME "accord.dump"
 
 static const char *base(const char *path)
 {
@@ -62,9 +68,23 @@ static char *beside(const char *path, const char *name)
     return out;
 }
 
-/* An entry `dir/basename(origin)` ("" dir: at the top, beside the database). */
-static acc_err add(struct job *j, const char *dir, const char *origin, bool database,
-                   struct acc_error *err)
+/* TMPDIR/name (/tmp without TMPDIR). */
+static char *in_tmpdir(const char *name)
+{
+    const char *tmp = getenv("TMPDIR");
+    if (!tmp || !*tmp)
+        tmp = "/tmp";
+    size_t n = strlen(tmp) + strlen(name) + 2;
+    char *out = malloc(n);
+    if (out)
+        snprintf(out, n, "%s/%s", tmp, name);
+    return out;
+}
+
+/* An entry `dir/basename(origin)` ("" dir: at the top, beside the database),
+ * or `name` when given. */
+static acc_err add_as(struct job *j, const char *dir, const char *name, const char *origin,
+                      bool database, struct acc_error *err)
 {
     if (j->n == MAX_ENTRIES)
         return acc_error_set(err, ACC_ERR_INTERNAL, "backup: more than %d files", MAX_ENTRIES);
@@ -72,7 +92,8 @@ static acc_err add(struct job *j, const char *dir, const char *origin, bool data
         if (strcmp(j->e[i].origin, origin) == 0)
             return ACC_OK; /* named twice (a key that is also the certificate file) */
     struct entry *e = &j->e[j->n];
-    int n = snprintf(e->name, sizeof e->name, "%s%s%s", dir, *dir ? "/" : "", base(origin));
+    int n = snprintf(e->name, sizeof e->name, "%s%s%s", dir, *dir ? "/" : "",
+                     name ? name : base(origin));
     if (n < 0 || (size_t)n >= sizeof e->name)
         return acc_error_set(err, ACC_ERR_INVALID, "backup: file name too long: %.80s", origin);
     for (size_t i = 0; i < j->n; i++)
@@ -85,6 +106,12 @@ static acc_err add(struct job *j, const char *dir, const char *origin, bool data
     e->database = database;
     j->n++;
     return ACC_OK;
+}
+
+static acc_err add(struct job *j, const char *dir, const char *origin, bool database,
+                   struct acc_error *err)
+{
+    return add_as(j, dir, NULL, origin, database, err);
 }
 
 /* The calendar file of a site's or network's adapter, if it keeps one. */
@@ -107,7 +134,17 @@ static acc_err add_calendar(struct job *j, const char *name, const struct acc_kv
 static acc_err list_files(struct job *j, struct acc_error *err)
 {
     const struct acc_config *cfg = j->svc->cfg;
-    acc_err rc = add(j, "", cfg->db_path, true, err);
+    acc_err rc;
+    if (j->dump) {
+        /* the server's database as the MANIFEST names it: without its
+         * password */
+        char *shown = acc_db_shown(cfg->db_path);
+        rc = shown ? add_as(j, "", DUMP_NAME, shown, true, err)
+                   : acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+        free(shown);
+    } else {
+        rc = add(j, "", cfg->db_path, true, err);
+    }
     if (!rc && cfg->sign_key) {
         rc = add(j, "signing", cfg->sign_key, false, err);
         if (!rc && cfg->sign_cert)
@@ -143,7 +180,7 @@ static acc_err copy_databases(struct job *j, struct acc_error *err)
     for (size_t i = 0; i < j->n; i++) {
         struct entry *e = &j->e[i];
         char tmp[4200];
-        snprintf(tmp, sizeof tmp, "%s/%zu.db", j->dir, i);
+        snprintf(tmp, sizeof tmp, "%s/%zu.%s", j->dir, i, i == 0 && j->dump ? "dump" : "db");
         if (!(e->copy = strdup(e->database ? tmp : e->origin)))
             return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
         if (!e->database)
@@ -282,20 +319,20 @@ acc_err acc_service_backup(struct acc_service *svc, struct acc_buf *out, int64_t
     if (!db || !db[0] || strcmp(db, ":memory:") == 0)
         return acc_error_set(err, ACC_ERR_UNSUPPORTED,
                              "the database is in memory: there is nothing to back up");
-    /* No file to copy, and no directory beside it to copy into (the URL
-     * would name one, password and all, in the message of a failed
-     * mkdtemp). */
-    if (strstr(db, "://"))
+    /* A file is copied beside itself; a server's database is dumped, and
+     * has no directory beside it (the URL would name one, password and
+     * all, in the message of a failed mkdtemp): the temporary one. */
+    bool dump = acc_sql_location_can(db, ACC_SQL_CAP_DUMP);
+    if (!dump && !acc_sql_location_can(db, ACC_SQL_CAP_ONLINE_BACKUP))
         return acc_error_set(err, ACC_ERR_UNSUPPORTED,
-                             "the database is a PostgreSQL server's ([database] url): back it up "
-                             "with PostgreSQL's tools (pg_dump), and the signing pair and "
-                             "[auth]'s files as files");
+                             "the database cannot be copied by this build: back it up with its "
+                             "own tools, and the signing pair and [auth]'s files as files");
     if (atomic_exchange(&svc->backing_up, true))
         return acc_error_set(err, ACC_ERR_STATE,
                              "a backup is being made already; ask again when it is done");
-    struct job j = {.svc = svc};
+    struct job j = {.svc = svc, .dump = dump};
     acc_err rc = ACC_OK;
-    char *dir = beside(db, ".accord-backup-XXXXXX");
+    char *dir = dump ? in_tmpdir("accord-backup-XXXXXX") : beside(db, ".accord-backup-XXXXXX");
     if (!dir || strlen(dir) >= sizeof j.dir)
         rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     else if (!mkdtemp(dir))

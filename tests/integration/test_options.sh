@@ -128,6 +128,27 @@ expect "accordd --print-config" 0 "^# The embedded testbed" "" "$ACCORDD" --prin
 expect "accordd, a bad file" 1 "" "^values.conf:3: listen: listen 'nowhere' is not HOST:PORT" \
     sh -c "cd '$DATA/bad' && '$ACCORDD' --config values.conf --listen 127.0.0.1:0"
 
+# Stores only SQLite serves refuse a server's URL at --check-config and at a
+# start, before anything is opened, never showing its password: the tc
+# adapter's state beside accordd's PostgreSQL database (it has no
+# "beside"), accord-site's database given by --db.
+sed -e 's|^state = .*|# no state: beside [database]|' "$DATA/bad/tc-state.conf" >"$TMP/tc-url.conf"
+printf '[database]\nurl = postgresql://accord:secret@127.0.0.1:9/accord\n' >>"$TMP/tc-url.conf"
+printf '[signing]\nkey = /dev/null\ncertificate = /dev/null\n' >>"$TMP/tc-url.conf"
+TC_URL="tc-url.conf:15: adapter: adapter tc: accordd's database is a server's \(\[database\] url\), and the tc adapter keeps its state in an SQLite file only: give it one \(state = /var/lib/accord/tc-wan.db\)"
+expect "accordd --check-config, tc beside a URL" 1 "^url = postgresql://accord@127.0.0.1:9/accord$" \
+    "$TC_URL" "$ACCORDD" --config "$TMP/tc-url.conf" --check-config
+grep -q secret "$TMP/err" "$TMP/out" && fail "accordd --check-config, tc beside a URL: the password shown"
+expect "accordd, tc beside a URL" 1 "" "$TC_URL" \
+    timeout 20 "$ACCORDD" --config "$TMP/tc-url.conf" --listen 127.0.0.1:0
+grep -q secret "$TMP/err" && fail "accordd, tc beside a URL: the password shown"
+# (accord-site --check-config reads the file alone: site-bad/database.conf)
+SITE_CONF=$DATA/site-good/$(ls "$DATA/site-good" | grep -m1 'conf$')
+expect "accord-site --db URL" 1 "" \
+    "^accord-site: 'postgresql://accord@h/db' is a database on a postgresql server; accord-site's journal is kept in an SQLite file only: give a file's path$" \
+    timeout 20 "$SITE" --config "$SITE_CONF" --db postgresql://accord:secret@h/db --listen 127.0.0.1:0
+grep -q secret "$TMP/err" && fail "accord-site --db URL: the password shown"
+
 for prog in accordd accord-site accord-sim accord-flowgen; do
     expect "$prog --help" 0 "^usage: $prog" "" "$BUILD/$prog" --help
     expect "$prog -h" 0 "^usage: $prog" "" "$BUILD/$prog" -h

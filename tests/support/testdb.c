@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dbname.h"
 #include "testutil.h"
 
 bool acc_test_db_is_pg(void)
@@ -17,18 +18,12 @@ bool acc_test_db_is_pg(void)
     return url && *url;
 }
 
-/* url with its database (the path after the host) replaced by db. */
+/* url with its database replaced by db, into out. */
 static bool with_db(const char *url, const char *db, char *out, size_t size)
 {
-    const char *auth = strstr(url, "://");
-    if (!auth)
-        return false;
-    const char *path = strchr(auth + 3, '/');
-    const char *query = strchr(auth + 3, '?');
-    if (!path || (query && query < path))
-        path = query ? query : url + strlen(url);
-    const char *rest = query ? query : "";
-    int n = snprintf(out, size, "%.*s/%s%s", (int)(path - url), url, db, rest);
+    char *u = acc_db_url_with_name(url, db);
+    int n = u ? snprintf(out, size, "%s", u) : -1;
+    free(u);
     return n > 0 && (size_t)n < size;
 }
 

@@ -252,6 +252,13 @@ static void test_copy_before_migration(void)
                                "duration, strategy, launch, offer) VALUES ('eeeeeeeeeeeeeee1', "
                                "'al', 'Complete', 1, 1, 1, 'intersect', 'none', x'00')",
                                &err));
+    /* its run, whose launch descriptions (compressed bytes) 0012 moves
+     * from TEXT to BLOB columns: unchanged */
+    ACC_ASSERT_OK(acc_sql_exec(c,
+                               "INSERT INTO run (agreement, style, state, metampich, rsl, batch, "
+                               "instance) SELECT seq, 'metampich', 'waiting', x'00ff10', x'7a00', "
+                               "'b1', 'i1' FROM agreement",
+                               &err));
     acc_sql_main_unlock(old);
     acc_sql_close(old);
     CU_ASSERT_EQUAL(access(pre, F_OK), -1);
@@ -271,6 +278,25 @@ static void test_copy_before_migration(void)
     sqlite3_prepare_v2(r, "SELECT id FROM agreement", -1, &s, NULL);
     CU_ASSERT_EQUAL(sqlite3_step(s), SQLITE_ROW);
     CU_ASSERT_STRING_EQUAL((const char *)sqlite3_column_text(s, 0), "eeeeeeeeeeeeeee1");
+    sqlite3_finalize(s);
+    sqlite3_close(r);
+    /* 0012: the run is there as it was, its descriptions blobs in BLOB
+     * columns, its index made again */
+    CU_ASSERT_EQUAL_FATAL(sqlite3_open(path, &r), SQLITE_OK);
+    sqlite3_prepare_v2(r,
+                       "SELECT hex(metampich), hex(rsl), typeof(metampich), batch, instance, "
+                       "(SELECT type FROM pragma_table_info('run') WHERE name = 'rsl'), "
+                       "(SELECT count(*) FROM sqlite_master WHERE name = 'run_open') FROM run "
+                       "WHERE state = 'waiting'",
+                       -1, &s, NULL);
+    CU_ASSERT_EQUAL_FATAL(sqlite3_step(s), SQLITE_ROW);
+    CU_ASSERT_STRING_EQUAL((const char *)sqlite3_column_text(s, 0), "00FF10");
+    CU_ASSERT_STRING_EQUAL((const char *)sqlite3_column_text(s, 1), "7A00");
+    CU_ASSERT_STRING_EQUAL((const char *)sqlite3_column_text(s, 2), "blob");
+    CU_ASSERT_STRING_EQUAL((const char *)sqlite3_column_text(s, 3), "b1");
+    CU_ASSERT_STRING_EQUAL((const char *)sqlite3_column_text(s, 4), "i1");
+    CU_ASSERT_STRING_EQUAL((const char *)sqlite3_column_text(s, 5), "BLOB");
+    CU_ASSERT_EQUAL(sqlite3_column_int(s, 6), 1);
     sqlite3_finalize(s);
     sqlite3_close(r);
     /* Opened again at the newest schema: no further copy. */

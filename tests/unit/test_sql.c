@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "dbname.h"
 #include "sql.h"
 #include "sql_writer.h"
 #include "testutil.h"
@@ -577,7 +578,96 @@ static void test_snapshot(void)
     CU_ASSERT_NOT_EQUAL(access(path, F_OK), 0);
 }
 
+/* Which backend a location names, and what it can do: the one place that
+ * reads a location (sql.h, "backends"). */
+static void test_drivers(void)
+{
+    struct acc_error err = {0};
+    CU_ASSERT_TRUE(acc_sql_is_url("postgresql://u@h/db"));
+    CU_ASSERT_TRUE(acc_sql_is_url("mysql://h/db"));
+    CU_ASSERT_FALSE(acc_sql_is_url("/var/lib/accord/accord.db"));
+    CU_ASSERT_FALSE(acc_sql_is_url("/data/a://b.db")); /* a path: no scheme before it */
+    CU_ASSERT_FALSE(acc_sql_is_url("://x"));
+    CU_ASSERT_FALSE(acc_sql_is_url(":memory:"));
+
+    const struct acc_sql_driver *d = acc_sql_driver_of("accord.db", &err);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+    CU_ASSERT_STRING_EQUAL(d->name, "sqlite");
+    CU_ASSERT_TRUE(acc_sql_location_can("accord.db", ACC_SQL_CAP_FILE | ACC_SQL_CAP_ONE_WRITER |
+                                                         ACC_SQL_CAP_ONLINE_BACKUP));
+    CU_ASSERT_FALSE(acc_sql_location_can("accord.db", ACC_SQL_CAP_SERVER_LOCKS));
+    CU_ASSERT_FALSE(acc_sql_location_can("accord.db", ACC_SQL_CAP_DUMP));
+    /* in memory: SQLite's, but no file, nothing to copy */
+    CU_ASSERT_FALSE(acc_sql_location_can(":memory:", ACC_SQL_CAP_FILE));
+    CU_ASSERT_FALSE(acc_sql_location_can(":memory:", ACC_SQL_CAP_ONLINE_BACKUP));
+
+    for (int i = 0; i < 2; i++) {
+        const char *url = i ? "POSTGRES://u:secret@h/db" : "postgresql://u:secret@h1,h2/db";
+        d = acc_sql_driver_of(url, &err);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+        CU_ASSERT_STRING_EQUAL(d->name, "postgresql");
+        CU_ASSERT_TRUE(acc_sql_location_can(url, ACC_SQL_CAP_SERVER_LOCKS | ACC_SQL_CAP_DUMP));
+        CU_ASSERT_FALSE(acc_sql_location_can(url, ACC_SQL_CAP_FILE));
+        CU_ASSERT_FALSE(acc_sql_location_can(url, ACC_SQL_CAP_ONE_WRITER));
+        /* a store only SQLite serves refuses it, without its password */
+        CU_ASSERT_EQUAL(acc_sql_need_file("the journal", url, &err), ACC_ERR_CONFIG);
+        CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "the journal is kept in an SQLite file only"));
+        CU_ASSERT_PTR_NULL(strstr(err.msg, "secret"));
+    }
+    CU_ASSERT_EQUAL(acc_sql_need_file("the journal", "/tmp/x.db", &err), ACC_OK);
+    CU_ASSERT_EQUAL(acc_sql_need_file("the journal", ":memory:", &err), ACC_OK);
+
+    /* a scheme no driver takes; libpq's key=value settings */
+    CU_ASSERT_PTR_NULL(acc_sql_driver_of("mysql://u:secret@h/db", &err));
+    CU_ASSERT_EQUAL(err.code, ACC_ERR_CONFIG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "no backend of this build takes a mysql:// URL"));
+    CU_ASSERT_PTR_NULL(strstr(err.msg, "secret"));
+    CU_ASSERT_FALSE(acc_sql_location_can("mysql://h/db", 0));
+    CU_ASSERT_PTR_NULL(acc_sql_driver_of("host=h dbname=x password=secret", &err));
+    CU_ASSERT_PTR_NULL(strstr(err.msg, "secret"));
+    CU_ASSERT_EQUAL(acc_sql_need_file("the journal", "host=h password=secret", &err),
+                    ACC_ERR_CONFIG);
+
+    /* another database on the same server: user, hosts, parameters kept */
+    char *u = acc_db_url_with_name("postgresql://u@h1:5,h2/accord?sslmode=require", "t_1");
+    CU_ASSERT_STRING_EQUAL(u, "postgresql://u@h1:5,h2/t_1?sslmode=require");
+    free(u);
+    u = acc_db_url_with_name("postgresql:///accord?host=/tmp&port=15432", "new");
+    CU_ASSERT_STRING_EQUAL(u, "postgresql:///new?host=/tmp&port=15432");
+    free(u);
+    u = acc_db_url_with_name("postgresql://h", "x");
+    CU_ASSERT_STRING_EQUAL(u, "postgresql://h/x");
+    free(u);
+    CU_ASSERT_PTR_NULL(acc_db_url_with_name("accord.db", "x"));
+    /* a schema of its own in the same database */
+    u = acc_sql_location_in_schema("postgresql://u@h/db", "ledger_a");
+    CU_ASSERT_STRING_EQUAL(u, "postgresql://u@h/db?options=-csearch_path%3Dledger_a");
+    free(u);
+    u = acc_sql_location_in_schema("postgresql:///db?host=/tmp", "ledger_b");
+    CU_ASSERT_STRING_EQUAL(u, "postgresql:///db?host=/tmp&options=-csearch_path%3Dledger_b");
+    free(u);
+
+    /* a file is copied, not dumped, and put back in place, not restored */
+    char file[300], dest[320];
+    snprintf(file, sizeof file, "%s/drivers.db", acc_test_tmpdir());
+    snprintf(dest, sizeof dest, "%s.dump", file);
+    struct acc_sql_options o = {.path = file, .label = "kv", .n_slots = 1};
+    struct acc_sql *db = NULL;
+    ACC_ASSERT_OK(acc_sql_open(&o, &db, &err));
+    CU_ASSERT_TRUE(acc_sql_can(db, ACC_SQL_CAP_FILE | ACC_SQL_CAP_ONLINE_BACKUP));
+    CU_ASSERT_FALSE(acc_sql_can(db, ACC_SQL_CAP_DUMP));
+    CU_ASSERT_STRING_EQUAL(acc_sql_driver(db)->name, "sqlite");
+    CU_ASSERT_EQUAL(acc_sql_dump(db, dest, NULL, NULL, &err), ACC_ERR_UNSUPPORTED);
+    CU_ASSERT_NOT_EQUAL(access(dest, F_OK), 0);
+    acc_sql_close(db);
+    CU_ASSERT_EQUAL(acc_sql_restore(file, dest, &err), ACC_ERR_UNSUPPORTED);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "not from a dump"));
+    CU_ASSERT_EQUAL(acc_sql_restore("mysql://h/db", dest, &err), ACC_ERR_CONFIG);
+    unlink(file);
+}
+
 static const struct acc_test_case tests[] = {
+    {"backends: which, and what they can do", test_drivers},
     {"migrations", test_migrations},
     {"no password shown", test_no_password_shown},
     {"statements and readers", test_statements},

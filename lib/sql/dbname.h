@@ -14,6 +14,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "../common/error.h"
+
 /* Whether s is libpq's key=value form of a connection ("host=/run/pg
  * dbname=accord ..."): a word of it is one of libpq's keywords followed by
  * '='.  Accord takes a PostgreSQL database as a URL only, and such a string
@@ -32,5 +34,17 @@ char *acc_db_shown(const char *s);
  * for the messages of a library that quotes back what it was given (libpq's
  * for a URL it cannot parse). */
 void acc_db_scrub(char *msg, size_t size, const char *s);
+
+/* The URL s with its database (the path after the hosts) replaced by
+ * name, its user, hosts and parameters kept: another database on the same
+ * server (a test's own, a restore's target).  NULL when s is not a URL or
+ * out of memory.  free() it. */
+char *acc_db_url_with_name(const char *s, const char *name);
+
+/* A database path (not empty) into *dst (replaced).  libpq's key=value
+ * settings ("host=... password=...") are refused, by
+ * acc_conf_db_conninfo: a message that says so, without their secrets. */
+acc_err acc_conf_db_path(char **dst, const char *path, struct acc_error *err);
+acc_err acc_conf_db_conninfo(const char *v, struct acc_error *err);
 
 #endif

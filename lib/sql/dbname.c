@@ -18,7 +18,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "buf.h"
+#include "../common/buf.h"
+#include "../common/conf.h"
 
 /* libpq's settings that are secrets. */
 static const char secret_keys[] = "password sslpassword oauth_client_secret";
@@ -311,4 +312,47 @@ void acc_db_scrub(char *msg, size_t size, const char *s)
     while (acc_db_is_conninfo(s) && next_pair(&p, &pr))
         if (pr.secret)
             hide_value(msg, size, pr.val, pr.val_end);
+}
+
+char *acc_db_url_with_name(const char *s, const char *name)
+{
+    const char *auth = s ? strstr(s, "://") : NULL;
+    if (!auth)
+        return NULL;
+    auth += 3;
+    const char *query = strchr(auth, '?');
+    const char *path = strchr(auth, '/');
+    if (!path || (query && query < path))
+        path = query ? query : auth + strlen(auth);
+    struct acc_buf b;
+    acc_buf_init(&b);
+    acc_buf_printf(&b, "%.*s/%s%s", (int)(path - s), s, name, query ? query : "");
+    char *out = acc_buf_ok(&b) ? acc_buf_detach(&b, NULL) : NULL;
+    acc_buf_release(&b);
+    return out;
+}
+
+/* ------------------------------------------------------------ configuration */
+
+acc_err acc_conf_db_conninfo(const char *v, struct acc_error *err)
+{
+    char *shown = acc_db_shown(v);
+    acc_error_set(err, ACC_ERR_CONFIG,
+                  "the database '%s' is libpq's key=value settings, which are not taken: a "
+                  "database is a file, or a PostgreSQL database a URL "
+                  "(postgresql://USER@HOST/DB?sslmode=...)",
+                  shown ? shown : "?");
+    free(shown);
+    return ACC_ERR_CONFIG;
+}
+
+acc_err acc_conf_db_path(char **dst, const char *path, struct acc_error *err)
+{
+    if (!path || !*path)
+        return acc_error_set(err, ACC_ERR_CONFIG, "the database path is empty");
+    if (acc_db_is_conninfo(path))
+        return acc_conf_db_conninfo(path, err);
+    if (!acc_conf_set_str(dst, path))
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    return ACC_OK;
 }
