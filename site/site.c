@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "../lib/common/account.h"
+#include "../lib/identity/mapfile.h"
 #include "../lib/common/kv.h"
 #include "../lib/common/log.h"
 #include "../lib/common/strutil.h"
@@ -113,6 +114,8 @@ acc_err acc_site_start(struct acc_site_config *cfg, struct acc_site **out, struc
     for (size_t i = 0; i < SITE_KEY_LOCKS; i++)
         pthread_mutex_init(&s->key_locks[i], NULL);
     acc_err rc = site_store_open(s->cfg.db_path, s->cfg.durable, &s->store, err);
+    if (!rc && s->cfg.mapfile)
+        rc = acc_mapfile_load(s->cfg.mapfile, true, &s->mapfile, err);
     if (!rc)
         rc = site_peers_new(s->cfg.peers, s->cfg.n_peers, &s->peers, err);
     if (!rc)
@@ -162,6 +165,7 @@ void acc_site_stop(struct acc_site *s)
     site_close_resources(s);
     site_peers_free(s->peers);
     site_store_close(s->store);
+    acc_mapfile_free(s->mapfile);
     for (size_t i = 0; i < SITE_KEY_LOCKS; i++)
         pthread_mutex_destroy(&s->key_locks[i]);
     acc_site_config_release(&s->cfg);

@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../lib/common/account.h"
 #include "../lib/common/buf.h"
 #include "../lib/common/proc.h"
 #include "../lib/common/strutil.h"
@@ -215,7 +216,44 @@ static bool make_room(struct acc_site_jobs *j)
 
 /* fork, then in the child only async-signal-safe calls: its own group, its
  * directory, the job user's groups and ids, exec. */
-static acc_err spawn(struct acc_site_jobs *j, const char *dir, const char *const *argv,
+/* Whom a proxy runs as: the job's own account (its reservation's, which
+ * the site's mapfile chose) or the site's job_user. */
+struct runas {
+    const char *name;
+    uid_t uid;
+    gid_t gid;
+    const gid_t *groups;
+    int n_groups;
+    struct acc_account acct; /* the job's own, when it names one */
+};
+
+static acc_err choose_account(const struct acc_site_jobs *j, const struct acc_job *job,
+                              struct runas *who, struct acc_error *err)
+{
+    memset(who, 0, sizeof *who);
+    who->name = j->user;
+    who->uid = j->uid;
+    who->gid = j->gid;
+    who->groups = j->groups;
+    who->n_groups = j->n_groups;
+    if (!job->user || !*job->user)
+        return ACC_OK;
+    /* never root: the lookup refuses an account whose uid is 0 */
+    if (acc_account_lookup(job->user, &who->acct, err))
+        return acc_error_set(err, ACC_ERR_FORBIDDEN, "job: account %.64s: %s", job->user, err->msg);
+    who->name = who->acct.name;
+    who->uid = who->acct.uid;
+    who->gid = who->acct.gid;
+    who->groups = who->acct.groups;
+    who->n_groups = (int)who->acct.n_groups;
+    if (who->n_groups == 0) {
+        who->groups = &who->acct.gid;
+        who->n_groups = 1;
+    }
+    return ACC_OK;
+}
+
+static acc_err spawn(const struct runas *j, const char *dir, const char *const *argv,
                      const char *const *envp, pid_t *pid, struct acc_error *err)
 {
     sigset_t all, old;
@@ -345,13 +383,16 @@ acc_err acc_site_jobs_submit(struct acc_site_jobs *j, const char *peer,
                            j->max_jobs);
         goto out;
     }
+    struct runas who;
+    if ((rc = choose_account(j, job, &who, err)))
+        goto out;
     snprintf(x.id, sizeof x.id, "p%" PRId64 "-%u", (int64_t)now, j->seq++);
     acc_strlcpy(x.peer, peer, sizeof x.peer);
     acc_strlcpy(x.key, job->key, sizeof x.key);
     acc_strlcpy(x.host, job->host, sizeof x.host);
     x.end = b->end;
     sjobs_dir_path(j, x.id, NULL, dir, sizeof dir);
-    if (mkdir(dir, 0700) != 0 || chown(dir, j->uid, j->gid) != 0) {
+    if (mkdir(dir, 0700) != 0 || chown(dir, who.uid, who.gid) != 0) {
         rc = acc_error_set(err, ACC_ERR_IO, "job: cannot make %s: %s", dir, strerror(errno));
         goto out;
     }
@@ -381,10 +422,10 @@ acc_err acc_site_jobs_submit(struct acc_site_jobs *j, const char *peer,
     argv[k] = NULL;
     char home[PATH_MAX + 8], user[96];
     snprintf(home, sizeof home, "HOME=%s", dir);
-    snprintf(user, sizeof user, "USER=%s", j->user);
+    snprintf(user, sizeof user, "USER=%s", who.name);
     const char *envp[8];
     job_env(j, home, user, envp);
-    rc = spawn(j, dir, argv, envp, &x.pid, err);
+    rc = spawn(&who, dir, argv, envp, &x.pid, err);
     if (rc) {
         sjobs_remove(j, x.id);
         goto out;
