@@ -22,6 +22,7 @@
 #include "../../lib/common/hostname.h"
 #include "../../lib/common/kv.h"
 #include "../../lib/httpd/httpd.h"
+#include "../../lib/model/identity.h"
 #include "../service/service.h"
 #include "../xml/xml.h"
 
@@ -75,6 +76,10 @@ struct acc_request {
      * acc_http_request_done once the request has its answer. */
     const struct acc_user *user;
     const struct acc_config *users;
+    /* Whom the request is for, as far as the sites must know (set by the
+     * router with user: its name, and a certificate's subject DN; released
+     * by acc_http_request_done).  Empty without [auth]. */
+    struct acc_identity identity;
     bool json; /* the client accepts application/json rather than XML */
     /* Set by acc_http_route: 1 + the route's class, an index into
      * acc_http_route_classes (lib/httpd's request-duration histogram); 0:
@@ -177,6 +182,13 @@ bool acc_http_owner_ok(const struct acc_request *rq, struct acc_response *rs, co
  * list filter's): the same user or an admin; 403 otherwise. */
 bool acc_http_acts_for(const struct acc_request *rq, struct acc_response *rs,
                        const char *initiator);
+/* The offer's identity from the request's (acc_http_acts_for passed):
+ * the requester's own when the offer is in its name, only the initiator's
+ * name when an administrator acts for another; false (an answer in rs)
+ * when memory runs out. */
+struct acc_offer;
+bool acc_http_offer_identity(const struct acc_request *rq, struct acc_response *rs,
+                             struct acc_offer *offer);
 
 /* A query parameter, or NULL. */
 const char *acc_query(const struct acc_request *rq, const char *key);

@@ -93,6 +93,17 @@ static bool open_to_anyone(const struct acc_request *rq)
 /* Who asks: checked before routing, so that nothing about the server's
  * resources (which paths exist, which methods) shows without credentials.
  * False with the reply set. */
+/* rq->identity for rq->user: its name, and subject (a certificate's DN). */
+static bool identify(struct acc_request *rq, struct acc_response *rs, const char *subject)
+{
+    acc_identity_release(&rq->identity);
+    struct acc_identity id = {.user = (char *)rq->user->name, .subject = (char *)subject};
+    if (acc_identity_copy(&rq->identity, &id) == ACC_OK)
+        return true;
+    acc_reply_error(rq, rs, ACC_ERR_NOMEM, "out of memory", NULL);
+    return false;
+}
+
 bool acc_http_authenticate(struct acc_http_ctx *ctx, struct acc_request *rq,
                            struct acc_response *rs)
 {
@@ -107,7 +118,7 @@ bool acc_http_authenticate(struct acc_http_ctx *ctx, struct acc_request *rq,
     if (rq->peer_fingerprint || rq->peer_subject) {
         rq->user = acc_config_user_by_cert(cfg, rq->peer_subject, rq->peer_fingerprint);
         if (rq->user)
-            return true;
+            return identify(rq, rs, rq->peer_subject);
     }
     const char *h = rq->authorization;
     if (!h || strncasecmp(h, "Bearer ", 7) != 0) {
@@ -125,7 +136,7 @@ bool acc_http_authenticate(struct acc_http_ctx *ctx, struct acc_request *rq,
         rs->challenge = true;
         return false;
     }
-    return true;
+    return identify(rq, rs, NULL);
 }
 
 bool acc_http_admit(struct acc_http_ctx *ctx, struct acc_request *rq, struct acc_response *rs)
@@ -138,6 +149,7 @@ void acc_http_request_done(struct acc_http_ctx *ctx, struct acc_request *rq)
     acc_config_unlive(acc_service_config(ctx->svc), rq->users);
     rq->users = NULL;
     rq->user = NULL;
+    acc_identity_release(&rq->identity);
 }
 
 static bool permitted(const struct acc_request *rq, struct acc_response *rs, enum access access)
@@ -175,6 +187,22 @@ bool acc_http_acts_for(const struct acc_request *rq, struct acc_response *rs, co
     snprintf(msg, sizeof msg, "%.100s may not act in the name of %.100s", rq->user->name,
              initiator);
     acc_reply_error(rq, rs, ACC_ERR_FORBIDDEN, msg, NULL);
+    return false;
+}
+
+bool acc_http_offer_identity(const struct acc_request *rq, struct acc_response *rs,
+                             struct acc_offer *offer)
+{
+    acc_identity_release(&offer->identity);
+    const struct acc_identity *id = &rq->identity;
+    struct acc_identity other = {.user = offer->initiator};
+    if (!id->user)
+        return true; /* no [auth]: the initiator is only what the offer says */
+    if (offer->initiator && strcmp(offer->initiator, id->user) != 0)
+        id = &other;
+    if (acc_identity_copy(&offer->identity, id) == ACC_OK)
+        return true;
+    acc_reply_error(rq, rs, ACC_ERR_NOMEM, "out of memory", NULL);
     return false;
 }
 

@@ -140,7 +140,11 @@ acc_err plan_build(const struct acc_plan_env *env, const struct acc_offer *o,
         rc = build_nodes(env, o, sites, p, err);
     if (!rc)
         rc = build_links(env, o, p, err);
+    /* Whom every reservation is for: a site daemon maps it to an account
+     * of its own (the offer outlives the plan and its negotiation). */
+    bool someone = o->identity.user || o->identity.subject;
     for (size_t k = 0; !rc && k < p->n_items; k++) {
+        p->items[k].res.identity = someone ? &o->identity : NULL;
         if (!p->items[k].adapter)
             rc = acc_error_set(err, ACC_ERR_INTERNAL, "no adapter for %s", p->items[k].label);
     }
