@@ -377,6 +377,9 @@ void svc_hook_orphan(void *ctx, struct acc_adapter *ad, const struct acc_booking
 /* submit.c: the window an offer asks for, or a 4xx error. */
 acc_err svc_window(const struct acc_service *svc, const struct acc_offer *o, acc_time now,
                    acc_time *earliest, acc_time *deadline, struct acc_error *err);
+/* submit.c: *dst becomes a copy of src without its token, as an agreement
+ * keeps it; -1 when memory ran out. */
+int svc_identity_keep(struct acc_identity *dst, const struct acc_identity *src);
 /* submit.c: the initiator's quota for one agreement: the offer's limits
  * (ACC_ERR_QUOTA), and the window's deadline cut at max_advance. */
 acc_err svc_offer_quota(struct acc_service *svc, const struct acc_offer *o, acc_time now,

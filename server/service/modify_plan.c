@@ -167,8 +167,13 @@ acc_err svc_mod_make_plan(struct acc_service *svc, const struct acc_agreement *a
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     if ((rc = plan_nodes(svc, a, m, p, err)) || (rc = plan_links(svc, a, m, p, err)))
         return rc;
-    for (size_t k = 0; k < p->n; k++)
+    /* whom the new bookings are for: as the agreement's first ones (a
+     * site daemon maps it to its account again) */
+    bool someone = a->identity.user || a->identity.subject;
+    for (size_t k = 0; k < p->n; k++) {
         p->items[k].booking.key[0] = '\0'; /* the engine names the new ones */
+        p->items[k].res.identity = someone ? &a->identity : NULL;
+    }
     return ACC_OK;
 }
 

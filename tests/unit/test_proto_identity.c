@@ -37,10 +37,11 @@ static void same(const struct acc_identity *a, const struct acc_identity *b)
     CU_ASSERT_EQUAL_FATAL(a->n_groups, b->n_groups);
     for (size_t i = 0; i < a->n_groups; i++)
         CU_ASSERT_STRING_EQUAL(a->groups[i], b->groups[i]);
-    if (a->token)
+    if (a->token) {
         CU_ASSERT_STRING_EQUAL(a->token, b->token);
-    else
+    } else {
         CU_ASSERT_PTR_NULL(b->token);
+    }
 }
 
 static void test_preview_reserve(void)
@@ -54,6 +55,7 @@ static void test_preview_reserve(void)
                              q;
     struct acc_buf b = ACC_BUF_INIT;
     struct acc_error e = {0};
+    strcpy(p.resource, "alpha");
     acc_proto_write_preview(&p, &b);
     CU_ASSERT(schema_ok(&b));
     ACC_ASSERT_OK(acc_proto_read_preview(b.data, b.len, &q, &e));
@@ -77,6 +79,7 @@ static void test_preview_reserve(void)
                                   .duration = 600,
                                   .identity = {.user = "bob"}},
                              s;
+    strcpy(r.resource, "alpha");
     acc_buf_reset(&b);
     acc_proto_write_reserve(&r, &b);
     CU_ASSERT(schema_ok(&b));
