@@ -184,6 +184,7 @@ struct svc_mod_plan {
     char old_keys[2 * ACC_MODIFY_MAX + 64][ACC_KEY_MAX]; /* what each item replaces */
     size_t n;
     size_t *item_of_comp, *item_of_link; /* SIZE_MAX: none */
+    char account[ACC_ACCOUNT_NAME_MAX];  /* [accounts]' for the agreement's user; "": none */
 };
 /* A component's (a link's) amount after the change m. */
 int64_t svc_mod_new_nodes(const struct acc_modification *m, const struct acc_alloc_component *c);
