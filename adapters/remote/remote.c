@@ -96,6 +96,11 @@ static acc_err read_settings(struct remote *r, const struct acc_adapter_env *env
             if (acc_parse_bool(v, &r->insecure_http, &e))
                 rc = acc_error_set(err, ACC_ERR_CONFIG, "%s: insecure_http: %s", env->section,
                                    e.msg);
+        } else if (strcmp(k, "forward_token") == 0) {
+            struct acc_error e;
+            if (acc_parse_bool(v, &r->forward_token, &e))
+                rc = acc_error_set(err, ACC_ERR_CONFIG, "%s: forward_token: %s", env->section,
+                                   e.msg);
         } else
             rc = acc_error_set(err, ACC_ERR_CONFIG,
                                "%s: unknown setting '%s' (remote takes url, ca, certificate, key, "

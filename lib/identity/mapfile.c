@@ -165,7 +165,8 @@ static acc_err read_rule(const char *p, const char *end, const char *name, bool 
     if (an == 0)
         return acc_error_set(err, ACC_ERR_CONFIG, "%s:%zu: no account after the pattern", name,
                              r->line);
-    if (skip_space(p, end) != end)
+    const char *rest = skip_space(p, end);
+    if (rest != end && *rest != '#') /* a comment may end the line */
         return acc_error_set(err, ACC_ERR_CONFIG,
                              "%s:%zu: more than KIND PATTERN ACCOUNT (quote a pattern that "
                              "holds spaces)",

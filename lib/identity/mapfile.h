@@ -15,7 +15,8 @@
  * user the broker's user name.  PATTERN is a word or a "quoted" string
  * (matched whole and exactly) or a /POSIX extended regex/ (matched
  * anywhere, as regexec does: anchor it with ^ and $; "\/" is a slash).
- * ACCOUNT must exist and must not be root.  '#' starts a comment line.
+ * ACCOUNT must exist and must not be root.  '#' starts a comment line, and
+ * after the account a comment to the end of the line.
  *
  * Both accord-site ([site] mapfile) and accordd ([accounts] mapfile) use
  * it (docs/security.md). */
