@@ -6,10 +6,12 @@
 #
 #   alpha's mapfile: alice -> acc-sa-alice1, bob -> acc-sa-bob1
 #   beta's mapfile:  alice -> acc-sa-alice2 (bob: no line)
+#   gamma:           identity = token (it wants the user's own token)
 #
 # alice's offer for both sites is booked, and each site's journal names her
 # account there; bob's is refused naming beta, and neither site holds a
-# booking for him.  The local accounts are made here and removed afterwards,
+# booking for him; gamma refuses alice's offer for want of her own token.
+# The local accounts are made here and removed afterwards,
 # failed or not.  Root only (useradd).
 set -Eeuo pipefail
 
@@ -57,9 +59,10 @@ cat >"$TMP/beta.map" <<'EOF'
 # beta: alice only
 user "alice" acc-sa-alice2
 EOF
+cp "$TMP/beta.map" "$TMP/gamma.map"
 
 start_site() { # NAME
-    local n=$1 i port=
+    local n=$1 port=
     cat >"$TMP/$n.ini" <<EOF
 [daemon]
 name = $n
@@ -69,7 +72,7 @@ certificate = $C/site-alpha.crt
 key = $C/site-alpha.key
 client_ca = $C/ca.crt
 mapfile = $TMP/$n.map
-identity = broker
+identity = ${2:-broker}
 
 [peer accord-main]
 subject = CN=accord-main
@@ -82,7 +85,7 @@ EOF
     "$BUILD/accord-site" --config "$TMP/$n.ini" --check-config >/dev/null 2>&1 || fail "--check-config $n"
     "$BUILD/accord-site" --config "$TMP/$n.ini" </dev/null >"$TMP/$n.log" 2>&1 &
     PIDS+=($!)
-    for i in $(seq 100); do
+    for _ in $(seq 100); do
         port=$(sed -n 's/.*on https:\/\/127\.0\.0\.1:\([0-9]*\).*/\1/p' "$TMP/$n.log" | head -n 1)
         [ -n "$port" ] && break
         sleep 0.1
@@ -92,6 +95,7 @@ EOF
 }
 start_site alpha
 start_site beta
+start_site gamma token
 
 # ------------------------------------------------------------------ accordd
 printf 'alice %s\nbob %s\n' aliceSecretToken0001 bobSecretToken000001 >"$TMP/tokens"
@@ -106,7 +110,7 @@ lead_time = PT1S
 adapter_timeout = PT8S
 
 EOF
-    for n in alpha beta; do
+    for n in alpha beta gamma; do
         port=PORT_$n
         cat <<EOF
 [site $n]
@@ -117,6 +121,7 @@ url = https://127.0.0.1:${!port}
 ca = $C/ca.crt
 certificate = $C/accord.crt
 key = $C/accord.key
+forward_token = yes
 
 EOF
     done
@@ -125,7 +130,7 @@ EOF
     </dev/null >"$TMP/accordd.log" 2>&1 &
 PIDS+=($!)
 URL=
-for i in $(seq 100); do
+for _ in $(seq 100); do
     URL=$(sed -n 's/.*listening on \(http:\/\/[^ ]*\).*/\1/p' "$TMP/accordd.log" | head -n 1)
     [ -n "$URL" ] && break
     sleep 0.1
@@ -133,14 +138,22 @@ done
 [ -n "$URL" ] || fail "accordd did not come up"
 URL=${URL%/}
 
-offer() { # INITIATOR
+offer() { # INITIATOR [SITE...] (default alpha beta)
+    local u=$1 s comps=
+    shift
+    [ $# -gt 0 ] || set -- alpha beta
+    for s in "$@"; do
+        comps+="<wsag:ServiceDescriptionTerm wsag:Name=\"c-$s\" wsag:ServiceName=\"metajob\">"
+        comps+="<co:Component><co:Site>$s</co:Site><co:Nodes>1</co:Nodes></co:Component>"
+        comps+="</wsag:ServiceDescriptionTerm>"
+    done
     cat <<EOF
 <?xml version="1.0" encoding="UTF-8"?>
 <wsag:AgreementOffer xmlns:wsag="http://schemas.ggf.org/graap/2007/03/ws-agreement"
                      xmlns:co="urn:accord:coalloc:1">
-  <wsag:Name>accounts-$1</wsag:Name>
+  <wsag:Name>accounts-$u</wsag:Name>
   <wsag:Context>
-    <wsag:AgreementInitiator>$1</wsag:AgreementInitiator>
+    <wsag:AgreementInitiator>$u</wsag:AgreementInitiator>
     <wsag:ServiceProvider>AgreementResponder</wsag:ServiceProvider>
   </wsag:Context>
   <wsag:Terms>
@@ -148,20 +161,18 @@ offer() { # INITIATOR
       <wsag:ServiceDescriptionTerm wsag:Name="schedule" wsag:ServiceName="metajob">
         <co:Schedule><co:Duration>PT30M</co:Duration></co:Schedule>
       </wsag:ServiceDescriptionTerm>
-      <wsag:ServiceDescriptionTerm wsag:Name="a" wsag:ServiceName="metajob">
-        <co:Component><co:Site>alpha</co:Site><co:Nodes>1</co:Nodes></co:Component>
-      </wsag:ServiceDescriptionTerm>
-      <wsag:ServiceDescriptionTerm wsag:Name="b" wsag:ServiceName="metajob">
-        <co:Component><co:Site>beta</co:Site><co:Nodes>1</co:Nodes></co:Component>
-      </wsag:ServiceDescriptionTerm>
+      $comps
     </wsag:All>
   </wsag:Terms>
 </wsag:AgreementOffer>
 EOF
 }
 
-submit() { # USER TOKEN -> body in $TMP/USER.out, status printed
-    offer "$1" >"$TMP/$1.xml"
+submit() { # USER TOKEN [SITE...] -> body in $TMP/USER.out, status printed
+    local u=$1 t=$2
+    shift 2
+    offer "$u" "$@" >"$TMP/$u.xml"
+    set -- "$u" "$t"
     curl -s -o "$TMP/$1.out" -w '%{http_code}' -X POST -H 'Content-Type: application/xml' \
         -H "Authorization: Bearer $2" --data-binary @"$TMP/$1.xml" "$URL/agreements"
 }
@@ -190,6 +201,15 @@ grep -q 'Observed' "$TMP/bob.out" && fail "bob's agreement was booked: $(cat "$T
 n=$(sqlite3 "$TMP/alpha.db" "SELECT count(*) FROM site_bookings WHERE account = 'acc-sa-bob1' AND state != 'cancelled'")
 [ "$n" = 0 ] || fail "alpha holds $n booking(s) for bob"
 echo "ok: bob is refused naming beta, and nothing is booked for him at either site"
+
+# gamma wants the user's own token (identity = token): alice's static token is
+# not one an issuer signed, so there is none to forward, and gamma refuses
+code=$(submit alice aliceSecretToken0001 gamma)
+[ "$code" = 502 ] || fail "alice's offer for gamma: HTTP $code: $(cat "$TMP/alice.out")"
+grep -q "site gamma: identity = token: this site wants the user's own token" "$TMP/alice.out" ||
+    fail "gamma's refusal: $(cat "$TMP/alice.out")"
+[ -z "$(accounts gamma)" ] || fail "gamma booked for '$(accounts gamma)'"
+echo "ok: a site that wants the user's own token refuses the broker's word"
 
 # a mapfile that maps to root, or to an account that does not exist, is refused
 printf 'user alice root\n' >"$TMP/bad.map"
