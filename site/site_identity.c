@@ -10,10 +10,9 @@
 #include "../lib/identity/mapfile.h"
 #include "site_internal.h"
 
-acc_err site_map_identity(const struct acc_site *s, const struct acc_identity *id, char *account,
+static acc_err map_locked(const struct acc_site *s, const struct acc_identity *id, char *account,
                           size_t len, struct acc_error *err)
 {
-    account[0] = '\0';
     if (!s->mapfile)
         return ACC_OK;
     if (!id || (!id->user && !id->subject))
@@ -22,7 +21,7 @@ acc_err site_map_identity(const struct acc_site *s, const struct acc_identity *i
                              "the accounts its mapfile maps users to (an Accord too old to send "
                              "<Identity>?)",
                              s->cfg.name);
-    if (s->cfg.identity_token) {
+    if (s->identity_token) {
         /* The user's own token, checked against its issuer: lib/jwt's work,
          * which this build does not have yet.  Refused, never taken on the
          * broker's word. */
@@ -47,4 +46,33 @@ acc_err site_map_identity(const struct acc_site *s, const struct acc_identity *i
     if (acc_strlcpy(account, a, len) >= len)
         return acc_error_set(err, ACC_ERR_INTERNAL, "site %s: account name too long", s->cfg.name);
     return ACC_OK;
+}
+
+acc_err site_map_identity(struct acc_site *s, const struct acc_identity *id, char *account,
+                          size_t len, struct acc_error *err)
+{
+    account[0] = '\0';
+    pthread_rwlock_rdlock(&s->map_lock);
+    acc_err rc = map_locked(s, id, account, len, err);
+    pthread_rwlock_unlock(&s->map_lock);
+    return rc;
+}
+
+acc_err site_identity_read(const struct acc_site_config *c, struct acc_mapfile **out,
+                           struct acc_error *err)
+{
+    *out = NULL;
+    if (c->mapfile && acc_mapfile_load(c->mapfile, true, out, err))
+        return err->code;
+    return ACC_OK;
+}
+
+void site_identity_set(struct acc_site *s, struct acc_mapfile *m, bool token)
+{
+    pthread_rwlock_wrlock(&s->map_lock);
+    struct acc_mapfile *old = s->mapfile;
+    s->mapfile = m;
+    s->identity_token = token;
+    pthread_rwlock_unlock(&s->map_lock);
+    acc_mapfile_free(old);
 }

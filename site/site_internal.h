@@ -138,8 +138,12 @@ struct acc_site {
     pthread_mutex_t key_locks[SITE_KEY_LOCKS];
     atomic_int_least64_t pruned; /* last prune of the journal */
     struct site_http *http;
-    struct acc_site_jobs *jobs;  /* site_jobs.h (helper LAUNCH); NULL: jobs unsupported */
-    struct acc_mapfile *mapfile; /* [daemon] mapfile, read at the start; NULL: none */
+    struct acc_site_jobs *jobs; /* site_jobs.h (helper LAUNCH); NULL: jobs unsupported */
+    /* [daemon] mapfile and identity, read at the start and on SIGHUP
+     * (swapped under map_lock; requests map under its read side) */
+    pthread_rwlock_t map_lock;
+    struct acc_mapfile *mapfile; /* NULL: none */
+    bool identity_token;
 };
 
 /* A request's parameters, for preview (from, until) and reserve (start). */
@@ -158,8 +162,14 @@ struct site_ask {
  * [daemon] mapfile; "" without a mapfile.  ACC_ERR_FORBIDDEN naming the
  * site when the mapfile maps no account to it ("site beta: no account for
  * user bob"), or it names no one. */
-acc_err site_map_identity(const struct acc_site *s, const struct acc_identity *id, char *account,
+acc_err site_map_identity(struct acc_site *s, const struct acc_identity *id, char *account,
                           size_t len, struct acc_error *err);
+/* The mapfile c names, read now (NULL: none); err says why it cannot be. */
+acc_err site_identity_read(const struct acc_site_config *c, struct acc_mapfile **out,
+                           struct acc_error *err);
+/* m (taken) and identity = token or broker replace the running ones
+ * (start, SIGHUP). */
+void site_identity_set(struct acc_site *s, struct acc_mapfile *m, bool token);
 
 /* site_ops.c: each answers the protocol's fault code in err on failure. */
 acc_err site_open_resources(struct acc_site *s, struct acc_error *err);

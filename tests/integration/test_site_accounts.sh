@@ -19,7 +19,7 @@ BUILD=$(cd "${1:?usage: $0 BUILD}" && pwd)
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 [ "$(id -u)" = 0 ] || { echo "test_site_accounts: needs root (useradd)"; exit 77; }
 TMP=$(mktemp -d /tmp/accord-site-accounts.XXXXXX)
-USERS=(acc-sa-alice1 acc-sa-alice2 acc-sa-bob1)
+USERS=(acc-sa-alice1 acc-sa-alice2 acc-sa-bob1 acc-sa-bob2)
 PIDS=()
 
 cleanup() {
@@ -85,6 +85,7 @@ EOF
     "$BUILD/accord-site" --config "$TMP/$n.ini" --check-config >/dev/null 2>&1 || fail "--check-config $n"
     "$BUILD/accord-site" --config "$TMP/$n.ini" </dev/null >"$TMP/$n.log" 2>&1 &
     PIDS+=($!)
+    eval "PID_$n=$!"
     for _ in $(seq 100); do
         port=$(sed -n 's/.*on https:\/\/127\.0\.0\.1:\([0-9]*\).*/\1/p' "$TMP/$n.log" | head -n 1)
         [ -n "$port" ] && break
@@ -201,6 +202,22 @@ grep -q 'Observed' "$TMP/bob.out" && fail "bob's agreement was booked: $(cat "$T
 n=$(sqlite3 "$TMP/alpha.db" "SELECT count(*) FROM site_bookings WHERE account = 'acc-sa-bob1' AND state != 'cancelled'")
 [ "$n" = 0 ] || fail "alpha holds $n booking(s) for bob"
 echo "ok: bob is refused naming beta, and nothing is booked for him at either site"
+
+# beta maps bob too once its mapfile says so and it is told (SIGHUP): his
+# offer is then booked for his own account at each site
+printf 'user bob acc-sa-bob2\n' >>"$TMP/beta.map"
+# shellcheck disable=SC2154 # PID_beta: set by start_site
+kill -HUP "$PID_beta"
+for _ in $(seq 50); do
+    grep -q "reloaded the certificates, 1 peer(s) and the mapfile" "$TMP/beta.log" && break
+    sleep 0.1
+done
+grep -q "reloaded the certificates, 1 peer(s) and the mapfile" "$TMP/beta.log" || fail "beta did not reload"
+code=$(submit bob bobSecretToken000001)
+[ "$code" = 201 ] || fail "bob's offer after beta's reload: HTTP $code: $(cat "$TMP/bob.out")"
+[ "$(accounts alpha | tr '\n' ' ')" = "acc-sa-alice1 acc-sa-bob1 " ] || fail "alpha: '$(accounts alpha)'"
+[ "$(accounts beta | tr '\n' ' ')" = "acc-sa-alice2 acc-sa-bob2 " ] || fail "beta: '$(accounts beta)'"
+echo "ok: a mapfile read again on SIGHUP maps bob at beta too"
 
 # gamma wants the user's own token (identity = token): alice's static token is
 # not one an issuer signed, so there is none to forward, and gamma refuses
