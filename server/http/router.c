@@ -90,9 +90,6 @@ static bool open_to_anyone(const struct acc_request *rq)
     return r && r->access == ANYONE;
 }
 
-/* Who asks: checked before routing, so that nothing about the server's
- * resources (which paths exist, which methods) shows without credentials.
- * False with the reply set. */
 /* rq->identity for rq->user: its name, and subject (a certificate's DN). */
 static bool identify(struct acc_request *rq, struct acc_response *rs, const char *subject)
 {
@@ -104,6 +101,9 @@ static bool identify(struct acc_request *rq, struct acc_response *rs, const char
     return false;
 }
 
+/* Who asks: checked before routing, so that nothing about the server's
+ * resources (which paths exist, which methods) shows without credentials.
+ * False with the reply set. */
 bool acc_http_authenticate(struct acc_http_ctx *ctx, struct acc_request *rq,
                            struct acc_response *rs)
 {
