@@ -16,7 +16,8 @@ static const struct acc_sql_query
     agr_insert = {S_AGR_INSERT,
                   "INSERT INTO agreement (id, name, initiator, state, created, updated, "
                   "earliest, deadline, duration, strategy, launch, idem_key, offer, terms, "
-                  "guarantees, instance, client) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"},
+                  "guarantees, instance, client, identity) "
+                  "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"},
     agr_by_idem = {S_AGR_BY_IDEM, "SELECT id FROM agreement WHERE idem_key = ?"},
     /* A key whose negotiation a stop of accordd (or a database out of
      * reach) cut short may be negotiated again: the interrupted agreement
@@ -63,6 +64,7 @@ struct create_arg {
     struct acc_agreement a; /* borrowed fields, or the store's own in a copy */
     const char *idem_key;
     const char *instance; /* the store's: the instance that negotiates it, or NULL */
+    char *identity;       /* a.identity packed (store_identity.c), owned; NULL: no one */
     bool duplicate;
     char existing[ACC_ID_LEN + 1];
 };
@@ -122,6 +124,7 @@ static acc_err create_job(struct acc_sql_conn *c, void *arg, struct acc_error *e
     acc_sql_bind_text(s, a->guarantees);
     acc_sql_bind_text(s, x->instance);
     acc_sql_bind_text(s, a->client);
+    acc_sql_bind_text(s, x->identity);
     if (!x->idem_key)
         return acc_sql_run(s, "insert agreement", err);
     /* the key taken meanwhile: that agreement is the answer */
@@ -147,6 +150,7 @@ static void create_release(void *arg)
 {
     struct create_arg *x = arg;
     acc_agreement_release(&x->a);
+    free(x->identity);
     free(x);
 }
 
@@ -176,8 +180,10 @@ static void *create_copy(const void *arg)
     c->offer_len = a->offer_len;
     c->client = acc_strdup(a->client);
     x->instance = from->instance;
+    x->identity = acc_strdup(from->identity);
     if ((a->name && !c->name) || (a->initiator && !c->initiator) || (a->terms && !c->terms) ||
-        (a->client && !c->client) || (a->guarantees && !c->guarantees) || !c->offer_xml) {
+        (a->client && !c->client) || (a->guarantees && !c->guarantees) || !c->offer_xml ||
+        (from->identity && !x->identity)) {
         create_release(x);
         return NULL;
     }
@@ -193,8 +199,14 @@ acc_err acc_store_agreement_create(struct acc_store *st, const struct acc_agreem
         return acc_error_set(err, ACC_ERR_INVALID,
                              "database: an idempotency key needs an awaited create");
     /* The job only reads the agreement; the copy (NOWAIT) owns its fields. */
-    struct create_arg x = {.a = *a, .idem_key = idem_key, .instance = acc_store_instance(st)};
+    struct create_arg x = {.a = *a,
+                           .idem_key = idem_key,
+                           .instance = acc_store_instance(st),
+                           .identity = store_identity_pack(&a->identity)};
+    if ((a->identity.user || a->identity.subject) && !x.identity)
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     acc_err rc = store_write(st, &op, &x, flags, err);
+    free(x.identity);
     if (rc)
         return rc;
     if (duplicate)

@@ -18,7 +18,8 @@
 
 static const struct acc_sql_query
     /* one agreement: with its kept signature (a list has no use for it) */
-    agr_get = {S_AGR_GET, "SELECT " AGR_COLUMNS ", signature, client FROM agreement WHERE id = ?"},
+    agr_get = {S_AGR_GET,
+               "SELECT " AGR_COLUMNS ", signature, client, identity FROM agreement WHERE id = ?"},
     agr_get_offer = {S_AGR_GET_OFFER, "SELECT offer FROM agreement WHERE id = ?"},
     agr_counts = {S_AGR_COUNTS, "SELECT state, count(*) FROM agreement GROUP BY state"},
     agr_ids = {S_AGR_IDS, "SELECT id, state FROM agreement WHERE state NOT IN "
@@ -218,6 +219,8 @@ static acc_err get_one(struct acc_sql_conn *c, const char *id, bool with_offer,
         out->client = acc_sql_col_dup(s, 22);
         if (!r && acc_sql_col_lost(s, 22, out->client))
             r = ACC_ERR_NOMEM;
+        if (!r)
+            r = store_identity_unpack(acc_sql_col_text(s, 23), &out->identity);
     }
     acc_sql_done(s);
     if (r)

@@ -193,6 +193,12 @@ acc_err store_write_links(struct acc_sql_conn *c, const struct acc_agreement *a,
  * when that saves space.  Binds v (n bytes) packed, or as it is: as text
  * (text) or a blob.  Reads either form back as a malloc'd NUL-terminated
  * copy (NULL column: *out NULL); ACC_ERR_STORAGE for a damaged value. */
+/* store_identity.c: an agreement's identity as its column's text
+ * (malloc'd; NULL when it names no one or memory ran out; never the
+ * token), and back (unknown lines skipped; ACC_ERR_NOMEM). */
+char *store_identity_pack(const struct acc_identity *id);
+acc_err store_identity_unpack(const char *text, struct acc_identity *out);
+
 void store_bind_packed(struct acc_sql_stmt *s, const char *v, size_t n, bool text);
 acc_err store_col_unpacked(struct acc_sql_stmt *s, int i, bool text, char **out, size_t *len);
 /* The run of a settled agreement: its style and launch descriptions. */

@@ -39,8 +39,8 @@ static void usage(FILE *f)
                "                     without problems, else 1\n"
                "  --print-config     print the effective configuration and exit\n"
                "\n"
-               "Signals: SIGTERM/SIGINT stop it; SIGHUP reloads the certificates and the\n"
-               "[peer] sections from the same file.\n");
+               "Signals: SIGTERM/SIGINT stop it; SIGHUP reloads the certificates, the\n"
+               "[peer] sections and the mapfile from the same file.\n");
 }
 
 /* What the command line asked for. */

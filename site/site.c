@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "../lib/common/account.h"
+#include "../lib/identity/mapfile.h"
+#include "../lib/common/kv.h"
 #include "../lib/common/log.h"
 #include "../lib/common/strutil.h"
 #include "site_jobs.h"
@@ -87,7 +89,11 @@ acc_err acc_site_start(struct acc_site_config *cfg, struct acc_site **out, struc
     memset(cfg, 0, sizeof *cfg);
     for (size_t i = 0; i < SITE_KEY_LOCKS; i++)
         pthread_mutex_init(&s->key_locks[i], NULL);
+    pthread_rwlock_init(&s->map_lock, NULL);
     acc_err rc = site_store_open(s->cfg.db_path, s->cfg.durable, &s->store, err);
+    struct acc_mapfile *m = NULL;
+    if (!rc && !(rc = site_identity_read(&s->cfg, &m, err)))
+        site_identity_set(s, m, s->cfg.identity_token);
     if (!rc)
         rc = site_peers_new(s->cfg.peers, s->cfg.n_peers, &s->peers, err);
     if (!rc)
@@ -118,12 +124,21 @@ unsigned acc_site_port(const struct acc_site *s)
 
 acc_err acc_site_reload(struct acc_site *s, struct acc_site_config *fresh, struct acc_error *err)
 {
-    acc_err rc = site_http_reload(s->http, fresh->certificate, fresh->key, fresh->client_ca, err);
+    /* the mapfile is read whole before anything changes, and replaces the
+     * running one when everything else did */
+    struct acc_mapfile *m = NULL;
+    acc_err rc = site_identity_read(fresh, &m, err);
+    if (!rc)
+        rc = site_http_reload(s->http, fresh->certificate, fresh->key, fresh->client_ca, err);
     if (!rc)
         rc = site_peers_replace(s->peers, fresh->peers, fresh->n_peers, err);
+    if (rc)
+        acc_mapfile_free(m);
+    else
+        site_identity_set(s, m, fresh->identity_token);
     if (!rc)
-        acc_log_info("site %s: reloaded the certificates and %zu peer(s)", s->cfg.name,
-                     fresh->n_peers);
+        acc_log_info("site %s: reloaded the certificates, %zu peer(s) and the mapfile (%s)",
+                     s->cfg.name, fresh->n_peers, fresh->mapfile ? fresh->mapfile : "none");
     acc_site_config_release(fresh);
     return rc;
 }
@@ -137,6 +152,8 @@ void acc_site_stop(struct acc_site *s)
     site_close_resources(s);
     site_peers_free(s->peers);
     site_store_close(s->store);
+    acc_mapfile_free(s->mapfile);
+    pthread_rwlock_destroy(&s->map_lock);
     for (size_t i = 0; i < SITE_KEY_LOCKS; i++)
         pthread_mutex_destroy(&s->key_locks[i]);
     acc_site_config_release(&s->cfg);

@@ -48,6 +48,12 @@ struct acc_site_config {
     bool durable;
     char *certificate, *key, *client_ca;
     char *job_user;
+    /* Each user's own account (docs/site.md): the mapfile that maps the
+     * peers' users to local accounts (NULL: none, every job as job_user),
+     * and whether the site wants the user's own token (identity = token)
+     * rather than its peer's word (broker, the default). */
+    char *mapfile;
+    bool identity_token;
     char *hydra_pmi_proxy;
     char *control_networks;
     unsigned threads;

@@ -16,6 +16,7 @@
 
 #include "../lib/common/conf.h"
 #include "../lib/common/conf_report.h"
+#include "../lib/identity/mapfile.h"
 #include "../lib/sql/dbname.h"
 #include "../lib/common/log.h"
 #include "../lib/common/strutil.h"
@@ -73,6 +74,16 @@ static int daemon_key(struct parse *p, const char *k, const char *v)
         return set_str(p, "daemon", k, &c->client_ca, v);
     if (strcmp(k, "job_user") == 0)
         return set_str(p, "daemon", k, &c->job_user, v);
+    if (strcmp(k, "mapfile") == 0)
+        return set_str(p, "daemon", k, &c->mapfile, v);
+    if (strcmp(k, "identity") == 0) {
+        if (strcmp(v, "broker") != 0 && strcmp(v, "token") != 0)
+            return bad(p, "daemon",
+                       "identity is broker (the peer's word for whom a request is for) or token "
+                       "(the user's own token)");
+        c->identity_token = strcmp(v, "token") == 0;
+        return 1;
+    }
     if (strcmp(k, "hydra_pmi_proxy") == 0) {
         if (v[0] != '/')
             return bad(p, "daemon", "hydra_pmi_proxy must be an absolute path");
@@ -107,12 +118,13 @@ static int daemon_key(struct parse *p, const char *k, const char *v)
         *numbers[i].to = (unsigned)n;
         return 1;
     }
-    return bad(p, "daemon",
-               "unknown key '%s' (name, listen, database, durable, certificate, key, client_ca, "
-               "job_user, hydra_pmi_proxy, control_networks, threads, max_connections, "
-               "pending_connections, header_timeout, timeout, request_timeout, log_level, "
-               "access_log)",
-               k);
+    return bad(
+        p, "daemon",
+        "unknown key '%s' (name, listen, database, durable, certificate, key, client_ca, "
+        "job_user, mapfile, identity, hydra_pmi_proxy, control_networks, threads, max_connections, "
+        "pending_connections, header_timeout, timeout, request_timeout, log_level, "
+        "access_log)",
+        k);
 }
 
 static struct acc_site_peer_cfg *peer_entry(struct acc_site_config *c, const char *name)
@@ -291,6 +303,17 @@ static void check(struct acc_site_config *c, struct acc_conf_report *r)
                                   "CN=accord-main) or fingerprint = SHA256:...");
     }
     acc_resources_cfg_check_all(&c->res, true, r);
+    if (c->mapfile) {
+        /* every line and every account it names, as the start reads it */
+        struct acc_mapfile *m = NULL;
+        struct acc_error e;
+        if (acc_mapfile_load(c->mapfile, true, &m, &e))
+            acc_conf_report_after(r, "daemon", "mapfile", "%s", e.msg);
+        acc_mapfile_free(m);
+    } else if (c->identity_token) {
+        acc_conf_report_after(r, "daemon", "identity",
+                              "token needs mapfile = (the accounts the users map to)");
+    }
     if ((!c->listen_host && !(c->listen_host = strdup("127.0.0.1"))) ||
         (!c->db_path && !(c->db_path = strdup("accord-site.db"))) ||
         (!c->job_user && !(c->job_user = strdup("nobody"))) ||
@@ -394,6 +417,8 @@ void acc_site_config_print(const struct acc_site_config *c, FILE *out)
     acc_conf_print_str(out, "key", c->key);
     acc_conf_print_str(out, "client_ca", c->client_ca);
     acc_conf_print_str(out, "job_user", c->job_user);
+    acc_conf_print_str(out, "mapfile", c->mapfile);
+    fprintf(out, "identity = %s\n", c->identity_token ? "token" : "broker");
     acc_conf_print_str(out, "hydra_pmi_proxy", c->hydra_pmi_proxy);
     acc_conf_print_str(out, "control_networks", c->control_networks);
     fprintf(out, "threads = %u\nmax_connections = %u\npending_connections = %u\n", c->threads,
@@ -450,6 +475,7 @@ void acc_site_config_release(struct acc_site_config *c)
     free(c->key);
     free(c->client_ca);
     free(c->job_user);
+    free(c->mapfile);
     free(c->hydra_pmi_proxy);
     free(c->control_networks);
     memset(c, 0, sizeof *c);

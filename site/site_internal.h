@@ -17,6 +17,7 @@
 #ifndef ACC_SITE_INTERNAL_H
 #define ACC_SITE_INTERNAL_H
 
+#include "../lib/identity/mapfile.h"
 #include <pthread.h>
 #include <stdatomic.h>
 
@@ -37,6 +38,7 @@ struct site_booking {
     int64_t amount;
     acc_time start, end; /* as asked */
     char old_key[ACC_KEY_MAX];
+    char account[64];           /* the local account it is for ("": none, no mapfile) */
     struct acc_reservation res; /* as booked (state reserved); res.nodes malloc'd */
     enum site_state state;
     acc_time created, updated;
@@ -141,6 +143,11 @@ struct acc_site {
     atomic_int_least64_t pruned; /* last prune of the journal */
     struct site_http *http;
     struct acc_site_jobs *jobs; /* site_jobs.h (helper LAUNCH); NULL: jobs unsupported */
+    /* [daemon] mapfile and identity, read at the start and on SIGHUP
+     * (swapped under map_lock; requests map under its read side) */
+    pthread_rwlock_t map_lock;
+    struct acc_mapfile *mapfile; /* NULL: none */
+    bool identity_token;
 };
 
 /* A request's parameters, for preview (from, until) and reserve (start). */
@@ -151,8 +158,22 @@ struct site_ask {
     acc_time from, until; /* preview */
     acc_time start;       /* reserve */
     int64_t duration;
-    const char *old_key; /* "" or NULL: none */
+    const char *old_key;                 /* "" or NULL: none */
+    const struct acc_identity *identity; /* whom it is for, as the peer says; NULL: none */
 };
+
+/* site_identity.c: the local account id maps to (len bytes) with
+ * [daemon] mapfile; "" without a mapfile.  ACC_ERR_FORBIDDEN naming the
+ * site when the mapfile maps no account to it ("site beta: no account for
+ * user bob"), or it names no one. */
+acc_err site_map_identity(struct acc_site *s, const struct acc_identity *id, char *account,
+                          size_t len, struct acc_error *err);
+/* The mapfile c names, read now (NULL: none); err says why it cannot be. */
+acc_err site_identity_read(const struct acc_site_config *c, struct acc_mapfile **out,
+                           struct acc_error *err);
+/* m (taken) and identity = token or broker replace the running ones
+ * (start, SIGHUP). */
+void site_identity_set(struct acc_site *s, struct acc_mapfile *m, bool token);
 
 /* site_ops.c: each answers the protocol's fault code in err on failure. */
 acc_err site_open_resources(struct acc_site *s, struct acc_error *err);

@@ -164,7 +164,15 @@ acc_err site_op_preview(struct acc_site *s, const struct site_peer *peer, const 
     acc_time until = a->until;
     if (until > now + peer->max_advance + a->duration)
         until = now + peer->max_advance + a->duration;
-    struct acc_resource res = {.kind = a->kind, .name = r->name, .amount = a->amount};
+    /* An identity the mapfile does not map is refused here already, so
+     * that the broker learns it before anything is booked anywhere. */
+    char account[64];
+    if ((rc = site_map_identity(s, a->identity, account, sizeof account, err)))
+        return rc;
+    struct acc_resource res = {.kind = a->kind,
+                               .name = r->name,
+                               .amount = a->amount,
+                               .account = account[0] ? account : NULL};
     /* Another peer's key counts for nothing: only the peer's own
      * reservation may be counted as free. */
     const char *old = NULL;
@@ -216,6 +224,9 @@ static acc_err reserve_new(struct acc_site *s, const struct site_peer *peer, con
     acc_err rc = check_limits(s, peer, a, a->start, now, err);
     if (rc)
         return rc;
+    char account[64];
+    if ((rc = site_map_identity(s, a->identity, account, sizeof account, err)))
+        return rc;
     int64_t open = 0;
     bool room = false;
     rc =
@@ -233,6 +244,7 @@ static acc_err reserve_new(struct acc_site *s, const struct site_peer *peer, con
     acc_strlcpy(b.peer, peer->name, sizeof b.peer);
     acc_strlcpy(b.resource, r->name, sizeof b.resource);
     acc_strlcpy(b.old_key, a->old_key ? a->old_key : "", sizeof b.old_key);
+    acc_strlcpy(b.account, account, sizeof b.account);
     b.end = a->start + a->duration;
     /* Only the peer's own reservation may be replaced. */
     const char *old = NULL;
@@ -244,7 +256,10 @@ static acc_err reserve_new(struct acc_site *s, const struct site_peer *peer, con
     site_booking_release(&ob);
     if ((rc = site_store_intent(s->store, &b, now, err)) != ACC_OK)
         return rc;
-    struct acc_resource res = {.kind = a->kind, .name = r->name, .amount = a->amount};
+    struct acc_resource res = {.kind = a->kind,
+                               .name = r->name,
+                               .amount = a->amount,
+                               .account = b.account[0] ? b.account : NULL};
     rc = acc_adapter_reserve_replacing(r->ad, key, old, &res, a->start, a->duration, &b.res, err);
     if (rc) {
         /* A refusal booked nothing: the row goes.  Otherwise (a time-out or

@@ -71,9 +71,10 @@ static void h_preview(struct acc_site *s, const struct site_request *rq, struct 
     acc_frames_init(&f);
     acc_err rc = acc_proto_read_preview(rq->body, rq->body_len, &pv, &err);
     if (!rc) {
-        struct site_ask a = {pv.kind,  pv.resource, pv.amount,   pv.from,
-                             pv.until, 0,           pv.duration, pv.old_key};
+        struct site_ask a = {pv.kind, pv.resource, pv.amount,  pv.from,     pv.until,
+                             0,       pv.duration, pv.old_key, &pv.identity};
         rc = site_op_preview(s, rq->peer, &a, &f, &err);
+        acc_proto_preview_release(&pv);
     }
     if (!rc)
         acc_proto_write_frames(&f, &rs->body);
@@ -93,8 +94,10 @@ static void h_reserve(struct acc_site *s, const struct site_request *rq, struct 
     struct site_booking b = {0};
     acc_err rc = acc_proto_read_reserve(rq->body, rq->body_len, &r, &err);
     if (!rc) {
-        struct site_ask a = {r.kind, r.resource, r.amount, 0, 0, r.start, r.duration, r.old_key};
+        struct site_ask a = {r.kind,  r.resource, r.amount,  0,          0,
+                             r.start, r.duration, r.old_key, &r.identity};
         rc = site_op_reserve(s, rq->peer, rq->key, &a, &b, &err);
+        acc_proto_reserve_release(&r);
     }
     if (!rc)
         write_booking(&b, rs);
@@ -161,6 +164,10 @@ static void h_submit(struct acc_site *s, const struct site_request *rq, struct a
     if (!rc && (rc = site_op_booking(s, rq->peer, j.job.key, &b, &err)) == ACC_OK) {
         struct acc_site_job_booking jb = {b.key, b.res.local_id, b.res.nodes, b.res.start,
                                           b.res.end};
+        /* The job runs as the account its reservation was booked for (the
+         * peer's user, mapped); without one, as job_user. */
+        if (b.account[0])
+            j.job.user = b.account;
         rc = acc_site_jobs_submit(s->jobs, rq->peer->name, &jb, &j.job, acc_now(), id, sizeof id,
                                   &err);
     }

@@ -35,7 +35,7 @@ extern const size_t acc_site_migrations_count;
 
 #define BOOKING_COLS                                                                         \
     "key, peer, kind, resource, amount, start, end, old_key, local_id, eff_start, eff_end, " \
-    "eff_amount, nodes, state, created, updated"
+    "eff_amount, nodes, state, created, updated, account"
 
 enum {
     Q_GET,
@@ -58,8 +58,8 @@ enum {
 static const struct acc_sql_query
     q_get = {Q_GET, "SELECT " BOOKING_COLS " FROM site_bookings WHERE key = ?1"},
     q_intent = {Q_INTENT, "INSERT INTO site_bookings (key, peer, kind, resource, amount, start, "
-                          "end, old_key, state, created, updated) VALUES (?1, ?2, ?3, ?4, ?5, "
-                          "?6, ?7, ?8, 'intent', ?9, ?9)"},
+                          "end, old_key, state, created, updated, account) VALUES (?1, ?2, ?3, "
+                          "?4, ?5, ?6, ?7, ?8, 'intent', ?9, ?9, ?10)"},
     q_reserved = {Q_RESERVED,
                   "UPDATE site_bookings SET state = 'reserved', local_id = ?2, eff_start = ?3, "
                   "eff_end = ?4, eff_amount = ?5, nodes = ?6, updated = ?7 WHERE key = ?1"},
@@ -184,6 +184,7 @@ static acc_err read_row(struct acc_sql_stmt *s, struct site_booking *b, struct a
     b->state = state_of(col(s, 13));
     b->created = acc_sql_col_i64(s, 14);
     b->updated = acc_sql_col_i64(s, 15);
+    acc_strlcpy(b->account, col(s, 16), sizeof b->account);
     return ACC_OK;
 }
 
@@ -277,8 +278,9 @@ acc_err site_store_intent(struct site_store *st, const struct site_booking *b, a
         T(b->key),      T(b->peer),    T(acc_resource_kind_name(b->kind)),
         T(b->resource), I(b->amount),  I(b->start),
         I(b->end),      T(b->old_key), I(now),
+        T(b->account),
     };
-    return run_as(st, true, &q_intent, v, 9, err);
+    return run_as(st, true, &q_intent, v, 10, err);
 }
 
 acc_err site_store_reserved(struct site_store *st, const char *key, const struct acc_reservation *r,

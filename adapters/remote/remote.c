@@ -96,11 +96,16 @@ static acc_err read_settings(struct remote *r, const struct acc_adapter_env *env
             if (acc_parse_bool(v, &r->insecure_http, &e))
                 rc = acc_error_set(err, ACC_ERR_CONFIG, "%s: insecure_http: %s", env->section,
                                    e.msg);
+        } else if (strcmp(k, "forward_token") == 0) {
+            struct acc_error e;
+            if (acc_parse_bool(v, &r->forward_token, &e))
+                rc = acc_error_set(err, ACC_ERR_CONFIG, "%s: forward_token: %s", env->section,
+                                   e.msg);
         } else
             rc = acc_error_set(err, ACC_ERR_CONFIG,
                                "%s: unknown setting '%s' (remote takes url, ca, certificate, key, "
                                "remote_name, timeout, connect_timeout, retries, connections, "
-                               "insecure_http)",
+                               "insecure_http, forward_token)",
                                env->section, k);
     }
     if (rc)
@@ -269,6 +274,7 @@ const struct acc_adapter_ops acc_remote_ops = {
                                                      {"retries", "-1"},
                                                      {"connections", "0"},
                                                      {"insecure_http", "maybe"},
+                                                     {"forward_token", "maybe"},
                                                      {NULL, NULL}},
     .preview = remote_preview,
     .reserve = remote_reserve,

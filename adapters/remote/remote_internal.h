@@ -32,6 +32,10 @@ struct remote {
     char *ca, *cert, *key; /* files (malloc'd; cert and key may be NULL) */
     bool network;          /* a [network] section: bandwidth, not nodes */
     bool insecure_http;
+    /* Send the user's own token with the identity (the site's identity =
+     * token): only to a site whose audience the token names, and only
+     * while the user's request is being served (accordd keeps no token). */
+    bool forward_token;
     int64_t timeout_s, connect_timeout_s, retries;
 
     size_t n_slots;
@@ -103,6 +107,10 @@ acc_err remote_provision(void *state, const char *key, const char *local_id,
                          const struct acc_flow *flow, struct acc_error *err);
 acc_err remote_provision_status(void *state, const char *key, struct acc_provision_status *out,
                                 struct acc_error *err);
+/* What the site is told of whom a call is for: id without its token
+ * unless r forwards tokens (a view into id; NULL: no one). */
+struct acc_identity remote_identity(const struct remote *r, const struct acc_identity *id);
+
 /* "/v1/reservations/KEY" + suffix into path, when key may travel in a path. */
 acc_err remote_key_path(struct remote *r, const char *prefix, const char *key, const char *suffix,
                         char *path, size_t len, struct acc_error *err);

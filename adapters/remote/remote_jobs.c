@@ -11,7 +11,10 @@ acc_err remote_submit(void *state, const struct acc_job *job, char *job_id, size
     struct remote *r = state;
     struct acc_buf body = ACC_BUF_INIT;
     struct remote_reply rep = {0};
-    acc_proto_write_job(job, &body);
+    struct acc_job j = *job;
+    struct acc_identity who = remote_identity(r, job->identity);
+    j.identity = job->identity ? &who : NULL;
+    acc_proto_write_job(&j, &body);
     acc_err rc = acc_buf_ok(&body) ? ACC_OK : acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     /* Never tried again: a job whose answer was lost may be running. */
     if (!rc)

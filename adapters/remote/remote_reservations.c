@@ -26,6 +26,17 @@ acc_err remote_key_path(struct remote *r, const char *prefix, const char *key, c
     return ACC_OK;
 }
 
+struct acc_identity remote_identity(const struct remote *r, const struct acc_identity *id)
+{
+    struct acc_identity v = {.user = NULL};
+    if (id) {
+        v = *id;
+        if (!r->forward_token)
+            v.token = NULL;
+    }
+    return v;
+}
+
 static acc_err do_preview(void *state, const char *old_key, const struct acc_resource *res,
                           acc_time from, acc_time until, int64_t duration, struct acc_frames *out,
                           struct acc_error *err)
@@ -39,6 +50,7 @@ static acc_err do_preview(void *state, const char *old_key, const struct acc_res
     struct acc_buf body = ACC_BUF_INIT;
     struct remote_reply rep = {0};
     acc_strlcpy(p.resource, res_name(r, res), sizeof p.resource);
+    p.identity = remote_identity(r, res->identity);
     if (old_key)
         acc_strlcpy(p.old_key, old_key, sizeof p.old_key);
     acc_proto_write_preview(&p, &body);
@@ -100,6 +112,7 @@ static acc_err do_reserve(void *state, const char *key, const char *old_key,
     struct remote_reply rep = {0};
     char path[160];
     acc_strlcpy(q.resource, res_name(r, res), sizeof q.resource);
+    q.identity = remote_identity(r, res->identity);
     if (old_key)
         acc_strlcpy(q.old_key, old_key, sizeof q.old_key);
     acc_err rc = remote_key_path(r, "/v1/reservations/", key, "", path, sizeof path, err);

@@ -168,6 +168,7 @@ void acc_offer_release(struct acc_offer *o)
         free(o->links[i].name);
     free(o->links);
     free_strv(o->guarantees, o->n_guarantees);
+    acc_identity_release(&o->identity);
     memset(o, 0, sizeof *o);
 }
 
@@ -185,6 +186,7 @@ void acc_agreement_release(struct acc_agreement *a)
     free(a->guarantees);
     free(a->signature);
     free(a->client);
+    acc_identity_release(&a->identity);
     for (size_t i = 0; i < a->n_comps; i++) {
         struct acc_alloc_component *c = &a->comps[i];
         free(c->name);

@@ -17,6 +17,7 @@
 #include "../common/error.h"
 #include "../common/id.h"
 #include "../common/timefmt.h"
+#include "identity.h"
 
 /* ------------------------------------------------------------ enumerations */
 
@@ -125,6 +126,9 @@ struct acc_offer {
     size_t n_links;
     char **guarantees; /* names of the offer's GuaranteeTerms */
     size_t n_guarantees;
+    /* Whom it is for (the authenticated user: not in the document), handed
+     * to every adapter call that books for it; empty: no one known. */
+    struct acc_identity identity;
 };
 
 void acc_offer_release(struct acc_offer *o);
@@ -191,6 +195,9 @@ struct acc_agreement {
     /* The IP address of the client that offered it (NULL: unknown): kept,
      * never shown; without [auth] quotas count by it. */
     char *client;
+    /* Whom it is for (the offer's identity without its token): stored with
+     * it, handed to the adapters at every later booking and job start. */
+    struct acc_identity identity;
 };
 
 void acc_agreement_release(struct acc_agreement *a);

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "../common/timefmt.h"
+#include "identity.h"
 #include "model.h"
 
 /* Capabilities: ask "can it do X?", never "which adapter is it?". */
@@ -47,6 +48,10 @@ struct acc_resource {
      * Engine's qrsub -u): only that account's jobs may run in it.  NULL:
      * none named (the adapter's own user's reservation, as before). */
     const char *account;
+    /* Whom the reservation is for, as the broker knows them: sent to a
+     * remote site, which maps it to an account of its own.  NULL: no one
+     * named (as before). */
+    const struct acc_identity *identity;
 };
 
 /* A reservation as the adapter sees it. */
@@ -79,6 +84,9 @@ struct acc_job {
      * sbatch --uid from root); NULL: the submitter's own.  Not sent to a
      * remote site: its daemon runs jobs as its own job user. */
     const char *user;
+    /* whom the job is for (sent to a remote site, which maps it to its own
+     * account and runs the job as that); NULL: no one named */
+    const struct acc_identity *identity;
 };
 
 /* Where a submitted job stands. */

@@ -28,6 +28,7 @@
 #include "../common/buf.h"
 #include "../common/error.h"
 #include "../common/timefmt.h"
+#include "../model/identity.h"
 #include "../model/model.h"
 #include "../model/reservation.h"
 
@@ -42,6 +43,13 @@
 #define ACC_PROTO_MAX_ADDRS     256 /* addresses per side of a flow */
 #define ACC_PROTO_MAX_FRAMES    512 /* frames in one <Frames> (the writer truncates) */
 #define ACC_PROTO_MAX_RESOURCES 16  /* resources in one <Health> */
+/* Limits of <Identity> (bytes): the user's name, a token's issuer, a
+ * subject (a token's "sub" or a certificate's DN), one group, the token. */
+#define ACC_PROTO_MAX_USER    256
+#define ACC_PROTO_MAX_ISSUER  1024
+#define ACC_PROTO_MAX_SUBJECT 1024
+#define ACC_PROTO_MAX_GROUP   512
+#define ACC_PROTO_MAX_TOKEN   16384
 
 /* POST /v1/preview */
 struct acc_proto_preview {
@@ -51,6 +59,10 @@ struct acc_proto_preview {
     acc_time from, until;
     int64_t duration;
     char old_key[ACC_KEY_MAX]; /* "": none */
+    /* Whom it is for (<Identity>, optional): read, it is owned
+     * (acc_proto_preview_release); written, it is only looked at.  No user
+     * and no subject: none (an older peer's document). */
+    struct acc_identity identity;
 };
 
 /* PUT /v1/reservations/KEY */
@@ -61,6 +73,7 @@ struct acc_proto_reserve {
     int64_t amount;
     acc_time start;
     int64_t duration;
+    struct acc_identity identity; /* as acc_proto_preview's */
 };
 
 /* PUT /v1/reservations/KEY/provision: a flow read from a document. */
@@ -77,6 +90,9 @@ struct acc_proto_job {
     char **args; /* job.n_args entries */
     char **env;  /* n_env entries and a NULL (job.env; NULL when none) */
     size_t n_env;
+    /* whom the job is for (job.identity points here; NULL when the
+     * document names no one) */
+    struct acc_identity identity;
 };
 
 /* GET /v1/health */
@@ -97,6 +113,8 @@ struct acc_proto_health {
 void acc_proto_write_preview(const struct acc_proto_preview *p, struct acc_buf *out);
 acc_err acc_proto_read_preview(const char *body, size_t len, struct acc_proto_preview *out,
                                struct acc_error *err);
+/* Frees the identity a read preview holds. */
+void acc_proto_preview_release(struct acc_proto_preview *p);
 
 /* At most ACC_PROTO_MAX_FRAMES frames are written; with more, the document
  * says truncated (nothing is known after its last frame). */
@@ -108,6 +126,7 @@ acc_err acc_proto_read_frames(const char *body, size_t len, struct acc_frames *o
 void acc_proto_write_reserve(const struct acc_proto_reserve *r, struct acc_buf *out);
 acc_err acc_proto_read_reserve(const char *body, size_t len, struct acc_proto_reserve *out,
                                struct acc_error *err);
+void acc_proto_reserve_release(struct acc_proto_reserve *r);
 
 void acc_proto_write_reservation(const char *key, enum acc_resource_kind kind, const char *resource,
                                  const struct acc_reservation *r, struct acc_buf *out);

@@ -130,6 +130,17 @@ const char *acc_proto_kind_name(enum acc_resource_kind k);
 /* The ACC_CAP_* of a capability word of <Capabilities> (len bytes), 0 when unknown. */
 unsigned acc_proto_cap_of(const char *word, size_t len);
 
+/* ------------------------------------------------------ the identity */
+
+/* Whether id names someone (a user or a subject): only then is it written. */
+bool acc_proto_identity_present(const struct acc_identity *id);
+/* <Identity user=".." issuer=".." subject=".."><Group/>..<Token/></Identity>,
+ * nothing when id names no one (proto_identity.c). */
+void acc_proto_w_identity(struct acc_buf *b, const struct acc_identity *id);
+/* An <Identity> element into *out (acc_identity_release() it); on failure
+ * nothing is left to release. */
+acc_err acc_proto_read_identity(const xmlNode *n, struct acc_identity *out, struct acc_error *err);
+
 /* -------------------------------------------------------- the schema */
 
 /* Validates body against schema/adapter-protocol.xsd (compiled in):

@@ -43,7 +43,8 @@ static acc_err check_span(const xmlNode *n, acc_time start, int64_t duration, st
 acc_err acc_proto_read_preview(const char *body, size_t len, struct acc_proto_preview *out,
                                struct acc_error *err)
 {
-    static const char *const names[] = {"Resource", "From", "Until", "Duration", "?Replacing"};
+    static const char *const names[] = {"Resource", "From",       "Until",
+                                        "Duration", "?Replacing", "?Identity"};
     const xmlNode *f[N(names)];
     struct acc_proto_preview p = {.kind = ACC_RES_NODES};
     xmlDocPtr doc = NULL;
@@ -65,10 +66,24 @@ acc_err acc_proto_read_preview(const char *body, size_t len, struct acc_proto_pr
         rc = read_replacing(f[4], p.old_key, err);
     if (!rc && p.until <= p.from)
         rc = acc_proto_fail(f[2], ACC_ERR_INVALID, err, "Preview: Until must be after From");
+    if (!rc && f[5])
+        rc = acc_proto_read_identity(f[5], &p.identity, err);
     if (!rc)
         *out = p;
     xmlFreeDoc(doc);
     return rc;
+}
+
+void acc_proto_preview_release(struct acc_proto_preview *p)
+{
+    if (p)
+        acc_identity_release(&p->identity);
+}
+
+void acc_proto_reserve_release(struct acc_proto_reserve *r)
+{
+    if (r)
+        acc_identity_release(&r->identity);
 }
 
 acc_err acc_proto_read_frames(const char *body, size_t len, struct acc_frames *out,
@@ -129,7 +144,7 @@ acc_err acc_proto_read_frames(const char *body, size_t len, struct acc_frames *o
 acc_err acc_proto_read_reserve(const char *body, size_t len, struct acc_proto_reserve *out,
                                struct acc_error *err)
 {
-    static const char *const names[] = {"Resource", "Start", "Duration", "?Replacing"};
+    static const char *const names[] = {"Resource", "Start", "Duration", "?Replacing", "?Identity"};
     const xmlNode *f[N(names)];
     struct acc_proto_reserve r = {.kind = ACC_RES_NODES};
     xmlDocPtr doc = NULL;
@@ -149,6 +164,8 @@ acc_err acc_proto_read_reserve(const char *body, size_t len, struct acc_proto_re
         rc = read_replacing(f[3], r.old_key, err);
     if (!rc)
         rc = check_span(f[2], r.start, r.duration, err);
+    if (!rc && f[4])
+        rc = acc_proto_read_identity(f[4], &r.identity, err);
     if (!rc)
         *out = r;
     xmlFreeDoc(doc);

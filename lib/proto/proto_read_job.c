@@ -197,6 +197,7 @@ void acc_proto_job_release(struct acc_proto_job *j)
     free(j->directory);
     free(j->output);
     free(j->host);
+    acc_identity_release(&j->identity);
     memset(j, 0, sizeof *j);
 }
 
@@ -263,7 +264,7 @@ acc_err acc_proto_read_job(const char *body, size_t len, struct acc_proto_job *o
                            struct acc_error *err)
 {
     struct acc_proto_job j = {.key = NULL};
-    const xmlNode *c = NULL, *end = NULL;
+    const xmlNode *c = NULL, *end = NULL, *who = NULL;
     xmlDocPtr doc = NULL;
 
     memset(out, 0, sizeof *out);
@@ -307,6 +308,9 @@ acc_err acc_proto_read_job(const char *body, size_t len, struct acc_proto_job *o
         } else if (acc_proto_is(c, "End")) {
             rc = end ? acc_proto_twice(c, err) : acc_proto_el_time(c, &j.job.end, err);
             end = c;
+        } else if (acc_proto_is(c, "Identity")) {
+            rc = who ? acc_proto_twice(c, err) : acc_proto_read_identity(c, &j.identity, err);
+            who = c;
         } else {
             rc = acc_proto_unknown(c, err);
         }
@@ -325,6 +329,7 @@ acc_err acc_proto_read_job(const char *body, size_t len, struct acc_proto_job *o
         j.job.args = (const char *const *)j.args;
         j.job.env = j.n_env ? (const char *const *)j.env : NULL;
         *out = j;
+        out->job.identity = who ? &out->identity : NULL;
     }
     xmlFreeDoc(doc);
     return rc;

@@ -143,6 +143,7 @@ void acc_proto_write_preview(const struct acc_proto_preview *p, struct acc_buf *
     acc_proto_w_el_time(out, "Until", p->until);
     acc_proto_w_el_duration(out, "Duration", p->duration);
     w_replacing(out, p->old_key);
+    acc_proto_w_identity(out, &p->identity);
     acc_buf_puts(out, "</Preview>\n");
 }
 
@@ -171,6 +172,7 @@ void acc_proto_write_reserve(const struct acc_proto_reserve *r, struct acc_buf *
     acc_proto_w_el_time(out, "Start", r->start);
     acc_proto_w_el_duration(out, "Duration", r->duration);
     w_replacing(out, r->old_key);
+    acc_proto_w_identity(out, &r->identity);
     acc_buf_puts(out, "</Reserve>\n");
 }
 
@@ -262,6 +264,7 @@ void acc_proto_write_job(const struct acc_job *j, struct acc_buf *out)
         acc_proto_w_el(out, "Environment", j->env[i]);
     if (j->end)
         acc_proto_w_el_time(out, "End", j->end);
+    acc_proto_w_identity(out, j->identity);
     acc_buf_puts(out, "</Job>\n");
 }
 

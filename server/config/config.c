@@ -3,6 +3,7 @@
  * inih and each section handed to its reader, the fixed defaults and the
  * checks after reading; the embedded testbed; command-line overrides;
  * release.  config_internal.h says which file reads what. */
+#include "../../lib/identity/mapfile.h"
 #include "config.h"
 
 #include "config_internal.h"
@@ -349,6 +350,8 @@ void acc_config_release(struct acc_config *c)
     free(c->launch.account);
     acc_kv_free(c->accounts, c->n_accounts);
     cfg_ui_release(c);
+    free(c->accounts_mapfile);
+    acc_mapfile_free(c->accounts_map);
     free(c->listen_host);
     free(c->server_names);
     free(c->db_path);

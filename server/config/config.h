@@ -50,6 +50,8 @@
 #include "../../lib/model/model.h"
 #include "../../lib/policy/policy.h"
 #include "../../lib/common/account.h"
+
+struct acc_mapfile;
 #include "../../resources/resources.h"
 
 /* [launch]: how the meta-jobs of agreements are started on this machine
@@ -277,6 +279,10 @@ struct acc_config {
     /* user = NAME of the quota= of [issuer] map lines: [quota NAME] is theirs */
     struct acc_kv *quota_of;
     size_t n_quota_of;
+    /* [accounts] mapfile: the users' identities to accounts, as a site's
+     * (lib/identity/mapfile.h), after the lines above; read with the file */
+    char *accounts_mapfile;
+    struct acc_mapfile *accounts_map;
 
     /* [site NAME], [network NAME], [link NAME]: read by the resource
      * module (resources/), as accord-site reads them. */
@@ -364,11 +370,18 @@ void acc_config_unlive(const struct acc_config *c, const struct acc_config *gen)
 acc_err acc_config_reload(struct acc_config *c, struct acc_config *fresh, struct acc_error *err);
 
 /* The account the jobs of initiator's agreements run as: its [accounts]
- * entry (with [auth]), else [launch] account, else accordd's own unless
- * accordd runs as root.  *other: it is not accordd's own.
- * ACC_ERR_FORBIDDEN with the reason when no job of theirs may start. */
+ * entry (with [auth]), else the account [accounts] mapfile maps id to
+ * (NULL id: the initiator's name only), else [launch] account, else
+ * accordd's own unless accordd runs as root.  *other: it is not accordd's
+ * own.  ACC_ERR_FORBIDDEN with the reason when no job of theirs may start. */
 acc_err acc_config_launch_account(const struct acc_config *c, const char *initiator,
-                                  struct acc_account *out, bool *other, struct acc_error *err);
+                                  const struct acc_identity *id, struct acc_account *out,
+                                  bool *other, struct acc_error *err);
+/* The account [accounts] maps initiator (or id, by the mapfile) to, into
+ * buf (len bytes); false when it maps none (no [launch] account here): the
+ * account a reservation at one of accordd's own sites is booked for. */
+bool acc_config_account_of(const struct acc_config *c, const char *initiator,
+                           const struct acc_identity *id, char *buf, size_t len);
 
 /* Whether requests need credentials: [auth] names users, or an [issuer]
  * is configured. */

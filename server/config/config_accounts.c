@@ -12,12 +12,19 @@
 #include <unistd.h>
 
 #include "../../lib/common/notify.h"
+#include "../../lib/common/strutil.h"
+#include "../../lib/identity/mapfile.h"
 #include "config_internal.h"
 
 int cfg_accounts_key(struct cfg_parse *p, const char *k, const char *v)
 {
     if (!*v)
         return cfg_bad(p, "accounts", "%s: names no account", k);
+    if (strcmp(k, "mapfile") == 0) {
+        if (p->c->accounts_mapfile)
+            return cfg_bad(p, "accounts", "mapfile is given twice");
+        return (p->c->accounts_mapfile = strdup(v)) != NULL;
+    }
     if (acc_kv_get(p->c->accounts, p->c->n_accounts, k))
         return cfg_bad(p, "accounts", "%s is mapped twice", k);
     return acc_kv_add(&p->c->accounts, &p->c->n_accounts, k, v) == ACC_OK;
@@ -48,8 +55,18 @@ static void check_account(struct acc_conf_report *r, const char *section, const 
                               me->name, name);
 }
 
-void cfg_accounts_finish(const struct acc_config *c, struct acc_conf_report *r)
+void cfg_accounts_finish(struct acc_config *c, struct acc_conf_report *r)
 {
+    if (c->accounts_mapfile) {
+        struct acc_error me;
+        acc_mapfile_free(c->accounts_map);
+        c->accounts_map = NULL;
+        if (acc_mapfile_load(c->accounts_mapfile, true, &c->accounts_map, &me))
+            acc_conf_report_after(r, "accounts", "mapfile", "%s", me.msg);
+        else if (!acc_config_auth(c))
+            acc_conf_report_after(r, "accounts", "mapfile",
+                                  "needs [auth]: without it no user is known to map");
+    }
     if (c->n_accounts && !acc_config_auth(c))
         acc_conf_report_after(r, "accounts", NULL,
                               "needs [auth]: without it an offer's initiator is whatever the "
@@ -77,18 +94,44 @@ void cfg_accounts_finish(const struct acc_config *c, struct acc_conf_report *r)
 
 void cfg_accounts_print(const struct acc_config *c, FILE *out)
 {
-    if (!c->n_accounts)
+    if (!c->n_accounts && !c->accounts_mapfile)
         return;
     fprintf(out, "\n[accounts]\n");
+    if (c->accounts_mapfile)
+        fprintf(out, "mapfile = %s\n", c->accounts_mapfile);
     for (size_t i = 0; i < c->n_accounts; i++)
         fprintf(out, "%s = %s\n", c->accounts[i].key, c->accounts[i].value);
 }
 
-static acc_err launch_account(const struct acc_config *c, const char *initiator,
-                              struct acc_account *out, bool *other, struct acc_error *err)
+/* [accounts] for initiator: its own line, else the mapfile's (id, or the
+ * initiator's name alone); NULL: none.  The string is c's. */
+static const char *mapped(const struct acc_config *c, const char *initiator,
+                          const struct acc_identity *id)
 {
-    const char *name =
-        acc_config_auth(c) && initiator ? acc_kv_get(c->accounts, c->n_accounts, initiator) : NULL;
+    if (!acc_config_auth(c) || !initiator)
+        return NULL;
+    const char *name = acc_kv_get(c->accounts, c->n_accounts, initiator);
+    struct acc_identity only = {.user = (char *)initiator};
+    if (!name && c->accounts_map)
+        name = acc_mapfile_map(c->accounts_map, id && (id->user || id->subject) ? id : &only, NULL);
+    return name;
+}
+
+bool acc_config_account_of(const struct acc_config *c, const char *initiator,
+                           const struct acc_identity *id, char *buf, size_t len)
+{
+    const struct acc_config *now = acc_config_live(c);
+    const char *name = mapped(now, initiator, id);
+    bool ok = name && acc_strlcpy(buf, name, len) < len;
+    acc_config_unlive(c, now);
+    return ok;
+}
+
+static acc_err launch_account(const struct acc_config *c, const char *initiator,
+                              const struct acc_identity *id, struct acc_account *out, bool *other,
+                              struct acc_error *err)
+{
+    const char *name = mapped(c, initiator, id);
     if (!name)
         name = c->launch.account;
     struct acc_account me;
@@ -120,10 +163,11 @@ static acc_err launch_account(const struct acc_config *c, const char *initiator,
 
 /* [accounts] as of now: a SIGHUP may have read it again (config_live.c). */
 acc_err acc_config_launch_account(const struct acc_config *c, const char *initiator,
-                                  struct acc_account *out, bool *other, struct acc_error *err)
+                                  const struct acc_identity *id, struct acc_account *out,
+                                  bool *other, struct acc_error *err)
 {
     const struct acc_config *now = acc_config_live(c);
-    acc_err rc = launch_account(now, initiator, out, other, err);
+    acc_err rc = launch_account(now, initiator, id, out, other, err);
     acc_config_unlive(c, now);
     return rc;
 }

@@ -97,7 +97,7 @@ void cfg_quota_print(const struct acc_config *c, FILE *out);
 int cfg_accounts_key(struct cfg_parse *p, const char *k, const char *v);
 /* After reading: every [accounts] user is one of [auth], every account
  * exists, is not root, and accordd may switch to it when it launches. */
-void cfg_accounts_finish(const struct acc_config *c, struct acc_conf_report *r);
+void cfg_accounts_finish(struct acc_config *c, struct acc_conf_report *r);
 /* [accounts] and [launch] account, as INI text. */
 void cfg_accounts_print(const struct acc_config *c, FILE *out);
 

@@ -158,7 +158,7 @@ void acc_h_agreement_create(struct acc_http_ctx *ctx, const struct acc_request *
     }
     parsed = true;
     /* One may only ask in one's own name (an admin in anyone's). */
-    if (acc_http_acts_for(rq, rs, offer.initiator)) {
+    if (acc_http_acts_for(rq, rs, offer.initiator) && acc_http_offer_identity(rq, rs, &offer)) {
         struct acc_submit sub = {
             .offer = &offer,
             .document = doc,

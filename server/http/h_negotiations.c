@@ -80,7 +80,7 @@ void acc_h_quote_create(struct acc_http_ctx *ctx, const struct acc_request *rq,
         acc_reply_err(rq, rs, &err, NULL);
         return;
     }
-    if (!acc_http_acts_for(rq, rs, offer.initiator)) {
+    if (!acc_http_acts_for(rq, rs, offer.initiator) || !acc_http_offer_identity(rq, rs, &offer)) {
         acc_offer_release(&offer);
         return;
     }

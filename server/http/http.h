@@ -214,6 +214,13 @@ bool acc_http_owner_ok(const struct acc_request *rq, struct acc_response *rs, co
  * list filter's): the same user or an admin; 403 otherwise. */
 bool acc_http_acts_for(const struct acc_request *rq, struct acc_response *rs,
                        const char *initiator);
+/* The offer's identity from the request's (acc_http_acts_for passed):
+ * the requester's own when the offer is in its name, only the initiator's
+ * name when an administrator acts for another; false (an answer in rs)
+ * when memory runs out. */
+struct acc_offer;
+bool acc_http_offer_identity(const struct acc_request *rq, struct acc_response *rs,
+                             struct acc_offer *offer);
 
 /* A query parameter, or NULL. */
 const char *acc_query(const struct acc_request *rq, const char *key);

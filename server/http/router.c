@@ -188,6 +188,7 @@ void acc_http_request_done(struct acc_http_ctx *ctx, struct acc_request *rq)
     acc_config_unlive(acc_service_config(ctx->svc), rq->users);
     rq->users = NULL;
     rq->user = NULL;
+    acc_identity_release(&rq->identity);
 }
 
 /* A token of an [issuer] whose scopes do not allow the route's operation:
@@ -240,6 +241,22 @@ bool acc_http_acts_for(const struct acc_request *rq, struct acc_response *rs, co
     snprintf(msg, sizeof msg, "%.100s may not act in the name of %.100s", rq->user->name,
              initiator);
     acc_reply_error(rq, rs, ACC_ERR_FORBIDDEN, msg, NULL);
+    return false;
+}
+
+bool acc_http_offer_identity(const struct acc_request *rq, struct acc_response *rs,
+                             struct acc_offer *offer)
+{
+    acc_identity_release(&offer->identity);
+    const struct acc_identity *id = &rq->identity;
+    struct acc_identity other = {.user = offer->initiator};
+    if (!id->user)
+        return true; /* no [auth]: the initiator is only what the offer says */
+    if (offer->initiator && strcmp(offer->initiator, id->user) != 0)
+        id = &other;
+    if (acc_identity_copy(&offer->identity, id) == ACC_OK)
+        return true;
+    acc_reply_error(rq, rs, ACC_ERR_NOMEM, "out of memory", NULL);
     return false;
 }
 

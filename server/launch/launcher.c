@@ -166,7 +166,7 @@ static bool copy_agreement(struct acc_agreement *d, const struct acc_agreement *
     d->start = s->start;
     d->end = s->end;
     d->launch = s->launch;
-    if (!dup_str(&d->initiator, s->initiator))
+    if (!dup_str(&d->initiator, s->initiator) || acc_identity_copy(&d->identity, &s->identity))
         return false;
     if (!s->n_comps)
         return true;

@@ -87,7 +87,11 @@ acc_err acc_launcher_submit_parts(struct acc_launcher *l, struct acc_launcher_en
                               .output = output,
                               .end = a->end,
                               .env = env,
-                              .user = user};
+                              .user = user,
+                              /* whom it is for: a site daemon runs it as that
+                               * user's account there */
+                              .identity =
+                                  a->identity.user || a->identity.subject ? &a->identity : NULL};
         struct acc_launcher_part x = {0};
         acc_strlcpy(x.comp, c->name, sizeof x.comp);
         acc_strlcpy(x.site, c->site, sizeof x.site);

@@ -216,16 +216,20 @@ static acc_err submit_proxy(struct acc_launcher *l, struct acc_launcher_entry *e
     if (!acc_manual_host(hosts, (size_t)x->id, &ci, &host))
         return acc_error_set(err, ACC_ERR_INVALID, "proxy %ld has no host", x->id);
     const struct acc_alloc_component *c = hosts->comps[ci].comp;
-    struct acc_job job = {.key = c->reservation,
-                          .local_id = c->local_id,
-                          .nodes = 1,
-                          .ppn = c->ppn,
-                          .executable = x->argv[0],
-                          .args = (const char *const *)x->argv + 1,
-                          .n_args = x->argc - 1,
-                          .directory = e->run.directory,
-                          .end = e->ag.end,
-                          .host = host};
+    struct acc_job job = {
+        .key = c->reservation,
+        .local_id = c->local_id,
+        .nodes = 1,
+        .ppn = c->ppn,
+        .executable = x->argv[0],
+        .args = (const char *const *)x->argv + 1,
+        .n_args = x->argc - 1,
+        .directory = e->run.directory,
+        .end = e->ag.end,
+        .host = host,
+        /* whom it is for: the site runs the proxy as that
+         * user's account there */
+        .identity = e->ag.identity.user || e->ag.identity.subject ? &e->ag.identity : NULL};
     struct acc_launcher_part part = {0};
     acc_strlcpy(part.comp, c->name, sizeof part.comp);
     acc_strlcpy(part.site, c->site, sizeof part.site);

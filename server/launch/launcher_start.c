@@ -296,7 +296,8 @@ acc_err acc_launcher_start_job(struct acc_launcher *l, struct acc_launcher_entry
     bool other = false;
     /* whom it runs as, again: the configuration may have changed since
      * the offer was taken */
-    acc_err rc = acc_config_launch_account(l->cfg, e->ag.initiator, &as, &other, err);
+    acc_err rc =
+        acc_config_launch_account(l->cfg, e->ag.initiator, &e->ag.identity, &as, &other, err);
     if (!rc)
         rc = mkdirs(r->directory, err);
     if (!rc)

@@ -184,6 +184,7 @@ struct svc_mod_plan {
     char old_keys[2 * ACC_MODIFY_MAX + 64][ACC_KEY_MAX]; /* what each item replaces */
     size_t n;
     size_t *item_of_comp, *item_of_link; /* SIZE_MAX: none */
+    char account[ACC_ACCOUNT_NAME_MAX];  /* [accounts]' for the agreement's user; "": none */
 };
 /* A component's (a link's) amount after the change m. */
 int64_t svc_mod_new_nodes(const struct acc_modification *m, const struct acc_alloc_component *c);
@@ -377,6 +378,9 @@ void svc_hook_orphan(void *ctx, struct acc_adapter *ad, const struct acc_booking
 /* submit.c: the window an offer asks for, or a 4xx error. */
 acc_err svc_window(const struct acc_service *svc, const struct acc_offer *o, acc_time now,
                    acc_time *earliest, acc_time *deadline, struct acc_error *err);
+/* submit.c: *dst becomes a copy of src without its token, as an agreement
+ * keeps it; -1 when memory ran out. */
+int svc_identity_keep(struct acc_identity *dst, const struct acc_identity *src);
 /* submit.c: the initiator's quota for one agreement: the offer's limits
  * (ACC_ERR_QUOTA), and the window's deadline cut at max_advance. */
 acc_err svc_offer_quota(struct acc_service *svc, const struct acc_offer *o, acc_time now,

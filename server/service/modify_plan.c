@@ -167,8 +167,17 @@ acc_err svc_mod_make_plan(struct acc_service *svc, const struct acc_agreement *a
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     if ((rc = plan_nodes(svc, a, m, p, err)) || (rc = plan_links(svc, a, m, p, err)))
         return rc;
-    for (size_t k = 0; k < p->n; k++)
+    /* whom the new bookings are for: as the agreement's first ones (a
+     * site daemon maps it to its account again) */
+    bool someone = a->identity.user || a->identity.subject;
+    if (!acc_config_account_of(svc->cfg, a->initiator, &a->identity, p->account, sizeof p->account))
+        p->account[0] = '\0';
+    for (size_t k = 0; k < p->n; k++) {
         p->items[k].booking.key[0] = '\0'; /* the engine names the new ones */
+        p->items[k].res.identity = someone ? &a->identity : NULL;
+        if (p->items[k].res.kind == ACC_RES_NODES && p->account[0])
+            p->items[k].res.account = p->account;
+    }
     return ACC_OK;
 }
 

@@ -51,6 +51,10 @@ struct acc_plan {
     struct acc_engine_item *items;
     size_t n_items;
     char **labels; /* the items' labels, owned */
+    /* The local account [accounts] maps the offer's user to, owned: the
+     * node reservations are booked for it (Slurm Users=, Grid Engine -u);
+     * NULL: none (as before). */
+    char *account;
 };
 
 void acc_plan_release(struct acc_plan *p);

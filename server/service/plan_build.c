@@ -28,6 +28,7 @@ void acc_plan_release(struct acc_plan *p)
     for (size_t i = 0; i < p->n_gen_names; i++)
         free(p->gen_names[i]);
     free(p->gen_names);
+    free(p->account);
     memset(p, 0, sizeof *p);
 }
 
@@ -140,7 +141,18 @@ acc_err plan_build(const struct acc_plan_env *env, const struct acc_offer *o,
         rc = build_nodes(env, o, sites, p, err);
     if (!rc)
         rc = build_links(env, o, p, err);
+    /* Whom every reservation is for: a site daemon maps it to an account
+     * of its own (the offer outlives the plan and its negotiation). */
+    bool someone = o->identity.user || o->identity.subject;
+    char account[ACC_ACCOUNT_NAME_MAX];
+    if (!rc &&
+        acc_config_account_of(env->cfg, o->initiator, &o->identity, account, sizeof account) &&
+        !(p->account = strdup(account)))
+        rc = acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     for (size_t k = 0; !rc && k < p->n_items; k++) {
+        p->items[k].res.identity = someone ? &o->identity : NULL;
+        if (p->items[k].res.kind == ACC_RES_NODES)
+            p->items[k].res.account = p->account;
         if (!p->items[k].adapter)
             rc = acc_error_set(err, ACC_ERR_INTERNAL, "no adapter for %s", p->items[k].label);
     }

@@ -165,7 +165,7 @@ acc_err acc_plan_check(const struct acc_plan_env *env, const struct acc_offer *o
     if (o->launch != ACC_LAUNCH_NONE && cfg->launch.enabled) {
         struct acc_account as;
         bool other;
-        if ((rc = acc_config_launch_account(cfg, o->initiator, &as, &other, err)))
+        if ((rc = acc_config_launch_account(cfg, o->initiator, &o->identity, &as, &other, err)))
             return rc;
     }
     return ACC_OK;

@@ -159,7 +159,9 @@ struct acc_nego *svc_nego_new(struct acc_service *svc, const struct acc_agreemen
     /* and whose it is: its quotas, and the Rejected ones kept for its owner */
     job->a.initiator = acc_strdup(a->initiator);
     job->a.client = acc_strdup(a->client);
-    if ((a->initiator && !job->a.initiator) || (a->client && !job->a.client)) {
+    /* and whom it is for: the launch at its start hands it to the sites */
+    if ((a->initiator && !job->a.initiator) || (a->client && !job->a.client) ||
+        svc_identity_keep(&job->a.identity, &a->identity)) {
         acc_nego_release(job);
         return NULL;
     }

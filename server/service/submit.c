@@ -195,9 +195,21 @@ static acc_err pending_agreement(struct acc_service *svc, const struct acc_submi
     a->terms = join_lines(o, false);
     a->guarantees = join_lines(o, true);
     a->client = acc_strdup(rq->address);
-    if ((o->name && !a->name) || !a->initiator || !a->offer_xml || (rq->address && !a->client))
+    if ((o->name && !a->name) || !a->initiator || !a->offer_xml || (rq->address && !a->client) ||
+        svc_identity_keep(&a->identity, &o->identity))
         return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
     return ACC_OK;
+}
+
+int svc_identity_keep(struct acc_identity *dst, const struct acc_identity *src)
+{
+    if (acc_identity_copy(dst, src))
+        return -1;
+    /* the user's token serves the request it came with, never later */
+    struct acc_identity tok = {.token = dst->token};
+    dst->token = NULL;
+    acc_identity_release(&tok);
+    return 0;
 }
 
 acc_err svc_offer_quota(struct acc_service *svc, const struct acc_offer *o, acc_time now,

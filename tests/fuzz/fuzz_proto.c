@@ -47,7 +47,9 @@ static void preview(const char *s, size_t n)
         check(p.kind == q.kind && strcmp(p.resource, q.resource) == 0 && p.amount == q.amount &&
               p.from == q.from && p.until == q.until && p.duration == q.duration &&
               strcmp(p.old_key, q.old_key) == 0);
+        acc_proto_preview_release(&q);
     }
+    acc_proto_preview_release(&p);
     acc_buf_release(&b);
 }
 
@@ -88,6 +90,8 @@ static void reserve(const char *s, size_t n)
     check(acc_proto_read_reserve(b.data, b.len, &q, &e) == ACC_OK);
     check(r.kind == q.kind && strcmp(r.resource, q.resource) == 0 && r.amount == q.amount &&
           r.start == q.start && r.duration == q.duration && strcmp(r.old_key, q.old_key) == 0);
+    acc_proto_reserve_release(&q);
+    acc_proto_reserve_release(&r);
     acc_buf_release(&b);
 }
 

@@ -29,7 +29,28 @@ struct fake_site {
     atomic_uint counts[FAKE_OP__COUNT];
     atomic_uint connections;
     atomic_uint jobs;
+    /* the identity of the last preview or reserve ("": none), under who_lock */
+    pthread_mutex_t who_lock;
+    char who_user[64], who_token[256];
 };
+
+/* Keeps the identity a preview or reserve named. */
+static void note_identity(struct fake_site *fs, const struct acc_identity *id)
+{
+    pthread_mutex_lock(&fs->who_lock);
+    acc_strlcpy(fs->who_user, id->user ? id->user : "", sizeof fs->who_user);
+    acc_strlcpy(fs->who_token, id->token ? id->token : "", sizeof fs->who_token);
+    pthread_mutex_unlock(&fs->who_lock);
+}
+
+void fake_site_last_identity(struct fake_site *fs, char *user, size_t user_len, char *token,
+                             size_t token_len)
+{
+    pthread_mutex_lock(&fs->who_lock);
+    acc_strlcpy(user, fs->who_user, user_len);
+    acc_strlcpy(token, fs->who_token, token_len);
+    pthread_mutex_unlock(&fs->who_lock);
+}
 
 struct req {
     struct acc_buf body;
@@ -113,6 +134,8 @@ static acc_err serve(struct fake_site *fs, enum fake_site_op op, const char *key
         struct acc_proto_preview p;
         if ((rc = acc_proto_read_preview(in->data ? in->data : "", in->len, &p, err)))
             return rc;
+        note_identity(fs, &p.identity);
+        acc_proto_preview_release(&p);
         struct acc_resource res = {.kind = p.kind, .name = p.resource, .amount = p.amount};
         struct acc_frames f;
         acc_frames_init(&f);
@@ -127,6 +150,8 @@ static acc_err serve(struct fake_site *fs, enum fake_site_op op, const char *key
         struct acc_proto_reserve q;
         if ((rc = acc_proto_read_reserve(in->data ? in->data : "", in->len, &q, err)))
             return rc;
+        note_identity(fs, &q.identity);
+        acc_proto_reserve_release(&q);
         struct acc_resource res = {.kind = q.kind, .name = q.resource, .amount = q.amount};
         struct acc_reservation r;
         rc = acc_adapter_reserve_replacing(fs->ad, key, q.old_key[0] ? q.old_key : NULL, &res,
@@ -254,6 +279,8 @@ static void notify(void *cls, struct MHD_Connection *con, void **socket_context,
 struct fake_site *fake_site_start(const struct fake_site_cfg *cfg)
 {
     struct fake_site *fs = calloc(1, sizeof *fs);
+    if (fs)
+        pthread_mutex_init(&fs->who_lock, NULL);
     struct acc_error err = {0};
     if (!fs)
         return NULL;
@@ -299,6 +326,7 @@ void fake_site_stop(struct fake_site *fs)
     if (fs->d)
         MHD_stop_daemon(fs->d);
     acc_tls_server_free(fs->tls);
+    pthread_mutex_destroy(&fs->who_lock);
     free(fs);
 }
 

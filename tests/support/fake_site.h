@@ -50,6 +50,10 @@ struct fake_site;
 struct fake_site *fake_site_start(const struct fake_site_cfg *cfg);
 void fake_site_stop(struct fake_site *fs);
 uint16_t fake_site_port(const struct fake_site *fs);
+/* The user and token of the identity the last preview or reserve named
+ * ("": none). */
+void fake_site_last_identity(struct fake_site *fs, char *user, size_t user_len, char *token,
+                             size_t token_len);
 
 void fake_site_set_mode(struct fake_site *fs, enum fake_site_mode mode, unsigned count,
                         acc_err fault);

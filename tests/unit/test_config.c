@@ -402,17 +402,52 @@ static void test_launch_accounts(void)
              "account = %s\n[site a]\nadapter=sim-batch\nnodes=1\n",
              path, mapped, rest);
     ACC_ASSERT_OK(acc_config_load_string(ini, "t.ini", &c, &err));
-    ACC_ASSERT_OK(acc_config_launch_account(&c, "alice", &a, &other, &err));
+    ACC_ASSERT_OK(acc_config_launch_account(&c, "alice", NULL, &a, &other, &err));
     CU_ASSERT_STRING_EQUAL(a.name, mapped);
     CU_ASSERT_EQUAL(other, root);
-    ACC_ASSERT_OK(acc_config_launch_account(&c, "bob", &a, &other, &err));
+    ACC_ASSERT_OK(acc_config_launch_account(&c, "bob", NULL, &a, &other, &err));
     CU_ASSERT_STRING_EQUAL(a.name, rest);
     acc_config_release(&c);
+
+    /* [accounts] mapfile: after the users' own lines, by the identity
+     * (a token's issuer and subject here), else by the user's name */
+    char map[256];
+    snprintf(map, sizeof map, "%s/accounts.map", acc_test_tmpdir());
+    f = fopen(map, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fprintf(f, "token /^https:\\/\\/idp\\/,b-42$/ %s\nuser alice %s\n", mapped, rest);
+    fclose(f);
+    snprintf(ini, sizeof ini,
+             "[auth]\ntokens = %s\n[accounts]\nmapfile = %s\n[launch]\nenabled = yes\n"
+             "account = %s\n[site a]\nadapter=sim-batch\nnodes=1\n",
+             path, map, rest);
+    ACC_ASSERT_OK(acc_config_load_string(ini, "t.ini", &c, &err));
+    struct acc_identity tok = {.user = "bob", .issuer = "https://idp/", .subject = "b-42"};
+    ACC_ASSERT_OK(acc_config_launch_account(&c, "bob", &tok, &a, &other, &err));
+    CU_ASSERT_STRING_EQUAL(a.name, mapped);
+    char acct[64];
+    CU_ASSERT_TRUE(acc_config_account_of(&c, "bob", &tok, acct, sizeof acct));
+    CU_ASSERT_STRING_EQUAL(acct, mapped);
+    /* bob without his token's identity: not mapped, [launch] account */
+    CU_ASSERT_FALSE(acc_config_account_of(&c, "bob", NULL, acct, sizeof acct));
+    ACC_ASSERT_OK(acc_config_launch_account(&c, "bob", NULL, &a, &other, &err));
+    CU_ASSERT_STRING_EQUAL(a.name, rest);
+    CU_ASSERT_TRUE(acc_config_account_of(&c, "alice", NULL, acct, sizeof acct));
+    CU_ASSERT_STRING_EQUAL(acct, rest);
+    acc_config_release(&c);
+    /* a mapfile that maps to root is a configuration error naming its line */
+    f = fopen(map, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs("# x\nuser alice root\n", f);
+    fclose(f);
+    CU_ASSERT_EQUAL(acc_config_load_string(ini, "t.ini", &c, &err), ACC_ERR_CONFIG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "accounts.map:2: root"));
+    unlink(map);
 
     /* no account: accordd's own user, unless it is root */
     snprintf(ini, sizeof ini, "[launch]\nenabled = yes\n[site a]\nadapter=sim-batch\nnodes=1\n");
     ACC_ASSERT_OK(acc_config_load_string(ini, "t.ini", &c, &err));
-    acc_err rc = acc_config_launch_account(&c, "alice", &a, &other, &err);
+    acc_err rc = acc_config_launch_account(&c, "alice", NULL, &a, &other, &err);
     if (root) {
         CU_ASSERT_EQUAL(rc, ACC_ERR_FORBIDDEN);
         CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "never runs as root"));

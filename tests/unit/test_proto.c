@@ -574,10 +574,13 @@ static const struct acc_test_case tests[] = {
  * examples of docs/protocol.md. */
 extern const struct acc_test_case acc_proto_bad_tests[];
 extern const struct acc_test_case acc_proto_docs_tests[];
+/* test_proto_identity.c: <Identity> in Preview, Reserve and Job. */
+extern const struct acc_test_case acc_proto_identity_tests[];
 
 const struct acc_test_suite acc_test_suites[] = {
     {"proto", NULL, NULL, tests},
     {"proto_bad", NULL, NULL, acc_proto_bad_tests},
     {"proto_docs", NULL, NULL, acc_proto_docs_tests},
+    {"proto_identity", NULL, NULL, acc_proto_identity_tests},
     {NULL, NULL, NULL, NULL},
 };

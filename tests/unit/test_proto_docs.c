@@ -26,7 +26,10 @@ static acc_err read_example(const char *s, size_t n, struct acc_error *e)
         return rc;
     if (strcmp(root, "Preview") == 0) {
         struct acc_proto_preview p;
-        return acc_proto_read_preview(s, n, &p, e);
+        rc = acc_proto_read_preview(s, n, &p, e);
+        if (!rc)
+            acc_proto_preview_release(&p);
+        return rc;
     }
     if (strcmp(root, "Frames") == 0) {
         struct acc_frames f;
@@ -36,7 +39,10 @@ static acc_err read_example(const char *s, size_t n, struct acc_error *e)
     }
     if (strcmp(root, "Reserve") == 0) {
         struct acc_proto_reserve r;
-        return acc_proto_read_reserve(s, n, &r, e);
+        rc = acc_proto_read_reserve(s, n, &r, e);
+        if (!rc)
+            acc_proto_reserve_release(&r);
+        return rc;
     }
     if (strcmp(root, "Reservation") == 0) {
         struct acc_reservation r = {.nodes = NULL};
@@ -97,7 +103,7 @@ static void test_docs_examples(void)
         count++;
         p = end + 3;
     }
-    CU_ASSERT_EQUAL(count, 11); /* every document has one */
+    CU_ASSERT_EQUAL(count, 12); /* every document has one; Preview a second, with its Identity */
     free(doc);
 }
 

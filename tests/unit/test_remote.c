@@ -133,6 +133,41 @@ static acc_time future(void)
 
 static const struct acc_resource four = {.kind = ACC_RES_NODES, .name = "alpha", .amount = 4};
 
+/* The remote adapter sends whom a call is for; the user's token only with
+ * forward_token = yes. */
+static void test_identity_sent(void)
+{
+    struct acc_identity alice = {.user = "alice", .token = "tok.en.value"};
+    struct acc_resource res = four;
+    res.identity = &alice;
+    char user[64], token[256];
+    for (int forward = 0; forward < 2; forward++) {
+        const char *extra[] = {"forward_token", forward ? "yes" : "no", NULL};
+        struct acc_adapter *ad = open_remote(extra);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(ad);
+        struct acc_frames f;
+        acc_frames_init(&f);
+        struct acc_error err;
+        ACC_ASSERT_OK(acc_adapter_preview(ad, &res, future(), future() + 10 * H, H, &f, &err));
+        acc_frames_release(&f);
+        fake_site_last_identity(site, user, sizeof user, token, sizeof token);
+        CU_ASSERT_STRING_EQUAL(user, "alice");
+        CU_ASSERT_STRING_EQUAL(token, forward ? "tok.en.value" : "");
+        acc_adapter_close(ad);
+    }
+    /* no one named: no identity sent */
+    struct acc_adapter *ad = open_remote(NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ad);
+    struct acc_frames f;
+    acc_frames_init(&f);
+    struct acc_error err;
+    ACC_ASSERT_OK(acc_adapter_preview(ad, &four, future(), future() + 10 * H, H, &f, &err));
+    acc_frames_release(&f);
+    fake_site_last_identity(site, user, sizeof user, token, sizeof token);
+    CU_ASSERT_STRING_EQUAL(user, "");
+    acc_adapter_close(ad);
+}
+
 static void test_round_trips(void)
 {
     struct acc_adapter *ad = open_remote(NULL);
@@ -476,6 +511,7 @@ static void test_tls(void)
 }
 
 static const struct acc_test_case tests[] = {
+    {"identity sent, the token only when forwarded", test_identity_sent},
     {"preview, reserve, query, cancel; the same key is one reservation", test_round_trips},
     {"calls share a kept-alive connection (one TLS handshake)", test_kept_alive},
     {"a site that does not answer times out, naming it", test_timeout},

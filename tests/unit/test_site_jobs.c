@@ -263,6 +263,24 @@ static bool jfix_open(struct jfix *f, size_t max_jobs)
     return true;
 }
 
+/* As submit, the job for account user (NULL: the site's job user). */
+static acc_err submit_as(struct jfix *f, const char *user, const char *peer, const char *host,
+                         const char *mode, acc_time start, acc_time end, char *id,
+                         struct acc_error *err)
+{
+    const char *a[] = {GOOD};
+    a[9] = mode; /* --pgid: the stand-in's mode */
+    struct acc_job job = {.key = "k1",
+                          .host = host,
+                          .executable = "hydra_pmi_proxy",
+                          .args = a,
+                          .n_args = 20,
+                          .user = user};
+    struct acc_site_job_booking b = {
+        .key = "k1", .local_id = "r1", .nodes = "alpha-n1,alpha-n2", .start = start, .end = end};
+    return acc_site_jobs_submit(f->j, peer, &b, &job, acc_now(), id, ACC_SITE_JOB_ID_MAX, err);
+}
+
 static acc_err submit(struct jfix *f, const char *peer, const char *host, const char *mode,
                       acc_time start, acc_time end, char *id, struct acc_error *err)
 {
@@ -350,6 +368,39 @@ static void test_jobs_run(void)
     CU_ASSERT_TRUE(st.done);
     CU_ASSERT_EQUAL(st.exit_status, -1);
     CU_ASSERT_STRING_EQUAL(st.state, "FAILED");
+    acc_site_jobs_close(f.j);
+}
+
+/* A job whose reservation was booked for an account (the site's mapfile
+ * chose it) runs as that account, never as root. */
+static void test_jobs_run_as_account(void)
+{
+    if (geteuid() != 0) {
+        fprintf(stderr, "(not root: the job table needs root to become daemon) ");
+        return;
+    }
+    struct jfix f;
+    CU_ASSERT_TRUE_FATAL(jfix_open(&f, 4));
+    struct acc_error err;
+    char id[ACC_SITE_JOB_ID_MAX];
+    acc_time now = acc_now();
+    ACC_ASSERT_OK(
+        submit_as(&f, "daemon", "CN=accord-main", "alpha-n2", "0", now - 10, now + 600, id, &err));
+    struct acc_job_status st;
+    CU_ASSERT_TRUE_FATAL(wait_done(&f, "CN=accord-main", id, &st));
+    char *out = job_file(&f, id, "output");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "user: daemon"));
+    free(out);
+    char id2[ACC_SITE_JOB_ID_MAX];
+    CU_ASSERT_EQUAL(
+        submit_as(&f, "root", "CN=accord-main", "alpha-n2", "0", now - 10, now + 600, id2, &err),
+        ACC_ERR_FORBIDDEN);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err.msg, "root"));
+    CU_ASSERT_EQUAL(submit_as(&f, "acc-no-such-account", "CN=accord-main", "alpha-n2", "0",
+                              now - 10, now + 600, id2, &err),
+                    ACC_ERR_FORBIDDEN);
+    CU_ASSERT_EQUAL(acc_site_jobs_running(f.j), 0);
     acc_site_jobs_close(f.j);
 }
 
@@ -624,6 +675,7 @@ static const struct acc_test_case checker_tests[] = {
 static const struct acc_test_case table_tests[] = {
     {"configuration refused", test_jobs_config},
     {"run as nobody, bounded output, other peers, refusals", test_jobs_run},
+    {"run as the reservation's own account, never root", test_jobs_run_as_account},
     {"cancel a group, the bound, a restart", test_jobs_cancel_bound_restart},
     {"a Slurm site: through the adapter's srun --reservation, as the account", test_jobs_srun},
     {"a Grid Engine site: through the adapter's qsub -sync y -ar", test_jobs_qsub},

@@ -99,6 +99,41 @@ static void test_create_get(void)
     ACC_ASSERT_OK(acc_store_ping(st, &err));
 }
 
+/* Whom an agreement is for is kept with it (issue 33), groups and odd
+ * characters whole; never the user's token. */
+static void test_identity_kept(void)
+{
+    struct acc_agreement a, b;
+    struct acc_error err;
+    fill(&a, "iiiiiiiiiiiiiiii", "alice");
+    struct acc_identity id = {.user = "alice",
+                              .issuer = "https://idp.example.org/",
+                              .subject = "line\none\\two:three",
+                              .token = "secret.token.value"};
+    ACC_ASSERT_OK(acc_identity_copy(&a.identity, &id));
+    ACC_ASSERT_OK(acc_identity_add_group(&a.identity, "/cms/production"));
+    ACC_ASSERT_OK(acc_identity_add_group(&a.identity, "urn:x:y\n"));
+    ACC_ASSERT_OK(acc_store_agreement_create(st, &a, NULL, 0, NULL, NULL, &err));
+    ACC_ASSERT_OK(acc_store_agreement_get(st, "iiiiiiiiiiiiiiii", false, &b, &err));
+    CU_ASSERT_STRING_EQUAL(b.identity.user, "alice");
+    CU_ASSERT_STRING_EQUAL(b.identity.issuer, "https://idp.example.org/");
+    CU_ASSERT_STRING_EQUAL(b.identity.subject, "line\none\\two:three");
+    CU_ASSERT_EQUAL_FATAL(b.identity.n_groups, 2);
+    CU_ASSERT_STRING_EQUAL(b.identity.groups[0], "/cms/production");
+    CU_ASSERT_STRING_EQUAL(b.identity.groups[1], "urn:x:y\n");
+    CU_ASSERT_PTR_NULL(b.identity.token);
+    acc_agreement_release(&b);
+    acc_agreement_release(&a);
+    /* an agreement of no one known: no identity back */
+    fill(&a, "jjjjjjjjjjjjjjjj", "anonymous");
+    ACC_ASSERT_OK(acc_store_agreement_create(st, &a, NULL, 0, NULL, NULL, &err));
+    ACC_ASSERT_OK(acc_store_agreement_get(st, "jjjjjjjjjjjjjjjj", false, &b, &err));
+    CU_ASSERT_PTR_NULL(b.identity.user);
+    CU_ASSERT_PTR_NULL(b.identity.subject);
+    acc_agreement_release(&b);
+    acc_agreement_release(&a);
+}
+
 static void test_settle_and_transitions(void)
 {
     struct acc_agreement a, b;
@@ -576,6 +611,7 @@ static const struct acc_test_case tests[] = {
     {"no-wait writes commit before later awaited ones", test_nowait_order},
     {"a hold a stop cut short", test_interrupted_hold},
     {"a dead instance's negotiation ended only while it stays dead", test_end_orphan},
+    {"identity kept, never the token", test_identity_kept},
     {NULL, NULL},
 };
 
