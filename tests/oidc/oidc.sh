@@ -21,7 +21,8 @@
 #       takes it as the sub) by the authorization code flow with PKCE of the
 #       public client accord-ui, as a browser would go through it (login,
 #       consent); SCOPE defaults to every compute.* scope, REDIRECT to
-#       http://127.0.0.1:8080/ui/ (any loopback port's /ui/ is allowed).
+#       http://127.0.0.1:8080/ui/ (any loopback port's /ui/ is allowed).  Its
+#       "aud" names the provider's --audience and each --also-audience.
 #   oidc_rotate     new signing keys at the provider (prints their kids)
 #   oidc_forge MODE TOKEN [ARG]
 #       a token the provider would never sign (tests/oidc/forge.mjs)

@@ -6,7 +6,7 @@
 // tests start it, and docs/security.md for what accordd checks.
 //
 //   node provider.mjs --port N --cert CERT.pem --key KEY.pem
-//                     [--audience URI] [--redirect URL]...
+//                     [--audience URI] [--also-audience URI]... [--redirect URL]...
 //
 // --port 0 picks a free port.  When ready it prints one line
 //   ready ISSUER_URL
@@ -20,7 +20,9 @@
 //  - accord-ui: a public client (no secret) for the authorization code
 //    flow with PKCE, redirecting to any loopback port's /ui/ (a native
 //    client, RFC 8252) or to each --redirect; its access tokens are JWTs
-//    for --audience too.  devInteractions is on: any username signs in as
+//    for --audience too, and for each --also-audience besides ("aud" an
+//    array: a user's token meant for accordd and for the sites that want
+//    the user's own token).  devInteractions is on: any username signs in as
 //    that sub, with any password.
 //  - every access token carries scope (compute.read compute.create
 //    compute.modify compute.cancel, or what was asked of them) and
@@ -44,6 +46,7 @@ const { values: opt } = parseArgs({
     cert: { type: 'string' },
     key: { type: 'string' },
     audience: { type: 'string', default: 'https://accord.example' },
+    'also-audience': { type: 'string', multiple: true, default: [] },
     redirect: { type: 'string', multiple: true, default: [] },
   },
 });
@@ -99,6 +102,17 @@ function makeProvider() {
     extraTokenClaims: (ctx, token) => {
       const sub = token.accountId || token.clientId;
       return { 'wlcg.groups': ['/accord', `/accord/${sub}`] };
+    },
+    formats: {
+      customizers: {
+        // A single resource indicator gives a single audience; a user's
+        // token names the --also-audience services too.
+        jwt: (ctx, token, jwt) => {
+          if (token.clientId === 'accord-ui' && jwt.payload.aud === opt.audience && opt['also-audience'].length) {
+            jwt.payload.aud = [opt.audience, ...opt['also-audience']];
+          }
+        },
+      },
     },
     features: {
       devInteractions: { enabled: true },
