@@ -11,6 +11,7 @@
 
 #include "../lib/common/account.h"
 #include "../lib/identity/mapfile.h"
+#include "../lib/jwt/jwt.h"
 #include "../lib/common/kv.h"
 #include "../lib/common/log.h"
 #include "../lib/common/strutil.h"
@@ -90,10 +91,15 @@ acc_err acc_site_start(struct acc_site_config *cfg, struct acc_site **out, struc
     for (size_t i = 0; i < SITE_KEY_LOCKS; i++)
         pthread_mutex_init(&s->key_locks[i], NULL);
     pthread_rwlock_init(&s->map_lock, NULL);
+    /* before any thread: it initialises libcurl */
+    if (!(s->jwt = acc_jwt_cache_new())) {
+        acc_site_stop(s);
+        return acc_error_set(err, ACC_ERR_NOMEM, "out of memory");
+    }
     acc_err rc = site_store_open(s->cfg.db_path, s->cfg.durable, &s->store, err);
     struct acc_mapfile *m = NULL;
     if (!rc && !(rc = site_identity_read(&s->cfg, &m, err)))
-        site_identity_set(s, m, s->cfg.identity_token);
+        site_identity_set(s, m, &s->cfg);
     if (!rc)
         rc = site_peers_new(s->cfg.peers, s->cfg.n_peers, &s->peers, err);
     if (!rc)
@@ -135,7 +141,7 @@ acc_err acc_site_reload(struct acc_site *s, struct acc_site_config *fresh, struc
     if (rc)
         acc_mapfile_free(m);
     else
-        site_identity_set(s, m, fresh->identity_token);
+        site_identity_set(s, m, fresh);
     if (!rc)
         acc_log_info("site %s: reloaded the certificates, %zu peer(s) and the mapfile (%s)",
                      s->cfg.name, fresh->n_peers, fresh->mapfile ? fresh->mapfile : "none");
@@ -153,6 +159,8 @@ void acc_site_stop(struct acc_site *s)
     site_peers_free(s->peers);
     site_store_close(s->store);
     acc_mapfile_free(s->mapfile);
+    site_issuers_free(s->issuers, s->n_issuers);
+    acc_jwt_cache_free(s->jwt);
     pthread_rwlock_destroy(&s->map_lock);
     for (size_t i = 0; i < SITE_KEY_LOCKS; i++)
         pthread_mutex_destroy(&s->key_locks[i]);

@@ -38,6 +38,19 @@ struct acc_site_peer_cfg {
     bool metrics_only;        /* may read /metrics and nothing else (a monitoring's) */
 };
 
+/* [issuer NAME]: an issuer whose tokens the site checks (lib/jwt), as
+ * accordd's [issuer NAME] without the map lines and scopes (the site maps
+ * with its mapfile, and a forwarded token books; it does not call the API). */
+struct acc_site_issuer_cfg {
+    char *name;
+    char *url;      /* its "iss", https:// */
+    char *audience; /* this site's name in the tokens' "aud" */
+    char *ca_file;  /* NULL: the system's CAs */
+    char *groups_claim;
+    unsigned algs; /* ACC_JWT_RS256 | ACC_JWT_ES256 */
+    int64_t leeway, jwks_refresh, jwks_max_age, timeout;
+};
+
 struct acc_site_config {
     char *origin; /* the file read */
     /* [daemon] */
@@ -54,6 +67,10 @@ struct acc_site_config {
      * rather than its peer's word (broker, the default). */
     char *mapfile;
     bool identity_token;
+    /* identity = token: the issuers whose tokens the site checks itself
+     * ([issuer NAME] sections, site_issuer.c); read at the start only. */
+    struct acc_site_issuer_cfg *issuers;
+    size_t n_issuers;
     char *hydra_pmi_proxy;
     char *control_networks;
     unsigned threads;

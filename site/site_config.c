@@ -246,12 +246,18 @@ static int handler(void *user, const char *section, const char *k, const char *v
             name++;
         return peer_key(p, section, name, k, v);
     }
+    if (strncmp(section, "issuer ", 7) == 0) {
+        const char *name = section + 7;
+        while (*name == ' ')
+            name++;
+        return site_issuer_key(&p->rep, p->c, section, name, k, v);
+    }
     struct acc_error e;
     acc_err rc = acc_resources_cfg_key(&p->c->res, section, k, v, &e);
     if (rc == ACC_ERR_NOT_FOUND)
-        return acc_conf_report_section_bad(
-            &p->rep, section,
-            "unknown section (daemon, peer NAME, site NAME, network NAME or link NAME)");
+        return acc_conf_report_section_bad(&p->rep, section,
+                                           "unknown section (daemon, peer NAME, issuer NAME, site "
+                                           "NAME, network NAME or link NAME)");
     return acc_conf_report_take(&p->rep, rc, &e);
 }
 
@@ -314,6 +320,7 @@ static void check(struct acc_site_config *c, struct acc_conf_report *r)
         acc_conf_report_after(r, "daemon", "identity",
                               "token needs mapfile = (the accounts the users map to)");
     }
+    site_issuer_check(c, r);
     if ((!c->listen_host && !(c->listen_host = strdup("127.0.0.1"))) ||
         (!c->db_path && !(c->db_path = strdup("accord-site.db"))) ||
         (!c->job_user && !(c->job_user = strdup("nobody"))) ||
@@ -441,6 +448,7 @@ void acc_site_config_print(const struct acc_site_config *c, FILE *out)
                 (long long)pe->max_reservations, pe->connections, pe->admin ? "yes" : "no",
                 pe->metrics_only ? "yes" : "no");
     }
+    site_issuer_print(c, out);
     acc_resources_cfg_print(&c->res, out);
 }
 
@@ -466,6 +474,7 @@ void acc_site_config_release(struct acc_site_config *c)
         free(c->peers[i].fingerprint);
     }
     free(c->peers);
+    site_issuers_free(c->issuers, c->n_issuers);
     acc_resources_cfg_release(&c->res);
     free(c->origin);
     free(c->name);

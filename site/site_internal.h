@@ -17,6 +17,7 @@
 #ifndef ACC_SITE_INTERNAL_H
 #define ACC_SITE_INTERNAL_H
 
+#include "../lib/common/conf_report.h"
 #include "../lib/identity/mapfile.h"
 #include <pthread.h>
 #include <stdatomic.h>
@@ -148,6 +149,12 @@ struct acc_site {
     pthread_rwlock_t map_lock;
     struct acc_mapfile *mapfile; /* NULL: none */
     bool identity_token;
+    /* identity = token: the [issuer NAME] sections (taken from the
+     * configuration at the start and on SIGHUP, under map_lock) and the
+     * keys fetched from them (kept across reloads, by issuer URL) */
+    struct acc_site_issuer_cfg *issuers;
+    size_t n_issuers;
+    struct acc_jwt_cache *jwt;
 };
 
 /* A request's parameters, for preview (from, until) and reserve (start). */
@@ -171,9 +178,24 @@ acc_err site_map_identity(struct acc_site *s, const struct acc_identity *id, cha
 /* The mapfile c names, read now (NULL: none); err says why it cannot be. */
 acc_err site_identity_read(const struct acc_site_config *c, struct acc_mapfile **out,
                            struct acc_error *err);
-/* m (taken) and identity = token or broker replace the running ones
- * (start, SIGHUP). */
-void site_identity_set(struct acc_site *s, struct acc_mapfile *m, bool token);
+/* m (taken), identity = token or broker and c's issuers (taken from c)
+ * replace the running ones (start, SIGHUP). */
+void site_identity_set(struct acc_site *s, struct acc_mapfile *m, struct acc_site_config *c);
+
+/* site_issuer.c: [issuer NAME] (section is its name as the file says it),
+ * into c, every problem into r (inih's handler result). */
+int site_issuer_key(struct acc_conf_report *r, struct acc_site_config *c, const char *section,
+                    const char *name, const char *k, const char *v);
+/* The checks after reading: url and audience, identity = token's issuer. */
+void site_issuer_check(const struct acc_site_config *c, struct acc_conf_report *r);
+/* The issuer whose url is iss; NULL: none. */
+const struct acc_site_issuer_cfg *site_issuer_find(const struct acc_site_issuer_cfg *v, size_t n,
+                                                   const char *iss);
+/* is as lib/jwt's verifier takes it (is's strings). */
+struct acc_jwt_issuer;
+void site_issuer_verifier(const struct acc_site_issuer_cfg *is, struct acc_jwt_issuer *out);
+void site_issuer_print(const struct acc_site_config *c, FILE *out);
+void site_issuers_free(struct acc_site_issuer_cfg *v, size_t n);
 
 /* site_ops.c: each answers the protocol's fault code in err on failure. */
 acc_err site_open_resources(struct acc_site *s, struct acc_error *err);

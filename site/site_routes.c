@@ -23,6 +23,19 @@ void site_fault(struct acc_site *s, const struct acc_error *err, struct acc_http
     rs->content_type = "application/xml";
     acc_buf_reset(&rs->body);
     acc_proto_write_fault(err->code, s->cfg.name, err->msg, &rs->body);
+    /* Retry-After on a 503 that knows when to ask again (a token's issuer
+     * that could not be asked for its key): rounded up to a fixed step, as
+     * the header's value must outlive this call. */
+    static const struct {
+        int64_t upto;
+        const char *text;
+    } steps[] = {{1, "1"}, {2, "2"}, {5, "5"}, {10, "10"}, {30, "30"}, {60, "60"}, {300, "300"}};
+    if (rs->status == 503 && err->retry_after > 0) {
+        size_t i = 0;
+        while (i + 1 < sizeof steps / sizeof steps[0] && err->retry_after > steps[i].upto)
+            i++;
+        acc_httpd_reply_header(rs, "Retry-After", steps[i].text);
+    }
 }
 
 static void answer(struct acc_site *s, acc_err rc, const struct acc_error *err, int ok_status,
