@@ -55,6 +55,33 @@ static acc_err url_setting(struct remote *r, const struct acc_adapter_env *env, 
     return ACC_OK;
 }
 
+/* forward_token = no, or the site's audience: the token goes to the site
+ * only when its "aud" names it, so that a token meant for other services
+ * is never shown to this one.  "yes" names no audience: refused. */
+static acc_err forward_setting(struct remote *r, const struct acc_adapter_env *env, const char *v,
+                               struct acc_error *err)
+{
+    bool on;
+    struct acc_error e;
+    if (acc_parse_bool(v, &on, &e) == ACC_OK) {
+        if (on)
+            return acc_error_set(err, ACC_ERR_CONFIG,
+                                 "%s: forward_token: name the site's audience (its [issuer] "
+                                 "audience, as in the users' tokens' \"aud\"), not %s: a token "
+                                 "is forwarded only to a site its audience names",
+                                 env->section, v);
+        r->forward_aud[0] = '\0';
+        return ACC_OK;
+    }
+    if (!*v || strpbrk(v, " \t") || strlen(v) >= sizeof r->forward_aud)
+        return acc_error_set(err, ACC_ERR_CONFIG,
+                             "%s: forward_token: '%.80s' is not an audience (one word, at most "
+                             "%zu bytes) nor no",
+                             env->section, v, sizeof r->forward_aud - 1);
+    acc_strlcpy(r->forward_aud, v, sizeof r->forward_aud);
+    return ACC_OK;
+}
+
 /* The settings into r, as open and check read them: nothing is asked of
  * the site daemon, the files named are only looked at.  *key: the setting
  * at fault. */
@@ -97,10 +124,7 @@ static acc_err read_settings(struct remote *r, const struct acc_adapter_env *env
                 rc = acc_error_set(err, ACC_ERR_CONFIG, "%s: insecure_http: %s", env->section,
                                    e.msg);
         } else if (strcmp(k, "forward_token") == 0) {
-            struct acc_error e;
-            if (acc_parse_bool(v, &r->forward_token, &e))
-                rc = acc_error_set(err, ACC_ERR_CONFIG, "%s: forward_token: %s", env->section,
-                                   e.msg);
+            rc = forward_setting(r, env, v, err);
         } else
             rc = acc_error_set(err, ACC_ERR_CONFIG,
                                "%s: unknown setting '%s' (remote takes url, ca, certificate, key, "
@@ -274,7 +298,7 @@ const struct acc_adapter_ops acc_remote_ops = {
                                                      {"retries", "-1"},
                                                      {"connections", "0"},
                                                      {"insecure_http", "maybe"},
-                                                     {"forward_token", "maybe"},
+                                                     {"forward_token", "yes"},
                                                      {NULL, NULL}},
     .preview = remote_preview,
     .reserve = remote_reserve,

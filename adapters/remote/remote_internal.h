@@ -32,10 +32,11 @@ struct remote {
     char *ca, *cert, *key; /* files (malloc'd; cert and key may be NULL) */
     bool network;          /* a [network] section: bandwidth, not nodes */
     bool insecure_http;
-    /* Send the user's own token with the identity (the site's identity =
-     * token): only to a site whose audience the token names, and only
-     * while the user's request is being served (accordd keeps no token). */
-    bool forward_token;
+    /* forward_token = AUDIENCE: send the user's own token with the
+     * identity (the site's identity = token) when the token's "aud" names
+     * AUDIENCE, the site's name in tokens; only while the user's request
+     * is being served (accordd keeps no token).  "": never. */
+    char forward_aud[512];
     int64_t timeout_s, connect_timeout_s, retries;
 
     size_t n_slots;

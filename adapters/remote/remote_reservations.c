@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../../lib/common/strutil.h"
+#include "../../lib/jwt/jwt.h"
 #include "../../lib/proto/proto.h"
 
 /* The resource's name at the site: a site's nodes are remote_name there; a
@@ -31,7 +32,7 @@ struct acc_identity remote_identity(const struct remote *r, const struct acc_ide
     struct acc_identity v = {.user = NULL};
     if (id) {
         v = *id;
-        if (!r->forward_token)
+        if (!r->forward_aud[0] || !acc_jwt_names_audience(v.token, r->forward_aud))
             v.token = NULL;
     }
     return v;

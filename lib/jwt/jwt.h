@@ -93,6 +93,12 @@ acc_err acc_jwt_verify(struct acc_jwt_cache *cache, const struct acc_jwt_issuer 
                        const char *token, int64_t now, struct acc_jwt_claims *out,
                        struct acc_error *err);
 
+/* Whether the token's "aud" (a string or an array) names audience, read
+ * without verifying anything: what accordd decides by whether to forward
+ * a user's token to a site (the site verifies it).  false for anything
+ * that is not a JWT with such an "aud". */
+bool acc_jwt_names_audience(const char *token, const char *audience);
+
 bool acc_jwt_has_scope(const struct acc_jwt_claims *c, const char *scope);
 void acc_jwt_claims_release(struct acc_jwt_claims *c);
 

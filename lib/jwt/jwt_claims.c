@@ -150,6 +150,22 @@ acc_err acc_jwt_peek_issuer(const char *token, char *out, size_t size, struct ac
     return rc;
 }
 
+bool acc_jwt_names_audience(const char *token, const char *audience)
+{
+    json_t *claims;
+    struct acc_error e;
+    if (!token || !audience || jwt_part_json(token, 1, &claims, &e))
+        return false;
+    json_t *aud = json_object_get(claims, "aud");
+    bool named = json_is_string(aud) && strcmp(json_string_value(aud), audience) == 0;
+    for (size_t i = 0; !named && json_is_array(aud) && i < json_array_size(aud); i++) {
+        const char *a = json_string_value(json_array_get(aud, i));
+        named = a && strcmp(a, audience) == 0;
+    }
+    json_decref(claims);
+    return named;
+}
+
 static acc_err add_string(char ***list, size_t *n, const char *s, const char *what,
                           struct acc_error *err)
 {
