@@ -134,15 +134,33 @@ static acc_time future(void)
 static const struct acc_resource four = {.kind = ACC_RES_NODES, .name = "alpha", .amount = 4};
 
 /* The remote adapter sends whom a call is for; the user's token only with
- * forward_token = yes. */
+ * forward_token = the site's audience, and only when the token's "aud"
+ * names it ("yes" names none: refused). */
 static void test_identity_sent(void)
 {
-    struct acc_identity alice = {.user = "alice", .token = "tok.en.value"};
-    struct acc_resource res = four;
-    res.identity = &alice;
+    /* {"aud":["https://accord.example","https://alpha.example"]} and
+     * {"aud":"https://accord.example"} (not verified by the broker: the
+     * site does that) */
+    static const char both[] = "eyJhbGciOiJSUzI1NiJ9.eyJhdWQiOlsiaHR0cHM6Ly9hY2NvcmQuZXhhbXBsZSIsIm"
+                               "h0dHBzOi8vYWxwaGEuZXhhbXBsZSJdfQ.c2ln";
+    static const char accord_only[] =
+        "eyJhbGciOiJSUzI1NiJ9.eyJhdWQiOiJodHRwczovL2FjY29yZC5leGFtcGxlIn0.c2ln";
+    static const struct {
+        const char *setting, *token;
+        bool sent;
+    } cases[] = {
+        {"no", both, false},
+        {"https://alpha.example", both, true},
+        {"https://alpha.example", accord_only, false},
+        {"https://alpha.example", "not-a-jwt", false},
+        {"https://beta.example", both, false},
+    };
     char user[64], token[256];
-    for (int forward = 0; forward < 2; forward++) {
-        const char *extra[] = {"forward_token", forward ? "yes" : "no", NULL};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct acc_identity alice = {.user = "alice", .token = (char *)cases[i].token};
+        struct acc_resource res = four;
+        res.identity = &alice;
+        const char *extra[] = {"forward_token", cases[i].setting, NULL};
         struct acc_adapter *ad = open_remote(extra);
         CU_ASSERT_PTR_NOT_NULL_FATAL(ad);
         struct acc_frames f;
@@ -152,9 +170,14 @@ static void test_identity_sent(void)
         acc_frames_release(&f);
         fake_site_last_identity(site, user, sizeof user, token, sizeof token);
         CU_ASSERT_STRING_EQUAL(user, "alice");
-        CU_ASSERT_STRING_EQUAL(token, forward ? "tok.en.value" : "");
+        CU_ASSERT_STRING_EQUAL(token, cases[i].sent ? cases[i].token : "");
         acc_adapter_close(ad);
     }
+    const char *yes[] = {"forward_token", "yes", NULL};
+    struct acc_error why = {0};
+    CU_ASSERT_PTR_NULL(open_remote_with(url, false, yes, &why));
+    CU_ASSERT_EQUAL(why.code, ACC_ERR_CONFIG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(why.msg, "name the site's audience"));
     /* no one named: no identity sent */
     struct acc_adapter *ad = open_remote(NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(ad);
