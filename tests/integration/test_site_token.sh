@@ -237,7 +237,7 @@ refused() { # WHAT TOKEN PATTERN
 }
 code=$(preview "$ALICE")
 [ "$code" = 200 ] || fail "alice's token straight to gamma: HTTP $code: $(cat "$TMP/preview.out")"
-refused "a token for accordd only" "$CC" ".*audience"
+refused "a token for accordd only" "$CC" "wrong audience: the token is for https://accord.example, not for https://gamma.example"
 refused "a forged token (another key)" "$(oidc_forge otherkey "$ALICE")" ".*signature"
 refused "alg none" "$(oidc_forge none "$ALICE")" ".*"
 refused "an issuer gamma does not trust" \
