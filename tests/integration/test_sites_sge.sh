@@ -373,6 +373,11 @@ LA=$(site_doc "$PA" "$KA" | local_id)
 LB=$(site_doc "$PB" "$KB" | local_id)
 expect "each site reports its batch system's id (Slurm $LA, Grid Engine AR $LB)" \
     test -n "$LA" -a -n "$LB"
+booked_for() { # SITE KEY: the account the site's journal booked KEY for
+    sqlite3 -cmd '.timeout 5000' "$DIR/$1/$1.db" "SELECT account FROM site_bookings WHERE key = '$2'"
+}
+expect "sitea's journal booked $KA for $ACCOUNT_A" test "$(booked_for sitea "$KA")" = "$ACCOUNT_A"
+expect "sgea's journal booked $KB for $ACCOUNT_B" test "$(booked_for sgea "$KB")" = "$ACCOUNT_B"
 start_s=$(date -u -d "$START" +%s 2>/dev/null || echo 0)
 # Both exist at the common start, in their own batch systems.
 wait_for 30 sh -c '[ "$(date +%s)" -ge "$1" ]' _ "$start_s"
@@ -488,7 +493,7 @@ expect "the Grid Engine AR $LB is gone" wait_for 15 no_sge_resv "$LB"
 
 echo "== 4. bob's offer: refused naming sgea, nothing booked at either"
 # Nothing of alice's is left (3. waited for it): whatever is booked now is bob's.
-site_rows() { # SITE WHERE: rows of the site's journal that match
+site_rows() { # SITE WHERE: how many rows of the site's journal match
     sqlite3 -cmd '.timeout 5000' "$DIR/$1/$1.db" "SELECT count(*) FROM site_bookings WHERE $2"
 }
 TOKEN=$BOB_TOKEN WHO=bob
