@@ -102,6 +102,13 @@ void acc_engine_trace(struct acc_engine_nego *g, enum acc_trace_kind kind,
 
 bool acc_engine_stopped(struct acc_engine_nego *g);
 
+/* The kind of error the caller sees for an adapter's failure rc: the kinds
+ * it can act on keep theirs (unreachable or late: retry; the storage away; a
+ * site's refusal of the user: ACC_ERR_FORBIDDEN, which names the site and is
+ * no fault of the server); anything else is the adapter's (ACC_ERR_ADAPTER).
+ * Kinds, not statuses: the HTTP layer picks those. */
+acc_err acc_engine_failure_kind(acc_err rc);
+
 /* Sets the result's outcome and error; returns ACC_OK. */
 acc_err acc_engine_fail(struct acc_engine_nego *g, enum acc_engine_outcome outcome, acc_err code,
                         const char *fmt, ...) __attribute__((format(printf, 4, 5)));

@@ -97,6 +97,19 @@ static void fmt_time(acc_time t, char *out)
         acc_strlcpy(out, "-", ACC_TIME_STRLEN);
 }
 
+acc_err acc_engine_failure_kind(acc_err rc)
+{
+    switch (rc) {
+    case ACC_ERR_UNAVAILABLE:
+    case ACC_ERR_TIMEOUT:
+    case ACC_ERR_STORAGE_AWAY:
+    case ACC_ERR_FORBIDDEN:
+        return rc;
+    default:
+        return ACC_ERR_ADAPTER;
+    }
+}
+
 acc_err acc_engine_fail(struct acc_engine_nego *g, enum acc_engine_outcome outcome, acc_err code,
                         const char *fmt, ...)
 {
@@ -138,11 +151,7 @@ static bool preview_all(struct acc_engine_nego *g, acc_time t)
             acc_engine_trace(g, ACC_TRACE_PREVIEW, it, t, r->deadline, 0, c->rc, c->elapsed_us,
                              "%s", c->err.msg);
             if (ok)
-                acc_engine_fail(g, ACC_ENGINE_FAILED,
-                                c->rc == ACC_ERR_UNAVAILABLE || c->rc == ACC_ERR_TIMEOUT ||
-                                        c->rc == ACC_ERR_STORAGE_AWAY
-                                    ? c->rc
-                                    : ACC_ERR_ADAPTER,
+                acc_engine_fail(g, ACC_ENGINE_FAILED, acc_engine_failure_kind(c->rc),
                                 "%s: preview failed: %s", it->label, c->err.msg);
             if (ok && c->refused) /* the breaker knows when a retry may succeed */
                 g->res->err.retry_after = c->err.retry_after;

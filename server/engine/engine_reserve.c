@@ -149,12 +149,8 @@ static int fail_round(struct acc_engine_nego *g, const struct findings *f, const
                       const char *what)
 {
     rollback(g, why);
-    acc_engine_fail(g, ACC_ENGINE_FAILED,
-                    f->hard == ACC_ERR_UNAVAILABLE || f->hard == ACC_ERR_TIMEOUT ||
-                            f->hard == ACC_ERR_STORAGE_AWAY
-                        ? f->hard
-                        : ACC_ERR_ADAPTER,
-                    "%s: %s failed: %s", f->hard_label, what, f->hard_msg);
+    acc_engine_fail(g, ACC_ENGINE_FAILED, acc_engine_failure_kind(f->hard), "%s: %s failed: %s",
+                    f->hard_label, what, f->hard_msg);
     return -1;
 }
 

@@ -9,8 +9,12 @@
 #   gamma:           identity = token (it wants the user's own token)
 #
 # alice's offer for both sites is booked, and each site's journal names her
-# account there; bob's is refused naming beta, and neither site holds a
-# booking for him; gamma refuses alice's offer for want of her own token.
+# account there; bob's offer, and his quote, are refused with 403 naming beta
+# (that site's refusal of the user, not a server fault), and neither site
+# holds a booking for him; once beta maps him (SIGHUP) his offer is booked,
+# and once it drops him again a change of his agreement is refused with 403
+# naming beta, the agreement unchanged; gamma refuses alice's offer for want
+# of her own token.
 # The local accounts are made here and removed afterwards,
 # failed or not.  Root only (useradd).
 set -Eeuo pipefail
@@ -198,8 +202,9 @@ echo "ok: alice is acc-sa-alice1 at alpha and acc-sa-alice2 at beta"
 
 # bob: mapped at alpha only: refused, naming beta, and nothing booked anywhere
 code=$(submit bob bobSecretToken000001)
-# the agreement is Rejected: accordd answers 502 (a site refused), naming the site
-[ "$code" = 502 ] || fail "bob's offer: HTTP $code, not 502: $(cat "$TMP/bob.out")"
+# the agreement is Rejected: accordd answers 403, that site's refusal of the
+# user naming the site (not 502: no server or adapter failed)
+[ "$code" = 403 ] || fail "bob's offer: HTTP $code, not 403: $(cat "$TMP/bob.out")"
 grep -q 'site beta: no account for user bob' "$TMP/bob.out" ||
     fail "bob's refusal does not name beta: $(cat "$TMP/bob.out")"
 grep -q 'Observed' "$TMP/bob.out" && fail "bob's agreement was booked: $(cat "$TMP/bob.out")"
@@ -208,6 +213,19 @@ grep -q 'Observed' "$TMP/bob.out" && fail "bob's agreement was booked: $(cat "$T
 n=$(sqlite3 "$TMP/alpha.db" "SELECT count(*) FROM site_bookings WHERE account = 'acc-sa-bob1' AND state != 'cancelled'")
 [ "$n" = 0 ] || fail "alpha holds $n booking(s) for bob"
 echo "ok: bob is refused naming beta, and nothing is booked for him at either site"
+
+# a quote (POST /negotiations) previews every site too: the same refusal, a 403
+# naming beta, and nothing held
+offer bob >"$TMP/bob.xml"
+code=$(curl -s -o "$TMP/bob.out" -w '%{http_code}' -X POST -H 'Content-Type: application/xml' \
+    -H "Authorization: Bearer bobSecretToken000001" --data-binary @"$TMP/bob.xml" \
+    "$URL/negotiations?hold=PT1M")
+[ "$code" = 403 ] || fail "bob's quote: HTTP $code, not 403: $(cat "$TMP/bob.out")"
+grep -q 'site beta: no account for user bob' "$TMP/bob.out" ||
+    fail "bob's quote's refusal does not name beta: $(cat "$TMP/bob.out")"
+n=$(sqlite3 "$TMP/alpha.db" "SELECT count(*) FROM site_bookings WHERE account = 'acc-sa-bob1' AND state != 'cancelled'")
+[ "$n" = 0 ] || fail "alpha holds $n booking(s) for bob's quote"
+echo "ok: bob's quote is refused with 403 naming beta, nothing held"
 
 # beta maps bob too once its mapfile says so and it is told (SIGHUP): his
 # offer is then booked for his own account at each site
@@ -223,12 +241,37 @@ code=$(submit bob bobSecretToken000001)
 [ "$code" = 201 ] || fail "bob's offer after beta's reload: HTTP $code: $(cat "$TMP/bob.out")"
 [ "$(accounts alpha | tr '\n' ' ')" = "acc-sa-alice1 acc-sa-bob1 " ] || fail "alpha: '$(accounts alpha)'"
 [ "$(accounts beta | tr '\n' ' ')" = "acc-sa-alice2 acc-sa-bob2 " ] || fail "beta: '$(accounts beta)'"
+BOB_ID=$(sed -n 's/.*wsag:AgreementId="\([^"]*\)".*/\1/p' "$TMP/bob.out" | head -n 1)
+[ -n "$BOB_ID" ] || fail "bob's agreement has no id: $(cat "$TMP/bob.out")"
 echo "ok: a mapfile read again on SIGHUP maps bob at beta too"
+
+# beta drops bob again: a change of his agreement (a new end: new reservations
+# at both) is refused with 403 naming beta, and his agreement stays as it was
+sed -i '/^user bob /d' "$TMP/beta.map"
+kill -HUP "$PID_beta"
+for _ in $(seq 50); do
+    [ "$(grep -c "reloaded the certificates, 1 peer(s) and the mapfile" "$TMP/beta.log")" = 2 ] && break
+    sleep 0.1
+done
+[ "$(grep -c "reloaded the certificates, 1 peer(s) and the mapfile" "$TMP/beta.log")" = 2 ] ||
+    fail "beta did not reload a second time"
+end=$(date -u -d '+2 hours' +%Y-%m-%dT%H:%M:%SZ)
+code=$(printf '<co:Modification xmlns:co="urn:accord:coalloc:1"><co:End>%s</co:End></co:Modification>\n' "$end" |
+    curl -s -o "$TMP/bob.out" -w '%{http_code}' -X POST -H 'Content-Type: application/xml' \
+        -H "Authorization: Bearer bobSecretToken000001" --data-binary @- "$URL/agreements/$BOB_ID/modify")
+[ "$code" = 403 ] || fail "bob's change: HTTP $code, not 403: $(cat "$TMP/bob.out")"
+grep -q 'site beta: no account for user bob' "$TMP/bob.out" ||
+    fail "bob's change's refusal does not name beta: $(cat "$TMP/bob.out")"
+state=$(curl -s -H "Authorization: Bearer bobSecretToken000001" "$URL/agreements/$BOB_ID/state")
+grep -q '<wsag:State>Observed</wsag:State>' <<<"$state" || fail "bob's agreement after the refused change: $state"
+[ "$(accounts alpha | tr '\n' ' ')" = "acc-sa-alice1 acc-sa-bob1 " ] || fail "alpha after the change: '$(accounts alpha)'"
+[ "$(accounts beta | tr '\n' ' ')" = "acc-sa-alice2 acc-sa-bob2 " ] || fail "beta after the change: '$(accounts beta)'"
+echo "ok: a change beta no longer maps bob for is refused with 403 naming beta, nothing changed"
 
 # gamma wants the user's own token (identity = token): alice's static token is
 # not one an issuer signed, so there is none to forward, and gamma refuses
 code=$(submit alice aliceSecretToken0001 gamma)
-[ "$code" = 502 ] || fail "alice's offer for gamma: HTTP $code: $(cat "$TMP/alice.out")"
+[ "$code" = 403 ] || fail "alice's offer for gamma: HTTP $code, not 403: $(cat "$TMP/alice.out")"
 grep -q "site gamma: identity = token: this site wants the user's own token" "$TMP/alice.out" ||
     fail "gamma's refusal: $(cat "$TMP/alice.out")"
 [ -z "$(accounts gamma)" ] || fail "gamma booked for '$(accounts gamma)'"

@@ -197,11 +197,12 @@ grep -q 'Observed' "$TMP/alice.out" || fail "alice's agreement is not Observed: 
 [ "$(accounts)" = "$ACCOUNT" ] || fail "gamma booked for '$(accounts)', not $ACCOUNT"
 echo "ok: alice's own token, forwarded to gamma, books for her account there"
 
-# a token for accordd only: not forwarded, and gamma refuses naming itself
+# a token for accordd only: not forwarded, and gamma refuses naming itself (403,
+# the site's refusal of the user)
 CC=$(oidc_token accord-cc) || fail "no client-credentials token"
 [ "$(aud "$CC")" = '"https://accord.example"' ] || fail "the cc token's aud: $(aud "$CC")"
 code=$(submit accord-cc "$CC")
-[ "$code" = 502 ] || fail "accord-cc's offer: HTTP $code: $(cat "$TMP/accord-cc.out")"
+[ "$code" = 403 ] || fail "accord-cc's offer: HTTP $code: $(cat "$TMP/accord-cc.out")"
 grep -q "site gamma: identity = token: this site wants the user's own token, and the request carries none" \
     "$TMP/accord-cc.out" || fail "gamma's refusal: $(cat "$TMP/accord-cc.out")"
 grep -qF "$CC" "$TMP/accord-cc.out" && fail "the refusal holds the token"

@@ -1,21 +1,26 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # test_sites_sge.sh - one meta-job across a real Slurm cluster and a real
-# Grid Engine cluster (issue 22), each behind an accord-site of its own.
+# Grid Engine cluster (issue 22), each behind an accord-site of its own, for
+# the user's own account at each (issue 33).
 # Needs both testbeds (ctest fixtures "slurm" and "sge"):
 #
 #   site  runs on                    adapter
 #   sitea 127.0.0.1:<free>           slurm: the Slurm testbed's cluster sitea
-#                                    (slurmd on 127.0.0.1), users root,ACCOUNT_A;
-#                                    proxies through the adapter's srun
-#                                    --reservation as job_user ACCOUNT_A
+#                                    (slurmd on 127.0.0.1); mapfile: alice ->
+#                                    ACCOUNT_A, bob -> ACCOUNT_BOB; proxies
+#                                    through the adapter's srun --reservation
+#                                    as the mapped account
 #   sgea  127.0.0.1:<free> on host   sge: the Grid Engine testbed (qmaster
 #         sgea-gw (DIR/bin/on-gw:    sgea-qm, exec hosts sgea-n1..n3 in
 #         the root network namespace network namespaces 10.83.0.11-13),
-#         under its own host name)   users ACCOUNT_B; proxies through the
-#                                    adapter's qsub -sync y -ar LOCALID as
-#                                    job_user ACCOUNT_B
-#   accordd on 127.0.0.1:0, [site sitea] and [site sgea] of adapter = remote
+#         under its own host name)   mapfile: alice -> ACCOUNT_B (bob: none);
+#                                    proxies through the adapter's qsub -sync
+#                                    y -ar LOCALID as the mapped account
+#   (job_user stays nobody at both: every request here names a mapped user)
+#   accordd on 127.0.0.1:0 with [auth] tokens for alice and bob (broker
+#   mode: the sites take accordd's word for the user), [site sitea] and
+#   [site sgea] of adapter = remote
 #   (mutual TLS), a [link] of 1000 Mbit/s between them of adapter tc (egress
 #   accsge0 towards the exec hosts, each exec host's eth0 back; the Slurm
 #   nodes reach the exec hosts from 10.83.0.1), [launch] launcher = manual
@@ -23,21 +28,26 @@
 #   (the bridge of the Grid Engine testbed: reached from sitea's nodes and
 #   from the exec hosts alike), account nobody, UCX over TCP.
 #
-#   1. an offer with a component at each site and 100 Mbit/s between them is
-#      agreed; at the common start both reservations exist in their batch
-#      systems (scontrol show reservation LOCALID, qrstat -ar LOCALID) with
-#      the agreed start, and the link's classes are on the wire (tc);
+#   1. alice's offer with a component at each site and 100 Mbit/s between
+#      them is agreed; at the common start both reservations exist in their
+#      batch systems (scontrol show reservation LOCALID, qrstat -ar LOCALID)
+#      with the agreed start, each for her account there only (Users=ACCOUNT_A,
+#      the AR's acl_list ACCOUNT_B), and the link's classes are on the wire;
 #   2. the MPI ring (accord-ring, 2 ranks at each site) runs across both to
 #      RING OK and exit status 0, its traffic through the link's classes; sgea's proxy ran as a Grid Engine job of
 #      ACCOUNT_B in the advance reservation (qstat), its ranks on an exec host
 #      of the reservation; while it runs, /proc shows component slurm's ranks
 #      under ACCOUNT_A's uid and component sge's under ACCOUNT_B's;
 #   3. the job's end releases both reservations; a second agreement's
-#      terminate removes both of its reservations.
+#      terminate removes both of its reservations;
+#   4. bob's offer for both is refused with 403 naming sgea (which maps no
+#      account for him), and nothing is booked for him at either: no Slurm
+#      reservation, no AR, nothing in either site's journal.
 #
-# ACCOUNT_A and ACCOUNT_B are throwaway local accounts (accja<pid>,
-# accjb<pid>) this test creates (useradd, no home) and removes however it
-# ends: each site's jobs run as an account of its own, never as the daemon's.
+# ACCOUNT_A, ACCOUNT_B and ACCOUNT_BOB are throwaway local accounts
+# (accas<pid>, accag<pid>, accbs<pid>) this test creates (useradd, no home)
+# and removes however it ends: each site's jobs run as the user's own
+# account there, never as the daemon's.
 #
 # Root only.  Never stops the testbeds (the fixtures do); the daemons, what
 # this test booked, the accounts and the temporary directory go however this
@@ -89,7 +99,7 @@ DIR=$(mktemp -d /tmp/accord-sites-sge.XXXXXX)
 chmod 0755 "$DIR"
 C=$DIR/certs
 PIDS=()
-ACCOUNT_A=accja$$ ACCOUNT_B=accjb$$
+ACCOUNT_A=accas$$ ACCOUNT_B=accag$$ ACCOUNT_BOB=accbs$$
 ACCOUNTS=()
 cleanup() {
     local p r a alive
@@ -117,7 +127,7 @@ trap 'exit 1' INT TERM HUP
 
 "$SRC/tests/support/mkcerts.sh" "$C" >/dev/null || die "mkcerts.sh failed"
 chmod 0755 "$C"
-for a in "$ACCOUNT_A" "$ACCOUNT_B"; do
+for a in "$ACCOUNT_A" "$ACCOUNT_B" "$ACCOUNT_BOB"; do
     useradd -M -d /nonexistent -s /usr/sbin/nologin "$a" || die "useradd $a failed"
     ACCOUNTS+=("$a")
 done
@@ -125,7 +135,7 @@ UID_A=$(id -u "$ACCOUNT_A") UID_B=$(id -u "$ACCOUNT_B")
 
 # ------------------------------------------------------------ daemons
 
-site_ini() { # NAME JOB-USER ADAPTER-SECTION
+site_ini() { # NAME ADAPTER-SECTION
     cat <<EOF
 [daemon]
 name = $1
@@ -134,7 +144,9 @@ database = $DIR/$1/$1.db
 certificate = $C/site-alpha.crt
 key = $C/site-alpha.key
 client_ca = $C/ca.crt
-job_user = $2
+job_user = nobody
+mapfile = $DIR/$1/mapfile
+identity = broker
 hydra_pmi_proxy = $PROXY
 control_networks = 10.83.0.1/32
 threads = 4
@@ -147,7 +159,7 @@ max_advance = 86400
 max_reservations = 16
 connections = 16
 
-$3
+$2
 EOF
 }
 
@@ -175,12 +187,17 @@ start_site() { # [WRAPPER...] NAME
 }
 
 mkdir -p "$DIR/sitea" "$DIR/sgea" "$DIR/accordd"
-site_ini sitea "$ACCOUNT_A" "[site sitea]
+# Each site maps accordd's users to accounts of its own: alice is a different
+# account at each, bob has one at sitea only.
+printf '# sitea: both users\nuser alice %s\nuser bob %s\n' "$ACCOUNT_A" "$ACCOUNT_BOB" \
+    >"$DIR/sitea/mapfile"
+printf '# sgea: alice only\nuser "alice" %s\n' "$ACCOUNT_B" >"$DIR/sgea/mapfile"
+site_ini sitea "[site sitea]
 adapter = slurm
 nodes = 8
 slurm_conf = $SLURM_CONF_SITEA
-users = root,$ACCOUNT_A" >"$DIR/sitea/site.ini"
-site_ini sgea "$ACCOUNT_B" "[site sgea]
+users = root,nobody" >"$DIR/sitea/site.ini"
+site_ini sgea "[site sgea]
 adapter = sge
 nodes = 3
 sge_root = $SGE_ROOT
@@ -188,7 +205,7 @@ cell = $SGE_CELL
 pe = mpi
 queue = all.q
 slots = 2
-users = $ACCOUNT_B
+users = nobody
 bin_dir = /usr/lib/gridengine
 timeout = PT20S" >"$DIR/sgea/site.ini"
 start_site sitea || exit 1
@@ -209,7 +226,13 @@ connect_timeout = 2
 retries = 1
 EOF
 }
+ALICE_TOKEN=aliceSecretToken0001 BOB_TOKEN=bobSecretToken000001
+printf 'alice %s\nbob %s\n' "$ALICE_TOKEN" "$BOB_TOKEN" >"$DIR/accordd/tokens"
+chmod 600 "$DIR/accordd/tokens"
 cat >"$DIR/accordd/accordd.ini" <<EOF
+[auth]
+tokens = $DIR/accordd/tokens
+
 [negotiation]
 lead_time = PT1S
 adapter_timeout = PT40S
@@ -274,9 +297,11 @@ echo "sitea (slurm) on $PA, sgea (sge) on $PB, accordd at $URL"
 # ------------------------------------------------------------ helpers
 
 STATUS_FILE=$DIR/status
+TOKEN=$ALICE_TOKEN WHO=alice # whose requests api() makes, and whose offer() is
 api() { # METHOD PATH [BODY]
     local out
     out=$(curl -s --max-time 120 -X "$1" -H 'Content-Type: application/xml' \
+        -H "Authorization: Bearer $TOKEN" \
         ${3:+--data-binary "$3"} -w '\n%{http_code}' "$URL$2")
     echo "${out##*$'\n'}" >"$STATUS_FILE"
     printf '%s' "${out%$'\n'*}"
@@ -307,13 +332,14 @@ agreement_state() {
     api GET "/agreements/$1/state" | sed -n 's/.*<wsag:State>\([A-Za-z]*\)<\/wsag:State>.*/\1/p' | head -n 1
 }
 state_is() { [ "$(agreement_state "$1")" = "$2" ]; }
-has() { [[ $1 == *"$2"* ]]; } # TEXT PART
+has() { [[ $1 == *"$2"* ]]; }   # TEXT PART
+lacks() { [[ $1 != *"$2"* ]]; } # TEXT PART
 
 comp='<co:ProcessesPerNode>2</co:ProcessesPerNode><co:Executable>accord-ring</co:Executable><co:Argument>--sleep=2</co:Argument>'
 offer() { # NAME AHEAD SECONDS [LAUNCH-TERM]
     cat <<EOF
 <wsag:AgreementOffer xmlns:wsag="http://schemas.ggf.org/graap/2007/03/ws-agreement" xmlns:co="urn:accord:coalloc:1">
-<wsag:Name>$1</wsag:Name><wsag:Context><wsag:AgreementInitiator>tester</wsag:AgreementInitiator>
+<wsag:Name>$1</wsag:Name><wsag:Context><wsag:AgreementInitiator>$WHO</wsag:AgreementInitiator>
 <wsag:ServiceProvider>AgreementResponder</wsag:ServiceProvider></wsag:Context><wsag:Terms><wsag:All>
 <wsag:ServiceDescriptionTerm wsag:Name="schedule" wsag:ServiceName="m"><co:Schedule>
 <co:EarliestStart>$(utc $(($(date +%s) + $2)))</co:EarliestStart><co:Duration>PT$3S</co:Duration></co:Schedule></wsag:ServiceDescriptionTerm>
@@ -330,7 +356,7 @@ EOF
 
 # ------------------------------------------------------------ 1. agreed
 
-echo "== 1. one offer across sitea (Slurm) and sgea (Grid Engine)"
+echo "== 1. alice's offer across sitea (Slurm) and sgea (Grid Engine)"
 launch='<wsag:ServiceDescriptionTerm wsag:Name="launch" wsag:ServiceName="m"><co:Launch style="mpich-g2"/></wsag:ServiceDescriptionTerm>'
 reply=$(api POST /agreements "$(offer hetero 8 240 "$launch")")
 ID=$(agreement_id "$reply")
@@ -347,15 +373,22 @@ LA=$(site_doc "$PA" "$KA" | local_id)
 LB=$(site_doc "$PB" "$KB" | local_id)
 expect "each site reports its batch system's id (Slurm $LA, Grid Engine AR $LB)" \
     test -n "$LA" -a -n "$LB"
+booked_for() { # SITE KEY: the account the site's journal booked KEY for
+    sqlite3 -cmd '.timeout 5000' "$DIR/$1/$1.db" "SELECT account FROM site_bookings WHERE key = '$2'"
+}
+expect "sitea's journal booked $KA for $ACCOUNT_A" test "$(booked_for sitea "$KA")" = "$ACCOUNT_A"
+expect "sgea's journal booked $KB for $ACCOUNT_B" test "$(booked_for sgea "$KB")" = "$ACCOUNT_B"
 start_s=$(date -u -d "$START" +%s 2>/dev/null || echo 0)
 # Both exist at the common start, in their own batch systems.
 wait_for 30 sh -c '[ "$(date +%s)" -ge "$1" ]' _ "$start_s"
 resv=$(scontrol show reservation "$LA" -o 2>/dev/null)
 expect "Slurm holds $LA at the start (scontrol show reservation)" grep -q "^ReservationName=$LA " <<<"$resv"
 expect "  from $START" has "$resv" " StartTime=${START%Z} "
+expect "  for alice's account at sitea only (Users=$ACCOUNT_A)" has "$resv" " Users=$ACCOUNT_A "
 ar=$(qrstat_ -ar "$LB" 2>/dev/null)
 expect "Grid Engine holds AR $LB at the start (qrstat -ar)" grep -q "^name  *$KB\$" <<<"$ar"
 expect "  from $START" grep -q "^start_time  *$(date -u -d "$START" '+%m/%d/%Y %H:%M:%S')\$" <<<"$ar"
+expect "  for alice's account at sgea only (acl_list $ACCOUNT_B)" grep -q "^acl_list  *$ACCOUNT_B\$" <<<"$ar"
 expect "  2 slots of PE mpi" grep -q "^granted_parallel_environment  *mpi slots 2\$" <<<"$ar"
 host_b=$(sed -n 's/^granted_slots_list  *all\.q@\([^=]*\)=2$/\1/p' <<<"$ar")
 expect "  on one exec host ($host_b)" grep -q "^sgea-n[1-3]\$" <<<"$host_b"
@@ -455,6 +488,37 @@ api POST "/agreements/$ID/terminate" >/dev/null
 expect "terminated (200)" test "$(st)" = 200
 expect "the Slurm reservation $LA is gone" wait_for 15 no_slurm_resv "$LA"
 expect "the Grid Engine AR $LB is gone" wait_for 15 no_sge_resv "$LB"
+
+# ------------------------------------------------------------ 4. bob
+
+echo "== 4. bob's offer: refused naming sgea, nothing booked at either"
+# Nothing of alice's is left (3. waited for it): whatever is booked now is bob's.
+site_rows() { # SITE WHERE: how many rows of the site's journal match
+    sqlite3 -cmd '.timeout 5000' "$DIR/$1/$1.db" "SELECT count(*) FROM site_bookings WHERE $2"
+}
+TOKEN=$BOB_TOKEN WHO=bob
+reply=$(api POST /agreements "$(offer bobs 600 300)")
+code=$(st)
+WHO=alice
+expect "refused with 403, the site's refusal (not a server fault): $code" test "$code" = 403
+expect "  naming sgea: no account for user bob" has "$reply" "site sgea: no account for user bob"
+fault_of() { has "$1" "co:code=\"$2\"" && lacks "$1" "wsag:AgreementId="; } # REPLY CODE
+expect "  a Fault Forbidden, not an agreement" fault_of "$reply" Forbidden
+BID=$(sed -n 's/.*<co:AgreementId>\([^<]*\)<.*/\1/p' <<<"$reply" | head -n 1)
+TOKEN=$BOB_TOKEN
+expect "  his agreement ($BID) is Rejected" state_is "$BID" Rejected
+TOKEN=$ALICE_TOKEN
+[ "$failures" = 0 ] || head -c 1500 <<<"$reply"
+resv=$(scontrol show reservation -o 2>/dev/null)
+expect "no Slurm reservation for $ACCOUNT_BOB" lacks "$resv" "Users=$ACCOUNT_BOB "
+expect "  nor any of Accord's" lacks "$resv" "ReservationName=acc-"
+expect "no Grid Engine AR at all (qrstat)" test -z "$(qrstat_ -u '*' 2>/dev/null | awk '$2 ~ /^acc-/')"
+expect "sitea's journal: nothing for $ACCOUNT_BOB, nothing reserved" \
+    test "$(site_rows sitea "account = '$ACCOUNT_BOB' OR state = 'reserved'")" = 0
+expect "sgea's journal: nothing reserved" test "$(site_rows sgea "state = 'reserved'")" = 0
+expect "accordd's journal: nothing committed for bob" test "$(sqlite3 -cmd '.timeout 5000' \
+    "$DIR/accordd/accordd.db" "SELECT count(*) FROM reservation r JOIN agreement a ON a.id = r.agreement_id
+     WHERE a.initiator = 'bob' AND r.state IN ('committed', 'reserved')")" = 0
 
 echo "== the daemons stop, and their logs"
 gone() { [ ! -e "/proc/$1" ] || [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" = Z ]; }

@@ -144,6 +144,21 @@ function makeProvider() {
     },
   });
   provider.on('server_error', (ctx, err) => console.error('server_error', err));
+  // A native client's loopback redirect may name any port (RFC 8252, 7.3),
+  // and oidc-provider 8 allows that for redirect_uris only; the page's
+  // sign-out comes back to the same loopback /ui/ on accordd's port.
+  const registered = provider.Client.prototype.postLogoutRedirectUriAllowed;
+  provider.Client.prototype.postLogoutRedirectUriAllowed = function allowed(value) {
+    if (registered.call(this, value)) return true;
+    if (this.applicationType !== 'native') return false;
+    let u;
+    try { u = new URL(value); } catch { return false; }
+    if (u.protocol !== 'http:' || !['127.0.0.1', 'localhost', '[::1]'].includes(u.hostname)) return false;
+    u.port = '';
+    return this.postLogoutRedirectUris.some((r) => {
+      try { const v = new URL(r); v.port = ''; return v.href === u.href; } catch { return false; }
+    });
+  };
   return provider;
 }
 

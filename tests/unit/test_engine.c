@@ -403,6 +403,26 @@ static void test_unavailable_is_503(void)
     world_close(&w);
 }
 
+/* A site that refuses the user (no account for them there) is a refusal the
+ * user sees as that site's (403 naming it), not the server's fault (502);
+ * anything else an adapter says stays the adapter's failure. */
+static void test_site_refusal_is_403(void)
+{
+    struct world w;
+    world_open(&w, abc);
+    fake_preview_error(w.f[2], ACC_ERR_FORBIDDEN);
+    struct acc_engine_request r = request(&w, ACC_STRATEGY_INTERSECT);
+    struct acc_engine_result res;
+    ACC_ASSERT_OK(acc_engine_negotiate(eng, &r, &res));
+    CU_ASSERT_EQUAL(res.outcome, ACC_ENGINE_FAILED);
+    CU_ASSERT_EQUAL(res.err.code, ACC_ERR_FORBIDDEN);
+    CU_ASSERT_EQUAL(acc_err_http_status(res.err.code), 403);
+    CU_ASSERT_PTR_NOT_NULL(strstr(res.err.msg, "site c"));
+    for (int i = 0; i < 3; i++)
+        CU_ASSERT_EQUAL(fake_calls(w.f[i], FAKE_RESERVE), 0);
+    world_close(&w);
+}
+
 static void test_hang_times_out_and_orphan_is_cancelled(void)
 {
     struct world w;
@@ -501,6 +521,7 @@ static const struct acc_test_case tests[] = {
     {"reserve failure at the third adapter cancels the first two",
      test_reserve_failure_third_cancels_first_two},
     {"adapter down -> 503, nothing booked", test_unavailable_is_503},
+    {"a site's refusal of the user -> 403, nothing booked", test_site_refusal_is_403},
     {"hung adapter times out; its late booking is cancelled",
      test_hang_times_out_and_orphan_is_cancelled},
     {"stop rolls back", test_stop_rolls_back},
