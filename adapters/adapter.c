@@ -210,8 +210,9 @@ static acc_err call_end(struct acc_adapter *ad, int64_t t0, acc_err rc, struct a
         pthread_mutex_unlock(&ad->lock);
     atomic_fetch_add(&ad->calls, 1);
     atomic_fetch_add(&ad->busy_us, us);
-    /* Busy and NotFound are answers of a working resource manager. */
-    bool failed = rc && rc != ACC_ERR_BUSY && rc != ACC_ERR_NOT_FOUND;
+    /* Busy and NotFound are answers of a working resource manager, and so
+     * is a site's refusal of one user (Forbidden: no account for them). */
+    bool failed = rc && rc != ACC_ERR_BUSY && rc != ACC_ERR_NOT_FOUND && rc != ACC_ERR_FORBIDDEN;
     if (failed) {
         atomic_fetch_add(&ad->failures, 1);
         atomic_store(&ad->last_failure, acc_now());

@@ -147,6 +147,13 @@ static acc_err read_settings(struct remote *r, const struct acc_adapter_env *env
                              "%s: url: '%s' must be https:// (http:// only with insecure_http = "
                              "yes, for tests of the protocol)",
                              env->section, r->url);
+    if (!https && r->forward_aud[0]) {
+        *key = "forward_token";
+        return acc_error_set(err, ACC_ERR_CONFIG,
+                             "%s: forward_token: the user's token is never sent over http:// "
+                             "(the url must be https://)",
+                             env->section);
+    }
     *key = "ca";
     if (!r->ca && https)
         return acc_error_set(err, ACC_ERR_CONFIG,

@@ -299,8 +299,11 @@ static acc_err process_command(void *state, const struct acc_job *job, struct ac
         ok = acc_batch_word(out, job->output);
     else if (ok)
         ok = acc_batch_wordf(out, "%s/proxy.out", job->directory);
+    /* -shell n: the binary is executed as it is, its arguments are not
+     * split or read again by the job user's shell */
     ok = ok && acc_batch_word(out, "-j") && acc_batch_word(out, "y") && acc_batch_word(out, "-b") &&
-         acc_batch_word(out, "y") && acc_batch_word(out, job->executable);
+         acc_batch_word(out, "y") && acc_batch_word(out, "-shell") && acc_batch_word(out, "n") &&
+         acc_batch_word(out, job->executable);
     for (size_t i = 0; ok && i < job->n_args; i++)
         ok = acc_batch_word(out, job->args[i]);
     if (!ok)

@@ -153,6 +153,9 @@ static acc_err spawn_child(const char *const *argv, const char *const *env, stru
     posix_spawn_file_actions_adddup2(&fa, pin[0], 0);
     posix_spawn_file_actions_adddup2(&fa, pout[1], 1);
     posix_spawn_file_actions_adddup2(&fa, perr[1], 2);
+    /* nothing else of ours: a library's descriptor opened without
+     * close-on-exec (a socket of libcurl's, say) stays with us */
+    posix_spawn_file_actions_addclosefrom_np(&fa, 3);
     int e = spawn_clean(argv, env, &fa, &c->pid);
     if (e != 0) {
         c->pid = -1;
@@ -301,6 +304,7 @@ acc_err acc_proc_start(const char *const *argv, const char *const *env, const ch
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    posix_spawn_file_actions_addclosefrom_np(&fa, 3);
     if (cwd)
         posix_spawn_file_actions_addchdir_np(&fa, cwd);
     int e = spawn_clean(argv, env, &fa, pid);

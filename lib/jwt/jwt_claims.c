@@ -270,7 +270,7 @@ static acc_err check_times(const struct acc_jwt_issuer *is, json_t *claims, int6
         return rc;
     if (!has)
         return acc_error_set(err, ACC_ERR_UNAUTHORIZED, "the token has no expiry (\"exp\")");
-    if (now > t + is->leeway)
+    if (now - is->leeway > t)
         return acc_error_set(err, ACC_ERR_UNAUTHORIZED,
                              "the token has expired (%lld s ago; leeway %lld s)",
                              (long long)(now - t), (long long)is->leeway);

@@ -267,18 +267,26 @@ acc_err jwt_keys_with(struct acc_jwt_cache *cache, const struct acc_jwt_issuer *
     bool may = !ik->fetching && !(ik->tried && now < ik->tried + is->refresh_min);
     if (want && may)
         fetched = refresh(ik, is, now);
+    bool other_type = false; /* the kid names a key, of another type */
     for (size_t i = 0; i < ik->n_keys && !*found; i++) {
         struct key *k = &ik->keys[i];
         if (kid && k->kid && strcmp(k->kid, kid) == 0) {
-            /* the key it names; of another type (ES256 on an RSA key, say),
-             * nothing is tried and the signature does not verify */
+            /* the key it names, of the algorithm's type (a JWKS may publish
+             * an RSA and an EC key under one kid) */
+            if (k->kty != kty) {
+                other_type = true;
+                continue;
+            }
             *found = true;
-            if (k->kty == kty)
-                check(k->jwk, ctx);
+            check(k->jwk, ctx);
         } else if (!kid && k->kty == kty && check(k->jwk, ctx)) {
             *found = true;
         }
     }
+    /* only of another type (ES256 on an RSA key, say): it is the key the
+     * token names, nothing is tried, and the signature does not verify */
+    if (other_type)
+        *found = true;
     acc_err rc = ACC_OK;
     bool cannot_ask =
         fetched == ACC_ERR_BUSY ? ik->fetching || ik->last_error[0] != '\0' : fetched != ACC_OK;

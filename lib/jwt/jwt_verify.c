@@ -74,7 +74,7 @@ acc_err acc_jwt_verify(struct acc_jwt_cache *cache, const struct acc_jwt_issuer 
 {
     memset(out, 0, sizeof *out);
     cjose_jwk_kty_t kty = CJOSE_JWK_KTY_RSA;
-    char kid[256];
+    char kid[256] = "";
     bool has_kid;
     acc_err rc = read_header(is, token, &kty, kid, sizeof kid, &has_kid, err);
     if (rc)

@@ -318,6 +318,16 @@ void cfg_issuer_finish(struct acc_config *c, struct acc_conf_report *r)
                 acc_conf_report_after(r, section, "url", "the url of [issuer %s] too",
                                       c->issuers[j].name);
         }
+        bool by_claim = is->n_maps == 0;
+        for (size_t m = 0; m < is->n_maps; m++)
+            by_claim = by_claim || !is->maps[m].user;
+        if (by_claim && (c->n_users || c->n_issuers > 1))
+            acc_conf_report_warn(r, section, is->n_maps ? "map" : NULL,
+                                 "names its users by the token's %s claim: a subject named as a "
+                                 "user of %s is that user, agreements and account alike; map "
+                                 "lines that name the users keep them apart",
+                                 is->user_claim ? is->user_claim : "sub",
+                                 c->n_users ? "[auth]" : "another [issuer]");
         for (size_t m = 0; m < is->n_maps; m++) {
             const struct acc_issuer_map *map = &is->maps[m];
             if (map->quota && !has_quota_section(c, map->quota))

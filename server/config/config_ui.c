@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <arpa/inet.h>
+
 #include "config_internal.h"
 
 /* The page's policy without the connect-src sources after 'self' (see
@@ -31,10 +33,21 @@ static bool url_char(char ch)
            strchr("-._~/%:@!$&()*+=[]", ch) != NULL;
 }
 
+/* localhost, [::1], or an IPv4 address in 127/8 (all of it: 127.0.0.1.example.org
+ * is not one). */
 static bool loopback_host(const char *host, size_t n)
 {
-    return (n == 9 && strncmp(host, "localhost", 9) == 0) ||
-           (n >= 4 && !strncmp(host, "127.", 4)) || (n == 5 && strncmp(host, "[::1]", 5) == 0);
+    char a[INET_ADDRSTRLEN];
+    struct in_addr in;
+    if (n == 9 && strncmp(host, "localhost", 9) == 0)
+        return true;
+    if (n == 5 && strncmp(host, "[::1]", 5) == 0)
+        return true;
+    if (n >= sizeof a)
+        return false;
+    memcpy(a, host, n);
+    a[n] = '\0';
+    return inet_pton(AF_INET, a, &in) == 1 && (ntohl(in.s_addr) >> 24) == 127;
 }
 
 /* The length of url's origin (scheme://host[:port]), or 0 with the reason

@@ -213,6 +213,12 @@ grep -q 'Observed' "$TMP/bob.out" && fail "bob's agreement was booked: $(cat "$T
 n=$(sqlite3 "$TMP/alpha.db" "SELECT count(*) FROM site_bookings WHERE account = 'acc-sa-bob1' AND state != 'cancelled'")
 [ "$n" = 0 ] || fail "alpha holds $n booking(s) for bob"
 echo "ok: bob is refused naming beta, and nothing is booked for him at either site"
+# A refusal of one user is an answer of a working site: beta is still up.
+curl -s -H 'Accept: application/json' -H "Authorization: Bearer aliceSecretToken0001" \
+    "$URL/sites" >"$TMP/sites.json"
+python3 -c 'import json,sys; s={x["name"]: x for x in json.load(open(sys.argv[1]))["sites"]}; sys.exit(0 if s["beta"]["up"] else 1)' \
+    "$TMP/sites.json" || fail "beta is marked down after refusing bob: $(cat "$TMP/sites.json")"
+echo "ok: beta is still up after refusing bob"
 
 # a quote (POST /negotiations) previews every site too: the same refusal, a 403
 # naming beta, and nothing held

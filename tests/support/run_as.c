@@ -29,7 +29,7 @@ void acc_test_account_remove(const char *name)
     if (!name || !*name)
         return;
     char cmd[128], copy[33];
-    snprintf(copy, sizeof copy, "%s", name); /* name may be a slot below */
+    snprintf(copy, sizeof copy, "%.32s", name); /* name may be a slot below */
     snprintf(cmd, sizeof cmd, "userdel %s >/dev/null 2>&1", copy);
     if (system(cmd) == -1)
         fprintf(stderr, "userdel %s could not run\n", copy);

@@ -68,6 +68,8 @@ static void test_refused(void)
     } cases[] = {
         {"oidc_issuer = id.example.org\noidc_client_id = c\n", "is not an https:// URL"},
         {"oidc_issuer = http://id.example.org\noidc_client_id = c\n", "only on a loopback"},
+        /* 127. as a name's first label is no loopback address */
+        {"oidc_issuer = http://127.0.0.1.evil.example\noidc_client_id = c\n", "only on a loopback"},
         /* what would end the CSP's source list or add a directive */
         {"oidc_issuer = https://id.example.org; script-src *\noidc_client_id = c\n", "cannot have"},
         {"oidc_issuer = https://id.example.org,x\noidc_client_id = c\n", "cannot have"},

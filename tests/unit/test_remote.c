@@ -178,6 +178,13 @@ static void test_identity_sent(void)
     CU_ASSERT_PTR_NULL(open_remote_with(url, false, yes, &why));
     CU_ASSERT_EQUAL(why.code, ACC_ERR_CONFIG);
     CU_ASSERT_PTR_NOT_NULL(strstr(why.msg, "name the site's audience"));
+    /* never over plain http, even where insecure_http allows the url */
+    const char *in_clear[] = {"forward_token", "https://alpha.example", "insecure_http", "yes",
+                              NULL};
+    memset(&why, 0, sizeof why);
+    CU_ASSERT_PTR_NULL(open_remote_with("http://127.0.0.1:1", false, in_clear, &why));
+    CU_ASSERT_EQUAL(why.code, ACC_ERR_CONFIG);
+    CU_ASSERT_PTR_NOT_NULL(strstr(why.msg, "never sent over http://"));
     /* no one named: no identity sent */
     struct acc_adapter *ad = open_remote(NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(ad);
