@@ -123,6 +123,10 @@ async function main() {
       assert.match(q.get('code_challenge'), /^[A-Za-z0-9_-]{43}$/);
       assert.ok(q.get('state') && q.get('nonce'), 'state and nonce');
       assert.equal(q.get('redirect_uri'), URL + '/ui/');
+      // the provider's login page, once the redirects to it are over (a
+      // screenshot taken while the page navigates fails)
+      await page.waitForURL((u) => u.pathname.startsWith('/interaction/'));
+      await page.waitForLoadState('load');
       await page.screenshot({ path: `${SHOTS}/ui-oidc-login.png` });
       await providerLogin(page, 'alice');
       assert.equal(page.url(), URL + '/ui/', 'no code or state left in the URL');

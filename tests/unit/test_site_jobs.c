@@ -618,7 +618,7 @@ static void test_jobs_qsub(void)
     snprintf(want, sizeof want, "qsub: -sync y -ar r1 -N accord-k1 -l h=alpha-n1 -l h_rt=5");
     CU_ASSERT_PTR_NOT_NULL(strstr(out, want));
     snprintf(want, sizeof want,
-             " -wd %s/%s -o %s/%s/proxy.out -j y -b y %s --control-port "
+             " -wd %s/%s -o %s/%s/proxy.out -j y -b y -shell n %s --control-port "
              "10.79.0.1:45839 --rmk user",
              f.jobs, id, f.jobs, id, f.proxy);
     CU_ASSERT_PTR_NOT_NULL(strstr(out, want));
