@@ -58,24 +58,9 @@ static int set_word(struct acc_conf_report *r, const char *section, char **field
 static int read_algorithms(struct acc_conf_report *r, const char *section,
                            struct acc_site_issuer_cfg *is, const char *v)
 {
-    unsigned algs = 0;
-    char buf[128];
-    snprintf(buf, sizeof buf, "%s", v);
-    for (char *save = NULL, *t = strtok_r(buf, " ,\t", &save); t;
-         t = strtok_r(NULL, " ,\t", &save)) {
-        if (strcmp(t, "RS256") == 0)
-            algs |= ACC_JWT_RS256;
-        else if (strcmp(t, "ES256") == 0)
-            algs |= ACC_JWT_ES256;
-        else
-            return acc_conf_report_bad(r, section,
-                                       "algorithms: '%s' is not allowed (RS256 and ES256 only: "
-                                       "never none, never an HMAC)",
-                                       t);
-    }
-    if (!algs)
-        return acc_conf_report_bad(r, section, "algorithms names none (RS256, ES256)");
-    is->algs = algs;
+    struct acc_error e;
+    if (acc_jwt_algorithms_parse(v, &is->algs, &e))
+        return acc_conf_report_bad(r, section, "%s", e.msg);
     return 1;
 }
 

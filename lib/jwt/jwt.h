@@ -102,6 +102,13 @@ bool acc_jwt_names_audience(const char *token, const char *audience);
 bool acc_jwt_has_scope(const struct acc_jwt_claims *c, const char *scope);
 void acc_jwt_claims_release(struct acc_jwt_claims *c);
 
+/* The algorithms a configuration's "algorithms" value names (RS256, ES256,
+ * separated by blanks or commas) into *algs (ACC_JWT_RS256 | ...);
+ * ACC_ERR_CONFIG naming a word that is neither (none and HMACs never are)
+ * or an empty list.  accordd's [issuer NAME] and accord-site's read it
+ * alike. */
+acc_err acc_jwt_algorithms_parse(const char *v, unsigned *algs, struct acc_error *err);
+
 /* A string a client sent, made fit for a message and a header: at most
  * max characters of printable ASCII, others (and quotes, backslashes) as
  * '?', "..." when cut. */

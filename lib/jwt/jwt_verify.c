@@ -3,6 +3,7 @@
  * the allow-list and matching the key's type, the key by kid from the
  * cache (jwt_keys.c), the signature checked by cjose, then the claims
  * (jwt_claims.c). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,6 +11,29 @@
 #include <cjose/jws.h>
 
 #include "jwt_internal.h"
+
+acc_err acc_jwt_algorithms_parse(const char *v, unsigned *algs, struct acc_error *err)
+{
+    unsigned got = 0;
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s", v);
+    for (char *save = NULL, *t = strtok_r(buf, " ,\t", &save); t;
+         t = strtok_r(NULL, " ,\t", &save)) {
+        if (strcmp(t, "RS256") == 0)
+            got |= ACC_JWT_RS256;
+        else if (strcmp(t, "ES256") == 0)
+            got |= ACC_JWT_ES256;
+        else
+            return acc_error_set(err, ACC_ERR_CONFIG,
+                                 "algorithms: '%s' is not allowed (RS256 and ES256 only: never "
+                                 "none, never an HMAC)",
+                                 t);
+    }
+    if (!got)
+        return acc_error_set(err, ACC_ERR_CONFIG, "algorithms names none (RS256, ES256)");
+    *algs = got;
+    return ACC_OK;
+}
 
 struct attempt {
     cjose_jws_t *jws;

@@ -125,24 +125,9 @@ static int set_word(struct cfg_parse *p, const char *section, char **field, cons
 static int read_algorithms(struct cfg_parse *p, const char *section, struct acc_issuer_cfg *is,
                            const char *v)
 {
-    unsigned algs = 0;
-    char buf[128];
-    snprintf(buf, sizeof buf, "%s", v);
-    for (char *save = NULL, *t = strtok_r(buf, " ,\t", &save); t;
-         t = strtok_r(NULL, " ,\t", &save)) {
-        if (strcmp(t, "RS256") == 0)
-            algs |= ACC_JWT_RS256;
-        else if (strcmp(t, "ES256") == 0)
-            algs |= ACC_JWT_ES256;
-        else
-            return cfg_bad(p, section,
-                           "algorithms: '%s' is not allowed (RS256 and ES256 only: never none, "
-                           "never an HMAC)",
-                           t);
-    }
-    if (!algs)
-        return cfg_bad(p, section, "algorithms names none (RS256, ES256)");
-    is->algs = algs;
+    struct acc_error e;
+    if (acc_jwt_algorithms_parse(v, &is->algs, &e))
+        return cfg_bad(p, section, "%s", e.msg);
     return 1;
 }
 
